@@ -1,0 +1,161 @@
+/* config: the one YAML file all three programs read (DESIGN.md, Configuration).
+ *
+ * config_load parses a file with libyaml, checks every value and returns an
+ * owned vf_config. Every key is optional; config_defaults gives the built-in
+ * defaults that work against a broker on 127.0.0.1:5672 with guest/guest.
+ * Errors name the file, the line and the key path, e.g.
+ *   config.yaml:12: scheduler.overcommit.cpu: expected a number > 0
+ * Unknown keys are errors too (a typo must not silently fall back to a default).
+ * Secrets are never read here: only the paths of the files that hold them. */
+#ifndef VF_CONFIG_H
+#define VF_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+#include "vf_error.h"
+
+typedef enum { CONFIG_QUEUE_QUORUM = 0, CONFIG_QUEUE_CLASSIC } config_queue_type;
+typedef enum {
+    CONFIG_INVENTORY_FILE = 0,
+    CONFIG_INVENTORY_HTTP,
+    CONFIG_INVENTORY_PROXMOX
+} config_inventory_source;
+typedef enum { CONFIG_PLUGIN_FILTER = 0, CONFIG_PLUGIN_SCORE, CONFIG_PLUGIN_VMID } config_plugin_kind;
+
+/* One entry under scheduler.plugins.{filters,scores,vmids}. Only entries the
+ * file names appear here; the engine applies them over its own defaults and
+ * rejects unknown names, quoting `line`. */
+typedef struct config_plugin {
+    config_plugin_kind kind;
+    char name[48];
+    bool enable;     /* default true */
+    bool has_weight; /* weight given in the file */
+    double weight;   /* >= 0 */
+    int line;        /* where the entry starts, for error messages */
+} config_plugin;
+
+typedef struct config_header {
+    char *name;
+    char *value;
+} config_header;
+
+typedef struct config_receiver {
+    char *name;
+    char *url;
+    char **events; /* type patterns: "task.*", "spare.ready", "*" */
+    size_t n_events;
+    char **secret_files; /* paths; several while rotating */
+    size_t n_secret_files;
+    char *secret_env; /* name of an environment variable holding whsec_... (optional) */
+    double timeout_s;
+    config_header *headers; /* extra request headers */
+    size_t n_headers;
+    bool enabled;
+    int max_in_flight; /* per-receiver concurrency limit, default 8 */
+} config_receiver;
+
+typedef struct vf_config {
+    char *path; /* file it came from, or NULL for built-in defaults */
+
+    struct {
+        char **urls; /* default: amqp://guest:guest@127.0.0.1:5672/ */
+        size_t n_urls;
+        char *password_file;
+        config_queue_type queue_type;
+        int prefetch;    /* default 200, 1..65535 */
+        int heartbeat_s; /* default 20, 0 disables */
+        bool single_active_consumer;
+        int64_t max_message_bytes; /* default 1048576 */
+        char *ca_file;             /* amqps:// trust anchors; NULL = system store */
+        bool tls_verify;           /* default true; false is logged loudly */
+    } amqp;
+
+    struct {
+        char *path; /* default virtflow.db */
+    } store;
+
+    struct {
+        config_inventory_source source;
+        char *path; /* default deploy/inventory.example.yaml */
+        char *url;
+        char *token_file;
+        int refresh_s;    /* default 10 */
+        double timeout_s; /* http/proxmox request timeout, default 5 */
+        char *ca_file;    /* proxmox https trust anchors; NULL = system store */
+        bool tls_verify;  /* default true */
+    } inventory;
+
+    struct {
+        double overcommit_cpu;    /* default 4.0, > 0 */
+        double overcommit_memory; /* default 1.0, > 0 */
+        double reserve_cpu;       /* cores kept free per host, default 0, >= 0 */
+        int64_t reserve_memory;   /* MiB kept free per host, default 0, >= 0 */
+        bool dedicated_exclusive; /* default true */
+        int subset_size;          /* default 1, >= 1 */
+        int reservation_ttl_s;    /* default 900, > 0 */
+        config_plugin *plugins;
+        size_t n_plugins;
+    } scheduler;
+
+    struct {
+        int max_attempts; /* default 5, >= 1 */
+        int *delays_s;    /* default 5, 30, 120, 600; each > 0 */
+        size_t n_delays;
+    } retry;
+
+    struct {
+        config_receiver *receivers;
+        size_t n_receivers;
+        int *schedule_s; /* default 0, 5, 300, 1800, 7200, 18000, 36000, 36000 */
+        size_t n_schedule;
+    } relay;
+
+    struct {
+        bool anti_affinity_strict; /* "strict" (default) or "preferred" */
+        char *name_pattern;        /* default "spare-{upgrade_id}-{index}" */
+        struct {
+            char *type; /* none | gitlab | command; default none */
+            char *url;
+            char *project;
+            char *ref; /* default main */
+            char *token_file;
+            char **command; /* argv */
+            size_t n_command;
+            int timeout_s; /* default 600 */
+        } provisioner;
+        struct {
+            char *type; /* none | kubernetes; default none */
+            char *api_url;
+            char *token_file;
+            char *ca_file;
+            int poll_s; /* default 10 */
+        } readiness;
+    } spare;
+
+    struct {
+        vf_log_level level; /* default info */
+    } log;
+} vf_config;
+
+/* Built-in defaults. Returns an owned config, or NULL when out of memory. */
+vf_config *config_defaults(void);
+
+/* Load and check a YAML file over the defaults. Returns an owned config, or
+ * NULL with err filled (VF_ECONFIG "path:line: key.path: what was expected",
+ * or VF_EIO when the file cannot be read). */
+vf_config *config_load(const char *path, vf_error *err) __attribute__((warn_unused_result));
+
+/* Same, from a string; `name` stands for the file name in messages. */
+vf_config *config_load_string(const char *text, size_t len, const char *name, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Resolve the file the programs use: `cli_path` if given, else $VIRTFLOW_CONFIG,
+ * else built-in defaults. */
+vf_config *config_resolve(const char *cli_path, vf_error *err) __attribute__((warn_unused_result));
+
+void config_free(vf_config *config);
+
+#endif

@@ -1,0 +1,60 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+vf_log_level vf_log_threshold = VF_LOG_INFO;
+static const char *program = "virtflow";
+
+int vf_log_parse_level(const char *name, vf_log_level *out)
+{
+    static const struct {
+        const char *name;
+        vf_log_level level;
+    } names[] = {{"debug", VF_LOG_DEBUG}, {"info", VF_LOG_INFO},   {"warn", VF_LOG_WARN},
+                 {"warning", VF_LOG_WARN}, {"error", VF_LOG_ERROR}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcasecmp(name, names[i].name) == 0) {
+            *out = names[i].level;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void vf_log_set_level(vf_log_level level)
+{
+    vf_log_threshold = level;
+}
+
+void vf_log_set_program(const char *name)
+{
+    program = name;
+}
+
+void vf_log_write(vf_log_level level, const char *fmt, ...)
+{
+    static const char *const level_names[] = {"debug", "info", "warn", "error"};
+    char line[2048];
+    struct timespec now;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, now.tv_nsec / 1000000, program, level_names[level]);
+    if (n < 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    /* One line per event: a newline inside a value must not forge a second line. */
+    for (char *p = line + n; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(stderr, "%s\n", line);
+}

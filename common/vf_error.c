@@ -1,0 +1,64 @@
+#include "vf_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void vf_error_init(vf_error *err)
+{
+    if (!err)
+        return;
+    err->code = VF_OK;
+    err->text[0] = '\0';
+}
+
+void vf_error_set(vf_error *err, vf_error_code code, const char *fmt, ...)
+{
+    if (!err || err->code != VF_OK)
+        return;
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->text, sizeof err->text, fmt, ap);
+    va_end(ap);
+}
+
+void vf_error_prefix(vf_error *err, const char *fmt, ...)
+{
+    if (!err || err->code == VF_OK)
+        return;
+    char prefix[VF_ERROR_TEXT];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    char joined[VF_ERROR_TEXT];
+    snprintf(joined, sizeof joined, "%s: %s", prefix, err->text);
+    memcpy(err->text, joined, sizeof err->text);
+}
+
+bool vf_error_is_set(const vf_error *err)
+{
+    return err && err->code != VF_OK;
+}
+
+const char *vf_error_code_name(vf_error_code code)
+{
+    switch (code) {
+    case VF_OK:
+        return "ok";
+    case VF_EINVAL:
+        return "invalid";
+    case VF_ECONFIG:
+        return "config";
+    case VF_ENOMEM:
+        return "nomem";
+    case VF_EIO:
+        return "io";
+    case VF_EUNAVAILABLE:
+        return "unavailable";
+    case VF_EINTERNAL:
+        return "internal";
+    }
+    return "unknown";
+}

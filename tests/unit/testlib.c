@@ -1,0 +1,64 @@
+#include "testlib.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int test_passed;
+int test_failed;
+
+void test_check(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    if (ok) {
+        test_passed++;
+        return;
+    }
+    test_failed++;
+    fprintf(stderr, "FAIL %s:%d: %s", file, line, expr);
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs(" -- ", stderr);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    }
+    fputc('\n', stderr);
+}
+
+int test_summary(void)
+{
+    printf("%d passed, %d failed\n", test_passed, test_failed);
+    return test_failed ? 1 : 0;
+}
+
+char *test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+        if (cap - n - 1 == 0) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}

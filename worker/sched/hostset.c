@@ -1,0 +1,161 @@
+#include "hostset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+hostset *hostset_new(void)
+{
+    return calloc(1, sizeof(hostset));
+}
+
+void hostset_free(hostset *set)
+{
+    if (!set)
+        return;
+    free(set->hosts);
+    free(set->used_vmids);
+    free(set->pools);
+    free(set);
+}
+
+static int grow(void **items, size_t *cap, size_t need, size_t item_size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t next = *cap ? *cap * 2 : 16;
+    while (next < need)
+        next *= 2;
+    void *grown = realloc(*items, next * item_size);
+    if (!grown)
+        return -1;
+    *items = grown;
+    *cap = next;
+    return 0;
+}
+
+int hostset_add(hostset *set, const host *h, vf_error *err)
+{
+    if (grow((void **)&set->hosts, &set->cap_hosts, set->n_hosts + 1, sizeof(host)) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory adding host %s", h->name);
+        return -1;
+    }
+    set->hosts[set->n_hosts++] = *h;
+    return 0;
+}
+
+int hostset_add_vmid(hostset *set, uint32_t vmid, vf_error *err)
+{
+    if (grow((void **)&set->used_vmids, &set->cap_used_vmids, set->n_used_vmids + 1,
+             sizeof(uint32_t)) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory adding vmid %u", vmid);
+        return -1;
+    }
+    set->used_vmids[set->n_used_vmids++] = vmid;
+    return 0;
+}
+
+static int compare_hosts(const void *a, const void *b)
+{
+    return strcmp(((const host *)a)->name, ((const host *)b)->name);
+}
+
+static int compare_vmids(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int hostset_finish(hostset *set, vf_error *err)
+{
+    qsort(set->hosts, set->n_hosts, sizeof(host), compare_hosts);
+    for (size_t i = 1; i < set->n_hosts; i++) {
+        if (strcmp(set->hosts[i - 1].name, set->hosts[i].name) == 0) {
+            vf_error_set(err, VF_EINVAL, "host %s is listed twice", set->hosts[i].name);
+            return -1;
+        }
+    }
+    qsort(set->used_vmids, set->n_used_vmids, sizeof(uint32_t), compare_vmids);
+    size_t unique = 0;
+    for (size_t i = 0; i < set->n_used_vmids; i++)
+        if (unique == 0 || set->used_vmids[unique - 1] != set->used_vmids[i])
+            set->used_vmids[unique++] = set->used_vmids[i];
+    set->n_used_vmids = unique;
+
+    free(set->pools);
+    set->pools = NULL;
+    set->n_pools = 0;
+    if (set->n_hosts) {
+        set->pools = calloc(set->n_hosts, HOST_POOL_LEN);
+        if (!set->pools) {
+            vf_error_set(err, VF_ENOMEM, "out of memory interning pools");
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < set->n_hosts; i++) {
+        int id = hostset_pool_id(set, set->hosts[i].pool);
+        if (id < 0) {
+            memcpy(set->pools[set->n_pools], set->hosts[i].pool, HOST_POOL_LEN);
+            id = (int)set->n_pools++;
+        }
+        set->hosts[i].pool_id = (uint32_t)id;
+    }
+    return 0;
+}
+
+const host *hostset_find(const hostset *set, const char *name)
+{
+    size_t lo = 0, hi = set->n_hosts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(set->hosts[mid].name, name);
+        if (c == 0)
+            return &set->hosts[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+int hostset_pool_id(const hostset *set, const char *pool)
+{
+    /* Pools are few (a handful per site); a linear scan beats hashing here. */
+    for (size_t i = 0; i < set->n_pools; i++)
+        if (strcmp(set->pools[i], pool) == 0)
+            return (int)i;
+    return -1;
+}
+
+bool hostset_vmid_used(const hostset *set, uint32_t vmid)
+{
+    return bsearch(&vmid, set->used_vmids, set->n_used_vmids, sizeof(uint32_t), compare_vmids) !=
+           NULL;
+}
+
+const char *host_status_name(host_status status)
+{
+    switch (status) {
+    case HOST_ONLINE:
+        return "online";
+    case HOST_OFFLINE:
+        return "offline";
+    case HOST_MAINTENANCE:
+        return "maintenance";
+    case HOST_UNKNOWN:
+        return "unknown";
+    }
+    return "unknown";
+}
+
+int host_status_parse(const char *text, host_status *out)
+{
+    static const host_status all[] = {HOST_ONLINE, HOST_OFFLINE, HOST_MAINTENANCE, HOST_UNKNOWN};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(text, host_status_name(all[i])) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    }
+    return -1;
+}
