@@ -23,7 +23,11 @@ typedef enum {
     CONFIG_INVENTORY_HTTP,
     CONFIG_INVENTORY_PROXMOX
 } config_inventory_source;
-typedef enum { CONFIG_PLUGIN_FILTER = 0, CONFIG_PLUGIN_SCORE, CONFIG_PLUGIN_VMID } config_plugin_kind;
+typedef enum {
+    CONFIG_PLUGIN_FILTER = 0,
+    CONFIG_PLUGIN_SCORE,
+    CONFIG_PLUGIN_VMID
+} config_plugin_kind;
 
 /* One entry under scheduler.plugins.{filters,scores,vmids}. Only entries the
  * file names appear here; the engine applies them over its own defaults and

@@ -14,8 +14,11 @@ int vf_log_parse_level(const char *name, vf_log_level *out)
     static const struct {
         const char *name;
         vf_log_level level;
-    } names[] = {{"debug", VF_LOG_DEBUG}, {"info", VF_LOG_INFO},   {"warn", VF_LOG_WARN},
-                 {"warning", VF_LOG_WARN}, {"error", VF_LOG_ERROR}};
+    } names[] = {{"debug", VF_LOG_DEBUG},
+                 {"info", VF_LOG_INFO},
+                 {"warn", VF_LOG_WARN},
+                 {"warning", VF_LOG_WARN},
+                 {"error", VF_LOG_ERROR}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcasecmp(name, names[i].name) == 0) {
             *out = names[i].level;
@@ -43,9 +46,10 @@ void vf_log_write(vf_log_level level, const char *fmt, ...)
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, now.tv_nsec / 1000000, program, level_names[level]);
+    int n = snprintf(line, sizeof line,
+                     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     now.tv_nsec / 1000000, program, level_names[level]);
     if (n < 0)
         return;
     va_list ap;

@@ -32,8 +32,18 @@ void vf_error_prefix(vf_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
+    /* Build "prefix: text" by hand: both halves are bounded, the result is cut to fit. */
     char joined[VF_ERROR_TEXT];
-    snprintf(joined, sizeof joined, "%s: %s", prefix, err->text);
+    size_t used = strnlen(prefix, sizeof joined - 1);
+    memcpy(joined, prefix, used);
+    const char *separator = ": ";
+    for (const char *s = separator; *s && used < sizeof joined - 1; s++)
+        joined[used++] = *s;
+    size_t rest = strnlen(err->text, sizeof err->text);
+    if (rest > sizeof joined - 1 - used)
+        rest = sizeof joined - 1 - used;
+    memcpy(joined + used, err->text, rest);
+    joined[used + rest] = '\0';
     memcpy(err->text, joined, sizeof err->text);
 }
 

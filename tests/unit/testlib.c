@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int test_passed;
 int test_failed;
@@ -23,6 +24,21 @@ void test_check(bool ok, const char *file, int line, const char *expr, const cha
         va_end(ap);
     }
     fputc('\n', stderr);
+}
+
+void test_check_str(const char *got, const char *want, const char *file, int line, const char *expr)
+{
+    bool ok = got && want && strcmp(got, want) == 0;
+    test_check(ok, file, line, expr, "got \"%s\", want \"%s\"", got ? got : "(null)",
+               want ? want : "(null)");
+}
+
+void test_check_contains(const char *haystack, const char *needle, const char *file, int line,
+                         const char *expr)
+{
+    bool ok = haystack && needle && strstr(haystack, needle) != NULL;
+    test_check(ok, file, line, expr, "\"%s\" lacks \"%s\"", haystack ? haystack : "(null)",
+               needle ? needle : "(null)");
 }
 
 int test_summary(void)

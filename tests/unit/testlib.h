@@ -19,12 +19,13 @@ char *test_read_file(const char *path, size_t *len);
 
 #define CHECK(expr) test_check((expr), __FILE__, __LINE__, #expr, NULL)
 #define CHECKF(expr, ...) test_check((expr), __FILE__, __LINE__, #expr, __VA_ARGS__)
-#define CHECK_STR(got, want)                                                                       \
-    test_check(((got) && strcmp((got), (want)) == 0), __FILE__, __LINE__, #got " == " #want,       \
-               "got \"%s\", want \"%s\"", (got) ? (got) : "(null)", (want))
+/* NULL-safe string checks: a NULL `got` fails instead of crashing. */
+void test_check_str(const char *got, const char *want, const char *file, int line,
+                    const char *expr);
+void test_check_contains(const char *haystack, const char *needle, const char *file, int line,
+                         const char *expr);
+#define CHECK_STR(got, want) test_check_str((got), (want), __FILE__, __LINE__, #got " == " #want)
 #define CHECK_CONTAINS(haystack, needle)                                                           \
-    test_check(((haystack) && strstr((haystack), (needle)) != NULL), __FILE__, __LINE__,          \
-               #haystack " contains " #needle, "\"%s\" lacks \"%s\"",                              \
-               (haystack) ? (haystack) : "(null)", (needle))
+    test_check_contains((haystack), (needle), __FILE__, __LINE__, #haystack " contains " #needle)
 
 #endif

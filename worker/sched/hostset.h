@@ -13,7 +13,7 @@
 
 #include "vf_error.h"
 
-#define HOST_NAME_LEN 64  /* bytes incl. NUL; longer names are rejected */
+#define HOST_NAME_LEN 64 /* bytes incl. NUL; longer names are rejected */
 #define HOST_IP_LEN 64
 #define HOST_POOL_LEN 64
 #define HOST_MODEL_LEN 96

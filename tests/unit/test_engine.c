@@ -1,0 +1,628 @@
+/* The scheduling engine: filters, scores, selection, vmids, reservations and
+ * explanations, over hand-built inventories. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_fixture.h"
+#include "testlib.h"
+
+typedef struct world {
+    hostset *hosts;
+    sched_engine *engine;
+} world;
+
+static void world_open(world *w, const host *hosts, size_t n, const uint32_t *vmids, size_t n_vmids,
+                       const sched_params *params)
+{
+    vf_error err;
+    vf_error_init(&err);
+    w->hosts = hostset_new();
+    for (size_t i = 0; i < n; i++)
+        CHECK(hostset_add(w->hosts, &hosts[i], &err) == 0);
+    for (size_t i = 0; i < n_vmids; i++)
+        CHECK(hostset_add_vmid(w->hosts, vmids[i], &err) == 0);
+    CHECK(hostset_finish(w->hosts, &err) == 0);
+    sched_params defaults;
+    fixture_params(&defaults);
+    w->engine = sched_engine_new(params ? params : &defaults, &err);
+    CHECKF(w->engine != NULL, "%s", err.text);
+    CHECK(sched_engine_set_hosts(w->engine, w->hosts, NULL, NULL, &err) == 0);
+}
+
+static void world_close(world *w)
+{
+    sched_engine_free(w->engine);
+    hostset_free(w->hosts);
+}
+
+static void decide_ok(world *w, const sched_request *req, sched_decision *d)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int rc = sched_engine_decide(w->engine, req, d, &err);
+    CHECKF(rc == 0, "decide failed: %s", err.text);
+}
+
+/* The Python prototype sorted ascending and took the first: the most loaded
+ * host. Under the default spread the least loaded one must win. */
+static void test_least_loaded_wins(void)
+{
+    host hosts[3] = {fixture_host("bm-01"), fixture_host("bm-02"), fixture_host("bm-03")};
+    /* Prototype-style inventory: only usage figures, allocations derived from them. */
+    double usage[3] = {0.9, 0.2, 0.6};
+    for (int i = 0; i < 3; i++) {
+        hosts[i].usage_cpu = usage[i];
+        hosts[i].usage_mem = usage[i];
+        hosts[i].allocated_cpu = usage[i] * hosts[i].cpu;
+        hosts[i].allocated_memory = (int64_t)(usage[i] * (double)hosts[i].memory);
+    }
+    world w;
+    world_open(&w, hosts, 3, NULL, 0, NULL);
+    sched_request req;
+    fixture_request(&req, 4, 4096); /* fits all three, even the 90% one */
+    sched_decision d;
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    CHECK_STR(d.node ? d.node->name : NULL, "bm-02");
+    CHECK(d.n_feasible == 3);
+    world_close(&w);
+}
+
+static void test_overcommit_limits(void)
+{
+    host h = fixture_host("bm-01");
+    h.cpu = 4;            /* 4 cores x 4.0 = 16 vCPUs */
+    h.allocated_cpu = 12; /* 4 left */
+    h.memory = 16384;     /* ratio 1.0 */
+    h.allocated_memory = 8192;
+    world w;
+    world_open(&w, &h, 1, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+
+    fixture_request(&req, 4, 8192); /* exactly fills both */
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    fixture_request(&req, 5, 1024);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/1 nodes are available: 1 insufficient cpu");
+    fixture_request(&req, 1, 8193);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/1 nodes are available: 1 insufficient memory");
+    world_close(&w);
+
+    /* A per-host reserve is kept free before overcommit: (4-1) x 4.0 = 12 vCPUs. */
+    sched_params p;
+    fixture_params(&p);
+    p.reserve_cpu = 1;
+    p.reserve_memory = 4096;
+    h.allocated_cpu = 8;
+    h.allocated_memory = 0;
+    world_open(&w, &h, 1, NULL, 0, &p);
+    fixture_request(&req, 4, 12288);
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    fixture_request(&req, 5, 1024);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    fixture_request(&req, 1, 12289);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    world_close(&w);
+
+    /* Overcommit ratio for memory too. */
+    fixture_params(&p);
+    p.overcommit_memory = 1.5;
+    h.allocated_cpu = 0;
+    world_open(&w, &h, 1, NULL, 0, &p);
+    fixture_request(&req, 1, 24576);
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    fixture_request(&req, 1, 24577);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    world_close(&w);
+}
+
+static void test_regex_anchoring(void)
+{
+    host hosts[3] = {fixture_host("node1"), fixture_host("node10"), fixture_host("mynode1")};
+    world w;
+    world_open(&w, hosts, 3, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+
+    fixture_request(&req, 1, 1024);
+    strcpy(req.node_regex, "node1");
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    CHECK(d.n_feasible == 1);
+    CHECK_STR(d.node ? d.node->name : NULL, "node1");
+
+    strcpy(req.node_regex, "node[0-9]+");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 2);
+    CHECK(d.host_reasons[0] == SCHED_REASON_NODE_REGEX); /* mynode1 sorts first */
+
+    /* An alternation is anchored as a whole: "a|node10" must not match mynode1 by its tail. */
+    strcpy(req.node_regex, "x|node10");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 1);
+    CHECK_STR(d.node ? d.node->name : NULL, "node10");
+
+    strcpy(req.node_regex, "gpu[0-9]+");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/3 nodes are available: 3 node regex mismatch");
+    world_close(&w);
+}
+
+static void test_vmid_lowest_free(void)
+{
+    host h = fixture_host("pve1");
+    /* Used by a VM (100), a container (101), a template (103): all count. */
+    uint32_t used[] = {100, 101, 103, 120};
+    world w;
+    world_open(&w, &h, 1, used, 4, NULL);
+    sched_request req;
+    sched_decision d;
+    vf_error err;
+
+    fixture_request(&req, 1, 512);
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 102);
+
+    strcpy(req.vmid_range, "100-150");
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 102);
+
+    strcpy(req.vmid_range, "120-121");
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 121);
+
+    req.vmid_range[0] = '\0';
+    strcpy(req.vmid_regex, "(12[0-9]|130)");
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 121);
+
+    /* Range and regex together: both must hold. */
+    strcpy(req.vmid_range, "125-200");
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 125);
+
+    /* A reservation takes its vmid at once. */
+    sched_reservation res;
+    sched_reservation_from_decision(&res, &d, &req, "t-1", 0);
+    vf_error_init(&err);
+    CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 126);
+
+    /* Full range: a decision, not an error, with the reason. */
+    strcpy(req.vmid_range, "120-120");
+    req.vmid_regex[0] = '\0';
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "1/1 nodes are available, but no vmid is free in range 120-120");
+    world_close(&w);
+}
+
+static void test_invalid_annotations(void)
+{
+    host h = fixture_host("pve1");
+    world w;
+    world_open(&w, &h, 1, NULL, 0, NULL);
+    static const struct {
+        const char *range, *vmid_regex, *node_regex, *error;
+    } cases[] = {
+        {"150-100", "", "",
+         "annotations.vmid.qemu-scheduler/range: \"150-100\": start 150 is above end 100"},
+        {"abc", "", "",
+         "annotations.vmid.qemu-scheduler/range: \"abc\" is not START-END (e.g. 100-150)"},
+        {"100-", "", "",
+         "annotations.vmid.qemu-scheduler/range: \"100-\" is not START-END (e.g. 100-150)"},
+        {"-100", "", "",
+         "annotations.vmid.qemu-scheduler/range: \"-100\" is not START-END (e.g. 100-150)"},
+        {"100 - 150", "", "",
+         "annotations.vmid.qemu-scheduler/range: \"100 - 150\" is not START-END (e.g. 100-150)"},
+        {"1-50", "", "",
+         "annotations.vmid.qemu-scheduler/range: \"1-50\": vmids must lie within 100-999999999"},
+        {"100-9999999999", "", "",
+         "annotations.vmid.qemu-scheduler/range: \"100-9999999999\" is not START-END (e.g. "
+         "100-150)"},
+        {"", "(12[0-9]", "",
+         "annotations.vmid.qemu-scheduler/regex: \"(12[0-9]\" is not a valid regex"},
+        {"", "", "node[", "annotations.node.qemu-scheduler/regex: \"node[\" is not a valid regex"},
+        {"", "", "*x{2,1}", "annotations.node.qemu-scheduler/regex:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sched_request req;
+        fixture_request(&req, 1, 512);
+        strcpy(req.vmid_range, cases[i].range);
+        strcpy(req.vmid_regex, cases[i].vmid_regex);
+        strcpy(req.node_regex, cases[i].node_regex);
+        sched_decision d;
+        vf_error err;
+        vf_error_init(&err);
+        int rc = sched_engine_decide(w.engine, &req, &d, &err);
+        CHECKF(rc == -1, "case %zu accepted", i);
+        CHECK(err.code == VF_EINVAL);
+        CHECKF(strncmp(err.text, cases[i].error, strlen(cases[i].error)) == 0,
+               "case %zu: got \"%s\", want prefix \"%s\"", i, err.text, cases[i].error);
+    }
+    world_close(&w);
+}
+
+static void test_explanation_counts(void)
+{
+    /* 12 hosts: 5 in another pool, 4 too small on memory, 3 not matching the regex. */
+    host hosts[12];
+    char name[16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "node%02d", i);
+        hosts[i] = fixture_host(name);
+        if (i < 5)
+            strcpy(hosts[i].pool, "gpu");
+        else if (i < 9)
+            hosts[i].memory = 1024;
+        else
+            snprintf(hosts[i].name, sizeof hosts[i].name, "edge%02d", i);
+    }
+    world w;
+    world_open(&w, hosts, 12, NULL, 0, NULL);
+    sched_request req;
+    fixture_request(&req, 2, 4096);
+    strcpy(req.node_regex, "node[0-9]+");
+    sched_decision d;
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message,
+              "0/12 nodes are available: 5 pool mismatch, 4 insufficient memory, 3 node regex "
+              "mismatch");
+    json_t *result = sched_decision_to_json(&d, w.hosts);
+    CHECK_STR(json_string_value(json_object_get(result, "reason")), "unschedulable");
+    json_t *rejections = json_object_get(result, "rejections");
+    CHECK(json_object_size(rejections) == 12);
+    CHECK_STR(json_string_value(json_object_get(rejections, "node00")), "pool mismatch");
+    CHECK_STR(json_string_value(json_object_get(rejections, "node05")), "insufficient memory");
+    CHECK_STR(json_string_value(json_object_get(rejections, "edge09")), "node regex mismatch");
+    json_decref(result);
+
+    /* Unknown pool: an unschedulable decision that says so, not an error. */
+    fixture_request(&req, 2, 4096);
+    strcpy(req.pool, "nosuchpool");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message,
+              "0/12 nodes are available: 12 pool mismatch (no host is in pool nosuchpool)");
+    world_close(&w);
+
+    /* Empty inventory. */
+    world_open(&w, NULL, 0, NULL, 0, NULL);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/0 nodes are available: the inventory is empty");
+    world_close(&w);
+}
+
+static void test_dedicated_and_status(void)
+{
+    host hosts[4] = {fixture_host("a-shared"), fixture_host("b-dedicated"),
+                     fixture_host("c-offline"), fixture_host("d-maint")};
+    hosts[1].dedicated = true;
+    hosts[2].status = HOST_OFFLINE;
+    hosts[3].status = HOST_MAINTENANCE;
+    world w;
+    world_open(&w, hosts, 4, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 1, 1024);
+    req.dedicated = true;
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "b-dedicated");
+    req.dedicated = false;
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "a-shared");
+    CHECK(d.n_feasible == 1);
+    CHECK(d.host_reasons[1] == SCHED_REASON_DEDICATED_HOST);
+    CHECK(d.host_reasons[2] == SCHED_REASON_OFFLINE);
+    CHECK(d.host_reasons[3] == SCHED_REASON_MAINTENANCE);
+    world_close(&w);
+
+    /* dedicated_exclusive: false lets shared requests use dedicated hosts. */
+    sched_params p;
+    fixture_params(&p);
+    p.dedicated_exclusive = false;
+    hosts[0].allocated_cpu = 60; /* make the shared host the worse choice */
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "b-dedicated");
+    world_close(&w);
+}
+
+static void test_slots_disk_and_ties(void)
+{
+    host hosts[3] = {fixture_host("h3"), fixture_host("h1"), fixture_host("h2")};
+    hosts[0].max_vms = 5;
+    hosts[0].current_vms = 5;
+    hosts[1].storage = 10;
+    world w;
+    world_open(&w, hosts, 3, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 1, 1024);
+    req.disk = 20;
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "h2");
+    CHECK(d.host_reasons[0] == SCHED_REASON_DISK);     /* h1 */
+    CHECK(d.host_reasons[2] == SCHED_REASON_VM_SLOTS); /* h3 */
+    world_close(&w);
+
+    /* Identical hosts: the lowest name wins, every time. */
+    host same[3] = {fixture_host("c"), fixture_host("a"), fixture_host("b")};
+    world_open(&w, same, 3, NULL, 0, NULL);
+    fixture_request(&req, 1, 1024);
+    for (int i = 0; i < 3; i++) {
+        decide_ok(&w, &req, &d);
+        CHECK_STR(d.node ? d.node->name : NULL, "a");
+    }
+    world_close(&w);
+}
+
+static void test_plugin_config(void)
+{
+    host hosts[2] = {fixture_host("busy"), fixture_host("idle")};
+    hosts[0].allocated_cpu = 40;
+    hosts[0].allocated_memory = 40000;
+    sched_params p;
+    fixture_params(&p);
+    /* Pack instead of spread: the busier host that still fits wins. */
+    config_plugin plugins[] = {
+        {CONFIG_PLUGIN_SCORE, "FreeResources", false, false, 0, 10},
+        {CONFIG_PLUGIN_SCORE, "MostAllocated", true, true, 2, 11},
+        {CONFIG_PLUGIN_SCORE, "Balanced", false, false, 0, 12},
+    };
+    p.plugins = plugins;
+    p.n_plugins = 3;
+    world w;
+    world_open(&w, hosts, 2, NULL, 0, &p);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 2, 2048);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "busy");
+    CHECK(d.n_parts == 2); /* MostAllocated and VMSlots */
+    CHECK_STR(d.parts[0].plugin, "MostAllocated");
+    CHECK(d.parts[0].weight == 2);
+    world_close(&w);
+
+    /* Disabling a filter removes its check. */
+    config_plugin no_cpu[] = {{CONFIG_PLUGIN_FILTER, "CPUOvercommit", false, false, 0, 5}};
+    fixture_params(&p);
+    p.plugins = no_cpu;
+    p.n_plugins = 1;
+    host small = fixture_host("small");
+    small.cpu = 1;
+    world_open(&w, &small, 1, NULL, 0, &p);
+    fixture_request(&req, 64, 1024);
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    world_close(&w);
+
+    /* An unknown plugin name is a configuration error naming the line and the known ones. */
+    config_plugin typo[] = {{CONFIG_PLUGIN_FILTER, "CPUOvercomit", false, false, 0, 17}};
+    p.plugins = typo;
+    vf_error err;
+    vf_error_init(&err);
+    sched_engine *engine = sched_engine_new(&p, &err);
+    CHECK(engine == NULL);
+    CHECK(err.code == VF_ECONFIG);
+    CHECK_CONTAINS(err.text, "line 17: scheduler.plugins.filters.CPUOvercomit: unknown plugin");
+    CHECK_CONTAINS(err.text, "CPUOvercommit");
+
+    /* vmid plugins disabled: the annotation no longer narrows the choice. */
+    config_plugin no_range[] = {{CONFIG_PLUGIN_VMID, "Range", false, false, 0, 3}};
+    fixture_params(&p);
+    p.plugins = no_range;
+    p.n_plugins = 1;
+    world_open(&w, &small, 1, NULL, 0, &p);
+    fixture_request(&req, 1, 512);
+    strcpy(req.vmid_range, "500-600");
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 100);
+    world_close(&w);
+}
+
+static void test_subset_random_pick(void)
+{
+    host hosts[6];
+    char name[8];
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "h%d", i);
+        hosts[i] = fixture_host(name);
+        hosts[i].allocated_cpu = i * 8; /* h0 best, h5 worst */
+    }
+    sched_params p;
+    fixture_params(&p);
+    p.subset_size = 3;
+    world w;
+    world_open(&w, hosts, 6, NULL, 0, &p);
+    int seen[6] = {0};
+    sched_request req;
+    fixture_request(&req, 1, 512);
+    for (int i = 0; i < 300; i++) {
+        sched_decision d;
+        decide_ok(&w, &req, &d);
+        seen[d.node->name[1] - '0']++;
+    }
+    CHECK(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+    CHECK(seen[3] == 0 && seen[4] == 0 && seen[5] == 0);
+    world_close(&w);
+}
+
+static void test_reservation_lifecycle(void)
+{
+    host h = fixture_host("only");
+    h.cpu = 2; /* 8 vCPUs */
+    world w;
+    world_open(&w, &h, 1, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    sched_reservation res;
+    vf_error err;
+    vf_error_init(&err);
+    fixture_request(&req, 4, 1024);
+    decide_ok(&w, &req, &d);
+    sched_reservation_from_decision(&res, &d, &req, "t-a", 1000);
+    CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    decide_ok(&w, &req, &d);
+    sched_reservation_from_decision(&res, &d, &req, "t-b", 2000);
+    CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    CHECK(res.vmid == 101);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed); /* 8 of 8 vCPUs held */
+    CHECK(sched_engine_expire(w.engine, 999) == 0);
+    CHECK(sched_engine_expire(w.engine, 1000) == 1);
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    CHECK(d.vmid == 100); /* the expired reservation's vmid is free again */
+    CHECK(sched_engine_release(w.engine, "t-b") == 1);
+    CHECK(sched_engine_reservation_count(w.engine) == 0);
+
+    /* A reservation whose VM shows up in the inventory ends by itself. */
+    sched_reservation_from_decision(&res, &d, &req, "t-c", 0);
+    CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    hostset *next = hostset_new();
+    h.allocated_cpu = 4;
+    CHECK(hostset_add(next, &h, &err) == 0);
+    CHECK(hostset_add_vmid(next, 100, &err) == 0);
+    CHECK(hostset_finish(next, &err) == 0);
+    CHECK(sched_engine_set_hosts(w.engine, next, NULL, NULL, &err) == 0);
+    CHECK(sched_engine_reservation_count(w.engine) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed); /* 4 allocated + 4 requested = 8: the VM is not counted twice */
+    CHECK(d.vmid == 101);
+    sched_engine_free(w.engine);
+    hostset_free(w.hosts);
+    hostset_free(next);
+}
+
+/* 1,000 decisions against a fixed inventory, each reserved before the next:
+ * no host ends above its capacity and no vmid is handed out twice. Checked
+ * independently of the engine's own arithmetic. */
+static void test_burst_never_overcommits(void)
+{
+    enum { HOSTS = 40, DECISIONS = 1000 };
+    host hosts[HOSTS];
+    char name[16];
+    for (int i = 0; i < HOSTS; i++) {
+        snprintf(name, sizeof name, "bm-%03d", i);
+        hosts[i] = fixture_host(name);
+        hosts[i].cpu = 8 + (i % 5) * 8;
+        hosts[i].memory = 32768 + (i % 3) * 32768;
+        hosts[i].allocated_cpu = (i % 7) * 4;
+        hosts[i].allocated_memory = (i % 4) * 4096;
+        hosts[i].max_vms = 20 + i % 10;
+        hosts[i].current_vms = i % 6;
+        hosts[i].storage = 500 + i * 10;
+    }
+    uint32_t used[] = {100, 102, 104, 150, 151};
+    world w;
+    world_open(&w, hosts, HOSTS, used, 5, NULL);
+    double cpu_used[HOSTS] = {0};
+    int64_t mem_used[HOSTS] = {0}, disk_used[HOSTS] = {0};
+    int vms[HOSTS] = {0};
+    static uint8_t vmid_seen[20000];
+    memset(vmid_seen, 0, sizeof vmid_seen);
+    int placed = 0, duplicates = 0;
+    unsigned seed = 7;
+    for (int i = 0; i < DECISIONS; i++) {
+        sched_request req;
+        seed = seed * 1103515245u + 12345u;
+        fixture_request(&req, 1 + (int)(seed >> 16) % 8, 512 * (1 + (int)(seed >> 8) % 16));
+        req.disk = (seed >> 4) % 50;
+        if (i % 3 == 0)
+            strcpy(req.vmid_range, "100-5000");
+        sched_decision d;
+        decide_ok(&w, &req, &d);
+        if (!d.placed)
+            continue;
+        placed++;
+        int index = (int)(d.node - w.hosts->hosts);
+        cpu_used[index] += req.cpu;
+        mem_used[index] += req.memory;
+        disk_used[index] += req.disk;
+        vms[index]++;
+        if (d.vmid < sizeof vmid_seen && vmid_seen[d.vmid]++)
+            duplicates++;
+        for (size_t u = 0; u < 5; u++)
+            if (d.vmid == used[u])
+                duplicates++;
+        sched_reservation res;
+        char task[32];
+        snprintf(task, sizeof task, "t-%d", i);
+        sched_reservation_from_decision(&res, &d, &req, task, 0);
+        vf_error err;
+        vf_error_init(&err);
+        CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    }
+    int over = 0;
+    for (int i = 0; i < HOSTS; i++) {
+        const host *h = &w.hosts->hosts[i];
+        if (h->allocated_cpu + cpu_used[i] > h->cpu * 4.0 ||
+            h->allocated_memory + mem_used[i] > h->memory || disk_used[i] > h->storage ||
+            h->current_vms + vms[i] > h->max_vms)
+            over++;
+    }
+    CHECKF(placed > 300, "only %d placed", placed);
+    CHECKF(placed < DECISIONS, "all %d placed: the inventory never filled up", placed);
+    CHECKF(over == 0, "%d hosts overcommitted", over);
+    CHECKF(duplicates == 0, "%d vmids handed out twice", duplicates);
+    world_close(&w);
+}
+
+static void test_decision_json(void)
+{
+    host h = fixture_host("bm-001");
+    strcpy(h.ip, "10.0.0.1");
+    world w;
+    world_open(&w, &h, 1, NULL, 0, NULL);
+    sched_request req;
+    fixture_request(&req, 4, 8192);
+    sched_decision d;
+    decide_ok(&w, &req, &d);
+    json_t *result = sched_decision_to_json(&d, w.hosts);
+    CHECK_STR(json_string_value(json_object_get(result, "status")), "completed");
+    json_t *node = json_object_get(result, "node");
+    CHECK_STR(json_string_value(json_object_get(node, "name")), "bm-001");
+    CHECK_STR(json_string_value(json_object_get(node, "ip")), "10.0.0.1");
+    CHECK_STR(json_string_value(json_object_get(node, "pool")), "default");
+    CHECK(json_integer_value(json_object_get(result, "vmid")) == 100);
+    double score = json_real_value(json_object_get(result, "score"));
+    CHECK(score > 0 && score <= 100);
+    CHECK(json_object_get(json_object_get(result, "scores"), "FreeResources") != NULL);
+    CHECK_CONTAINS(json_string_value(json_object_get(result, "explanation")),
+                   "bm-001 chosen with score");
+    json_decref(result);
+    world_close(&w);
+}
+
+int main(void)
+{
+    test_least_loaded_wins();
+    test_overcommit_limits();
+    test_regex_anchoring();
+    test_vmid_lowest_free();
+    test_invalid_annotations();
+    test_explanation_counts();
+    test_dedicated_and_status();
+    test_slots_disk_and_ties();
+    test_plugin_config();
+    test_subset_random_pick();
+    test_reservation_lifecycle();
+    test_burst_never_overcommits();
+    test_decision_json();
+    return test_summary();
+}

@@ -1,0 +1,673 @@
+#include "engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plugins.h"
+#include "vmid.h"
+#include "vmidset.h"
+
+#define REGEX_CACHE_SIZE 16
+
+typedef struct regex_entry {
+    char pattern[REQUEST_ANNOTATION_LEN];
+    bool in_use;
+    regex_t compiled;
+    uint8_t *node_match; /* per host of the current snapshot; NULL until used */
+    uint64_t last_used;
+} regex_entry;
+
+typedef struct score_slot {
+    sched_score_fn fn;
+    const char *name;
+    double weight;
+} score_slot;
+
+typedef struct held {
+    sched_reservation res;
+    long host_index; /* in the current snapshot, -1 when the node is absent */
+} held;
+
+struct sched_engine {
+    sched_params params;
+    sched_filter_fn filters[16];
+    size_t n_filters;
+    score_slot scores[SCHED_MAX_SCORES];
+    size_t n_scores;
+    bool vmid_range_enabled;
+    bool vmid_regex_enabled;
+
+    const hostset *hosts;
+    sched_host_load *load; /* per host */
+    uint8_t *reasons;      /* per host, last decision */
+    uint32_t *candidates;  /* scratch */
+    double *raw;           /* scratch, per candidate */
+    double *total;         /* scratch, per candidate */
+    size_t capacity;       /* length of the per-host arrays */
+
+    held *held;
+    size_t n_held, cap_held;
+    vmidset reserved_vmids;
+    uint32_t vmid_hint; /* every id in [VMID_MIN, hint) is used or reserved */
+
+    regex_entry regexes[REGEX_CACHE_SIZE];
+    uint64_t clock; /* counts regex lookups, for least-recently-used eviction */
+    uint64_t rng;
+};
+
+const char *sched_reason_text(sched_reason reason)
+{
+    static const char *const text[SCHED_REASON_COUNT] = {
+        [SCHED_REASON_NONE] = "available",
+        [SCHED_REASON_POOL] = "pool mismatch",
+        [SCHED_REASON_NOT_DEDICATED] = "not a dedicated host",
+        [SCHED_REASON_DEDICATED_HOST] = "dedicated host",
+        [SCHED_REASON_OFFLINE] = "node offline",
+        [SCHED_REASON_MAINTENANCE] = "node in maintenance",
+        [SCHED_REASON_STATUS_UNKNOWN] = "node status unknown",
+        [SCHED_REASON_NODE_REGEX] = "node regex mismatch",
+        [SCHED_REASON_VM_SLOTS] = "no free VM slots",
+        [SCHED_REASON_CPU] = "insufficient cpu",
+        [SCHED_REASON_MEMORY] = "insufficient memory",
+        [SCHED_REASON_DISK] = "insufficient disk",
+    };
+    return reason < SCHED_REASON_COUNT ? text[reason] : "unknown";
+}
+
+void sched_params_from_config(sched_params *out, const vf_config *config)
+{
+    memset(out, 0, sizeof *out);
+    out->overcommit_cpu = config->scheduler.overcommit_cpu;
+    out->overcommit_memory = config->scheduler.overcommit_memory;
+    out->reserve_cpu = config->scheduler.reserve_cpu;
+    out->reserve_memory = config->scheduler.reserve_memory;
+    out->dedicated_exclusive = config->scheduler.dedicated_exclusive;
+    out->subset_size = config->scheduler.subset_size;
+    out->plugins = config->scheduler.plugins;
+    out->n_plugins = config->scheduler.n_plugins;
+}
+
+static const char *kind_key(config_plugin_kind kind)
+{
+    switch (kind) {
+    case CONFIG_PLUGIN_FILTER:
+        return "filters";
+    case CONFIG_PLUGIN_SCORE:
+        return "scores";
+    case CONFIG_PLUGIN_VMID:
+        return "vmids";
+    }
+    return "?";
+}
+
+/* Apply scheduler.plugins over the registry's defaults. */
+static int configure_plugins(sched_engine *engine, const sched_params *params, vf_error *err)
+{
+    bool enabled[64];
+    double weight[64];
+    if (sched_plugin_count > 64) {
+        vf_error_set(err, VF_EINTERNAL, "too many plugins registered");
+        return -1;
+    }
+    for (size_t p = 0; p < sched_plugin_count; p++) {
+        enabled[p] = sched_plugins[p].enabled_by_default;
+        weight[p] = sched_plugins[p].default_weight;
+    }
+    for (size_t i = 0; i < params->n_plugins; i++) {
+        const config_plugin *conf = &params->plugins[i];
+        size_t p = 0;
+        while (p < sched_plugin_count && !(sched_plugins[p].kind == conf->kind &&
+                                           strcmp(sched_plugins[p].name, conf->name) == 0))
+            p++;
+        if (p == sched_plugin_count) {
+            char known[256] = "";
+            size_t used = 0;
+            for (size_t q = 0; q < sched_plugin_count; q++) {
+                if (sched_plugins[q].kind != conf->kind)
+                    continue;
+                int wrote = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
+                                     sched_plugins[q].name);
+                if (wrote > 0 && (size_t)wrote < sizeof known - used)
+                    used += (size_t)wrote;
+            }
+            vf_error_set(err, VF_ECONFIG,
+                         "line %d: scheduler.plugins.%s.%s: unknown plugin (known: %s)", conf->line,
+                         kind_key(conf->kind), conf->name, known);
+            return -1;
+        }
+        enabled[p] = conf->enable;
+        if (conf->has_weight)
+            weight[p] = conf->weight;
+    }
+    for (size_t p = 0; p < sched_plugin_count; p++) {
+        const sched_plugin *plugin = &sched_plugins[p];
+        if (!enabled[p])
+            continue;
+        switch (plugin->kind) {
+        case CONFIG_PLUGIN_FILTER:
+            engine->filters[engine->n_filters++] = plugin->filter;
+            break;
+        case CONFIG_PLUGIN_SCORE:
+            if (weight[p] > 0)
+                engine->scores[engine->n_scores++] =
+                    (score_slot){plugin->score, plugin->name, weight[p]};
+            break;
+        case CONFIG_PLUGIN_VMID:
+            if (plugin->vmid == SCHED_VMID_RANGE)
+                engine->vmid_range_enabled = true;
+            else
+                engine->vmid_regex_enabled = true;
+            break;
+        }
+    }
+    return 0;
+}
+
+sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
+{
+    if (!(params->overcommit_cpu > 0) || !(params->overcommit_memory > 0) ||
+        params->subset_size < 1) {
+        vf_error_set(err, VF_ECONFIG, "scheduler: overcommit must be > 0 and subset_size >= 1");
+        return NULL;
+    }
+    sched_engine *engine = calloc(1, sizeof *engine);
+    if (!engine) {
+        vf_error_set(err, VF_ENOMEM, "out of memory creating the scheduler");
+        return NULL;
+    }
+    engine->params = *params;
+    engine->params.plugins = NULL; /* borrowed only for the call */
+    engine->params.n_plugins = 0;
+    vmidset_init(&engine->reserved_vmids);
+    engine->vmid_hint = VMID_MIN;
+    uint64_t seed = params->seed;
+    if (seed == 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        seed = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 32) ^ (uint64_t)(uintptr_t)engine;
+    }
+    engine->rng = seed | 1;
+    if (configure_plugins(engine, params, err) < 0) {
+        sched_engine_free(engine);
+        return NULL;
+    }
+    return engine;
+}
+
+static void forget_regex_matches(sched_engine *engine)
+{
+    for (size_t i = 0; i < REGEX_CACHE_SIZE; i++) {
+        free(engine->regexes[i].node_match);
+        engine->regexes[i].node_match = NULL;
+    }
+}
+
+void sched_engine_free(sched_engine *engine)
+{
+    if (!engine)
+        return;
+    forget_regex_matches(engine);
+    for (size_t i = 0; i < REGEX_CACHE_SIZE; i++)
+        if (engine->regexes[i].in_use)
+            regfree(&engine->regexes[i].compiled);
+    free(engine->load);
+    free(engine->reasons);
+    free(engine->candidates);
+    free(engine->raw);
+    free(engine->total);
+    free(engine->held);
+    vmidset_close(&engine->reserved_vmids);
+    free(engine);
+}
+
+const sched_params *sched_engine_params(const sched_engine *engine)
+{
+    return &engine->params;
+}
+
+static bool vmid_taken(const sched_engine *engine, uint32_t vmid)
+{
+    return vmidset_has(&engine->reserved_vmids, vmid) ||
+           (engine->hosts && hostset_vmid_used(engine->hosts, vmid));
+}
+
+static void advance_hint(sched_engine *engine)
+{
+    while (engine->vmid_hint <= VMID_MAX && vmid_taken(engine, engine->vmid_hint))
+        engine->vmid_hint++;
+}
+
+static void apply_load(sched_engine *engine, const held *h, int sign)
+{
+    if (h->host_index < 0)
+        return;
+    sched_host_load *load = &engine->load[h->host_index];
+    load->cpu += sign * h->res.cpu;
+    load->memory += sign * h->res.memory;
+    load->disk += sign * h->res.disk;
+    load->vms += sign;
+}
+
+static long index_of(const sched_engine *engine, const char *node)
+{
+    if (!engine->hosts)
+        return -1;
+    const host *found = hostset_find(engine->hosts, node);
+    return found ? (long)(found - engine->hosts->hosts) : -1;
+}
+
+int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
+                           void (*on_materialised)(const sched_reservation *, void *), void *user,
+                           vf_error *err)
+{
+    size_t n = hosts->n_hosts ? hosts->n_hosts : 1;
+    if (n > engine->capacity) {
+        sched_host_load *load = realloc(engine->load, n * sizeof *load);
+        if (load)
+            engine->load = load;
+        uint8_t *reasons = realloc(engine->reasons, n);
+        if (reasons)
+            engine->reasons = reasons;
+        uint32_t *candidates = realloc(engine->candidates, n * sizeof *candidates);
+        if (candidates)
+            engine->candidates = candidates;
+        double *raw = realloc(engine->raw, n * sizeof *raw);
+        if (raw)
+            engine->raw = raw;
+        double *total = realloc(engine->total, n * sizeof *total);
+        if (total)
+            engine->total = total;
+        if (!load || !reasons || !candidates || !raw || !total) {
+            vf_error_set(err, VF_ENOMEM, "out of memory sizing the scheduler for %zu hosts", n);
+            return -1;
+        }
+        engine->capacity = n;
+    }
+    engine->hosts = hosts;
+    forget_regex_matches(engine);
+    memset(engine->load, 0, n * sizeof *engine->load);
+    memset(engine->reasons, 0, n);
+
+    size_t kept = 0;
+    for (size_t i = 0; i < engine->n_held; i++) {
+        held *h = &engine->held[i];
+        if (h->res.vmid && hostset_vmid_used(hosts, h->res.vmid)) {
+            /* The inventory now shows the guest: its resources are in the host's
+             * own figures, so holding them too would count them twice. */
+            if (on_materialised)
+                on_materialised(&h->res, user);
+            vmidset_remove(&engine->reserved_vmids, h->res.vmid);
+            continue;
+        }
+        h->host_index = index_of(engine, h->res.node);
+        apply_load(engine, h, +1);
+        engine->held[kept++] = *h;
+    }
+    engine->n_held = kept;
+    engine->vmid_hint = VMID_MIN;
+    advance_hint(engine);
+    return 0;
+}
+
+int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)
+{
+    if (engine->n_held == engine->cap_held) {
+        size_t cap = engine->cap_held ? engine->cap_held * 2 : 256;
+        held *grown = realloc(engine->held, cap * sizeof *grown);
+        if (!grown) {
+            vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
+            return -1;
+        }
+        engine->held = grown;
+        engine->cap_held = cap;
+    }
+    if (res->vmid && vmidset_add(&engine->reserved_vmids, res->vmid) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory holding vmid %u", res->vmid);
+        return -1;
+    }
+    held *h = &engine->held[engine->n_held++];
+    h->res = *res;
+    h->host_index = index_of(engine, res->node);
+    apply_load(engine, h, +1);
+    if (res->vmid == engine->vmid_hint)
+        advance_hint(engine);
+    return 0;
+}
+
+void sched_reservation_from_decision(sched_reservation *out, const sched_decision *decision,
+                                     const sched_request *req, const char *task_id, int64_t expires)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->task_id, sizeof out->task_id, "%s", task_id ? task_id : "");
+    if (decision->node)
+        memcpy(out->node, decision->node->name, sizeof out->node);
+    out->cpu = req->cpu;
+    out->memory = req->memory;
+    out->disk = req->disk;
+    out->vmid = decision->vmid;
+    out->expires = expires;
+}
+
+/* Drop held reservations for which `ends` is true. */
+static size_t release_where(sched_engine *engine, bool (*ends)(const held *, const void *),
+                            const void *arg)
+{
+    size_t kept = 0, ended = 0;
+    for (size_t i = 0; i < engine->n_held; i++) {
+        held *h = &engine->held[i];
+        if (!ends(h, arg)) {
+            engine->held[kept++] = *h;
+            continue;
+        }
+        apply_load(engine, h, -1);
+        if (h->res.vmid) {
+            vmidset_remove(&engine->reserved_vmids, h->res.vmid);
+            if (h->res.vmid < engine->vmid_hint)
+                engine->vmid_hint = h->res.vmid;
+        }
+        ended++;
+    }
+    engine->n_held = kept;
+    return ended;
+}
+
+static bool task_matches(const held *h, const void *task_id)
+{
+    return strcmp(h->res.task_id, task_id) == 0;
+}
+
+static bool has_expired(const held *h, const void *now)
+{
+    return h->res.expires > 0 && h->res.expires <= *(const int64_t *)now;
+}
+
+size_t sched_engine_release(sched_engine *engine, const char *task_id)
+{
+    return release_where(engine, task_matches, task_id);
+}
+
+size_t sched_engine_expire(sched_engine *engine, int64_t now)
+{
+    return release_where(engine, has_expired, &now);
+}
+
+size_t sched_engine_reservation_count(const sched_engine *engine)
+{
+    return engine->n_held;
+}
+
+const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t host_index)
+{
+    if (!engine->hosts || host_index >= engine->hosts->n_hosts)
+        return NULL;
+    return &engine->load[host_index];
+}
+
+/* Compiled, anchored regex for `pattern`, from the cache. `what` names the
+ * annotation in the error. */
+static regex_entry *regex_get(sched_engine *engine, const char *pattern, const char *what,
+                              vf_error *err)
+{
+    engine->clock++;
+    regex_entry *victim = &engine->regexes[0];
+    for (size_t i = 0; i < REGEX_CACHE_SIZE; i++) {
+        regex_entry *entry = &engine->regexes[i];
+        if (entry->in_use && strcmp(entry->pattern, pattern) == 0) {
+            entry->last_used = engine->clock;
+            return entry;
+        }
+        if (!entry->in_use || (victim->in_use && entry->last_used < victim->last_used))
+            victim = entry;
+    }
+    /* Anchor so the pattern must match the whole name or number, as
+     * qemu-scheduler's users expect: node1 must not match node10. */
+    char anchored[REQUEST_ANNOTATION_LEN + 8];
+    snprintf(anchored, sizeof anchored, "^(%s)$", pattern);
+    regex_t compiled;
+    int rc = regcomp(&compiled, anchored, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[128];
+        regerror(rc, &compiled, why, sizeof why);
+        vf_error_set(err, VF_EINVAL, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
+                     pattern, why);
+        return NULL;
+    }
+    if (victim->in_use)
+        regfree(&victim->compiled);
+    free(victim->node_match);
+    victim->node_match = NULL;
+    victim->compiled = compiled;
+    victim->in_use = true;
+    victim->last_used = engine->clock;
+    snprintf(victim->pattern, sizeof victim->pattern, "%s", pattern);
+    return victim;
+}
+
+static uint64_t next_random(sched_engine *engine)
+{
+    /* xorshift64*: plenty for picking among a few top hosts. */
+    uint64_t x = engine->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    engine->rng = x;
+    return x * 2685821657736338717ULL;
+}
+
+/* Scores within this distance count as equal, so float noise never decides. */
+#define SCORE_EPSILON 1e-9
+
+/* Index into candidates of the chosen host. Candidates are in name order,
+ * so the first of equal scores is the lowest name. */
+static size_t select_host(sched_engine *engine, size_t n)
+{
+    size_t k = (size_t)engine->params.subset_size;
+    if (k > n)
+        k = n;
+    if (k <= 1) {
+        size_t best = 0;
+        for (size_t i = 1; i < n; i++)
+            if (engine->total[i] > engine->total[best] + SCORE_EPSILON)
+                best = i;
+        return best;
+    }
+    /* Keep the top k (by score, then name) in a small sorted array. */
+    size_t top[64];
+    if (k > 64)
+        k = 64;
+    size_t filled = 0;
+    for (size_t i = 0; i < n; i++) {
+        double s = engine->total[i];
+        if (filled == k && !(s > engine->total[top[k - 1]] + SCORE_EPSILON))
+            continue;
+        size_t pos = filled < k ? filled++ : k - 1;
+        while (pos > 0 && s > engine->total[top[pos - 1]] + SCORE_EPSILON) {
+            top[pos] = top[pos - 1];
+            pos--;
+        }
+        top[pos] = i;
+    }
+    return top[next_random(engine) % filled];
+}
+
+/* Append ": 5 pool mismatch, 4 insufficient memory" to the message, which
+ * already holds `lead_len` bytes. */
+static void explain_counts(sched_decision *out, size_t lead_len)
+{
+    /* Reasons by descending count, like kube-scheduler's FitError. */
+    size_t used = lead_len;
+    bool first = true;
+    bool done[SCHED_REASON_COUNT] = {false};
+    for (;;) {
+        int best = -1;
+        for (int r = 1; r < SCHED_REASON_COUNT; r++)
+            if (!done[r] && out->reason_counts[r] &&
+                (best < 0 || out->reason_counts[r] > out->reason_counts[best]))
+                best = r;
+        if (best < 0)
+            break;
+        done[best] = true;
+        int wrote = snprintf(out->message + used, sizeof out->message - used, "%s%u %s",
+                             first ? ": " : ", ", out->reason_counts[best],
+                             sched_reason_text((sched_reason)best));
+        if (wrote < 0 || (size_t)wrote >= sizeof out->message - used)
+            break;
+        used += (size_t)wrote;
+        first = false;
+    }
+}
+
+static void count_reasons(sched_engine *engine, sched_decision *out)
+{
+    memset(out->reason_counts, 0, sizeof out->reason_counts);
+    for (size_t i = 0; i < out->n_hosts; i++)
+        out->reason_counts[engine->reasons[i]]++;
+}
+
+/* The pre-filter: everything about the request that does not depend on a
+ * host, checked once. Fills the vmid query. */
+static int prefilter(sched_engine *engine, const sched_request *req, sched_ctx *ctx,
+                     vmid_query *vmids, vf_error *err)
+{
+    ctx->params = &engine->params;
+    ctx->hosts = engine->hosts;
+    ctx->load = engine->load;
+    ctx->req = req;
+    ctx->pool_id = hostset_pool_id(engine->hosts, req->pool);
+    ctx->node_regex = NULL;
+    ctx->node_match = NULL;
+    if (req->node_regex[0] && engine->n_filters) {
+        bool regex_filter_on = false;
+        for (size_t i = 0; i < engine->n_filters; i++)
+            if (engine->filters[i] == sched_filter_node_regex)
+                regex_filter_on = true;
+        if (regex_filter_on) {
+            regex_entry *entry = regex_get(engine, req->node_regex, ANNOTATION_NODE_REGEX, err);
+            if (!entry)
+                return -1;
+            if (!entry->node_match) {
+                entry->node_match = calloc(engine->capacity, 1);
+                if (!entry->node_match) {
+                    vf_error_set(err, VF_ENOMEM, "out of memory matching node names");
+                    return -1;
+                }
+            }
+            ctx->node_regex = &entry->compiled;
+            ctx->node_match = entry->node_match;
+        }
+    }
+    vmids->lo = VMID_MIN;
+    vmids->hi = VMID_MAX;
+    vmids->regex = NULL;
+    if (req->vmid_range[0] && engine->vmid_range_enabled &&
+        vmid_parse_range(req->vmid_range, &vmids->lo, &vmids->hi, err) < 0)
+        return -1;
+    if (req->vmid_regex[0] && engine->vmid_regex_enabled) {
+        regex_entry *entry = regex_get(engine, req->vmid_regex, ANNOTATION_VMID_REGEX, err);
+        if (!entry)
+            return -1;
+        vmids->regex = &entry->compiled;
+    }
+    return 0;
+}
+
+int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_decision *out,
+                        vf_error *err)
+{
+    if (!engine->hosts) {
+        vf_error_set(err, VF_EINTERNAL, "scheduler has no inventory yet");
+        return -1;
+    }
+    const hostset *hosts = engine->hosts;
+    memset(out, 0, sizeof *out);
+    out->n_hosts = hosts->n_hosts;
+    out->host_reasons = engine->reasons;
+
+    sched_ctx ctx;
+    vmid_query vmids;
+    if (prefilter(engine, req, &ctx, &vmids, err) < 0)
+        return -1;
+
+    size_t n = hosts->n_hosts;
+    memset(engine->reasons, 0, engine->capacity);
+    for (size_t i = 0; i < n; i++)
+        engine->candidates[i] = (uint32_t)i;
+    for (size_t f = 0; f < engine->n_filters && n > 0; f++)
+        n = engine->filters[f](&ctx, engine->candidates, n, engine->reasons);
+    out->n_feasible = n;
+    count_reasons(engine, out);
+
+    if (n == 0) {
+        int lead =
+            snprintf(out->message, sizeof out->message, "0/%zu nodes are available", out->n_hosts);
+        if (out->n_hosts == 0)
+            snprintf(out->message + lead, sizeof out->message - (size_t)lead,
+                     ": the inventory is empty");
+        else
+            explain_counts(out, (size_t)lead);
+        if (ctx.pool_id < 0 && out->n_hosts > 0) {
+            size_t len = strlen(out->message);
+            snprintf(out->message + len, sizeof out->message - len, " (no host is in pool %s)",
+                     req->pool);
+        }
+        return 0;
+    }
+
+    /* Score, normalise (clamp to 0..100), weight and average. */
+    double weights = 0;
+    for (size_t i = 0; i < n; i++)
+        engine->total[i] = 0;
+    for (size_t s = 0; s < engine->n_scores; s++) {
+        engine->scores[s].fn(&ctx, engine->candidates, n, engine->raw);
+        double w = engine->scores[s].weight;
+        for (size_t i = 0; i < n; i++) {
+            double v = engine->raw[i];
+            v = v < 0 ? 0 : v > 100 ? 100 : v;
+            engine->total[i] += w * v;
+        }
+        weights += w;
+    }
+    if (weights > 0)
+        for (size_t i = 0; i < n; i++)
+            engine->total[i] /= weights;
+
+    size_t chosen = select_host(engine, n);
+    uint32_t index = engine->candidates[chosen];
+    const host *node = &hosts->hosts[index];
+
+    uint32_t scanned = 0;
+    uint32_t vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &scanned);
+    if (vmid == 0) {
+        int lead = snprintf(out->message, sizeof out->message,
+                            "%zu/%zu nodes are available, but no vmid is free", n, out->n_hosts);
+        size_t used = lead > 0 ? (size_t)lead : 0;
+        if (req->vmid_range[0] && engine->vmid_range_enabled)
+            used += (size_t)snprintf(out->message + used, sizeof out->message - used,
+                                     " in range %s", req->vmid_range);
+        if (vmids.regex && used < sizeof out->message)
+            snprintf(out->message + used, sizeof out->message - used,
+                     " matching %.64s (%u ids examined)", req->vmid_regex, scanned);
+        return 0;
+    }
+
+    out->placed = true;
+    out->node = node;
+    out->vmid = vmid;
+    out->score = engine->total[chosen];
+    for (size_t s = 0; s < engine->n_scores && s < SCHED_MAX_SCORES; s++) {
+        double v;
+        engine->scores[s].fn(&ctx, &index, 1, &v);
+        v = v < 0 ? 0 : v > 100 ? 100 : v;
+        out->parts[out->n_parts++] =
+            (sched_score_part){engine->scores[s].name, v, engine->scores[s].weight};
+    }
+    int lead = snprintf(out->message, sizeof out->message,
+                        "%s chosen with score %.2f, vmid %u; %zu/%zu nodes are available",
+                        node->name, out->score, vmid, n, out->n_hosts);
+    if (n < out->n_hosts && lead > 0)
+        explain_counts(out, (size_t)lead);
+    return 0;
+}

@@ -1,0 +1,170 @@
+/* engine: the placement pipeline (DESIGN.md "Scheduling").
+ *
+ *   pre-filter  resolve the pool, compile the node and vmid annotations
+ *               (an invalid one makes the request invalid, never ignored)
+ *   filter      each enabled filter plugin removes hosts, recording why
+ *   score       each enabled score plugin rates the survivors 0..100
+ *   normalize   clamp to 0..100, weight, and average into one score
+ *   select      highest score; ties to the lowest name, or a random pick
+ *               among the top `subset_size`
+ *   vmid        lowest vmid allowed by the range/regex annotations that no
+ *               VM, container, template or live reservation uses
+ *
+ * The engine works over a borrowed hostset snapshot plus its own overlay of
+ * live reservations, so decision N+1 sees decision N's resources and vmid
+ * taken once the caller has reserved N. It does no I/O and keeps no clock:
+ * expiry times are given by the caller. Not thread-safe: one engine per
+ * thread, or a lock around it. */
+#ifndef VF_ENGINE_H
+#define VF_ENGINE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "hostset.h"
+#include "request.h"
+#include "vf_error.h"
+
+/* Why a host was rejected; the first failing filter wins. */
+typedef enum {
+    SCHED_REASON_NONE = 0,
+    SCHED_REASON_POOL,           /* pool mismatch */
+    SCHED_REASON_NOT_DEDICATED,  /* dedicated request, shared host */
+    SCHED_REASON_DEDICATED_HOST, /* shared request, host kept for dedicated ones */
+    SCHED_REASON_OFFLINE,        /* node offline */
+    SCHED_REASON_MAINTENANCE,    /* node in maintenance */
+    SCHED_REASON_STATUS_UNKNOWN, /* node status unknown */
+    SCHED_REASON_NODE_REGEX,     /* node regex mismatch */
+    SCHED_REASON_VM_SLOTS,       /* no free VM slots */
+    SCHED_REASON_CPU,            /* insufficient cpu */
+    SCHED_REASON_MEMORY,         /* insufficient memory */
+    SCHED_REASON_DISK,           /* insufficient disk */
+    SCHED_REASON_COUNT
+} sched_reason;
+
+/* The user-facing words for a reason ("insufficient memory"). */
+const char *sched_reason_text(sched_reason reason);
+
+typedef struct sched_params {
+    double overcommit_cpu;        /* > 0: vCPUs allowed per core */
+    double overcommit_memory;     /* > 0 */
+    double reserve_cpu;           /* cores per host kept free, before overcommit */
+    int64_t reserve_memory;       /* MiB per host kept free, before overcommit */
+    bool dedicated_exclusive;     /* shared requests stay off dedicated hosts */
+    int subset_size;              /* >= 1; > 1 picks at random among the top N */
+    uint64_t seed;                /* random source for subset picks; 0 = from the clock */
+    const config_plugin *plugins; /* borrowed during sched_engine_new only */
+    size_t n_plugins;
+} sched_params;
+
+/* Take the scheduler section of a loaded config. */
+void sched_params_from_config(sched_params *out, const vf_config *config);
+
+typedef struct sched_reservation {
+    char task_id[REQUEST_TASK_ID_LEN];
+    char node[HOST_NAME_LEN];
+    double cpu;      /* vCPUs */
+    int64_t memory;  /* MiB */
+    int64_t disk;    /* GiB */
+    uint32_t vmid;   /* 0 = none */
+    int64_t expires; /* Unix seconds; 0 = never */
+} sched_reservation;
+
+#define SCHED_MAX_SCORES 8
+
+typedef struct sched_score_part {
+    const char *plugin; /* static name, e.g. "FreeResources" */
+    double score;       /* 0..100 */
+    double weight;
+} sched_score_part;
+
+typedef struct sched_decision {
+    bool placed;
+    size_t n_hosts;    /* hosts considered */
+    size_t n_feasible; /* hosts that passed every filter */
+    /* When placed: */
+    const host *node; /* borrowed from the hostset; valid while it lives */
+    uint32_t vmid;
+    double score; /* 0..100, weighted average of parts */
+    sched_score_part parts[SCHED_MAX_SCORES];
+    size_t n_parts;
+    /* When not placed, and for the explanation: */
+    uint32_t reason_counts[SCHED_REASON_COUNT];
+    const uint8_t *host_reasons; /* per host index (sched_reason); borrowed from the engine,
+                                    valid until its next decide or set_hosts */
+    char message[512];           /* "placed on bm-003 ..." or "0/12 nodes are available: ..." */
+} sched_decision;
+
+typedef struct sched_engine sched_engine;
+
+/* Returns an owned engine, or NULL with err: VF_ECONFIG for an unknown plugin
+ * name ("scheduler.plugins.filters.Foo (line 12): unknown plugin; known: ..."),
+ * VF_ENOMEM. */
+sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
+    __attribute__((warn_unused_result));
+void sched_engine_free(sched_engine *engine);
+
+/* Decide over `hosts` from now on (borrowed: it must outlive the engine's use
+ * of it, i.e. until the next set_hosts or free). Live reservations are
+ * re-applied to the new snapshot; those whose vmid the snapshot already shows
+ * in use have materialised and are dropped, each reported to `on_materialised`
+ * (may be NULL) so the caller can end them in its store. */
+int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
+                           void (*on_materialised)(const sched_reservation *, void *), void *user,
+                           vf_error *err) __attribute__((warn_unused_result));
+
+/* Run the pipeline for `req`. Returns 0 with `out` filled (placed or not:
+ * an unschedulable request is a decision, not an error), or -1 with err
+ * VF_EINVAL when an annotation is malformed. Does not reserve. */
+int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_decision *out,
+                        vf_error *err) __attribute__((warn_unused_result));
+
+/* Hold resources and vmid until released or expired. The node may be absent
+ * from the snapshot (its vmid is still held). Returns 0 or -1 (VF_ENOMEM). */
+int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)
+    __attribute__((warn_unused_result));
+/* The reservation a placed decision implies for `req`. */
+void sched_reservation_from_decision(sched_reservation *out, const sched_decision *decision,
+                                     const sched_request *req, const char *task_id,
+                                     int64_t expires);
+/* End every reservation of `task_id`. Returns how many ended. */
+size_t sched_engine_release(sched_engine *engine, const char *task_id);
+/* End every reservation with 0 < expires <= now. Returns how many ended. */
+size_t sched_engine_expire(sched_engine *engine, int64_t now);
+size_t sched_engine_reservation_count(const sched_engine *engine);
+
+/* Reserved totals the overlay adds to host index `i` of the current snapshot. */
+typedef struct sched_host_load {
+    double cpu;     /* vCPUs reserved */
+    int64_t memory; /* MiB reserved */
+    int64_t disk;   /* GiB reserved */
+    int32_t vms;    /* reserved VM slots */
+} sched_host_load;
+const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t host_index);
+
+/* Capacity arithmetic shared by filters, scores and virtflowctl nodes: the
+ * host reserve is kept free of the physical figure, then overcommit applies. */
+static inline double sched_cpu_capacity(const sched_params *params, const host *h) /* vCPUs */
+{
+    double cores = h->cpu - params->reserve_cpu;
+    return cores > 0 ? cores * params->overcommit_cpu : 0.0;
+}
+static inline double sched_memory_capacity(const sched_params *params, const host *h) /* MiB */
+{
+    int64_t mib = h->memory - params->reserve_memory;
+    return mib > 0 ? (double)mib * params->overcommit_memory : 0.0;
+}
+const sched_params *sched_engine_params(const sched_engine *engine);
+
+/* The decision as the result object a task records (DESIGN.md):
+ * placed:  {"status":"completed","node":{name,ip,pool},"vmid","score","scores":{..},
+ *           "feasible":n,"hosts":n,"explanation":"..."}
+ * not:     {"status":"failed","reason":"unschedulable","error":"0/12 nodes ...",
+ *           "rejections":{"bm-001":"pool mismatch",...}} (per-host reasons).
+ * Owned; NULL on OOM. `hosts` must be the snapshot the decision was made on. */
+json_t *sched_decision_to_json(const sched_decision *decision, const hostset *hosts);
+
+#endif

@@ -1,0 +1,125 @@
+#include "request.h"
+
+#include <string.h>
+
+#include "json_util.h"
+
+const char request_task_id_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                     "0123456789._:-";
+
+static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                 "0123456789._-";
+
+void sched_request_init(sched_request *out)
+{
+    memset(out, 0, sizeof *out);
+    strcpy(out->pool, "default");
+}
+
+static int parse_annotations(const json_t *body, sched_request *out, vf_error *err)
+{
+    const json_t *annotations = json_object_get(body, "annotations");
+    if (!annotations || json_is_null(annotations))
+        return 0;
+    if (!json_is_object(annotations)) {
+        vf_error_set(err, VF_EINVAL, "annotations: expected an object, got %s",
+                     json_util_type_name(annotations));
+        return -1;
+    }
+    static const struct {
+        const char *key;
+        size_t offset;
+    } known[] = {
+        {ANNOTATION_NODE_REGEX, offsetof(sched_request, node_regex)},
+        {ANNOTATION_VMID_RANGE, offsetof(sched_request, vmid_range)},
+        {ANNOTATION_VMID_REGEX, offsetof(sched_request, vmid_regex)},
+    };
+    const char *key;
+    const json_t *value;
+    json_object_foreach((json_t *)annotations, key, value)
+    {
+        if (!json_is_string(value)) {
+            vf_error_set(err, VF_EINVAL, "annotations.%.64s: expected a string, got %s", key,
+                         json_util_type_name(value));
+            return -1;
+        }
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+            if (strcmp(key, known[i].key) != 0)
+                continue;
+            char *dest = (char *)out + known[i].offset;
+            if (json_util_string(annotations, key, true, NULL, dest, REQUEST_ANNOTATION_LEN, err) <
+                0) {
+                vf_error_prefix(err, "annotations");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+int sched_request_parse_placement(const json_t *body, sched_request *out, vf_error *err)
+{
+    if (!json_is_object(body)) {
+        vf_error_set(err, VF_EINVAL, "request: expected a JSON object, got %s",
+                     json_util_type_name(body));
+        return -1;
+    }
+    int64_t cpu = 0;
+    if (json_util_int(body, "requested_cpu", true, 1, REQUEST_MAX_CPU, &cpu, err) < 0)
+        return -1;
+    out->cpu = (int32_t)cpu;
+    if (json_util_int(body, "requested_memory", true, 1, REQUEST_MAX_MEMORY, &out->memory, err) < 0)
+        return -1;
+    if (json_util_int(body, "requested_disk", false, 0, REQUEST_MAX_DISK, &out->disk, err) < 0)
+        return -1;
+    if (json_util_string(body, "requested_pool", false, name_chars, out->pool, sizeof out->pool,
+                         err) < 0)
+        return -1;
+    if (json_util_bool(body, "dedicated", false, &out->dedicated, err) < 0)
+        return -1;
+    return parse_annotations(body, out, err);
+}
+
+int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
+{
+    static const char *const allowed[] = {"task_id",        "requested_cpu",  "requested_memory",
+                                          "requested_disk", "requested_pool", "dedicated",
+                                          "vm_name",        "annotations",    NULL};
+    sched_request_init(out);
+    if (sched_request_parse_placement(body, out, err) < 0)
+        return -1;
+    if (json_util_only_keys(body, allowed, err) < 0)
+        return -1;
+    if (json_util_string(body, "task_id", false, request_task_id_chars, out->task_id,
+                         sizeof out->task_id, err) < 0)
+        return -1;
+    if (json_util_string(body, "vm_name", false, name_chars, out->vm_name, sizeof out->vm_name,
+                         err) < 0)
+        return -1;
+    return 0;
+}
+
+json_t *sched_request_to_json(const sched_request *req)
+{
+    json_t *obj = json_object();
+    if (!obj)
+        return NULL;
+    if (req->task_id[0])
+        json_object_set_new(obj, "task_id", json_string(req->task_id));
+    json_object_set_new(obj, "requested_cpu", json_integer(req->cpu));
+    json_object_set_new(obj, "requested_memory", json_integer(req->memory));
+    json_object_set_new(obj, "requested_disk", json_integer(req->disk));
+    json_object_set_new(obj, "requested_pool", json_string(req->pool));
+    json_object_set_new(obj, "dedicated", json_boolean(req->dedicated));
+    if (req->vm_name[0])
+        json_object_set_new(obj, "vm_name", json_string(req->vm_name));
+    json_t *annotations = json_object();
+    if (req->node_regex[0])
+        json_object_set_new(annotations, ANNOTATION_NODE_REGEX, json_string(req->node_regex));
+    if (req->vmid_range[0])
+        json_object_set_new(annotations, ANNOTATION_VMID_RANGE, json_string(req->vmid_range));
+    if (req->vmid_regex[0])
+        json_object_set_new(annotations, ANNOTATION_VMID_REGEX, json_string(req->vmid_regex));
+    json_object_set_new(obj, "annotations", annotations);
+    return obj;
+}

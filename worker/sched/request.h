@@ -1,0 +1,65 @@
+/* request: what a client asks for when it publishes task.schedule
+ * (DESIGN.md "Requests"), parsed and checked field by field.
+ *
+ * Parsing only checks form: types, ranges, lengths. Whether the annotations'
+ * regexes and vmid range are well formed is checked by the engine's
+ * pre-filter, which compiles them (so an invalid one is reported once, with
+ * the same words, whether it came from the broker or from virtflowctl). An
+ * unknown pool is not an error: it yields an unschedulable decision. */
+#ifndef VF_REQUEST_H
+#define VF_REQUEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hostset.h"
+#include "vf_error.h"
+
+#define REQUEST_TASK_ID_LEN 129 /* 1..128 characters + NUL */
+#define REQUEST_VM_NAME_LEN 64
+#define REQUEST_ANNOTATION_LEN 257      /* annotation values up to 256 characters + NUL */
+#define REQUEST_MAX_CPU 1024            /* vCPUs */
+#define REQUEST_MAX_MEMORY (16LL << 20) /* MiB: 16 TiB */
+#define REQUEST_MAX_DISK (1LL << 20)    /* GiB: 1 PiB */
+
+/* Characters allowed in a task id (DESIGN.md): [A-Za-z0-9._:-]. */
+extern const char request_task_id_chars[];
+
+#define ANNOTATION_NODE_REGEX "node.qemu-scheduler/regex"
+#define ANNOTATION_VMID_RANGE "vmid.qemu-scheduler/range"
+#define ANNOTATION_VMID_REGEX "vmid.qemu-scheduler/regex"
+
+typedef struct sched_request {
+    char task_id[REQUEST_TASK_ID_LEN]; /* "" when the body has none */
+    int32_t cpu;                       /* vCPUs, >= 1 */
+    int64_t memory;                    /* MiB, >= 1 */
+    int64_t disk;                      /* GiB, >= 0 */
+    char pool[HOST_POOL_LEN];          /* default "default" */
+    bool dedicated;
+    char vm_name[REQUEST_VM_NAME_LEN]; /* "" when absent */
+    /* Annotation values, "" when absent. Other annotation keys are accepted
+     * and ignored: CAPPX passes a machine's annotations as they are. */
+    char node_regex[REQUEST_ANNOTATION_LEN];
+    char vmid_range[REQUEST_ANNOTATION_LEN];
+    char vmid_regex[REQUEST_ANNOTATION_LEN];
+} sched_request;
+
+/* Fill `out` with defaults: pool "default", disk 0, not dedicated, no annotations. */
+void sched_request_init(sched_request *out);
+
+/* Parse the placement fields shared by task.schedule and spare.prepare
+ * (requested_*, dedicated, annotations) from `body` into `out`, which must
+ * be initialised. Does not reject unknown keys (the caller knows its kind). */
+int sched_request_parse_placement(const json_t *body, sched_request *out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Parse a whole task.schedule body. Unknown top-level fields are errors.
+ * Returns 0, or -1 with err (VF_EINVAL) naming the field. */
+int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The request as JSON (for the task row and `place --json`). Owned; NULL on OOM. */
+json_t *sched_request_to_json(const sched_request *req);
+
+#endif
