@@ -65,8 +65,9 @@ struct field {
     bool min_exclusive;
     bool has_max;
     bool nonempty;         /* lists: an empty list is an error */
+    bool append;           /* lists: add to what is there instead of replacing it */
     bool has_flag;         /* numbers: also set a bool at flag_offset when given */
-    size_t flag_offset;    /* */
+    size_t flag_offset;    /* numbers with has_flag: the bool to set */
     const choice *choices; /* F_ENUM, terminated by a NULL name */
     enum_store store;      /* F_ENUM */
     const field *children; /* F_SECTION, terminated by a NULL key */
@@ -381,6 +382,18 @@ static int set_string_list(loader *ld, yaml_node_t *node, const char *path, cons
     }
     char ***slot = (char ***)((char *)base + f->offset);
     size_t *count = (size_t *)((char *)base + f->count_offset);
+    if (f->append && *count) {
+        char **joined = realloc(*slot, (*count + n) * sizeof *joined);
+        if (!joined) {
+            fail_nomem(ld);
+            goto fail;
+        }
+        memcpy(joined + *count, items, n * sizeof *items);
+        free(items);
+        *slot = joined;
+        *count += n;
+        return 0;
+    }
     free_strings(*slot, *count);
     *slot = items;
     *count = n;
@@ -702,7 +715,8 @@ static const field receiver_fields[] = {
     {.key = "secret_files",
      .type = F_PATH_LIST,
      .offset = RECEIVER(secret_files),
-     .count_offset = RECEIVER(n_secret_files)},
+     .count_offset = RECEIVER(n_secret_files),
+     .append = true}, /* together with secret_file, in either order */
     {.key = "secret_file", .type = F_CUSTOM, .custom = add_secret_file},
     {.key = "secret_env",
      .type = F_STRING,
