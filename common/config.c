@@ -129,22 +129,28 @@ static void item_path_at(char *out, size_t size, const char *path, size_t index)
 }
 
 /* Copy `url` into `out` with the password of any user:password@ part
- * replaced by ***, so a URL can be quoted in an error message. */
+ * replaced by ***, so a URL can be quoted in an error message. The URLs
+ * quoted are the malformed ones, so this errs towards hiding too much: the
+ * last '@' ends the secret (passwords may hold unencoded '@' or '/'), and
+ * without a "://" before it everything up to it is hidden. */
 static void mask_url(const char *url, char *out, size_t size)
 {
-    const char *scheme_end = strstr(url, "://");
-    const char *authority = scheme_end ? scheme_end + 3 : url;
-    size_t authority_len = strcspn(authority, "/?#");
-    const char *at = NULL;
-    for (size_t i = 0; i < authority_len; i++)
-        if (authority[i] == '@')
-            at = authority + i;
-    const char *colon = at ? memchr(authority, ':', (size_t)(at - authority)) : NULL;
-    if (!colon) {
+    const char *at = strrchr(url, '@');
+    if (!at) {
         snprintf(out, size, "%s", url);
         return;
     }
-    snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+    const char *separator = strstr(url, "://");
+    if (!separator || separator > at) {
+        snprintf(out, size, "***%s", at);
+        return;
+    }
+    const char *user = separator + 3;
+    const char *colon = memchr(user, ':', (size_t)(at - user));
+    if (!colon)
+        snprintf(out, size, "%s", url);
+    else
+        snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
 }
 
 /* ---- scalars --------------------------------------------------------------------------- */

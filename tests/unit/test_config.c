@@ -406,6 +406,14 @@ static void test_errors_in_detail(void)
     CHECK(strstr(err.text, "hunter2") == NULL);
     CHECK_CONTAINS(err.text, "https://admin:***@rabbit/");
 
+    /* Even when the URL is too mangled to find the user part. */
+    static const char mangled[] = "amqp:\n  urls: [\"amqp:/admin:hunter2@rabbit/\"]\n";
+    vf_error_init(&err);
+    c = config_load_string(mangled, strlen(mangled), "c.yaml", &err);
+    CHECK(c == NULL);
+    CHECK(strstr(err.text, "hunter2") == NULL);
+    CHECK_CONTAINS(err.text, "got \"***@rabbit/\"");
+
     /* A YAML syntax error gives file:line and libyaml's own words. */
     static const char broken[] = "log:\n  level: info\n  - debug\n";
     vf_error_init(&err);
