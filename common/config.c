@@ -547,22 +547,28 @@ static yaml_node_t *key_node(loader *ld, yaml_node_t *map, const char *key)
 
 /* ---- value checks ---------------------------------------------------------------------- */
 
-static int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
+/* `value` must start with one of the two schemes and name something after it. */
+static int check_scheme(loader *ld, yaml_node_t *node, const char *value, const char *path,
+                        const char *scheme, const char *secure_scheme)
 {
-    if ((!strncmp(value, "amqp://", 7) && value[7]) || (!strncmp(value, "amqps://", 8) && value[8]))
+    size_t len = strlen(scheme), secure_len = strlen(secure_scheme);
+    if ((!strncmp(value, scheme, len) && value[len]) ||
+        (!strncmp(value, secure_scheme, secure_len) && value[secure_len]))
         return 0;
     char shown[128];
     mask_url(value, shown, sizeof shown);
-    return fail(ld, node, path, "expected an amqp:// or amqps:// URL, got \"%s\"", shown);
+    return fail(ld, node, path, "expected an %s or %s URL, got \"%s\"", scheme, secure_scheme,
+                shown);
+}
+
+static int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    return check_scheme(ld, node, value, path, "amqp://", "amqps://");
 }
 
 static int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
 {
-    if ((!strncmp(value, "http://", 7) && value[7]) || (!strncmp(value, "https://", 8) && value[8]))
-        return 0;
-    char shown[128];
-    mask_url(value, shown, sizeof shown);
-    return fail(ld, node, path, "expected an http:// or https:// URL, got \"%s\"", shown);
+    return check_scheme(ld, node, value, path, "http://", "https://");
 }
 
 /* Receiver names key the deliveries table and appear in logs. */
@@ -1158,6 +1164,12 @@ fail:
     return NULL;
 }
 
+static void syntax_error(const yaml_parser_t *parser, const char *name, vf_error *err)
+{
+    vf_error_set(err, VF_ECONFIG, "%s:%zu: %s", name, parser->problem_mark.line + 1,
+                 parser->problem ? parser->problem : "invalid YAML");
+}
+
 /* Parses `text` over the defaults. `base_dir` ("" or ending in '/') anchors
  * relative paths. */
 static vf_config *load(const char *text, size_t len, const char *name, const char *base_dir,
@@ -1179,8 +1191,7 @@ static vf_config *load(const char *text, size_t len, const char *name, const cha
         if (parser.error == YAML_MEMORY_ERROR)
             vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
         else
-            vf_error_set(err, VF_ECONFIG, "%s:%zu: %s", name, parser.problem_mark.line + 1,
-                         parser.problem ? parser.problem : "invalid YAML");
+            syntax_error(&parser, name, err);
         goto out;
     }
     have_doc = true;
@@ -1197,8 +1208,7 @@ static vf_config *load(const char *text, size_t len, const char *name, const cha
     /* A second document would be silently ignored: say so instead. */
     yaml_document_t next;
     if (!yaml_parser_load(&parser, &next)) {
-        vf_error_set(err, VF_ECONFIG, "%s:%zu: %s", name, parser.problem_mark.line + 1,
-                     parser.problem ? parser.problem : "invalid YAML");
+        syntax_error(&parser, name, err);
         goto fail;
     }
     yaml_node_t *next_root = yaml_document_get_root_node(&next);
