@@ -6,7 +6,12 @@
  * Errors name the file, the line and the key path, e.g.
  *   config.yaml:12: scheduler.overcommit.cpu: expected a number > 0
  * Unknown keys are errors too (a typo must not silently fall back to a default).
- * Secrets are never read here: only the paths of the files that hold them. */
+ * A key given as null (`key:`, `key: null`, `~`) keeps its default.
+ * Relative paths in a file (store.path, inventory.path, *_file, secret_files)
+ * are resolved against the directory of that file; built-in defaults stay
+ * relative to the working directory.
+ * Secrets are never read here: only the paths of the files that hold them,
+ * and a URL quoted in an error has its password replaced by ***. */
 #ifndef VF_CONFIG_H
 #define VF_CONFIG_H
 
@@ -106,7 +111,7 @@ typedef struct vf_config {
 
     struct {
         int max_attempts; /* default 5, >= 1 */
-        int *delays_s;    /* default 5, 30, 120, 600; each > 0 */
+        int *delays_s;    /* seconds; default 5, 30, 120, 600; each >= 0, at least one */
         size_t n_delays;
     } retry;
 
@@ -147,19 +152,24 @@ typedef struct vf_config {
 /* Built-in defaults. Returns an owned config, or NULL when out of memory. */
 vf_config *config_defaults(void);
 
-/* Load and check a YAML file over the defaults. Returns an owned config, or
- * NULL with err filled (VF_ECONFIG "path:line: key.path: what was expected",
- * or VF_EIO when the file cannot be read). */
+/* Load and check a YAML file over the defaults. Returns an owned config
+ * (its `path` a copy of `path`), or NULL with err filled: VF_ECONFIG
+ * "path:line: key.path: what was expected" (YAML syntax errors:
+ * "path:line: libyaml's problem"), VF_EIO when the file cannot be read,
+ * VF_ENOMEM. Logs a warning when a tls_verify key is false. */
 vf_config *config_load(const char *path, vf_error *err) __attribute__((warn_unused_result));
 
-/* Same, from a string; `name` stands for the file name in messages. */
+/* Same, from a string; `name` stands for the file name in messages. There is
+ * no file, so relative paths stay relative to the working directory and the
+ * result's `path` is NULL. */
 vf_config *config_load_string(const char *text, size_t len, const char *name, vf_error *err)
     __attribute__((warn_unused_result));
 
-/* Resolve the file the programs use: `cli_path` if given, else $VIRTFLOW_CONFIG,
- * else built-in defaults. */
+/* Resolve the file the programs use: `cli_path` if given, else $VIRTFLOW_CONFIG
+ * when set and non-empty, else built-in defaults. Errors as config_load. */
 vf_config *config_resolve(const char *cli_path, vf_error *err) __attribute__((warn_unused_result));
 
+/* Frees the config and every string and list in it; NULL is a no-op. */
 void config_free(vf_config *config);
 
 #endif

@@ -1,0 +1,448 @@
+/* config: every fixture under fixtures/config/{valid,invalid}, then the values
+ * a user depends on: defaults, relative paths, $VIRTFLOW_CONFIG. */
+#include "config.h"
+#include "testlib.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FIXTURES "fixtures/config"
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* Sorted *.yaml names of a fixture folder, so failures read in a stable order. */
+static size_t list_cases(const char *dir, char names[][128], size_t max)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d)) && n < max) {
+        size_t len = strlen(entry->d_name);
+        if (len > 5 && len < 128 && !strcmp(entry->d_name + len - 5, ".yaml"))
+            memcpy(names[n++], entry->d_name, len + 1);
+    }
+    closedir(d);
+    qsort(names, n, 128, compare_names);
+    return n;
+}
+
+static void strip_newline(char *s)
+{
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+        s[--len] = '\0';
+}
+
+static void test_valid_fixtures(void)
+{
+    static char names[64][128];
+    size_t n = list_cases(FIXTURES "/valid", names, 64);
+    CHECKF(n >= 8, "only %zu valid fixtures found", n);
+    for (size_t i = 0; i < n; i++) {
+        char path[256];
+        snprintf(path, sizeof path, FIXTURES "/valid/%s", names[i]);
+        vf_error err;
+        vf_error_init(&err);
+        vf_config *config = config_load(path, &err);
+        CHECKF(config != NULL, "%s: %s", path, err.text);
+        config_free(config);
+    }
+}
+
+/* Each invalid case fails with exactly the text in <case>.error. The text is
+ * written for the name "config.yaml" (loaded from a string); loading the
+ * file itself must give the same text with its own path in front. */
+static void test_invalid_fixtures(void)
+{
+    static char names[128][128];
+    size_t n = list_cases(FIXTURES "/invalid", names, 128);
+    CHECKF(n >= 25, "only %zu invalid fixtures found", n);
+    for (size_t i = 0; i < n; i++) {
+        char path[256], error_path[256];
+        snprintf(path, sizeof path, FIXTURES "/invalid/%s", names[i]);
+        snprintf(error_path, sizeof error_path, FIXTURES "/invalid/%.*s.error",
+                 (int)(strlen(names[i]) - 5), names[i]);
+        size_t len = 0;
+        char *text = test_read_file(path, &len);
+        char *want = test_read_file(error_path, NULL);
+        CHECKF(text && want, "%s: cannot read the case or its .error", path);
+        if (!text || !want) {
+            free(text);
+            free(want);
+            continue;
+        }
+        strip_newline(want);
+
+        vf_error err;
+        vf_error_init(&err);
+        vf_config *config = config_load_string(text, len, "config.yaml", &err);
+        CHECKF(config == NULL, "%s: loaded although invalid", path);
+        CHECKF(err.code == VF_ECONFIG, "%s: code %s", path, vf_error_code_name(err.code));
+        CHECKF(!strcmp(err.text, want), "%s:\n  got  \"%s\"\n  want \"%s\"", path, err.text, want);
+        config_free(config);
+
+        char want_file[512];
+        snprintf(want_file, sizeof want_file, "%s%s", path, want + strlen("config.yaml"));
+        vf_error_init(&err);
+        config = config_load(path, &err);
+        CHECKF(config == NULL && !strcmp(err.text, want_file), "%s: from file got \"%s\"", path,
+               err.text);
+        config_free(config);
+        free(text);
+        free(want);
+    }
+}
+
+static void check_defaults(const vf_config *c)
+{
+    CHECK(c->amqp.n_urls == 1);
+    CHECK_STR(c->amqp.urls[0], "amqp://guest:guest@127.0.0.1:5672/");
+    CHECK(c->amqp.password_file == NULL);
+    CHECK(c->amqp.queue_type == CONFIG_QUEUE_QUORUM);
+    CHECK(c->amqp.prefetch == 200);
+    CHECK(c->amqp.heartbeat_s == 20);
+    CHECK(!c->amqp.single_active_consumer);
+    CHECK(c->amqp.max_message_bytes == 1048576);
+    CHECK(c->amqp.ca_file == NULL);
+    CHECK(c->amqp.tls_verify);
+    CHECK_STR(c->store.path, "virtflow.db");
+    CHECK(c->inventory.source == CONFIG_INVENTORY_FILE);
+    CHECK_STR(c->inventory.path, "deploy/inventory.example.yaml");
+    CHECK(c->inventory.url == NULL && c->inventory.token_file == NULL);
+    CHECK(c->inventory.refresh_s == 10);
+    CHECK(c->inventory.timeout_s == 5);
+    CHECK(c->inventory.tls_verify);
+    CHECK(c->scheduler.overcommit_cpu == 4.0 && c->scheduler.overcommit_memory == 1.0);
+    CHECK(c->scheduler.reserve_cpu == 0 && c->scheduler.reserve_memory == 0);
+    CHECK(c->scheduler.dedicated_exclusive);
+    CHECK(c->scheduler.subset_size == 1);
+    CHECK(c->scheduler.reservation_ttl_s == 900);
+    CHECK(c->scheduler.n_plugins == 0);
+    CHECK(c->retry.max_attempts == 5);
+    static const int delays[] = {5, 30, 120, 600};
+    CHECK(c->retry.n_delays == 4 && !memcmp(c->retry.delays_s, delays, sizeof delays));
+    static const int schedule[] = {0, 5, 300, 1800, 7200, 18000, 36000, 36000};
+    CHECK(c->relay.n_schedule == 8 && !memcmp(c->relay.schedule_s, schedule, sizeof schedule));
+    CHECK(c->relay.n_receivers == 0);
+    CHECK(c->spare.anti_affinity_strict);
+    CHECK_STR(c->spare.name_pattern, "spare-{upgrade_id}-{index}");
+    CHECK_STR(c->spare.provisioner.type, "none");
+    CHECK_STR(c->spare.provisioner.ref, "main");
+    CHECK(c->spare.provisioner.url == NULL && c->spare.provisioner.project == NULL);
+    CHECK(c->spare.provisioner.n_command == 0);
+    CHECK(c->spare.provisioner.timeout_s == 600);
+    CHECK_STR(c->spare.readiness.type, "none");
+    CHECK(c->spare.readiness.api_url == NULL && c->spare.readiness.token_file == NULL);
+    CHECK(c->spare.readiness.poll_s == 10);
+    CHECK(c->log.level == VF_LOG_INFO);
+}
+
+static void test_defaults(void)
+{
+    vf_config *c = config_defaults();
+    CHECK(c != NULL);
+    if (c) {
+        CHECK(c->path == NULL);
+        check_defaults(c);
+    }
+    config_free(c);
+    config_free(NULL);
+
+    /* An empty file and one whose sections are all null mean the same. */
+    const char *files[] = {FIXTURES "/valid/empty.yaml", FIXTURES "/valid/null_sections.yaml",
+                           FIXTURES "/valid/comments_only.yaml"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        vf_error err;
+        vf_error_init(&err);
+        c = config_load(files[i], &err);
+        CHECKF(c != NULL, "%s: %s", files[i], err.text);
+        if (c) {
+            CHECK_STR(c->path, files[i]);
+            check_defaults(c);
+        }
+        config_free(c);
+    }
+}
+
+static void test_plugins(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/plugins.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->scheduler.n_plugins == 4);
+    if (c->scheduler.n_plugins == 4) {
+        const config_plugin *p = c->scheduler.plugins;
+        CHECK(p[0].kind == CONFIG_PLUGIN_FILTER);
+        CHECK_STR(p[0].name, "CPUOvercommit");
+        CHECK(!p[0].enable && !p[0].has_weight && p[0].line == 4);
+        CHECK_STR(p[1].name, "Pool");
+        CHECK(p[1].enable && !p[1].has_weight && p[1].line == 5);
+        CHECK(p[2].kind == CONFIG_PLUGIN_SCORE);
+        CHECK_STR(p[2].name, "FreeResources");
+        CHECK(p[2].enable && p[2].has_weight && p[2].weight == 2 && p[2].line == 7);
+        CHECK_STR(p[3].name, "MostAllocated"); /* null value: enabled, no weight */
+        CHECK(p[3].kind == CONFIG_PLUGIN_SCORE && p[3].enable && !p[3].has_weight);
+    }
+    config_free(c);
+}
+
+static void test_receivers(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/receivers.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->relay.n_receivers == 2);
+    CHECK(c->relay.n_schedule == 2 && c->relay.schedule_s[1] == 60);
+    if (c->relay.n_receivers == 2) {
+        const config_receiver *r = &c->relay.receivers[0];
+        CHECK_STR(r->name, "upgradectrl");
+        CHECK(r->n_events == 1);
+        CHECK_STR(r->events[0], "spare.*");
+        CHECK(r->n_secret_files == 2);
+        if (r->n_secret_files == 2) {
+            CHECK_STR(r->secret_files[0], FIXTURES "/valid/upgradectrl.secret");
+            CHECK_STR(r->secret_files[1], "/etc/virtflow/upgradectrl.old.secret");
+        }
+        CHECK(r->n_headers == 2);
+        if (r->n_headers == 2) {
+            CHECK_STR(r->headers[0].name, "X-Team");
+            CHECK_STR(r->headers[0].value, "infra\tplatform");
+            CHECK_STR(r->headers[1].name, "Authorization-Hint");
+        }
+        CHECK(!r->enabled && r->max_in_flight == 1024 && r->timeout_s == 2.5);
+
+        r = &c->relay.receivers[1]; /* everything not given takes the receiver defaults */
+        CHECK_STR(r->name, "audit.log-1");
+        CHECK_STR(r->secret_env, "AUDIT_WEBHOOK_SECRET");
+        CHECK(r->n_events == 1 && r->events && !strcmp(r->events[0], "*"));
+        CHECK(r->n_secret_files == 0 && r->n_headers == 0);
+        CHECK(r->enabled && r->max_in_flight == 8 && r->timeout_s == 15);
+    }
+    config_free(c);
+}
+
+static void test_sources(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/sources.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->amqp.n_urls == 2);
+    CHECK_STR(c->amqp.urls[1], "amqps://virtflow@rabbit-2.example:5671/prod");
+    CHECK_STR(c->amqp.password_file, "/run/secrets/amqp-password");
+    CHECK_STR(c->amqp.ca_file, FIXTURES "/valid/ca.pem");
+    CHECK(c->amqp.prefetch == 65535 && c->amqp.heartbeat_s == 0);
+    CHECK(c->amqp.single_active_consumer && c->amqp.max_message_bytes == 134217728);
+    CHECK(c->inventory.source == CONFIG_INVENTORY_PROXMOX);
+    CHECK_STR(c->inventory.url, "https://pve.example:8006");
+    CHECK_STR(c->inventory.token_file, FIXTURES "/valid/pve.token");
+    CHECK(c->inventory.refresh_s == 30 && c->inventory.timeout_s == 2.5);
+    CHECK(c->scheduler.overcommit_cpu == 8 && c->scheduler.overcommit_memory == 1.5);
+    CHECK(c->scheduler.reserve_cpu == 0.5 && c->scheduler.reserve_memory == 4096);
+    CHECK(!c->scheduler.dedicated_exclusive && c->scheduler.subset_size == 3);
+    CHECK(c->retry.max_attempts == 1 && c->retry.n_delays == 1 && c->retry.delays_s[0] == 0);
+    CHECK(!c->spare.anti_affinity_strict);
+    CHECK_STR(c->spare.provisioner.type, "gitlab");
+    CHECK_STR(c->spare.provisioner.project, "1234");
+    CHECK_STR(c->spare.provisioner.ref, "release");
+    CHECK(c->spare.provisioner.timeout_s == 1200);
+    CHECK_STR(c->spare.readiness.type, "kubernetes");
+    CHECK_STR(c->spare.readiness.ca_file, FIXTURES "/valid/k8s-ca.pem");
+    CHECK(c->spare.readiness.poll_s == 5);
+    CHECK(c->log.level == VF_LOG_DEBUG);
+    config_free(c);
+
+    vf_error_init(&err);
+    c = config_load(FIXTURES "/valid/command_provisioner.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK(c->spare.provisioner.n_command == 3);
+        if (c->spare.provisioner.n_command == 3) /* argv is not a path: never resolved */
+            CHECK_STR(c->spare.provisioner.command[0], "/usr/local/bin/make-spare");
+        CHECK_STR(c->spare.provisioner.command[2], "general");
+    }
+    config_free(c);
+}
+
+/* The shipped example must load, and its relative paths land beside it. */
+static void test_example(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load("../deploy/config.example.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK_STR(c->inventory.path, "../deploy/inventory.example.yaml");
+    CHECK_STR(c->store.path, "../deploy/virtflow.db");
+    CHECK(c->amqp.queue_type == CONFIG_QUEUE_CLASSIC);
+    CHECK(c->scheduler.n_plugins == 14);
+    CHECK(c->relay.n_receivers == 1);
+    if (c->relay.n_receivers == 1) {
+        const config_receiver *r = &c->relay.receivers[0];
+        CHECK_STR(r->name, "example");
+        CHECK_STR(r->url, "http://127.0.0.1:8808/hooks");
+        CHECK(r->n_events == 2 && !strcmp(r->events[1], "spare.*"));
+        CHECK(r->n_secret_files == 1);
+        if (r->n_secret_files == 1)
+            CHECK_STR(r->secret_files[0], "../deploy/example-webhook.secret");
+    }
+    config_free(c);
+
+    /* full.yaml is meant to be the same file, so the fixture tests test it. */
+    char *example = test_read_file("../deploy/config.example.yaml", NULL);
+    char *full = test_read_file(FIXTURES "/valid/full.yaml", NULL);
+    CHECKF(example && full && !strcmp(example, full),
+           "fixtures/config/valid/full.yaml differs from deploy/config.example.yaml");
+    free(example);
+    free(full);
+}
+
+/* /etc/virtflow/config.yaml saying `inventory.path: hosts.yaml` means
+ * /etc/virtflow/hosts.yaml: tried in a temporary directory. */
+static void test_relative_paths(void)
+{
+    char dir[] = "/tmp/vf-config-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128];
+    snprintf(path, sizeof path, "%s/config.yaml", dir);
+    static const char text[] = "inventory:\n  path: hosts.yaml\n  token_file: /abs/pve.token\n"
+                               "store:\n  path: data/virtflow.db\n";
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(path, &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        char want[160];
+        snprintf(want, sizeof want, "%s/hosts.yaml", dir);
+        CHECK_STR(c->inventory.path, want);
+        snprintf(want, sizeof want, "%s/data/virtflow.db", dir);
+        CHECK_STR(c->store.path, want);
+        CHECK_STR(c->inventory.token_file, "/abs/pve.token");
+    }
+    config_free(c);
+
+    /* From a string there is no file: relative to the working directory. */
+    vf_error_init(&err);
+    c = config_load_string(text, strlen(text), "inline", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK_STR(c->inventory.path, "hosts.yaml");
+        CHECK_STR(c->store.path, "data/virtflow.db");
+        CHECK(c->path == NULL);
+    }
+    config_free(c);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_resolve(void)
+{
+    vf_error err;
+    const char *plugins = FIXTURES "/valid/plugins.yaml";
+    const char *sources = FIXTURES "/valid/sources.yaml";
+
+    unsetenv("VIRTFLOW_CONFIG");
+    vf_error_init(&err);
+    vf_config *c = config_resolve(NULL, &err);
+    CHECK(c != NULL && c->path == NULL);
+    if (c)
+        check_defaults(c);
+    config_free(c);
+
+    setenv("VIRTFLOW_CONFIG", "", 1); /* empty means unset */
+    c = config_resolve(NULL, &err);
+    CHECK(c != NULL && c->path == NULL);
+    config_free(c);
+
+    setenv("VIRTFLOW_CONFIG", plugins, 1);
+    c = config_resolve(NULL, &err);
+    CHECK(c != NULL && c->path && !strcmp(c->path, plugins) && c->scheduler.n_plugins == 4);
+    config_free(c);
+
+    /* -c wins over the environment */
+    c = config_resolve(sources, &err);
+    CHECK(c != NULL && c->path && !strcmp(c->path, sources) && c->scheduler.n_plugins == 0);
+    config_free(c);
+
+    setenv("VIRTFLOW_CONFIG", FIXTURES "/no-such-file.yaml", 1);
+    vf_error_init(&err);
+    c = config_resolve(NULL, &err);
+    CHECK(c == NULL && err.code == VF_EIO);
+    CHECK_CONTAINS(err.text, FIXTURES "/no-such-file.yaml: cannot open:");
+    unsetenv("VIRTFLOW_CONFIG");
+}
+
+static void test_errors_in_detail(void)
+{
+    /* A URL's password never reaches an error message. */
+    static const char bad_url[] = "amqp:\n  urls: [\"https://admin:hunter2@rabbit/\"]\n";
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load_string(bad_url, strlen(bad_url), "c.yaml", &err);
+    CHECK(c == NULL);
+    CHECK(strstr(err.text, "hunter2") == NULL);
+    CHECK_CONTAINS(err.text, "https://admin:***@rabbit/");
+
+    /* Even when the URL is too mangled to find the user part. */
+    static const char mangled[] = "amqp:\n  urls: [\"amqp:/admin:hunter2@rabbit/\"]\n";
+    vf_error_init(&err);
+    c = config_load_string(mangled, strlen(mangled), "c.yaml", &err);
+    CHECK(c == NULL);
+    CHECK(strstr(err.text, "hunter2") == NULL);
+    CHECK_CONTAINS(err.text, "got \"***@rabbit/\"");
+
+    /* A YAML syntax error gives file:line and libyaml's own words. */
+    static const char broken[] = "log:\n  level: info\n  - debug\n";
+    vf_error_init(&err);
+    c = config_load_string(broken, strlen(broken), "c.yaml", &err);
+    CHECK(c == NULL && err.code == VF_ECONFIG);
+    CHECK_CONTAINS(err.text, "c.yaml:3: ");
+
+    /* A NUL inside a value would silently cut it short. */
+    static const char nul[] = "store:\n  path: \"a\\0b.db\"\n";
+    vf_error_init(&err);
+    c = config_load_string(nul, strlen(nul), "c.yaml", &err);
+    CHECK(c == NULL);
+    CHECK_STR(err.text, "c.yaml:2: store.path: expected a string without NUL characters");
+
+    /* NULL err is allowed. */
+    CHECK(config_load_string(nul, strlen(nul), "c.yaml", NULL) == NULL);
+}
+
+int main(void)
+{
+    test_valid_fixtures();
+    test_invalid_fixtures();
+    test_defaults();
+    test_plugins();
+    test_receivers();
+    test_sources();
+    test_example();
+    test_relative_paths();
+    test_resolve();
+    test_errors_in_detail();
+    return test_summary();
+}
