@@ -84,11 +84,11 @@ vf_broker_url() {
 	printf 'amqp://guest:guest@127.0.0.1:%s/\n' "$VFB_AMQP_PORT"
 }
 
-# True when the node's own process group is alive and the node answers.
+# True when the node's own process is alive and the node answers.
 vf_broker_status() {
 	local dir=$1
 	vf_broker__load "$dir" || return 1
-	kill -0 "$VFB_PID" 2>/dev/null || return 1
+	[[ -n $VFB_PID && $(vf_broker__starttime "$VFB_PID") == "${VFB_PID_START:-}" ]] || return 1
 	vf_broker_ctl "$dir" -q status >/dev/null 2>&1
 }
 
@@ -144,6 +144,7 @@ vf_broker_start() {
 		VFB_PID=''
 		VFB_EPMD_PID=''
 	ENV
+	# The pids follow once started; later lines override these empty ones.
 	# Private config files so /etc/rabbitmq (the system service's) never applies.
 	: >"$dir/rabbitmq-env.conf"
 	{
@@ -180,8 +181,12 @@ vf_broker_start() {
 			setsid "$VF_RABBIT_BIN/rabbitmq-server" >"$dir/log/server.out" 2>&1 </dev/null
 	) &
 	local pid=$!
-	sed -i -e "s/^VFB_PID=.*/VFB_PID='$pid'/" -e "s/^VFB_EPMD_PID=.*/VFB_EPMD_PID='$epmd_pid'/" \
-		"$dir/broker.env"
+	{
+		echo "VFB_PID='$pid'"
+		echo "VFB_PID_START='$(vf_broker__starttime "$pid")'"
+		echo "VFB_EPMD_PID='$epmd_pid'"
+		echo "VFB_EPMD_START='$(vf_broker__starttime "$epmd_pid")'"
+	} >>"$dir/broker.env"
 
 	# await_startup fails at once until the node has registered with epmd, so
 	# it is retried until the overall limit.
@@ -208,11 +213,30 @@ vf_broker_start() {
 	vf_broker_url "$dir"
 }
 
+# Start time of a process in clock ticks since boot (field 22 of
+# /proc/PID/stat); with the pid it names one process for good, so a pid that
+# was reused after a reboot or a crash is never mistaken for ours.
+vf_broker__starttime() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) } # the command name may hold spaces; fields resume after ")"
+	local fields
+	read -r -a fields <<<"$stat"
+	printf '%s\n' "${fields[19]}"
+}
+
 # Kills what is left of the node: its setsid session (server script, beam and
-# its helpers) and its private epmd. Only pids recorded in the state dir.
+# its helpers) and its private epmd. Only pids recorded in the state dir, and
+# only while they are still the processes that were recorded.
 vf_broker__kill() {
 	local dir=$1 p
 	vf_broker__load "$dir" 2>/dev/null || return 0
+	if [[ -n $VFB_PID && $(vf_broker__starttime "$VFB_PID") != "${VFB_PID_START:-}" ]]; then
+		VFB_PID=
+	fi
+	if [[ -n $VFB_EPMD_PID && $(vf_broker__starttime "$VFB_EPMD_PID") != "${VFB_EPMD_START:-}" ]]; then
+		VFB_EPMD_PID=
+	fi
 	for p in $VFB_PID $VFB_EPMD_PID; do
 		[[ -n $p ]] || continue
 		# setsid made each one a session and group leader: signal the group.
@@ -228,7 +252,7 @@ vf_broker__kill() {
 		sleep 0.1
 	done
 	for p in $VFB_PID $VFB_EPMD_PID; do
-		[[ -n $p ]] && kill -KILL -- "-$p" 2>/dev/null
+		if [[ -n $p ]]; then kill -KILL -- "-$p" 2>/dev/null || true; fi
 	done
 	return 0
 }
@@ -236,12 +260,13 @@ vf_broker__kill() {
 vf_broker_stop() {
 	local dir=$1
 	vf_broker__load "$dir" 2>/dev/null || return 0
-	if kill -0 "$VFB_PID" 2>/dev/null; then
+	if [[ -n $VFB_PID && $(vf_broker__starttime "$VFB_PID") == "${VFB_PID_START:-}" ]]; then
 		vf_broker_ctl "$dir" -q -t 30 stop >/dev/null 2>&1 ||
 			vf_broker__log "rabbitmqctl stop failed for $VFB_NODE; killing its processes"
 	fi
 	vf_broker__kill "$dir"
-	sed -i -e "s/^VFB_PID=.*/VFB_PID=''/" -e "s/^VFB_EPMD_PID=.*/VFB_EPMD_PID=''/" "$dir/broker.env"
+	echo "VFB_PID=''" >>"$dir/broker.env"
+	echo "VFB_EPMD_PID=''" >>"$dir/broker.env"
 	return 0
 }
 
