@@ -29,6 +29,7 @@ elif [[ -n ${1:-} ]]; then
 fi
 
 echo "==> Debian packages"
+# shellcheck disable=SC2119 # no options: install for real
 vf_packages_ensure
 done_list+=("Debian packages present (tests/lib/packages.sh)")
 
@@ -38,13 +39,10 @@ cmake --build "$root/build" -j"$(nproc 2>/dev/null || echo 2)"
 done_list+=("built into build/")
 
 echo "==> RabbitMQ broker"
-amqp_answers() {
-	VF_AMQP_URL=$1 VF_PROBE_TIMEOUT_S=5 bash "$root/tests/integration/test_broker_up" >/dev/null 2>&1
-}
 if [[ -n ${VF_AMQP_URL:-} ]]; then
 	amqp_url=$VF_AMQP_URL
 	done_list+=("broker: using VF_AMQP_URL from the environment")
-elif amqp_answers amqp://guest:guest@127.0.0.1:5672/; then
+elif vf_broker_answers amqp://guest:guest@127.0.0.1:5672/; then
 	amqp_url=amqp://guest:guest@127.0.0.1:5672/
 	done_list+=("broker: one already answers on 127.0.0.1:5672")
 else

@@ -45,11 +45,6 @@ else
 	vf_packages_ensure
 fi
 
-# True when host:port answers the AMQP 0-9-1 protocol header with
-# connection.start (the same check as tests/integration/test_broker_up).
-amqp_answers() {
-	VF_AMQP_URL=$1 VF_PROBE_TIMEOUT_S=5 bash "$root/tests/integration/test_broker_up" >/dev/null 2>&1
-}
 
 broker_dir=
 cleanup() {
@@ -68,7 +63,7 @@ trap 'exit 143' TERM
 step "RabbitMQ broker"
 if [[ -n ${VF_AMQP_URL:-} ]]; then
 	echo "using VF_AMQP_URL from the environment"
-elif command -v python3 >/dev/null 2>&1 && amqp_answers amqp://guest:guest@127.0.0.1:5672/; then
+elif command -v python3 >/dev/null 2>&1 && vf_broker_answers amqp://guest:guest@127.0.0.1:5672/; then
 	export VF_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/
 	echo "a broker answers on 127.0.0.1:5672; using it"
 elif ((dry_run)); then

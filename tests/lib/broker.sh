@@ -14,13 +14,21 @@
 # Sourced (bash), the same as functions taking the state dir first:
 #   vf_broker_start DIR [--management]; vf_broker_stop DIR; vf_broker_status DIR;
 #   vf_broker_url DIR; vf_broker_ctl DIR ARGS... (e.g. list_queues, import_definitions FILE,
-#   stop_app, start_app).
+#   stop_app, start_app); vf_broker_answers URL (does a broker answer there?).
 # The default state dir is $VF_BROKER_STATE_DIR, else tests/.state/broker.
 #
 # Environment knobs: VF_BROKER_PORT (preferred AMQP port, default 5673),
 # VF_BROKER_TIMEOUT_S (start-up limit, default 90).
 
 VF_RABBIT_BIN=${VF_RABBIT_BIN:-/usr/lib/rabbitmq/bin}
+VF_BROKER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# True when URL's host:port answers the AMQP 0-9-1 protocol header with
+# connection.start: the check of tests/integration/test_broker_up, 5 s limit.
+vf_broker_answers() {
+	VF_AMQP_URL=$1 VF_PROBE_TIMEOUT_S=5 \
+		bash "$VF_BROKER_LIB_DIR/../integration/test_broker_up" >/dev/null 2>&1
+}
 
 vf_broker__log() { printf 'broker: %s\n' "$*" >&2; }
 
@@ -119,7 +127,8 @@ vf_broker_start() {
 
 	mkdir -p "$dir" || return 1
 	dir=$(cd "$dir" && pwd) || return 1
-	rm -rf "$dir/mnesia" "$dir/log" "$dir/home"
+	# A fresh node every start: tests must not see an earlier run's queues.
+	rm -rf "${dir:?}/mnesia" "${dir:?}/log" "${dir:?}/home"
 	mkdir -p "$dir/mnesia" "$dir/log" "$dir/home" || return 1
 	chmod 700 "$dir/home"
 
