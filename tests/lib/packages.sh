@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The Debian 12 packages virtflow needs to build, test and run, in ONE place:
+# tests/run.sh and deploy/quickstart.sh both source this file. Add a package
+# here, never in a script of its own.
+#
+#   vf_packages_missing              prints the missing ones, one per line
+#   vf_packages_ensure [--dry-run]   installs the missing ones (apt-get update
+#                                    once, only when something is missing);
+#                                    as root, else through sudo, else explains
+#                                    what to install and fails
+
+VF_DEBIAN_PACKAGES=(
+	build-essential      # gcc (with libasan/libubsan for the sanitizer build), make
+	cmake
+	pkg-config
+	librabbitmq-dev      # rabbitmq-c
+	libjansson-dev
+	libcurl4-openssl-dev
+	libsqlite3-dev
+	libyaml-dev
+	libssl-dev           # HMAC-SHA256 for webhook signatures
+	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
+	python3              # integration test drivers, broker port picking
+	sqlite3              # operators' view of the store; used by tests to inspect it
+	ca-certificates      # libcurl verifying https:// receivers and APIs
+)
+
+vf_packages_missing() {
+	local pkg status
+	for pkg in "${VF_DEBIAN_PACKAGES[@]}"; do
+		status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+		if [[ $status != "install ok installed" ]]; then
+			printf '%s\n' "$pkg"
+		fi
+	done
+}
+
+vf_packages_ensure() {
+	local dry_run=0
+	[[ ${1:-} == --dry-run ]] && dry_run=1
+	if ! command -v dpkg-query >/dev/null 2>&1; then
+		echo "packages: dpkg-query not found; this script expects Debian 12. Install the equivalents of:" >&2
+		echo "  ${VF_DEBIAN_PACKAGES[*]}" >&2
+		return 1
+	fi
+	local missing
+	mapfile -t missing < <(vf_packages_missing)
+	if ((${#missing[@]} == 0)); then
+		echo "packages: all ${#VF_DEBIAN_PACKAGES[@]} Debian packages are installed"
+		return 0
+	fi
+	echo "packages: missing: ${missing[*]}"
+	local sudo=()
+	if ((EUID != 0)); then
+		if ! command -v sudo >/dev/null 2>&1; then
+			echo "packages: not root and sudo is not available. As root, run:" >&2
+			echo "  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}" >&2
+			return 1
+		fi
+		# Without a terminal sudo cannot ask for a password: fail rather than hang.
+		if [[ -t 0 ]]; then sudo=(sudo); else sudo=(sudo -n); fi
+	fi
+	local update=("${sudo[@]}" apt-get update)
+	local install=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y
+		--no-install-recommends "${missing[@]}")
+	if ((dry_run)); then
+		echo "packages: would run: ${update[*]}"
+		echo "packages: would run: ${install[*]}"
+		return 0
+	fi
+	if ! "${update[@]}" || ! "${install[@]}"; then
+		echo "packages: installing failed. Install these yourself, then run again:" >&2
+		echo "  ${missing[*]}" >&2
+		return 1
+	fi
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# THE test command: installs what is missing, makes sure a RabbitMQ broker
+# answers, builds (plain, then with ASan+UBSan) and runs CTest in each build.
+#
+#   bash tests/run.sh [--quick] [--dry-run]
+#     --quick    only the plain build (build/), no sanitizer build
+#     --dry-run  say what would be installed, which broker would be used and
+#                what would be built, and change nothing
+#
+# Broker: $VF_AMQP_URL when set; else a broker already answering on
+# 127.0.0.1:5672; else a private node on loopback (tests/lib/broker.sh),
+# stopped again when this script ends. Tests get it in VF_AMQP_URL.
+# Ends with a line "N passed, N failed" summed over the CTest runs.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=tests/lib/packages.sh
+. "$root/tests/lib/packages.sh"
+# shellcheck source=tests/lib/broker.sh
+. "$root/tests/lib/broker.sh"
+
+quick=0 dry_run=0
+for arg in "$@"; do
+	case $arg in
+	--quick) quick=1 ;;
+	--dry-run) dry_run=1 ;;
+	-h | --help)
+		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "run.sh: unknown option $arg (try --help)" >&2
+		exit 2
+		;;
+	esac
+done
+
+started=$SECONDS
+step() { printf '\n==> %s\n' "$*"; }
+
+step "Debian packages"
+if ((dry_run)); then
+	vf_packages_ensure --dry-run
+else
+	vf_packages_ensure
+fi
+
+
+broker_dir=
+cleanup() {
+	local rc=$?
+	if [[ -n $broker_dir ]]; then
+		echo "==> stopping the private broker" >&2
+		vf_broker_stop "$broker_dir" || true
+		rm -rf "$broker_dir"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+step "RabbitMQ broker"
+if [[ -n ${VF_AMQP_URL:-} ]]; then
+	echo "using VF_AMQP_URL from the environment"
+elif command -v python3 >/dev/null 2>&1 && vf_broker_answers amqp://guest:guest@127.0.0.1:5672/; then
+	export VF_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/
+	echo "a broker answers on 127.0.0.1:5672; using it"
+elif ((dry_run)); then
+	echo "would start a private broker on loopback (tests/lib/broker.sh)"
+else
+	broker_dir=$(mktemp -d "${TMPDIR:-/tmp}/vf-broker.XXXXXX")
+	if ! VF_AMQP_URL=$(vf_broker_start "$broker_dir"); then
+		echo "run.sh: could not start a private RabbitMQ node (logs above)" >&2
+		exit 1
+	fi
+	export VF_AMQP_URL
+fi
+echo "VF_AMQP_URL=${VF_AMQP_URL:-(unset)}"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+builds=("build|-DCMAKE_BUILD_TYPE=RelWithDebInfo")
+if ((!quick)); then
+	builds+=("build-asan|-DVIRTFLOW_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug")
+fi
+
+total_passed=0 total_failed=0 total_skipped=0
+summary=()
+state_dir=$root/tests/.state
+mkdir -p "$state_dir"
+
+for entry in "${builds[@]}"; do
+	name=${entry%%|*}
+	read -r -a flags <<<"${entry#*|}"
+	dir=$root/$name
+	step "$name: configure and build (${flags[*]}, -j$jobs)"
+	if ((dry_run)); then
+		echo "would run: cmake -S $root -B $dir ${flags[*]} && cmake --build $dir -j$jobs && ctest --output-on-failure"
+		continue
+	fi
+	if ! cmake -S "$root" -B "$dir" "${flags[@]}" >"$state_dir/$name.configure.log" 2>&1; then
+		cat "$state_dir/$name.configure.log"
+		summary+=("$name: CMake configure FAILED")
+		total_failed=$((total_failed + 1))
+		continue
+	fi
+	if ! cmake --build "$dir" -j"$jobs"; then
+		summary+=("$name: build FAILED")
+		total_failed=$((total_failed + 1))
+		continue
+	fi
+
+	step "$name: ctest"
+	log=$state_dir/$name.ctest.log
+	ctest_rc=0
+	(cd "$dir" && ctest --output-on-failure --no-tests=error -j"$jobs") 2>&1 | tee "$log" || ctest_rc=$?
+	# "100% tests passed, 0 tests failed out of 7" or "71% tests passed, 2 tests failed out of 7"
+	line=$(grep -E '[0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1 || true)
+	skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)$' "$log" || true)
+	if [[ $line =~ ([0-9]+)\ tests\ failed\ out\ of\ ([0-9]+) ]]; then
+		failed=${BASH_REMATCH[1]}
+		passed=$((BASH_REMATCH[2] - failed - skipped))
+	else
+		# No summary: no tests found, or ctest itself broke.
+		failed=1 passed=0
+	fi
+	if ((ctest_rc != 0 && failed == 0)); then
+		failed=1
+	fi
+	total_passed=$((total_passed + passed))
+	total_failed=$((total_failed + failed))
+	total_skipped=$((total_skipped + skipped))
+	summary+=("$name: $passed passed, $failed failed, $skipped skipped (log: ${log#"$root"/})")
+done
+
+if ((dry_run)); then
+	echo
+	echo "dry run: nothing was installed, started or built"
+	exit 0
+fi
+
+# Stopped before the summary so that the summary's last line is the verdict.
+if [[ -n $broker_dir ]]; then
+	step "stopping the private broker"
+	vf_broker_stop "$broker_dir" || true
+	rm -rf "$broker_dir"
+	broker_dir=
+fi
+
+step "Summary ($((SECONDS - started)) s)"
+printf '  %s\n' "${summary[@]}"
+if ((total_skipped > 0)); then
+	echo "  ($total_skipped skipped tests are counted neither as passed nor as failed)"
+fi
+echo "$total_passed passed, $total_failed failed"
+((total_failed == 0))
