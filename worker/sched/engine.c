@@ -42,11 +42,14 @@ struct sched_engine {
 
     const hostset *hosts;
     sched_host_load *load; /* per host */
+    sched_hot *hot;        /* per host */
     uint8_t *reasons;      /* per host, last decision */
     uint32_t *candidates;  /* scratch */
     double *raw;           /* scratch, per candidate */
     double *total;         /* scratch, per candidate */
-    size_t capacity;       /* length of the per-host arrays */
+    double *cpu_fraction;  /* scratch, per candidate */
+    double *memory_fraction;
+    size_t capacity; /* length of the per-host arrays */
 
     held *held;
     size_t n_held, cap_held;
@@ -214,10 +217,13 @@ void sched_engine_free(sched_engine *engine)
         if (engine->regexes[i].in_use)
             regfree(&engine->regexes[i].compiled);
     free(engine->load);
+    free(engine->hot);
     free(engine->reasons);
     free(engine->candidates);
     free(engine->raw);
     free(engine->total);
+    free(engine->cpu_fraction);
+    free(engine->memory_fraction);
     free(engine->held);
     vmidset_close(&engine->reserved_vmids);
     free(engine);
@@ -268,6 +274,9 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         sched_host_load *load = realloc(engine->load, n * sizeof *load);
         if (load)
             engine->load = load;
+        sched_hot *hot = realloc(engine->hot, n * sizeof *hot);
+        if (hot)
+            engine->hot = hot;
         uint8_t *reasons = realloc(engine->reasons, n);
         if (reasons)
             engine->reasons = reasons;
@@ -280,13 +289,35 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         double *total = realloc(engine->total, n * sizeof *total);
         if (total)
             engine->total = total;
-        if (!load || !reasons || !candidates || !raw || !total) {
+        double *cpu_fraction = realloc(engine->cpu_fraction, n * sizeof *cpu_fraction);
+        if (cpu_fraction)
+            engine->cpu_fraction = cpu_fraction;
+        double *memory_fraction = realloc(engine->memory_fraction, n * sizeof *memory_fraction);
+        if (memory_fraction)
+            engine->memory_fraction = memory_fraction;
+        if (!load || !hot || !reasons || !candidates || !raw || !total || !cpu_fraction ||
+            !memory_fraction) {
             vf_error_set(err, VF_ENOMEM, "out of memory sizing the scheduler for %zu hosts", n);
             return -1;
         }
         engine->capacity = n;
     }
     engine->hosts = hosts;
+    for (size_t i = 0; i < hosts->n_hosts; i++) {
+        const host *h = &hosts->hosts[i];
+        engine->hot[i] = (sched_hot){
+            .cpu_capacity = sched_cpu_capacity(&engine->params, h),
+            .memory_capacity = sched_memory_capacity(&engine->params, h),
+            .allocated_cpu = h->allocated_cpu,
+            .allocated_memory = (double)h->allocated_memory,
+            .storage = h->storage,
+            .max_vms = h->max_vms,
+            .current_vms = h->current_vms,
+            .pool_id = h->pool_id,
+            .status = (uint8_t)h->status,
+            .dedicated = h->dedicated,
+        };
+    }
     forget_regex_matches(engine);
     memset(engine->load, 0, n * sizeof *engine->load);
     memset(engine->reasons, 0, n);
@@ -535,10 +566,13 @@ static int prefilter(sched_engine *engine, const sched_request *req, sched_ctx *
     ctx->params = &engine->params;
     ctx->hosts = engine->hosts;
     ctx->load = engine->load;
+    ctx->hot = engine->hot;
     ctx->req = req;
     ctx->pool_id = hostset_pool_id(engine->hosts, req->pool);
     ctx->node_regex = NULL;
     ctx->node_match = NULL;
+    ctx->cpu_fraction = NULL;
+    ctx->memory_fraction = NULL;
     if (req->node_regex[0] && engine->n_filters) {
         bool regex_filter_on = false;
         for (size_t i = 0; i < engine->n_filters; i++)
@@ -617,6 +651,19 @@ int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_de
     }
 
     /* Score, normalise (clamp to 0..100), weight and average. */
+    for (size_t i = 0; i < n; i++) {
+        const sched_hot *h = &engine->hot[engine->candidates[i]];
+        const sched_host_load *load = &engine->load[engine->candidates[i]];
+        engine->cpu_fraction[i] =
+            h->cpu_capacity > 0 ? (h->allocated_cpu + load->cpu + req->cpu) / h->cpu_capacity : 1.0;
+        engine->memory_fraction[i] =
+            h->memory_capacity > 0
+                ? (h->allocated_memory + (double)load->memory + (double)req->memory) /
+                      h->memory_capacity
+                : 1.0;
+    }
+    ctx.cpu_fraction = engine->cpu_fraction;
+    ctx.memory_fraction = engine->memory_fraction;
     double weights = 0;
     for (size_t i = 0; i < n; i++)
         engine->total[i] = 0;
@@ -657,6 +704,9 @@ int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_de
     out->node = node;
     out->vmid = vmid;
     out->score = engine->total[chosen];
+    /* The breakdown: each plugin again, for the chosen host alone. */
+    ctx.cpu_fraction = &engine->cpu_fraction[chosen];
+    ctx.memory_fraction = &engine->memory_fraction[chosen];
     for (size_t s = 0; s < engine->n_scores && s < SCHED_MAX_SCORES; s++) {
         double v;
         engine->scores[s].fn(&ctx, &index, 1, &v);

@@ -10,7 +10,7 @@
         size_t kept = 0;                                                                           \
         for (size_t i = 0; i < n; i++) {                                                           \
             uint32_t index = candidates[i];                                                        \
-            const host *h = &ctx->hosts->hosts[index];                                             \
+            const sched_hot *h = &ctx->hot[index];                                                 \
             const sched_host_load *load = &ctx->load[index];                                       \
             (void)h;                                                                               \
             (void)load;                                                                            \
@@ -55,17 +55,18 @@ static sched_reason status_reason(host_status status)
 
 size_t sched_filter_status(const sched_ctx *ctx, uint32_t *candidates, size_t n, uint8_t *reasons)
 {
-    FILTER_EACH(h->status == HOST_ONLINE, status_reason(h->status));
+    FILTER_EACH(h->status == HOST_ONLINE, status_reason((host_status)h->status));
 }
 
 /* Whole-name match; the result per host is cached across decisions that use
  * the same pattern on the same snapshot, so regex requests cost little more
  * than plain ones. */
-static bool node_matches(const sched_ctx *ctx, uint32_t index, const host *h)
+static bool node_matches(const sched_ctx *ctx, uint32_t index)
 {
     uint8_t cached = ctx->node_match[index];
     if (cached == 0) {
-        cached = regexec(ctx->node_regex, h->name, 0, NULL, 0) == 0 ? 1 : 2;
+        const char *name = ctx->hosts->hosts[index].name;
+        cached = regexec(ctx->node_regex, name, 0, NULL, 0) == 0 ? 1 : 2;
         ctx->node_match[index] = cached;
     }
     return cached == 1;
@@ -76,7 +77,7 @@ size_t sched_filter_node_regex(const sched_ctx *ctx, uint32_t *candidates, size_
 {
     if (!ctx->node_regex)
         return n;
-    FILTER_EACH(node_matches(ctx, index, h), SCHED_REASON_NODE_REGEX);
+    FILTER_EACH(node_matches(ctx, index), SCHED_REASON_NODE_REGEX);
 }
 
 size_t sched_filter_vm_slots(const sched_ctx *ctx, uint32_t *candidates, size_t n, uint8_t *reasons)
@@ -91,17 +92,15 @@ size_t sched_filter_vm_slots(const sched_ctx *ctx, uint32_t *candidates, size_t 
 size_t sched_filter_cpu(const sched_ctx *ctx, uint32_t *candidates, size_t n, uint8_t *reasons)
 {
     double want = ctx->req->cpu;
-    const sched_params *params = ctx->params;
-    FILTER_EACH(h->allocated_cpu + load->cpu + want <= sched_cpu_capacity(params, h) + FIT_EPSILON,
+    FILTER_EACH(h->allocated_cpu + load->cpu + want <= h->cpu_capacity + FIT_EPSILON,
                 SCHED_REASON_CPU);
 }
 
 size_t sched_filter_memory(const sched_ctx *ctx, uint32_t *candidates, size_t n, uint8_t *reasons)
 {
     double want = (double)ctx->req->memory;
-    const sched_params *params = ctx->params;
-    FILTER_EACH((double)(h->allocated_memory + load->memory) + want <=
-                    sched_memory_capacity(params, h) + FIT_EPSILON,
+    FILTER_EACH(h->allocated_memory + (double)load->memory + want <=
+                    h->memory_capacity + FIT_EPSILON,
                 SCHED_REASON_MEMORY);
 }
 
