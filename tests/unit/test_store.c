@@ -214,6 +214,21 @@ static void test_reader_does_not_block_on_writer(void)
     CHECK(store_begin(w, &err) == 0);
     f = task_fields("t-pending", "queued", "2026-11-22T01:00:01.000Z");
     CHECK(store_task_insert(w, &f, &err) == 0);
+    /* More than the page cache holds (2 MiB by default), so the writer has
+     * to spill pages to disk before committing: without WAL that takes an
+     * exclusive lock and readers would be locked out. */
+    static char big[1024];
+    memset(big, 'x', sizeof big - 1);
+    for (int i = 0; i < 4000; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "t-bulk-%d", i);
+        f = task_fields(id, "queued", "2026-11-22T01:00:01.000Z");
+        f.request = big;
+        if (store_task_insert(w, &f, &err) != 0) {
+            CHECKF(false, "%s", err.text);
+            break;
+        }
+    }
 
     /* The writer holds its write transaction open while the reader works;
      * a blocked reader would come back with "database is locked". */
