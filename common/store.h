@@ -1,0 +1,327 @@
+/* store: the SQLite file that holds tasks, their history, reservations, the
+ * event outbox and webhook deliveries (DESIGN.md "SQLite store").
+ *
+ * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
+ * WAL is fsynced at every COMMIT, so a committed transaction survives both a
+ * process crash and a power loss. The worker acks a broker message only after
+ * its outcome is committed, so anything weaker could ack work that is then
+ * lost. The fsync cost is amortised by group commit: the caller opens one
+ * transaction with store_begin, records many messages (task row, history rows,
+ * reservation, outbox event of each), calls store_commit once, and only then
+ * publishes and acks all of them. Without store_begin every call below runs
+ * in its own transaction (one fsync each).
+ *
+ * Timestamps. Every timestamp is passed in by the caller (tests stay
+ * deterministic) and stored as RFC 3339 UTC text with milliseconds, always
+ * exactly "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 characters), e.g.
+ * "2026-11-22T01:02:03.123Z"; use store_now for the real clock. The fixed
+ * width makes text comparison time order, which the "due", "live" and
+ * "since" queries rely on: a timestamp in another form compares wrongly.
+ *
+ * Strings. Every string is bound as a parameter and comes back byte for byte;
+ * JSON columns are TEXT holding whatever JSON text the caller gave.
+ *
+ * Errors. Functions that can fail return -1 and fill the optional `err`
+ * with sqlite3's message and a code: VF_EUNAVAILABLE when the database was
+ * busy or locked beyond the busy timeout (5 s; retry later), VF_EINVAL for a
+ * constraint violation (duplicate id, unknown task id, bad kind/status),
+ * VF_ENOMEM, VF_EIO otherwise. After a failure inside store_begin ...
+ * store_commit, call store_rollback and redo the whole group.
+ *
+ * Threads. A store handle is used by one thread at a time. Several processes
+ * may open the same file: one writer at a time (the others wait up to the busy
+ * timeout), readers never block and are never blocked (WAL).
+ *
+ * Listing functions collect their rows, finish the query, and then call the
+ * callback once per row; the row and its strings are borrowed and valid only
+ * during that call. Callbacks may call any store function (for instance
+ * update the row they are given). A callback returns 0 to continue or
+ * non-zero to stop early; stopping is not an error. */
+#ifndef VF_STORE_H
+#define VF_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vf_error.h"
+
+typedef struct store store;
+
+typedef enum {
+    STORE_READ_WRITE, /* create if missing (mode 0600), apply migrations */
+    STORE_READ_ONLY,  /* for virtflowctl: never writes, never blocks writers */
+} store_mode;
+
+/* Length of a store timestamp plus its NUL. */
+#define STORE_TIME_SIZE 32
+
+/* The schema version this program writes and reads (PRAGMA user_version). */
+int store_schema_version(void);
+
+/* Open (READ_WRITE: create with owner-only permissions, WAL, migrate) the
+ * store at `path`. Returns an owned handle (store_close) or NULL with `err`
+ * set: a missing file in READ_ONLY mode, permission denied, a file that is
+ * not a database, or a schema newer than this program (left unchanged) or,
+ * in READ_ONLY mode, older than this program. */
+store *store_open(const char *path, store_mode mode, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Close the handle; a transaction still open is rolled back. NULL is a no-op. */
+void store_close(store *s);
+
+/* Format the current UTC time as a store timestamp into buf. */
+void store_now(char buf[STORE_TIME_SIZE]);
+
+/* Format `unix_ms` (milliseconds since the epoch, UTC) as a store
+ * timestamp. Returns 0, or -1 if the time cannot be represented. */
+int store_format_time(int64_t unix_ms, char buf[STORE_TIME_SIZE]);
+
+/* ---- transactions (group commit) ---- */
+
+/* Start a write transaction. It takes the write lock at once (BEGIN
+ * IMMEDIATE), waiting up to the busy timeout, so the statements inside
+ * cannot fail later for lack of the lock. Nested calls are an error. */
+int store_begin(store *s, vf_error *err) __attribute__((warn_unused_result));
+
+/* Commit: when this returns 0 the transaction is on disk. On failure the
+ * transaction is rolled back; none of it happened. */
+int store_commit(store *s, vf_error *err) __attribute__((warn_unused_result));
+
+/* Discard the open transaction; no-op (returns 0) if none is open, for
+ * instance because SQLite already rolled it back after an error. */
+int store_rollback(store *s, vf_error *err);
+
+/* True between store_begin and store_commit/store_rollback. */
+bool store_in_transaction(const store *s);
+
+/* ---- tasks ---- */
+
+/* One tasks row; every string is an owned copy (store_task_clear frees
+ * them), NULL when the column is NULL. */
+typedef struct store_task {
+    char *id;
+    char *kind;   /* "schedule" or "spare" */
+    char *status; /* DESIGN.md "Task states" */
+    char *reason; /* "invalid", "unschedulable", "exhausted" or NULL */
+    int attempts;
+    char *request; /* JSON text */
+    char *result;  /* JSON text */
+    char *error;
+    char *node;
+    int64_t vmid; /* -1: none */
+    char *created_at;
+    char *updated_at;
+} store_task;
+
+/* Free the strings of *t and zero it; t may be NULL or already cleared. */
+void store_task_clear(store_task *t);
+
+/* Input of store_task_insert and store_task_update: borrowed strings, NULL
+ * stored as SQL NULL. */
+typedef struct store_task_fields {
+    const char *id;
+    const char *kind; /* insert only */
+    const char *status;
+    const char *reason;
+    int attempts;
+    const char *request; /* insert only: JSON text */
+    const char *result;  /* JSON text */
+    const char *error;
+    const char *node;
+    int64_t vmid;   /* -1: none */
+    const char *at; /* insert: created_at = updated_at; update: updated_at */
+} store_task_fields;
+
+/* Read task `id` into *out (cleared first by the caller or zeroed).
+ * Returns 0 found, 1 not found (*out untouched), -1 error. */
+int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Record a new task. A task with the same id already recorded is a
+ * VF_EINVAL error (a redelivery must be recognised with store_task_get). */
+int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Overwrite status, reason, attempts, result, error, node, vmid and
+ * updated_at of task t->id (kind, request, created_at never change).
+ * Returns 0, 1 if no such task, -1 error. */
+int store_task_update(store *s, const store_task_fields *t, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Append one history row to task `task_id` (which must exist). `detail` is
+ * JSON text or NULL. */
+int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
+                         const char *detail, vf_error *err) __attribute__((warn_unused_result));
+
+/* One task_events row, borrowed during a callback. */
+typedef struct store_task_event {
+    int64_t id; /* increases with insertion order */
+    const char *task_id;
+    const char *at;
+    const char *status;
+    const char *detail; /* JSON text or NULL */
+} store_task_event;
+
+typedef int (*store_task_event_fn)(const store_task_event *event, void *ctx);
+
+/* Call fn for each history row of task_id, oldest first. A task without
+ * history (or unknown) calls fn zero times. */
+int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
+                      vf_error *err) __attribute__((warn_unused_result));
+
+/* Filters of store_task_list; NULL / 0 means "any". */
+typedef struct store_task_filter {
+    const char *status;
+    const char *reason;
+    const char *kind;
+    const char *node;
+    const char *since; /* created_at >= since */
+    int limit;         /* at most this many rows; 0: no limit */
+} store_task_filter;
+
+/* Borrowed during the callback: the strings die when it returns. */
+typedef int (*store_task_fn)(const store_task *task, void *ctx);
+
+/* Call fn for each task matching `filter` (NULL: all), newest first. */
+int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn, void *ctx,
+                    vf_error *err) __attribute__((warn_unused_result));
+
+/* ---- reservations ---- */
+
+typedef struct store_reservation {
+    int64_t id;
+    const char *task_id;
+    const char *node;
+    double cpu;     /* vCPUs */
+    int64_t memory; /* MiB */
+    int64_t disk;   /* GiB */
+    int64_t vmid;   /* -1: none */
+    const char *created_at;
+    const char *expires_at;
+    const char *released_at; /* NULL while held */
+} store_reservation;
+
+typedef int (*store_reservation_fn)(const store_reservation *reservation, void *ctx);
+
+/* Reserve capacity and a vmid (-1: none) on `node` for task_id (which must
+ * exist) until expires_at. */
+int store_reservation_add(store *s, const char *task_id, const char *node, double cpu,
+                          int64_t memory_mib, int64_t disk_gib, int64_t vmid,
+                          const char *created_at, const char *expires_at, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Call fn for every live reservation (not released, expires_at > now),
+ * oldest first. */
+int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
+                            vf_error *err) __attribute__((warn_unused_result));
+
+/* Release the live reservations of a task (spare.release, failure) or of a
+ * vmid (the inventory now shows that VM). Return the number released, or -1. */
+int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+int store_reservation_release_vmid(store *s, int64_t vmid, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Mark reservations whose expires_at <= now as released at `now`. Returns
+ * the number of rows changed, or -1. (Expired reservations are already
+ * ignored by store_reservations_live; this records when they ended.) */
+int store_reservations_expire(store *s, const char *now, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* ---- outbox ---- */
+
+typedef struct store_outbox_event {
+    const char *id; /* event id, AMQP message_id */
+    const char *routing_key;
+    const char *body; /* JSON text */
+    const char *created_at;
+    const char *published_at; /* NULL until the first publish attempt */
+    int attempts;             /* publish attempts so far */
+} store_outbox_event;
+
+typedef int (*store_outbox_fn)(const store_outbox_event *event, void *ctx);
+
+/* Queue an event for publishing; a duplicate id is a VF_EINVAL error. */
+int store_outbox_add(store *s, const char *event_id, const char *routing_key, const char *body,
+                     const char *created_at, vf_error *err) __attribute__((warn_unused_result));
+
+/* Call fn for up to `limit` (0: all) events not yet confirmed, oldest first. */
+int store_outbox_pending(store *s, int limit, store_outbox_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Record a publish attempt (published_at = at, attempts + 1). Returns 0,
+ * 1 if no such event, -1 error. */
+int store_outbox_mark_published(store *s, const char *event_id, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Record the broker's confirm; the event is no longer pending. Returns 0,
+ * 1 if no such event, -1 error. */
+int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Number of events not yet confirmed into *count. */
+int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Delete events confirmed before `before`. Returns the number deleted, or -1. */
+int store_outbox_prune(store *s, const char *before, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* ---- deliveries (virtflow-relay) ---- */
+
+/* One deliveries row. The body is a copy of the event JSON. */
+typedef struct store_delivery {
+    const char *event_id;
+    const char *receiver;
+    const char *status; /* "pending", "delivering", "delivered", "failed" */
+    int attempts;
+    const char *next_attempt_at; /* NULL: nothing scheduled */
+    int last_code;               /* HTTP status of the last attempt; 0: none */
+    const char *last_error;
+    const char *delivered_at;
+    const char *created_at;
+    const char *body; /* JSON text */
+} store_delivery;
+
+typedef int (*store_delivery_fn)(const store_delivery *delivery, void *ctx);
+
+/* Record that event_id must be delivered to receiver, due at once (`now`).
+ * Idempotent: returns 0 if added, 1 if that pair was already recorded (the
+ * existing row is left as it is), -1 on error. */
+int store_delivery_add(store *s, const char *event_id, const char *receiver, const char *body,
+                       const char *now, vf_error *err) __attribute__((warn_unused_result));
+
+/* Call fn for up to `limit` (0: all) pending deliveries with
+ * next_attempt_at <= now, earliest due first. */
+int store_deliveries_due(store *s, const char *now, int limit, store_delivery_fn fn, void *ctx,
+                         vf_error *err) __attribute__((warn_unused_result));
+
+/* Input of store_delivery_update: borrowed; NULL strings stored as NULL. */
+typedef struct store_delivery_change {
+    const char *event_id;
+    const char *receiver;
+    const char *status;
+    int attempts;
+    const char *next_attempt_at;
+    int last_code; /* 0: none */
+    const char *last_error;
+    const char *delivered_at;
+} store_delivery_change;
+
+/* Overwrite the state of one delivery. Returns 0, 1 if no such delivery, -1. */
+int store_delivery_update(store *s, const store_delivery_change *change, vf_error *err)
+    __attribute__((warn_unused_result));
+
+typedef struct store_delivery_filter {
+    const char *status;
+    const char *receiver;
+    const char *event_id;
+    int limit; /* 0: no limit */
+} store_delivery_filter;
+
+/* Call fn for each delivery matching `filter` (NULL: all), newest first. */
+int store_delivery_list(store *s, const store_delivery_filter *filter, store_delivery_fn fn,
+                        void *ctx, vf_error *err) __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,139 @@
+/* store_deliveries: webhook deliveries, one row per event and receiver. */
+#include "store.h"
+#include "store_internal.h"
+
+#include <stdio.h>
+
+#define DELIVERY_COLUMNS                                                                           \
+    "event_id, receiver, status, attempts, next_attempt_at, last_code, last_error, "               \
+    "delivered_at, created_at, body"
+
+int store_delivery_add(store *s, const char *event_id, const char *receiver, const char *body,
+                       const char *now, vf_error *err)
+{
+    sqlite3_stmt *st =
+        store_stmt(s, STORE_STMT_DELIVERY_ADD,
+                   "INSERT OR IGNORE INTO deliveries (event_id, receiver, status, attempts, "
+                   "next_attempt_at, created_at, body) VALUES (?1, ?2, 'pending', 0, ?3, ?3, ?4)",
+                   err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, event_id);
+    store_bind_text(st, 2, receiver);
+    store_bind_text(st, 3, now);
+    store_bind_text(st, 4, body);
+    int changed = store_exec_change(s, st, "recording a delivery", err);
+    return changed < 0 ? -1 : changed == 0 ? 1 : 0;
+}
+
+/* Run fn over the rows of an executed-and-bound SELECT DELIVERY_COLUMNS. */
+static int deliveries_each(store *s, sqlite3_stmt *st, store_delivery_fn fn, void *ctx,
+                           vf_error *err)
+{
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 0, &rows, "listing deliveries", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    for (int i = 0; i < rows.count; i++) {
+        int64_t code = store_rows_id(&rows, i, 5);
+        store_delivery d = {
+            .event_id = store_rows_text(&rows, i, 0),
+            .receiver = store_rows_text(&rows, i, 1),
+            .status = store_rows_text(&rows, i, 2),
+            .attempts = (int)store_rows_int(&rows, i, 3),
+            .next_attempt_at = store_rows_text(&rows, i, 4),
+            .last_code = code < 0 ? 0 : (int)code,
+            .last_error = store_rows_text(&rows, i, 6),
+            .delivered_at = store_rows_text(&rows, i, 7),
+            .created_at = store_rows_text(&rows, i, 8),
+            .body = store_rows_text(&rows, i, 9),
+        };
+        if (fn(&d, ctx) != 0)
+            break;
+    }
+    store_rows_free(&rows);
+    return 0;
+}
+
+int store_deliveries_due(store *s, const char *now, int limit, store_delivery_fn fn, void *ctx,
+                         vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_DUE,
+                                  "SELECT " DELIVERY_COLUMNS " FROM deliveries "
+                                  "WHERE status = 'pending' AND next_attempt_at <= ?1 "
+                                  "ORDER BY next_attempt_at, created_at, event_id, receiver "
+                                  "LIMIT ?2",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, now);
+    sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+    return deliveries_each(s, st, fn, ctx, err);
+}
+
+int store_delivery_update(store *s, const store_delivery_change *c, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERY_UPDATE,
+                                  "UPDATE deliveries SET status = ?3, attempts = ?4, "
+                                  "next_attempt_at = ?5, last_code = ?6, last_error = ?7, "
+                                  "delivered_at = ?8 WHERE event_id = ?1 AND receiver = ?2",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, c->event_id);
+    store_bind_text(st, 2, c->receiver);
+    store_bind_text(st, 3, c->status);
+    sqlite3_bind_int(st, 4, c->attempts);
+    store_bind_text(st, 5, c->next_attempt_at);
+    store_bind_id(st, 6, c->last_code > 0 ? c->last_code : -1);
+    store_bind_text(st, 7, c->last_error);
+    store_bind_text(st, 8, c->delivered_at);
+    int changed = store_exec_change(s, st, "updating a delivery", err);
+    return changed < 0 ? -1 : changed == 0 ? 1 : 0;
+}
+
+static const char *const delivery_filter_sql[STORE_DELIVERY_FILTERS] = {
+    "status = ?",
+    "receiver = ?",
+    "event_id = ?",
+};
+
+int store_delivery_list(store *s, const store_delivery_filter *filter, store_delivery_fn fn,
+                        void *ctx, vf_error *err)
+{
+    store_delivery_filter none = {0};
+    if (!filter)
+        filter = &none;
+    const char *values[STORE_DELIVERY_FILTERS] = {filter->status, filter->receiver,
+                                                  filter->event_id};
+    unsigned mask = 0;
+    for (int i = 0; i < STORE_DELIVERY_FILTERS; i++)
+        if (values[i])
+            mask |= 1u << i;
+    if (!s->delivery_list[mask]) {
+        /* Built only from the fixed fragments above; values are bound. */
+        char sql[512];
+        size_t len =
+            (size_t)snprintf(sql, sizeof sql, "SELECT " DELIVERY_COLUMNS " FROM deliveries");
+        const char *joiner = " WHERE ";
+        for (int i = 0; i < STORE_DELIVERY_FILTERS; i++) {
+            if (!(mask & (1u << i)))
+                continue;
+            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", joiner,
+                                    delivery_filter_sql[i]);
+            joiner = " AND ";
+        }
+        snprintf(sql + len, sizeof sql - len,
+                 " ORDER BY created_at DESC, event_id DESC, receiver LIMIT ?");
+        if (!store_prepare(s, &s->delivery_list[mask], sql, err))
+            return -1;
+    }
+    sqlite3_stmt *st = s->delivery_list[mask];
+    int index = 1;
+    for (int i = 0; i < STORE_DELIVERY_FILTERS; i++)
+        if (values[i])
+            store_bind_text(st, index++, values[i]);
+    sqlite3_bind_int(st, index, filter->limit > 0 ? filter->limit : -1);
+    return deliveries_each(s, st, fn, ctx, err);
+}

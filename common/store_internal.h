@@ -1,0 +1,102 @@
+/* store_internal: what the store_*.c files share. Not for other modules:
+ * everything here may change without notice. */
+#ifndef VF_STORE_INTERNAL_H
+#define VF_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* One slot per prepared statement; each is prepared on first use and kept
+ * for the life of the handle (the worker runs these thousands of times per
+ * second, so parsing SQL each time would cost more than the work). */
+typedef enum {
+    STORE_STMT_BEGIN,
+    STORE_STMT_COMMIT,
+    STORE_STMT_ROLLBACK,
+    STORE_STMT_TASK_GET,
+    STORE_STMT_TASK_INSERT,
+    STORE_STMT_TASK_UPDATE,
+    STORE_STMT_TASK_EVENT_ADD,
+    STORE_STMT_TASK_EVENTS,
+    STORE_STMT_RESERVATION_ADD,
+    STORE_STMT_RESERVATIONS_LIVE,
+    STORE_STMT_RESERVATION_RELEASE_TASK,
+    STORE_STMT_RESERVATION_RELEASE_VMID,
+    STORE_STMT_RESERVATIONS_EXPIRE,
+    STORE_STMT_OUTBOX_ADD,
+    STORE_STMT_OUTBOX_PENDING,
+    STORE_STMT_OUTBOX_PUBLISHED,
+    STORE_STMT_OUTBOX_CONFIRMED,
+    STORE_STMT_OUTBOX_COUNT,
+    STORE_STMT_OUTBOX_PRUNE,
+    STORE_STMT_DELIVERY_ADD,
+    STORE_STMT_DELIVERIES_DUE,
+    STORE_STMT_DELIVERY_UPDATE,
+    STORE_STMT_COUNT,
+} store_stmt_id;
+
+/* List queries are built from fixed SQL fragments, one statement per
+ * combination of filters present, so each uses the matching index. */
+#define STORE_TASK_FILTERS 5
+#define STORE_DELIVERY_FILTERS 3
+
+struct store {
+    sqlite3 *db;
+    char *path; /* owned; in every error message */
+    store_mode mode;
+    sqlite3_stmt *stmts[STORE_STMT_COUNT];
+    sqlite3_stmt *task_list[1 << STORE_TASK_FILTERS];
+    sqlite3_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];
+};
+
+/* The prepared statement in *slot, preparing `sql` on first use. The
+ * statement is reset and unbound; return it with store_stmt_done. NULL with
+ * err set on failure. */
+sqlite3_stmt *store_prepare(store *s, sqlite3_stmt **slot, const char *sql, vf_error *err);
+
+/* store_prepare for a fixed statement slot. */
+sqlite3_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
+
+/* Reset and unbind, so the statement holds no lock and no borrowed text. */
+void store_stmt_done(sqlite3_stmt *st);
+
+/* Fill err from an SQLite result code and the connection's message; the
+ * code picks VF_EUNAVAILABLE / VF_EINVAL / VF_ENOMEM / VF_EIO. Returns -1. */
+int store_fail(store *s, int rc, const char *what, vf_error *err);
+
+/* Bind helpers: NULL text and negative "none" numbers bind SQL NULL. Text
+ * is bound SQLITE_STATIC: the caller's string must live until
+ * store_stmt_done, which every function does before returning. */
+int store_bind_text(sqlite3_stmt *st, int index, const char *text);
+int store_bind_id(sqlite3_stmt *st, int index, int64_t value_or_negative);
+
+/* Step a statement that changes rows and finish it. Returns the number of
+ * rows changed, or -1 with err set. */
+int store_exec_change(store *s, sqlite3_stmt *st, const char *what, vf_error *err);
+
+/* Owned copies of result rows, so that callbacks run after the query is
+ * finished and may use the store themselves. */
+typedef struct store_rows {
+    int columns;
+    int count;
+    int capacity;
+    sqlite3_value **values; /* count * columns, owned */
+} store_rows;
+
+/* Step st to the end (or `limit` rows, 0: no limit), copying every row into
+ * *rows (zero it first), then finish st. Returns 0 or -1 with err set. */
+int store_rows_collect(store *s, sqlite3_stmt *st, int limit, store_rows *rows, const char *what,
+                       vf_error *err);
+void store_rows_free(store_rows *rows);
+
+/* Column `column` of row `row`; text is NULL for SQL NULL and lives as long
+ * as rows. */
+const char *store_rows_text(const store_rows *rows, int row, int column);
+int64_t store_rows_int(const store_rows *rows, int row, int column);
+/* -1 for SQL NULL. */
+int64_t store_rows_id(const store_rows *rows, int row, int column);
+double store_rows_double(const store_rows *rows, int row, int column);
+
+#endif

@@ -1,0 +1,99 @@
+/* store_reservations: capacity and vmids held for placements. */
+#include "store.h"
+#include "store_internal.h"
+
+int store_reservation_add(store *s, const char *task_id, const char *node, double cpu,
+                          int64_t memory_mib, int64_t disk_gib, int64_t vmid,
+                          const char *created_at, const char *expires_at, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_ADD,
+                                  "INSERT INTO reservations (task_id, node, cpu, memory, disk, "
+                                  "vmid, created_at, expires_at) "
+                                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, task_id);
+    store_bind_text(st, 2, node);
+    sqlite3_bind_double(st, 3, cpu);
+    sqlite3_bind_int64(st, 4, memory_mib);
+    sqlite3_bind_int64(st, 5, disk_gib);
+    store_bind_id(st, 6, vmid);
+    store_bind_text(st, 7, created_at);
+    store_bind_text(st, 8, expires_at);
+    return store_exec_change(s, st, "recording a reservation", err) < 0 ? -1 : 0;
+}
+
+int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
+                            vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE,
+                                  "SELECT id, task_id, node, cpu, memory, disk, vmid, created_at, "
+                                  "expires_at, released_at FROM reservations "
+                                  "WHERE released_at IS NULL AND expires_at > ?1 ORDER BY id",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, now);
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 0, &rows, "listing reservations", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    for (int i = 0; i < rows.count; i++) {
+        store_reservation r = {
+            .id = store_rows_int(&rows, i, 0),
+            .task_id = store_rows_text(&rows, i, 1),
+            .node = store_rows_text(&rows, i, 2),
+            .cpu = store_rows_double(&rows, i, 3),
+            .memory = store_rows_int(&rows, i, 4),
+            .disk = store_rows_int(&rows, i, 5),
+            .vmid = store_rows_id(&rows, i, 6),
+            .created_at = store_rows_text(&rows, i, 7),
+            .expires_at = store_rows_text(&rows, i, 8),
+            .released_at = store_rows_text(&rows, i, 9),
+        };
+        if (fn(&r, ctx) != 0)
+            break;
+    }
+    store_rows_free(&rows);
+    return 0;
+}
+
+int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_TASK,
+                                  "UPDATE reservations SET released_at = ?2 "
+                                  "WHERE task_id = ?1 AND released_at IS NULL",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, task_id);
+    store_bind_text(st, 2, at);
+    return store_exec_change(s, st, "releasing a task's reservations", err);
+}
+
+int store_reservation_release_vmid(store *s, int64_t vmid, const char *at, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_VMID,
+                                  "UPDATE reservations SET released_at = ?2 "
+                                  "WHERE vmid = ?1 AND released_at IS NULL",
+                                  err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, vmid);
+    store_bind_text(st, 2, at);
+    return store_exec_change(s, st, "releasing a vmid's reservation", err);
+}
+
+int store_reservations_expire(store *s, const char *now, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_EXPIRE,
+                                  "UPDATE reservations SET released_at = ?1 "
+                                  "WHERE released_at IS NULL AND expires_at <= ?1",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, now);
+    return store_exec_change(s, st, "expiring reservations", err);
+}

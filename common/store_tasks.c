@@ -1,0 +1,261 @@
+/* store_tasks: the tasks and task_events tables. */
+#include "store.h"
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TASK_COLUMNS                                                                               \
+    "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
+    "updated_at"
+
+void store_task_clear(store_task *t)
+{
+    if (!t)
+        return;
+    free(t->id);
+    free(t->kind);
+    free(t->status);
+    free(t->reason);
+    free(t->request);
+    free(t->result);
+    free(t->error);
+    free(t->node);
+    free(t->created_at);
+    free(t->updated_at);
+    memset(t, 0, sizeof *t);
+}
+
+/* Owned copy of a text column; *ok turns false if a non-NULL value could
+ * not be copied. */
+static char *column_dup(sqlite3_stmt *st, int column, bool *ok)
+{
+    const unsigned char *text = sqlite3_column_text(st, column);
+    if (!text)
+        return NULL;
+    char *copy = strdup((const char *)text);
+    if (!copy)
+        *ok = false;
+    return copy;
+}
+
+/* Copy the current row (TASK_COLUMNS order) into *t. */
+static int task_from_row(sqlite3_stmt *st, store_task *t)
+{
+    bool ok = true;
+    memset(t, 0, sizeof *t);
+    t->id = column_dup(st, 0, &ok);
+    t->kind = column_dup(st, 1, &ok);
+    t->status = column_dup(st, 2, &ok);
+    t->reason = column_dup(st, 3, &ok);
+    t->attempts = sqlite3_column_int(st, 4);
+    t->request = column_dup(st, 5, &ok);
+    t->result = column_dup(st, 6, &ok);
+    t->error = column_dup(st, 7, &ok);
+    t->node = column_dup(st, 8, &ok);
+    t->vmid = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 9);
+    t->created_at = column_dup(st, 10, &ok);
+    t->updated_at = column_dup(st, 11, &ok);
+    if (!ok) {
+        store_task_clear(t);
+        return -1;
+    }
+    return 0;
+}
+
+int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
+{
+    sqlite3_stmt *st =
+        store_stmt(s, STORE_STMT_TASK_GET, "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ?1", err);
+    if (!st)
+        return -1;
+    int result = -1;
+    store_bind_text(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        result = 1;
+    } else if (rc != SQLITE_ROW) {
+        store_fail(s, rc, "reading a task", err);
+    } else if (task_from_row(st, out) != 0) {
+        vf_error_set(err, VF_ENOMEM, "store %s: reading task %s: out of memory", s->path, id);
+    } else {
+        result = 0;
+    }
+    store_stmt_done(st);
+    return result;
+}
+
+int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT,
+                                  "INSERT INTO tasks (" TASK_COLUMNS ") VALUES "
+                                  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, t->id);
+    store_bind_text(st, 2, t->kind);
+    store_bind_text(st, 3, t->status);
+    store_bind_text(st, 4, t->reason);
+    sqlite3_bind_int(st, 5, t->attempts);
+    store_bind_text(st, 6, t->request);
+    store_bind_text(st, 7, t->result);
+    store_bind_text(st, 8, t->error);
+    store_bind_text(st, 9, t->node);
+    store_bind_id(st, 10, t->vmid);
+    store_bind_text(st, 11, t->at);
+    return store_exec_change(s, st, "recording a task", err) < 0 ? -1 : 0;
+}
+
+int store_task_update(store *s, const store_task_fields *t, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_TASK_UPDATE,
+                                  "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
+                                  "result = ?5, error = ?6, node = ?7, vmid = ?8, "
+                                  "updated_at = ?9 WHERE id = ?1",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, t->id);
+    store_bind_text(st, 2, t->status);
+    store_bind_text(st, 3, t->reason);
+    sqlite3_bind_int(st, 4, t->attempts);
+    store_bind_text(st, 5, t->result);
+    store_bind_text(st, 6, t->error);
+    store_bind_text(st, 7, t->node);
+    store_bind_id(st, 8, t->vmid);
+    store_bind_text(st, 9, t->at);
+    int changed = store_exec_change(s, st, "updating a task", err);
+    if (changed < 0)
+        return -1;
+    return changed == 0 ? 1 : 0;
+}
+
+int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
+                         const char *detail, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(
+        s, STORE_STMT_TASK_EVENT_ADD,
+        "INSERT INTO task_events (task_id, at, status, detail) VALUES (?1, ?2, ?3, ?4)", err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, task_id);
+    store_bind_text(st, 2, at);
+    store_bind_text(st, 3, status);
+    store_bind_text(st, 4, detail);
+    return store_exec_change(s, st, "recording task history", err) < 0 ? -1 : 0;
+}
+
+int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
+                      vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
+                                  "SELECT id, task_id, at, status, detail FROM task_events "
+                                  "WHERE task_id = ?1 ORDER BY id",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, task_id);
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 0, &rows, "reading task history", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    for (int i = 0; i < rows.count; i++) {
+        store_task_event event = {
+            .id = store_rows_int(&rows, i, 0),
+            .task_id = store_rows_text(&rows, i, 1),
+            .at = store_rows_text(&rows, i, 2),
+            .status = store_rows_text(&rows, i, 3),
+            .detail = store_rows_text(&rows, i, 4),
+        };
+        if (fn(&event, ctx) != 0)
+            break;
+    }
+    store_rows_free(&rows);
+    return 0;
+}
+
+/* Filter bits of the cached list statements, in bind order. */
+enum { FILTER_STATUS = 1, FILTER_REASON = 2, FILTER_KIND = 4, FILTER_NODE = 8, FILTER_SINCE = 16 };
+
+static const char *const task_filter_sql[STORE_TASK_FILTERS] = {
+    "status = ?", "reason = ?", "kind = ?", "node = ?", "created_at >= ?",
+};
+
+int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn, void *ctx,
+                    vf_error *err)
+{
+    store_task_filter none = {0};
+    if (!filter)
+        filter = &none;
+    const char *values[STORE_TASK_FILTERS] = {filter->status, filter->reason, filter->kind,
+                                              filter->node, filter->since};
+    unsigned mask = 0;
+    for (int i = 0; i < STORE_TASK_FILTERS; i++)
+        if (values[i])
+            mask |= 1u << i;
+
+    if (!s->task_list[mask]) {
+        /* Built only from the fixed fragments above; values are bound. */
+        char sql[512];
+        size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT " TASK_COLUMNS " FROM tasks");
+        const char *joiner = " WHERE ";
+        for (int i = 0; i < STORE_TASK_FILTERS; i++) {
+            if (!(mask & (1u << i)))
+                continue;
+            len +=
+                (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", joiner, task_filter_sql[i]);
+            joiner = " AND ";
+        }
+        snprintf(sql + len, sizeof sql - len, " ORDER BY created_at DESC, id DESC LIMIT ?");
+        if (!store_prepare(s, &s->task_list[mask], sql, err))
+            return -1;
+    }
+    sqlite3_stmt *st = s->task_list[mask];
+    int index = 1;
+    for (int i = 0; i < STORE_TASK_FILTERS; i++)
+        if (values[i])
+            store_bind_text(st, index++, values[i]);
+    sqlite3_bind_int(st, index, filter->limit > 0 ? filter->limit : -1);
+
+    /* Copy the rows first so the callback may use the store. */
+    int result = -1;
+    store_task *tasks = NULL;
+    int count = 0, capacity = 0;
+    for (;;) {
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+            break;
+        if (rc != SQLITE_ROW) {
+            store_fail(s, rc, "listing tasks", err);
+            goto out;
+        }
+        if (count == capacity) {
+            int grown = capacity ? capacity * 2 : 16;
+            store_task *more = realloc(tasks, sizeof *more * (size_t)grown);
+            if (!more)
+                goto nomem;
+            tasks = more;
+            capacity = grown;
+        }
+        if (task_from_row(st, &tasks[count]) != 0)
+            goto nomem;
+        count++;
+    }
+    store_stmt_done(st);
+    for (int i = 0; i < count; i++)
+        if (fn(&tasks[i], ctx) != 0)
+            break;
+    result = 0;
+    goto out;
+nomem:
+    vf_error_set(err, VF_ENOMEM, "store %s: listing tasks: out of memory", s->path);
+out:
+    store_stmt_done(st);
+    for (int i = 0; i < count; i++)
+        store_task_clear(&tasks[i]);
+    free(tasks);
+    return result;
+}

@@ -1,0 +1,876 @@
+/* Tests of common/store against real SQLite files in a fresh directory
+ * under /tmp. */
+#include "store.h"
+#include "testlib.h"
+
+#include <sqlite3.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+
+/* Path of a store file in the test directory (static buffer per call site). */
+static const char *db_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", dir, name);
+    return buf;
+}
+
+static void remove_dir(void)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *entry;
+    while ((entry = readdir(d)) != NULL) {
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Run one SQL statement returning one text cell on a raw connection, to see
+ * the file as an operator's sqlite3 shell would. */
+static char *raw_query(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char *out = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+        goto out;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        out = strdup((const char *)sqlite3_column_text(st, 0));
+out:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+static int raw_exec(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
+static store_task_fields task_fields(const char *id, const char *status, const char *at)
+{
+    store_task_fields f = {.id = id,
+                           .kind = "schedule",
+                           .status = status,
+                           .attempts = 0,
+                           .request = "{\"requested_cpu\":4}",
+                           .vmid = -1,
+                           .at = at};
+    return f;
+}
+
+/* ---- opening ---- */
+
+static void test_open_creates_private_wal_store(void)
+{
+    char path[256];
+    db_path(path, sizeof path, "open.db");
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s", err.text);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    store_task_fields f = task_fields("t-open", "queued", "2026-11-22T01:00:00.000Z");
+    CHECK(store_task_insert(s, &f, &err) == 0);
+    /* The WAL inherits the database file's permissions. */
+    char wal[300];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    CHECK(stat(wal, &st) == 0 && (st.st_mode & 0777) == 0600);
+    store_close(s);
+
+    char *mode = raw_query(path, "PRAGMA journal_mode");
+    CHECK_STR(mode, "wal");
+    free(mode);
+    char *version = raw_query(path, "PRAGMA user_version");
+    char want[16];
+    snprintf(want, sizeof want, "%d", store_schema_version());
+    CHECK_STR(version, want);
+    free(version);
+    CHECK(store_schema_version() >= 1);
+
+    /* Reopening applies nothing again and keeps the data. */
+    s = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s", err.text);
+    store_task t = {0};
+    CHECK(s && store_task_get(s, "t-open", &t, &err) == 0);
+    CHECK_STR(t.status, "queued");
+    store_task_clear(&t);
+    store_close(s);
+    version = raw_query(path, "PRAGMA user_version");
+    CHECK_STR(version, want);
+    free(version);
+    store_close(NULL);
+}
+
+static void test_open_refuses_newer_schema(void)
+{
+    char path[256];
+    db_path(path, sizeof path, "newer.db");
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", store_schema_version() + 1);
+    CHECK(raw_exec(path, sql) == SQLITE_OK);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_open(path, STORE_READ_WRITE, &err) == NULL);
+    CHECK_CONTAINS(err.text, "newer than this program knows");
+    CHECK_CONTAINS(err.text, path);
+    /* Left as it was: no WAL switch, no tables. */
+    char *mode = raw_query(path, "PRAGMA journal_mode");
+    CHECK_STR(mode, "delete");
+    free(mode);
+    char *tables = raw_query(path, "SELECT count(*) FROM sqlite_master");
+    CHECK_STR(tables, "0");
+    free(tables);
+    vf_error_init(&err);
+    CHECK(store_open(path, STORE_READ_ONLY, &err) == NULL);
+    CHECK_CONTAINS(err.text, "newer than this program knows");
+}
+
+static void test_open_read_only_errors(void)
+{
+    char path[256];
+    db_path(path, sizeof path, "missing.db");
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_open(path, STORE_READ_ONLY, &err) == NULL);
+    char want[400];
+    snprintf(want, sizeof want,
+             "store %s does not exist (start virtflow-worker once, or check store.path)", path);
+    CHECK_STR(err.text, want);
+    CHECK(access(path, F_OK) != 0);
+
+    /* An empty file (never migrated) is not readable as a store. */
+    db_path(path, sizeof path, "empty.db");
+    CHECK(raw_exec(path, "SELECT 1") == SQLITE_OK);
+    vf_error_init(&err);
+    CHECK(store_open(path, STORE_READ_ONLY, &err) == NULL);
+    CHECK_CONTAINS(err.text, "start virtflow-worker once to migrate it");
+
+    /* Not a database at all. */
+    db_path(path, sizeof path, "garbage.db");
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        for (int i = 0; i < 64; i++)
+            fputs("this is not sqlite ", f);
+        fclose(f);
+    }
+    vf_error_init(&err);
+    CHECK(store_open(path, STORE_READ_WRITE, &err) == NULL);
+    CHECK_CONTAINS(err.text, "not a database");
+    CHECK(err.code == VF_EIO);
+
+    /* Permission denied names the path (root ignores file modes). */
+    if (geteuid() != 0) {
+        db_path(path, sizeof path, "locked.db");
+        vf_error_init(&err);
+        store *s = store_open(path, STORE_READ_WRITE, &err);
+        store_close(s);
+        CHECK(chmod(path, 0) == 0);
+        vf_error_init(&err);
+        CHECK(store_open(path, STORE_READ_ONLY, &err) == NULL);
+        CHECK_CONTAINS(err.text, "permission denied");
+        CHECK_CONTAINS(err.text, path);
+        vf_error_init(&err);
+        CHECK(store_open(path, STORE_READ_WRITE, &err) == NULL);
+        CHECK_CONTAINS(err.text, "permission denied");
+    }
+}
+
+static void test_reader_does_not_block_on_writer(void)
+{
+    char path[256];
+    db_path(path, sizeof path, "readers.db");
+    vf_error err;
+    vf_error_init(&err);
+    store *w = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(w != NULL, "%s", err.text);
+    if (!w)
+        return;
+    store_task_fields f = task_fields("t-committed", "completed", "2026-11-22T01:00:00.000Z");
+    CHECK(store_task_insert(w, &f, &err) == 0);
+    CHECK(store_begin(w, &err) == 0);
+    f = task_fields("t-pending", "queued", "2026-11-22T01:00:01.000Z");
+    CHECK(store_task_insert(w, &f, &err) == 0);
+    /* More than the page cache holds (2 MiB by default), so the writer has
+     * to spill pages to disk before committing: without WAL that takes an
+     * exclusive lock and readers would be locked out. */
+    static char big[1024];
+    memset(big, 'x', sizeof big - 1);
+    for (int i = 0; i < 4000; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "t-bulk-%d", i);
+        f = task_fields(id, "queued", "2026-11-22T01:00:01.000Z");
+        f.request = big;
+        if (store_task_insert(w, &f, &err) != 0) {
+            CHECKF(false, "%s", err.text);
+            break;
+        }
+    }
+
+    /* The writer holds its write transaction open while the reader works;
+     * a blocked reader would come back with "database is locked". */
+    store *r = store_open(path, STORE_READ_ONLY, &err);
+    CHECKF(r != NULL, "%s", err.text);
+    if (r) {
+        store_task t = {0};
+        CHECKF(store_task_get(r, "t-committed", &t, &err) == 0, "%s", err.text);
+        CHECK_STR(t.status, "completed");
+        store_task_clear(&t);
+        CHECK(store_task_get(r, "t-pending", &t, &err) == 1);
+        /* Read-only means read-only. */
+        vf_error_init(&err);
+        f = task_fields("t-from-reader", "queued", "2026-11-22T01:00:02.000Z");
+        CHECK(store_task_insert(r, &f, &err) == -1);
+        CHECK_CONTAINS(err.text, "readonly");
+    }
+    vf_error_init(&err);
+    CHECK(store_commit(w, &err) == 0);
+    if (r) {
+        store_task t = {0};
+        CHECK(store_task_get(r, "t-pending", &t, &err) == 0);
+        store_task_clear(&t);
+    }
+    store_close(r);
+    store_close(w);
+}
+
+/* ---- tasks ---- */
+
+typedef struct {
+    int count;
+    char ids[16][64];
+    char statuses[16][32];
+    char details[16][128];
+    int stop_after; /* 0: never */
+} collected;
+
+static int collect_task(const store_task *t, void *ctx)
+{
+    collected *c = ctx;
+    if (c->count < 16)
+        snprintf(c->ids[c->count], sizeof c->ids[0], "%s", t->id);
+    c->count++;
+    return c->stop_after && c->count >= c->stop_after;
+}
+
+static int collect_event(const store_task_event *e, void *ctx)
+{
+    collected *c = ctx;
+    if (c->count < 16) {
+        snprintf(c->statuses[c->count], sizeof c->statuses[0], "%s", e->status);
+        snprintf(c->details[c->count], sizeof c->details[0], "%s",
+                 e->detail ? e->detail : "(null)");
+    }
+    c->count++;
+    return 0;
+}
+
+static int list_ids(store *s, const store_task_filter *filter, collected *c)
+{
+    memset(c, 0, sizeof *c);
+    return store_task_list(s, filter, collect_task, c, NULL);
+}
+
+static void test_tasks(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = task_fields("t-1", "queued", "2026-11-22T01:00:00.000Z");
+    CHECKF(store_task_insert(s, &f, &err) == 0, "%s", err.text);
+    store_task t = {0};
+    CHECK(store_task_get(s, "t-1", &t, &err) == 0);
+    CHECK_STR(t.id, "t-1");
+    CHECK_STR(t.kind, "schedule");
+    CHECK_STR(t.status, "queued");
+    CHECK(t.reason == NULL && t.result == NULL && t.error == NULL && t.node == NULL);
+    CHECK_STR(t.request, "{\"requested_cpu\":4}");
+    CHECK(t.vmid == -1 && t.attempts == 0);
+    CHECK_STR(t.created_at, "2026-11-22T01:00:00.000Z");
+    CHECK_STR(t.updated_at, "2026-11-22T01:00:00.000Z");
+    store_task_clear(&t);
+    store_task_clear(&t);
+    CHECK(store_task_get(s, "t-nope", &t, &err) == 1);
+
+    /* A redelivered message must not create a second task. */
+    vf_error_init(&err);
+    CHECK(store_task_insert(s, &f, &err) == -1);
+    CHECK(err.code == VF_EINVAL);
+    CHECK_CONTAINS(err.text, "UNIQUE");
+    vf_error_init(&err);
+    f = task_fields("t-badkind", "queued", "2026-11-22T01:00:00.000Z");
+    f.kind = "reboot";
+    CHECK(store_task_insert(s, &f, &err) == -1);
+    CHECK(err.code == VF_EINVAL);
+
+    store_task_fields u = {.id = "t-1",
+                           .status = "completed",
+                           .attempts = 2,
+                           .result = "{\"status\":\"completed\",\"vmid\":120}",
+                           .node = "bm-001",
+                           .vmid = 120,
+                           .at = "2026-11-22T01:00:05.250Z"};
+    vf_error_init(&err);
+    CHECK(store_task_update(s, &u, &err) == 0);
+    CHECK(store_task_get(s, "t-1", &t, &err) == 0);
+    CHECK_STR(t.status, "completed");
+    CHECK_STR(t.node, "bm-001");
+    CHECK(t.vmid == 120 && t.attempts == 2);
+    CHECK_STR(t.result, "{\"status\":\"completed\",\"vmid\":120}");
+    CHECK_STR(t.request, "{\"requested_cpu\":4}");
+    CHECK_STR(t.created_at, "2026-11-22T01:00:00.000Z");
+    CHECK_STR(t.updated_at, "2026-11-22T01:00:05.250Z");
+    store_task_clear(&t);
+    u.id = "t-nope";
+    CHECK(store_task_update(s, &u, &err) == 1);
+
+    /* History, oldest first; unknown tasks cannot get history. */
+    CHECK(store_task_event_add(s, "t-1", "2026-11-22T01:00:00.000Z", "queued", NULL, &err) == 0);
+    CHECK(store_task_event_add(s, "t-1", "2026-11-22T01:00:01.000Z", "processing",
+                               "{\"attempt\":1}", &err) == 0);
+    CHECK(store_task_event_add(s, "t-1", "2026-11-22T01:00:05.250Z", "completed",
+                               "{\"score\":87.5}", &err) == 0);
+    vf_error_init(&err);
+    CHECK(store_task_event_add(s, "t-ghost", "2026-11-22T01:00:00.000Z", "queued", NULL, &err) ==
+          -1);
+    CHECK(err.code == VF_EINVAL);
+    collected c = {0};
+    CHECK(store_task_events(s, "t-1", collect_event, &c, &err) == 0);
+    CHECK(c.count == 3);
+    CHECK_STR(c.statuses[0], "queued");
+    CHECK_STR(c.details[0], "(null)");
+    CHECK_STR(c.statuses[1], "processing");
+    CHECK_STR(c.statuses[2], "completed");
+    CHECK_STR(c.details[2], "{\"score\":87.5}");
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_events(s, "t-ghost", collect_event, &c, &err) == 0 && c.count == 0);
+
+    /* Listing: newest first, each filter narrows. */
+    struct {
+        const char *id, *kind, *status, *reason, *node, *at;
+    } rows[] = {
+        {"t-2", "schedule", "failed", "unschedulable", NULL, "2026-11-22T02:00:00.000Z"},
+        {"t-3", "spare", "ready", NULL, "bm-002", "2026-11-22T03:00:00.000Z"},
+        {"t-4", "schedule", "failed", "invalid", NULL, "2026-11-22T04:00:00.000Z"},
+        {"t-5", "schedule", "completed", NULL, "bm-001", "2026-11-22T05:00:00.000Z"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        store_task_fields n = task_fields(rows[i].id, rows[i].status, rows[i].at);
+        n.kind = rows[i].kind;
+        n.reason = rows[i].reason;
+        n.node = rows[i].node;
+        CHECK(store_task_insert(s, &n, &err) == 0);
+    }
+    CHECK(list_ids(s, NULL, &c) == 0 && c.count == 5);
+    CHECK_STR(c.ids[0], "t-5");
+    CHECK_STR(c.ids[4], "t-1");
+    store_task_filter filter = {.status = "failed"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 2);
+    CHECK_STR(c.ids[0], "t-4");
+    CHECK_STR(c.ids[1], "t-2");
+    filter = (store_task_filter){.status = "failed", .reason = "unschedulable"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 1);
+    CHECK_STR(c.ids[0], "t-2");
+    filter = (store_task_filter){.kind = "spare"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 1);
+    CHECK_STR(c.ids[0], "t-3");
+    filter = (store_task_filter){.node = "bm-001"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 2);
+    CHECK_STR(c.ids[0], "t-5");
+    CHECK_STR(c.ids[1], "t-1");
+    filter = (store_task_filter){.since = "2026-11-22T03:00:00.000Z"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 3);
+    CHECK_STR(c.ids[2], "t-3");
+    filter = (store_task_filter){.limit = 2};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 2);
+    CHECK_STR(c.ids[1], "t-4");
+    filter = (store_task_filter){.status = "released"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 0);
+    /* A callback may stop early. */
+    memset(&c, 0, sizeof c);
+    c.stop_after = 1;
+    CHECK(store_task_list(s, NULL, collect_task, &c, &err) == 0 && c.count == 1);
+}
+
+static void test_strings_verbatim(store *s)
+{
+    const char *id = "t-'quote\";semi";
+    const char *evil = "'); DROP TABLE tasks;--";
+    const char *bytes = "caf\xc3\xa9 \xff\xfe %s %n \\ \"\n\t";
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = task_fields(id, "queued", "2026-11-22T06:00:00.000Z");
+    f.request = evil;
+    f.error = bytes;
+    f.node = evil;
+    CHECKF(store_task_insert(s, &f, &err) == 0, "%s", err.text);
+    CHECK(store_task_event_add(s, id, "2026-11-22T06:00:00.000Z", evil, bytes, &err) == 0);
+    store_task t = {0};
+    CHECK(store_task_get(s, id, &t, &err) == 0);
+    CHECK_STR(t.id, id);
+    CHECK_STR(t.request, evil);
+    CHECK_STR(t.error, bytes);
+    CHECK_STR(t.node, evil);
+    store_task_clear(&t);
+    collected c = {0};
+    store_task_filter filter = {.node = evil};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 1);
+    CHECK_STR(c.ids[0], id);
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_events(s, id, collect_event, &c, &err) == 0 && c.count == 1);
+    CHECK_STR(c.statuses[0], evil);
+    CHECK_STR(c.details[0], bytes);
+    /* The table is still there with everything in it. */
+    CHECK(store_task_get(s, "t-1", &t, &err) == 0);
+    store_task_clear(&t);
+}
+
+/* ---- one transaction for everything a message causes ---- */
+
+static int count_reservation(const store_reservation *r, void *ctx)
+{
+    (void)r;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+static void record_placement(store *s, const char *id, vf_error *err)
+{
+    const char *at = "2026-11-22T07:00:00.000Z";
+    store_task_fields f = task_fields(id, "processing", at);
+    CHECK(store_task_insert(s, &f, err) == 0);
+    CHECK(store_task_event_add(s, id, at, "processing", NULL, err) == 0);
+    CHECK(store_reservation_add(s, id, "bm-007", 4, 8192, 40, 777, at, "2026-11-22T07:15:00.000Z",
+                                err) == 0);
+    char event_id[64];
+    snprintf(event_id, sizeof event_id, "evt_%s", id);
+    CHECK(store_outbox_add(s, event_id, "event.task.completed", "{}", at, err) == 0);
+}
+
+static void test_transaction_is_atomic(store *s, const char *path)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int64_t before = -1;
+    CHECK(store_outbox_count_pending(s, &before, &err) == 0);
+
+    CHECK(store_begin(s, &err) == 0);
+    CHECK(store_in_transaction(s));
+    vf_error_init(&err);
+    CHECK(store_begin(s, &err) == -1);
+    CHECK(err.code == VF_EINTERNAL);
+    vf_error_init(&err);
+    record_placement(s, "t-rolled-back", &err);
+    CHECK(store_rollback(s, &err) == 0);
+    CHECK(!store_in_transaction(s));
+    CHECK(store_rollback(s, &err) == 0);
+
+    store_task t = {0};
+    CHECK(store_task_get(s, "t-rolled-back", &t, &err) == 1);
+    int64_t pending = -1;
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == before);
+    int live = 0;
+    CHECK(store_reservations_live(s, "2026-11-22T07:00:00.000Z", count_reservation, &live, &err) ==
+          0);
+    CHECK(live == 0);
+    collected c = {0};
+    CHECK(store_task_events(s, "t-rolled-back", collect_event, &c, &err) == 0 && c.count == 0);
+
+    CHECK(store_begin(s, &err) == 0);
+    record_placement(s, "t-committed-group", &err);
+    CHECK(store_commit(s, &err) == 0);
+
+    /* Visible to another connection, as virtflowctl would see it. */
+    store *r = store_open(path, STORE_READ_ONLY, &err);
+    CHECKF(r != NULL, "%s", err.text);
+    if (!r)
+        return;
+    CHECK(store_task_get(r, "t-committed-group", &t, &err) == 0);
+    store_task_clear(&t);
+    CHECK(store_outbox_count_pending(r, &pending, &err) == 0 && pending == before + 1);
+    live = 0;
+    CHECK(store_reservations_live(r, "2026-11-22T07:00:00.000Z", count_reservation, &live, &err) ==
+          0);
+    CHECK(live == 1);
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_events(r, "t-committed-group", collect_event, &c, &err) == 0 && c.count == 1);
+    store_close(r);
+    /* Leave the store as the next tests expect it. */
+    CHECK(store_reservation_release_task(s, "t-committed-group", "2026-11-22T07:00:01.000Z",
+                                         &err) == 1);
+    CHECK(store_outbox_mark_confirmed(s, "evt_t-committed-group", "2026-11-22T07:00:01.000Z",
+                                      &err) == 0);
+}
+
+/* ---- reservations ---- */
+
+typedef struct {
+    int count;
+    int64_t vmids[8];
+    char nodes[8][32];
+    double cpu[8];
+    int64_t memory[8];
+} reservations_seen;
+
+static int collect_reservation(const store_reservation *r, void *ctx)
+{
+    reservations_seen *seen = ctx;
+    if (seen->count < 8) {
+        seen->vmids[seen->count] = r->vmid;
+        snprintf(seen->nodes[seen->count], sizeof seen->nodes[0], "%s", r->node);
+        seen->cpu[seen->count] = r->cpu;
+        seen->memory[seen->count] = r->memory;
+    }
+    seen->count++;
+    return 0;
+}
+
+static void test_reservations(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    const char *t0 = "2026-11-22T08:00:00.000Z";
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "r-%d", i);
+        store_task_fields f = task_fields(id, "completed", t0);
+        CHECK(store_task_insert(s, &f, &err) == 0);
+    }
+    CHECK(store_reservation_add(s, "r-0", "bm-001", 2.5, 4096, 20, 120, t0,
+                                "2026-11-22T08:15:00.000Z", &err) == 0);
+    CHECK(store_reservation_add(s, "r-1", "bm-002", 4, 8192, 40, 121, t0,
+                                "2026-11-22T08:15:00.000Z", &err) == 0);
+    CHECK(store_reservation_add(s, "r-2", "bm-003", 1, 1024, 0, -1, t0, "2026-11-22T08:05:00.000Z",
+                                &err) == 0);
+    vf_error_init(&err);
+    CHECK(store_reservation_add(s, "r-ghost", "bm-003", 1, 1024, 0, 122, t0,
+                                "2026-11-22T08:05:00.000Z", &err) == -1);
+    CHECK(err.code == VF_EINVAL);
+
+    reservations_seen seen = {0};
+    CHECK(store_reservations_live(s, "2026-11-22T08:01:00.000Z", collect_reservation, &seen,
+                                  &err) == 0);
+    CHECK(seen.count == 3);
+    CHECK(seen.vmids[0] == 120 && seen.cpu[0] == 2.5 && seen.memory[0] == 4096);
+    CHECK_STR(seen.nodes[1], "bm-002");
+    CHECK(seen.vmids[2] == -1);
+
+    /* Past its expiry a reservation no longer counts, even before expire runs. */
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_reservations_live(s, "2026-11-22T08:05:00.000Z", collect_reservation, &seen,
+                                  &err) == 0);
+    CHECK(seen.count == 2);
+
+    CHECK(store_reservation_release_vmid(s, 121, "2026-11-22T08:02:00.000Z", &err) == 1);
+    CHECK(store_reservation_release_vmid(s, 121, "2026-11-22T08:02:00.000Z", &err) == 0);
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_reservations_live(s, "2026-11-22T08:03:00.000Z", collect_reservation, &seen,
+                                  &err) == 0);
+    CHECK(seen.count == 2 && seen.vmids[0] == 120 && seen.vmids[1] == -1);
+
+    CHECK(store_reservations_expire(s, "2026-11-22T08:04:59.999Z", &err) == 0);
+    CHECK(store_reservations_expire(s, "2026-11-22T08:05:00.000Z", &err) == 1);
+    CHECK(store_reservation_release_task(s, "r-0", "2026-11-22T08:06:00.000Z", &err) == 1);
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_reservations_live(s, "2026-11-22T08:06:00.000Z", collect_reservation, &seen,
+                                  &err) == 0);
+    CHECK(seen.count == 0);
+}
+
+/* ---- outbox ---- */
+
+typedef struct {
+    int count;
+    char ids[8][32];
+    int attempts[8];
+    store *s;
+    bool confirm; /* confirm each event from inside the callback */
+} outbox_seen;
+
+static int collect_outbox(const store_outbox_event *e, void *ctx)
+{
+    outbox_seen *seen = ctx;
+    if (seen->count < 8) {
+        snprintf(seen->ids[seen->count], sizeof seen->ids[0], "%s", e->id);
+        seen->attempts[seen->count] = e->attempts;
+    }
+    seen->count++;
+    if (seen->confirm &&
+        store_outbox_mark_confirmed(seen->s, e->id, "2026-11-22T09:10:00.000Z", NULL) != 0)
+        return 1;
+    return 0;
+}
+
+static void test_outbox(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int64_t pending = -1;
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 0);
+    CHECK(store_outbox_add(s, "evt_b", "event.task.failed", "{\"b\":1}", "2026-11-22T09:00:02.000Z",
+                           &err) == 0);
+    CHECK(store_outbox_add(s, "evt_a", "event.task.completed", "{\"a\":1}",
+                           "2026-11-22T09:00:01.000Z", &err) == 0);
+    CHECK(store_outbox_add(s, "evt_c", "event.spare.ready", "{\"c\":1}", "2026-11-22T09:00:03.000Z",
+                           &err) == 0);
+    vf_error_init(&err);
+    CHECK(store_outbox_add(s, "evt_a", "event.task.completed", "{}", "2026-11-22T09:00:04.000Z",
+                           &err) == -1);
+    CHECK(err.code == VF_EINVAL);
+
+    outbox_seen seen = {0};
+    CHECK(store_outbox_pending(s, 0, collect_outbox, &seen, &err) == 0 && seen.count == 3);
+    CHECK_STR(seen.ids[0], "evt_a");
+    CHECK_STR(seen.ids[1], "evt_b");
+    CHECK_STR(seen.ids[2], "evt_c");
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_outbox_pending(s, 2, collect_outbox, &seen, &err) == 0 && seen.count == 2);
+
+    CHECK(store_outbox_mark_published(s, "evt_a", "2026-11-22T09:01:00.000Z", &err) == 0);
+    CHECK(store_outbox_mark_published(s, "evt_a", "2026-11-22T09:02:00.000Z", &err) == 0);
+    CHECK(store_outbox_mark_published(s, "evt_zzz", "2026-11-22T09:02:00.000Z", &err) == 1);
+    CHECK(store_outbox_mark_confirmed(s, "evt_b", "2026-11-22T09:03:00.000Z", &err) == 0);
+    CHECK(store_outbox_mark_confirmed(s, "evt_zzz", "2026-11-22T09:03:00.000Z", &err) == 1);
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_outbox_pending(s, 0, collect_outbox, &seen, &err) == 0 && seen.count == 2);
+    CHECK_STR(seen.ids[0], "evt_a");
+    CHECK(seen.attempts[0] == 2);
+    CHECK_STR(seen.ids[1], "evt_c");
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 2);
+
+    /* Callbacks may write: confirm while iterating. */
+    memset(&seen, 0, sizeof seen);
+    seen.s = s;
+    seen.confirm = true;
+    CHECK(store_outbox_pending(s, 0, collect_outbox, &seen, &err) == 0 && seen.count == 2);
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 0);
+
+    /* Pruning removes only confirmed events: evt_b and the group-commit test's. */
+    CHECK(store_outbox_prune(s, "2026-11-22T09:05:00.000Z", &err) == 2);
+    CHECK(store_outbox_add(s, "evt_d", "event.spare.ready", "{}", "2026-11-22T09:11:00.000Z",
+                           &err) == 0);
+    CHECK(store_outbox_prune(s, "2026-11-22T09:20:00.000Z", &err) == 2);
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 1);
+    CHECK(store_outbox_mark_confirmed(s, "evt_d", "2026-11-22T09:12:00.000Z", &err) == 0);
+}
+
+/* ---- deliveries ---- */
+
+typedef struct {
+    int count;
+    char keys[8][64];
+    char bodies[8][32];
+    int codes[8];
+} deliveries_seen;
+
+static int collect_delivery(const store_delivery *d, void *ctx)
+{
+    deliveries_seen *seen = ctx;
+    if (seen->count < 8) {
+        snprintf(seen->keys[seen->count], sizeof seen->keys[0], "%s/%s/%s", d->event_id,
+                 d->receiver, d->status);
+        snprintf(seen->bodies[seen->count], sizeof seen->bodies[0], "%s", d->body);
+        seen->codes[seen->count] = d->last_code;
+    }
+    seen->count++;
+    return 0;
+}
+
+static void test_deliveries(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_delivery_add(s, "evt_1", "upgradectrl", "{\"n\":1}", "2026-11-22T10:00:00.000Z",
+                             &err) == 0);
+    CHECK(store_delivery_add(s, "evt_1", "audit", "{\"n\":1}", "2026-11-22T10:00:00.000Z", &err) ==
+          0);
+    CHECK(store_delivery_add(s, "evt_2", "upgradectrl", "{\"n\":2}", "2026-11-22T10:00:01.000Z",
+                             &err) == 0);
+    /* The relay sees evt_1 again (redelivery): nothing changes. */
+    CHECK(store_delivery_add(s, "evt_1", "upgradectrl", "{\"n\":999}", "2026-11-22T10:00:05.000Z",
+                             &err) == 1);
+
+    deliveries_seen seen = {0};
+    CHECK(store_deliveries_due(s, "2026-11-22T09:59:59.999Z", 0, collect_delivery, &seen, &err) ==
+          0);
+    CHECK(seen.count == 0);
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_deliveries_due(s, "2026-11-22T10:00:01.000Z", 0, collect_delivery, &seen, &err) ==
+          0);
+    CHECK(seen.count == 3);
+    CHECK_STR(seen.keys[0], "evt_1/audit/pending");
+    CHECK_STR(seen.keys[1], "evt_1/upgradectrl/pending");
+    CHECK_STR(seen.bodies[1], "{\"n\":1}");
+    CHECK_STR(seen.keys[2], "evt_2/upgradectrl/pending");
+
+    /* evt_1 to upgradectrl failed with 503: retried later, so evt_2 is due first. */
+    store_delivery_change change = {.event_id = "evt_1",
+                                    .receiver = "upgradectrl",
+                                    .status = "pending",
+                                    .attempts = 1,
+                                    .next_attempt_at = "2026-11-22T10:00:06.000Z",
+                                    .last_code = 503,
+                                    .last_error = "HTTP 503"};
+    CHECK(store_delivery_update(s, &change, &err) == 0);
+    change = (store_delivery_change){.event_id = "evt_1",
+                                     .receiver = "audit",
+                                     .status = "delivered",
+                                     .attempts = 1,
+                                     .last_code = 204,
+                                     .delivered_at = "2026-11-22T10:00:01.500Z"};
+    CHECK(store_delivery_update(s, &change, &err) == 0);
+    change.receiver = "nobody";
+    CHECK(store_delivery_update(s, &change, &err) == 1);
+    change = (store_delivery_change){
+        .event_id = "evt_2", .receiver = "upgradectrl", .status = "exploded"};
+    vf_error_init(&err);
+    CHECK(store_delivery_update(s, &change, &err) == -1);
+    CHECK(err.code == VF_EINVAL);
+
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_deliveries_due(s, "2026-11-22T10:00:10.000Z", 0, collect_delivery, &seen, &err) ==
+          0);
+    CHECK(seen.count == 2);
+    CHECK_STR(seen.keys[0], "evt_2/upgradectrl/pending");
+    CHECK_STR(seen.keys[1], "evt_1/upgradectrl/pending");
+    CHECK(seen.codes[1] == 503);
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_deliveries_due(s, "2026-11-22T10:00:10.000Z", 1, collect_delivery, &seen, &err) ==
+          0);
+    CHECK(seen.count == 1);
+
+    memset(&seen, 0, sizeof seen);
+    store_delivery_filter filter = {.status = "delivered"};
+    CHECK(store_delivery_list(s, &filter, collect_delivery, &seen, &err) == 0);
+    CHECK(seen.count == 1);
+    CHECK_STR(seen.keys[0], "evt_1/audit/delivered");
+    CHECK(seen.codes[0] == 204);
+    memset(&seen, 0, sizeof seen);
+    filter = (store_delivery_filter){.receiver = "upgradectrl"};
+    CHECK(store_delivery_list(s, &filter, collect_delivery, &seen, &err) == 0);
+    CHECK(seen.count == 2);
+    CHECK_STR(seen.keys[0], "evt_2/upgradectrl/pending");
+    memset(&seen, 0, sizeof seen);
+    filter = (store_delivery_filter){.event_id = "evt_1", .limit = 5};
+    CHECK(store_delivery_list(s, &filter, collect_delivery, &seen, &err) == 0);
+    CHECK(seen.count == 2);
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_delivery_list(s, NULL, collect_delivery, &seen, &err) == 0);
+    CHECK(seen.count == 3);
+}
+
+/* ---- crash ---- */
+
+static void test_crash_keeps_committed(void)
+{
+    char path[256];
+    db_path(path, sizeof path, "crash.db");
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        /* The child dies without closing anything, like a killed worker. */
+        store *s = store_open(path, STORE_READ_WRITE, NULL);
+        if (!s)
+            _exit(2);
+        store_task_fields f = task_fields("t-survives", "completed", "2026-11-22T11:00:00.000Z");
+        if (store_begin(s, NULL) || store_task_insert(s, &f, NULL) ||
+            store_outbox_add(s, "evt_survives", "event.task.completed", "{}",
+                             "2026-11-22T11:00:00.000Z", NULL) ||
+            store_commit(s, NULL))
+            _exit(3);
+        f = task_fields("t-lost", "queued", "2026-11-22T11:00:01.000Z");
+        if (store_begin(s, NULL) || store_task_insert(s, &f, NULL))
+            _exit(4);
+        _exit(0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s", err.text);
+    if (!s)
+        return;
+    store_task t = {0};
+    CHECK(store_task_get(s, "t-survives", &t, &err) == 0);
+    CHECK_STR(t.status, "completed");
+    store_task_clear(&t);
+    CHECK(store_task_get(s, "t-lost", &t, &err) == 1);
+    int64_t pending = 0;
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 1);
+    /* The store takes writes again: the dead writer's lock is gone. */
+    store_task_fields f = task_fields("t-after", "queued", "2026-11-22T11:00:02.000Z");
+    CHECK(store_task_insert(s, &f, &err) == 0);
+    store_close(s);
+}
+
+static void test_time_format(void)
+{
+    char buf[STORE_TIME_SIZE];
+    const char *text = buf;
+    CHECK(store_format_time(0, buf) == 0);
+    CHECK_STR(text, "1970-01-01T00:00:00.000Z");
+    CHECK(store_format_time(1795309323123LL, buf) == 0);
+    CHECK_STR(text, "2026-11-22T01:02:03.123Z");
+    CHECK(store_format_time(-1, buf) == -1);
+    store_now(buf);
+    CHECK(strlen(buf) == 24 && buf[4] == '-' && buf[10] == 'T' && buf[19] == '.' && buf[23] == 'Z');
+    CHECK(strcmp(buf, "2020-01-01T00:00:00.000Z") > 0);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/vf-test-store-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_time_format();
+    test_open_creates_private_wal_store();
+    test_open_refuses_newer_schema();
+    test_open_read_only_errors();
+    test_reader_does_not_block_on_writer();
+
+    char path[256];
+    db_path(path, sizeof path, "main.db");
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s", err.text);
+    if (s) {
+        test_tasks(s);
+        test_strings_verbatim(s);
+        test_transaction_is_atomic(s, path);
+        test_reservations(s);
+        test_outbox(s);
+        test_deliveries(s);
+    }
+    store_close(s);
+    test_crash_keeps_committed();
+    remove_dir();
+    return test_summary();
+}
