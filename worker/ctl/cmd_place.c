@@ -1,0 +1,346 @@
+/* virtflowctl place: run the scheduling pipeline once, against the configured
+ * inventory and the store's live reservations, and print the decision with
+ * its explanation. Nothing is reserved or recorded; no broker is needed. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ctl.h"
+#include "engine.h"
+#include "inventory.h"
+#include "json_util.h"
+#include "store.h"
+
+static void place_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: virtflowctl place [-c CONFIG] (-f REQUEST.json | --cpu N --memory MiB\n"
+            "                         [--disk GiB] [--pool NAME] [--dedicated] [--vm-name NAME]\n"
+            "                         [--annotation KEY=VALUE]...) [--no-reservations] [--json]\n"
+            "\n"
+            "Dry-run a placement: where would this request go now, and why. Reads the\n"
+            "inventory from the configured source and, unless --no-reservations, the live\n"
+            "reservations in the store (read-only), exactly as the worker would see them.\n"
+            "Nothing is reserved or recorded.\n"
+            "\n"
+            "  -f FILE             the task.schedule request body as JSON ('-' for stdin)\n"
+            "  --annotation K=V    e.g. node.qemu-scheduler/regex=node[0-9]+,\n"
+            "                      vmid.qemu-scheduler/range=100-150\n"
+            "  --json              print the result object a task records\n"
+            "\n"
+            "exit status: 0 placed, 1 not placed (unschedulable), 2 invalid request or usage,\n"
+            "3 configuration error, 4 inventory or store unreachable.\n");
+}
+
+typedef struct place_options {
+    const char *config_path;
+    const char *request_path;
+    bool json;
+    bool use_reservations;
+    json_t *flags; /* request built from flags */
+    bool any_flag;
+} place_options;
+
+static int flag_integer(json_t *obj, const char *key, const char *option, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0') {
+        ctl_error("%s: expected an integer, got '%s'", option, text);
+        return -1;
+    }
+    json_object_set_new(obj, key, json_integer(value));
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, place_options *opt)
+{
+    enum { OPT_CPU = 256, OPT_MEMORY, OPT_DISK, OPT_POOL, OPT_DEDICATED, OPT_VM_NAME,
+           OPT_ANNOTATION, OPT_JSON, OPT_NO_RESERVATIONS };
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"file", required_argument, NULL, 'f'},
+        {"cpu", required_argument, NULL, OPT_CPU},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"disk", required_argument, NULL, OPT_DISK},
+        {"pool", required_argument, NULL, OPT_POOL},
+        {"dedicated", no_argument, NULL, OPT_DEDICATED},
+        {"vm-name", required_argument, NULL, OPT_VM_NAME},
+        {"annotation", required_argument, NULL, OPT_ANNOTATION},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"no-reservations", no_argument, NULL, OPT_NO_RESERVATIONS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    json_t *annotations = json_object();
+    json_object_set_new(opt->flags, "annotations", annotations);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:f:h", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'c':
+            opt->config_path = optarg;
+            break;
+        case 'f':
+            opt->request_path = optarg;
+            break;
+        case OPT_CPU:
+            rc = flag_integer(opt->flags, "requested_cpu", "--cpu", optarg);
+            opt->any_flag = true;
+            break;
+        case OPT_MEMORY:
+            rc = flag_integer(opt->flags, "requested_memory", "--memory", optarg);
+            opt->any_flag = true;
+            break;
+        case OPT_DISK:
+            rc = flag_integer(opt->flags, "requested_disk", "--disk", optarg);
+            opt->any_flag = true;
+            break;
+        case OPT_POOL:
+            json_object_set_new(opt->flags, "requested_pool", json_string(optarg));
+            opt->any_flag = true;
+            break;
+        case OPT_DEDICATED:
+            json_object_set_new(opt->flags, "dedicated", json_true());
+            opt->any_flag = true;
+            break;
+        case OPT_VM_NAME:
+            json_object_set_new(opt->flags, "vm_name", json_string(optarg));
+            opt->any_flag = true;
+            break;
+        case OPT_ANNOTATION: {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                ctl_error("--annotation: expected KEY=VALUE, got '%s'", optarg);
+                return -1;
+            }
+            *eq = '\0';
+            json_object_set_new(annotations, optarg, json_string(eq + 1));
+            *eq = '=';
+            opt->any_flag = true;
+            break;
+        }
+        case OPT_JSON:
+            opt->json = true;
+            break;
+        case OPT_NO_RESERVATIONS:
+            opt->use_reservations = false;
+            break;
+        case 'h':
+            place_usage(stdout);
+            exit(CTL_EXIT_OK);
+        default:
+            place_usage(stderr);
+            return -1;
+        }
+        if (rc < 0)
+            return -1;
+    }
+    if (optind < argc) {
+        ctl_error("place: unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (opt->request_path && opt->any_flag) {
+        ctl_error("place: give the request either with -f or with flags, not both");
+        return -1;
+    }
+    if (!opt->request_path && !opt->any_flag) {
+        ctl_error("place: no request: give -f REQUEST.json or --cpu N --memory MiB");
+        return -1;
+    }
+    return 0;
+}
+
+/* The request body: from the file (or stdin) or from the flags. Owned. */
+static json_t *load_body(const place_options *opt, vf_error *err)
+{
+    if (!opt->request_path)
+        return json_incref(opt->flags);
+    json_error_t jerr;
+    json_t *body = strcmp(opt->request_path, "-") == 0
+                       ? json_loadf(stdin, JSON_DECODE_ANY, &jerr)
+                       : json_load_file(opt->request_path, JSON_DECODE_ANY, &jerr);
+    if (!body)
+        vf_error_set(err, VF_EINVAL, "%s:%d: not valid JSON: %s", opt->request_path, jerr.line,
+                     jerr.text);
+    return body;
+}
+
+typedef struct reservation_loader {
+    sched_engine *engine;
+    size_t count;
+    vf_error *err;
+} reservation_loader;
+
+static int hold_reservation(const store_reservation *row, void *ctx)
+{
+    reservation_loader *loader = ctx;
+    sched_reservation res;
+    memset(&res, 0, sizeof res);
+    snprintf(res.task_id, sizeof res.task_id, "%s", row->task_id);
+    snprintf(res.node, sizeof res.node, "%s", row->node);
+    res.cpu = row->cpu;
+    res.memory = row->memory;
+    res.disk = row->disk;
+    res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
+    if (sched_engine_reserve(loader->engine, &res, loader->err) < 0)
+        return -1;
+    loader->count++;
+    return 0;
+}
+
+/* Hold the store's live reservations in the engine. Returns how many, or -1
+ * with err. A store that does not exist yet holds none. */
+static long load_reservations(const vf_config *config, sched_engine *engine, bool *store_missing,
+                              vf_error *err)
+{
+    struct stat st;
+    *store_missing = stat(config->store.path, &st) != 0;
+    if (*store_missing)
+        return 0;
+    store *s = store_open(config->store.path, STORE_READ_ONLY, err);
+    if (!s)
+        return -1;
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    reservation_loader loader = {engine, 0, err};
+    int rc = store_reservations_live(s, now, hold_reservation, &loader, err);
+    store_close(s);
+    return rc < 0 ? -1 : (long)loader.count;
+}
+
+static void print_human(const sched_decision *d, const hostset *hosts, long reservations,
+                        bool store_missing, const char *store_path)
+{
+    if (d->placed) {
+        printf("placed on %s (%s, pool %s), vmid %u, score %.2f\n", d->node->name,
+               d->node->ip[0] ? d->node->ip : "no ip", d->node->pool, d->vmid, d->score);
+        printf("  %s\n", d->message);
+        printf("  scores:");
+        for (size_t i = 0; i < d->n_parts; i++)
+            printf("%s %s %.2f (weight %g)", i ? "," : "", d->parts[i].plugin, d->parts[i].score,
+                   d->parts[i].weight);
+        printf("%s\n", d->n_parts ? "" : " none enabled; lowest name wins");
+    } else {
+        printf("not placed: %s\n", d->message);
+    }
+    if (reservations >= 0)
+        printf("  live reservations considered: %ld (%s)\n", reservations, store_path);
+    else if (store_missing)
+        printf("  live reservations: none (no store at %s yet)\n", store_path);
+    bool header = false;
+    for (size_t i = 0; i < hosts->n_hosts; i++) {
+        sched_reason reason = (sched_reason)d->host_reasons[i];
+        if (reason == SCHED_REASON_NONE)
+            continue;
+        if (!header)
+            printf("rejected:\n");
+        header = true;
+        printf("  %-24s %s\n", hosts->hosts[i].name, sched_reason_text(reason));
+    }
+}
+
+static void print_json(json_t *obj)
+{
+    char *text = json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text)
+        puts(text);
+    free(text);
+}
+
+int ctl_place(int argc, char **argv)
+{
+    int status = CTL_EXIT_USAGE;
+    place_options opt = {.use_reservations = true, .flags = json_object()};
+    vf_config *config = NULL;
+    json_t *body = NULL;
+    inventory *inv = NULL;
+    hostset *hosts = NULL;
+    sched_engine *engine = NULL;
+    vf_error err;
+    vf_error_init(&err);
+
+    if (parse_options(argc, argv, &opt) < 0)
+        goto out;
+
+    sched_request req;
+    body = load_body(&opt, &err);
+    if (!body || sched_request_parse(body, &req, &err) < 0)
+        goto invalid;
+
+    config = ctl_load_config(opt.config_path);
+    status = CTL_EXIT_CONFIG;
+    if (!config)
+        goto out;
+    sched_params params;
+    sched_params_from_config(&params, config);
+    engine = sched_engine_new(&params, &err);
+    if (!engine) {
+        ctl_error("%s%s%s", config->path ? config->path : "", config->path ? ": " : "", err.text);
+        goto out;
+    }
+    inv = inventory_new(config, &err);
+    if (!inv) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    status = CTL_EXIT_UNAVAILABLE;
+    hosts = inventory_fetch(inv, &err);
+    if (!hosts) {
+        ctl_error("inventory unavailable: %s", err.text);
+        goto out;
+    }
+    if (sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    long reservations = -1;
+    bool store_missing = false;
+    if (opt.use_reservations) {
+        reservations = load_reservations(config, engine, &store_missing, &err);
+        if (reservations < 0) {
+            ctl_error("cannot read live reservations: %s (use --no-reservations to ignore them)",
+                      err.text);
+            goto out;
+        }
+        if (store_missing)
+            reservations = -1;
+    }
+
+    sched_decision decision;
+    if (sched_engine_decide(engine, &req, &decision, &err) < 0)
+        goto invalid;
+    if (opt.json) {
+        json_t *result = sched_decision_to_json(&decision, hosts);
+        print_json(result);
+        json_decref(result);
+    } else {
+        print_human(&decision, hosts, reservations, store_missing, config->store.path);
+    }
+    status = decision.placed ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
+    goto out;
+
+invalid:
+    status = CTL_EXIT_USAGE;
+    if (opt.json) {
+        json_t *result = json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", "invalid",
+                                   "error", err.text);
+        print_json(result);
+        json_decref(result);
+    } else {
+        ctl_error("invalid request: %s", err.text);
+    }
+out:
+    sched_engine_free(engine);
+    hostset_free(hosts);
+    inventory_free(inv);
+    config_free(config);
+    json_decref(body);
+    json_decref(opt.flags);
+    return status;
+}
