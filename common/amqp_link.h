@@ -1,0 +1,175 @@
+/* amqp_link: the programs' one connection to RabbitMQ (rabbitmq-c 0.11).
+ *
+ * A link owns one AMQP connection with one channel in confirm mode, and
+ * enforces DESIGN.md's delivery rules: manual acks within a prefetch window;
+ * every publish persistent (delivery_mode 2), mandatory and confirmed;
+ * heartbeats; the topology of amqp_topology.h declared at every connect.
+ *
+ * Failure model. Any broker or network failure (socket error, missed
+ * heartbeats, the broker closing the channel or connection, a consumer
+ * cancelled by the broker) makes the failing call return -1 and leaves the
+ * link DISCONNECTED:
+ *   - every publish not yet confirmed is reported to the confirm callback with
+ *     ok=false ("connection lost": the broker may or may not have it, so the
+ *     caller publishes again and consumers deduplicate);
+ *   - deliveries received but not yet handed out are dropped (the broker
+ *     redelivers them, flagged redelivered);
+ *   - tags handed out before the failure become stale: acking or rejecting them
+ *     later is ignored with a warning (the broker redelivers those messages).
+ * The caller then waits (common/backoff.h) and calls amqp_link_connect again,
+ * which rebuilds connection, channel, confirm mode, qos, topology and every
+ * consumer started with amqp_link_consume. Calls other than connect/close/free
+ * on a disconnected link fail with VF_EUNAVAILABLE.
+ *
+ * Tags. Delivery tags and publish tags handed to the caller carry the
+ * connection's generation in their top 16 bits, so a tag from an earlier
+ * connection can never ack a message of the current one.
+ *
+ * Threads: a link is used by one thread at a time. Heartbeats are only sent
+ * while the link is inside one of its calls; a caller that spends longer than
+ * amqp.heartbeat_s outside them will be disconnected by the broker.
+ *
+ * Callbacks run inside amqp_link calls and must not call amqp_link functions. */
+#ifndef VF_AMQP_LINK_H
+#define VF_AMQP_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amqp_topology.h"
+#include "config.h"
+#include "vf_error.h"
+
+typedef struct amqp_link amqp_link;
+
+/* What to publish. Every pointer is borrowed for the duration of the call;
+ * NULL (or attempt 0) leaves the property or header out. */
+typedef struct amqp_link_message {
+    const void *body;
+    size_t body_len;          /* bytes */
+    const char *content_type; /* NULL: "application/json" */
+    const char *message_id;   /* task id or event id */
+    const char *correlation_id;
+    const char *reply_to;
+    int64_t attempt;          /* x-virtflow-attempt; 0 = absent */
+    const char *error;        /* x-virtflow-error */
+    const char *original_key; /* x-virtflow-routing-key */
+} amqp_link_message;
+
+/* A delivery copied out of rabbitmq-c's memory: everything here is owned by
+ * the struct and released by amqp_link_delivery_close. Absent properties and
+ * headers are NULL (attempt 0). */
+typedef struct amqp_link_delivery {
+    uint64_t delivery_tag; /* for amqp_link_ack / amqp_link_reject */
+    bool redelivered;
+    bool too_large; /* body_size > amqp.max_message_bytes: body is NULL; reject it */
+    char *exchange;
+    char *routing_key;
+    char *content_type;
+    char *message_id;
+    char *correlation_id;
+    char *reply_to;
+    int64_t attempt;     /* x-virtflow-attempt, 0 when absent */
+    char *error;         /* x-virtflow-error */
+    char *original_key;  /* x-virtflow-routing-key */
+    unsigned char *body; /* body_len bytes plus a NUL for convenience; NULL when too_large */
+    size_t body_len;     /* bytes kept */
+    uint64_t body_size;  /* bytes announced by the broker */
+} amqp_link_delivery;
+
+/* Outcome of one publish: ok is true when the broker confirmed it (basic.ack)
+ * and did not return it. ok=false comes with a reason: returned as unroutable
+ * (mandatory), nacked, or the connection was lost before the confirm arrived.
+ * `reason` is valid during the call only. */
+typedef void (*amqp_link_confirm_fn)(uint64_t publish_tag, bool ok, const char *reason, void *user);
+
+/* A disconnected link. `config` is borrowed and must outlive the link;
+ * client_name (copied) shows in the broker's connection list. The password file
+ * (amqp.password_file), if any, is read here. Returns NULL with err
+ * (VF_ECONFIG, VF_ENOMEM). */
+amqp_link *amqp_link_new(const vf_config *config, const char *client_name, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Closes the connection politely if it is up, then frees. NULL is a no-op. */
+void amqp_link_free(amqp_link *link);
+
+/* Where confirm outcomes go. Without a callback they are only logged. */
+void amqp_link_set_confirm_callback(amqp_link *link, amqp_link_confirm_fn fn, void *user);
+
+/* (Re)connect: drop any current connection (see the failure model), then try
+ * amqp.urls in order until one works: TCP or TLS (amqps://: peer certificate
+ * and host name verified against amqp.ca_file or the system store, unless
+ * amqp.tls_verify is false, which is logged as a warning at every connect),
+ * login with heartbeats, channel, confirm.select, basic.qos(amqp.prefetch),
+ * topology, consumers. Each attempt is logged with the URL minus its password.
+ * Returns 0, or -1 with err (VF_EUNAVAILABLE: last URL's failure, or
+ * VF_ECONFIG: a URL that cannot be parsed). */
+int amqp_link_connect(amqp_link *link, vf_error *err) __attribute__((warn_unused_result));
+
+bool amqp_link_is_connected(const amqp_link *link);
+
+/* Close the connection politely (in-flight publishes are reported failed);
+ * amqp_link_connect may be called again later. */
+void amqp_link_close(amqp_link *link);
+
+/* Publish persistent + mandatory. The publish is not confirmed yet when this
+ * returns: *publish_tag_out (optional) identifies it in the confirm callback.
+ * Returns 0, or -1 with err (link disconnected). */
+int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing_key,
+                      const amqp_link_message *message, uint64_t *publish_tag_out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Publishes not yet confirmed, nacked or returned. */
+size_t amqp_link_unconfirmed(const amqp_link *link);
+
+/* Read from the broker until every publish has its outcome (each reported to
+ * the callback once), for at most timeout_ms (-1: no limit). Deliveries that
+ * arrive meanwhile are kept for amqp_link_next. Returns 0 when nothing is
+ * outstanding; -1 with err on timeout (outstanding publishes stay pending) or
+ * on a failure (they are then reported failed). */
+int amqp_link_wait_confirms(amqp_link *link, int timeout_ms, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Start consuming `queue` (manual acks); remembered and restarted by every
+ * later connect until amqp_link_cancel. Returns 0 or -1 with err. */
+int amqp_link_consume(amqp_link *link, const char *queue, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Next delivery from any consumed queue, waiting at most timeout_ms (-1: no
+ * limit, 0: only what is already read). Confirms and returns arriving
+ * meanwhile go to the callback. Returns 1 with *out filled (the caller owns it:
+ * amqp_link_delivery_close), 0 on timeout, -1 with err on failure. */
+int amqp_link_next(amqp_link *link, amqp_link_delivery *out, int timeout_ms, vf_error *err)
+    __attribute__((warn_unused_result));
+
+void amqp_link_delivery_close(amqp_link_delivery *delivery);
+
+/* Ack one delivery, or every delivery up to it when multiple. A stale tag
+ * (earlier connection) is ignored with a warning and returns 0.
+ * Returns -1 with err when the link is down or the write fails. */
+int amqp_link_ack(amqp_link *link, uint64_t delivery_tag, bool multiple, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Reject one delivery: requeue=false dead-letters it to virtflow.dead (work
+ * queues) or drops it (queues without a dead-letter exchange). */
+int amqp_link_reject(amqp_link *link, uint64_t delivery_tag, bool requeue, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Stop every consumer (graceful shutdown): no new deliveries after this;
+ * deliveries already received are still handed out by amqp_link_next and may
+ * be acked. Returns 0 or -1 with err. */
+int amqp_link_cancel(amqp_link *link, vf_error *err) __attribute__((warn_unused_result));
+
+/* Messages ready in `queue` and its consumer count, by passive declare on a
+ * side channel (a missing queue does not disturb publishing or consuming).
+ * Returns 0, or -1 with err (VF_EINVAL: no such queue; VF_EUNAVAILABLE). */
+int amqp_link_queue_depth(amqp_link *link, const char *queue, uint32_t *messages,
+                          uint32_t *consumers, vf_error *err) __attribute__((warn_unused_result));
+
+/* The URL with its password removed, as logged: amqp://user@host:port/vhost.
+ * Writes a NUL-terminated string into buf; returns 0, or -1 for a URL that
+ * cannot be parsed (buf then says "(unparsable URL)"). */
+int amqp_link_redact_url(const char *url, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,174 @@
+#include "amqp_topology.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+typedef enum {
+    QUEUE_CONSUMED, /* the work queues and the relay's queue */
+    QUEUE_DEAD,     /* the parking lot */
+    QUEUE_RETRY,    /* a delay tier */
+} queue_role;
+
+#define MAX_QUEUE_ARGS 4
+
+/* The single source of queue arguments: two programs that disagree on one of
+ * them make each other's declare fail with PRECONDITION_FAILED. `entries` must
+ * have room for MAX_QUEUE_ARGS; the table borrows string constants only. */
+static amqp_table_t queue_arguments(queue_role role, const vf_config *config, int delay_s,
+                                    amqp_table_entry_t *entries)
+{
+    int n = 0;
+    entries[n].key = amqp_cstring_bytes("x-queue-type");
+    entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+    entries[n].value.value.bytes =
+        amqp_cstring_bytes(config->amqp.queue_type == CONFIG_QUEUE_CLASSIC ? "classic" : "quorum");
+    n++;
+    switch (role) {
+    case QUEUE_CONSUMED:
+        entries[n].key = amqp_cstring_bytes("x-dead-letter-exchange");
+        entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+        entries[n].value.value.bytes = amqp_cstring_bytes(AMQP_TOPOLOGY_DLX);
+        n++;
+        if (config->amqp.single_active_consumer) {
+            entries[n].key = amqp_cstring_bytes("x-single-active-consumer");
+            entries[n].value.kind = AMQP_FIELD_KIND_BOOLEAN;
+            entries[n].value.value.boolean = 1;
+            n++;
+        }
+        break;
+    case QUEUE_DEAD:
+        break;
+    case QUEUE_RETRY:
+        entries[n].key = amqp_cstring_bytes("x-message-ttl");
+        entries[n].value.kind = AMQP_FIELD_KIND_I64;
+        entries[n].value.value.i64 = (int64_t)delay_s * 1000;
+        n++;
+        entries[n].key = amqp_cstring_bytes("x-dead-letter-exchange");
+        entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+        entries[n].value.value.bytes = amqp_cstring_bytes(AMQP_TOPOLOGY_EXCHANGE);
+        n++;
+        break;
+    }
+    amqp_table_t table = {.num_entries = n, .entries = entries};
+    return table;
+}
+
+int amqp_topology_retry_name(int delay_s, char *buf, size_t size)
+{
+    if (delay_s <= 0)
+        return -1;
+    int n = snprintf(buf, size, "%s%ds", AMQP_TOPOLOGY_RETRY_PREFIX, delay_s);
+    return (n < 0 || (size_t)n >= size) ? -1 : 0;
+}
+
+int amqp_topology_check_reply(amqp_rpc_reply_t reply, const char *what, vf_error *err)
+{
+    switch (reply.reply_type) {
+    case AMQP_RESPONSE_NORMAL:
+        return 0;
+    case AMQP_RESPONSE_NONE:
+        vf_error_set(err, VF_EUNAVAILABLE, "%s: no reply from the broker", what);
+        return -1;
+    case AMQP_RESPONSE_LIBRARY_EXCEPTION:
+        vf_error_set(err, VF_EUNAVAILABLE, "%s: %s", what, amqp_error_string2(reply.library_error));
+        return -1;
+    case AMQP_RESPONSE_SERVER_EXCEPTION:
+        break;
+    }
+    if (reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+        const amqp_channel_close_t *m = reply.reply.decoded;
+        vf_error_set(err, VF_EUNAVAILABLE, "%s: broker closed the channel: %u %.*s", what,
+                     m->reply_code, (int)m->reply_text.len, (const char *)m->reply_text.bytes);
+    } else if (reply.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
+        const amqp_connection_close_t *m = reply.reply.decoded;
+        vf_error_set(err, VF_EUNAVAILABLE, "%s: broker closed the connection: %u %.*s", what,
+                     m->reply_code, (int)m->reply_text.len, (const char *)m->reply_text.bytes);
+    } else {
+        vf_error_set(err, VF_EUNAVAILABLE, "%s: unexpected broker method 0x%08x", what,
+                     (unsigned)reply.reply.id);
+    }
+    return -1;
+}
+
+static int declare_exchange(amqp_connection_state_t conn, amqp_channel_t channel, const char *name,
+                            const char *type, vf_error *err)
+{
+    amqp_exchange_declare(conn, channel, amqp_cstring_bytes(name), amqp_cstring_bytes(type),
+                          0 /* passive */, 1 /* durable */, 0 /* auto_delete */, 0 /* internal */,
+                          amqp_empty_table);
+    char what[128];
+    snprintf(what, sizeof what, "declaring exchange %s", name);
+    return amqp_topology_check_reply(amqp_get_rpc_reply(conn), what, err);
+}
+
+static int declare_queue(amqp_connection_state_t conn, amqp_channel_t channel, const char *name,
+                         amqp_table_t arguments, vf_error *err)
+{
+    amqp_queue_declare(conn, channel, amqp_cstring_bytes(name), 0 /* passive */, 1 /* durable */,
+                       0 /* exclusive */, 0 /* auto_delete */, arguments);
+    char what[128];
+    snprintf(what, sizeof what, "declaring queue %s", name);
+    return amqp_topology_check_reply(amqp_get_rpc_reply(conn), what, err);
+}
+
+static int bind_queue(amqp_connection_state_t conn, amqp_channel_t channel, const char *queue,
+                      const char *exchange, const char *key, vf_error *err)
+{
+    amqp_queue_bind(conn, channel, amqp_cstring_bytes(queue), amqp_cstring_bytes(exchange),
+                    amqp_cstring_bytes(key), amqp_empty_table);
+    char what[160];
+    snprintf(what, sizeof what, "binding queue %s to %s with \"%s\"", queue, exchange, key);
+    return amqp_topology_check_reply(amqp_get_rpc_reply(conn), what, err);
+}
+
+int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
+                          const vf_config *config, vf_error *err)
+{
+    amqp_table_entry_t entries[MAX_QUEUE_ARGS];
+
+    if (declare_exchange(conn, channel, AMQP_TOPOLOGY_EXCHANGE, "topic", err) < 0 ||
+        declare_exchange(conn, channel, AMQP_TOPOLOGY_DLX, "fanout", err) < 0)
+        return -1;
+
+    if (declare_queue(conn, channel, AMQP_TOPOLOGY_DEAD_QUEUE,
+                      queue_arguments(QUEUE_DEAD, config, 0, entries), err) < 0 ||
+        bind_queue(conn, channel, AMQP_TOPOLOGY_DEAD_QUEUE, AMQP_TOPOLOGY_DLX, "", err) < 0)
+        return -1;
+
+    static const struct {
+        const char *queue;
+        const char *key;
+    } bindings[] = {
+        {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_KEY_SCHEDULE},
+        {AMQP_TOPOLOGY_SPARE_QUEUE, AMQP_TOPOLOGY_KEY_SPARE_PREPARE},
+        {AMQP_TOPOLOGY_SPARE_QUEUE, AMQP_TOPOLOGY_KEY_SPARE_RELEASE},
+        {AMQP_TOPOLOGY_RELAY_QUEUE, AMQP_TOPOLOGY_KEY_EVENTS},
+    };
+    for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++) {
+        if (declare_queue(conn, channel, bindings[i].queue,
+                          queue_arguments(QUEUE_CONSUMED, config, 0, entries), err) < 0 ||
+            bind_queue(conn, channel, bindings[i].queue, AMQP_TOPOLOGY_EXCHANGE, bindings[i].key,
+                       err) < 0)
+            return -1;
+    }
+
+    for (size_t i = 0; i < config->retry.n_delays; i++) {
+        int delay_s = config->retry.delays_s[i];
+        char name[AMQP_TOPOLOGY_NAME_MAX];
+        if (amqp_topology_retry_name(delay_s, name, sizeof name) < 0) {
+            vf_error_set(err, VF_ECONFIG, "retry.delays_s[%zu]: %d is not a delay in seconds", i,
+                         delay_s);
+            return -1;
+        }
+        if (declare_exchange(conn, channel, name, "fanout", err) < 0 ||
+            declare_queue(conn, channel, name,
+                          queue_arguments(QUEUE_RETRY, config, delay_s, entries), err) < 0 ||
+            bind_queue(conn, channel, name, name, "", err) < 0)
+            return -1;
+    }
+    log_debug("amqp: topology declared (%zu retry tiers, %s queues)", config->retry.n_delays,
+              config->amqp.queue_type == CONFIG_QUEUE_CLASSIC ? "classic" : "quorum");
+    return 0;
+}

@@ -1,0 +1,80 @@
+/* amqp_topology: the broker names of DESIGN.md "Broker topology", and the one
+ * place that declares them.
+ *
+ * Every program declares the whole topology at each connect; declarations are
+ * idempotent only while every program passes the very same arguments (else
+ * the broker closes the channel with 406 PRECONDITION_FAILED), which is why the
+ * queue arguments are built by a single function here.
+ *
+ * Names and shape:
+ *   virtflow                 topic exchange, durable: requests and events
+ *   virtflow.task.schedule   queue <- virtflow "task.schedule"
+ *   virtflow.spare           queue <- virtflow "spare.prepare", "spare.release"
+ *   virtflow.relay           queue <- virtflow "event.#"
+ *     these three: x-queue-type (amqp.queue_type), x-dead-letter-exchange
+ *     virtflow.dlx, x-single-active-consumer when amqp.single_active_consumer.
+ *   virtflow.dlx             FANOUT exchange, durable: whatever is dead-lettered or
+ *                            parked lands in virtflow.dead whatever its routing key
+ *                            (the key is kept on the message, so redrive can use it)
+ *   virtflow.dead            queue <- virtflow.dlx; x-queue-type only
+ *   virtflow.retry.<N>s      one per retry.delays_s entry: a FANOUT exchange and a
+ *                            queue of the same name bound to it; the queue has
+ *                            x-message-ttl N*1000 ms and x-dead-letter-exchange
+ *                            virtflow, and no consumers.
+ *
+ * Retrying: publish the message to exchange virtflow.retry.<N>s WITH ITS
+ * ORIGINAL ROUTING KEY (e.g. "task.schedule"). The fanout ignores the key and
+ * puts the message in the tier queue; the key stays on the message; when the
+ * TTL expires the broker dead-letters it to virtflow with that same key (no
+ * x-dead-letter-routing-key is set), so it comes back to its own work queue.
+ * (Publishing through the default exchange would make the tier queue's name
+ * the routing key, and the expired message would then route nowhere.) */
+#ifndef VF_AMQP_TOPOLOGY_H
+#define VF_AMQP_TOPOLOGY_H
+
+#include <amqp.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "vf_error.h"
+
+#define AMQP_TOPOLOGY_EXCHANGE "virtflow"
+#define AMQP_TOPOLOGY_DLX "virtflow.dlx"
+#define AMQP_TOPOLOGY_DEAD_QUEUE "virtflow.dead"
+#define AMQP_TOPOLOGY_SCHEDULE_QUEUE "virtflow.task.schedule"
+#define AMQP_TOPOLOGY_SPARE_QUEUE "virtflow.spare"
+#define AMQP_TOPOLOGY_RELAY_QUEUE "virtflow.relay"
+#define AMQP_TOPOLOGY_RETRY_PREFIX "virtflow.retry."
+
+#define AMQP_TOPOLOGY_KEY_SCHEDULE "task.schedule"
+#define AMQP_TOPOLOGY_KEY_SPARE_PREPARE "spare.prepare"
+#define AMQP_TOPOLOGY_KEY_SPARE_RELEASE "spare.release"
+#define AMQP_TOPOLOGY_KEY_EVENTS "event.#"
+
+/* Message headers the programs set and read. */
+#define AMQP_TOPOLOGY_HEADER_ATTEMPT "x-virtflow-attempt"         /* integer, 1 = first try */
+#define AMQP_TOPOLOGY_HEADER_ERROR "x-virtflow-error"             /* reason, text */
+#define AMQP_TOPOLOGY_HEADER_ROUTING_KEY "x-virtflow-routing-key" /* original key, text */
+
+/* Longest name this module builds, NUL included. */
+#define AMQP_TOPOLOGY_NAME_MAX 64
+
+/* Write "virtflow.retry.<delay_s>s" into buf. Returns 0, or -1 when delay_s <= 0
+ * or the buffer is too small. */
+int amqp_topology_retry_name(int delay_s, char *buf, size_t size)
+    __attribute__((warn_unused_result));
+
+/* Declare every exchange, queue and binding above on an open channel.
+ * Returns 0, or -1 with err (VF_EUNAVAILABLE, the broker's reply text quoted).
+ * After a failure the broker has usually closed the channel or connection:
+ * the caller throws the connection away and rebuilds it. */
+int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
+                          const vf_config *config, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Turn a rabbitmq-c RPC reply into 0, or -1 with err naming `what` and the
+ * broker's or the library's reason. Shared with amqp_link. */
+int amqp_topology_check_reply(amqp_rpc_reply_t reply, const char *what, vf_error *err)
+    __attribute__((warn_unused_result));
+
+#endif
