@@ -67,14 +67,17 @@ static int compare_vmids(const void *a, const void *b)
 
 int hostset_finish(hostset *set, vf_error *err)
 {
-    qsort(set->hosts, set->n_hosts, sizeof(host), compare_hosts);
+    /* qsort must not see the NULL array of an empty set (UBSan flags it). */
+    if (set->n_hosts)
+        qsort(set->hosts, set->n_hosts, sizeof(host), compare_hosts);
     for (size_t i = 1; i < set->n_hosts; i++) {
         if (strcmp(set->hosts[i - 1].name, set->hosts[i].name) == 0) {
             vf_error_set(err, VF_EINVAL, "host %s is listed twice", set->hosts[i].name);
             return -1;
         }
     }
-    qsort(set->used_vmids, set->n_used_vmids, sizeof(uint32_t), compare_vmids);
+    if (set->n_used_vmids)
+        qsort(set->used_vmids, set->n_used_vmids, sizeof(uint32_t), compare_vmids);
     size_t unique = 0;
     for (size_t i = 0; i < set->n_used_vmids; i++)
         if (unique == 0 || set->used_vmids[unique - 1] != set->used_vmids[i])
@@ -129,6 +132,8 @@ int hostset_pool_id(const hostset *set, const char *pool)
 
 bool hostset_vmid_used(const hostset *set, uint32_t vmid)
 {
+    if (!set->n_used_vmids) /* bsearch must not see a NULL array either */
+        return false;
     return bsearch(&vmid, set->used_vmids, set->n_used_vmids, sizeof(uint32_t), compare_vmids) !=
            NULL;
 }

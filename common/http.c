@@ -1,0 +1,195 @@
+#include "http.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_result = CURLE_FAILED_INIT;
+
+static void global_init_once(void)
+{
+    global_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int http_global_init(vf_error *err)
+{
+    pthread_once(&global_once, global_init_once);
+    if (global_result != CURLE_OK) {
+        vf_error_set(err, VF_EINTERNAL, "libcurl initialisation failed: %s",
+                     curl_easy_strerror(global_result));
+        return -1;
+    }
+    return 0;
+}
+
+void http_redact_url(const char *url, char *buf, size_t size)
+{
+    if (!size)
+        return;
+    if (!url) {
+        snprintf(buf, size, "(no url)");
+        return;
+    }
+    const char *scheme_end = strstr(url, "://");
+    const char *authority = scheme_end ? scheme_end + 3 : url;
+    size_t authority_len = strcspn(authority, "/?#");
+    const char *at = memchr(authority, '@', authority_len);
+    size_t scheme_len = (size_t)(authority - url);
+    const char *host = at ? at + 1 : authority;
+    size_t rest_len = strcspn(host, "?#");
+    snprintf(buf, size, "%.*s%.*s%s", (int)scheme_len, url, (int)rest_len, host,
+             host[rest_len] ? "?..." : "");
+}
+
+typedef struct body_buffer {
+    char *data;
+    size_t len;
+    size_t cap;
+    size_t max;
+    bool too_large;
+} body_buffer;
+
+static size_t on_body(char *chunk, size_t size, size_t count, void *userdata)
+{
+    body_buffer *body = userdata;
+    size_t n = size * count;
+    if (n > body->max - body->len) {
+        body->too_large = true;
+        return 0; /* makes curl fail with CURLE_WRITE_ERROR */
+    }
+    if (body->len + n + 1 > body->cap) {
+        size_t next = body->cap ? body->cap : 4096;
+        while (next < body->len + n + 1)
+            next *= 2;
+        char *grown = realloc(body->data, next);
+        if (!grown)
+            return 0;
+        body->data = grown;
+        body->cap = next;
+    }
+    memcpy(body->data + body->len, chunk, n);
+    body->len += n;
+    body->data[body->len] = '\0';
+    return n;
+}
+
+static bool has_control_chars(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 && *s != '\t')
+            return true;
+    return false;
+}
+
+int http_get(const http_request *request, http_response *response, vf_error *err)
+{
+    int rc = -1;
+    CURL *curl = NULL;
+    struct curl_slist *headers = NULL;
+    body_buffer body = {0};
+    char errbuf[CURL_ERROR_SIZE] = "";
+    char shown[256];
+
+    memset(response, 0, sizeof *response);
+    http_redact_url(request->url, shown, sizeof shown);
+    if (!request->url ||
+        (strncmp(request->url, "http://", 7) != 0 && strncmp(request->url, "https://", 8) != 0)) {
+        vf_error_set(err, VF_EINVAL, "GET %s: only http:// and https:// URLs are supported", shown);
+        return -1;
+    }
+    if (http_global_init(err) < 0)
+        return -1;
+
+    body.max = request->max_body ? request->max_body : HTTP_DEFAULT_MAX_BODY;
+    double timeout_s = request->timeout_s > 0 ? request->timeout_s : HTTP_DEFAULT_TIMEOUT_S;
+    long timeout_ms = (long)(timeout_s * 1000.0);
+    if (timeout_ms < 1)
+        timeout_ms = 1;
+
+    curl = curl_easy_init();
+    if (!curl) {
+        vf_error_set(err, VF_ENOMEM, "GET %s: cannot create a curl handle", shown);
+        goto out;
+    }
+    for (size_t i = 0; i < request->n_headers; i++) {
+        /* A CR or LF in a header (say from a token file) would smuggle in
+         * another header; refuse rather than send. The value is not shown. */
+        if (has_control_chars(request->headers[i])) {
+            vf_error_set(err, VF_EINVAL, "GET %s: header %zu contains control characters", shown,
+                         i + 1);
+            goto out;
+        }
+        struct curl_slist *appended = curl_slist_append(headers, request->headers[i]);
+        if (!appended) {
+            vf_error_set(err, VF_ENOMEM, "GET %s: out of memory", shown);
+            goto out;
+        }
+        headers = appended;
+    }
+
+    curl_easy_setopt(curl, CURLOPT_URL, request->url);
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in threaded programs */
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0 */
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, request->tls_skip_verify ? 0L : 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, request->tls_skip_verify ? 0L : 2L);
+    if (request->ca_file)
+        curl_easy_setopt(curl, CURLOPT_CAINFO, request->ca_file);
+    if (headers)
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "virtflow");
+
+    CURLcode result = curl_easy_perform(curl);
+    if (result != CURLE_OK) {
+        if (body.too_large)
+            vf_error_set(err, VF_EUNAVAILABLE, "GET %s: response body exceeds %zu bytes", shown,
+                         body.max);
+        else if (result == CURLE_OPERATION_TIMEDOUT)
+            vf_error_set(err, VF_EUNAVAILABLE, "GET %s: no answer within %g s", shown, timeout_s);
+        else
+            vf_error_set(err, VF_EUNAVAILABLE, "GET %s: %s", shown,
+                         errbuf[0] ? errbuf : curl_easy_strerror(result));
+        goto out;
+    }
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+    if (!body.data) { /* an empty body is still a string */
+        body.data = calloc(1, 1);
+        if (!body.data) {
+            vf_error_set(err, VF_ENOMEM, "GET %s: out of memory", shown);
+            goto out;
+        }
+    }
+    response->body = body.data;
+    response->body_len = body.len;
+    body.data = NULL;
+    rc = 0;
+out:
+    free(body.data);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    return rc;
+}
+
+void http_response_close(http_response *response)
+{
+    if (!response)
+        return;
+    free(response->body);
+    response->body = NULL;
+    response->body_len = 0;
+    response->status = 0;
+}

@@ -1,0 +1,36 @@
+/* yaml_json: read a YAML document into a jansson value.
+ *
+ * JSON is a subset of YAML, so the same loader reads both. Plain scalars
+ * resolve by the YAML 1.2 core schema: null, ~ or nothing -> null;
+ * true/false (also True/TRUE/False/FALSE) -> boolean; decimal, 0o octal and
+ * 0x hex integers (with sign) -> integer; decimal floats -> real; anything
+ * else -> string. Quoted scalars and scalars tagged !!str are always strings,
+ * so "123" stays text. Unlike YAML 1.1, yes/no/on/off are strings.
+ *
+ * Rejected with an error naming the line ("line 7: ..."): aliases (so no
+ * alias cycles or billion-laughs expansion), nesting deeper than
+ * YAML_JSON_MAX_DEPTH, non-scalar or duplicate mapping keys, more than one
+ * document, integers outside int64, .inf and .nan (JSON has neither).
+ * Anchors on their own are harmless and ignored. */
+#ifndef VF_YAML_JSON_H
+#define VF_YAML_JSON_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "vf_error.h"
+
+#define YAML_JSON_MAX_DEPTH 64
+
+/* Parse `len` bytes of `text` (need not be NUL-terminated). An empty
+ * document yields json null. Returns a new reference, or NULL with err
+ * filled (VF_EINVAL "line N: what is wrong", VF_ENOMEM). */
+json_t *yaml_json_load(const char *text, size_t len, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Same, from a file; messages are prefixed with the path
+ * ("inventory.yaml: line 7: ..."). A file that cannot be read is VF_EIO. */
+json_t *yaml_json_load_file(const char *path, vf_error *err) __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,160 @@
+/* host_json: one host from JSON, field by field: defaults, derived
+ * allocations, ranges and the exact error a user reads. */
+#include <stdio.h>
+#include <string.h>
+
+#include "host_json.h"
+#include "testlib.h"
+
+/* Parse one host (as host 1) into a fresh set; returns the set or NULL. */
+static hostset *parse(const char *json_text, vf_error *err)
+{
+    vf_error_init(err);
+    json_error_t json_err;
+    json_t *object = json_loads(json_text, 0, &json_err);
+    if (!object) {
+        vf_error_set(err, VF_EINTERNAL, "test JSON: %s", json_err.text);
+        return NULL;
+    }
+    hostset *set = hostset_new();
+    if (host_json_add(set, object, 1, err) < 0) {
+        hostset_free(set);
+        set = NULL;
+    }
+    json_decref(object);
+    return set;
+}
+
+static void expect_error(const char *json_text, const char *want)
+{
+    vf_error err;
+    hostset *set = parse(json_text, &err);
+    CHECKF(set == NULL, "accepted %s", json_text);
+    CHECK(err.code == VF_EINVAL);
+    const char *text = err.text;
+    CHECK_STR(text, want);
+    hostset_free(set);
+}
+
+static void test_virtflow_scheduler_node(void)
+{
+    /* Exactly what virtflow-scheduler's node API sends. */
+    vf_error err;
+    hostset *set = parse("{\"name\": \"node1\", \"cpu\": 32, \"memory\": 131072, \"storage\": 1000,"
+                         " \"usage_cpu\": 0.3, \"usage_mem\": 0.5, \"pool\": \"general\","
+                         " \"dedicated\": true, \"model\": \"R650\", \"max_vms\": 50,"
+                         " \"current_vms\": 10, \"uptime\": 12345}",
+                         &err);
+    CHECKF(set != NULL, "%s", err.text);
+    if (!set)
+        return;
+    const host *h = &set->hosts[0];
+    CHECK_STR(h->name, "node1");
+    CHECK_STR(h->pool, "general");
+    CHECK_STR(h->model, "R650");
+    CHECK(h->dedicated);
+    CHECK(h->status == HOST_ONLINE);
+    CHECK(h->cpu == 32 && h->memory == 131072 && h->storage == 1000);
+    CHECK(h->usage_cpu == 0.3 && h->usage_mem == 0.5);
+    CHECK(h->allocated_cpu > 9.59 && h->allocated_cpu < 9.61); /* 0.3 x 32 */
+    CHECK(h->allocated_memory == 65536);                       /* 0.5 x 131072 */
+    CHECK(h->max_vms == 50 && h->current_vms == 10);
+    hostset_free(set);
+}
+
+static void test_defaults(void)
+{
+    vf_error err;
+    hostset *set = parse("{\"name\": \"a\", \"cpu\": 0.5, \"memory\": 512, \"ip\": null}", &err);
+    CHECKF(set != NULL, "%s", err.text);
+    if (!set)
+        return;
+    const host *h = &set->hosts[0];
+    CHECK_STR(h->pool, "default");
+    CHECK_STR(h->ip, "");
+    CHECK(!h->dedicated && h->status == HOST_ONLINE);
+    CHECK(h->storage == 0 && h->allocated_cpu == 0 && h->allocated_memory == 0);
+    CHECK(h->max_vms == HOST_JSON_DEFAULT_MAX_VMS && h->current_vms == 0);
+    CHECK(set->n_used_vmids == 0);
+    hostset_free(set);
+}
+
+static void test_vmids(void)
+{
+    vf_error err;
+    hostset *set = parse("{\"name\": \"a\", \"cpu\": 1, \"memory\": 512,"
+                         " \"vmids\": [100, 999999999, 4242]}",
+                         &err);
+    CHECKF(set != NULL, "%s", err.text);
+    if (!set)
+        return;
+    CHECK(hostset_finish(set, &err) == 0);
+    CHECK(hostset_vmid_used(set, 100) && hostset_vmid_used(set, 999999999) &&
+          hostset_vmid_used(set, 4242));
+    CHECK(!hostset_vmid_used(set, 101));
+    hostset_free(set);
+}
+
+static void test_errors(void)
+{
+    expect_error("{\"cpu\": 1, \"memory\": 1}", "host 1: name: missing");
+    expect_error("{\"name\": \"\", \"cpu\": 1, \"memory\": 1}",
+                 "host 1: name: expected 1-63 characters of [A-Za-z0-9._-]");
+    expect_error("{\"name\": \"bm/1\", \"cpu\": 1, \"memory\": 1}",
+                 "host 1: name: expected 1-63 characters of [A-Za-z0-9._-]");
+    expect_error("{\"name\": 7, \"cpu\": 1, \"memory\": 1}",
+                 "host 1: name: expected 1-63 characters of [A-Za-z0-9._-]");
+    expect_error("{\"name\": \"bm-1\", \"memory\": 1}", "host 1 (bm-1): cpu: missing");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": -2, \"memory\": 1}",
+                 "host 1 (bm-1): cpu: expected a number > 0");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": true, \"memory\": 1}",
+                 "host 1 (bm-1): cpu: expected a number > 0");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 0.5}",
+                 "host 1 (bm-1): memory: expected a number of MiB >= 1");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"storage\": -1}",
+                 "host 1 (bm-1): storage: expected a number of GiB >= 0");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"usage_mem\": 1.5}",
+                 "host 1 (bm-1): usage_mem: expected a fraction 0..1 (0.3 means 30%)");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"allocated_cpu\": \"2\"}",
+                 "host 1 (bm-1): allocated_cpu: expected a number of vCPUs >= 0");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"allocated_memory\": -5}",
+                 "host 1 (bm-1): allocated_memory: expected a number of MiB >= 0");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"current_vms\": 1.5}",
+                 "host 1 (bm-1): current_vms: expected a whole number >= 0");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"dedicated\": \"true\"}",
+                 "host 1 (bm-1): dedicated: expected true or false");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"status\": \"Online\"}",
+                 "host 1 (bm-1): status: expected one of online, offline, maintenance, unknown");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"ip\": 10}",
+                 "host 1 (bm-1): ip: expected text of at most 63 bytes");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"vmids\": 100}",
+                 "host 1 (bm-1): vmids: expected a list of vmids");
+    expect_error("{\"name\": \"bm-1\", \"cpu\": 1, \"memory\": 1, \"vmids\": [1000000000]}",
+                 "host 1 (bm-1): vmids[0]: expected an integer 100..999999999");
+}
+
+static void test_host_numbers_in_a_list(void)
+{
+    json_t *hosts = json_loads("[{\"name\": \"bm-001\", \"cpu\": 8, \"memory\": 1024},"
+                               " {\"name\": \"bm-002\", \"cpu\": 8, \"memory\": 1024},"
+                               " {\"name\": \"bm-003\", \"cpu\": 0, \"memory\": 1024}]",
+                               0, NULL);
+    hostset *set = hostset_new();
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(host_json_add_all(set, hosts, &err) == -1);
+    const char *text = err.text;
+    CHECK_STR(text, "host 3 (bm-003): cpu: expected a number > 0");
+    hostset_free(set);
+    json_decref(hosts);
+}
+
+int main(void)
+{
+    test_virtflow_scheduler_node();
+    test_defaults();
+    test_vmids();
+    test_errors();
+    test_host_numbers_in_a_list();
+    return test_summary();
+}

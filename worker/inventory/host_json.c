@@ -1,0 +1,266 @@
+#include "host_json.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* null counts as absent: a YAML key with nothing after it means "default". */
+static const json_t *field(const json_t *object, const char *key)
+{
+    const json_t *value = json_object_get(object, key);
+    return json_is_null(value) ? NULL : value;
+}
+
+static bool valid_label(const char *text, size_t max_len)
+{
+    size_t len = strlen(text);
+    if (len == 0 || len > max_len)
+        return false;
+    return strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == len;
+}
+
+static int get_label(const json_t *object, const char *key, char *out, size_t size, vf_error *err)
+{
+    const json_t *value = field(object, key);
+    if (!value)
+        return 0;
+    if (!json_is_string(value) || !valid_label(json_string_value(value), size - 1)) {
+        vf_error_set(err, VF_EINVAL, "%s: expected 1-%zu characters of [A-Za-z0-9._-]", key,
+                     size - 1);
+        return -1;
+    }
+    snprintf(out, size, "%s", json_string_value(value));
+    return 0;
+}
+
+static int get_text(const json_t *object, const char *key, char *out, size_t size, vf_error *err)
+{
+    const json_t *value = field(object, key);
+    if (!value)
+        return 0;
+    if (!json_is_string(value) || json_string_length(value) > size - 1 ||
+        strlen(json_string_value(value)) != json_string_length(value)) {
+        vf_error_set(err, VF_EINVAL, "%s: expected text of at most %zu bytes", key, size - 1);
+        return -1;
+    }
+    snprintf(out, size, "%s", json_string_value(value));
+    return 0;
+}
+
+/* A number within [min, max]; `*present` tells whether the key was given. */
+static int get_number(const json_t *object, const char *key, double min, double max,
+                      const char *expected, bool *present, double *out, vf_error *err)
+{
+    const json_t *value = field(object, key);
+    *present = value != NULL;
+    if (!value)
+        return 0;
+    double number = json_number_value(value);
+    if (!json_is_number(value) || !isfinite(number) || number < min || number > max) {
+        vf_error_set(err, VF_EINVAL, "%s: expected %s", key, expected);
+        return -1;
+    }
+    *out = number;
+    return 0;
+}
+
+/* A whole number; a real like 12.0 (as Python may send) is accepted. */
+static int get_count(const json_t *object, const char *key, int32_t *out, vf_error *err)
+{
+    const json_t *value = field(object, key);
+    if (!value)
+        return 0;
+    double number = json_number_value(value);
+    if (!json_is_number(value) || number < 0 || number > INT32_MAX || floor(number) != number) {
+        vf_error_set(err, VF_EINVAL, "%s: expected a whole number >= 0", key);
+        return -1;
+    }
+    *out = (int32_t)number;
+    return 0;
+}
+
+static int parse_fields(const json_t *object, host *h, vf_error *err)
+{
+    bool present = false;
+    double number = 0;
+
+    if (get_text(object, "ip", h->ip, sizeof h->ip, err) < 0 ||
+        get_label(object, "pool", h->pool, sizeof h->pool, err) < 0 ||
+        get_text(object, "model", h->model, sizeof h->model, err) < 0)
+        return -1;
+
+    const json_t *dedicated = field(object, "dedicated");
+    if (dedicated) {
+        if (!json_is_boolean(dedicated)) {
+            vf_error_set(err, VF_EINVAL, "dedicated: expected true or false");
+            return -1;
+        }
+        h->dedicated = json_is_true(dedicated);
+    }
+
+    const json_t *status = field(object, "status");
+    if (status) {
+        if (!json_is_string(status) ||
+            host_status_parse(json_string_value(status), &h->status) < 0) {
+            vf_error_set(err, VF_EINVAL,
+                         "status: expected one of online, offline, maintenance, unknown");
+            return -1;
+        }
+    }
+
+    if (!field(object, "cpu")) {
+        vf_error_set(err, VF_EINVAL, "cpu: missing");
+        return -1;
+    }
+    if (get_number(object, "cpu", 0, 1e9, "a number > 0", &present, &h->cpu, err) < 0)
+        return -1;
+    if (h->cpu <= 0) {
+        vf_error_set(err, VF_EINVAL, "cpu: expected a number > 0");
+        return -1;
+    }
+
+    if (!field(object, "memory")) {
+        vf_error_set(err, VF_EINVAL, "memory: missing");
+        return -1;
+    }
+    /* 2^53 MiB is far beyond any machine and keeps the double -> int64 exact. */
+    if (get_number(object, "memory", 1, 9007199254740992.0, "a number of MiB >= 1", &present,
+                   &number, err) < 0)
+        return -1;
+    h->memory = (int64_t)floor(number);
+
+    if (get_number(object, "storage", 0, 9007199254740992.0, "a number of GiB >= 0", &present,
+                   &number, err) < 0)
+        return -1;
+    h->storage = present ? (int64_t)floor(number) : 0;
+
+    if (get_number(object, "usage_cpu", 0, 1, "a fraction 0..1 (0.3 means 30%)", &present,
+                   &h->usage_cpu, err) < 0 ||
+        get_number(object, "usage_mem", 0, 1, "a fraction 0..1 (0.3 means 30%)", &present,
+                   &h->usage_mem, err) < 0)
+        return -1;
+
+    /* Sources that only measure utilisation (virtflow-scheduler's node API)
+     * send no allocation; take measured use as what is committed. */
+    if (get_number(object, "allocated_cpu", 0, 1e9, "a number of vCPUs >= 0", &present, &number,
+                   err) < 0)
+        return -1;
+    h->allocated_cpu = present ? number : h->usage_cpu * h->cpu;
+    if (get_number(object, "allocated_memory", 0, 9007199254740992.0, "a number of MiB >= 0",
+                   &present, &number, err) < 0)
+        return -1;
+    h->allocated_memory =
+        present ? (int64_t)floor(number) : (int64_t)floor(h->usage_mem * (double)h->memory);
+
+    h->max_vms = HOST_JSON_DEFAULT_MAX_VMS;
+    if (get_count(object, "max_vms", &h->max_vms, err) < 0 ||
+        get_count(object, "current_vms", &h->current_vms, err) < 0)
+        return -1;
+    return 0;
+}
+
+int host_json_add_vmids(hostset *set, const json_t *vmids, const char *what, vf_error *err)
+{
+    if (!json_is_array(vmids)) {
+        vf_error_set(err, VF_EINVAL, "%s: expected a list of vmids", what);
+        return -1;
+    }
+    size_t i;
+    const json_t *item;
+    json_array_foreach(vmids, i, item)
+    {
+        json_int_t vmid = json_integer_value(item);
+        if (!json_is_integer(item) || vmid < VMID_MIN || vmid > VMID_MAX) {
+            vf_error_set(err, VF_EINVAL, "%s[%zu]: expected an integer %u..%u", what, i, VMID_MIN,
+                         VMID_MAX);
+            return -1;
+        }
+        if (hostset_add_vmid(set, (uint32_t)vmid, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *err)
+{
+    host h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.pool, sizeof h.pool, "default");
+    h.status = HOST_ONLINE;
+
+    if (!json_is_object(object)) {
+        vf_error_set(err, VF_EINVAL, "host %zu: expected a mapping of host fields", index);
+        return -1;
+    }
+    if (!field(object, "name")) {
+        vf_error_set(err, VF_EINVAL, "host %zu: name: missing", index);
+        return -1;
+    }
+    if (get_label(object, "name", h.name, sizeof h.name, err) < 0) {
+        vf_error_prefix(err, "host %zu", index);
+        return -1;
+    }
+    const json_t *vmids = field(object, "vmids");
+    if (parse_fields(object, &h, err) < 0 ||
+        (vmids && host_json_add_vmids(set, vmids, "vmids", err) < 0) ||
+        hostset_add(set, &h, err) < 0) {
+        vf_error_prefix(err, "host %zu (%s)", index, h.name);
+        return -1;
+    }
+    return 0;
+}
+
+int host_json_add_all(hostset *set, const json_t *hosts, vf_error *err)
+{
+    if (!json_is_array(hosts)) {
+        vf_error_set(err, VF_EINVAL, "expected a list of hosts");
+        return -1;
+    }
+    size_t i;
+    const json_t *item;
+    json_array_foreach(hosts, i, item)
+    {
+        if (host_json_add(set, item, i + 1, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+hostset *host_json_inventory(const json_t *root, vf_error *err)
+{
+    hostset *set = hostset_new();
+    if (!set) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (json_is_array(root)) {
+        if (host_json_add_all(set, root, err) < 0)
+            goto fail;
+    } else if (json_is_object(root)) {
+        const json_t *nodes = json_object_get(root, "nodes");
+        if (!nodes) {
+            vf_error_set(err, VF_EINVAL,
+                         "expected a list of hosts, or a mapping with a nodes: list");
+            goto fail;
+        }
+        if (!json_is_array(nodes)) {
+            vf_error_set(err, VF_EINVAL, "nodes: expected a list of hosts");
+            goto fail;
+        }
+        if (host_json_add_all(set, nodes, err) < 0)
+            goto fail;
+        const json_t *vmids = field(root, "vmids");
+        if (vmids && host_json_add_vmids(set, vmids, "vmids", err) < 0)
+            goto fail;
+    } else {
+        vf_error_set(err, VF_EINVAL, "expected a list of hosts, or a mapping with a nodes: list");
+        goto fail;
+    }
+    if (hostset_finish(set, err) < 0)
+        goto fail;
+    return set;
+fail:
+    hostset_free(set);
+    return NULL;
+}

@@ -1,0 +1,58 @@
+/* host_json: one inventory host from a JSON object (file and http sources).
+ *
+ * Fields (DESIGN.md, Inventory sources); null counts as absent:
+ *   name              required, 1-63 characters of [A-Za-z0-9._-]
+ *   ip                text, default ""
+ *   pool              1-63 characters of [A-Za-z0-9._-], default "default"
+ *   dedicated         true/false, default false
+ *   model             text up to 95 bytes, default ""
+ *   cpu               required, cores, number > 0
+ *   memory            required, MiB, number >= 1 (fractions are dropped)
+ *   storage           GiB free for VM disks, number >= 0, default 0 (fractions dropped)
+ *   usage_cpu         measured CPU use, fraction 0..1, default 0
+ *   usage_mem         measured memory use, fraction 0..1, default 0
+ *   allocated_cpu     vCPUs committed to guests, >= 0; when absent usage_cpu * cpu
+ *   allocated_memory  MiB committed to guests, >= 0; when absent usage_mem * memory
+ *   max_vms           guest slots, integer >= 0; when absent 1000 (virtflow-scheduler's
+ *                     node API always sends it; 0 means "place nothing here")
+ *   current_vms       guests running now, integer >= 0, default 0
+ *   status            online | offline | maintenance | unknown, default online
+ *   vmids             list of integers 100..999999999 used by guests on the host
+ * Unknown fields are ignored (the node API may carry more), but a known field
+ * with the wrong type or range is an error, never silently defaulted.
+ *
+ * Errors read "host 3 (bm-003): cpu: expected a number > 0" or, when the name
+ * itself is wrong, "host 2: name: missing"; `index` is 1-based. */
+#ifndef VF_HOST_JSON_H
+#define VF_HOST_JSON_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "hostset.h"
+#include "vf_error.h"
+
+#define HOST_JSON_DEFAULT_MAX_VMS 1000
+
+/* Parse `object` (host number `index`) and append it and its vmids to `set`.
+ * Returns 0, or -1 with err filled (VF_EINVAL, VF_ENOMEM); on error `set`
+ * may hold some of this host's vmids, so callers discard the set. */
+int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Append every host of the JSON array `hosts`. Returns 0 or -1 (err filled). */
+int host_json_add_all(hostset *set, const json_t *hosts, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Append the used vmids listed in the JSON array `vmids`; `what` names the
+ * list in messages ("vmids"). Returns 0 or -1 (err filled). */
+int host_json_add_vmids(hostset *set, const json_t *vmids, const char *what, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* A whole inventory document: a top-level array of hosts, or an object with
+ * a `nodes` array and an optional `vmids` array (other keys are ignored).
+ * Returns an owned, finished hostset, or NULL with err filled. */
+hostset *host_json_inventory(const json_t *root, vf_error *err) __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,43 @@
+/* source: the three inventory sources behind inventory.c. Each fetch returns
+ * an owned, finished hostset or NULL with err filled; none keeps state
+ * between calls. Internal to worker/inventory/ (tests use it too). */
+#ifndef VF_INVENTORY_SOURCE_H
+#define VF_INVENTORY_SOURCE_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "hostset.h"
+#include "vf_error.h"
+
+/* Remote access settings shared by the http and proxmox sources. */
+typedef struct source_remote {
+    const char *url;        /* http: the node API URL; proxmox: https://pve:8006 */
+    const char *token_file; /* proxmox: file holding USER@REALM!TOKENID=SECRET */
+    double timeout_s;       /* per request */
+    const char *ca_file;    /* NULL = system trust store */
+    bool tls_verify;
+} source_remote;
+
+/* file: YAML or JSON; a list of hosts, or a mapping with `nodes:` and
+ * optionally `vmids:`. Errors start with the path. */
+hostset *source_file_fetch(const char *path, vf_error *err) __attribute__((warn_unused_result));
+
+/* http: GET url -> JSON array of hosts (or {"nodes": [...]}). Errors name the URL. */
+hostset *source_http_fetch(const source_remote *remote, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* proxmox: GET {url}/api2/json/cluster/resources with an API token. The token
+ * is read from token_file at every fetch (so it can be rotated) and never
+ * appears in an error or a log line. */
+hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The mapping from a cluster/resources response ({"data": [...]}) to hosts;
+ * separate from the fetch so it can be tested on fixtures. See source_proxmox.c
+ * for the field mapping. */
+hostset *source_proxmox_parse(const json_t *root, vf_error *err)
+    __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,257 @@
+/* Proxmox VE source: one GET of /api2/json/cluster/resources gives nodes,
+ * VMs (qemu) and containers (lxc) of the whole cluster.
+ *
+ * Mapping of a "node" item to a host:
+ *   name = node, status = status (online/offline/unknown; anything else unknown),
+ *   cpu = maxcpu, usage_cpu = cpu (fraction), memory = maxmem / MiB,
+ *   usage_mem = mem / maxmem, storage = (maxdisk - disk) / GiB (the node's own
+ *   root storage, the only disk figure cluster/resources gives per node),
+ *   allocated_cpu / allocated_memory = sum of maxcpu / maxmem of the node's
+ *   non-template qemu and lxc guests, running or stopped (a stopped guest can
+ *   be started at any time), current_vms = their count.
+ *   max_vms = 1000: Proxmox has no per-node guest limit.
+ *   pool = "default", dedicated = false: Proxmox has no such notion for nodes
+ *   (its resource pools group guests, not nodes). A future
+ *   inventory.proxmox_pools mapping could assign them; not implemented.
+ *   ip and model stay empty: cluster/resources does not carry them.
+ * Offline nodes are kept (usually with no capacity figures) so the scheduler
+ * can say "node offline" instead of not knowing the node.
+ * Every qemu and lxc vmid, templates included, is recorded as used.
+ * Items of other types (storage, pool, sdn, ...) are ignored. */
+#include "source.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+
+#define PROXMOX_MAX_VMS 1000
+#define MIB 1048576.0
+#define GIB 1073741824.0
+#define TOKEN_MAX 4096 /* bytes; real tokens are under 200 */
+
+static double number_or_zero(const json_t *item, const char *key)
+{
+    const json_t *value = json_object_get(item, key);
+    double number = json_number_value(value);
+    return isfinite(number) && number > 0 ? number : 0;
+}
+
+static int add_node(hostset *set, const json_t *item, size_t index, vf_error *err)
+{
+    host h;
+    memset(&h, 0, sizeof h);
+    const char *name = json_string_value(json_object_get(item, "node"));
+    size_t len = name ? strlen(name) : 0;
+    if (!name || len == 0 || len >= sizeof h.name ||
+        strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != len) {
+        vf_error_set(err, VF_EUNAVAILABLE, "data[%zu]: node item without a valid node name", index);
+        return -1;
+    }
+    memcpy(h.name, name, len + 1);
+    snprintf(h.pool, sizeof h.pool, "default");
+    const char *status = json_string_value(json_object_get(item, "status"));
+    if (!status || host_status_parse(status, &h.status) < 0 || h.status == HOST_MAINTENANCE)
+        h.status = HOST_UNKNOWN;
+
+    h.cpu = number_or_zero(item, "maxcpu");
+    h.usage_cpu = fmin(number_or_zero(item, "cpu"), 1.0);
+    double maxmem = number_or_zero(item, "maxmem");
+    double mem = number_or_zero(item, "mem");
+    h.memory = (int64_t)floor(maxmem / MIB);
+    h.usage_mem = maxmem > 0 ? fmin(mem / maxmem, 1.0) : 0;
+    double maxdisk = number_or_zero(item, "maxdisk");
+    double disk = number_or_zero(item, "disk");
+    h.storage = maxdisk > disk ? (int64_t)floor((maxdisk - disk) / GIB) : 0;
+    h.max_vms = PROXMOX_MAX_VMS;
+    return hostset_add(set, &h, err);
+}
+
+static host *find_unsorted(hostset *set, const char *name)
+{
+    for (size_t i = 0; i < set->n_hosts; i++)
+        if (strcmp(set->hosts[i].name, name) == 0)
+            return &set->hosts[i];
+    return NULL;
+}
+
+static int add_guest(hostset *set, const json_t *item, size_t index, vf_error *err)
+{
+    const json_t *vmid = json_object_get(item, "vmid");
+    json_int_t id = json_integer_value(vmid);
+    if (!json_is_integer(vmid) || id < VMID_MIN || id > VMID_MAX) {
+        vf_error_set(err, VF_EUNAVAILABLE, "data[%zu]: guest without a valid vmid", index);
+        return -1;
+    }
+    if (hostset_add_vmid(set, (uint32_t)id, err) < 0)
+        return -1;
+    /* template is 0/1 in the API; accept a boolean too. */
+    const json_t *template = json_object_get(item, "template");
+    if (json_is_true(template) || json_integer_value(template) != 0)
+        return 0;
+    const char *node = json_string_value(json_object_get(item, "node"));
+    host *h = node ? find_unsorted(set, node) : NULL;
+    if (!h) /* a guest on a node we do not list: its vmid still counts */
+        return 0;
+    h->allocated_cpu += number_or_zero(item, "maxcpu");
+    h->allocated_memory += (int64_t)floor(number_or_zero(item, "maxmem") / MIB);
+    h->current_vms++;
+    return 0;
+}
+
+hostset *source_proxmox_parse(const json_t *root, vf_error *err)
+{
+    const json_t *data = json_object_get(root, "data");
+    if (!json_is_array(data)) {
+        vf_error_set(err, VF_EUNAVAILABLE, "expected {\"data\": [...]}");
+        return NULL;
+    }
+    hostset *set = hostset_new();
+    if (!set) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    size_t i;
+    const json_t *item;
+    /* Nodes first, so guests can be charged to them in the second pass. */
+    json_array_foreach(data, i, item)
+    {
+        const char *type = json_string_value(json_object_get(item, "type"));
+        if (!json_is_object(item) || !type) {
+            vf_error_set(err, VF_EUNAVAILABLE, "data[%zu]: expected an object with a type", i);
+            goto fail;
+        }
+        if (strcmp(type, "node") == 0 && add_node(set, item, i, err) < 0)
+            goto fail;
+    }
+    json_array_foreach(data, i, item)
+    {
+        const char *type = json_string_value(json_object_get(item, "type"));
+        if ((strcmp(type, "qemu") == 0 || strcmp(type, "lxc") == 0) &&
+            add_guest(set, item, i, err) < 0)
+            goto fail;
+    }
+    if (hostset_finish(set, err) < 0)
+        goto fail;
+    return set;
+fail:
+    hostset_free(set);
+    return NULL;
+}
+
+/* Read the token file into buf, trimmed. The token is never part of a message. */
+static int read_token(const char *path, char *buf, size_t size, vf_error *err)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        int saved = errno;
+        vf_error_set(err, VF_ECONFIG, "inventory.token_file %s: cannot open: %s", path,
+                     strerror(saved));
+        return -1;
+    }
+    size_t len = fread(buf, 1, size - 1, file);
+    bool more = fgetc(file) != EOF;
+    bool failed = ferror(file) != 0;
+    fclose(file);
+    buf[len] = '\0';
+    if (failed || more) {
+        vf_error_set(err, VF_ECONFIG, "inventory.token_file %s: %s", path,
+                     failed ? "cannot read" : "too large to be an API token");
+        return -1;
+    }
+    size_t start = 0;
+    while (start < len && strchr(" \t\r\n", buf[start]))
+        start++;
+    while (len > start && strchr(" \t\r\n", buf[len - 1]))
+        len--;
+    memmove(buf, buf + start, len - start);
+    len -= start;
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f) {
+            vf_error_set(err, VF_ECONFIG,
+                         "inventory.token_file %s: the token contains control characters", path);
+            return -1;
+        }
+    }
+    if (len == 0 || !strchr(buf, '=') || !strchr(buf, '!')) {
+        vf_error_set(err, VF_ECONFIG,
+                     "inventory.token_file %s: expected one line USER@REALM!TOKENID=SECRET", path);
+        return -1;
+    }
+    return 0;
+}
+
+hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
+{
+    hostset *set = NULL;
+    json_t *root = NULL;
+    http_response response = {0};
+    char token[TOKEN_MAX];
+    char authorization[TOKEN_MAX + 64];
+    char *url = NULL;
+    char shown[256];
+    authorization[0] = '\0';
+
+    size_t base_len = strlen(remote->url);
+    while (base_len > 0 && remote->url[base_len - 1] == '/')
+        base_len--;
+    if (asprintf(&url, "%.*s/api2/json/cluster/resources", (int)base_len, remote->url) < 0) {
+        url = NULL;
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        goto out;
+    }
+    http_redact_url(url, shown, sizeof shown);
+    if (read_token(remote->token_file, token, sizeof token, err) < 0)
+        goto out;
+    snprintf(authorization, sizeof authorization, "Authorization: PVEAPIToken=%s", token);
+    explicit_bzero(token, sizeof token);
+
+    const char *headers[] = {authorization, "Accept: application/json"};
+    http_request request = {
+        .url = url,
+        .headers = headers,
+        .n_headers = 2,
+        .timeout_s = remote->timeout_s,
+        .ca_file = remote->ca_file,
+        .tls_skip_verify = !remote->tls_verify,
+    };
+    if (http_get(&request, &response, err) < 0)
+        goto out;
+    if (response.status == 401) {
+        vf_error_set(err, VF_EUNAVAILABLE,
+                     "GET %s: HTTP 401: the API token was refused (check inventory.token_file)",
+                     shown);
+        goto out;
+    }
+    if (response.status == 403) {
+        vf_error_set(err, VF_EUNAVAILABLE,
+                     "GET %s: HTTP 403: the API token lacks permission (it needs at least the "
+                     "PVEAuditor role on /)",
+                     shown);
+        goto out;
+    }
+    if (response.status < 200 || response.status > 299) {
+        vf_error_set(err, VF_EUNAVAILABLE, "GET %s: HTTP %ld", shown, response.status);
+        goto out;
+    }
+    json_error_t json_err;
+    root = json_loadb(response.body, response.body_len, 0, &json_err);
+    if (!root) {
+        vf_error_set(err, VF_EUNAVAILABLE, "GET %s: response is not JSON: line %d: %s", shown,
+                     json_err.line, json_err.text);
+        goto out;
+    }
+    set = source_proxmox_parse(root, err);
+    if (!set)
+        vf_error_prefix(err, "GET %s", shown);
+out:
+    explicit_bzero(authorization, sizeof authorization);
+    free(url);
+    json_decref(root);
+    http_response_close(&response);
+    return set;
+}
