@@ -7,9 +7,12 @@
 #     --dry-run  say what would be installed, which broker would be used and
 #                what would be built, and change nothing
 #
-# Broker: $VF_AMQP_URL when set; else a broker already answering on
-# 127.0.0.1:5672; else a private node on loopback (tests/lib/broker.sh),
-# stopped again when this script ends. Tests get it in VF_AMQP_URL.
+# Broker: $VF_AMQP_URL when set (with $VF_RABBITMQCTL, a rabbitmqctl command
+# prefix for it, if you have one); else a private node on loopback
+# (tests/lib/broker.sh), stopped again when this script ends. A broker that
+# already answers on 127.0.0.1:5672 is deliberately NOT used: tests create
+# and delete vhosts, queues and exchanges, and must never touch a broker that
+# holds someone's real messages. Tests get VF_AMQP_URL and VF_RABBITMQCTL.
 # Ends with a line "N passed, N failed" summed over the CTest runs.
 set -euo pipefail
 
@@ -63,9 +66,6 @@ trap 'exit 143' TERM
 step "RabbitMQ broker"
 if [[ -n ${VF_AMQP_URL:-} ]]; then
 	echo "using VF_AMQP_URL from the environment"
-elif command -v python3 >/dev/null 2>&1 && vf_broker_answers amqp://guest:guest@127.0.0.1:5672/; then
-	export VF_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/
-	echo "a broker answers on 127.0.0.1:5672; using it"
 elif ((dry_run)); then
 	echo "would start a private broker on loopback (tests/lib/broker.sh)"
 else
@@ -75,6 +75,8 @@ else
 		exit 1
 	fi
 	export VF_AMQP_URL
+	# Each broker test gets its own vhost through this.
+	export VF_RABBITMQCTL="bash $root/tests/lib/broker.sh ctl -d $broker_dir --"
 fi
 echo "VF_AMQP_URL=${VF_AMQP_URL:-(unset)}"
 
