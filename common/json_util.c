@@ -155,5 +155,6 @@ int json_util_only_keys(const json_t *obj, const char *const *allowed, vf_error 
 
 char *json_util_dump(const json_t *value)
 {
-    return json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    /* 15 significant digits: scores print as 85.31, not 85.310000000000002. */
+    return json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 }

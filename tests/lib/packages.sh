@@ -19,6 +19,7 @@ VF_DEBIAN_PACKAGES=(
 	libsqlite3-dev
 	libyaml-dev
 	libssl-dev           # HMAC-SHA256 for webhook signatures
+	uuid-dev             # libuuid: task and event ids
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
 	python3              # integration test drivers, broker port picking
 	sqlite3              # operators' view of the store; used by tests to inspect it

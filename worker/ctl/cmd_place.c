@@ -247,7 +247,7 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
 
 static void print_json(json_t *obj)
 {
-    char *text = json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *text = json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
     if (text)
         puts(text);
     free(text);

@@ -1,0 +1,21 @@
+/* ids: identifiers for tasks and events, and the timestamps that go with them. */
+#ifndef VF_IDS_H
+#define VF_IDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IDS_LEN 48 /* bytes incl. NUL: prefix + "_" + 32 hex digits */
+
+/* "<prefix>_<32 lowercase hex digits>" from a random (version 4) UUID, e.g.
+ * evt_3f2b...; prefix at most 8 characters. */
+void ids_new(const char *prefix, char out[IDS_LEN]);
+
+/* RFC 3339 UTC with seconds, "2026-11-22T01:02:03Z" (event timestamps). */
+void ids_rfc3339(int64_t unix_s, char out[32]);
+
+/* Parse the store's "YYYY-MM-DDTHH:MM:SS[.mmm]Z" into Unix seconds.
+ * Returns 0, or -1 when the text is not in that form. */
+int ids_parse_time(const char *text, int64_t *unix_s);
+
+#endif
