@@ -22,6 +22,7 @@ VF_DEBIAN_PACKAGES=(
 	uuid-dev             # libuuid: task and event ids
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
 	python3              # integration test drivers, broker port picking
+	python3-pika         # AMQP client of the integration tests (a plain client, as users have)
 	sqlite3              # operators' view of the store; used by tests to inspect it
 	ca-certificates      # libcurl verifying https:// receivers and APIs
 )

@@ -1,0 +1,254 @@
+"""Helpers for virtflow's integration tests: a private vhost on the test
+broker, a worker process with a generated config, publishing with confirms,
+reading the store, and the audit every fault test ends with.
+
+Run by Debian's /usr/bin/python3 (python3-pika). The broker comes from
+tests/run.sh: VF_AMQP_URL, and VF_RABBITMQCTL to create a vhost per test.
+A test without them exits 77 (skipped)."""
+
+import json
+import os
+import shlex
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import uuid
+
+import pika
+
+SKIP = 77
+SOURCE = os.environ.get("VF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD = os.environ.get("VF_BUILD_DIR", os.path.join(SOURCE, "build"))
+WORKER = os.path.join(BUILD, "worker", "virtflow-worker")
+CTL = os.path.join(BUILD, "worker", "virtflowctl")
+
+
+def skip_without_broker():
+    if not os.environ.get("VF_AMQP_URL") or not os.environ.get("VF_RABBITMQCTL"):
+        print("skipped: VF_AMQP_URL and VF_RABBITMQCTL not set (tests/run.sh sets them)")
+        sys.exit(SKIP)
+
+
+def rabbitmqctl(*args, check=True):
+    cmd = shlex.split(os.environ["VF_RABBITMQCTL"]) + list(args)
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+class Vhost:
+    """A fresh vhost on the test broker, deleted on close."""
+
+    def __init__(self, tag):
+        self.name = "vf-%s-%d-%s" % (tag, os.getpid(), uuid.uuid4().hex[:6])
+        rabbitmqctl("add_vhost", self.name)
+        rabbitmqctl("set_permissions", "-p", self.name, "guest", ".*", ".*", ".*")
+        base = urllib.parse.urlsplit(os.environ["VF_AMQP_URL"])
+        self.url = "%s://%s/%s" % (base.scheme, base.netloc, urllib.parse.quote(self.name, safe=""))
+
+    def close(self):
+        rabbitmqctl("delete_vhost", self.name, check=False)
+
+
+def write_inventory(path, n_hosts, cpu=64, memory=262144, pool="default", max_vms=1000):
+    hosts = [{"name": "bm-%03d" % i, "ip": "10.9.0.%d" % (i + 1), "pool": pool, "cpu": cpu,
+              "memory": memory, "storage": 10000, "max_vms": max_vms} for i in range(n_hosts)]
+    with open(path, "w") as f:
+        json.dump(hosts, f)
+    return hosts
+
+
+def write_config(directory, url, inventory, extra=""):
+    path = os.path.join(directory, "config.yaml")
+    with open(path, "w") as f:
+        f.write("""amqp:
+  urls: ["%s"]
+  queue_type: classic
+  prefetch: 200
+store:
+  path: %s
+inventory:
+  source: file
+  path: %s
+  refresh_s: 1
+retry:
+  max_attempts: 3
+  delays_s: [1, 1]
+%s
+""" % (url, os.path.join(directory, "virtflow.db"), inventory, extra))
+    return path
+
+
+class Worker:
+    """virtflow-worker as a child process, its log in the test directory."""
+
+    def __init__(self, config, directory, name="worker"):
+        self.config = config
+        self.log_path = os.path.join(directory, name + ".log")
+        self.proc = None
+
+    def start(self):
+        log = open(self.log_path, "a")
+        self.proc = subprocess.Popen([WORKER, "-c", self.config], stdout=log, stderr=log)
+        log.close()
+        return self
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self, timeout=30):
+        """SIGTERM; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=timeout)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+
+def connect(url):
+    return pika.BlockingConnection(pika.URLParameters(url + "?heartbeat=30&blocked_connection_timeout=60"))
+
+
+def declare_topology_queue(url, name, key="event.#"):
+    """A durable queue bound to the virtflow exchange (declared by the worker),
+    created here first so nothing published before the worker starts is missed."""
+    conn = connect(url)
+    ch = conn.channel()
+    ch.exchange_declare("virtflow", "topic", durable=True)
+    ch.queue_declare(name, durable=True)
+    ch.queue_bind(name, "virtflow", key)
+    conn.close()
+
+
+def publish(url, messages, key="task.schedule"):
+    """messages: list of (body bytes or JSON-able, dict of properties). Confirmed."""
+    conn = connect(url)
+    ch = conn.channel()
+    ch.exchange_declare("virtflow", "topic", durable=True)
+    ch.confirm_delivery()
+    for body, props in messages:
+        if not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+        props = dict(props)
+        routing_key = props.pop("routing_key", key)
+        properties = pika.BasicProperties(delivery_mode=2, content_type="application/json", **props)
+        ch.basic_publish("virtflow", routing_key, body, properties, mandatory=True)
+    conn.close()
+
+
+def drain(url, queue, expect=None, timeout=30.0):
+    """Messages from `queue` (acked), until `expect` arrived or timeout.
+    Returns a list of (properties, body bytes)."""
+    conn = connect(url)
+    ch = conn.channel()
+    got = []
+    deadline = time.time() + timeout
+    while time.time() < deadline and (expect is None or len(got) < expect):
+        method, props, body = ch.basic_get(queue, auto_ack=True)
+        if method is None:
+            if expect is None:
+                break
+            time.sleep(0.05)
+            continue
+        got.append((props, body))
+    conn.close()
+    return got
+
+
+def queue_depth(url, queue):
+    conn = connect(url)
+    ch = conn.channel()
+    depth = ch.queue_declare(queue, passive=True).method.message_count
+    conn.close()
+    return depth
+
+
+def db_rows(path, sql, args=()):
+    conn = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=10)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def wait_until(predicate, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
+
+
+class Checks:
+    """Collects results; ends with the plain 'N passed, N failed' line."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok, what):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL:", what, flush=True)
+        return ok
+
+    def finish(self):
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        sys.exit(1 if self.failed else 0)
+
+
+def audit(checks, db, hosts, published_ids, events, overcommit_cpu=4.0):
+    """The audit every fault test ends with: published vs recorded vs final,
+    reservations vs capacity, vmids unique, events delivered. Prints it."""
+    tasks = dict((r[0], r) for r in db_rows(db, "SELECT id, status, reason, node, vmid FROM tasks"))
+    final = [t for t in tasks.values() if t[1] in ("completed", "failed")]
+    completed = [t for t in tasks.values() if t[1] == "completed"]
+    missing = [i for i in published_ids if i not in tasks]
+    not_final = [i for i in published_ids if i in tasks and tasks[i][1] not in ("completed", "failed")]
+    vmids = [t[4] for t in completed]
+    reserved = db_rows(db, "SELECT node, SUM(cpu), SUM(memory), COUNT(*) FROM reservations "
+                           "WHERE released_at IS NULL GROUP BY node")
+    capacity = dict((h["name"], h) for h in hosts)
+    over = [r[0] for r in reserved
+            if r[1] > capacity[r[0]]["cpu"] * overcommit_cpu or r[2] > capacity[r[0]]["memory"]]
+    event_tasks = {}
+    event_ids = set()
+    duplicates = 0
+    for props, body in events:
+        event = json.loads(body)
+        if event["id"] in event_ids:
+            duplicates += 1
+            continue
+        event_ids.add(event["id"])
+        event_tasks.setdefault(event["data"]["task_id"], []).append(event["type"])
+    twice = [t for t, types in event_tasks.items() if len(types) > 1]
+    no_event = [t[0] for t in final if t[0] not in event_tasks]
+    unconfirmed = db_rows(db, "SELECT COUNT(*) FROM outbox WHERE confirmed_at IS NULL")[0][0]
+    print("audit: published=%d recorded=%d final=%d completed=%d | hosts overcommitted=%d | "
+          "vmids given twice=%d | events: distinct=%d duplicates=%d tasks-with-two-outcomes=%d "
+          "final-without-event=%d outbox-unconfirmed=%d"
+          % (len(published_ids), len(tasks), len(final), len(completed), len(over),
+             len(vmids) - len(set(vmids)), len(event_ids), duplicates, len(twice), len(no_event),
+             unconfirmed), flush=True)
+    checks.check(not missing, "every published task recorded (missing: %s)" % missing[:5])
+    checks.check(not not_final, "every task final (not final: %s)" % not_final[:5])
+    checks.check(not over, "no host overcommitted (%s)" % over[:5])
+    checks.check(len(vmids) == len(set(vmids)), "no vmid given twice")
+    checks.check(not twice, "no task announced with two outcomes (%s)" % twice[:5])
+    checks.check(not no_event, "every final task has its event (%s)" % no_event[:5])
+    return tasks
+
+
+def tempdir(tag):
+    return tempfile.mkdtemp(prefix="vf-%s-" % tag)
