@@ -68,6 +68,13 @@ static int64_t wall_ms(void)
     return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+static int64_t mono_us(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
 static int grow(void **items, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
@@ -590,13 +597,20 @@ static int round_trip(service *svc, int wait_ms, bool *store_failed, vf_error *e
             return sweep_outbox(svc, err);
         return 0;
     }
+    int64_t t0 = mono_us();
     if (record_batch(svc, err) < 0) {
         *store_failed = true;
         return -1;
     }
+    int64_t t1 = mono_us();
     if (publish_outcomes(svc, err) < 0)
         return -1;
-    return settle(svc, err);
+    int64_t t2 = mono_us();
+    int rc = settle(svc, err);
+    log_debug("batch of %zu: recorded in %.2f ms, published and confirmed in %.2f ms, settled in "
+              "%.2f ms",
+              svc->n_items, (t1 - t0) / 1e3, (t2 - t1) / 1e3, (mono_us() - t2) / 1e3);
+    return rc;
 }
 
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)

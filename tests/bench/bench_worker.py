@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""bench_worker: virtflow-worker's figures, printed beside the broker's own
+ceiling measured in the same run (issue: throughput >= 0.7 of the ceiling
+with 1,000 hosts; p99 < 25 ms at 1,000 tasks/s offered; resident memory
+< 64 MiB with 10,000 hosts and 100,000 recorded tasks). Prints; asserts nothing.
+
+  VF_AMQP_URL=... VF_RABBITMQCTL=... bench_worker.py [--tasks N] [--rate R]
+      [--seconds S] [--rss-tasks M] [--queue-type classic|quorum]
+
+Build first (RelWithDebInfo): VF_BUILD_DIR points at the build (default build/)."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pika  # noqa: E402
+import vftest  # noqa: E402
+
+
+def prequeue(url, n, prefix, queue_type):
+    """Declare the topology with the worker itself, then load n tasks."""
+    conn = vftest.connect(url)
+    ch = conn.channel()
+    ch.confirm_delivery()
+    props = pika.BasicProperties(delivery_mode=2, content_type="application/json")
+    for i in range(n):
+        body = '{"task_id":"%s-%07d","requested_cpu":1,"requested_memory":512}' % (prefix, i)
+        ch.basic_publish("virtflow", "task.schedule", body, props)
+    conn.close()
+
+
+def start_and_stop(config, directory):
+    worker = vftest.Worker(config, directory, "declare").start()
+    vftest.wait_until(lambda: "consuming" in worker.log(), 30, "the worker to declare")
+    worker.stop()
+
+
+def finished(db):
+    rows = vftest.db_rows(db, "SELECT (SELECT COUNT(*) FROM tasks WHERE status IN "
+                              "('completed','failed')), (SELECT COUNT(*) FROM outbox WHERE "
+                              "confirmed_at IS NULL)")
+    return rows[0]
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        fields = dict(line.split(":", 1) for line in f)
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+def setup(tag, hosts, queue_type, extra=""):
+    vhost = vftest.Vhost(tag)
+    directory = vftest.tempdir(tag)
+    inventory = os.path.join(directory, "hosts.json")
+    vftest.write_inventory(inventory, hosts)
+    config = vftest.write_config(directory, vhost.url, inventory, extra)
+    with open(config) as f:
+        text = f.read().replace("queue_type: classic", "queue_type: " + queue_type)
+    with open(config, "w") as f:
+        f.write(text)
+    return vhost, directory, config, os.path.join(directory, "virtflow.db")
+
+
+def ceiling(n, queue_type):
+    out = subprocess.run([os.path.join(vftest.BUILD, "tests", "bench_amqp_ceiling"), str(n), "200",
+                          queue_type], capture_output=True, text=True, check=True).stdout
+    print(out.strip())
+    rates = re.findall(r"([0-9.]+) (?:msg|messages)/s", out)
+    return float(rates[-1]) if rates else float("nan")
+
+
+def throughput(n, hosts, queue_type):
+    vhost, directory, config, db = setup("tput", hosts, queue_type)
+    try:
+        start_and_stop(config, directory)
+        prequeue(vhost.url, n, "tput", queue_type)
+        worker = vftest.Worker(config, directory).start()
+        t0 = time.time()
+        while True:
+            done, unconfirmed = finished(db) if os.path.exists(db) else (0, 1)
+            if done >= n and unconfirmed == 0:
+                break
+            time.sleep(0.01)
+        elapsed = time.time() - t0
+        worker.stop()
+        return n / elapsed, elapsed
+    finally:
+        vhost.close()
+
+
+def latency(rate, seconds, hosts, queue_type):
+    vhost, directory, config, db = setup("lat", hosts, queue_type)
+    try:
+        vftest.declare_topology_queue(vhost.url, "bench.events")
+        worker = vftest.Worker(config, directory).start()
+        vftest.wait_until(lambda: "consuming" in worker.log(), 30, "the worker")
+        sent = {}
+        received = {}
+        total = int(rate * seconds)
+
+        def consume():
+            conn = vftest.connect(vhost.url)
+            ch = conn.channel()
+            ch.basic_qos(prefetch_count=1000)
+
+            def on_event(channel, method, props, body):
+                now = time.time()
+                task = json.loads(body)["data"]["task_id"]
+                received.setdefault(task, now)
+                channel.basic_ack(method.delivery_tag)
+                if len(received) >= total:
+                    channel.stop_consuming()
+
+            ch.basic_consume("bench.events", on_event)
+            conn.call_later(seconds + 30, ch.stop_consuming)
+            ch.start_consuming()
+            conn.close()
+
+        consumer = threading.Thread(target=consume)
+        consumer.start()
+        conn = vftest.connect(vhost.url)
+        ch = conn.channel()
+        props = pika.BasicProperties(delivery_mode=2, content_type="application/json")
+        t0 = time.time()
+        for i in range(total):
+            due = t0 + i / rate
+            pause = due - time.time()
+            if pause > 0:
+                time.sleep(pause)
+            tid = "lat-%07d" % i
+            sent[tid] = time.time()
+            ch.basic_publish("virtflow", "task.schedule",
+                             '{"task_id":"%s","requested_cpu":1,"requested_memory":512}' % tid,
+                             props)
+        offered = total / (time.time() - t0)
+        conn.close()
+        consumer.join()
+        worker.stop()
+        samples = sorted((received[t] - sent[t]) * 1000 for t in sent if t in received)
+        if not samples:
+            return offered, float("nan"), float("nan"), 0, total
+        pick = lambda q: samples[min(len(samples) - 1, int(q * len(samples)))]  # noqa: E731
+        return offered, pick(0.50), pick(0.99), len(samples), total
+    finally:
+        vhost.close()
+
+
+def memory(tasks, hosts, queue_type):
+    vhost, directory, config, db = setup("rss", hosts, queue_type)
+    try:
+        start_and_stop(config, directory)
+        prequeue(vhost.url, tasks, "rss", queue_type)
+        worker = vftest.Worker(config, directory).start()
+        while True:
+            done, unconfirmed = finished(db) if os.path.exists(db) else (0, 1)
+            if done >= tasks and unconfirmed == 0:
+                break
+            time.sleep(0.2)
+        time.sleep(2)  # a refresh or two of the 10,000-host inventory
+        rss, peak = rss_kib(worker.proc.pid)
+        worker.stop()
+        return rss, peak
+    finally:
+        vhost.close()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", type=int, default=20000)
+    parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=1000)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--rss-tasks", type=int, default=100000)
+    parser.add_argument("--rss-hosts", type=int, default=10000)
+    parser.add_argument("--queue-type", default="classic")
+    args = parser.parse_args()
+    vftest.skip_without_broker()
+    print("machine: %d cores" % os.cpu_count())
+    top = ceiling(args.tasks, args.queue_type)
+    rate, elapsed = throughput(args.tasks, args.hosts, args.queue_type)
+    print("worker throughput: %d tasks, %d hosts, %s queues: %.0f tasks/s (%.2f s); broker "
+          "ceiling %.0f msg/s; ratio %.2f" % (args.tasks, args.hosts, args.queue_type, rate,
+                                              elapsed, top, rate / top))
+    offered, p50, p99, got, total = latency(args.rate, args.seconds, args.hosts, args.queue_type)
+    print("latency publish -> event received: offered %.0f tasks/s for %.0f s, %d/%d events, "
+          "p50 %.1f ms, p99 %.1f ms" % (offered, args.seconds, got, total, p50, p99))
+    if args.rss_tasks:
+        rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type)
+        print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
+              % (args.rss_hosts, args.rss_tasks, rss / 1024, peak / 1024))
+
+
+main()
