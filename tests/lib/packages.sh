@@ -21,6 +21,8 @@ VF_DEBIAN_PACKAGES=(
 	libssl-dev           # HMAC-SHA256 for webhook signatures
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
 	python3              # integration test drivers, broker port picking
+	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
+	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	sqlite3              # operators' view of the store; used by tests to inspect it
 	ca-certificates      # libcurl verifying https:// receivers and APIs
 )
