@@ -23,6 +23,8 @@ VF_DEBIAN_PACKAGES=(
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
 	python3              # integration test drivers, broker port picking
 	python3-pika         # AMQP client of the integration tests (a plain client, as users have)
+	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
+	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	sqlite3              # operators' view of the store; used by tests to inspect it
 	ca-certificates      # libcurl verifying https:// receivers and APIs
 )
