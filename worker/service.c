@@ -16,23 +16,26 @@
 #include "store.h"
 #include "task_handler.h"
 
-#define OUTBOX_SWEEP_INTERVAL_S 10 /* republish unconfirmed events this often */
+#define OUTBOX_SWEEP_INTERVAL_S 10 /* republish unconfirmed events this often, when idle */
 #define CONFIRM_TIMEOUT_MS 30000
 #define OUTBOX_SWEEP_LIMIT 1000
+#define MAX_UNCONFIRMED 2000 /* publishes in flight before the loop waits for confirms */
 
 typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD } publish_kind;
 
+/* A publish whose confirm has not been settled yet. Kept in publish order,
+ * which is tag order within one connection. */
 typedef struct pending_publish {
     uint64_t tag;
     publish_kind kind;
-    size_t item; /* index in the batch, or in the sweep's id list */
-    int state;   /* 0 waiting, 1 confirmed, -1 failed */
+    uint64_t delivery_tag; /* PUB_RETRY, PUB_DEAD: the message to ack once confirmed */
+    char *event_id;        /* PUB_EVENT: owned, to mark in the outbox */
+    int state;             /* 0 waiting, 1 confirmed, -1 failed */
 } pending_publish;
 
 typedef struct batch_item {
     amqp_link_delivery delivery;
     task_outcome outcome;
-    bool handled;
 } batch_item;
 
 typedef struct service {
@@ -55,8 +58,6 @@ typedef struct service {
     size_t n_pubs, cap_pubs;
     char **confirmed; /* event ids confirmed, to mark in the next transaction */
     size_t n_confirmed, cap_confirmed;
-    char **sweep_ids; /* event ids being republished by a sweep */
-    size_t n_sweep_ids;
     time_t last_sweep;
     char note[VF_ERROR_TEXT + 64];
 } service;
@@ -158,48 +159,90 @@ static int follow_inventory(service *svc, materialised *gone, vf_error *err)
 static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
 {
     service *svc = user;
-    for (size_t i = 0; i < svc->n_pubs; i++) {
-        if (svc->pubs[i].tag != tag)
-            continue;
-        svc->pubs[i].state = ok ? 1 : -1;
-        if (!ok && svc->pubs[i].kind != PUB_REPLY)
-            log_warn("publish not confirmed: %s", reason ? reason : "unknown reason");
-        return;
+    size_t lo = 0, hi = svc->n_pubs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (svc->pubs[mid].tag < tag)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-}
-
-static int track(service *svc, uint64_t tag, publish_kind kind, size_t item)
-{
-    if (grow((void **)&svc->pubs, &svc->cap_pubs, svc->n_pubs + 1, sizeof *svc->pubs) < 0)
-        return -1;
-    svc->pubs[svc->n_pubs++] = (pending_publish){tag, kind, item, 0};
-    return 0;
+    if (lo == svc->n_pubs || svc->pubs[lo].tag != tag)
+        return;
+    pending_publish *pub = &svc->pubs[lo];
+    pub->state = ok ? 1 : -1;
+    if (!ok && pub->kind != PUB_REPLY)
+        log_warn("publish not confirmed: %s%s%s", reason ? reason : "unknown reason",
+                 pub->event_id ? "; event stays in the outbox: " : "",
+                 pub->event_id ? pub->event_id : "");
 }
 
 static int publish_tracked(service *svc, const char *exchange, const char *key,
-                           const amqp_link_message *msg, publish_kind kind, size_t item,
-                           vf_error *err)
+                           const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
+                           const char *event_id, vf_error *err)
 {
-    uint64_t tag = 0;
-    if (amqp_link_publish(svc->link, exchange, key, msg, &tag, err) < 0)
-        return -1;
-    if (track(svc, tag, kind, item) < 0) {
+    if (grow((void **)&svc->pubs, &svc->cap_pubs, svc->n_pubs + 1, sizeof *svc->pubs) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
         return -1;
     }
+    char *id_copy = NULL;
+    if (event_id && !(id_copy = strdup(event_id))) {
+        vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
+        return -1;
+    }
+    uint64_t tag = 0;
+    if (amqp_link_publish(svc->link, exchange, key, msg, &tag, err) < 0) {
+        free(id_copy);
+        return -1;
+    }
+    svc->pubs[svc->n_pubs++] = (pending_publish){tag, kind, delivery_tag, id_copy, 0};
     return 0;
 }
 
-static int remember_confirmed(service *svc, const char *event_id)
+static int remember_confirmed(service *svc, char *event_id)
 {
     if (grow((void **)&svc->confirmed, &svc->cap_confirmed, svc->n_confirmed + 1,
              sizeof *svc->confirmed) < 0)
         return -1;
-    char *copy = strdup(event_id);
-    if (!copy)
-        return -1;
-    svc->confirmed[svc->n_confirmed++] = copy;
+    svc->confirmed[svc->n_confirmed++] = event_id; /* takes ownership */
     return 0;
+}
+
+static bool republish_waiting(const service *svc)
+{
+    for (size_t i = 0; i < svc->n_pubs; i++)
+        if ((svc->pubs[i].kind == PUB_RETRY || svc->pubs[i].kind == PUB_DEAD) &&
+            svc->pubs[i].state == 0)
+            return true;
+    return false;
+}
+
+/* Act on the confirms that have arrived: a confirmed event is marked in the
+ * next transaction; a confirmed retry or dead letter lets its message be
+ * acked; a failed one hands the message back to the broker to be processed
+ * again (its task is "retrying", so nothing is scheduled twice). */
+static int settle_confirms(service *svc, vf_error *err)
+{
+    size_t kept = 0;
+    int rc = 0;
+    bool connected = amqp_link_is_connected(svc->link);
+    for (size_t i = 0; i < svc->n_pubs; i++) {
+        pending_publish *pub = &svc->pubs[i];
+        if (pub->state == 0 && connected) {
+            svc->pubs[kept++] = *pub;
+            continue;
+        }
+        if (pub->kind == PUB_EVENT && pub->state == 1) {
+            if (remember_confirmed(svc, pub->event_id) == 0)
+                pub->event_id = NULL;
+        } else if ((pub->kind == PUB_RETRY || pub->kind == PUB_DEAD) && connected && rc == 0) {
+            rc = pub->state == 1 ? amqp_link_ack(svc->link, pub->delivery_tag, false, err)
+                                 : amqp_link_reject(svc->link, pub->delivery_tag, true, err);
+        }
+        free(pub->event_id);
+    }
+    svc->n_pubs = kept;
+    return rc;
 }
 
 /* Mark confirmed events in the open transaction. A lost mark only means the
@@ -215,41 +258,13 @@ static int flush_confirmed(service *svc, const char *at, vf_error *err)
     return 0;
 }
 
-typedef struct sweep_ctx {
-    service *svc;
-    vf_error *err;
-    int failed;
-} sweep_ctx;
-
-static int sweep_one(const store_outbox_event *event, void *arg)
+/* Marks in a transaction of their own, when no batch is coming to carry them. */
+static int flush_confirmed_now(service *svc, vf_error *err)
 {
-    sweep_ctx *ctx = arg;
-    service *svc = ctx->svc;
-    for (size_t i = 0; i < svc->n_confirmed; i++)
-        if (strcmp(svc->confirmed[i], event->id) == 0)
-            return 0;
-    amqp_link_message msg = {
-        .body = event->body, .body_len = strlen(event->body), .message_id = event->id};
-    size_t index = svc->n_sweep_ids;
-    svc->sweep_ids[index] = strdup(event->id);
-    if (!svc->sweep_ids[index])
-        return 1;
-    svc->n_sweep_ids++;
-    if (publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, event->routing_key, &msg, PUB_EVENT, index,
-                        ctx->err) < 0) {
-        ctx->failed = 1;
-        return 1;
-    }
-    return 0;
-}
-
-/* Publish every event the outbox still holds unconfirmed (after a crash, a
- * lost connection or a nack) and mark those the broker confirms. */
-static int sweep_outbox(service *svc, vf_error *err)
-{
+    if (svc->n_confirmed == 0)
+        return 0;
     char now[STORE_TIME_SIZE];
     store_now(now);
-    svc->last_sweep = time(NULL);
     if (store_begin(svc->store, err) < 0)
         return -1;
     if (flush_confirmed(svc, now, err) < 0 || store_commit(svc->store, err) < 0) {
@@ -257,30 +272,54 @@ static int sweep_outbox(service *svc, vf_error *err)
         (void)store_rollback(svc->store, &ignored);
         return -1;
     }
-    svc->sweep_ids = calloc(OUTBOX_SWEEP_LIMIT, sizeof *svc->sweep_ids);
-    if (!svc->sweep_ids) {
-        vf_error_set(err, VF_ENOMEM, "out of memory sweeping the outbox");
-        return -1;
+    return 0;
+}
+
+typedef struct sweep_ctx {
+    service *svc;
+    vf_error *err;
+    int failed;
+    size_t count;
+} sweep_ctx;
+
+static int sweep_one(const store_outbox_event *event, void *arg)
+{
+    sweep_ctx *ctx = arg;
+    amqp_link_message msg = {
+        .body = event->body, .body_len = strlen(event->body), .message_id = event->id};
+    if (publish_tracked(ctx->svc, AMQP_TOPOLOGY_EXCHANGE, event->routing_key, &msg, PUB_EVENT, 0,
+                        event->id, ctx->err) < 0) {
+        ctx->failed = 1;
+        return 1;
     }
-    svc->n_sweep_ids = 0;
-    svc->n_pubs = 0;
-    sweep_ctx ctx = {svc, err, 0};
-    int rc = store_outbox_pending(svc->store, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err);
-    if (rc == 0 && !ctx.failed && svc->n_pubs > 0)
-        rc = amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err);
-    size_t republished = 0;
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        if (svc->pubs[i].state == 1 &&
-            remember_confirmed(svc, svc->sweep_ids[svc->pubs[i].item]) == 0)
-            republished++;
-    if (republished)
-        log_info("outbox: %zu unconfirmed events published again and confirmed", republished);
-    for (size_t i = 0; i < svc->n_sweep_ids; i++)
-        free(svc->sweep_ids[i]);
-    free(svc->sweep_ids);
-    svc->sweep_ids = NULL;
-    svc->n_pubs = 0;
-    return rc < 0 || ctx.failed ? -1 : 0;
+    ctx->count++;
+    return 0;
+}
+
+/* Publish every event the outbox still holds unconfirmed (after a crash, a
+ * lost connection or a nack) and mark those the broker confirms. Runs only
+ * with nothing in flight, so no event is published twice by this process. */
+static int sweep_outbox(service *svc, vf_error *err)
+{
+    svc->last_sweep = time(NULL);
+    if (settle_confirms(svc, err) < 0 || flush_confirmed_now(svc, err) < 0)
+        return -1;
+    if (svc->n_pubs > 0)
+        return 0;
+    sweep_ctx ctx = {svc, err, 0, 0};
+    if (store_outbox_pending(svc->store, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
+        ctx.failed)
+        return -1;
+    if (ctx.count == 0)
+        return 0;
+    if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0)
+        return -1;
+    size_t before = svc->n_confirmed;
+    if (settle_confirms(svc, err) < 0)
+        return -1;
+    log_info("outbox: %zu unconfirmed events published again, %zu confirmed", ctx.count,
+             svc->n_confirmed - before);
+    return flush_confirmed_now(svc, err);
 }
 
 /* ---- batches ---- */
@@ -292,7 +331,6 @@ static void clear_batch(service *svc)
         task_outcome_close(&svc->items[i].outcome);
     }
     svc->n_items = 0;
-    svc->n_pubs = 0;
 }
 
 /* Take what the broker has sent: wait up to wait_ms for the first message,
@@ -351,10 +389,11 @@ static int record_batch(service *svc, vf_error *err)
                             d->body_size, d->routing_key, d->message_id,
                             d->reply_to,  d->redelivered, d->attempt};
         rc = task_handler_handle(&handler, &msg, &item->outcome, err);
-        item->handled = rc == 0;
     }
+    int64_t handled_at = mono_us();
     if (rc == 0)
         rc = store_commit(svc->store, err);
+    log_debug("commit of %zu: %.2f ms", svc->n_items, (double)(mono_us() - handled_at) / 1e3);
     if (rc < 0) {
         vf_error ignored;
         vf_error_init(&ignored);
@@ -366,9 +405,36 @@ out:
     return rc;
 }
 
-static int publish_outcomes(service *svc, vf_error *err)
+/* After the commit: ack what is settled by it, and publish. Events need no
+ * wait (the outbox keeps them); a retry or dead letter is not in the store,
+ * so its message is acked only when the republish is confirmed. */
+static int ack_and_publish(service *svc, vf_error *err)
 {
-    svc->n_pubs = 0;
+    bool may_ack_multiple = !republish_waiting(svc);
+    uint64_t last_tag = 0;
+    for (size_t i = 0; i < svc->n_items; i++) {
+        const amqp_link_delivery *d = &svc->items[i].delivery;
+        const task_outcome *o = &svc->items[i].outcome;
+        if (o->action == TASK_ACK) {
+            if (d->delivery_tag > last_tag)
+                last_tag = d->delivery_tag;
+        } else {
+            may_ack_multiple = false;
+        }
+    }
+    for (size_t i = 0; i < svc->n_items; i++) {
+        const amqp_link_delivery *d = &svc->items[i].delivery;
+        const task_outcome *o = &svc->items[i].outcome;
+        if (o->action == TASK_ACK && !may_ack_multiple &&
+            amqp_link_ack(svc->link, d->delivery_tag, false, err) < 0)
+            return -1;
+        if (o->action == TASK_DEAD && d->too_large &&
+            amqp_link_reject(svc->link, d->delivery_tag, false, err) < 0)
+            return -1; /* never read into memory: the broker dead-letters it */
+    }
+    if (may_ack_multiple && last_tag && amqp_link_ack(svc->link, last_tag, true, err) < 0)
+        return -1;
+
     for (size_t i = 0; i < svc->n_items; i++) {
         const amqp_link_delivery *d = &svc->items[i].delivery;
         const task_outcome *o = &svc->items[i].outcome;
@@ -376,8 +442,8 @@ static int publish_outcomes(service *svc, vf_error *err)
             amqp_link_message msg = {.body = o->event_body,
                                      .body_len = strlen(o->event_body),
                                      .message_id = o->event_id};
-            if (publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, o->event_key, &msg, PUB_EVENT, i,
-                                err) < 0)
+            if (publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, o->event_key, &msg, PUB_EVENT, 0,
+                                o->event_id, err) < 0)
                 return -1;
         }
         if (o->reply_body && d->reply_to) {
@@ -385,7 +451,7 @@ static int publish_outcomes(service *svc, vf_error *err)
                                      .body_len = strlen(o->reply_body),
                                      .message_id = o->task_id,
                                      .correlation_id = d->correlation_id};
-            if (publish_tracked(svc, "", d->reply_to, &msg, PUB_REPLY, i, err) < 0)
+            if (publish_tracked(svc, "", d->reply_to, &msg, PUB_REPLY, 0, NULL, err) < 0)
                 return -1;
         }
         if (o->action == TASK_RETRY) {
@@ -401,7 +467,8 @@ static int publish_outcomes(service *svc, vf_error *err)
                                      .correlation_id = d->correlation_id,
                                      .reply_to = d->reply_to,
                                      .attempt = o->next_attempt};
-            if (publish_tracked(svc, tier, d->routing_key, &msg, PUB_RETRY, i, err) < 0)
+            if (publish_tracked(svc, tier, d->routing_key, &msg, PUB_RETRY, d->delivery_tag, NULL,
+                                err) < 0)
                 return -1;
         }
         if (o->action == TASK_DEAD && !d->too_large) {
@@ -414,69 +481,25 @@ static int publish_outcomes(service *svc, vf_error *err)
                                      .attempt = d->attempt,
                                      .error = o->error,
                                      .original_key = d->routing_key};
-            if (publish_tracked(svc, AMQP_TOPOLOGY_DLX, d->routing_key, &msg, PUB_DEAD, i, err) < 0)
+            if (publish_tracked(svc, AMQP_TOPOLOGY_DLX, d->routing_key, &msg, PUB_DEAD,
+                                d->delivery_tag, NULL, err) < 0)
                 return -1;
         }
     }
-    if (svc->n_pubs == 0)
-        return 0;
-    return amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err);
+    return 0;
 }
 
-/* Ack what is done; hand back what still needs its retry or dead letter. */
-static int settle(service *svc, vf_error *err)
+static void log_outcomes(const service *svc)
 {
-    uint64_t last_tag = 0;
-    bool all_acked = true;
     for (size_t i = 0; i < svc->n_items; i++) {
-        batch_item *item = &svc->items[i];
-        bool republish_failed = false;
-        for (size_t p = 0; p < svc->n_pubs; p++) {
-            pending_publish *pub = &svc->pubs[p];
-            if (pub->item != i)
-                continue;
-            if (pub->kind == PUB_EVENT && pub->state == 1 &&
-                remember_confirmed(svc, item->outcome.event_id) < 0) {
-                vf_error_set(err, VF_ENOMEM, "out of memory");
-                return -1;
-            }
-            if ((pub->kind == PUB_RETRY || pub->kind == PUB_DEAD) && pub->state != 1)
-                republish_failed = true;
-        }
-        const task_outcome *o = &item->outcome;
-        if (o->action == TASK_DEAD && item->delivery.too_large) {
-            /* The body was never read into memory: let the broker dead-letter it. */
-            if (amqp_link_reject(svc->link, item->delivery.delivery_tag, false, err) < 0)
-                return -1;
-            all_acked = false;
-        } else if (republish_failed) {
-            if (amqp_link_reject(svc->link, item->delivery.delivery_tag, true, err) < 0)
-                return -1;
-            all_acked = false;
-        } else if (item->delivery.delivery_tag > last_tag) {
-            last_tag = item->delivery.delivery_tag;
-        }
+        const amqp_link_delivery *d = &svc->items[i].delivery;
+        const task_outcome *o = &svc->items[i].outcome;
         if (o->task_id[0])
             log_info("task %s: %s", o->task_id, o->summary);
         else
-            log_warn("message %s on %s: %s",
-                     item->delivery.message_id ? item->delivery.message_id : "(no id)",
-                     item->delivery.routing_key ? item->delivery.routing_key : "?", o->summary);
+            log_warn("message %s on %s: %s", d->message_id ? d->message_id : "(no id)",
+                     d->routing_key ? d->routing_key : "?", o->summary);
     }
-    if (all_acked && last_tag)
-        return amqp_link_ack(svc->link, last_tag, true, err);
-    for (size_t i = 0; i < svc->n_items; i++) {
-        batch_item *item = &svc->items[i];
-        bool handed_back = item->outcome.action == TASK_DEAD && item->delivery.too_large;
-        for (size_t p = 0; p < svc->n_pubs && !handed_back; p++)
-            if (svc->pubs[p].item == i &&
-                (svc->pubs[p].kind == PUB_RETRY || svc->pubs[p].kind == PUB_DEAD) &&
-                svc->pubs[p].state != 1)
-                handed_back = true;
-        if (!handed_back && amqp_link_ack(svc->link, item->delivery.delivery_tag, false, err) < 0)
-            return -1;
-    }
-    return 0;
 }
 
 /* ---- lifecycle ---- */
@@ -555,6 +578,8 @@ static void close_parts(service *svc)
     }
     clear_batch(svc);
     free(svc->items);
+    for (size_t i = 0; i < svc->n_pubs; i++)
+        free(svc->pubs[i].event_id);
     free(svc->pubs);
     for (size_t i = 0; i < svc->n_confirmed; i++)
         free(svc->confirmed[i]);
@@ -576,6 +601,11 @@ static void pause_for(service *svc, double seconds)
 
 static int connect_link(service *svc, vf_error *err)
 {
+    /* Whatever was in flight on an earlier connection has no confirm coming:
+     * its events stay in the outbox, its messages come back from the broker. */
+    for (size_t i = 0; i < svc->n_pubs; i++)
+        if (svc->pubs[i].state == 0)
+            svc->pubs[i].state = -1;
     if (amqp_link_connect(svc->link, err) < 0)
         return -1;
     if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0)
@@ -585,14 +615,18 @@ static int connect_link(service *svc, vf_error *err)
     return sweep_outbox(svc, err);
 }
 
-/* One round: collect, record, publish, settle. Returns 0, or -1 with err
- * and `store_failed` telling which side broke. */
+/* One round: collect, record, ack, publish, settle confirms. Returns 0, or
+ * -1 with err and `store_failed` telling which side broke. */
 static int round_trip(service *svc, int wait_ms, bool *store_failed, vf_error *err)
 {
     *store_failed = false;
-    if (collect(svc, wait_ms, err) < 0)
+    if (collect(svc, wait_ms, err) < 0 || settle_confirms(svc, err) < 0)
         return -1;
     if (svc->n_items == 0) {
+        if (flush_confirmed_now(svc, err) < 0) {
+            *store_failed = true;
+            return -1;
+        }
         if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S)
             return sweep_outbox(svc, err);
         return 0;
@@ -603,14 +637,19 @@ static int round_trip(service *svc, int wait_ms, bool *store_failed, vf_error *e
         return -1;
     }
     int64_t t1 = mono_us();
-    if (publish_outcomes(svc, err) < 0)
+    if (ack_and_publish(svc, err) < 0)
         return -1;
-    int64_t t2 = mono_us();
-    int rc = settle(svc, err);
-    log_debug("batch of %zu: recorded in %.2f ms, published and confirmed in %.2f ms, settled in "
-              "%.2f ms",
-              svc->n_items, (t1 - t0) / 1e3, (t2 - t1) / 1e3, (mono_us() - t2) / 1e3);
-    return rc;
+    log_outcomes(svc);
+    log_debug("batch of %zu: recorded in %.2f ms, acked and published in %.2f ms, %zu publishes "
+              "in flight",
+              svc->n_items, (double)(t1 - t0) / 1e3, (double)(mono_us() - t1) / 1e3, svc->n_pubs);
+    if (svc->n_pubs > MAX_UNCONFIRMED) {
+        /* Flow control: let the broker catch up before taking more. */
+        if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0)
+            return -1;
+        return settle_confirms(svc, err);
+    }
+    return 0;
 }
 
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)
@@ -660,23 +699,19 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
     log_info("stopping: finishing the messages in hand");
     if (amqp_link_is_connected(svc.link) && amqp_link_cancel(svc.link, &err) == 0) {
         bool store_failed = false;
-        while (amqp_link_is_connected(svc.link)) {
-            if (round_trip(&svc, 0, &store_failed, &err) < 0 || svc.n_items == 0) {
-                clear_batch(&svc);
-                break;
-            }
+        for (;;) {
+            int rc = round_trip(&svc, 0, &store_failed, &err);
+            size_t handled = svc.n_items;
             clear_batch(&svc);
+            if (rc < 0 || handled == 0)
+                break;
         }
-        if (amqp_link_is_connected(svc.link) && sweep_outbox(&svc, &err) == 0) {
-            char now[STORE_TIME_SIZE];
-            store_now(now);
-            vf_error_init(&err);
-            if (store_begin(svc.store, &err) == 0 &&
-                (flush_confirmed(&svc, now, &err) < 0 || store_commit(svc.store, &err) < 0))
-                log_warn("outbox: could not mark confirmed events: %s (they will be published "
-                         "again at the next start; consumers deduplicate on id)",
-                         err.text);
-        }
+        if (amqp_link_is_connected(svc.link) &&
+            (amqp_link_wait_confirms(svc.link, CONFIRM_TIMEOUT_MS, &err) < 0 ||
+             settle_confirms(&svc, &err) < 0 || sweep_outbox(&svc, &err) < 0))
+            log_warn("outbox: %s (unconfirmed events are published again at the next start; "
+                     "consumers deduplicate on id)",
+                     err.text);
     }
     close_parts(&svc);
     log_info("stopped");
