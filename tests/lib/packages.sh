@@ -20,6 +20,7 @@ VF_DEBIAN_PACKAGES=(
 	libyaml-dev
 	libssl-dev           # HMAC-SHA256 for webhook signatures
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
+	python3-pika         # AMQP client of the relay integration tests (tests/integration/relay_harness.py)
 	python3              # integration test drivers, broker port picking
 	sqlite3              # operators' view of the store; used by tests to inspect it
 	ca-certificates      # libcurl verifying https:// receivers and APIs
