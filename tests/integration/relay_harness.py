@@ -142,6 +142,7 @@ class Receiver:
         self.attempts = 0
         self.bad = []      # reasons of refused signatures
         self.timestamps = []
+        self.times = {}    # id -> arrival time of every verified attempt
         self.server = None
 
     def start(self):
@@ -161,6 +162,7 @@ class Receiver:
                     return self.reply(401, str(e))
                 with owner.lock:
                     owner.attempts += 1
+                    owner.times.setdefault(msg_id, []).append(time.time())
                     mode = owner.mode
                 if mode == "fail":
                     return self.reply(500, "internal trouble\n")
@@ -199,6 +201,12 @@ class Receiver:
     def got(self, ids):
         with self.lock:
             return all(i in self.ok for i in ids)
+
+    def min_gap(self, first=0):
+        """Shortest time between attempt first+1 and first+2 of any id, seconds."""
+        with self.lock:
+            gaps = [t[first + 1] - t[first] for t in self.times.values() if len(t) > first + 1]
+        return min(gaps) if gaps else None
 
     def duplicates(self):
         with self.lock:
