@@ -171,9 +171,16 @@ class WebhookHandler(BaseHTTPRequestHandler):
         self.reply(200, "ok")
 
 
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A sender that drops its connection (timeout, restart) is routine.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def make_server(host, port, keys, seen, handler=WebhookHandler):
     cls = type("ConfiguredHandler", (handler,), {"keys": keys, "seen": seen})
-    server = ThreadingHTTPServer((host, port), cls)
+    server = QuietServer((host, port), cls)
     server.daemon_threads = True
     return server
 
