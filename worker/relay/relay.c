@@ -190,6 +190,19 @@ static void reject(relay *r, uint64_t tag, const char *why, const char *message_
         log_warn("rejecting a message: %s", err.text);
 }
 
+/* The event id travels in the webhook-id header and the signed string: it
+ * must not be able to break a header line. */
+static bool usable_event_id(const char *id)
+{
+    size_t len = strlen(id);
+    if (len == 0 || len > 256)
+        return false;
+    for (const char *c = id; *c; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+            return false;
+    return true;
+}
+
 /* Keep a delivery for recording, or reject it when it is not an event. */
 static void take_delivery(relay *r, amqp_link_delivery *d)
 {
@@ -203,9 +216,11 @@ static void take_delivery(relay *r, amqp_link_delivery *d)
     const char *id = event ? json_string_value(json_object_get(event, "id")) : NULL;
     if (!id || !*id)
         id = d->message_id;
-    if (!event || !json_is_object(event) || !type || !*type || !id || !*id) {
+    if (!event || !json_is_object(event) || !type || !*type || !id || !usable_event_id(id)) {
         reject(r, d->delivery_tag,
-               !event ? "body is not JSON" : "event without a string \"type\" and \"id\"",
+               !event ? "body is not JSON"
+                      : "event without a string \"type\" and an \"id\" of 1-256 printable "
+                        "characters",
                d->message_id);
         json_decref(event);
         return;
