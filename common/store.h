@@ -297,6 +297,28 @@ int store_delivery_add(store *s, const char *event_id, const char *receiver, con
 int store_deliveries_due(store *s, const char *now, int limit, store_delivery_fn fn, void *ctx,
                          vf_error *err) __attribute__((warn_unused_result));
 
+/* store_deliveries_due for one receiver only, so that a receiver with a
+ * backlog cannot fill every slot of a scan and starve the others. */
+int store_deliveries_due_receiver(store *s, const char *receiver, const char *now, int limit,
+                                  store_delivery_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* After a crash: every delivery left 'delivering' (its outcome unknown) goes
+ * back to 'pending', due at `now`; attempts are kept. The relay calls this at
+ * start, before any delivery of its own is in flight (one relay per store).
+ * Returns the number of rows changed, or -1. */
+int store_deliveries_requeue(store *s, const char *now, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Operator redelivery: the 'failed' or 'delivered' deliveries of event_id (to
+ * `receiver` only when not NULL) go back to 'pending', due at `now`, with
+ * attempts reset to 0 so the whole schedule applies again; last_code and
+ * last_error are kept for the record until the next attempt. Pending and
+ * delivering rows are left alone. Returns the number of rows changed (0: none
+ * matched), or -1. */
+int store_delivery_redeliver(store *s, const char *event_id, const char *receiver, const char *now,
+                             vf_error *err) __attribute__((warn_unused_result));
+
 /* Input of store_delivery_update: borrowed; NULL strings stored as NULL. */
 typedef struct store_delivery_change {
     const char *event_id;

@@ -137,3 +137,57 @@ int store_delivery_list(store *s, const store_delivery_filter *filter, store_del
     sqlite3_bind_int(st, index, filter->limit > 0 ? filter->limit : -1);
     return deliveries_each(s, st, fn, ctx, err);
 }
+
+int store_deliveries_due_receiver(store *s, const char *receiver, const char *now, int limit,
+                                  store_delivery_fn fn, void *ctx, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_DUE_RECEIVER,
+                                  "SELECT " DELIVERY_COLUMNS " FROM deliveries "
+                                  "WHERE status = 'pending' AND next_attempt_at <= ?1 "
+                                  "AND receiver = ?3 "
+                                  "ORDER BY next_attempt_at, created_at, event_id LIMIT ?2",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, now);
+    sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+    store_bind_text(st, 3, receiver);
+    return deliveries_each(s, st, fn, ctx, err);
+}
+
+int store_deliveries_requeue(store *s, const char *now, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_REQUEUE,
+                                  "UPDATE deliveries SET status = 'pending', next_attempt_at = ?1 "
+                                  "WHERE status = 'delivering'",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, now);
+    return store_exec_change(s, st, "requeueing deliveries", err);
+}
+
+int store_delivery_redeliver(store *s, const char *event_id, const char *receiver, const char *now,
+                             vf_error *err)
+{
+    sqlite3_stmt *st;
+    if (receiver)
+        st = store_stmt(s, STORE_STMT_DELIVERY_REDELIVER,
+                        "UPDATE deliveries SET status = 'pending', attempts = 0, "
+                        "next_attempt_at = ?2, delivered_at = NULL WHERE event_id = ?1 "
+                        "AND receiver = ?3 AND status IN ('failed', 'delivered')",
+                        err);
+    else
+        st = store_stmt(s, STORE_STMT_DELIVERY_REDELIVER_ALL,
+                        "UPDATE deliveries SET status = 'pending', attempts = 0, "
+                        "next_attempt_at = ?2, delivered_at = NULL WHERE event_id = ?1 "
+                        "AND status IN ('failed', 'delivered')",
+                        err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, event_id);
+    store_bind_text(st, 2, now);
+    if (receiver)
+        store_bind_text(st, 3, receiver);
+    return store_exec_change(s, st, "redelivering", err);
+}

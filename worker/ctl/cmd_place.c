@@ -59,8 +59,17 @@ static int flag_integer(json_t *obj, const char *key, const char *option, const 
 
 static int parse_options(int argc, char **argv, place_options *opt)
 {
-    enum { OPT_CPU = 256, OPT_MEMORY, OPT_DISK, OPT_POOL, OPT_DEDICATED, OPT_VM_NAME,
-           OPT_ANNOTATION, OPT_JSON, OPT_NO_RESERVATIONS };
+    enum {
+        OPT_CPU = 256,
+        OPT_MEMORY,
+        OPT_DISK,
+        OPT_POOL,
+        OPT_DEDICATED,
+        OPT_VM_NAME,
+        OPT_ANNOTATION,
+        OPT_JSON,
+        OPT_NO_RESERVATIONS
+    };
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"file", required_argument, NULL, 'f'},

@@ -8,6 +8,9 @@
 
 static const ctl_command commands[] = {
     {"place", "dry-run a placement: where would this request go, and why", ctl_place},
+    {"verify", "check a webhook signature (secret, headers, body)", ctl_verify},
+    {"deliveries", "list webhook deliveries and their state", ctl_deliveries},
+    {"redeliver", "send an event's webhook again", ctl_redeliver},
 };
 
 void ctl_error(const char *fmt, ...)
@@ -35,11 +38,10 @@ static void usage(FILE *out)
     fprintf(out, "usage: virtflowctl COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out,
-            "\nEvery command takes -c FILE (else $VIRTFLOW_CONFIG, else built-in defaults),\n"
-            "--json for machine-readable output, and --help.\n"
-            "\nexit status: 0 ok, 1 a negative answer (e.g. not placed), 2 usage or invalid\n"
-            "request, 3 configuration error, 4 broker, store or inventory unreachable.\n");
+    fprintf(out, "\nEvery command takes -c FILE (else $VIRTFLOW_CONFIG, else built-in defaults),\n"
+                 "--json for machine-readable output, and --help.\n"
+                 "\nexit status: 0 ok, 1 a negative answer (e.g. not placed), 2 usage or invalid\n"
+                 "request, 3 configuration error, 4 broker, store or inventory unreachable.\n");
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,602 @@
+/* relay: the consume -> record -> deliver loop (see relay.h). */
+#include "relay.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amqp_link.h"
+#include "amqp_topology.h"
+#include "backoff.h"
+#include "log.h"
+#include "relay_policy.h"
+#include "relay_receivers.h"
+#include "relay_sender.h"
+#include "store.h"
+
+#define BATCH_MAX 256        /* events recorded per transaction at most */
+#define IDLE_WAIT_MS 50      /* broker wait when no request is running */
+#define POLL_WAIT_MS 20      /* libcurl wait when requests are running */
+#define SCAN_INTERVAL_MS 100 /* due scan at least this often */
+#define STOP_WAIT_MAX_MS 30000
+#define ERROR_TEXT_MAX 4096 /* bytes of last_error kept */
+
+typedef struct incoming {
+    uint64_t tag;
+    char *event_id;
+    char *body;
+    size_t body_len;
+    char *type;
+} incoming;
+
+typedef struct outcome {
+    char *event_id;
+    size_t receiver;
+    const char *status; /* static string */
+    int attempts;
+    char next_at[STORE_TIME_SIZE]; /* "" = NULL */
+    int code;
+    char *error;
+    char delivered_at[STORE_TIME_SIZE];
+} outcome;
+
+struct relay {
+    const vf_config *config;
+    relay_receiver *receivers;
+    size_t n_receivers;
+    store *store;
+    amqp_link *link;
+    relay_sender *sender;
+    backoff reconnect;
+    int64_t next_connect_ms;
+    bool consuming;
+    incoming batch[BATCH_MAX];
+    size_t n_batch;
+    outcome *outcomes;
+    size_t n_outcomes, cap_outcomes;
+    relay_request *claimed;
+    size_t n_claimed, cap_claimed;
+    bool changed; /* something happened that may make more deliveries due */
+    int64_t last_scan_ms;
+    uint64_t rng;
+    relay_result result; /* scratch, large */
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void format_ms(int64_t ms, char buf[STORE_TIME_SIZE])
+{
+    if (store_format_time(ms, buf) < 0)
+        store_now(buf);
+}
+
+static double random01(relay *r)
+{
+    /* xorshift64*: jitter needs spread, not secrecy. */
+    r->rng ^= r->rng >> 12;
+    r->rng ^= r->rng << 25;
+    r->rng ^= r->rng >> 27;
+    return (double)((r->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+relay *relay_new(const vf_config *config, vf_error *err)
+{
+    relay *r = calloc(1, sizeof *r);
+    if (!r) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    r->config = config;
+    r->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)r;
+    if (!r->rng)
+        r->rng = 88172645463325252ULL;
+    backoff_init(&r->reconnect, 0.5, 30);
+    if (relay_receivers_load(config, &r->receivers, &r->n_receivers, err) < 0)
+        goto fail;
+    r->sender = relay_sender_new(r->receivers, r->n_receivers, err);
+    if (!r->sender)
+        goto fail;
+    r->store = store_open(config->store.path, STORE_READ_WRITE, err);
+    if (!r->store)
+        goto fail;
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    int requeued = store_deliveries_requeue(r->store, now, err);
+    if (requeued < 0)
+        goto fail;
+    if (requeued > 0)
+        log_warn("%d deliveries were interrupted by the last stop; they are due again", requeued);
+    r->link = amqp_link_new(config, "virtflow-relay", err);
+    if (!r->link)
+        goto fail;
+    size_t enabled = 0;
+    for (size_t i = 0; i < r->n_receivers; i++) {
+        if (!r->receivers[i].config->enabled)
+            continue;
+        enabled++;
+        log_info("receiver %s: %s, %zu secret%s, timeout %.1f s, max_in_flight %d",
+                 r->receivers[i].config->name, r->receivers[i].safe_url, r->receivers[i].n_keys,
+                 r->receivers[i].n_keys == 1 ? "" : "s", r->receivers[i].config->timeout_s,
+                 r->receivers[i].config->max_in_flight);
+    }
+    if (enabled == 0)
+        log_warn("no enabled receiver: events are acked and recorded nowhere");
+    return r;
+fail:
+    relay_free(r);
+    return NULL;
+}
+
+static void incoming_clear(incoming *in)
+{
+    free(in->event_id);
+    free(in->body);
+    free(in->type);
+    memset(in, 0, sizeof *in);
+}
+
+static void outcome_clear(outcome *o)
+{
+    free(o->event_id);
+    free(o->error);
+    memset(o, 0, sizeof *o);
+}
+
+static void request_clear(relay_request *q)
+{
+    free(q->event_id);
+    free(q->body);
+    memset(q, 0, sizeof *q);
+}
+
+void relay_free(relay *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_batch; i++)
+        incoming_clear(&r->batch[i]);
+    for (size_t i = 0; i < r->n_outcomes; i++)
+        outcome_clear(&r->outcomes[i]);
+    free(r->outcomes);
+    for (size_t i = 0; i < r->n_claimed; i++)
+        request_clear(&r->claimed[i]);
+    free(r->claimed);
+    relay_sender_free(r->sender);
+    amqp_link_free(r->link);
+    store_close(r->store);
+    relay_receivers_free(r->receivers, r->n_receivers);
+    free(r);
+}
+
+/* ---- broker side ---- */
+
+static void reject(relay *r, uint64_t tag, const char *why, const char *message_id)
+{
+    log_warn("event %s: %s; dead-lettered", message_id ? message_id : "(no id)", why);
+    vf_error err;
+    vf_error_init(&err);
+    if (amqp_link_reject(r->link, tag, false, &err) < 0)
+        log_warn("rejecting a message: %s", err.text);
+}
+
+/* The event id travels in the webhook-id header and the signed string: it
+ * must not be able to break a header line. */
+static bool usable_event_id(const char *id)
+{
+    size_t len = strlen(id);
+    if (len == 0 || len > 256)
+        return false;
+    for (const char *c = id; *c; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+            return false;
+    return true;
+}
+
+/* Keep a delivery for recording, or reject it when it is not an event. */
+static void take_delivery(relay *r, amqp_link_delivery *d)
+{
+    if (d->too_large || !d->body) {
+        reject(r, d->delivery_tag, "message larger than amqp.max_message_bytes", d->message_id);
+        return;
+    }
+    json_error_t jerr;
+    json_t *event = json_loadb((const char *)d->body, d->body_len, 0, &jerr);
+    const char *type = event ? json_string_value(json_object_get(event, "type")) : NULL;
+    const char *id = event ? json_string_value(json_object_get(event, "id")) : NULL;
+    if (!id || !*id)
+        id = d->message_id;
+    if (!event || !json_is_object(event) || !type || !*type || !id || !usable_event_id(id)) {
+        reject(r, d->delivery_tag,
+               !event ? "body is not JSON"
+                      : "event without a string \"type\" and an \"id\" of 1-256 printable "
+                        "characters",
+               d->message_id);
+        json_decref(event);
+        return;
+    }
+    incoming *in = &r->batch[r->n_batch];
+    in->tag = d->delivery_tag;
+    in->event_id = strdup(id);
+    in->type = strdup(type);
+    /* The body is sent byte for byte as it came off the queue. */
+    in->body = (char *)d->body;
+    in->body_len = d->body_len;
+    d->body = NULL;
+    json_decref(event);
+    if (!in->event_id || !in->type) {
+        log_error("out of memory keeping an event; the broker will redeliver it");
+        incoming_clear(in);
+        return;
+    }
+    r->n_batch++;
+}
+
+static void broker_step(relay *r, int wait_ms)
+{
+    int64_t now = now_ms();
+    if (!amqp_link_is_connected(r->link)) {
+        if (now < r->next_connect_ms)
+            return;
+        vf_error err;
+        vf_error_init(&err);
+        if (amqp_link_connect(r->link, &err) < 0 ||
+            (!r->consuming && amqp_link_consume(r->link, AMQP_TOPOLOGY_RELAY_QUEUE, &err) < 0)) {
+            double delay = backoff_next(&r->reconnect);
+            log_warn("broker: %s; next try in %.1f s (deliveries go on)", err.text, delay);
+            r->next_connect_ms = now_ms() + (int64_t)(delay * 1000);
+            return;
+        }
+        r->consuming = true;
+        backoff_reset(&r->reconnect);
+        log_info("consuming %s", AMQP_TOPOLOGY_RELAY_QUEUE);
+    }
+    while (r->n_batch < BATCH_MAX) {
+        amqp_link_delivery d;
+        vf_error err;
+        vf_error_init(&err);
+        int rc = amqp_link_next(r->link, &d, wait_ms, &err);
+        wait_ms = 0;
+        if (rc < 0) {
+            log_warn("broker: %s; reconnecting", err.text);
+            r->next_connect_ms = now_ms() + (int64_t)(backoff_next(&r->reconnect) * 1000);
+            return;
+        }
+        if (rc == 0)
+            return;
+        take_delivery(r, &d);
+        amqp_link_delivery_close(&d);
+    }
+}
+
+/* ---- delivery side ---- */
+
+static outcome *new_outcome(relay *r)
+{
+    if (r->n_outcomes == r->cap_outcomes) {
+        size_t cap = r->cap_outcomes ? r->cap_outcomes * 2 : 64;
+        outcome *grown = realloc(r->outcomes, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        r->outcomes = grown;
+        r->cap_outcomes = cap;
+    }
+    outcome *o = &r->outcomes[r->n_outcomes++];
+    memset(o, 0, sizeof *o);
+    return o;
+}
+
+/* "HTTP 500: <body>" with control characters replaced, bounded. */
+static char *describe_failure(const relay_result *res)
+{
+    char *text = malloc(ERROR_TEXT_MAX + 64);
+    if (!text)
+        return NULL;
+    if (!res->transport_ok) {
+        snprintf(text, ERROR_TEXT_MAX, "%s", res->error);
+        return text;
+    }
+    int n = snprintf(text, 64, "HTTP %ld", res->status);
+    if (res->body_len > 0) {
+        size_t at = (size_t)n;
+        text[at++] = ':';
+        text[at++] = ' ';
+        for (size_t i = 0; i < res->body_len && at < ERROR_TEXT_MAX; i++) {
+            unsigned char c = (unsigned char)res->body[i];
+            text[at++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+        }
+        text[at] = '\0';
+    }
+    return text;
+}
+
+static void record_result(relay *r, relay_result *res)
+{
+    relay_request *q = &res->request;
+    relay_receiver *rcv = &r->receivers[q->receiver];
+    int64_t now = now_ms();
+    outcome *o = new_outcome(r);
+    if (!o) {
+        /* The row stays 'delivering' and is retried after the next restart. */
+        log_error("out of memory recording a delivery of event %s", q->event_id);
+        request_clear(q);
+        return;
+    }
+    o->event_id = q->event_id;
+    q->event_id = NULL;
+    o->receiver = q->receiver;
+    o->attempts = q->attempts_before + 1;
+    o->code = res->transport_ok ? (int)res->status : 0;
+    bool success = res->transport_ok && res->status >= 200 && res->status < 300;
+    if (success) {
+        o->status = "delivered";
+        format_ms(now, o->delivered_at);
+        log_debug("event %s delivered to %s (HTTP %ld, attempt %d)", o->event_id, rcv->config->name,
+                  res->status, o->attempts);
+    } else {
+        o->error = describe_failure(res);
+        double retry_after = -1;
+        if (res->transport_ok && res->retry_after[0] &&
+            relay_policy_retry_after(res->retry_after, now / 1000, &retry_after) < 0)
+            retry_after = -1;
+        double delay =
+            relay_policy_next_delay(r->config->relay.schedule_s, r->config->relay.n_schedule,
+                                    o->attempts, retry_after, random01(r));
+        char reason[96];
+        if (res->transport_ok)
+            snprintf(reason, sizeof reason, "HTTP %ld", res->status);
+        else
+            snprintf(reason, sizeof reason, "%.90s", res->error);
+        if (delay < 0) {
+            o->status = "failed";
+            log_warn("event %s to %s: attempt %d failed (%s); no attempts left, delivery failed",
+                     o->event_id, rcv->config->name, o->attempts, reason);
+        } else {
+            o->status = "pending";
+            format_ms(now + (int64_t)(delay * 1000), o->next_at);
+            log_warn("event %s to %s: attempt %d failed (%s); next attempt in %.1f s", o->event_id,
+                     rcv->config->name, o->attempts, reason, delay);
+        }
+    }
+    free(q->body);
+    q->body = NULL;
+    r->changed = true;
+}
+
+typedef struct claim_ctx {
+    relay *r;
+    size_t receiver;
+} claim_ctx;
+
+static int claim_one(const store_delivery *d, void *user)
+{
+    claim_ctx *c = user;
+    relay *r = c->r;
+    if (r->n_claimed == r->cap_claimed) {
+        size_t cap = r->cap_claimed ? r->cap_claimed * 2 : 64;
+        relay_request *grown = realloc(r->claimed, cap * sizeof *grown);
+        if (!grown)
+            return 1;
+        r->claimed = grown;
+        r->cap_claimed = cap;
+    }
+    relay_request *q = &r->claimed[r->n_claimed];
+    memset(q, 0, sizeof *q);
+    q->event_id = strdup(d->event_id);
+    q->body = strdup(d->body);
+    if (!q->event_id || !q->body) {
+        request_clear(q);
+        return 1;
+    }
+    q->body_len = strlen(d->body);
+    q->receiver = c->receiver;
+    q->attempts_before = d->attempts;
+    r->n_claimed++;
+    return 0;
+}
+
+/* Read the due deliveries of every receiver with free slots into r->claimed. */
+static int scan_due(relay *r, const char *now, vf_error *err)
+{
+    for (size_t i = 0; i < r->n_receivers; i++) {
+        relay_receiver *rcv = &r->receivers[i];
+        if (!rcv->config->enabled)
+            continue;
+        int free_slots = rcv->config->max_in_flight - rcv->in_flight;
+        if (free_slots <= 0)
+            continue;
+        claim_ctx c = {r, i};
+        if (store_deliveries_due_receiver(r->store, rcv->config->name, now, free_slots, claim_one,
+                                          &c, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int write_turn(relay *r, const char *now, vf_error *err)
+{
+    for (size_t i = 0; i < r->n_batch; i++) {
+        incoming *in = &r->batch[i];
+        for (size_t k = 0; k < r->n_receivers; k++) {
+            const config_receiver *rc = r->receivers[k].config;
+            if (!rc->enabled || !relay_policy_match_any(rc->events, rc->n_events, in->type))
+                continue;
+            if (store_delivery_add(r->store, in->event_id, rc->name, in->body, now, err) < 0)
+                return -1;
+        }
+    }
+    for (size_t i = 0; i < r->n_outcomes; i++) {
+        outcome *o = &r->outcomes[i];
+        store_delivery_change c = {
+            .event_id = o->event_id,
+            .receiver = r->receivers[o->receiver].config->name,
+            .status = o->status,
+            .attempts = o->attempts,
+            .next_attempt_at = o->next_at[0] ? o->next_at : NULL,
+            .last_code = o->code,
+            .last_error = o->error,
+            .delivered_at = o->delivered_at[0] ? o->delivered_at : NULL,
+        };
+        if (store_delivery_update(r->store, &c, err) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < r->n_claimed; i++) {
+        relay_request *q = &r->claimed[i];
+        store_delivery_change c = {
+            .event_id = q->event_id,
+            .receiver = r->receivers[q->receiver].config->name,
+            .status = "delivering",
+            .attempts = q->attempts_before,
+        };
+        if (store_delivery_update(r->store, &c, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One transaction: record received events, outcomes and claims; then ack and
+ * start. On failure nothing is acked or started and the same work is tried
+ * again next turn (claims are simply read again). */
+static void commit_turn(relay *r, bool scan)
+{
+    char now[STORE_TIME_SIZE];
+    format_ms(now_ms(), now);
+    vf_error err;
+    vf_error_init(&err);
+    if (scan) {
+        if (scan_due(r, now, &err) < 0)
+            goto failed;
+        r->last_scan_ms = now_ms();
+        r->changed = false;
+    }
+    if (r->n_batch == 0 && r->n_outcomes == 0 && r->n_claimed == 0)
+        return;
+    if (store_begin(r->store, &err) < 0)
+        goto failed;
+    if (write_turn(r, now, &err) < 0 || store_commit(r->store, &err) < 0) {
+        store_rollback(r->store, NULL);
+        goto failed;
+    }
+    for (size_t i = 0; i < r->n_batch; i++) {
+        vf_error ack_err;
+        vf_error_init(&ack_err);
+        if (amqp_link_ack(r->link, r->batch[i].tag, false, &ack_err) < 0)
+            log_warn("ack of event %s: %s (recorded; a redelivery is ignored)",
+                     r->batch[i].event_id, ack_err.text);
+        incoming_clear(&r->batch[i]);
+    }
+    if (r->n_batch > 0)
+        r->changed = true;
+    r->n_batch = 0;
+    for (size_t i = 0; i < r->n_outcomes; i++)
+        outcome_clear(&r->outcomes[i]);
+    r->n_outcomes = 0;
+    int64_t now_s = now_ms() / 1000;
+    for (size_t i = 0; i < r->n_claimed; i++) {
+        relay_request *q = &r->claimed[i];
+        vf_error start_err;
+        vf_error_init(&start_err);
+        if (relay_sender_start(r->sender, q, now_s, &start_err) < 0) {
+            /* Stays 'delivering' until the next start requeues it. */
+            log_error("event %s to %s: cannot start the request: %s", q->event_id,
+                      r->receivers[q->receiver].config->name, start_err.text);
+            request_clear(q);
+        }
+    }
+    r->n_claimed = 0;
+    return;
+failed:
+    log_warn("store: %s; retrying", err.text);
+    for (size_t i = 0; i < r->n_claimed; i++)
+        request_clear(&r->claimed[i]);
+    r->n_claimed = 0;
+}
+
+static void collect_results(relay *r)
+{
+    while (relay_sender_next_result(r->sender, &r->result) == 1)
+        record_result(r, &r->result);
+}
+
+static void give_back(relay_request *q, void *ctx)
+{
+    relay *r = ctx;
+    outcome *o = new_outcome(r);
+    if (o) {
+        o->event_id = q->event_id;
+        q->event_id = NULL;
+        o->receiver = q->receiver;
+        o->status = "pending";
+        o->attempts = q->attempts_before;
+        format_ms(now_ms(), o->next_at);
+        o->error = strdup("interrupted by shutdown");
+    }
+    request_clear(q);
+}
+
+int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
+{
+    (void)err;
+    bool stopping = false;
+    int64_t stop_deadline = 0;
+    for (;;) {
+        if (*stop && !stopping) {
+            stopping = true;
+            double longest = 0;
+            for (size_t i = 0; i < r->n_receivers; i++)
+                if (r->receivers[i].config->timeout_s > longest)
+                    longest = r->receivers[i].config->timeout_s;
+            int64_t wait = (int64_t)(longest * 1000) + 1000;
+            stop_deadline = now_ms() + (wait < STOP_WAIT_MAX_MS ? wait : STOP_WAIT_MAX_MS);
+            log_info("stopping: no more events; waiting for %zu requests in flight",
+                     relay_sender_running(r->sender));
+            if (amqp_link_is_connected(r->link)) {
+                vf_error cancel_err;
+                vf_error_init(&cancel_err);
+                if (amqp_link_cancel(r->link, &cancel_err) < 0)
+                    log_warn("cancelling the consumer: %s", cancel_err.text);
+            }
+        }
+        bool busy = relay_sender_running(r->sender) > 0;
+        if (!stopping)
+            broker_step(r, busy ? 0 : IDLE_WAIT_MS);
+        vf_error poll_err;
+        vf_error_init(&poll_err);
+        if (relay_sender_poll(r->sender, busy ? POLL_WAIT_MS : 0, &poll_err) < 0) {
+            log_error("%s", poll_err.text);
+            return -1;
+        }
+        collect_results(r);
+        bool scan = !stopping && (r->changed || now_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
+        commit_turn(r, scan);
+        if (stopping) {
+            if (relay_sender_running(r->sender) == 0 && r->n_outcomes == 0)
+                break;
+            if (now_ms() >= stop_deadline) {
+                log_warn("%zu requests still running at the stop deadline; they are due again",
+                         relay_sender_running(r->sender));
+                relay_sender_abandon(r->sender, give_back, r);
+                commit_turn(r, false);
+                break;
+            }
+        } else if (!busy && !amqp_link_is_connected(r->link)) {
+            /* Nothing to wait on but the clock: do not spin. */
+            usleep(IDLE_WAIT_MS * 1000);
+        }
+    }
+    if (r->n_outcomes > 0)
+        log_warn("%zu outcomes could not be recorded; those deliveries are due again at start",
+                 r->n_outcomes);
+    log_info("stopped");
+    return 0;
+}

@@ -1,0 +1,94 @@
+/* relay_policy: matching, Retry-After and the retry schedule. */
+#include "relay_policy.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <time.h>
+
+bool relay_policy_match(const char *pattern, const char *type)
+{
+    if (!pattern || !type)
+        return false;
+    if (strcmp(pattern, "*") == 0)
+        return true;
+    size_t len = strlen(pattern);
+    if (len >= 2 && strcmp(pattern + len - 2, ".*") == 0) {
+        /* Keep the dot: "task.*" must not match "tasks.x" or "task". */
+        return strncmp(type, pattern, len - 1) == 0 && type[len - 1] != '\0';
+    }
+    return strcmp(pattern, type) == 0;
+}
+
+bool relay_policy_match_any(char *const *patterns, size_t n, const char *type)
+{
+    for (size_t i = 0; i < n; i++)
+        if (relay_policy_match(patterns[i], type))
+            return true;
+    return false;
+}
+
+static int parse_http_date(const char *value, int64_t *out)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    /* IMF-fixdate, the form RFC 9110 requires senders to use. */
+    const char *end = strptime(value, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    if (!end)
+        return -1;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return -1;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1)
+        return -1;
+    *out = (int64_t)t;
+    return 0;
+}
+
+int relay_policy_retry_after(const char *value, int64_t now, double *delay_s)
+{
+    if (!value)
+        return -1;
+    while (isspace((unsigned char)*value))
+        value++;
+    if (!*value)
+        return -1;
+    double delay;
+    if (isdigit((unsigned char)*value)) {
+        double seconds = 0;
+        const char *c = value;
+        for (; isdigit((unsigned char)*c); c++) {
+            if (seconds < RELAY_RETRY_AFTER_MAX_S * 10)
+                seconds = seconds * 10 + (*c - '0');
+        }
+        while (isspace((unsigned char)*c))
+            c++;
+        if (*c)
+            return -1;
+        delay = seconds;
+    } else {
+        int64_t at;
+        if (parse_http_date(value, &at) < 0)
+            return -1;
+        delay = at > now ? (double)(at - now) : 0;
+    }
+    *delay_s = delay > RELAY_RETRY_AFTER_MAX_S ? RELAY_RETRY_AFTER_MAX_S : delay;
+    return 0;
+}
+
+double relay_policy_next_delay(const int *schedule_s, size_t n_schedule, int attempts,
+                               double retry_after_s, double random01)
+{
+    if (attempts < 1 || (size_t)attempts >= n_schedule)
+        return -1;
+    double base = schedule_s[attempts];
+    if (random01 < 0)
+        random01 = 0;
+    if (random01 >= 1)
+        random01 = 0.999999;
+    double delay = base * (1 + RELAY_JITTER * (2 * random01 - 1));
+    if (retry_after_s >= 0 && delay < retry_after_s)
+        delay = retry_after_s;
+    return delay;
+}
