@@ -21,9 +21,8 @@ VF_DEBIAN_PACKAGES=(
 	libssl-dev           # HMAC-SHA256 for webhook signatures
 	uuid-dev             # libuuid: task and event ids
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
-	python3-pika         # AMQP client of the relay integration tests (tests/integration/relay_harness.py)
 	python3              # integration test drivers, broker port picking
-	python3-pika         # AMQP client of the integration tests (a plain client, as users have)
+	python3-pika         # AMQP client of the integration tests and benches (a plain client, as users have)
 	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	sqlite3              # operators' view of the store; used by tests to inspect it
