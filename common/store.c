@@ -444,6 +444,33 @@ static int exec_stmt(store *s, store_stmt_id id, const char *sql, const char *wh
     return store_exec_change(s, st, what, err) < 0 ? -1 : 0;
 }
 
+int store_set_autocheckpoint(store *s, int pages, vf_error *err)
+{
+    int rc = sqlite3_wal_autocheckpoint(s->db, pages);
+    if (rc != SQLITE_OK) {
+        vf_error_set(err, VF_EIO, "store %s: setting autocheckpoint: %s", s->path,
+                     sqlite3_errstr(rc));
+        return -1;
+    }
+    return 0;
+}
+
+int store_checkpoint(store *s, int *wal_pages, int *copied, vf_error *err)
+{
+    int log = 0, done = 0;
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+        vf_error_set(err, rc == SQLITE_LOCKED ? VF_EUNAVAILABLE : VF_EIO,
+                     "store %s: checkpoint: %s", s->path, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    if (wal_pages)
+        *wal_pages = log;
+    if (copied)
+        *copied = done;
+    return 0;
+}
+
 bool store_in_transaction(const store *s)
 {
     return s && s->db && !sqlite3_get_autocommit(s->db);

@@ -95,6 +95,17 @@ int store_rollback(store *s, vf_error *err);
 /* True between store_begin and store_commit/store_rollback. */
 bool store_in_transaction(const store *s);
 
+/* Checkpoints. SQLite copies the WAL back into the database file inside
+ * whichever commit crosses `pages` WAL pages (1000 by default), on the
+ * committing thread. A busy writer can turn that off (pages 0) and let
+ * another thread call store_checkpoint on a handle of its own: a passive
+ * checkpoint never blocks the writer nor waits for readers. Returns 0 or -1. */
+int store_set_autocheckpoint(store *s, int pages, vf_error *err)
+    __attribute__((warn_unused_result));
+/* Passive checkpoint; *wal_pages and *copied (optional) tell how far it got. */
+int store_checkpoint(store *s, int *wal_pages, int *copied, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* ---- tasks ---- */
 
 /* One tasks row; every string is an owned copy (store_task_clear frees

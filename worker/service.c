@@ -48,6 +48,8 @@ typedef struct service {
     inventory_view view; /* the snapshot the engine decides over */
     pthread_t refresher;
     bool refresher_running;
+    pthread_t checkpointer;
+    bool checkpointer_running;
     pthread_mutex_t refresh_lock;
     pthread_cond_t refresh_wake;
     bool refresher_stop;
@@ -113,6 +115,42 @@ static void *refresh_loop(void *arg)
         pthread_mutex_lock(&svc->refresh_lock);
     }
     pthread_mutex_unlock(&svc->refresh_lock);
+    return NULL;
+}
+
+#define CHECKPOINT_INTERVAL_MS 500
+
+/* WAL checkpoints on a handle of their own, off the committing thread: they
+ * copy pages and fsync the database, which inside a commit would stall every
+ * message of that batch. */
+static void *checkpoint_loop(void *arg)
+{
+    service *svc = arg;
+    vf_error err;
+    vf_error_init(&err);
+    store *own = store_open(svc->config->store.path, STORE_READ_WRITE, &err);
+    if (!own) {
+        log_warn("checkpoints: %s; the WAL is copied back inside commits instead", err.text);
+        return NULL;
+    }
+    pthread_mutex_lock(&svc->refresh_lock);
+    while (!svc->refresher_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += CHECKPOINT_INTERVAL_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&svc->refresh_wake, &svc->refresh_lock, &until);
+        if (svc->refresher_stop)
+            break;
+        pthread_mutex_unlock(&svc->refresh_lock);
+        vf_error_init(&err);
+        if (store_checkpoint(own, NULL, NULL, &err) < 0)
+            log_warn("checkpoint: %s", err.text);
+        pthread_mutex_lock(&svc->refresh_lock);
+    }
+    pthread_mutex_unlock(&svc->refresh_lock);
+    store_close(own);
     return NULL;
 }
 
@@ -382,6 +420,7 @@ static int record_batch(service *svc, vf_error *err)
         rc = store_reservation_release_vmid(svc->store, gone.vmids[i], now, err) < 0 ? -1 : 0;
     task_handler handler = {svc->store,      svc->engine, svc->config,
                             svc->view.hosts, svc->note,   wall_ms};
+    int64_t started_at = mono_us();
     for (size_t i = 0; rc == 0 && i < svc->n_items; i++) {
         batch_item *item = &svc->items[i];
         const amqp_link_delivery *d = &item->delivery;
@@ -393,7 +432,8 @@ static int record_batch(service *svc, vf_error *err)
     int64_t handled_at = mono_us();
     if (rc == 0)
         rc = store_commit(svc->store, err);
-    log_debug("commit of %zu: %.2f ms", svc->n_items, (double)(mono_us() - handled_at) / 1e3);
+    log_debug("batch of %zu: handled in %.2f ms, committed in %.2f ms", svc->n_items,
+              (double)(handled_at - started_at) / 1e3, (double)(mono_us() - handled_at) / 1e3);
     if (rc < 0) {
         vf_error ignored;
         vf_error_init(&ignored);
@@ -562,6 +602,13 @@ static int open_parts(service *svc, vf_error *err)
         return -1;
     }
     svc->refresher_running = true;
+    if (store_set_autocheckpoint(svc->store, 0, err) < 0)
+        return -1;
+    if (pthread_create(&svc->checkpointer, NULL, checkpoint_loop, svc) != 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot start the checkpoint thread");
+        return -1;
+    }
+    svc->checkpointer_running = true;
     return 0;
 }
 
@@ -570,9 +617,11 @@ static void close_parts(service *svc)
     if (svc->refresher_running) {
         pthread_mutex_lock(&svc->refresh_lock);
         svc->refresher_stop = true;
-        pthread_cond_signal(&svc->refresh_wake);
+        pthread_cond_broadcast(&svc->refresh_wake);
         pthread_mutex_unlock(&svc->refresh_lock);
         pthread_join(svc->refresher, NULL);
+        if (svc->checkpointer_running)
+            pthread_join(svc->checkpointer, NULL);
         pthread_mutex_destroy(&svc->refresh_lock);
         pthread_cond_destroy(&svc->refresh_wake);
     }

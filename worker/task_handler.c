@@ -61,116 +61,127 @@ static void read_clock(const task_handler *h, clock_now *now)
     store_format_time(now->ms, now->store_time);
 }
 
-static int add_history(task_handler *h, const char *task_id, const clock_now *now,
-                       const char *status, json_t *detail, vf_error *err)
+/* One attempt at one task, written once its outcome is known: a new task's
+ * row is inserted in its final (or retrying) state, an existing one updated,
+ * so each message costs one row write plus its history rows. */
+typedef struct attempt_record {
+    task_handler *h;
+    const task_message *msg;
+    task_outcome *out;
+    const clock_now *now;
+    bool is_new;
+    int attempt;
+} attempt_record;
+
+static int add_history_text(const attempt_record *rec, const char *status, const char *detail,
+                            vf_error *err)
+{
+    return store_task_event_add(rec->h->store, rec->out->task_id, rec->now->store_time, status,
+                                detail, err);
+}
+
+static int add_history(const attempt_record *rec, const char *status, json_t *detail, vf_error *err)
 {
     char *text = detail ? json_util_dump(detail) : NULL;
     json_decref(detail);
-    int rc = store_task_event_add(h->store, task_id, now->store_time, status, text, err);
+    int rc = add_history_text(rec, status, text, err);
     free(text);
     return rc;
 }
 
-/* Record the task's first sight or its next attempt. Fills *existing_status
- * ("" when new). Returns 0, or -1 on a store error. */
-static int record_received(task_handler *h, const task_message *msg, const char *task_id,
-                           const char *request_text, const clock_now *now, int attempt, bool is_new,
-                           vf_error *err)
+/* The task row in its new state, then the "processing" history row of this
+ * attempt (carrying how the message arrived). */
+static int write_task(const attempt_record *rec, const char *status, const char *reason,
+                      const char *result_text, const char *error, const char *node, int64_t vmid,
+                      vf_error *err)
 {
-    if (is_new) {
-        store_task_fields fields = {.id = task_id,
-                                    .kind = "schedule",
-                                    .status = "processing",
-                                    .attempts = attempt,
-                                    .request = request_text,
-                                    .vmid = -1,
-                                    .at = now->store_time};
-        if (store_task_insert(h->store, &fields, err) < 0)
-            return -1;
-        json_t *queued = json_pack("{s:s?, s:s?, s:b}", "routing_key", msg->routing_key,
-                                   "message_id", msg->message_id, "redelivered", msg->redelivered);
-        if (add_history(h, task_id, now, "queued", queued, err) < 0)
-            return -1;
-    }
-    return add_history(h, task_id, now, "processing", json_pack("{s:i}", "attempt", attempt), err);
-}
-
-/* Write the final or retrying state of the task row. */
-static int update_task(task_handler *h, const char *task_id, const char *status, const char *reason,
-                       int attempt, json_t *result, const char *error, const char *node,
-                       int64_t vmid, const clock_now *now, vf_error *err)
-{
-    char *result_text = result ? json_util_dump(result) : NULL;
-    store_task_fields fields = {.id = task_id,
+    const task_message *msg = rec->msg;
+    store_task_fields fields = {.id = rec->out->task_id,
+                                .kind = "schedule",
                                 .status = status,
                                 .reason = reason,
-                                .attempts = attempt,
+                                .attempts = rec->attempt,
+                                .request = (const char *)msg->body, /* verbatim, as sent */
                                 .result = result_text,
                                 .error = error,
                                 .node = node,
                                 .vmid = vmid,
-                                .at = now->store_time};
-    int rc = store_task_update(h->store, &fields, err);
-    free(result_text);
+                                .at = rec->now->store_time};
+    int rc = rec->is_new ? store_task_insert(rec->h->store, &fields, err)
+                         : store_task_update(rec->h->store, &fields, err);
     if (rc == 1) {
-        vf_error_set(err, VF_EINTERNAL, "task %s vanished inside its own transaction", task_id);
+        vf_error_set(err, VF_EINTERNAL, "task %s vanished inside its own transaction",
+                     rec->out->task_id);
         return -1;
     }
-    return rc;
+    if (rc < 0)
+        return -1;
+    json_t *received =
+        json_pack("{s:i, s:s?, s:s?, s:b}", "attempt", rec->attempt, "routing_key",
+                  msg->routing_key, "message_id", msg->message_id, "redelivered", msg->redelivered);
+    return add_history(rec, "processing", received, err);
 }
 
 /* Put an event in the outbox and keep it in the outcome for publishing. */
-static int emit_event(task_handler *h, task_outcome *out, const char *type, json_t *data,
-                      const clock_now *now, vf_error *err)
+static int emit_event(const attempt_record *rec, const char *type, json_t *data, vf_error *err)
 {
     char id[IDS_LEN], key[64];
-    char *body = events_build(type, data, now->ms / 1000, id, key);
+    char *body = events_build(type, data, rec->now->ms / 1000, id, key);
     if (!body) {
         vf_error_set(err, VF_ENOMEM, "out of memory building event %s", type);
         return -1;
     }
-    if (store_outbox_add(h->store, id, key, body, now->store_time, err) < 0) {
+    if (store_outbox_add(rec->h->store, id, key, body, rec->now->store_time, err) < 0) {
         free(body);
         return -1;
     }
-    out->event_id = strdup(id);
-    out->event_key = strdup(key);
-    out->event_body = body;
+    rec->out->event_id = strdup(id);
+    rec->out->event_key = strdup(key);
+    rec->out->event_body = body;
     return 0;
 }
 
-static void set_reply(task_outcome *out, const task_message *msg, json_t *result)
+static bool wants_reply(const task_message *msg)
 {
-    if (!msg->reply_to || !msg->reply_to[0] || !result)
-        return;
-    json_t *reply = json_deep_copy(result);
-    json_object_set_new(reply, "task_id", json_string(out->task_id));
-    out->reply_body = json_util_dump(reply);
-    json_decref(reply);
+    return msg->reply_to && msg->reply_to[0];
+}
+
+/* The result object, with the task id in it, as text (owned). */
+static char *result_text(json_t *result, const char *task_id)
+{
+    json_object_set_new(result, "task_id", json_string(task_id));
+    return json_util_dump(result);
 }
 
 /* failed with `reason`: task row, history, task.failed event, reply. */
-static int record_failure(task_handler *h, const task_message *msg, task_outcome *out,
-                          const char *reason, const char *error, int attempt, json_t *detail,
-                          const clock_now *now, vf_error *err)
+static int record_failure(const attempt_record *rec, const char *reason, const char *error,
+                          json_t *detail, vf_error *err)
 {
+    task_outcome *out = rec->out;
     json_t *result =
         json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", reason, "error", error);
+    char *text = result_text(result, out->task_id);
+    json_decref(result);
     json_t *history = detail ? detail : json_object();
     json_object_set_new(history, "reason", json_string(reason));
     json_object_set_new(history, "error", json_string(error));
-    json_object_set_new(history, "attempt", json_integer(attempt));
-    int rc =
-        update_task(h, out->task_id, "failed", reason, attempt, result, error, NULL, -1, now, err);
+    json_object_set_new(history, "attempt", json_integer(rec->attempt));
+    int rc = write_task(rec, "failed", reason, text, error, NULL, -1, err);
     if (rc == 0)
-        rc = add_history(h, out->task_id, now, "failed", history, err);
+        rc = add_history(rec, "failed", history, err);
+    else
+        json_decref(history);
     if (rc == 0)
-        rc = emit_event(h, out, "task.failed",
+        rc = emit_event(rec, "task.failed",
                         json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", out->task_id, "status",
-                                  "failed", "error", error, "reason", reason, "attempts", attempt),
-                        now, err);
-    set_reply(out, msg, result);
-    json_decref(result);
+                                  "failed", "error", error, "reason", reason, "attempts",
+                                  rec->attempt),
+                        err);
+    if (wants_reply(rec->msg)) {
+        out->reply_body = text;
+        text = NULL;
+    }
+    free(text);
     snprintf(out->summary, sizeof out->summary, "failed (%s): %s", reason, error);
     return rc;
 }
@@ -206,84 +217,103 @@ static int delay_for_attempt(const vf_config *config, int attempt)
 }
 
 /* Not done yet and attempts remain: record "retrying" and ask for a retry. */
-static int record_retry(task_handler *h, task_outcome *out, int attempt, const char *error,
-                        json_t *detail, const clock_now *now, vf_error *err)
+static int record_retry(const attempt_record *rec, const char *error, json_t *detail, vf_error *err)
 {
+    task_outcome *out = rec->out;
     out->action = TASK_RETRY;
-    out->next_attempt = attempt + 1;
-    out->delay_s = delay_for_attempt(h->config, attempt);
+    out->next_attempt = rec->attempt + 1;
+    out->delay_s = delay_for_attempt(rec->h->config, rec->attempt);
     out->error = strdup(error);
     json_t *history = detail ? detail : json_object();
     /* The decision's own verdict is not the task's: it goes on. */
     json_object_del(history, "status");
     json_object_del(history, "reason");
-    json_object_set_new(history, "attempt", json_integer(attempt));
+    json_object_set_new(history, "attempt", json_integer(rec->attempt));
     json_object_set_new(history, "error", json_string(error));
     json_object_set_new(history, "next_attempt", json_integer(out->next_attempt));
     json_object_set_new(history, "delay_s", json_integer(out->delay_s));
-    int rc =
-        update_task(h, out->task_id, "retrying", NULL, attempt, NULL, error, NULL, -1, now, err);
+    int rc = write_task(rec, "retrying", NULL, NULL, error, NULL, -1, err);
     if (rc == 0)
-        rc = add_history(h, out->task_id, now, "retrying", history, err);
+        rc = add_history(rec, "retrying", history, err);
+    else
+        json_decref(history);
     snprintf(out->summary, sizeof out->summary, "retrying in %d s (attempt %d of %d): %s",
-             out->delay_s, out->next_attempt, h->config->retry.max_attempts, error);
+             out->delay_s, out->next_attempt, rec->h->config->retry.max_attempts, error);
     return rc;
 }
 
-static int record_placement(task_handler *h, const task_message *msg, task_outcome *out,
-                            const sched_request *req, const sched_decision *decision, int attempt,
-                            const clock_now *now, vf_error *err)
+/* Hold the placement's resources and vmid, in the store (same transaction
+ * as the task row) and in the engine (so the next message already sees it). */
+static int reserve(const attempt_record *rec, const sched_request *req,
+                   const sched_decision *decision, vf_error *err)
 {
+    task_handler *h = rec->h;
     int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
     char expires[STORE_TIME_SIZE];
-    store_format_time(now->ms + ttl_ms, expires);
-    if (store_reservation_add(h->store, out->task_id, decision->node->name, req->cpu, req->memory,
-                              req->disk, decision->vmid, now->store_time, expires, err) < 0)
+    store_format_time(rec->now->ms + ttl_ms, expires);
+    if (store_reservation_add(h->store, rec->out->task_id, decision->node->name, req->cpu,
+                              req->memory, req->disk, decision->vmid, rec->now->store_time, expires,
+                              err) < 0)
         return -1;
     sched_reservation res;
-    sched_reservation_from_decision(&res, decision, req, out->task_id, (now->ms + ttl_ms) / 1000);
+    sched_reservation_from_decision(&res, decision, req, rec->out->task_id,
+                                    (rec->now->ms + ttl_ms) / 1000);
     if (sched_engine_reserve(h->engine, &res, err) < 0)
         return -1;
-    out->reserved = true;
+    rec->out->reserved = true;
+    return 0;
+}
 
+static int record_placement(const attempt_record *rec, const sched_request *req,
+                            const sched_decision *decision, vf_error *err)
+{
+    task_handler *h = rec->h;
+    task_outcome *out = rec->out;
     json_t *result = sched_decision_to_json(decision, h->hosts);
     if (!result) {
         vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
         return -1;
     }
-    json_object_set_new(result, "attempts", json_integer(attempt));
+    json_object_set_new(result, "attempts", json_integer(rec->attempt));
     if (h->inventory_note && h->inventory_note[0])
         json_object_set_new(result, "inventory", json_string(h->inventory_note));
-    int rc = update_task(h, out->task_id, "completed", NULL, attempt, result, NULL,
-                         decision->node->name, decision->vmid, now, err);
-    if (rc == 0)
-        rc = add_history(h, out->task_id, now, "completed", json_deep_copy(result), err);
-    json_t *node = json_pack("{s:s, s:s, s:s}", "name", decision->node->name, "ip",
-                             decision->node->ip, "pool", decision->node->pool);
-    if (rc == 0)
-        rc = emit_event(h, out, "task.completed",
-                        json_pack("{s:s, s:s, s:o, s:i, s:O, s:i}", "task_id", out->task_id,
-                                  "status", "completed", "node", node, "vmid",
-                                  (json_int_t)decision->vmid, "score",
-                                  json_object_get(result, "score"), "attempts", attempt),
-                        now, err);
-    else
-        json_decref(node);
-    set_reply(out, msg, result);
+    json_t *event =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:i, s:O, s:i}", "task_id", out->task_id, "status",
+                  "completed", "node", "name", decision->node->name, "ip", decision->node->ip,
+                  "pool", decision->node->pool, "vmid", (json_int_t)decision->vmid, "score",
+                  json_object_get(result, "score"), "attempts", rec->attempt);
+    /* One serialisation serves the row, its history entry and the reply. */
+    char *text = result_text(result, out->task_id);
     json_decref(result);
+    int rc = text ? 0 : -1;
+    if (rc < 0)
+        vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
+    if (rc == 0)
+        rc = write_task(rec, "completed", NULL, text, NULL, decision->node->name, decision->vmid,
+                        err);
+    if (rc == 0)
+        rc = add_history_text(rec, "completed", text, err);
+    if (rc == 0)
+        rc = reserve(rec, req, decision, err);
+    if (rc == 0)
+        rc = emit_event(rec, "task.completed", event, err);
+    else
+        json_decref(event);
+    if (wants_reply(rec->msg)) {
+        out->reply_body = text;
+        text = NULL;
+    }
+    free(text);
     snprintf(out->summary, sizeof out->summary, "completed on %s, vmid %u, score %.2f (attempt %d)",
-             decision->node->name, decision->vmid, decision->score, attempt);
+             decision->node->name, decision->vmid, decision->score, rec->attempt);
     return rc;
 }
 
 /* An already-final task: send its recorded result again to reply_to. */
 static void replay_reply(const task_message *msg, task_outcome *out, const store_task *task)
 {
-    if (!task->result)
-        return;
-    json_t *result = json_loads(task->result, 0, NULL);
-    set_reply(out, msg, result);
-    json_decref(result);
+    if (task->result && wants_reply(msg))
+        out->reply_body = strdup(task->result);
 }
 
 static void park(task_outcome *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -348,18 +378,13 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     int attempt = msg->attempt > 0 ? (int)msg->attempt : 1;
     if (!is_new && existing.attempts >= attempt)
         attempt = existing.attempts + 1; /* a redelivered copy of an earlier attempt */
-
-    char *request_text = json_util_dump(body);
-    rc = record_received(h, msg, out->task_id, request_text, &now, attempt, is_new, err);
-    free(request_text);
-    if (rc < 0)
-        goto out;
+    attempt_record rec = {h, msg, out, &now, is_new, attempt};
 
     sched_request req;
     vf_error invalid;
     vf_error_init(&invalid);
     if (sched_request_parse(body, &req, &invalid) < 0) {
-        rc = record_failure(h, msg, out, "invalid", invalid.text, attempt, NULL, &now, err);
+        rc = record_failure(&rec, "invalid", invalid.text, NULL, err);
         goto out;
     }
     bool last_attempt = attempt >= h->config->retry.max_attempts;
@@ -369,31 +394,30 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
                  h->inventory_note && h->inventory_note[0] ? h->inventory_note
                                                            : "no inventory yet");
         if (last_attempt) {
-            rc = record_failure(h, msg, out, "exhausted", why, attempt, NULL, &now, err);
+            rc = record_failure(&rec, "exhausted", why, NULL, err);
             out->action = TASK_DEAD;
             out->error = strdup(why);
         } else {
-            rc = record_retry(h, out, attempt, why, NULL, &now, err);
+            rc = record_retry(&rec, why, NULL, err);
         }
         goto out;
     }
     sched_decision decision;
     if (sched_engine_decide(h->engine, &req, &decision, &invalid) < 0) {
         const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-        rc = record_failure(h, msg, out, reason, invalid.text, attempt, NULL, &now, err);
+        rc = record_failure(&rec, reason, invalid.text, NULL, err);
         goto out;
     }
     if (decision.placed) {
-        rc = record_placement(h, msg, out, &req, &decision, attempt, &now, err);
+        rc = record_placement(&rec, &req, &decision, err);
         goto out;
     }
     json_t *detail = sched_decision_to_json(&decision, h->hosts);
     cap_rejections(detail);
     if (last_attempt)
-        rc = record_failure(h, msg, out, "unschedulable", decision.message, attempt, detail, &now,
-                            err);
+        rc = record_failure(&rec, "unschedulable", decision.message, detail, err);
     else
-        rc = record_retry(h, out, attempt, decision.message, detail, &now, err);
+        rc = record_retry(&rec, decision.message, detail, err);
 out:
     store_task_clear(&existing);
     json_decref(body);

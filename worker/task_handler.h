@@ -39,7 +39,7 @@ typedef struct task_handler {
 
 /* The message as it came off the queue; borrowed. */
 typedef struct task_message {
-    const unsigned char *body;
+    const unsigned char *body; /* NUL-terminated (as amqp_link hands it out) */
     size_t body_len;
     bool too_large;
     uint64_t body_size; /* announced by the broker, for the too-large reason */

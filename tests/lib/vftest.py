@@ -6,6 +6,7 @@ Run by Debian's /usr/bin/python3 (python3-pika). The broker comes from
 tests/run.sh: VF_AMQP_URL, and VF_RABBITMQCTL to create a vhost per test.
 A test without them exits 77 (skipped)."""
 
+import atexit
 import json
 import os
 import shlex
@@ -81,6 +82,18 @@ retry:
     return path
 
 
+_children = []
+
+
+@atexit.register
+def _kill_children():
+    """A test that fails half-way must not leave workers running behind it."""
+    for proc in _children:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 class Worker:
     """virtflow-worker as a child process, its log in the test directory."""
 
@@ -92,6 +105,7 @@ class Worker:
     def start(self):
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen([WORKER, "-c", self.config], stdout=log, stderr=log)
+        _children.append(self.proc)
         log.close()
         return self
 
