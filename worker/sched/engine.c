@@ -54,7 +54,8 @@ struct sched_engine {
     held *held;
     size_t n_held, cap_held;
     vmidset reserved_vmids;
-    uint32_t vmid_hint; /* every id in [VMID_MIN, hint) is used or reserved */
+    int64_t earliest_expiry; /* no held reservation expires before this; 0 = none expire */
+    uint32_t vmid_hint;      /* every id in [VMID_MIN, hint) is used or reserved */
 
     regex_entry regexes[REGEX_CACHE_SIZE];
     uint64_t clock; /* counts regex lookups, for least-recently-used eviction */
@@ -361,6 +362,9 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
     }
     held *h = &engine->held[engine->n_held++];
     h->res = *res;
+    if (res->expires > 0 &&
+        (engine->earliest_expiry == 0 || res->expires < engine->earliest_expiry))
+        engine->earliest_expiry = res->expires;
     h->host_index = index_of(engine, res->node);
     apply_load(engine, h, +1);
     if (res->vmid == engine->vmid_hint)
@@ -422,7 +426,17 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id)
 
 size_t sched_engine_expire(sched_engine *engine, int64_t now)
 {
-    return release_where(engine, has_expired, &now);
+    /* Called once per batch: skip the scan while nothing can have expired. */
+    if (engine->earliest_expiry == 0 || now < engine->earliest_expiry)
+        return 0;
+    size_t ended = release_where(engine, has_expired, &now);
+    engine->earliest_expiry = 0;
+    for (size_t i = 0; i < engine->n_held; i++) {
+        int64_t e = engine->held[i].res.expires;
+        if (e > 0 && (engine->earliest_expiry == 0 || e < engine->earliest_expiry))
+            engine->earliest_expiry = e;
+    }
+    return ended;
 }
 
 size_t sched_engine_reservation_count(const sched_engine *engine)
