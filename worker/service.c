@@ -16,7 +16,7 @@
 #include "store.h"
 #include "task_handler.h"
 
-#define OUTBOX_SWEEP_INTERVAL_S 10 /* republish unconfirmed events this often, when idle */
+#define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
 #define CONFIRM_TIMEOUT_MS 30000
 #define OUTBOX_SWEEP_LIMIT 1000
 #define MAX_UNCONFIRMED 2000 /* publishes in flight before the loop waits for confirms */
@@ -320,9 +320,24 @@ typedef struct sweep_ctx {
     size_t count;
 } sweep_ctx;
 
+/* Already on its way: published and awaiting its confirm, or confirmed and
+ * awaiting its mark. */
+static bool in_flight(const service *svc, const char *event_id)
+{
+    for (size_t i = 0; i < svc->n_pubs; i++)
+        if (svc->pubs[i].event_id && strcmp(svc->pubs[i].event_id, event_id) == 0)
+            return true;
+    for (size_t i = 0; i < svc->n_confirmed; i++)
+        if (strcmp(svc->confirmed[i], event_id) == 0)
+            return true;
+    return false;
+}
+
 static int sweep_one(const store_outbox_event *event, void *arg)
 {
     sweep_ctx *ctx = arg;
+    if (in_flight(ctx->svc, event->id))
+        return 0;
     amqp_link_message msg = {
         .body = event->body, .body_len = strlen(event->body), .message_id = event->id};
     if (publish_tracked(ctx->svc, AMQP_TOPOLOGY_EXCHANGE, event->routing_key, &msg, PUB_EVENT, 0,
@@ -334,16 +349,15 @@ static int sweep_one(const store_outbox_event *event, void *arg)
     return 0;
 }
 
-/* Publish every event the outbox still holds unconfirmed (after a crash, a
- * lost connection or a nack) and mark those the broker confirms. Runs only
- * with nothing in flight, so no event is published twice by this process. */
+/* Publish every event the outbox holds unconfirmed that is not already on
+ * its way: left by a crash, a lost connection or a nack, or written outside
+ * a batch (the spare lifecycle). Oldest first; those the broker confirms are
+ * marked. Runs at connect and every OUTBOX_SWEEP_INTERVAL_S, under load too. */
 static int sweep_outbox(service *svc, vf_error *err)
 {
     svc->last_sweep = time(NULL);
     if (settle_confirms(svc, err) < 0 || flush_confirmed_now(svc, err) < 0)
         return -1;
-    if (svc->n_pubs > 0)
-        return 0;
     sweep_ctx ctx = {svc, err, 0, 0};
     if (store_outbox_pending(svc->store, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
         ctx.failed)
@@ -352,11 +366,11 @@ static int sweep_outbox(service *svc, vf_error *err)
         return 0;
     if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0)
         return -1;
-    size_t before = svc->n_confirmed;
     if (settle_confirms(svc, err) < 0)
         return -1;
-    log_info("outbox: %zu unconfirmed events published again, %zu confirmed", ctx.count,
-             svc->n_confirmed - before);
+    log_info("outbox: %zu events published from the outbox (unconfirmed earlier, or written "
+             "outside a batch)",
+             ctx.count);
     return flush_confirmed_now(svc, err);
 }
 
@@ -671,13 +685,13 @@ static int round_trip(service *svc, int wait_ms, bool *store_failed, vf_error *e
     *store_failed = false;
     if (collect(svc, wait_ms, err) < 0 || settle_confirms(svc, err) < 0)
         return -1;
+    if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S && sweep_outbox(svc, err) < 0)
+        return -1;
     if (svc->n_items == 0) {
         if (flush_confirmed_now(svc, err) < 0) {
             *store_failed = true;
             return -1;
         }
-        if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S)
-            return sweep_outbox(svc, err);
         return 0;
     }
     int64_t t0 = mono_us();
