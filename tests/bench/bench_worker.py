@@ -178,9 +178,16 @@ def main():
     parser.add_argument("--rss-tasks", type=int, default=100000)
     parser.add_argument("--rss-hosts", type=int, default=10000)
     parser.add_argument("--queue-type", default="classic")
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the resident-memory figure (timing-insensitive)")
     args = parser.parse_args()
     vftest.skip_without_broker()
     print("machine: %d cores" % os.cpu_count())
+    if args.memory_only:
+        rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type)
+        print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
+              % (args.rss_hosts, args.rss_tasks, rss / 1024, peak / 1024))
+        return
     top = ceiling(args.tasks, args.queue_type)
     rate, elapsed = throughput(args.tasks, args.hosts, args.queue_type)
     print("worker throughput: %d tasks, %d hosts, %s queues: %.0f tasks/s (%.2f s); broker "

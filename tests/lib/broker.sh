@@ -163,6 +163,10 @@ vf_broker_start() {
 			echo "management.tcp.ip = 127.0.0.1"
 			echo "management.tcp.port = $mgmt_port"
 		fi
+		# Extra rabbitmq.conf lines from a test (a TLS listener, say).
+		if [[ -n ${VF_BROKER_EXTRA_CONF:-} ]]; then
+			cat "$VF_BROKER_EXTRA_CONF"
+		fi
 	} >"$dir/rabbitmq.conf"
 	if ((management)); then
 		echo '[rabbitmq_management].' >"$dir/enabled_plugins"
