@@ -13,6 +13,7 @@
 #include "ids.h"
 #include "inventory.h"
 #include "log.h"
+#include "reservations.h"
 #include "store.h"
 #include "task_handler.h"
 
@@ -558,24 +559,6 @@ static void log_outcomes(const service *svc)
 
 /* ---- lifecycle ---- */
 
-static int load_reservations_cb(const store_reservation *row, void *user)
-{
-    service *svc = user;
-    sched_reservation res;
-    memset(&res, 0, sizeof res);
-    snprintf(res.task_id, sizeof res.task_id, "%s", row->task_id);
-    snprintf(res.node, sizeof res.node, "%s", row->node);
-    res.cpu = row->cpu;
-    res.memory = row->memory;
-    res.disk = row->disk;
-    res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
-    if (ids_parse_time(row->expires_at, &res.expires) < 0)
-        res.expires = 0;
-    vf_error err;
-    vf_error_init(&err);
-    return sched_engine_reserve(svc->engine, &res, &err) < 0 ? 1 : 0;
-}
-
 static int open_parts(service *svc, vf_error *err)
 {
     svc->store = store_open(svc->config->store.path, STORE_READ_WRITE, err);
@@ -586,12 +569,10 @@ static int open_parts(service *svc, vf_error *err)
     svc->engine = sched_engine_new(&params, err);
     if (!svc->engine)
         return -1;
-    char now[STORE_TIME_SIZE];
-    store_now(now);
-    if (store_reservations_live(svc->store, now, load_reservations_cb, svc, err) < 0)
+    long held = reservations_hold_live(svc->store, svc->engine, err);
+    if (held < 0)
         return -1;
-    log_info("store %s: %zu live reservations held", svc->config->store.path,
-             sched_engine_reservation_count(svc->engine));
+    log_info("store %s: %ld live reservations held", svc->config->store.path, held);
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;

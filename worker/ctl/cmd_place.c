@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "inventory.h"
 #include "json_util.h"
+#include "reservations.h"
 #include "store.h"
 
 static void place_usage(FILE *out)
@@ -180,29 +181,6 @@ static json_t *load_body(const place_options *opt, vf_error *err)
     return body;
 }
 
-typedef struct reservation_loader {
-    sched_engine *engine;
-    size_t count;
-    vf_error *err;
-} reservation_loader;
-
-static int hold_reservation(const store_reservation *row, void *ctx)
-{
-    reservation_loader *loader = ctx;
-    sched_reservation res;
-    memset(&res, 0, sizeof res);
-    snprintf(res.task_id, sizeof res.task_id, "%s", row->task_id);
-    snprintf(res.node, sizeof res.node, "%s", row->node);
-    res.cpu = row->cpu;
-    res.memory = row->memory;
-    res.disk = row->disk;
-    res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
-    if (sched_engine_reserve(loader->engine, &res, loader->err) < 0)
-        return -1;
-    loader->count++;
-    return 0;
-}
-
 /* Hold the store's live reservations in the engine. Returns how many, or -1
  * with err. A store that does not exist yet holds none. */
 static long load_reservations(const vf_config *config, sched_engine *engine, bool *store_missing,
@@ -215,12 +193,9 @@ static long load_reservations(const vf_config *config, sched_engine *engine, boo
     store *s = store_open(config->store.path, STORE_READ_ONLY, err);
     if (!s)
         return -1;
-    char now[STORE_TIME_SIZE];
-    store_now(now);
-    reservation_loader loader = {engine, 0, err};
-    int rc = store_reservations_live(s, now, hold_reservation, &loader, err);
+    long count = reservations_hold_live(s, engine, err);
     store_close(s);
-    return rc < 0 ? -1 : (long)loader.count;
+    return count;
 }
 
 static void print_human(const sched_decision *d, const hostset *hosts, long reservations,
