@@ -287,26 +287,43 @@ fail:
 }
 
 /* Create the file ourselves so it gets owner-only permissions: it holds
- * every request, which may name internal hosts and clusters. */
+ * every request, which may name internal hosts and clusters.
+ *
+ * Never open() and close() a database file that exists: close() cancels
+ * every POSIX lock this process holds on it, including those of another
+ * store handle already open on it (the worker's checkpoint thread opens a
+ * second one), and two writers without locks corrupt the database. So only
+ * a file that does not exist yet is touched here, created exclusively. */
 static int create_file(const char *path, vf_error *err)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return 0;
+    if (errno != ENOENT) {
+        int saved = errno;
+        vf_error_set(err, VF_EIO, "store %s: %s", path, strerror(saved));
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         int saved = errno;
+        if (saved == EEXIST)
+            return 0; /* created meanwhile by someone else: theirs to set up */
         if (saved == EACCES || saved == EPERM || saved == EROFS)
             vf_error_set(err, VF_EIO, "store %s: permission denied (%s)", path, strerror(saved));
         else
             vf_error_set(err, VF_EIO, "store %s: cannot create: %s", path, strerror(saved));
         return -1;
     }
-    close(fd);
+    close(fd); /* a new, empty file: no handle of ours has it open */
     return 0;
 }
 
+/* The same rule for readers: check with stat/access, never with an fd. */
 static int check_readable(const char *path, vf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    struct stat st;
+    if (stat(path, &st) != 0 || access(path, R_OK) != 0) {
         int saved = errno;
         if (saved == ENOENT)
             vf_error_set(err, VF_EIO,
@@ -319,7 +336,6 @@ static int check_readable(const char *path, vf_error *err)
             vf_error_set(err, VF_EIO, "store %s: cannot open: %s", path, strerror(saved));
         return -1;
     }
-    close(fd);
     return 0;
 }
 

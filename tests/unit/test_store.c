@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -842,6 +843,54 @@ static void test_time_format(void)
     CHECK(strcmp(buf, "2020-01-01T00:00:00.000Z") > 0);
 }
 
+/* True when another process could not take a write lock on SQLite's
+ * shared-lock range of `path` (SHARED_FIRST = PENDING_BYTE + 2, 510 bytes in
+ * the unix VFS): some process holds a SHARED lock on the database file. */
+static bool shared_lock_held_elsewhere(const char *path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(path, O_RDWR);
+        struct flock probe = {
+            .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0x40000002, .l_len = 510};
+        if (fd < 0 || fcntl(fd, F_GETLK, &probe) < 0)
+            _exit(2);
+        _exit(probe.l_type == F_UNLCK ? 1 : 0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Opening and closing a second handle in the same process must leave the
+ * first handle's locks alone: close() of any fd on a file cancels every POSIX
+ * lock the process holds on it, and a WAL database whose users' SHARED locks
+ * are gone can be checkpointed, reset or deleted under them by another
+ * process — the worker's database was once corrupted this way, when its
+ * checkpoint thread opened a second handle with the old store_open. */
+static void test_second_handle_keeps_locks(void)
+{
+    char path[256];
+    db_path(path, sizeof path, "locks.db");
+    vf_error err;
+    vf_error_init(&err);
+    store *first = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(first != NULL, "%s", err.text);
+    if (!first)
+        return;
+    store_task_fields f = task_fields("t-locks", "queued", "2026-11-22T12:00:00.000Z");
+    CHECK(store_task_insert(first, &f, &err) == 0);
+    CHECKF(shared_lock_held_elsewhere(path), "a WAL connection holds a SHARED lock");
+
+    store_close(store_open(path, STORE_READ_WRITE, &err));
+    CHECKF(shared_lock_held_elsewhere(path),
+           "still held after a second read-write handle was opened and closed");
+    store_close(store_open(path, STORE_READ_ONLY, &err));
+    CHECKF(shared_lock_held_elsewhere(path),
+           "still held after a read-only handle was opened and closed");
+    store_close(first);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/vf-test-store-XXXXXX");
@@ -871,6 +920,7 @@ int main(void)
     }
     store_close(s);
     test_crash_keeps_committed();
+    test_second_handle_keeps_locks();
     remove_dir();
     return test_summary();
 }
