@@ -359,6 +359,15 @@ static int sweep_outbox(service *svc, vf_error *err)
     svc->last_sweep = time(NULL);
     if (settle_confirms(svc, err) < 0 || flush_confirmed_now(svc, err) < 0)
         return -1;
+    /* Expired reservations are already ignored by the engine and by
+     * store_reservations_live; this records when they ended, for operators. */
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    int expired = store_reservations_expire(svc->store, now, err);
+    if (expired < 0)
+        return -1;
+    if (expired > 0)
+        log_info("reservations: %d expired unclaimed (scheduler.reservation_ttl_s)", expired);
     sweep_ctx ctx = {svc, err, 0, 0};
     if (store_outbox_pending(svc->store, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
         ctx.failed)
@@ -416,23 +425,44 @@ static void forget_reservations(service *svc)
             sched_engine_release(svc->engine, svc->items[i].outcome.task_id);
 }
 
-/* Record the whole batch in one transaction. */
-static int record_batch(service *svc, vf_error *err)
+/* Decide over the newest inventory snapshot from now on, and end the holds
+ * whose VMs it shows, in a transaction of their own. Runs every round, busy
+ * or idle, so a hold ends within a refresh of the VM appearing. */
+static int sync_inventory(service *svc, vf_error *err)
 {
     materialised gone = {0};
     int rc = follow_inventory(svc, &gone, err);
-    if (rc < 0)
-        goto out;
-    sched_engine_expire(svc->engine, wall_ms() / 1000);
+    if (rc == 0 && gone.n) {
+        char now[STORE_TIME_SIZE];
+        store_now(now);
+        rc = store_begin(svc->store, err);
+        for (size_t i = 0; rc == 0 && i < gone.n; i++)
+            rc = store_reservation_release_vmid(svc->store, gone.vmids[i], now, err) < 0 ? -1 : 0;
+        if (rc == 0)
+            rc = store_commit(svc->store, err);
+        if (rc < 0) {
+            vf_error ignored;
+            (void)store_rollback(svc->store, &ignored);
+            /* The engine has dropped them already; the store keeps them until the
+             * next start reloads and drops them again. Nothing is overcommitted. */
+        } else {
+            log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
+        }
+    }
+    free(gone.vmids);
+    return rc;
+}
 
+/* Record the whole batch in one transaction. */
+static int record_batch(service *svc, vf_error *err)
+{
+    sched_engine_expire(svc->engine, wall_ms() / 1000);
     char now[STORE_TIME_SIZE];
     store_now(now);
-    rc = store_begin(svc->store, err);
+    int rc = store_begin(svc->store, err);
     if (rc < 0)
-        goto out;
+        return -1;
     rc = flush_confirmed(svc, now, err);
-    for (size_t i = 0; rc == 0 && i < gone.n; i++)
-        rc = store_reservation_release_vmid(svc->store, gone.vmids[i], now, err) < 0 ? -1 : 0;
     task_handler handler = {svc->store,      svc->engine, svc->config,
                             svc->view.hosts, svc->note,   wall_ms};
     int64_t started_at = mono_us();
@@ -455,8 +485,6 @@ static int record_batch(service *svc, vf_error *err)
         (void)store_rollback(svc->store, &ignored);
         forget_reservations(svc);
     }
-out:
-    free(gone.vmids);
     return rc;
 }
 
@@ -664,6 +692,10 @@ static int connect_link(service *svc, vf_error *err)
 static int round_trip(service *svc, int wait_ms, bool *store_failed, vf_error *err)
 {
     *store_failed = false;
+    if (sync_inventory(svc, err) < 0) {
+        *store_failed = true;
+        return -1;
+    }
     if (collect(svc, wait_ms, err) < 0 || settle_confirms(svc, err) < 0)
         return -1;
     if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S && sweep_outbox(svc, err) < 0)
