@@ -164,6 +164,8 @@ def memory(tasks, hosts, queue_type):
         time.sleep(2)  # a refresh or two of the 10,000-host inventory
         rss, peak = rss_kib(worker.proc.pid)
         worker.stop()
+        print("store after %d tasks: integrity_check %s" % (
+            tasks, vftest.db_rows(db, "PRAGMA integrity_check")[0][0]))
         return rss, peak
     finally:
         vhost.close()

@@ -249,12 +249,14 @@ def audit(checks, db, hosts, published_ids, events, overcommit_cpu=4.0):
     twice = [t for t, types in event_tasks.items() if len(types) > 1]
     no_event = [t[0] for t in final if t[0] not in event_tasks]
     unconfirmed = db_rows(db, "SELECT COUNT(*) FROM outbox WHERE confirmed_at IS NULL")[0][0]
+    integrity = db_rows(db, "PRAGMA integrity_check")[0][0]
     print("audit: published=%d recorded=%d final=%d completed=%d | hosts overcommitted=%d | "
           "vmids given twice=%d | events: distinct=%d duplicates=%d tasks-with-two-outcomes=%d "
-          "final-without-event=%d outbox-unconfirmed=%d"
+          "final-without-event=%d outbox-unconfirmed=%d | store integrity: %s"
           % (len(published_ids), len(tasks), len(final), len(completed), len(over),
              len(vmids) - len(set(vmids)), len(event_ids), duplicates, len(twice), len(no_event),
-             unconfirmed), flush=True)
+             unconfirmed, integrity), flush=True)
+    checks.check(integrity == "ok", "the store passes PRAGMA integrity_check: %s" % integrity)
     checks.check(not missing, "every published task recorded (missing: %s)" % missing[:5])
     checks.check(not not_final, "every task final (not final: %s)" % not_final[:5])
     checks.check(not over, "no host overcommitted (%s)" % over[:5])
