@@ -1,6 +1,7 @@
 #include "service.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,9 @@ static void *refresh_loop(void *arg)
         vf_error err;
         vf_error_init(&err);
         (void)inventory_refresh(svc->inventory, &err); /* logs its own failures */
+        /* Parsing a large inventory churns through megabytes that this
+         * thread's arena would otherwise keep resident between refreshes. */
+        malloc_trim(0);
         pthread_mutex_lock(&svc->refresh_lock);
     }
     pthread_mutex_unlock(&svc->refresh_lock);

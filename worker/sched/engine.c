@@ -26,10 +26,39 @@ typedef struct score_slot {
     double weight;
 } score_slot;
 
+/* A live reservation as the engine keeps it: compact, because a busy worker
+ * holds one per placement for reservation_ttl_s (100,000 is ordinary). */
 typedef struct held {
-    sched_reservation res;
-    long host_index; /* in the current snapshot, -1 when the node is absent */
+    char *names;        /* owned: "<task id>\0<node>\0" in one allocation */
+    double cpu;         /* vCPUs */
+    int64_t memory;     /* MiB */
+    int64_t disk;       /* GiB */
+    int64_t expires;    /* Unix seconds; 0 = never */
+    uint32_t vmid;      /* 0 = none */
+    int32_t host_index; /* in the current snapshot, -1 when the node is absent */
 } held;
+
+static const char *held_task(const held *h)
+{
+    return h->names;
+}
+
+static const char *held_node(const held *h)
+{
+    return h->names + strlen(h->names) + 1;
+}
+
+static void held_to_reservation(const held *h, sched_reservation *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->task_id, sizeof out->task_id, "%s", held_task(h));
+    snprintf(out->node, sizeof out->node, "%s", held_node(h));
+    out->cpu = h->cpu;
+    out->memory = h->memory;
+    out->disk = h->disk;
+    out->vmid = h->vmid;
+    out->expires = h->expires;
+}
 
 struct sched_engine {
     sched_params params;
@@ -225,6 +254,8 @@ void sched_engine_free(sched_engine *engine)
     free(engine->total);
     free(engine->cpu_fraction);
     free(engine->memory_fraction);
+    for (size_t i = 0; i < engine->n_held; i++)
+        free(engine->held[i].names);
     free(engine->held);
     vmidset_close(&engine->reserved_vmids);
     free(engine);
@@ -252,18 +283,18 @@ static void apply_load(sched_engine *engine, const held *h, int sign)
     if (h->host_index < 0)
         return;
     sched_host_load *load = &engine->load[h->host_index];
-    load->cpu += sign * h->res.cpu;
-    load->memory += sign * h->res.memory;
-    load->disk += sign * h->res.disk;
+    load->cpu += sign * h->cpu;
+    load->memory += sign * h->memory;
+    load->disk += sign * h->disk;
     load->vms += sign;
 }
 
-static long index_of(const sched_engine *engine, const char *node)
+static int32_t index_of(const sched_engine *engine, const char *node)
 {
     if (!engine->hosts)
         return -1;
     const host *found = hostset_find(engine->hosts, node);
-    return found ? (long)(found - engine->hosts->hosts) : -1;
+    return found ? (int32_t)(found - engine->hosts->hosts) : -1;
 }
 
 int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
@@ -326,15 +357,19 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     size_t kept = 0;
     for (size_t i = 0; i < engine->n_held; i++) {
         held *h = &engine->held[i];
-        if (h->res.vmid && hostset_vmid_used(hosts, h->res.vmid)) {
+        if (h->vmid && hostset_vmid_used(hosts, h->vmid)) {
             /* The inventory now shows the guest: its resources are in the host's
              * own figures, so holding them too would count them twice. */
-            if (on_materialised)
-                on_materialised(&h->res, user);
-            vmidset_remove(&engine->reserved_vmids, h->res.vmid);
+            if (on_materialised) {
+                sched_reservation res;
+                held_to_reservation(h, &res);
+                on_materialised(&res, user);
+            }
+            vmidset_remove(&engine->reserved_vmids, h->vmid);
+            free(h->names);
             continue;
         }
-        h->host_index = index_of(engine, h->res.node);
+        h->host_index = index_of(engine, held_node(h));
         apply_load(engine, h, +1);
         engine->held[kept++] = *h;
     }
@@ -360,12 +395,30 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
         vf_error_set(err, VF_ENOMEM, "out of memory holding vmid %u", res->vmid);
         return -1;
     }
+    size_t task_len = strnlen(res->task_id, sizeof res->task_id - 1);
+    size_t node_len = strnlen(res->node, sizeof res->node - 1);
+    char *names = malloc(task_len + node_len + 2);
+    if (!names) {
+        if (res->vmid)
+            vmidset_remove(&engine->reserved_vmids, res->vmid);
+        vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
+        return -1;
+    }
+    memcpy(names, res->task_id, task_len);
+    names[task_len] = '\0';
+    memcpy(names + task_len + 1, res->node, node_len);
+    names[task_len + 1 + node_len] = '\0';
     held *h = &engine->held[engine->n_held++];
-    h->res = *res;
+    *h = (held){.names = names,
+                .cpu = res->cpu,
+                .memory = res->memory,
+                .disk = res->disk,
+                .expires = res->expires,
+                .vmid = res->vmid};
     if (res->expires > 0 &&
         (engine->earliest_expiry == 0 || res->expires < engine->earliest_expiry))
         engine->earliest_expiry = res->expires;
-    h->host_index = index_of(engine, res->node);
+    h->host_index = index_of(engine, held_node(h));
     apply_load(engine, h, +1);
     if (res->vmid == engine->vmid_hint)
         advance_hint(engine);
@@ -398,11 +451,12 @@ static size_t release_where(sched_engine *engine, bool (*ends)(const held *, con
             continue;
         }
         apply_load(engine, h, -1);
-        if (h->res.vmid) {
-            vmidset_remove(&engine->reserved_vmids, h->res.vmid);
-            if (h->res.vmid < engine->vmid_hint)
-                engine->vmid_hint = h->res.vmid;
+        if (h->vmid) {
+            vmidset_remove(&engine->reserved_vmids, h->vmid);
+            if (h->vmid < engine->vmid_hint)
+                engine->vmid_hint = h->vmid;
         }
+        free(h->names);
         ended++;
     }
     engine->n_held = kept;
@@ -411,12 +465,12 @@ static size_t release_where(sched_engine *engine, bool (*ends)(const held *, con
 
 static bool task_matches(const held *h, const void *task_id)
 {
-    return strcmp(h->res.task_id, task_id) == 0;
+    return strcmp(held_task(h), task_id) == 0;
 }
 
 static bool has_expired(const held *h, const void *now)
 {
-    return h->res.expires > 0 && h->res.expires <= *(const int64_t *)now;
+    return h->expires > 0 && h->expires <= *(const int64_t *)now;
 }
 
 size_t sched_engine_release(sched_engine *engine, const char *task_id)
@@ -432,7 +486,7 @@ size_t sched_engine_expire(sched_engine *engine, int64_t now)
     size_t ended = release_where(engine, has_expired, &now);
     engine->earliest_expiry = 0;
     for (size_t i = 0; i < engine->n_held; i++) {
-        int64_t e = engine->held[i].res.expires;
+        int64_t e = engine->held[i].expires;
         if (e > 0 && (engine->earliest_expiry == 0 || e < engine->earliest_expiry))
             engine->earliest_expiry = e;
     }
