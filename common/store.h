@@ -317,10 +317,12 @@ int store_spare_add(store *s, const store_spare *spare, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Overwrite state, attempts, next_at, ready_by, release_task_id, pipeline_id,
- * pipeline_url, last_error and updated_at of spare->id. Returns 0, 1 if no
- * such spare, -1. */
-int store_spare_update(store *s, const store_spare *spare, vf_error *err)
-    __attribute__((warn_unused_result));
+ * pipeline_url, last_error and updated_at of spare->id, but only while its
+ * updated_at still equals `seen_updated_at` (the value the caller read): two
+ * threads changing one spare cannot overwrite each other unseen. Returns 0,
+ * 1 if no such spare or it changed meanwhile (re-read it), -1. */
+int store_spare_update(store *s, const store_spare *spare, const char *seen_updated_at,
+                       vf_error *err) __attribute__((warn_unused_result));
 
 typedef enum {
     STORE_SPARES_OF_TASK,    /* key: prepare task id, by index */

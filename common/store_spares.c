@@ -42,13 +42,13 @@ int store_spare_add(store *s, const store_spare *p, vf_error *err)
     return store_exec_change(s, st, "recording a spare", err) < 0 ? -1 : 0;
 }
 
-int store_spare_update(store *s, const store_spare *p, vf_error *err)
+int store_spare_update(store *s, const store_spare *p, const char *seen_updated_at, vf_error *err)
 {
     sqlite3_stmt *st = store_stmt(s, STORE_STMT_SPARE_UPDATE,
                                   "UPDATE spares SET state = ?2, attempts = ?3, next_at = ?4, "
                                   "ready_by = ?5, release_task_id = ?6, pipeline_id = ?7, "
                                   "pipeline_url = ?8, last_error = ?9, updated_at = ?10 "
-                                  "WHERE id = ?1",
+                                  "WHERE id = ?1 AND updated_at = ?11",
                                   err);
     if (!st)
         return -1;
@@ -62,6 +62,7 @@ int store_spare_update(store *s, const store_spare *p, vf_error *err)
     store_bind_text(st, 8, p->pipeline_url);
     store_bind_text(st, 9, p->last_error);
     store_bind_text(st, 10, p->updated_at);
+    store_bind_text(st, 11, seen_updated_at);
     int changed = store_exec_change(s, st, "updating a spare", err);
     return changed < 0 ? -1 : changed == 0 ? 1 : 0;
 }
