@@ -85,8 +85,63 @@ static bool has_control_chars(const char *s)
     return false;
 }
 
+/* The body of a form POST: name=value pairs joined by &, each encoded.
+ * Owned (curl_free is not needed: built with malloc), NULL when out of memory. */
+static char *encode_form(CURL *curl, const http_form_field *fields, size_t n_fields)
+{
+    size_t len = 0, cap = 256;
+    char *body = malloc(cap);
+    if (!body)
+        return NULL;
+    body[0] = '\0';
+    for (size_t i = 0; i < n_fields; i++) {
+        char *name = curl_easy_escape(curl, fields[i].name, 0);
+        char *value = curl_easy_escape(curl, fields[i].value ? fields[i].value : "", 0);
+        size_t need = (name ? strlen(name) : 0) + (value ? strlen(value) : 0) + 3;
+        if (name && value && len + need > cap) {
+            while (len + need > cap)
+                cap *= 2;
+            char *grown = realloc(body, cap);
+            if (!grown) {
+                curl_free(name);
+                curl_free(value);
+                free(body);
+                return NULL;
+            }
+            body = grown;
+        }
+        if (!name || !value) {
+            curl_free(name);
+            curl_free(value);
+            free(body);
+            return NULL;
+        }
+        len += (size_t)snprintf(body + len, cap - len, "%s%s=%s", i ? "&" : "", name, value);
+        curl_free(name);
+        curl_free(value);
+    }
+    return body;
+}
+
+static int perform(const char *method, const http_request *request, const http_form_field *fields,
+                   size_t n_fields, http_response *response, vf_error *err);
+
 int http_get(const http_request *request, http_response *response, vf_error *err)
 {
+    return perform("GET", request, NULL, 0, response, err);
+}
+
+int http_post_form(const http_request *request, const http_form_field *fields, size_t n_fields,
+                   http_response *response, vf_error *err)
+{
+    return perform("POST", request, fields, n_fields, response, err);
+}
+
+static int perform(const char *method, const http_request *request, const http_form_field *fields,
+                   size_t n_fields, http_response *response, vf_error *err)
+{
+    bool post = strcmp(method, "POST") == 0;
+    char *form = NULL;
     int rc = -1;
     CURL *curl = NULL;
     struct curl_slist *headers = NULL;
@@ -98,7 +153,8 @@ int http_get(const http_request *request, http_response *response, vf_error *err
     http_redact_url(request->url, shown, sizeof shown);
     if (!request->url ||
         (strncmp(request->url, "http://", 7) != 0 && strncmp(request->url, "https://", 8) != 0)) {
-        vf_error_set(err, VF_EINVAL, "GET %s: only http:// and https:// URLs are supported", shown);
+        vf_error_set(err, VF_EINVAL, "%s %s: only http:// and https:// URLs are supported", method,
+                     shown);
         return -1;
     }
     if (http_global_init(err) < 0)
@@ -112,27 +168,37 @@ int http_get(const http_request *request, http_response *response, vf_error *err
 
     curl = curl_easy_init();
     if (!curl) {
-        vf_error_set(err, VF_ENOMEM, "GET %s: cannot create a curl handle", shown);
+        vf_error_set(err, VF_ENOMEM, "%s %s: cannot create a curl handle", method, shown);
         goto out;
     }
     for (size_t i = 0; i < request->n_headers; i++) {
         /* A CR or LF in a header (say from a token file) would smuggle in
          * another header; refuse rather than send. The value is not shown. */
         if (has_control_chars(request->headers[i])) {
-            vf_error_set(err, VF_EINVAL, "GET %s: header %zu contains control characters", shown,
-                         i + 1);
+            vf_error_set(err, VF_EINVAL, "%s %s: header %zu contains control characters", method,
+                         shown, i + 1);
             goto out;
         }
         struct curl_slist *appended = curl_slist_append(headers, request->headers[i]);
         if (!appended) {
-            vf_error_set(err, VF_ENOMEM, "GET %s: out of memory", shown);
+            vf_error_set(err, VF_ENOMEM, "%s %s: out of memory", method, shown);
             goto out;
         }
         headers = appended;
     }
 
     curl_easy_setopt(curl, CURLOPT_URL, request->url);
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    if (post) {
+        form = encode_form(curl, fields, n_fields);
+        if (!form) {
+            vf_error_set(err, VF_ENOMEM, "%s %s: out of memory", method, shown);
+            goto out;
+        }
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(form));
+    } else {
+        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    }
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in threaded programs */
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0 */
@@ -156,12 +222,13 @@ int http_get(const http_request *request, http_response *response, vf_error *err
     CURLcode result = curl_easy_perform(curl);
     if (result != CURLE_OK) {
         if (body.too_large)
-            vf_error_set(err, VF_EUNAVAILABLE, "GET %s: response body exceeds %zu bytes", shown,
-                         body.max);
+            vf_error_set(err, VF_EUNAVAILABLE, "%s %s: response body exceeds %zu bytes", method,
+                         shown, body.max);
         else if (result == CURLE_OPERATION_TIMEDOUT)
-            vf_error_set(err, VF_EUNAVAILABLE, "GET %s: no answer within %g s", shown, timeout_s);
+            vf_error_set(err, VF_EUNAVAILABLE, "%s %s: no answer within %g s", method, shown,
+                         timeout_s);
         else
-            vf_error_set(err, VF_EUNAVAILABLE, "GET %s: %s", shown,
+            vf_error_set(err, VF_EUNAVAILABLE, "%s %s: %s", method, shown,
                          errbuf[0] ? errbuf : curl_easy_strerror(result));
         goto out;
     }
@@ -169,7 +236,7 @@ int http_get(const http_request *request, http_response *response, vf_error *err
     if (!body.data) { /* an empty body is still a string */
         body.data = calloc(1, 1);
         if (!body.data) {
-            vf_error_set(err, VF_ENOMEM, "GET %s: out of memory", shown);
+            vf_error_set(err, VF_ENOMEM, "%s %s: out of memory", method, shown);
             goto out;
         }
     }
@@ -178,6 +245,7 @@ int http_get(const http_request *request, http_response *response, vf_error *err
     body.data = NULL;
     rc = 0;
 out:
+    free(form);
     free(body.data);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);

@@ -1,4 +1,4 @@
-/* http: blocking HTTP GET through libcurl, for simple request/response calls
+/* http: blocking HTTP GET and form POST through libcurl, for simple request/response calls
  * (inventory sources, readiness probes). Not for high-volume delivery: the
  * relay drives libcurl's multi interface itself.
  *
@@ -47,6 +47,19 @@ int http_global_init(vf_error *err) __attribute__((warn_unused_result));
  * (VF_EUNAVAILABLE, or VF_EINVAL for a malformed request) and *response empty. */
 int http_get(const http_request *request, http_response *response, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* One field of an application/x-www-form-urlencoded body. Both strings are
+ * borrowed and percent-encoded here; values may be secrets (a trigger token)
+ * and never appear in an error text. */
+typedef struct http_form_field {
+    const char *name;
+    const char *value;
+} http_form_field;
+
+/* Perform a POST with `fields` as an application/x-www-form-urlencoded body.
+ * Same safe defaults, returns and errors as http_get. */
+int http_post_form(const http_request *request, const http_form_field *fields, size_t n_fields,
+                   http_response *response, vf_error *err) __attribute__((warn_unused_result));
 
 /* Free the body and reset. NULL and already-closed responses are fine. */
 void http_response_close(http_response *response);

@@ -15,6 +15,8 @@
 #include "inventory.h"
 #include "log.h"
 #include "reservations.h"
+#include "spare_driver.h"
+#include "spare_handler.h"
 #include "store.h"
 #include "task_handler.h"
 
@@ -64,6 +66,7 @@ typedef struct service {
     size_t n_confirmed, cap_confirmed;
     time_t last_sweep;
     char note[VF_ERROR_TEXT + 64];
+    spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
 } service;
 
 static int64_t wall_ms(void)
@@ -457,10 +460,16 @@ static int sync_inventory(service *svc, vf_error *err)
     return rc;
 }
 
+static void release_in_engine(const char *task_id, void *user)
+{
+    sched_engine_release(user, task_id);
+}
+
 /* Record the whole batch in one transaction. */
 static int record_batch(service *svc, vf_error *err)
 {
     sched_engine_expire(svc->engine, wall_ms() / 1000);
+    spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
     char now[STORE_TIME_SIZE];
     store_now(now);
     int rc = store_begin(svc->store, err);
@@ -476,7 +485,9 @@ static int record_batch(service *svc, vf_error *err)
         task_message msg = {d->body,      d->body_len,    d->too_large,
                             d->body_size, d->routing_key, d->message_id,
                             d->reply_to,  d->redelivered, d->attempt};
-        rc = task_handler_handle(&handler, &msg, &item->outcome, err);
+        rc = spare_handler_accepts(d->routing_key)
+                 ? spare_handler_handle(&handler, &msg, &item->outcome, err)
+                 : task_handler_handle(&handler, &msg, &item->outcome, err);
     }
     int64_t handled_at = mono_us();
     if (rc == 0)
@@ -636,11 +647,13 @@ static int open_parts(service *svc, vf_error *err)
         return -1;
     }
     svc->checkpointer_running = true;
-    return 0;
+    svc->spares = spare_driver_start(svc->config, err);
+    return svc->spares ? 0 : -1;
 }
 
 static void close_parts(service *svc)
 {
+    spare_driver_stop(svc->spares);
     if (svc->refresher_running) {
         pthread_mutex_lock(&svc->refresh_lock);
         svc->refresher_stop = true;
@@ -684,10 +697,11 @@ static int connect_link(service *svc, vf_error *err)
             svc->pubs[i].state = -1;
     if (amqp_link_connect(svc->link, err) < 0)
         return -1;
-    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0)
+    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
         return -1;
-    log_info("consuming %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
-             svc->config->amqp.prefetch);
+    log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
+             AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
     return sweep_outbox(svc, err);
 }
 

@@ -24,6 +24,7 @@ int ctl_place(int argc, char **argv);
 int ctl_verify(int argc, char **argv);
 int ctl_deliveries(int argc, char **argv);
 int ctl_redeliver(int argc, char **argv);
+int ctl_spares(int argc, char **argv);
 
 /* Load the configuration named by -c (may be NULL: $VIRTFLOW_CONFIG, then
  * built-in defaults). Prints the error and returns NULL on failure. */

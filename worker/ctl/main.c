@@ -11,6 +11,7 @@ static const ctl_command commands[] = {
     {"verify", "check a webhook signature (secret, headers, body)", ctl_verify},
     {"deliveries", "list webhook deliveries and their state", ctl_deliveries},
     {"redeliver", "send an event's webhook again", ctl_redeliver},
+    {"spares", "list spare VMs not yet released (age, upgrade, host, vmid, state)", ctl_spares},
 };
 
 void ctl_error(const char *fmt, ...)

@@ -106,6 +106,7 @@ const char *sched_reason_text(sched_reason reason)
         [SCHED_REASON_CPU] = "insufficient cpu",
         [SCHED_REASON_MEMORY] = "insufficient memory",
         [SCHED_REASON_DISK] = "insufficient disk",
+        [SCHED_REASON_ANTI_AFFINITY] = "anti-affinity",
     };
     return reason < SCHED_REASON_COUNT ? text[reason] : "unknown";
 }
@@ -676,8 +677,34 @@ static int prefilter(sched_engine *engine, const sched_request *req, sched_ctx *
     return 0;
 }
 
+size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision)
+{
+    return (size_t)(decision->node - engine->hosts->hosts);
+}
+
+/* Drop the caller's excluded hosts from the survivors of the filters. */
+static size_t filter_excluded(sched_engine *engine, const sched_decide_options *options, size_t n)
+{
+    size_t n_hosts = engine->hosts->n_hosts;
+    for (size_t e = 0; e < options->n_excluded; e++)
+        if (options->excluded[e] < n_hosts && engine->reasons[options->excluded[e]] == 0)
+            engine->reasons[options->excluded[e]] = SCHED_REASON_ANTI_AFFINITY;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (engine->reasons[engine->candidates[i]] != SCHED_REASON_ANTI_AFFINITY)
+            engine->candidates[kept++] = engine->candidates[i];
+    return kept;
+}
+
 int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_decision *out,
                         vf_error *err)
+{
+    return sched_engine_decide_with(engine, req, NULL, out, err);
+}
+
+int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
+                             const sched_decide_options *options, sched_decision *out,
+                             vf_error *err)
 {
     if (!engine->hosts) {
         vf_error_set(err, VF_EINTERNAL, "scheduler has no inventory yet");
@@ -699,6 +726,8 @@ int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_de
         engine->candidates[i] = (uint32_t)i;
     for (size_t f = 0; f < engine->n_filters && n > 0; f++)
         n = engine->filters[f](&ctx, engine->candidates, n, engine->reasons);
+    if (options && options->n_excluded && n > 0)
+        n = filter_excluded(engine, options, n);
     out->n_feasible = n;
     count_reasons(engine, out);
 

@@ -42,6 +42,7 @@ typedef enum {
     SCHED_REASON_CPU,            /* insufficient cpu */
     SCHED_REASON_MEMORY,         /* insufficient memory */
     SCHED_REASON_DISK,           /* insufficient disk */
+    SCHED_REASON_ANTI_AFFINITY,  /* excluded by the caller (spares spread over hosts) */
     SCHED_REASON_COUNT
 } sched_reason;
 
@@ -121,6 +122,25 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
  * VF_EINVAL when an annotation is malformed. Does not reserve. */
 int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_decision *out,
                         vf_error *err) __attribute__((warn_unused_result));
+
+/* Per-decision options of sched_engine_decide_with; zero-initialise. */
+typedef struct sched_decide_options {
+    /* Host indexes (of the current snapshot) this decision must not choose,
+     * e.g. hosts already holding a sibling spare (anti-affinity). Borrowed for
+     * the call; n_excluded entries, out-of-range indexes are ignored. Excluded
+     * hosts that pass every filter are rejected as SCHED_REASON_ANTI_AFFINITY
+     * ("anti-affinity"); a host failing a filter keeps that filter's reason. */
+    const size_t *excluded;
+    size_t n_excluded;
+} sched_decide_options;
+
+/* sched_engine_decide with options (NULL: none). Same returns. */
+int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
+                             const sched_decide_options *options, sched_decision *out,
+                             vf_error *err) __attribute__((warn_unused_result));
+
+/* Index of a placed decision's host in the current snapshot. */
+size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision);
 
 /* Hold resources and vmid until released or expired. The node may be absent
  * from the snapshot (its vmid is still held). Returns 0 or -1 (VF_ENOMEM). */

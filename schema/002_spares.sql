@@ -1,0 +1,39 @@
+-- virtflow SQLite store, schema version 2: spare nodes for cluster upgrades.
+--
+-- One row per spare VM of a spare.prepare task. The worker records the rows,
+-- with the placement and the reservations, in the transaction that accepts
+-- the request; its spare driver then works through them (provision, wait for
+-- Kubernetes Ready, deprovision) one step at a time, recording each step, so
+-- a restarted worker resumes where the last one stopped. Never edit a
+-- released migration: add 003_*.sql instead.
+
+CREATE TABLE spares (
+    id              INTEGER PRIMARY KEY,
+    task_id         TEXT NOT NULL REFERENCES tasks (id),   -- the spare.prepare task
+    upgrade_id      TEXT NOT NULL,
+    cluster         TEXT,
+    spare_index     INTEGER NOT NULL,                      -- 1..count
+    name            TEXT NOT NULL,                         -- VM and Kubernetes node name
+    node            TEXT NOT NULL,                         -- host
+    ip              TEXT NOT NULL DEFAULT '',              -- the host's address
+    vmid            INTEGER NOT NULL,
+    cpu             REAL NOT NULL,                         -- vCPUs
+    memory          INTEGER NOT NULL,                      -- MiB
+    disk            INTEGER NOT NULL,                      -- GiB
+    state           TEXT NOT NULL CHECK (state IN ('provisioning', 'waiting_ready', 'ready',
+                                                   'failed', 'releasing', 'released')),
+    attempts        INTEGER NOT NULL DEFAULT 0,            -- provisioner attempts of this step
+    next_at         TEXT,                                  -- driver's next step due; NULL: none
+    ready_by        TEXT,                                  -- Ready deadline (waiting_ready)
+    ready_timeout_s INTEGER NOT NULL,
+    release_task_id TEXT,                                  -- the spare.release task, if any
+    pipeline_id     INTEGER,                               -- gitlab: last pipeline triggered
+    pipeline_url    TEXT,
+    last_error      TEXT,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+CREATE INDEX spares_by_task ON spares (task_id, spare_index);
+CREATE INDEX spares_by_upgrade ON spares (upgrade_id, spare_index);
+CREATE INDEX spares_by_release ON spares (release_task_id) WHERE release_task_id IS NOT NULL;
+CREATE INDEX spares_due ON spares (next_at) WHERE next_at IS NOT NULL;

@@ -1,0 +1,154 @@
+"""Shared pieces of the tests/integration/test_spare_* drivers: the fake GitLab
+and Kubernetes APIs (tests/fakes/fake_upgrade_apis.py), a worker whose config
+has a spare section with short polls, spare.prepare / spare.release
+publishing, and event collection where every spare event is validated
+against schema/event.json."""
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import validate_event  # noqa: E402
+import vftest  # noqa: E402
+
+FAKE = os.path.join(HERE, "..", "fakes", "fake_upgrade_apis.py")
+
+
+class Fake:
+    """The fake APIs as a child process."""
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen(["/usr/bin/python3", FAKE] + list(args), stdout=subprocess.PIPE,
+                                     text=True)
+        vftest._children.append(self.proc)
+        self.port = int(self.proc.stdout.readline())
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def control(self, what):
+        with urllib.request.urlopen(self.url + "/_control/" + what, timeout=5) as resp:
+            return json.loads(resp.read())
+
+    def state(self):
+        return self.control("state")
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class World:
+    """vhost + directory + inventory + fake + worker config for one test."""
+
+    def __init__(self, tag, n_hosts=4, provisioner="gitlab", readiness="kubernetes",
+                 fake_args=(), extra_spare="", anti_affinity="strict", max_attempts=3,
+                 command=None):
+        vftest.skip_without_broker()
+        self.directory = vftest.tempdir(tag)
+        self.vhost = vftest.Vhost(tag)
+        self.inventory = os.path.join(self.directory, "hosts.json")
+        self.hosts = vftest.write_inventory(self.inventory, n_hosts)
+        self.fake = Fake(*fake_args)
+        for name, token in (("gitlab.token", "glptt-test\n"), ("k8s.token", "k8s-test\n")):
+            with open(os.path.join(self.directory, name), "w") as f:
+                f.write(token)
+        spare = """spare:
+  anti_affinity: %s
+  name_pattern: "spare-{upgrade_id}-{index}"
+  provisioner:
+    type: %s
+    url: %s
+    project: "42"
+    ref: main
+    token_file: gitlab.token
+    command: %s
+    timeout_s: 5
+  readiness:
+    type: %s
+    api_url: %s
+    token_file: k8s.token
+    poll_s: 1
+%s""" % (anti_affinity, provisioner, self.fake.url, json.dumps(command or []), readiness,
+         self.fake.url, extra_spare)
+        self.config = vftest.write_config(self.directory, self.vhost.url, self.inventory, spare)
+        with open(self.config) as f:
+            text = f.read().replace("max_attempts: 3", "max_attempts: %d" % max_attempts)
+        with open(self.config, "w") as f:
+            f.write(text)
+        self.db = os.path.join(self.directory, "virtflow.db")
+        vftest.declare_topology_queue(self.vhost.url, "test.events")
+        self.events = []  # (routing key, decoded body), every one validated
+        self.invalid = []
+
+    def start(self):
+        self.worker = vftest.Worker(self.config, self.directory).start()
+        vftest.wait_until(lambda: "consuming" in self.worker.log(), 30, "the worker to consume")
+        return self.worker
+
+    def prepare(self, task_id, upgrade_id, count=2, ready_timeout_s=5, **fields):
+        body = {"task_id": task_id, "upgrade_id": upgrade_id, "cluster": "prod-a", "count": count,
+                "requested_cpu": 2, "requested_memory": 4096, "requested_disk": 20,
+                "ready_timeout_s": ready_timeout_s}
+        body.update(fields)
+        vftest.publish(self.vhost.url, [(body, {"routing_key": "spare.prepare"})])
+
+    def release(self, task_id, upgrade_id):
+        vftest.publish(self.vhost.url, [({"upgrade_id": upgrade_id},
+                                         {"routing_key": "spare.release", "message_id": task_id})])
+
+    def task(self, task_id):
+        rows = vftest.db_rows(self.db, "SELECT status, reason, error FROM tasks WHERE id = ?",
+                              (task_id,))
+        return rows[0] if rows else (None, None, None)
+
+    def wait_status(self, task_id, statuses, timeout=40):
+        vftest.wait_until(lambda: self.task(task_id)[0] in statuses, timeout,
+                          "task %s to reach %s (now %s)" % (task_id, statuses, self.task(task_id)))
+        return self.task(task_id)
+
+    def collect(self, timeout=2.0):
+        """Events published so far (validated); returns all seen in this test."""
+        for props, body in vftest.drain(self.vhost.url, "test.events", timeout=timeout):
+            event = json.loads(body)
+            errors = validate_event.event_errors(body, routing_key="event." + event["type"],
+                                                 message_id=props.message_id)
+            if errors:
+                self.invalid.append((event, errors))
+            self.events.append(event)
+        return self.events
+
+    def wait_event(self, task_id, event_type, timeout=30):
+        def seen():
+            self.collect(timeout=0.5)
+            return any(e["type"] == event_type and e["data"].get("task_id") == task_id
+                       for e in self.events)
+        vftest.wait_until(seen, timeout, "event %s for %s" % (event_type, task_id))
+        return [e for e in self.events
+                if e["type"] == event_type and e["data"].get("task_id") == task_id][-1]
+
+    def live_reservations(self, task_id):
+        return vftest.db_rows(self.db, "SELECT COUNT(*) FROM reservations WHERE task_id = ? AND "
+                                       "released_at IS NULL", (task_id,))[0][0]
+
+    def spares(self, task_id):
+        return vftest.db_rows(self.db, "SELECT name, node, vmid, state FROM spares WHERE task_id = ? "
+                                       "ORDER BY spare_index", (task_id,))
+
+    def history(self, task_id):
+        return vftest.db_rows(self.db, "SELECT status, detail FROM task_events WHERE task_id = ? "
+                                       "ORDER BY id", (task_id,))
+
+    def close(self):
+        try:
+            if getattr(self, "worker", None) and self.worker.alive():
+                self.worker.stop()
+        finally:
+            self.fake.stop()
+            self.vhost.close()
+
+    def check_events_valid(self, checks):
+        self.collect(timeout=0.5)
+        checks.check(not self.invalid, "every event matches schema/event.json (%s)" % self.invalid[:2])

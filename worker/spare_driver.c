@@ -1,0 +1,701 @@
+#include "spare_driver.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "events.h"
+#include "ids.h"
+#include "json_util.h"
+#include "log.h"
+#include "spare_provision.h"
+#include "store.h"
+
+#define SCAN_INTERVAL_MS 500
+#define SCAN_LIMIT 256
+#define RETRY_CAP_S 60
+
+struct spare_driver {
+    const vf_config *config;
+    store *store;
+    pthread_t thread;
+    bool running;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    volatile sig_atomic_t stop;
+    char **released; /* task ids, owned; under lock */
+    size_t n_released, cap_released;
+};
+
+typedef struct clock_now {
+    int64_t ms;
+    char text[STORE_TIME_SIZE];
+} clock_now;
+
+static void read_clock(clock_now *now)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now->ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    store_format_time(now->ms, now->text);
+}
+
+static void later(const clock_now *now, int64_t seconds, char out[STORE_TIME_SIZE])
+{
+    store_format_time(now->ms + seconds * 1000, out);
+}
+
+static void note_released(spare_driver *d, const char *task_id)
+{
+    pthread_mutex_lock(&d->lock);
+    if (d->n_released == d->cap_released) {
+        size_t cap = d->cap_released ? d->cap_released * 2 : 16;
+        char **grown = realloc(d->released, cap * sizeof *grown);
+        if (grown) {
+            d->released = grown;
+            d->cap_released = cap;
+        }
+    }
+    char *copy = strdup(task_id);
+    if (copy && d->n_released < d->cap_released)
+        d->released[d->n_released++] = copy;
+    else {
+        free(copy);
+        /* The engine keeps the hold until it expires: capacity is only
+         * under-used, never over-committed. */
+        log_warn("task %s: out of memory telling the scheduler its reservations ended", task_id);
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+void spare_driver_take_released(spare_driver *d, void (*fn)(const char *task_id, void *user),
+                                void *user)
+{
+    if (!d)
+        return;
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < d->n_released; i++) {
+        fn(d->released[i], user);
+        free(d->released[i]);
+    }
+    d->n_released = 0;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* ---- recording ---- */
+
+static int history(spare_driver *d, const char *task_id, const clock_now *now, const char *status,
+                   json_t *detail, vf_error *err)
+{
+    char *text = detail ? json_util_dump(detail) : NULL;
+    json_decref(detail);
+    int rc = store_task_event_add(d->store, task_id, now->text, status, text, err);
+    free(text);
+    return rc;
+}
+
+static int emit(spare_driver *d, const clock_now *now, const char *type, json_t *data,
+                const char *cluster, vf_error *err)
+{
+    char id[IDS_LEN], key[64];
+    if (cluster)
+        json_object_set_new(data, "cluster", json_string(cluster));
+    char *body = events_build(type, data, now->ms / 1000, id, key);
+    if (!body) {
+        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", type);
+        return -1;
+    }
+    int rc = store_outbox_add(d->store, id, key, body, now->text, err);
+    free(body);
+    return rc;
+}
+
+/* The task's status (and optionally reason, error, result) changed; the
+ * rest of the row is kept. Returns 0, or -1. Fills *attempts when given. */
+static int set_task_status(spare_driver *d, const char *task_id, const clock_now *now,
+                           const char *status, const char *reason, const char *error,
+                           json_t *result, int *attempts, vf_error *err)
+{
+    store_task task = {0};
+    int found = store_task_get(d->store, task_id, &task, err);
+    if (found != 0) {
+        if (found == 1)
+            vf_error_set(err, VF_EINTERNAL, "task %s is gone", task_id);
+        return -1;
+    }
+    char *result_text = NULL;
+    if (result) {
+        json_object_set_new(result, "task_id", json_string(task_id));
+        result_text = json_util_dump(result);
+        json_decref(result);
+    }
+    store_task_fields fields = {.id = task_id,
+                                .status = status,
+                                .reason = reason,
+                                .attempts = task.attempts,
+                                .result = result_text ? result_text : task.result,
+                                .error = error,
+                                .vmid = -1,
+                                .at = now->text};
+    if (attempts)
+        *attempts = task.attempts > 0 ? task.attempts : 1;
+    int rc = store_task_update(d->store, &fields, err) == 0 ? 0 : -1;
+    free(result_text);
+    store_task_clear(&task);
+    return rc;
+}
+
+static int get_status(spare_driver *d, const char *task_id, char *buf, size_t size, vf_error *err)
+{
+    store_task task = {0};
+    int found = store_task_get(d->store, task_id, &task, err);
+    if (found == 0)
+        snprintf(buf, size, "%s", task.status);
+    store_task_clear(&task);
+    return found == 0 ? 0 : -1;
+}
+
+/* Owned copies of the spares of one task (listing rows are borrowed). */
+typedef struct spare_copy {
+    store_spare row;
+    char *strings[12];
+} spare_copy;
+
+typedef struct spare_list {
+    spare_copy *items;
+    size_t n, cap;
+    bool oom;
+} spare_list;
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+    if (!s)
+        return NULL;
+    char *copy = strdup(s);
+    if (!copy)
+        *oom = true;
+    return copy;
+}
+
+static int collect_spare(const store_spare *spare, void *user)
+{
+    spare_list *list = user;
+    if (list->n == list->cap) {
+        size_t cap = list->cap ? list->cap * 2 : 16;
+        spare_copy *grown = realloc(list->items, cap * sizeof *grown);
+        if (!grown) {
+            list->oom = true;
+            return 1;
+        }
+        list->items = grown;
+        list->cap = cap;
+    }
+    spare_copy *c = &list->items[list->n++];
+    memset(c, 0, sizeof *c);
+    c->row = *spare;
+    const char **fields[] = {&c->row.task_id,      &c->row.upgrade_id,
+                             &c->row.cluster,      &c->row.name,
+                             &c->row.node,         &c->row.ip,
+                             &c->row.state,        &c->row.next_at,
+                             &c->row.ready_by,     &c->row.release_task_id,
+                             &c->row.pipeline_url, &c->row.updated_at};
+    for (size_t i = 0; i < 12; i++) {
+        c->strings[i] = dup_or_null(*fields[i], &list->oom);
+        *fields[i] = c->strings[i];
+    }
+    c->row.last_error = NULL; /* not needed by the decisions here */
+    c->row.created_at = NULL;
+    return 0;
+}
+
+static void spare_list_free(spare_list *list)
+{
+    for (size_t i = 0; i < list->n; i++)
+        for (size_t k = 0; k < 12; k++)
+            free(list->items[i].strings[k]);
+    free(list->items);
+    memset(list, 0, sizeof *list);
+}
+
+static int load_spares(spare_driver *d, store_spare_query query, const char *key, spare_list *list,
+                       vf_error *err)
+{
+    memset(list, 0, sizeof *list);
+    if (store_spare_list(d->store, query, key, 0, collect_spare, list, err) < 0)
+        return -1;
+    if (list->oom) {
+        vf_error_set(err, VF_ENOMEM, "out of memory listing spares");
+        return -1;
+    }
+    return 0;
+}
+
+static bool is(const store_spare *spare, const char *state)
+{
+    return strcmp(spare->state, state) == 0;
+}
+
+/* Change one spare; 1 when another thread changed it first (skip the step). */
+static int change_spare(spare_driver *d, const store_spare *seen, store_spare *next,
+                        const clock_now *now, vf_error *err)
+{
+    next->updated_at = now->text;
+    return store_spare_update(d->store, next, seen->updated_at, err);
+}
+
+/* ---- prepare tasks ---- */
+
+/* All spares ready: the task is ready. All created: waiting_ready. */
+static int settle_prepare(spare_driver *d, const char *task_id, const clock_now *now, vf_error *err)
+{
+    char status[32];
+    if (get_status(d, task_id, status, sizeof status, err) < 0)
+        return -1;
+    if (strcmp(status, "provisioning") != 0 && strcmp(status, "waiting_ready") != 0)
+        return 0;
+    spare_list list;
+    if (load_spares(d, STORE_SPARES_OF_TASK, task_id, &list, err) < 0) {
+        spare_list_free(&list);
+        return -1;
+    }
+    size_t ready = 0, created = 0;
+    for (size_t i = 0; i < list.n; i++) {
+        ready += is(&list.items[i].row, "ready");
+        created += is(&list.items[i].row, "ready") || is(&list.items[i].row, "waiting_ready");
+    }
+    int rc = 0;
+    if (list.n > 0 && ready == list.n) {
+        json_t *spares = json_array();
+        for (size_t i = 0; i < list.n; i++) {
+            const store_spare *s = &list.items[i].row;
+            json_array_append_new(spares, json_pack("{s:s, s:s, s:s, s:I}", "name", s->name, "host",
+                                                    s->node, "ip", s->ip ? s->ip : "", "vmid",
+                                                    (json_int_t)s->vmid));
+        }
+        const store_spare *first = &list.items[0].row;
+        int attempts = 1;
+        rc = set_task_status(d, task_id, now, "ready", NULL, NULL,
+                             json_pack("{s:s, s:s, s:O}", "status", "ready", "upgrade_id",
+                                       first->upgrade_id, "spares", spares),
+                             &attempts, err);
+        if (rc == 0)
+            rc = history(d, task_id, now, "ready", json_pack("{s:O}", "spares", spares), err);
+        if (rc == 0)
+            rc = emit(d, now, "spare.ready",
+                      json_pack("{s:s, s:s, s:s, s:O, s:i}", "task_id", task_id, "upgrade_id",
+                                first->upgrade_id, "status", "ready", "spares", spares, "attempts",
+                                attempts),
+                      first->cluster, err);
+        json_decref(spares);
+        if (rc == 0)
+            log_info("task %s: all %zu spares of upgrade %s are ready", task_id, list.n,
+                     first->upgrade_id);
+    } else if (created == list.n && strcmp(status, "provisioning") == 0) {
+        rc = set_task_status(d, task_id, now, "waiting_ready", NULL, NULL, NULL, NULL, err);
+        if (rc == 0)
+            rc = history(d, task_id, now, "waiting_ready",
+                         json_pack("{s:i}", "spares", (int)list.n), err);
+    }
+    spare_list_free(&list);
+    return rc;
+}
+
+/* One spare failed at `step`: the task fails, its reservations end, spares
+ * already created are destroyed (releasing without a release task). */
+static int fail_prepare(spare_driver *d, const store_spare *failing, const char *step, bool created,
+                        const char *error, const clock_now *now, vf_error *err)
+{
+    const char *task_id = failing->task_id;
+    spare_list list;
+    if (load_spares(d, STORE_SPARES_OF_TASK, task_id, &list, err) < 0) {
+        spare_list_free(&list);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < list.n; i++) {
+        const store_spare *s = &list.items[i].row;
+        bool is_failing = s->id == failing->id;
+        bool exists = is_failing ? created : (is(s, "waiting_ready") || is(s, "ready"));
+        if (!is_failing && !is(s, "provisioning") && !exists)
+            continue;
+        if (!is_failing && is(s, "releasing"))
+            continue;
+        store_spare next = *s;
+        next.state = exists ? "releasing" : "failed";
+        next.attempts = 0;
+        next.next_at = exists ? now->text : NULL;
+        next.last_error = is_failing ? error : "another spare of the task failed";
+        const store_spare *seen = is_failing ? failing : s;
+        rc = change_spare(d, seen, &next, now, err) < 0 ? -1 : 0;
+    }
+    char message[VF_ERROR_TEXT + 160];
+    snprintf(message, sizeof message, "spare %s (%s step): %s", failing->name, step, error);
+    int attempts = 1;
+    if (rc == 0)
+        rc = set_task_status(d, task_id, now, "failed", "exhausted", message,
+                             json_pack("{s:s, s:s, s:s, s:s, s:s}", "status", "failed", "reason",
+                                       "exhausted", "error", message, "spare", failing->name,
+                                       "step", step),
+                             &attempts, err);
+    if (rc == 0)
+        rc = history(d, task_id, now, "failed",
+                     json_pack("{s:s, s:s, s:s, s:s}", "reason", "exhausted", "error", message,
+                               "spare", failing->name, "step", step),
+                     err);
+    if (rc == 0)
+        rc = store_reservation_release_task(d->store, task_id, now->text, err) < 0 ? -1 : 0;
+    if (rc == 0)
+        rc = emit(d, now, "spare.failed",
+                  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "task_id", task_id,
+                            "upgrade_id", failing->upgrade_id, "status", "failed", "error", message,
+                            "reason", "exhausted", "spare", failing->name, "step", step, "attempts",
+                            attempts),
+                  failing->cluster, err);
+    spare_list_free(&list);
+    return rc;
+}
+
+/* ---- release tasks ---- */
+
+static int settle_release(spare_driver *d, const char *release_task_id, const clock_now *now,
+                          vf_error *err)
+{
+    spare_list list;
+    if (load_spares(d, STORE_SPARES_OF_RELEASE, release_task_id, &list, err) < 0) {
+        spare_list_free(&list);
+        return -1;
+    }
+    int rc = 0;
+    size_t failed = 0;
+    for (size_t i = 0; i < list.n; i++) {
+        if (is(&list.items[i].row, "releasing"))
+            goto out; /* not yet */
+        failed += is(&list.items[i].row, "failed");
+    }
+    if (list.n == 0)
+        goto out;
+    json_t *names = json_array();
+    json_t *prepares = json_object();
+    const char *last_error = NULL;
+    for (size_t i = 0; i < list.n; i++) {
+        const store_spare *s = &list.items[i].row;
+        if (is(s, "released"))
+            json_array_append_new(names, json_string(s->name));
+        else
+            last_error = s->name;
+        json_object_set_new(prepares, s->task_id, json_true());
+    }
+    const char *prepare_id;
+    json_t *unused;
+    json_object_foreach(prepares, prepare_id, unused)
+    {
+        char status[32] = "";
+        if (rc == 0)
+            rc = get_status(d, prepare_id, status, sizeof status, err);
+        if (rc == 0 && strcmp(status, "releasing") == 0) {
+            rc = set_task_status(d, prepare_id, now, "released", NULL, NULL, NULL, NULL, err);
+            if (rc == 0)
+                rc = history(d, prepare_id, now, "released",
+                             json_pack("{s:s}", "release_task_id", release_task_id), err);
+        }
+        if (rc == 0)
+            rc = store_reservation_release_task(d->store, prepare_id, now->text, err) < 0 ? -1 : 0;
+    }
+    const store_spare *first = &list.items[0].row;
+    int attempts = 1;
+    if (rc == 0 && failed == 0) {
+        rc = set_task_status(d, release_task_id, now, "released", NULL, NULL,
+                             json_pack("{s:s, s:s, s:O}", "status", "released", "upgrade_id",
+                                       first->upgrade_id, "spares", names),
+                             &attempts, err);
+        if (rc == 0)
+            rc = history(d, release_task_id, now, "released", json_pack("{s:O}", "spares", names),
+                         err);
+        if (rc == 0)
+            rc = emit(d, now, "spare.released",
+                      json_pack("{s:s, s:s, s:s, s:O}", "task_id", release_task_id, "upgrade_id",
+                                first->upgrade_id, "status", "released", "spares", names),
+                      first->cluster, err);
+    } else if (rc == 0) {
+        char message[256];
+        snprintf(message, sizeof message,
+                 "%zu of %zu spares could not be deprovisioned (e.g. %s); see the task history",
+                 failed, list.n, last_error ? last_error : "?");
+        rc = set_task_status(d, release_task_id, now, "failed", "exhausted", message,
+                             json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", "exhausted",
+                                       "error", message),
+                             &attempts, err);
+        if (rc == 0)
+            rc = history(d, release_task_id, now, "failed",
+                         json_pack("{s:s, s:s}", "reason", "exhausted", "error", message), err);
+        if (rc == 0)
+            rc = emit(d, now, "spare.failed",
+                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "task_id", release_task_id,
+                                "upgrade_id", first->upgrade_id, "status", "failed", "error",
+                                message, "reason", "exhausted", "step", "destroy", "attempts",
+                                attempts),
+                      first->cluster, err);
+    }
+    json_decref(names);
+    json_decref(prepares);
+out:
+    spare_list_free(&list);
+    return rc;
+}
+
+/* ---- one step ---- */
+
+static int retry_delay_s(int attempts)
+{
+    int delay = 1;
+    for (int i = 1; i < attempts && delay < RETRY_CAP_S; i++)
+        delay *= 2;
+    return delay < RETRY_CAP_S ? delay : RETRY_CAP_S;
+}
+
+typedef struct step_outcome {
+    bool ok;
+    bool interrupted;
+    spare_provision_result result;
+    char error[VF_ERROR_TEXT];
+    int ready; /* waiting_ready: 1 ready */
+} step_outcome;
+
+/* The I/O of the step, outside any transaction. */
+static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, step_outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    spare_target target = {s->name,   s->node, s->ip,      s->vmid,      s->cpu,
+                           s->memory, s->disk, s->cluster, s->upgrade_id};
+    if (is(s, "provisioning") || is(s, "releasing")) {
+        vf_error err;
+        vf_error_init(&err);
+        const char *action = is(s, "provisioning") ? "create" : "destroy";
+        o->ok = spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
+        o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop;
+        snprintf(o->error, sizeof o->error, "%s", err.text);
+    } else if (is(s, "waiting_ready")) {
+        (void)now;
+        o->ready = spare_readiness_check(d->config, s->name, o->error, sizeof o->error);
+    }
+}
+
+/* Record the step's outcome in one transaction. */
+static int record_step(spare_driver *d, const store_spare *s, const step_outcome *o,
+                       const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    char next_at[STORE_TIME_SIZE], ready_by[STORE_TIME_SIZE];
+    int max_attempts = d->config->retry.max_attempts;
+    const char *history_task = s->release_task_id ? s->release_task_id : s->task_id;
+    int rc = 0;
+    if (is(s, "provisioning") && o->ok) {
+        later(now, s->ready_timeout_s, ready_by);
+        next.state = "waiting_ready";
+        next.attempts = 0;
+        next.next_at = now->text;
+        next.ready_by = ready_by;
+        next.pipeline_id = o->result.pipeline_id;
+        next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
+        next.last_error = NULL;
+        rc = change_spare(d, s, &next, now, err);
+        if (rc == 0)
+            rc = history(d, s->task_id, now, "provisioning",
+                         json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
+                                   "created", "host", s->node, "pipeline_id",
+                                   (json_int_t)o->result.pipeline_id, "web_url",
+                                   o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                         err);
+        if (rc == 0)
+            rc = settle_prepare(d, s->task_id, now, err);
+        log_info("task %s: spare %s created on %s (vmid %lld)", s->task_id, s->name, s->node,
+                 (long long)s->vmid);
+    } else if ((is(s, "provisioning") || is(s, "releasing")) && !o->ok) {
+        bool creating = is(s, "provisioning");
+        next.attempts = s->attempts + 1;
+        next.last_error = o->error;
+        log_warn("task %s: spare %s: %s attempt %d of %d failed: %s", s->task_id, s->name,
+                 creating ? "create" : "destroy", next.attempts, max_attempts, o->error);
+        if (next.attempts >= max_attempts && creating) {
+            char why[VF_ERROR_TEXT + 64];
+            snprintf(why, sizeof why, "provisioner failed %d times; last: %s", next.attempts,
+                     o->error);
+            rc = fail_prepare(d, s, "provision", false, why, now, err);
+        } else if (next.attempts >= max_attempts) {
+            next.state = "failed";
+            next.next_at = NULL;
+            rc = change_spare(d, s, &next, now, err);
+            if (rc == 0)
+                rc = history(d, history_task, now, "releasing",
+                             json_pack("{s:s, s:s, s:s, s:i}", "spare", s->name, "step",
+                                       "destroy failed", "error", o->error, "attempts",
+                                       next.attempts),
+                             err);
+            if (rc == 0 && s->release_task_id)
+                rc = settle_release(d, s->release_task_id, now, err);
+        } else {
+            int delay = retry_delay_s(next.attempts);
+            later(now, delay, next_at);
+            next.next_at = next_at;
+            rc = change_spare(d, s, &next, now, err);
+            if (rc == 0)
+                rc = history(d, history_task, now, s->state,
+                             json_pack("{s:s, s:s, s:s, s:i, s:i}", "spare", s->name, "step",
+                                       creating ? "create" : "destroy", "error", o->error,
+                                       "attempt", next.attempts, "retry_in_s", delay),
+                             err);
+        }
+    } else if (is(s, "releasing")) {
+        next.state = "released";
+        next.next_at = NULL;
+        next.attempts = 0;
+        next.last_error = NULL;
+        rc = change_spare(d, s, &next, now, err);
+        if (rc == 0)
+            rc = history(d, history_task, now, "releasing",
+                         json_pack("{s:s, s:s, s:s}", "spare", s->name, "step", "destroyed", "host",
+                                   s->node),
+                         err);
+        if (rc == 0 && s->release_task_id)
+            rc = settle_release(d, s->release_task_id, now, err);
+        log_info("task %s: spare %s destroyed", history_task, s->name);
+    } else if (is(s, "waiting_ready") && o->ready == 1) {
+        next.state = "ready";
+        next.next_at = NULL;
+        next.last_error = NULL;
+        rc = change_spare(d, s, &next, now, err);
+        if (rc == 0)
+            rc = history(d, s->task_id, now, "waiting_ready",
+                         json_pack("{s:s, s:s}", "spare", s->name, "step", "ready"), err);
+        if (rc == 0)
+            rc = settle_prepare(d, s->task_id, now, err);
+    } else if (is(s, "waiting_ready")) {
+        if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
+            char why[VF_ERROR_TEXT + 64];
+            snprintf(why, sizeof why, "not Ready within %d s (last: %s)", s->ready_timeout_s,
+                     o->error);
+            rc = fail_prepare(d, s, "ready", true, why, now, err);
+        } else {
+            later(now, d->config->spare.readiness.poll_s, next_at);
+            next.next_at = next_at;
+            next.last_error = o->error;
+            rc = change_spare(d, s, &next, now, err);
+        }
+    }
+    return rc;
+}
+
+static int step_one(const store_spare *spare, void *user)
+{
+    spare_driver *d = user;
+    if (d->stop)
+        return 1;
+    if (!is(spare, "provisioning") && !is(spare, "waiting_ready") && !is(spare, "releasing"))
+        return 0;
+    clock_now now;
+    step_outcome outcome;
+    read_clock(&now);
+    do_io(d, spare, &now, &outcome);
+    if (outcome.interrupted)
+        return 1;
+    read_clock(&now);
+    vf_error err;
+    vf_error_init(&err);
+    if (store_begin(d->store, &err) < 0) {
+        log_warn("spare %s: %s; the step is done again", spare->name, err.text);
+        return 0;
+    }
+    int rc = record_step(d, spare, &outcome, &now, &err);
+    if (rc == 0 && store_commit(d->store, &err) < 0)
+        rc = -1;
+    if (rc != 0) {
+        vf_error ignored;
+        (void)store_rollback(d->store, &ignored);
+        if (rc < 0)
+            log_warn("spare %s: recording a step failed: %s; it is done again", spare->name,
+                     err.text);
+        return 0;
+    }
+    /* After the commit: the reservations these tasks held are gone. */
+    char status[32] = "";
+    vf_error ignored;
+    vf_error_init(&ignored);
+    if (get_status(d, spare->task_id, status, sizeof status, &ignored) == 0 &&
+        (strcmp(status, "failed") == 0 || strcmp(status, "released") == 0))
+        note_released(d, spare->task_id);
+    return 0;
+}
+
+static void *drive(void *arg)
+{
+    spare_driver *d = arg;
+    while (!d->stop) {
+        clock_now now;
+        read_clock(&now);
+        vf_error err;
+        vf_error_init(&err);
+        if (store_spare_list(d->store, STORE_SPARES_DUE, now.text, SCAN_LIMIT, step_one, d, &err) <
+            0)
+            log_warn("spares: %s", err.text);
+        pthread_mutex_lock(&d->lock);
+        if (!d->stop) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += SCAN_INTERVAL_MS * 1000000L;
+            until.tv_sec += until.tv_nsec / 1000000000L;
+            until.tv_nsec %= 1000000000L;
+            pthread_cond_timedwait(&d->wake, &d->lock, &until);
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    return NULL;
+}
+
+spare_driver *spare_driver_start(const vf_config *config, vf_error *err)
+{
+    spare_driver *d = calloc(1, sizeof *d);
+    if (!d) {
+        vf_error_set(err, VF_ENOMEM, "out of memory starting the spare driver");
+        return NULL;
+    }
+    d->config = config;
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_cond_init(&d->wake, NULL);
+    d->store = store_open(config->store.path, STORE_READ_WRITE, err);
+    if (!d->store) {
+        spare_driver_stop(d);
+        return NULL;
+    }
+    if (pthread_create(&d->thread, NULL, drive, d) != 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot start the spare driver thread");
+        spare_driver_stop(d);
+        return NULL;
+    }
+    d->running = true;
+    return d;
+}
+
+void spare_driver_stop(spare_driver *d)
+{
+    if (!d)
+        return;
+    if (d->running) {
+        pthread_mutex_lock(&d->lock);
+        d->stop = 1;
+        pthread_cond_broadcast(&d->wake);
+        pthread_mutex_unlock(&d->lock);
+        pthread_join(d->thread, NULL);
+    }
+    store_close(d->store);
+    for (size_t i = 0; i < d->n_released; i++)
+        free(d->released[i]);
+    free(d->released);
+    pthread_mutex_destroy(&d->lock);
+    pthread_cond_destroy(&d->wake);
+    free(d);
+}

@@ -1,0 +1,340 @@
+#include "spare_provision.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "http.h"
+
+extern char **environ;
+
+#define TOKEN_MAX 4096
+
+/* The first line of a token file, without trailing whitespace. */
+static int read_token(const char *path, const char *what, char *buf, size_t size, vf_error *err)
+{
+    if (!path) {
+        vf_error_set(err, VF_ECONFIG, "%s is not set", what);
+        return -1;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        int saved = errno;
+        vf_error_set(err, VF_ECONFIG, "%s %s: %s", what, path, strerror(saved));
+        return -1;
+    }
+    size_t len = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    len = strlen(buf);
+    while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+        buf[--len] = '\0';
+    if (len == 0) {
+        vf_error_set(err, VF_ECONFIG, "%s %s is empty", what, path);
+        return -1;
+    }
+    return 0;
+}
+
+static void format_numbers(const spare_target *t, char vmid[24], char cpu[24], char memory[24],
+                           char disk[24])
+{
+    snprintf(vmid, 24, "%lld", (long long)t->vmid);
+    snprintf(cpu, 24, "%g", t->cpu);
+    snprintf(memory, 24, "%lld", (long long)t->memory);
+    snprintf(disk, 24, "%lld", (long long)t->disk);
+}
+
+/* ---- gitlab ---- */
+
+static int run_gitlab(const vf_config *config, const spare_target *t, const char *action,
+                      spare_provision_result *out, vf_error *err)
+{
+    if (!config->spare.provisioner.url || !config->spare.provisioner.project) {
+        vf_error_set(err, VF_ECONFIG, "spare.provisioner: gitlab needs url and project");
+        return -1;
+    }
+    char token[TOKEN_MAX];
+    if (read_token(config->spare.provisioner.token_file, "spare.provisioner.token_file", token,
+                   sizeof token, err) < 0)
+        return -1;
+    /* A project may be given by path (group/name): it is one URL segment. */
+    char *project = curl_escape(config->spare.provisioner.project, 0);
+    if (!project) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
+    }
+    char url[2048];
+    size_t base = strlen(config->spare.provisioner.url);
+    while (base > 0 && config->spare.provisioner.url[base - 1] == '/')
+        base--;
+    snprintf(url, sizeof url, "%.*s/api/v4/projects/%s/trigger/pipeline", (int)base,
+             config->spare.provisioner.url, project);
+    curl_free(project);
+    char vmid[24], cpu[24], memory[24], disk[24];
+    format_numbers(t, vmid, cpu, memory, disk);
+    http_form_field fields[] = {
+        {"token", token},
+        {"ref", config->spare.provisioner.ref ? config->spare.provisioner.ref : "main"},
+        {"variables[VM_NAME]", t->name},
+        {"variables[HOST]", t->host},
+        {"variables[HOST_IP]", t->host_ip ? t->host_ip : ""},
+        {"variables[VMID]", vmid},
+        {"variables[CPU]", cpu},
+        {"variables[MEMORY]", memory},
+        {"variables[DISK]", disk},
+        {"variables[CLUSTER]", t->cluster ? t->cluster : ""},
+        {"variables[UPGRADE_ID]", t->upgrade_id},
+        {"variables[ACTION]", action},
+    };
+    http_request req = {.url = url, .timeout_s = config->spare.provisioner.timeout_s};
+    http_response resp;
+    int rc = http_post_form(&req, fields, sizeof fields / sizeof fields[0], &resp, err);
+    memset(token, 0, sizeof token);
+    if (rc < 0)
+        return -1;
+    rc = -1;
+    if (resp.status != 201 && resp.status != 200) {
+        /* GitLab explains a refusal in {"message": ...}; quote a little of it. */
+        vf_error_set(err, VF_EUNAVAILABLE, "gitlab pipeline trigger answered HTTP %ld: %.160s",
+                     resp.status, resp.body);
+        goto out;
+    }
+    json_t *body = json_loadb(resp.body, resp.body_len, 0, NULL);
+    json_t *id = json_object_get(body, "id");
+    const char *web_url = json_string_value(json_object_get(body, "web_url"));
+    if (!json_is_integer(id)) {
+        vf_error_set(err, VF_EUNAVAILABLE,
+                     "gitlab pipeline trigger answered HTTP %ld without a pipeline id",
+                     resp.status);
+    } else {
+        out->pipeline_id = (int64_t)json_integer_value(id);
+        snprintf(out->pipeline_url, sizeof out->pipeline_url, "%s", web_url ? web_url : "");
+        rc = 0;
+    }
+    json_decref(body);
+out:
+    http_response_close(&resp);
+    return rc;
+}
+
+/* ---- command ---- */
+
+static int64_t mono_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static int run_command(const vf_config *config, const spare_target *t, const char *action,
+                       volatile const sig_atomic_t *stop, vf_error *err)
+{
+    if (config->spare.provisioner.n_command == 0) {
+        vf_error_set(err, VF_ECONFIG, "spare.provisioner: command needs an argv");
+        return -1;
+    }
+    char vmid[24], cpu[24], memory[24], disk[24];
+    format_numbers(t, vmid, cpu, memory, disk);
+    const char *names[] = {"VIRTFLOW_VM_NAME", "VIRTFLOW_HOST",    "VIRTFLOW_HOST_IP",
+                           "VIRTFLOW_VMID",    "VIRTFLOW_CPU",     "VIRTFLOW_MEMORY",
+                           "VIRTFLOW_DISK",    "VIRTFLOW_CLUSTER", "VIRTFLOW_UPGRADE_ID",
+                           "VIRTFLOW_ACTION"};
+    const char *values[] = {t->name, t->host, t->host_ip ? t->host_ip : "", vmid,          cpu,
+                            memory,  disk,    t->cluster ? t->cluster : "", t->upgrade_id, action};
+    enum { N_VARS = sizeof names / sizeof names[0] };
+    size_t n_env = 0;
+    while (environ && environ[n_env])
+        n_env++;
+    int rc = -1;
+    char **envp = calloc(n_env + N_VARS + 1, sizeof *envp);
+    char **argv = calloc(config->spare.provisioner.n_command + 1, sizeof *argv);
+    char *storage[N_VARS] = {0};
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    bool attr_ready = false, actions_ready = false;
+    if (!envp || !argv) {
+        vf_error_set(err, VF_ENOMEM, "out of memory starting the provisioner");
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++) {
+        bool ours = false;
+        for (size_t v = 0; v < N_VARS && !ours; v++) {
+            size_t len = strlen(names[v]);
+            ours = strncmp(environ[i], names[v], len) == 0 && environ[i][len] == '=';
+        }
+        if (!ours)
+            envp[k++] = environ[i];
+    }
+    for (size_t v = 0; v < N_VARS; v++) {
+        size_t len = strlen(names[v]) + strlen(values[v]) + 2;
+        storage[v] = malloc(len);
+        if (!storage[v]) {
+            vf_error_set(err, VF_ENOMEM, "out of memory starting the provisioner");
+            goto out;
+        }
+        snprintf(storage[v], len, "%s=%s", names[v], values[v]);
+        envp[k++] = storage[v];
+    }
+    for (size_t i = 0; i < config->spare.provisioner.n_command; i++)
+        argv[i] = config->spare.provisioner.command[i];
+    /* Its own process group, so a timeout kills whatever it started too. */
+    posix_spawnattr_init(&attr);
+    attr_ready = true;
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawn_file_actions_init(&actions);
+    actions_ready = true;
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int spawned = posix_spawnp(&pid, argv[0], &actions, &attr, argv, envp);
+    if (spawned != 0) {
+        vf_error_set(err, VF_EUNAVAILABLE, "provisioner %s: cannot start: %s", argv[0],
+                     strerror(spawned));
+        goto out;
+    }
+    int64_t deadline = mono_ms() + (int64_t)config->spare.provisioner.timeout_s * 1000;
+    int status = 0;
+    for (;;) {
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid)
+            break;
+        if (done < 0 && errno != EINTR) {
+            int saved = errno;
+            vf_error_set(err, VF_EINTERNAL, "provisioner %s: waitpid: %s", argv[0],
+                         strerror(saved));
+            goto out;
+        }
+        bool interrupted = stop && *stop;
+        if (interrupted || mono_ms() >= deadline) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            if (interrupted)
+                vf_error_set(err, VF_EINTERNAL, "provisioner %s: interrupted by shutdown", argv[0]);
+            else
+                vf_error_set(err, VF_EUNAVAILABLE,
+                             "provisioner %s: no result within %d s (process group killed)",
+                             argv[0], config->spare.provisioner.timeout_s);
+            goto out;
+        }
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        rc = 0;
+    else if (WIFEXITED(status))
+        vf_error_set(err, VF_EUNAVAILABLE, "provisioner %s exited with status %d", argv[0],
+                     WEXITSTATUS(status));
+    else
+        vf_error_set(err, VF_EUNAVAILABLE, "provisioner %s killed by signal %d", argv[0],
+                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+out:
+    if (attr_ready)
+        posix_spawnattr_destroy(&attr);
+    if (actions_ready)
+        posix_spawn_file_actions_destroy(&actions);
+    for (size_t v = 0; v < N_VARS; v++)
+        free(storage[v]);
+    free(envp);
+    free(argv);
+    return rc;
+}
+
+int spare_provision_run(const vf_config *config, const spare_target *target, const char *action,
+                        volatile const sig_atomic_t *stop, spare_provision_result *out,
+                        vf_error *err)
+{
+    out->pipeline_id = -1;
+    out->pipeline_url[0] = '\0';
+    const char *type = config->spare.provisioner.type ? config->spare.provisioner.type : "none";
+    if (strcmp(type, "none") == 0)
+        return 0;
+    if (strcmp(type, "gitlab") == 0)
+        return run_gitlab(config, target, action, out, err);
+    if (strcmp(type, "command") == 0)
+        return run_command(config, target, action, stop, err);
+    vf_error_set(err, VF_ECONFIG, "spare.provisioner.type: unknown type %s", type);
+    return -1;
+}
+
+int spare_readiness_check(const vf_config *config, const char *name, char *why, size_t size)
+{
+    if (!config->spare.readiness.type || strcmp(config->spare.readiness.type, "kubernetes") != 0) {
+        snprintf(why, size, "no readiness check configured");
+        return 1;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    char token[TOKEN_MAX];
+    if (!config->spare.readiness.api_url) {
+        snprintf(why, size, "spare.readiness.api_url is not set");
+        return 0;
+    }
+    if (read_token(config->spare.readiness.token_file, "spare.readiness.token_file", token,
+                   sizeof token, &err) < 0) {
+        snprintf(why, size, "%s", err.text);
+        return 0;
+    }
+    char header[TOKEN_MAX + 32];
+    snprintf(header, sizeof header, "Authorization: Bearer %s", token);
+    memset(token, 0, sizeof token);
+    const char *headers[] = {header, "Accept: application/json"};
+    char url[1024];
+    size_t base = strlen(config->spare.readiness.api_url);
+    while (base > 0 && config->spare.readiness.api_url[base - 1] == '/')
+        base--;
+    snprintf(url, sizeof url, "%.*s/api/v1/nodes/%s", (int)base, config->spare.readiness.api_url,
+             name);
+    http_request req = {
+        .url = url,
+        .headers = headers,
+        .n_headers = 2,
+        .timeout_s =
+            config->spare.readiness.poll_s > 10
+                ? 10
+                : (config->spare.readiness.poll_s > 1 ? config->spare.readiness.poll_s : 2),
+        .ca_file = config->spare.readiness.ca_file};
+    http_response resp;
+    int rc = http_get(&req, &resp, &err);
+    memset(header, 0, sizeof header);
+    if (rc < 0) {
+        snprintf(why, size, "%s", err.text);
+        return 0;
+    }
+    int ready = 0;
+    if (resp.status == 404) {
+        snprintf(why, size, "node not joined yet (404)");
+    } else if (resp.status != 200) {
+        snprintf(why, size, "Kubernetes API answered HTTP %ld", resp.status);
+    } else {
+        json_t *node = json_loadb(resp.body, resp.body_len, 0, NULL);
+        json_t *conditions = json_object_get(json_object_get(node, "status"), "conditions");
+        size_t i;
+        json_t *condition;
+        snprintf(why, size, "node has no Ready condition yet");
+        json_array_foreach(conditions, i, condition)
+        {
+            const char *type = json_string_value(json_object_get(condition, "type"));
+            const char *status = json_string_value(json_object_get(condition, "status"));
+            if (type && strcmp(type, "Ready") == 0) {
+                ready = status && strcmp(status, "True") == 0;
+                snprintf(why, size, "Ready is %s", status ? status : "(missing)");
+            }
+        }
+        json_decref(node);
+    }
+    http_response_close(&resp);
+    return ready;
+}

@@ -1,0 +1,59 @@
+/* spare_provision: the outside systems of the spare lifecycle, one blocking
+ * call each, for the spare driver's thread.
+ *
+ *   provisioner gitlab   POST {url}/api/v4/projects/{project}/trigger/pipeline
+ *                        (form: token, ref, variables[VM_NAME], ...[ACTION]);
+ *                        201 carries the pipeline's "id" and "web_url"
+ *   provisioner command  argv from the config, run without a shell, with
+ *                        VIRTFLOW_VM_NAME ... VIRTFLOW_ACTION in its environment;
+ *                        exit 0 is success; its process group is killed at
+ *                        provisioner.timeout_s
+ *   provisioner none     nothing to do: success
+ *   readiness kubernetes GET {api_url}/api/v1/nodes/{name} with a bearer token:
+ *                        the node's Ready condition is "True"
+ *   readiness none       ready at once
+ *
+ * Tokens are read from their files at each call (a rotated file is picked up)
+ * and never reach an error text or a log line. */
+#ifndef VF_SPARE_PROVISION_H
+#define VF_SPARE_PROVISION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "vf_error.h"
+
+typedef struct spare_target {
+    const char *name; /* VM and Kubernetes node name */
+    const char *host;
+    const char *host_ip;
+    int64_t vmid;
+    double cpu;          /* vCPUs */
+    int64_t memory;      /* MiB */
+    int64_t disk;        /* GiB */
+    const char *cluster; /* may be NULL */
+    const char *upgrade_id;
+} spare_target;
+
+typedef struct spare_provision_result {
+    int64_t pipeline_id;    /* gitlab: the pipeline triggered; -1 otherwise */
+    char pipeline_url[512]; /* gitlab: its web_url; "" otherwise */
+} spare_provision_result;
+
+/* Run the provisioner with ACTION `action` ("create" or "destroy"). `stop`
+ * (may be NULL) ends a running command early. Returns 0 on success, or -1
+ * with err: VF_EUNAVAILABLE for a failure worth retrying (HTTP error status,
+ * unreachable, non-zero exit, timeout), VF_ECONFIG for a configuration that
+ * cannot work (missing url, unreadable token file, empty command),
+ * VF_EINTERNAL when interrupted by `stop`. */
+int spare_provision_run(const vf_config *config, const spare_target *target, const char *action,
+                        volatile const sig_atomic_t *stop, spare_provision_result *out,
+                        vf_error *err) __attribute__((warn_unused_result));
+
+/* Is node `name` Ready? Returns 1 ready, 0 not (yet): *why says why ("not
+ * joined yet (404)", "Ready is False", "HTTP 503", the connection error). */
+int spare_readiness_check(const vf_config *config, const char *name, char *why, size_t size);
+
+#endif
