@@ -57,7 +57,10 @@ struct amqp_link {
 
     /* The content (header + body frames) being read after a deliver or return. */
     content_kind content;
+    bool content_from_get; /* the content answers our basic.get, not a consumer */
     amqp_link_delivery partial;
+    amqp_link_delivery got; /* the finished basic.get message, while got_ready */
+    bool got_ready;
     uint64_t body_received; /* bytes */
 
     ready_delivery *ready_head, *ready_tail;
@@ -108,6 +111,9 @@ void amqp_link_delivery_close(amqp_link_delivery *d)
     free(d->reply_to);
     free(d->error);
     free(d->original_key);
+    free(d->death_reason);
+    free(d->death_queue);
+    free(d->death_key);
     free(d->body);
     memset(d, 0, sizeof *d);
 }
@@ -130,6 +136,9 @@ static void drop_state(amqp_link *link, const char *why)
     link->n_pending = 0;
     link->return_seen = false;
     amqp_link_delivery_close(&link->partial);
+    amqp_link_delivery_close(&link->got);
+    link->got_ready = false;
+    link->content_from_get = false;
     link->content = CONTENT_NONE;
     while (link->ready_head) {
         ready_delivery *r = link->ready_head;
@@ -596,6 +605,38 @@ static bool key_is(amqp_bytes_t key, const char *name)
     return key.len == n && memcmp(key.bytes, name, n) == 0;
 }
 
+/* The newest x-death entry (RabbitMQ puts it first): why the broker
+ * dead-lettered the message, from where, and with which routing key, so a
+ * redrive can send it back where it came from. Returns -1 on allocation failure. */
+static int copy_death(amqp_link_delivery *d, const amqp_field_value_t *v)
+{
+    if (v->kind != AMQP_FIELD_KIND_ARRAY || v->value.array.num_entries < 1 ||
+        v->value.array.entries[0].kind != AMQP_FIELD_KIND_TABLE)
+        return 0;
+    const amqp_table_t *t = &v->value.array.entries[0].value.table;
+    for (int i = 0; i < t->num_entries; i++) {
+        const amqp_table_entry_t *e = &t->entries[i];
+        char **slot = NULL;
+        const amqp_field_value_t *text = &e->value;
+        if (key_is(e->key, "reason"))
+            slot = &d->death_reason;
+        else if (key_is(e->key, "queue"))
+            slot = &d->death_queue;
+        else if (key_is(e->key, "routing-keys") && e->value.kind == AMQP_FIELD_KIND_ARRAY &&
+                 e->value.value.array.num_entries > 0) {
+            slot = &d->death_key;
+            text = &e->value.value.array.entries[0];
+        }
+        if (!slot || *slot)
+            continue;
+        if (text->kind != AMQP_FIELD_KIND_UTF8 && text->kind != AMQP_FIELD_KIND_BYTES)
+            continue;
+        if (!(*slot = header_text(text)))
+            return -1;
+    }
+    return 0;
+}
+
 /* Copy the properties we use out of pool memory. Returns -1 on allocation failure. */
 static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t *p)
 {
@@ -622,6 +663,8 @@ static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t 
             d->error = header_text(&e->value);
         } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ROUTING_KEY) && !d->original_key) {
             d->original_key = header_text(&e->value);
+        } else if (key_is(e->key, "x-death") && !d->death_reason && copy_death(d, &e->value) < 0) {
+            return -1;
         }
     }
     return 0;
@@ -629,7 +672,13 @@ static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t 
 
 static int finish_content(amqp_link *link)
 {
-    if (link->content == CONTENT_DELIVERY) {
+    if (link->content == CONTENT_DELIVERY && link->content_from_get) {
+        amqp_link_delivery_close(&link->got);
+        link->got = link->partial;
+        memset(&link->partial, 0, sizeof link->partial);
+        link->got_ready = true;
+        link->content_from_get = false;
+    } else if (link->content == CONTENT_DELIVERY) {
         ready_delivery *r = calloc(1, sizeof *r);
         if (!r)
             return -1;
@@ -663,6 +712,7 @@ static int handle_method(amqp_link *link, const amqp_method_t *method, amqp_chan
             return -1;
         }
         link->content = CONTENT_DELIVERY;
+        link->content_from_get = false;
         link->body_received = 0;
         return 0;
     }
@@ -1016,4 +1066,90 @@ int amqp_link_queue_depth(amqp_link *link, const char *queue, uint32_t *messages
         reply.reply.id == AMQP_CONNECTION_CLOSE_METHOD)
         link_fail(link, "broker closed the connection");
     return -1;
+}
+
+/* ---- reply queue and basic.get ---- */
+
+int amqp_link_reply_queue(amqp_link *link, char *name, size_t size, vf_error *err)
+{
+    if (require_connected(link, err) < 0)
+        return -1;
+    amqp_queue_declare_ok_t *ok = amqp_queue_declare(
+        link->conn, WORK_CHANNEL, amqp_empty_bytes, 0 /* passive */, 0 /* durable */,
+        1 /* exclusive */, 1 /* auto_delete */, amqp_empty_table);
+    if (amqp_topology_check_reply(amqp_get_rpc_reply(link->conn), "declaring a reply queue", err) <
+        0) {
+        link_fail(link, "cannot declare a reply queue");
+        return -1;
+    }
+    if (!ok || ok->queue.len == 0 || ok->queue.len >= size) {
+        vf_error_set(err, VF_EINVAL, "reply queue name does not fit in %zu bytes", size);
+        return -1;
+    }
+    memcpy(name, ok->queue.bytes, ok->queue.len);
+    name[ok->queue.len] = '\0';
+    if (start_consumer(link, name, err) < 0) {
+        link_fail(link, "cannot consume the reply queue");
+        return -1;
+    }
+    return 0;
+}
+
+int amqp_link_get(amqp_link *link, const char *queue, amqp_link_delivery *out, uint32_t *remaining,
+                  vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (require_connected(link, err) < 0)
+        return -1;
+    amqp_rpc_reply_t reply =
+        amqp_basic_get(link->conn, WORK_CHANNEL, amqp_cstring_bytes(queue), 0 /* no_ack */);
+    if (reply.reply_type == AMQP_RESPONSE_NORMAL && reply.reply.id == AMQP_BASIC_GET_EMPTY_METHOD)
+        return 0;
+    if (reply.reply_type != AMQP_RESPONSE_NORMAL || reply.reply.id != AMQP_BASIC_GET_OK_METHOD) {
+        bool missing =
+            reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+            reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD &&
+            ((const amqp_channel_close_t *)reply.reply.decoded)->reply_code == AMQP_NOT_FOUND;
+        char what[160];
+        snprintf(what, sizeof what, "basic.get from %s", queue);
+        if (missing)
+            vf_error_set(err, VF_EINVAL, "queue %s does not exist", queue);
+        else if (amqp_topology_check_reply(reply, what, err) == 0)
+            vf_error_set(err, VF_EINTERNAL, "%s: unexpected reply", what);
+        link_fail(link, "%s failed", what);
+        return -1;
+    }
+    const amqp_basic_get_ok_t *m = reply.reply.decoded;
+    amqp_link_delivery *d = &link->partial;
+    amqp_link_delivery_close(d);
+    d->delivery_tag = encode_tag(link, m->delivery_tag);
+    d->redelivered = m->redelivered;
+    d->exchange = dup_bytes(m->exchange);
+    d->routing_key = dup_bytes(m->routing_key);
+    if (remaining)
+        *remaining = m->message_count;
+    if (!d->exchange || !d->routing_key) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        link_fail(link, "out of memory");
+        return -1;
+    }
+    link->content = CONTENT_DELIVERY;
+    link->content_from_get = true;
+    link->body_received = 0;
+    link->got_ready = false;
+    int64_t deadline = deadline_after(RPC_TIMEOUT_S * 1000);
+    while (!link->got_ready) {
+        int rc = pump(link, deadline, err);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            vf_error_set(err, VF_EUNAVAILABLE, "basic.get from %s: message body never came", queue);
+            link_fail(link, "basic.get timed out");
+            return -1;
+        }
+    }
+    *out = link->got;
+    memset(&link->got, 0, sizeof link->got);
+    link->got_ready = false;
+    return 1;
 }

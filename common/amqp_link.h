@@ -70,9 +70,15 @@ typedef struct amqp_link_delivery {
     char *message_id;
     char *correlation_id;
     char *reply_to;
-    int64_t attempt;     /* x-virtflow-attempt, 0 when absent */
-    char *error;         /* x-virtflow-error */
-    char *original_key;  /* x-virtflow-routing-key */
+    int64_t attempt;    /* x-virtflow-attempt, 0 when absent */
+    char *error;        /* x-virtflow-error */
+    char *original_key; /* x-virtflow-routing-key */
+    /* From the newest x-death entry, set when the broker dead-lettered the
+     * message (rejected, expired, ...): why, from which queue, and the routing
+     * key it had there. NULL otherwise. */
+    char *death_reason;
+    char *death_queue;
+    char *death_key;
     unsigned char *body; /* body_len bytes plus a NUL for convenience; NULL when too_large */
     size_t body_len;     /* bytes kept */
     uint64_t body_size;  /* bytes announced by the broker */
@@ -160,6 +166,29 @@ int amqp_link_reject(amqp_link *link, uint64_t delivery_tag, bool requeue, vf_er
  * deliveries already received are still handed out by amqp_link_next and may
  * be acked. Returns 0 or -1 with err. */
 int amqp_link_cancel(amqp_link *link, vf_error *err) __attribute__((warn_unused_result));
+
+/* A private queue for replies (reply_to): server-named, exclusive and
+ * auto-delete, so it disappears with this connection, and consumed at once
+ * (manual acks; replies come out of amqp_link_next like any delivery).
+ * Unlike amqp_link_consume it is NOT restarted by a later connect: a reply
+ * queue cannot outlive its connection, so after a failure the caller must
+ * declare a new one (and ask again). Writes the queue's name, NUL-terminated,
+ * into name. Returns 0, or -1 with err (VF_EUNAVAILABLE, VF_EINVAL when
+ * `size` cannot hold the name). */
+int amqp_link_reply_queue(amqp_link *link, char *name, size_t size, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Take one message from `queue` (basic.get, manual ack) to inspect it
+ * without a consumer. The message stays unacked on this connection: settle it
+ * with amqp_link_ack (gone) or amqp_link_reject (requeue=true puts it back);
+ * messages left unsettled go back to the queue when the connection closes.
+ * While unsettled a message is not handed out again, so successive calls walk
+ * through the queue. Returns 1 with *out filled (owned:
+ * amqp_link_delivery_close) and *remaining (optional) = messages left after
+ * it, 0 when the queue is empty, -1 with err (VF_EINVAL: no such queue, which
+ * closes the channel and so disconnects the link; VF_EUNAVAILABLE). */
+int amqp_link_get(amqp_link *link, const char *queue, amqp_link_delivery *out, uint32_t *remaining,
+                  vf_error *err) __attribute__((warn_unused_result));
 
 /* Messages ready in `queue` and its consumer count, by passive declare on a
  * side channel (a missing queue does not disturb publishing or consuming).

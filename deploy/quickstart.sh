@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Sets virtflow up on a Debian 12 machine and runs what exists so far:
-#   bash deploy/quickstart.sh          install packages, build, broker, first placement
-#   bash deploy/quickstart.sh --stop   stop the private broker this script started
+# virtflow on one Debian 12 machine, from a clone of the repository:
+#   bash deploy/quickstart.sh          install what is missing, build, start a broker if none
+#                                      answers, start worker + relay + example webhook receiver,
+#                                      submit deploy/examples/request.json and show the result
+#   bash deploy/quickstart.sh --stop   stop everything this script started
 #
-# Packages come from the shared list in tests/lib/packages.sh. The build goes
-# to build/. When no broker answers (VF_AMQP_URL, else 127.0.0.1:5672), a
-# private RabbitMQ node is started on loopback and KEPT RUNNING, with its state
-# in .virtflow/broker/ under the repository (tests/lib/broker.sh).
+# Packages come from tests/lib/packages.sh; the build goes to build/. The broker is
+# $VF_AMQP_URL when set, else one on 127.0.0.1:5672, else a private RabbitMQ node
+# started on loopback (tests/lib/broker.sh) with its state in .virtflow/broker/.
+# Everything the script runs stays in the background: pids, logs, the generated
+# config (from deploy/config.example.yaml) and the store are in .virtflow/.
+# The receiver listens on 127.0.0.1:$VF_RECEIVER_PORT (default 8808).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,12 +20,32 @@ cd "$root"
 # shellcheck source=tests/lib/broker.sh
 . tests/lib/broker.sh
 
-broker_dir=$root/.virtflow/broker
-done_list=() todo_list=()
+state=$root/.virtflow
+broker_dir=$state/broker
+services=(receiver relay worker) # stopped in this order: consumers of events last to start
+
+# Stop the processes recorded in .virtflow/<name>.pid, if they are still ours.
+stop_services() {
+	local name pid
+	for name in "${services[@]}"; do
+		[[ -f $state/$name.pid ]] || continue
+		pid=$(<"$state/$name.pid")
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null || true
+			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+			echo "quickstart: stopped $name (pid $pid)"
+		fi
+		rm -f "$state/$name.pid"
+	done
+}
 
 if [[ ${1:-} == --stop ]]; then
-	vf_broker_stop "$broker_dir"
-	echo "quickstart: private broker in $broker_dir stopped"
+	stop_services
+	if [[ -d $broker_dir ]]; then
+		vf_broker_stop "$broker_dir"
+		echo "quickstart: private broker in $broker_dir stopped"
+	fi
 	exit 0
 elif [[ -n ${1:-} ]]; then
 	echo "usage: bash deploy/quickstart.sh [--stop]" >&2
@@ -31,44 +55,105 @@ fi
 echo "==> Debian packages"
 # shellcheck disable=SC2119 # no options: install for real
 vf_packages_ensure
-done_list+=("Debian packages present (tests/lib/packages.sh)")
 
 echo "==> build (build/, RelWithDebInfo)"
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$root/build" -j"$(nproc 2>/dev/null || echo 2)"
-done_list+=("built into build/")
+cmake --build "$root/build" -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+bin=$root/build/worker
 
 echo "==> RabbitMQ broker"
+mkdir -p "$state"
 if [[ -n ${VF_AMQP_URL:-} ]]; then
 	amqp_url=$VF_AMQP_URL
-	done_list+=("broker: using VF_AMQP_URL from the environment")
+	echo "using VF_AMQP_URL"
 elif vf_broker_answers amqp://guest:guest@127.0.0.1:5672/; then
 	amqp_url=amqp://guest:guest@127.0.0.1:5672/
-	done_list+=("broker: one already answers on 127.0.0.1:5672")
+	echo "using the broker on 127.0.0.1:5672"
 else
-	mkdir -p "$root/.virtflow"
 	amqp_url=$(vf_broker_start "$broker_dir")
-	done_list+=("broker: private node running at $amqp_url (state in .virtflow/broker/; stop with: bash deploy/quickstart.sh --stop)")
+	echo "started a private broker (state in .virtflow/broker/)"
 fi
 
-echo "==> first placement"
-ctl=$root/build/worker/virtflowctl
-config=$root/deploy/config.example.yaml
-request=$root/deploy/examples/request.json
-missing=()
-for f in "$ctl" "$config" "$request"; do
-	[[ -e $f ]] || missing+=("${f#"$root"/}")
+echo "==> configuration (.virtflow/config.yaml, from deploy/config.example.yaml)"
+port=${VF_RECEIVER_PORT:-8808}
+secret=$root/deploy/example-webhook.secret
+config=$state/config.yaml
+# The example with absolute paths (relative ones would resolve against .virtflow/),
+# this broker and this receiver port. The URL may hold a password: the file is private.
+(
+	umask 077
+	sed -e "s|^  urls: .*|  urls: [\"$amqp_url\"]|" \
+		-e "s|^  path: virtflow.db |  path: $state/virtflow.db |" \
+		-e "s|^  path: inventory.example.yaml |  path: $root/deploy/inventory.example.yaml |" \
+		-e "s|http://127.0.0.1:8808/hooks|http://127.0.0.1:$port/hooks|" \
+		-e "s|secret_files: \[example-webhook.secret\]|secret_files: [$secret]|" \
+		"$root/deploy/config.example.yaml" >"$config"
+)
+
+echo "==> worker, relay, example receiver (logs in .virtflow/)"
+stop_services # a second run starts fresh
+start() { # name, command...
+	local name=$1
+	shift
+	nohup "$@" >>"$state/$name.log" 2>&1 </dev/null &
+	echo $! >"$state/$name.pid"
+	echo "$name: pid $!, log .virtflow/$name.log"
+}
+start worker "$bin/virtflow-worker" -c "$config"
+start relay "$bin/virtflow-relay" -c "$config"
+start receiver /usr/bin/python3 -u "$root/deploy/examples/webhook_receiver.py" \
+	--host 127.0.0.1 --port "$port" --secret-file "$secret"
+
+# Ready when the store answers and the broker takes a login.
+for _ in $(seq 150); do
+	"$bin/virtflowctl" health -c "$config" --broker >/dev/null 2>&1 && break
+	for name in "${services[@]}"; do
+		if ! kill -0 "$(<"$state/$name.pid")" 2>/dev/null; then
+			echo "quickstart: $name exited; the end of .virtflow/$name.log:" >&2
+			tail -n 20 "$state/$name.log" >&2
+			exit 1
+		fi
+	done
+	sleep 0.2
 done
-if ((${#missing[@]} == 0)); then
-	"$ctl" place -c "$config" -f "$request"
-	done_list+=("ran: build/worker/virtflowctl place -c deploy/config.example.yaml -f deploy/examples/request.json")
-else
-	todo_list+=("placement not run: not written yet: ${missing[*]}")
-fi
-todo_list+=("virtflow-worker and virtflow-relay are in progress: nothing consumes from $amqp_url yet")
 
-echo
-echo "quickstart: done:"
-printf '  - %s\n' "${done_list[@]}"
-echo "quickstart: not yet possible:"
-printf '  - %s\n' "${todo_list[@]}"
+echo "==> submit deploy/examples/request.json"
+echo "\$ virtflowctl submit -c .virtflow/config.yaml -f deploy/examples/request.json --wait"
+status=0
+out=$("$bin/virtflowctl" submit -c "$config" -f "$root/deploy/examples/request.json" --wait --timeout 60) || status=$?
+echo "$out"
+task_id=$(head -n 1 <<<"$out")
+if ((status != 0)); then
+	echo "quickstart: the task did not complete (exit $status); see virtflowctl task $task_id and .virtflow/worker.log" >&2
+	exit 1
+fi
+"$bin/virtflowctl" task -c "$config" "$task_id" | sed -n '1,/^request:/p' | sed '$d'
+
+echo "==> the signed webhook"
+event_id=
+for _ in $(seq 150); do
+	event_id=$(sqlite3 -readonly "$state/virtflow.db" \
+		"SELECT event_id FROM deliveries WHERE json_extract(body, '$.data.task_id') = '$task_id' AND status = 'delivered'" 2>/dev/null || true)
+	[[ -n $event_id ]] && grep -q "^200 $event_id " "$state/receiver.log" && break
+	event_id=
+	sleep 0.2
+done
+if [[ -z $event_id ]]; then
+	echo "quickstart: no verified webhook for $task_id yet; see .virtflow/relay.log and .virtflow/receiver.log" >&2
+	exit 1
+fi
+echo "receiver verified the signature of $event_id (task.completed for $task_id):"
+grep "^200 $event_id " "$state/receiver.log"
+
+cat <<EOT
+
+quickstart: done. Running in the background (pids and logs in .virtflow/):
+  worker, relay, example receiver on 127.0.0.1:$port
+Try:
+  build/worker/virtflowctl submit -c .virtflow/config.yaml --cpu 2 --memory 2048 --wait
+  build/worker/virtflowctl tasks -c .virtflow/config.yaml
+  build/worker/virtflowctl task -c .virtflow/config.yaml $task_id
+  build/worker/virtflowctl nodes -c .virtflow/config.yaml
+  build/worker/virtflowctl stats -c .virtflow/config.yaml
+Stop everything: bash deploy/quickstart.sh --stop
+EOT

@@ -662,6 +662,121 @@ static void test_quorum_declare(void)
 
 /* ---- setup ---- */
 
+/* A reply queue gets what is published to the default exchange with its
+ * name as the key (how the worker answers reply_to), and dies with the link. */
+static void test_reply_queue(void)
+{
+    vf_config *c = default_config();
+    recorder r = {0};
+    amqp_link *link = connected_link(c, &r);
+    if (!link)
+        goto out;
+    vf_error err;
+    vf_error_init(&err);
+    char name[256];
+    CHECKF(amqp_link_reply_queue(link, name, sizeof name, &err) == 0, "%s", err.text);
+    CHECK(strncmp(name, "amq.gen-", 8) == 0);
+    char tiny[4];
+    publish(link, "", name, "reply-1", 0, NULL);
+    wait_confirms(link);
+    CHECK(r.n == 1 && r.items[0].ok);
+    amqp_link_delivery d;
+    if (next_with_id(link, "reply-1", &d, WAIT_MS) == 1) {
+        CHECK_STR(d.routing_key, name);
+        CHECK(amqp_link_ack(link, d.delivery_tag, false, &err) == 0);
+        amqp_link_delivery_close(&d);
+    } else {
+        CHECK(!"reply not delivered to the reply queue");
+    }
+    /* A name that does not fit is refused, not truncated. */
+    vf_error_init(&err);
+    CHECK(amqp_link_reply_queue(link, tiny, sizeof tiny, &err) < 0 && err.code == VF_EINVAL);
+    amqp_link_free(link);
+    link = connected_link(c, &r);
+    if (!link)
+        goto out;
+    /* Exclusive + auto-delete: the first connection's queue is gone. */
+    vf_error_init(&err);
+    CHECK(amqp_link_queue_depth(link, name, NULL, NULL, &err) < 0 && err.code == VF_EINVAL);
+out:
+    amqp_link_free(link);
+    free_config(c);
+}
+
+/* basic.get walks a queue without consuming it: unsettled messages are not
+ * handed out twice, a requeue puts them back, an ack removes them; a broker
+ * dead letter carries its x-death reason, queue and key. */
+static void test_get_and_x_death(void)
+{
+    vf_config *c = default_config();
+    amqp_link *link = connected_link(c, NULL);
+    if (!link)
+        goto out;
+    vf_error err;
+    vf_error_init(&err);
+    /* Empty the parking lot left by earlier cases. */
+    amqp_link_delivery d;
+    uint32_t remaining = 0;
+    while (amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &d, NULL, &err) == 1) {
+        CHECK(amqp_link_ack(link, d.delivery_tag, false, &err) == 0);
+        amqp_link_delivery_close(&d);
+    }
+    amqp_link_message parked = {.body = "{}",
+                                .body_len = 2,
+                                .message_id = "parked-1",
+                                .error = "not JSON",
+                                .original_key = "task.schedule"};
+    CHECK(amqp_link_publish(link, AMQP_TOPOLOGY_DLX, "task.schedule", &parked, NULL, &err) == 0);
+    publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SPARE_PREPARE, "rejected-1", 0, NULL);
+    wait_confirms(link);
+    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SPARE_QUEUE, &err) == 0);
+    if (next_with_id(link, "rejected-1", &d, WAIT_MS) == 1) {
+        CHECK(amqp_link_reject(link, d.delivery_tag, false, &err) == 0);
+        amqp_link_delivery_close(&d);
+    }
+    /* Both are in virtflow.dead once a passive declare counts them. */
+    uint32_t depth = 0;
+    for (int i = 0; i < 100 && depth < 2; i++) {
+        CHECK(amqp_link_queue_depth(link, AMQP_TOPOLOGY_DEAD_QUEUE, &depth, NULL, &err) == 0);
+        if (depth < 2)
+            usleep(50000);
+    }
+    CHECK(depth == 2);
+
+    amqp_link_delivery first, second, third;
+    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &first, &remaining, &err) == 1);
+    CHECK(remaining == 1);
+    CHECK_STR(first.message_id, "parked-1");
+    CHECK_STR(first.error, "not JSON");
+    CHECK_STR(first.original_key, "task.schedule");
+    CHECK(first.death_reason == NULL);
+    CHECK_STR((char *)first.body, "{}");
+    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &second, &remaining, &err) == 1);
+    CHECK(remaining == 0);
+    CHECK_STR(second.message_id, "rejected-1");
+    CHECK_STR(second.death_reason, "rejected");
+    CHECK_STR(second.death_queue, AMQP_TOPOLOGY_SPARE_QUEUE);
+    CHECK_STR(second.death_key, "spare.prepare");
+    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &third, NULL, &err) == 0);
+    /* Requeue one, ack the other: only the requeued one is there to get. */
+    CHECK(amqp_link_reject(link, first.delivery_tag, true, &err) == 0);
+    CHECK(amqp_link_ack(link, second.delivery_tag, false, &err) == 0);
+    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &third, NULL, &err) == 1);
+    CHECK_STR(third.message_id, "parked-1");
+    CHECK(third.redelivered);
+    CHECK(amqp_link_ack(link, third.delivery_tag, false, &err) == 0);
+    amqp_link_delivery_close(&first);
+    amqp_link_delivery_close(&second);
+    amqp_link_delivery_close(&third);
+    /* A missing queue is VF_EINVAL. */
+    vf_error_init(&err);
+    CHECK(amqp_link_get(link, "virtflow.no-such-queue", &d, NULL, &err) < 0);
+    CHECK(err.code == VF_EINVAL);
+out:
+    amqp_link_free(link);
+    free_config(c);
+}
+
 static int setup_vhost(const char *base_url)
 {
     char *copy = strdup(base_url);
@@ -724,6 +839,8 @@ int main(void)
     test_too_large_body();
     test_url_failover_and_password();
     test_reconnect_after_forced_close();
+    test_reply_queue();
+    test_get_and_x_death();
     test_quorum_declare();
 
     if (rabbitmqctl) {

@@ -3,7 +3,12 @@
 #ifndef VF_CTL_H
 #define VF_CTL_H
 
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "amqp_link.h"
 #include "config.h"
+#include "store.h"
 
 /* Exit statuses, the same for every command (documented in --help). */
 enum {
@@ -24,6 +29,13 @@ int ctl_place(int argc, char **argv);
 int ctl_verify(int argc, char **argv);
 int ctl_deliveries(int argc, char **argv);
 int ctl_redeliver(int argc, char **argv);
+int ctl_submit(int argc, char **argv);
+int ctl_tasks(int argc, char **argv);
+int ctl_task(int argc, char **argv);
+int ctl_dead(int argc, char **argv);
+int ctl_nodes(int argc, char **argv);
+int ctl_stats(int argc, char **argv);
+int ctl_health(int argc, char **argv);
 int ctl_spares(int argc, char **argv);
 
 /* Load the configuration named by -c (may be NULL: $VIRTFLOW_CONFIG, then
@@ -32,5 +44,35 @@ vf_config *ctl_load_config(const char *path);
 
 /* Print "virtflowctl: <message>" to stderr. */
 void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- shared by the commands (ctl_common.c) ---- */
+
+/* Open the store at `path` and say what to do when that fails: no file ("start
+ * virtflow-worker once or check store.path"), permission denied, not a
+ * database. Returns an owned handle, or NULL after printing the error. */
+store *ctl_open_store(const char *path, store_mode mode);
+
+/* A connected broker link named "virtflowctl <command>". On failure prints
+ * "broker unreachable at <URL without password>: <why>" and returns NULL. */
+amqp_link *ctl_connect(const vf_config *config, const char *command);
+
+/* Print JSON to stdout, indented, keys in insertion order. */
+void ctl_print_json(const json_t *value);
+
+/* Parse JSON text held in the store; a JSON null (not NULL) when the text is
+ * NULL or not JSON, so callers can always json_object_set_new it. */
+json_t *ctl_parse_stored_json(const char *text);
+
+/* A task row as JSON (request and result parsed): the shape of `tasks --json`
+ * items and of `task --json`'s "task". Owned. */
+json_t *ctl_task_json(const store_task *task);
+
+/* "--since": "30m", "1h", "2d", "45s" before now, or an RFC 3339 time
+ * ("2026-11-22T01:02:03Z", fractions allowed). Writes a store timestamp.
+ * Returns 0, or -1 for text in neither form. */
+int ctl_parse_since(const char *text, char out[STORE_TIME_SIZE]);
+
+/* Parse a positive integer option; prints the error and returns -1 otherwise. */
+int ctl_parse_positive(const char *option, const char *text, long *out);
 
 #endif

@@ -11,6 +11,13 @@ static const ctl_command commands[] = {
     {"verify", "check a webhook signature (secret, headers, body)", ctl_verify},
     {"deliveries", "list webhook deliveries and their state", ctl_deliveries},
     {"redeliver", "send an event's webhook again", ctl_redeliver},
+    {"submit", "publish a task.schedule request (--wait for its result)", ctl_submit},
+    {"tasks", "list tasks, newest first, with filters", ctl_tasks},
+    {"task", "one task: request, result, reservations, full history", ctl_task},
+    {"dead", "list or redrive the messages parked in virtflow.dead", ctl_dead},
+    {"nodes", "hosts, their live reservations and what is free", ctl_nodes},
+    {"stats", "counts by status and reason, queue depths, oldest pending work", ctl_stats},
+    {"health", "probe: the store answers (and --broker: the broker accepts a login)", ctl_health},
     {"spares", "list spare VMs not yet released (age, upgrade, host, vmid, state)", ctl_spares},
 };
 
@@ -38,7 +45,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: virtflowctl COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nEvery command takes -c FILE (else $VIRTFLOW_CONFIG, else built-in defaults),\n"
                  "--json for machine-readable output, and --help.\n"
                  "\nexit status: 0 ok, 1 a negative answer (e.g. not placed), 2 usage or invalid\n"

@@ -1,0 +1,95 @@
+/* store_stats: operator read-outs (virtflowctl stats, task): counts per state
+ * and a task's whole reservation record. Run rarely, so each query is
+ * prepared for the call and finalized, not kept in a statement slot. */
+#include "store.h"
+#include "store_internal.h"
+
+#include <stdio.h>
+
+/* Prepare sql for one call. NULL with err set on failure. */
+static sqlite3_stmt *prepare_once(store *s, const char *sql, const char *what, vf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        store_fail(s, rc, what, err);
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* SQLite documents that a bare column beside MIN() comes from the row that
+ * holds the minimum, so oldest_id is the id of the oldest row of the group. */
+static const char *const count_sql =
+    "SELECT 'tasks', status, reason, COUNT(*), MIN(created_at), id FROM tasks "
+    "GROUP BY status, reason "
+    "UNION ALL "
+    "SELECT 'deliveries', status, NULL, COUNT(*), MIN(created_at), event_id FROM deliveries "
+    "GROUP BY status "
+    "UNION ALL "
+    "SELECT 'outbox', 'pending', NULL, COUNT(*), MIN(created_at), id FROM outbox "
+    "WHERE confirmed_at IS NULL HAVING COUNT(*) > 0";
+
+int store_counts(store *s, store_count_fn fn, void *ctx, vf_error *err)
+{
+    sqlite3_stmt *st = prepare_once(s, count_sql, "counting rows", err);
+    if (!st)
+        return -1;
+    store_rows rows = {0};
+    /* store_rows_collect finishes (resets) st; it is still ours to finalize. */
+    int rc = store_rows_collect(s, st, 0, &rows, "counting rows", err);
+    sqlite3_finalize(st);
+    if (rc == 0) {
+        for (int i = 0; i < rows.count; i++) {
+            store_count c = {
+                .table = store_rows_text(&rows, i, 0),
+                .status = store_rows_text(&rows, i, 1),
+                .reason = store_rows_text(&rows, i, 2),
+                .count = store_rows_int(&rows, i, 3),
+                .oldest_at = store_rows_text(&rows, i, 4),
+                .oldest_id = store_rows_text(&rows, i, 5),
+            };
+            if (fn(&c, ctx) != 0)
+                break;
+        }
+    }
+    store_rows_free(&rows);
+    return rc;
+}
+
+int store_task_reservations(store *s, const char *task_id, store_reservation_fn fn, void *ctx,
+                            vf_error *err)
+{
+    sqlite3_stmt *st = prepare_once(s,
+                                    "SELECT id, task_id, node, cpu, memory, disk, vmid, "
+                                    "created_at, expires_at, released_at FROM reservations "
+                                    "WHERE task_id = ?1 ORDER BY id",
+                                    "listing a task's reservations", err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, task_id);
+    store_rows rows = {0};
+    int rc = store_rows_collect(s, st, 0, &rows, "listing a task's reservations", err);
+    sqlite3_finalize(st);
+    if (rc == 0) {
+        for (int i = 0; i < rows.count; i++) {
+            store_reservation r = {
+                .id = store_rows_int(&rows, i, 0),
+                .task_id = store_rows_text(&rows, i, 1),
+                .node = store_rows_text(&rows, i, 2),
+                .cpu = store_rows_double(&rows, i, 3),
+                .memory = store_rows_int(&rows, i, 4),
+                .disk = store_rows_int(&rows, i, 5),
+                .vmid = store_rows_id(&rows, i, 6),
+                .created_at = store_rows_text(&rows, i, 7),
+                .expires_at = store_rows_text(&rows, i, 8),
+                .released_at = store_rows_text(&rows, i, 9),
+            };
+            if (fn(&r, ctx) != 0)
+                break;
+        }
+    }
+    store_rows_free(&rows);
+    return rc;
+}

@@ -1,0 +1,368 @@
+/* virtflowctl dead list | redrive: the parking lot (virtflow.dead). Messages
+ * are taken with basic.get and held unacked while we look, so the walk sees
+ * each one once; whatever is not moved goes back with a requeue. */
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+#define CONFIRM_TIMEOUT_MS 30000
+#define EXCERPT_BYTES 120
+#define DEFAULT_LIST_LIMIT 100
+
+static void dead_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: virtflowctl dead list [-c CONFIG] [--reason R] [--limit N] [--json]\n"
+            "       virtflowctl dead redrive [-c CONFIG] (ID | --all) [--reason R] [--json]\n"
+            "\n"
+            "list     show the messages parked in virtflow.dead without removing them:\n"
+            "         message_id, why (x-virtflow-error, or the broker's x-death reason and\n"
+            "         queue), the routing key it came with, and the start of its body.\n"
+            "         At most --limit messages (default %d).\n"
+            "redrive  publish parked messages again, as they are (body and properties; the\n"
+            "         attempt count starts over), to exchange virtflow with their original\n"
+            "         routing key (x-virtflow-routing-key, or x-death's for messages the broker\n"
+            "         dead-lettered), wait for the broker's confirm, then remove the parked\n"
+            "         copy. ID picks messages by message_id; --all takes every one.\n"
+            "--reason R  only messages whose error contains R (e.g. \"not JSON\", \"rejected\")\n"
+            "\n"
+            "A task that is already final (completed or failed) is not scheduled again\n"
+            "when redriven: the worker acks it and replays its recorded result.\n"
+            "\n"
+            "exit status: 0 ok (redrive: at least one moved), 1 nothing matched, 2 usage,\n"
+            "3 configuration error, 4 broker unreachable or a republish not confirmed.\n",
+            DEFAULT_LIST_LIMIT);
+}
+
+/* Why the message is parked, as one line (owned). */
+static char *why_parked(const amqp_link_delivery *d)
+{
+    char buf[512];
+    if (d->error)
+        snprintf(buf, sizeof buf, "%s", d->error);
+    else if (d->death_reason)
+        snprintf(buf, sizeof buf, "dead-lettered by the broker: %s from %s%s", d->death_reason,
+                 d->death_queue ? d->death_queue : "?",
+                 d->too_large ? " (larger than amqp.max_message_bytes)" : "");
+    else
+        snprintf(buf, sizeof buf, "(no reason recorded)");
+    return strdup(buf);
+}
+
+static const char *original_key(const amqp_link_delivery *d)
+{
+    return d->original_key ? d->original_key : d->death_key;
+}
+
+/* The body's first bytes, printable, for a terminal or a JSON string. */
+static void excerpt(const amqp_link_delivery *d, char *out, size_t size)
+{
+    size_t n = 0;
+    if (!d->body) {
+        snprintf(out, size, "(%llu bytes, not read: larger than amqp.max_message_bytes)",
+                 (unsigned long long)d->body_size);
+        return;
+    }
+    for (size_t i = 0; i < d->body_len && i < EXCERPT_BYTES && n + 5 < size; i++) {
+        unsigned char ch = d->body[i];
+        if (isprint(ch))
+            out[n++] = (char)ch;
+        else
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", ch);
+    }
+    out[n] = '\0';
+    if (d->body_len > EXCERPT_BYTES && n + 4 < size)
+        snprintf(out + n, size - n, "...");
+}
+
+static json_t *message_json(const amqp_link_delivery *d, const char *why)
+{
+    char body[EXCERPT_BYTES * 4 + 80];
+    excerpt(d, body, sizeof body);
+    const char *key = original_key(d);
+    return json_pack("{s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:s}", "message_id",
+                     d->message_id ? json_string(d->message_id) : json_null(), "error", why,
+                     "routing_key", key ? json_string(key) : json_null(), "death_reason",
+                     d->death_reason ? json_string(d->death_reason) : json_null(), "death_queue",
+                     d->death_queue ? json_string(d->death_queue) : json_null(), "attempt",
+                     (json_int_t)d->attempt, "body_bytes", (json_int_t)d->body_size, "body_excerpt",
+                     body);
+}
+
+static void print_message(int index, const amqp_link_delivery *d, const char *why)
+{
+    char body[EXCERPT_BYTES * 4 + 80];
+    excerpt(d, body, sizeof body);
+    const char *key = original_key(d);
+    printf("%d. %s  key %s  %llu bytes\n", index, d->message_id ? d->message_id : "(no id)",
+           key ? key : "(unknown)", (unsigned long long)d->body_size);
+    printf("   why:  %s\n", why);
+    printf("   body: %s\n", body);
+}
+
+typedef struct held {
+    amqp_link_delivery d;
+    char *why;
+    bool selected;
+    uint64_t publish_tag;
+    int outcome; /* 0 unknown, 1 confirmed, -1 failed */
+} held;
+
+typedef struct walk {
+    held *items;
+    size_t n, cap;
+} walk;
+
+static void walk_free(walk *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        amqp_link_delivery_close(&w->items[i].d);
+        free(w->items[i].why);
+    }
+    free(w->items);
+}
+
+/* Take up to `limit` messages (0: all there were at the start) from
+ * virtflow.dead, unacked. Returns 0 or -1 (printed). */
+static int take_all(amqp_link *link, size_t limit, walk *w)
+{
+    vf_error err;
+    vf_error_init(&err);
+    size_t total = 0; /* what was there at the start: never walk our own republishes */
+    for (;;) {
+        if ((limit && w->n >= limit) || (w->n > 0 && w->n >= total))
+            return 0;
+        if (w->n == w->cap) {
+            size_t cap = w->cap ? w->cap * 2 : 32;
+            held *grown = realloc(w->items, cap * sizeof *grown);
+            if (!grown) {
+                ctl_error("out of memory");
+                return -1;
+            }
+            w->items = grown;
+            w->cap = cap;
+        }
+        held *h = &w->items[w->n];
+        memset(h, 0, sizeof *h);
+        uint32_t remaining = 0;
+        int got = amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &h->d, &remaining, &err);
+        if (got < 0) {
+            ctl_error("reading %s: %s", AMQP_TOPOLOGY_DEAD_QUEUE, err.text);
+            return -1;
+        }
+        if (got == 0)
+            return 0;
+        if (w->n == 0)
+            total = (size_t)remaining + 1;
+        h->why = why_parked(&h->d);
+        w->n++;
+    }
+}
+
+static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+{
+    walk *w = user;
+    for (size_t i = 0; i < w->n; i++) {
+        if (w->items[i].selected && w->items[i].publish_tag == tag) {
+            w->items[i].outcome = ok ? 1 : -1;
+            if (!ok)
+                ctl_error("republishing %s failed: %s",
+                          w->items[i].d.message_id ? w->items[i].d.message_id : "(no id)",
+                          reason ? reason : "");
+        }
+    }
+}
+
+int ctl_dead(int argc, char **argv)
+{
+    enum { OPT_REASON = 256, OPT_LIMIT, OPT_ALL, OPT_JSON };
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"reason", required_argument, NULL, OPT_REASON},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"all", no_argument, NULL, OPT_ALL},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        dead_usage(stdout);
+        return CTL_EXIT_OK;
+    }
+    if (argc < 2 || (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "redrive") != 0)) {
+        ctl_error("dead: expected 'list' or 'redrive' (try virtflowctl dead --help)");
+        return CTL_EXIT_USAGE;
+    }
+    bool redrive = strcmp(argv[1], "redrive") == 0;
+    const char *config_path = NULL, *reason = NULL, *id = NULL;
+    bool all = false, as_json = false;
+    long limit = redrive ? 0 : DEFAULT_LIST_LIMIT;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc - 1, argv + 1, "c:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            config_path = optarg;
+            break;
+        case OPT_REASON:
+            reason = optarg;
+            break;
+        case OPT_LIMIT:
+            if (ctl_parse_positive("--limit", optarg, &limit) < 0)
+                return CTL_EXIT_USAGE;
+            break;
+        case OPT_ALL:
+            all = true;
+            break;
+        case OPT_JSON:
+            as_json = true;
+            break;
+        case 'h':
+            dead_usage(stdout);
+            return CTL_EXIT_OK;
+        default:
+            dead_usage(stderr);
+            return CTL_EXIT_USAGE;
+        }
+    }
+    int rest = argc - 1 - optind;
+    if (redrive) {
+        if (rest == 1 && !all)
+            id = argv[1 + optind];
+        else if (!(rest == 0 && all)) {
+            ctl_error("dead redrive: give one message ID or --all");
+            return CTL_EXIT_USAGE;
+        }
+    } else if (rest != 0 || all) {
+        ctl_error("dead list: unexpected argument (filters: --reason, --limit)");
+        return CTL_EXIT_USAGE;
+    }
+
+    vf_config *config = ctl_load_config(config_path);
+    if (!config)
+        return CTL_EXIT_CONFIG;
+    int rc = CTL_EXIT_UNAVAILABLE;
+    walk w = {0};
+    json_t *out_json = NULL;
+    vf_error err;
+    vf_error_init(&err);
+    amqp_link *link = ctl_connect(config, redrive ? "dead redrive" : "dead list");
+    if (!link)
+        goto out;
+    amqp_link_set_confirm_callback(link, on_confirm, &w);
+    if (take_all(link, (size_t)limit, &w) < 0)
+        goto out;
+    size_t matched = 0, moved = 0, failed = 0, skipped = 0;
+    for (size_t i = 0; i < w.n; i++) {
+        held *h = &w.items[i];
+        if (reason && !strstr(h->why, reason))
+            continue;
+        if (id && (!h->d.message_id || strcmp(h->d.message_id, id) != 0))
+            continue;
+        h->selected = true;
+        matched++;
+    }
+    if (!redrive) {
+        out_json = json_array();
+        int index = 0;
+        for (size_t i = 0; i < w.n; i++) {
+            if (!w.items[i].selected)
+                continue;
+            if (as_json)
+                json_array_append_new(out_json, message_json(&w.items[i].d, w.items[i].why));
+            else
+                print_message(++index, &w.items[i].d, w.items[i].why);
+        }
+        if (as_json)
+            ctl_print_json(out_json);
+        else
+            printf("%zu message%s in %s%s\n", matched, matched == 1 ? "" : "s",
+                   AMQP_TOPOLOGY_DEAD_QUEUE, reason ? " matching --reason" : "");
+        rc = CTL_EXIT_OK;
+        goto settle;
+    }
+    for (size_t i = 0; i < w.n; i++) {
+        held *h = &w.items[i];
+        if (!h->selected)
+            continue;
+        const char *key = original_key(&h->d);
+        if (!key || !h->d.body) {
+            ctl_error("%s stays parked: %s", h->d.message_id ? h->d.message_id : "(no id)",
+                      !key ? "its original routing key is unknown"
+                           : "its body is larger than amqp.max_message_bytes");
+            h->selected = false;
+            skipped++;
+            continue;
+        }
+        /* As it was sent, minus our bookkeeping headers: a fresh first attempt. */
+        amqp_link_message msg = {.body = h->d.body,
+                                 .body_len = h->d.body_len,
+                                 .content_type = h->d.content_type,
+                                 .message_id = h->d.message_id,
+                                 .correlation_id = h->d.correlation_id,
+                                 .reply_to = h->d.reply_to};
+        if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, key, &msg, &h->publish_tag, &err) < 0) {
+            ctl_error("republishing: %s", err.text);
+            goto out; /* unacked messages go back to the queue with the connection */
+        }
+    }
+    if (amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
+        ctl_error("waiting for the broker's confirms: %s", err.text);
+        goto out;
+    }
+    out_json = json_array();
+    for (size_t i = 0; i < w.n; i++) {
+        held *h = &w.items[i];
+        if (!h->selected)
+            continue;
+        if (h->outcome == 1 && amqp_link_ack(link, h->d.delivery_tag, false, &err) == 0) {
+            moved++;
+            json_array_append_new(
+                out_json, json_pack("{s:o, s:s}", "message_id",
+                                    h->d.message_id ? json_string(h->d.message_id) : json_null(),
+                                    "routing_key", original_key(&h->d)));
+            if (!as_json)
+                printf("redriven %s -> %s\n", h->d.message_id ? h->d.message_id : "(no id)",
+                       original_key(&h->d));
+        } else {
+            h->selected = false;
+            failed++;
+        }
+    }
+    if (as_json) {
+        json_t *summary =
+            json_pack("{s:I, s:I, s:I, s:O}", "moved", (json_int_t)moved, "failed",
+                      (json_int_t)failed, "skipped", (json_int_t)skipped, "messages", out_json);
+        ctl_print_json(summary);
+        json_decref(summary);
+    } else {
+        printf("moved %zu message%s from %s to exchange %s", moved, moved == 1 ? "" : "s",
+               AMQP_TOPOLOGY_DEAD_QUEUE, AMQP_TOPOLOGY_EXCHANGE);
+        if (failed || skipped)
+            printf(" (%zu failed, %zu left parked)", failed, skipped);
+        printf("\n");
+    }
+    rc = failed ? CTL_EXIT_UNAVAILABLE : moved ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
+    if (matched == 0)
+        ctl_error("nothing in %s matches%s%s", AMQP_TOPOLOGY_DEAD_QUEUE, id ? " message id " : "",
+                  id ? id : "");
+settle:
+    /* Everything not moved goes back where it was. */
+    for (size_t i = 0; i < w.n; i++) {
+        held *h = &w.items[i];
+        if (redrive && h->selected)
+            continue;
+        if (amqp_link_reject(link, h->d.delivery_tag, true, &err) < 0)
+            break; /* the connection's close requeues the rest */
+    }
+out:
+    json_decref(out_json);
+    walk_free(&w);
+    amqp_link_free(link);
+    config_free(config);
+    return rc;
+}

@@ -1,0 +1,380 @@
+/* virtflowctl submit: publish one task.schedule request, confirmed by the
+ * broker, and optionally wait for the worker's answer through reply_to. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl.h"
+#include "ids.h"
+
+#define CONFIRM_TIMEOUT_MS 30000
+#define DEFAULT_WAIT_S 60
+
+static void submit_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: virtflowctl submit [-c CONFIG] (-f REQUEST.json | --cpu N --memory MiB\n"
+            "                          [--disk GiB] [--pool NAME] [--dedicated] [--vm-name NAME]\n"
+            "                          [--annotation KEY=VALUE]...) [--task-id ID]\n"
+            "                          [--wait [--timeout S]] [--json]\n"
+            "\n"
+            "Publish a task.schedule request to exchange virtflow, wait for the broker's\n"
+            "confirm, and print the task id (the body's task_id, else --task-id, else a new\n"
+            "tsk_... id; it is also the message_id).\n"
+            "\n"
+            "  -f FILE             the request body as JSON ('-' for stdin), sent as it is\n"
+            "  --wait              wait for the worker's result (through a private reply queue,\n"
+            "                      reply_to + correlation_id) and print the decision\n"
+            "  --timeout S         how long --wait waits (default %d s); a task that is being\n"
+            "                      retried answers only when it is final\n"
+            "  --json              print {\"task_id\": ...}, or with --wait the result object\n"
+            "\n"
+            "exit status: 0 submitted (with --wait: completed), 1 failed (unschedulable,\n"
+            "exhausted), 2 usage or invalid request, 3 configuration error, 4 broker\n"
+            "unreachable, publish not confirmed, or no answer within --timeout.\n",
+            DEFAULT_WAIT_S);
+}
+
+typedef struct submit_options {
+    const char *config_path;
+    const char *request_path;
+    const char *task_id;
+    bool json;
+    bool wait;
+    long timeout_s;
+    json_t *flags;
+    bool any_flag;
+} submit_options;
+
+static int flag_integer(json_t *obj, const char *key, const char *option, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0') {
+        ctl_error("%s: expected an integer, got '%s'", option, text);
+        return -1;
+    }
+    json_object_set_new(obj, key, json_integer(value));
+    return 0;
+}
+
+/* Returns 0, 1 for --help (printed), -1 on a usage error (printed). */
+static int parse_options(int argc, char **argv, submit_options *opt)
+{
+    enum {
+        OPT_CPU = 256,
+        OPT_MEMORY,
+        OPT_DISK,
+        OPT_POOL,
+        OPT_DEDICATED,
+        OPT_VM_NAME,
+        OPT_ANNOTATION,
+        OPT_TASK_ID,
+        OPT_WAIT,
+        OPT_TIMEOUT,
+        OPT_JSON
+    };
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"file", required_argument, NULL, 'f'},
+        {"cpu", required_argument, NULL, OPT_CPU},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"disk", required_argument, NULL, OPT_DISK},
+        {"pool", required_argument, NULL, OPT_POOL},
+        {"dedicated", no_argument, NULL, OPT_DEDICATED},
+        {"vm-name", required_argument, NULL, OPT_VM_NAME},
+        {"annotation", required_argument, NULL, OPT_ANNOTATION},
+        {"task-id", required_argument, NULL, OPT_TASK_ID},
+        {"wait", no_argument, NULL, OPT_WAIT},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    json_t *annotations = json_object();
+    json_object_set_new(opt->flags, "annotations", annotations);
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "c:f:h", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'c':
+            opt->config_path = optarg;
+            break;
+        case 'f':
+            opt->request_path = optarg;
+            break;
+        case OPT_CPU:
+            rc = flag_integer(opt->flags, "requested_cpu", "--cpu", optarg);
+            opt->any_flag = true;
+            break;
+        case OPT_MEMORY:
+            rc = flag_integer(opt->flags, "requested_memory", "--memory", optarg);
+            opt->any_flag = true;
+            break;
+        case OPT_DISK:
+            rc = flag_integer(opt->flags, "requested_disk", "--disk", optarg);
+            opt->any_flag = true;
+            break;
+        case OPT_POOL:
+            json_object_set_new(opt->flags, "requested_pool", json_string(optarg));
+            opt->any_flag = true;
+            break;
+        case OPT_DEDICATED:
+            json_object_set_new(opt->flags, "dedicated", json_true());
+            opt->any_flag = true;
+            break;
+        case OPT_VM_NAME:
+            json_object_set_new(opt->flags, "vm_name", json_string(optarg));
+            opt->any_flag = true;
+            break;
+        case OPT_ANNOTATION: {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                ctl_error("--annotation: expected KEY=VALUE, got '%s'", optarg);
+                return -1;
+            }
+            *eq = '\0';
+            json_object_set_new(annotations, optarg, json_string(eq + 1));
+            *eq = '=';
+            opt->any_flag = true;
+            break;
+        }
+        case OPT_TASK_ID:
+            opt->task_id = optarg;
+            break;
+        case OPT_WAIT:
+            opt->wait = true;
+            break;
+        case OPT_TIMEOUT:
+            rc = ctl_parse_positive("--timeout", optarg, &opt->timeout_s);
+            break;
+        case OPT_JSON:
+            opt->json = true;
+            break;
+        case 'h':
+            submit_usage(stdout);
+            return 1;
+        default:
+            submit_usage(stderr);
+            return -1;
+        }
+        if (rc < 0)
+            return -1;
+    }
+    if (optind < argc) {
+        ctl_error("submit: unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (opt->request_path && opt->any_flag) {
+        ctl_error("submit: give the request either with -f or with flags, not both");
+        return -1;
+    }
+    if (!opt->request_path && !opt->any_flag) {
+        ctl_error("submit: no request: give -f REQUEST.json or --cpu N --memory MiB");
+        return -1;
+    }
+    return 0;
+}
+
+/* The body to send, as text (owned), and the task id to use. */
+static char *build_body(const submit_options *opt, char task_id[IDS_LEN * 3])
+{
+    json_t *body = NULL;
+    if (opt->request_path) {
+        json_error_t jerr;
+        body = strcmp(opt->request_path, "-") == 0
+                   ? json_loadf(stdin, JSON_DECODE_ANY, &jerr)
+                   : json_load_file(opt->request_path, JSON_DECODE_ANY, &jerr);
+        if (!body) {
+            ctl_error("invalid request: %s:%d: not valid JSON: %s", opt->request_path, jerr.line,
+                      jerr.text);
+            return NULL;
+        }
+        if (!json_is_object(body)) {
+            ctl_error("invalid request: %s: the body must be a JSON object", opt->request_path);
+            json_decref(body);
+            return NULL;
+        }
+    } else {
+        body = json_incref(opt->flags);
+    }
+    const char *in_body = json_string_value(json_object_get(body, "task_id"));
+    if (in_body && opt->task_id && strcmp(in_body, opt->task_id) != 0) {
+        ctl_error("invalid request: the body's task_id %s differs from --task-id %s", in_body,
+                  opt->task_id);
+        json_decref(body);
+        return NULL;
+    }
+    if (in_body || opt->task_id) {
+        snprintf(task_id, IDS_LEN * 3, "%s", in_body ? in_body : opt->task_id);
+    } else {
+        char fresh[IDS_LEN];
+        ids_new("tsk", fresh);
+        snprintf(task_id, IDS_LEN * 3, "%s", fresh);
+    }
+    /* Flags build the body, so the id can travel in it too (readable in the
+     * store's request column); a file's body is sent exactly as written. */
+    if (!opt->request_path)
+        json_object_set_new(body, "task_id", json_string(task_id));
+    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(body);
+    return text;
+}
+
+typedef struct confirm_state {
+    bool done, ok;
+    char reason[256];
+} confirm_state;
+
+static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+{
+    (void)tag;
+    confirm_state *state = user;
+    state->done = true;
+    state->ok = ok;
+    snprintf(state->reason, sizeof state->reason, "%s", reason ? reason : "");
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Print the worker's result and turn it into the exit status. */
+static int report_result(json_t *result, bool as_json)
+{
+    const char *status = json_string_value(json_object_get(result, "status"));
+    const char *reason = json_string_value(json_object_get(result, "reason"));
+    if (as_json) {
+        ctl_print_json(result);
+    } else if (status && strcmp(status, "completed") == 0) {
+        json_t *node = json_object_get(result, "node");
+        printf("completed: node %s (%s, pool %s), vmid %lld, score %.2f, attempts %lld\n",
+               json_string_value(json_object_get(node, "name")),
+               json_string_value(json_object_get(node, "ip")),
+               json_string_value(json_object_get(node, "pool")),
+               (long long)json_integer_value(json_object_get(result, "vmid")),
+               json_number_value(json_object_get(result, "score")),
+               (long long)json_integer_value(json_object_get(result, "attempts")));
+    } else {
+        const char *error = json_string_value(json_object_get(result, "error"));
+        printf("%s (%s): %s\n", status ? status : "unknown", reason ? reason : "no reason",
+               error ? error : "");
+    }
+    if (status && strcmp(status, "completed") == 0)
+        return CTL_EXIT_OK;
+    if (reason && strcmp(reason, "invalid") == 0)
+        return CTL_EXIT_USAGE;
+    return CTL_EXIT_NEGATIVE;
+}
+
+int ctl_submit(int argc, char **argv)
+{
+    int status = CTL_EXIT_USAGE;
+    submit_options opt = {.timeout_s = DEFAULT_WAIT_S, .flags = json_object()};
+    vf_config *config = NULL;
+    amqp_link *link = NULL;
+    char *body = NULL;
+    char task_id[IDS_LEN * 3];
+    vf_error err;
+    vf_error_init(&err);
+
+    int parsed = parse_options(argc, argv, &opt);
+    if (parsed != 0) {
+        status = parsed > 0 ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+        goto out;
+    }
+    if (!(body = build_body(&opt, task_id)))
+        goto out;
+    status = CTL_EXIT_CONFIG;
+    if (!(config = ctl_load_config(opt.config_path)))
+        goto out;
+    status = CTL_EXIT_UNAVAILABLE;
+    if (!(link = ctl_connect(config, "submit")))
+        goto out;
+    confirm_state confirm = {0};
+    amqp_link_set_confirm_callback(link, on_confirm, &confirm);
+    char reply_queue[256] = "";
+    if (opt.wait && amqp_link_reply_queue(link, reply_queue, sizeof reply_queue, &err) < 0) {
+        ctl_error("cannot set up a reply queue: %s", err.text);
+        goto out;
+    }
+    amqp_link_message msg = {.body = body,
+                             .body_len = strlen(body),
+                             .message_id = task_id,
+                             .correlation_id = opt.wait ? task_id : NULL,
+                             .reply_to = opt.wait ? reply_queue : NULL};
+    if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, &msg, NULL,
+                          &err) < 0 ||
+        amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
+        ctl_error("publishing task %s: %s", task_id, err.text);
+        goto out;
+    }
+    if (!confirm.ok) {
+        ctl_error("the broker did not accept task %s: %s", task_id, confirm.reason);
+        goto out;
+    }
+    if (!opt.wait) {
+        if (opt.json) {
+            json_t *obj = json_pack("{s:s}", "task_id", task_id);
+            ctl_print_json(obj);
+            json_decref(obj);
+        } else {
+            printf("%s\n", task_id);
+        }
+        status = CTL_EXIT_OK;
+        goto out;
+    }
+    if (!opt.json) {
+        printf("%s\n", task_id);
+        fflush(stdout);
+    }
+    int64_t deadline = monotonic_ms() + opt.timeout_s * 1000;
+    for (;;) {
+        int64_t left = deadline - monotonic_ms();
+        if (left <= 0) {
+            ctl_error("no result for task %s within %ld s (it may still be retrying): see "
+                      "virtflowctl task %s",
+                      task_id, opt.timeout_s, task_id);
+            goto out;
+        }
+        amqp_link_delivery reply;
+        int got = amqp_link_next(link, &reply, (int)left, &err);
+        if (got < 0) {
+            ctl_error("waiting for task %s: %s (see virtflowctl task %s)", task_id, err.text,
+                      task_id);
+            goto out;
+        }
+        if (got == 0)
+            continue;
+        bool ours = reply.correlation_id && strcmp(reply.correlation_id, task_id) == 0;
+        json_t *result = ours && reply.body ? json_loads((const char *)reply.body, 0, NULL) : NULL;
+        /* The reply queue dies with the connection; an ack only keeps it tidy. */
+        if (amqp_link_ack(link, reply.delivery_tag, false, NULL) < 0)
+            ctl_error("could not ack the reply (harmless)");
+        amqp_link_delivery_close(&reply);
+        if (!ours)
+            continue;
+        if (!json_is_object(result)) {
+            ctl_error("task %s: the worker's reply is not a JSON object", task_id);
+            json_decref(result);
+            goto out;
+        }
+        status = report_result(result, opt.json);
+        json_decref(result);
+        goto out;
+    }
+out:
+    amqp_link_free(link);
+    config_free(config);
+    free(body);
+    json_decref(opt.flags);
+    return status;
+}

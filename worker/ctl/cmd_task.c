@@ -1,0 +1,220 @@
+/* virtflowctl task ID: one task's request, result, reservations and its whole
+ * history (every attempt, with the per-host reasons of each rejection). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+static void task_usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: virtflowctl task [-c CONFIG] ID [--json]\n"
+        "\n"
+        "Show one task from the store (opened read-only): its state, request, result,\n"
+        "reservations and full history, one block per history row (each attempt, with\n"
+        "why every rejected host was rejected).\n"
+        "\n"
+        "  --json   one object {\"task\": {...}, \"history\": [{\"at\", \"status\", \"detail\"}],\n"
+        "           \"reservations\": [{node, cpu, memory, disk, vmid, created_at,\n"
+        "           expires_at, released_at}]}\n"
+        "\n"
+        "exit status: 0 found, 1 no such task, 2 usage, 3 configuration error, 4 store\n"
+        "unreachable.\n");
+}
+
+static int collect_event(const store_task_event *e, void *user)
+{
+    json_t *array = user;
+    json_array_append_new(array, json_pack("{s:s, s:s, s:o}", "at", e->at, "status", e->status,
+                                           "detail", ctl_parse_stored_json(e->detail)));
+    return 0;
+}
+
+static int collect_reservation(const store_reservation *r, void *user)
+{
+    json_t *array = user;
+    json_t *obj = json_pack("{s:s, s:f, s:I, s:I, s:o, s:s, s:s, s:o}", "node", r->node, "cpu",
+                            r->cpu, "memory", (json_int_t)r->memory, "disk", (json_int_t)r->disk,
+                            "vmid", r->vmid >= 0 ? json_integer(r->vmid) : json_null(),
+                            "created_at", r->created_at, "expires_at", r->expires_at, "released_at",
+                            r->released_at ? json_string(r->released_at) : json_null());
+    json_array_append_new(array, obj);
+    return 0;
+}
+
+static char *compact(const json_t *value)
+{
+    return json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY |
+                                 JSON_REAL_PRECISION(15));
+}
+
+/* One history row as a readable block: the time and status, then the
+ * detail's keys, the rejections one host per line. */
+static void print_history_row(const json_t *row)
+{
+    const json_t *detail = json_object_get(row, "detail");
+    printf("  %s  %s\n", json_string_value(json_object_get(row, "at")),
+           json_string_value(json_object_get(row, "status")));
+    if (!json_is_object(detail)) {
+        if (!json_is_null(detail)) {
+            char *text = compact(detail);
+            printf("      %s\n", text ? text : "");
+            free(text);
+        }
+        return;
+    }
+    const char *key;
+    const json_t *value;
+    json_object_foreach((json_t *)detail, key, value)
+    {
+        if (strcmp(key, "rejections") == 0 && json_is_object(value)) {
+            printf("      rejections:\n");
+            const char *host;
+            const json_t *why;
+            json_object_foreach((json_t *)value, host, why)
+            {
+                char *text = json_is_string(why) ? NULL : compact(why);
+                printf("        %-24s %s\n", host, text ? text : json_string_value(why));
+                free(text);
+            }
+            continue;
+        }
+        if (json_is_string(value)) {
+            printf("      %-18s %s\n", key, json_string_value(value));
+        } else {
+            char *text = compact(value);
+            printf("      %-18s %s\n", key, text ? text : "");
+            free(text);
+        }
+    }
+}
+
+static void print_human(const json_t *all)
+{
+    const json_t *task = json_object_get(all, "task");
+    const char *fields[] = {"status", "reason", "attempts",   "node",
+                            "vmid",   "error",  "created_at", "updated_at"};
+    printf("task %s (%s)\n", json_string_value(json_object_get(task, "id")),
+           json_string_value(json_object_get(task, "kind")));
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const json_t *v = json_object_get(task, fields[i]);
+        if (!v || json_is_null(v))
+            continue;
+        char *text = json_is_string(v) ? NULL : compact(v);
+        printf("  %-11s %s\n", fields[i], text ? text : json_string_value(v));
+        free(text);
+    }
+    const char *blocks[] = {"request", "result"};
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *v = json_object_get(task, blocks[i]);
+        if (!v || json_is_null(v))
+            continue;
+        char *text = compact(v);
+        printf("%s:\n  %s\n", blocks[i], text ? text : "");
+        free(text);
+    }
+    const json_t *reservations = json_object_get(all, "reservations");
+    printf("reservations:%s\n", json_array_size(reservations) ? "" : " none");
+    size_t i;
+    const json_t *r;
+    json_array_foreach(reservations, i, r)
+    {
+        const json_t *released = json_object_get(r, "released_at");
+        const json_t *vmid = json_object_get(r, "vmid");
+        char vmid_text[24] = "none";
+        if (json_is_integer(vmid))
+            snprintf(vmid_text, sizeof vmid_text, "%lld", (long long)json_integer_value(vmid));
+        printf("  %s: %g vCPU, %lld MiB, %lld GiB, vmid %s, from %s, %s %s\n",
+               json_string_value(json_object_get(r, "node")),
+               json_number_value(json_object_get(r, "cpu")),
+               (long long)json_integer_value(json_object_get(r, "memory")),
+               (long long)json_integer_value(json_object_get(r, "disk")), vmid_text,
+               json_string_value(json_object_get(r, "created_at")),
+               json_is_string(released) ? "released" : "held until",
+               json_is_string(released) ? json_string_value(released)
+                                        : json_string_value(json_object_get(r, "expires_at")));
+    }
+    const json_t *history = json_object_get(all, "history");
+    printf("history (%zu):\n", json_array_size(history));
+    const json_t *row;
+    json_array_foreach(history, i, row) print_history_row(row);
+}
+
+int ctl_task(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config_path = NULL;
+    bool as_json = false;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            config_path = optarg;
+            break;
+        case 'j':
+            as_json = true;
+            break;
+        case 'h':
+            task_usage(stdout);
+            return CTL_EXIT_OK;
+        default:
+            task_usage(stderr);
+            return CTL_EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc) {
+        ctl_error("give exactly one task ID (try virtflowctl task --help; to list: "
+                  "virtflowctl tasks)");
+        return CTL_EXIT_USAGE;
+    }
+    const char *id = argv[optind];
+    vf_config *config = ctl_load_config(config_path);
+    if (!config)
+        return CTL_EXIT_CONFIG;
+    int rc = CTL_EXIT_UNAVAILABLE;
+    json_t *all = NULL;
+    store_task task = {0};
+    vf_error err;
+    vf_error_init(&err);
+    store *s = ctl_open_store(config->store.path, STORE_READ_ONLY);
+    if (!s)
+        goto out;
+    int found = store_task_get(s, id, &task, &err);
+    if (found < 0) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    if (found == 1) {
+        ctl_error("no task %s in %s (virtflowctl tasks lists the newest)", id, config->store.path);
+        rc = CTL_EXIT_NEGATIVE;
+        goto out;
+    }
+    json_t *history = json_array(), *reservations = json_array();
+    all = json_pack("{s:o, s:o, s:o}", "task", ctl_task_json(&task), "history", history,
+                    "reservations", reservations);
+    if (store_task_events(s, id, collect_event, history, &err) < 0 ||
+        store_task_reservations(s, id, collect_reservation, reservations, &err) < 0) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    if (as_json)
+        ctl_print_json(all);
+    else
+        print_human(all);
+    rc = CTL_EXIT_OK;
+out:
+    json_decref(all);
+    store_task_clear(&task);
+    store_close(s);
+    config_free(config);
+    return rc;
+}

@@ -1,0 +1,138 @@
+/* virtflowctl: pieces every command shares (opening the store, reaching the
+ * broker, JSON output, option parsing), with errors that say what to do. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "ids.h"
+
+store *ctl_open_store(const char *path, store_mode mode)
+{
+    struct stat st;
+    if (mode == STORE_READ_ONLY && stat(path, &st) != 0) {
+        int saved = errno;
+        if (saved == ENOENT)
+            ctl_error("no store at %s: start virtflow-worker once or check store.path", path);
+        else
+            ctl_error("cannot reach the store at %s: %s%s", path, strerror(saved),
+                      saved == EACCES ? " (run as the worker's user, or check the directory's "
+                                        "permissions)"
+                                      : "");
+        return NULL;
+    }
+    if (mode == STORE_READ_ONLY && access(path, R_OK) != 0) {
+        int saved = errno;
+        ctl_error("cannot read the store at %s: %s%s", path, strerror(saved),
+                  saved == EACCES ? " (run as the worker's user, e.g. sudo -u virtflow)" : "");
+        return NULL;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(path, mode, &err);
+    if (!s)
+        ctl_error("%s", err.text);
+    return s;
+}
+
+amqp_link *ctl_connect(const vf_config *config, const char *command)
+{
+    char name[64];
+    snprintf(name, sizeof name, "virtflowctl %s", command);
+    vf_error err;
+    vf_error_init(&err);
+    amqp_link *link = amqp_link_new(config, name, &err);
+    if (!link) {
+        ctl_error("%s", err.text);
+        return NULL;
+    }
+    if (amqp_link_connect(link, &err) < 0) {
+        char url[256] = "(no amqp.urls)";
+        if (config->amqp.n_urls > 0)
+            (void)amqp_link_redact_url(config->amqp.urls[0], url, sizeof url);
+        ctl_error("broker unreachable at %s%s: %s (is RabbitMQ running? check amqp.urls)", url,
+                  config->amqp.n_urls > 1 ? " and the other amqp.urls" : "", err.text);
+        amqp_link_free(link);
+        return NULL;
+    }
+    return link;
+}
+
+void ctl_print_json(const json_t *value)
+{
+    char *text = json_dumps(value, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    if (text)
+        puts(text);
+    free(text);
+}
+
+json_t *ctl_parse_stored_json(const char *text)
+{
+    if (!text)
+        return json_null();
+    json_t *value = json_loads(text, JSON_DECODE_ANY, NULL);
+    return value ? value : json_string(text); /* keep what is there, even if it is not JSON */
+}
+
+static json_t *text_or_null(const char *text)
+{
+    return text ? json_string(text) : json_null();
+}
+
+json_t *ctl_task_json(const store_task *t)
+{
+    json_t *obj = json_object();
+    json_object_set_new(obj, "id", json_string(t->id));
+    json_object_set_new(obj, "kind", text_or_null(t->kind));
+    json_object_set_new(obj, "status", text_or_null(t->status));
+    json_object_set_new(obj, "reason", text_or_null(t->reason));
+    json_object_set_new(obj, "attempts", json_integer(t->attempts));
+    json_object_set_new(obj, "node", text_or_null(t->node));
+    json_object_set_new(obj, "vmid", t->vmid >= 0 ? json_integer(t->vmid) : json_null());
+    json_object_set_new(obj, "error", text_or_null(t->error));
+    json_object_set_new(obj, "created_at", text_or_null(t->created_at));
+    json_object_set_new(obj, "updated_at", text_or_null(t->updated_at));
+    json_object_set_new(obj, "request", ctl_parse_stored_json(t->request));
+    json_object_set_new(obj, "result", ctl_parse_stored_json(t->result));
+    return obj;
+}
+
+int ctl_parse_since(const char *text, char out[STORE_TIME_SIZE])
+{
+    char *end = NULL;
+    errno = 0;
+    long long amount = strtoll(text, &end, 10);
+    if (errno == 0 && end != text && amount >= 0 && end[0] && !end[1] &&
+        isdigit((unsigned char)text[0])) {
+        long long unit = end[0] == 's'   ? 1
+                         : end[0] == 'm' ? 60
+                         : end[0] == 'h' ? 3600
+                         : end[0] == 'd' ? 86400
+                                         : 0;
+        if (unit == 0 || amount > 100LL * 365 * 86400 / unit)
+            return -1;
+        return store_format_time(((long long)time(NULL) - amount * unit) * 1000, out);
+    }
+    int64_t unix_s;
+    if (ids_parse_time(text, &unix_s) == 0)
+        return store_format_time(unix_s * 1000, out);
+    return -1;
+}
+
+int ctl_parse_positive(const char *option, const char *text, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value <= 0) {
+        ctl_error("%s: expected a positive number, got '%s'", option, text);
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
