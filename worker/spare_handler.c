@@ -10,6 +10,7 @@
 #include "ids.h"
 #include "json_util.h"
 #include "log.h"
+#include "task_attempt.h"
 
 #define SPARE_MAX_COUNT 64
 #define SPARE_NAME_LEN 64
@@ -81,122 +82,47 @@ int spare_handler_name(const char *pattern, const char *upgrade_id, const char *
 /* ---- the parts both requests share ---- */
 
 typedef struct context {
-    task_handler *h;
-    const task_message *msg;
-    task_outcome *out;
-    int64_t now_ms;
-    char now[STORE_TIME_SIZE];
-    bool is_new;
-    int attempt;
+    task_attempt a;
     char upgrade_id[SPARE_NAME_LEN]; /* "" when the body has no usable one */
     char cluster[SPARE_NAME_LEN];    /* "" when none */
 } context;
 
-static bool id_is_valid(const char *id)
-{
-    size_t len = id ? strlen(id) : 0;
-    return len >= 1 && len < REQUEST_TASK_ID_LEN && strspn(id, request_task_id_chars) == len;
-}
-
-/* Same rule as task.schedule: body task_id, else message_id, else a new id. */
-static void choose_task_id(const json_t *body, const char *message_id,
-                           char out[REQUEST_TASK_ID_LEN])
-{
-    const char *from_body = json_string_value(json_object_get(body, "task_id"));
-    if (id_is_valid(from_body))
-        snprintf(out, REQUEST_TASK_ID_LEN, "%s", from_body);
-    else if (id_is_valid(message_id))
-        snprintf(out, REQUEST_TASK_ID_LEN, "%s", message_id);
-    else {
-        char fresh[IDS_LEN];
-        ids_new("tsk", fresh);
-        snprintf(out, REQUEST_TASK_ID_LEN, "%s", fresh);
-    }
-}
-
-static int history(const context *c, const char *status, json_t *detail, vf_error *err)
-{
-    char *text = detail ? json_util_dump(detail) : NULL;
-    json_decref(detail);
-    int rc = store_task_event_add(c->h->store, c->out->task_id, c->now, status, text, err);
-    free(text);
-    return rc;
-}
-
-/* The task row in `status`, then the "processing" history row of this attempt. */
+/* The task row in `status` (result stolen, may be NULL), then the
+ * "processing" history row of this attempt. */
 static int write_task(const context *c, const char *status, const char *reason, json_t *result,
                       const char *error, vf_error *err)
 {
-    char *result_text = NULL;
-    if (result) {
-        json_object_set_new(result, "task_id", json_string(c->out->task_id));
-        result_text = json_util_dump(result);
-        json_decref(result);
-    }
-    store_task_fields fields = {.id = c->out->task_id,
-                                .kind = "spare",
-                                .status = status,
-                                .reason = reason,
-                                .attempts = c->attempt,
-                                .request = (const char *)c->msg->body,
-                                .result = result_text,
-                                .error = error,
-                                .node = NULL,
-                                .vmid = -1,
-                                .at = c->now};
-    int rc = c->is_new ? store_task_insert(c->h->store, &fields, err)
-                       : store_task_update(c->h->store, &fields, err);
-    free(result_text);
-    if (rc == 1) {
-        vf_error_set(err, VF_EINTERNAL, "task %s vanished inside its own transaction",
-                     c->out->task_id);
-        return -1;
-    }
-    if (rc < 0)
-        return -1;
-    json_t *received = json_pack("{s:i, s:s?, s:s?, s:b}", "attempt", c->attempt, "routing_key",
-                                 c->msg->routing_key, "message_id", c->msg->message_id,
-                                 "redelivered", c->msg->redelivered);
-    return history(c, "processing", received, err);
+    char *text = result ? task_attempt_result_text(&c->a, result) : NULL;
+    json_decref(result);
+    int rc = task_attempt_write(&c->a, status, reason, text, error, NULL, -1, err);
+    free(text);
+    return rc;
 }
 
 /* A later state of a row this message already wrote (no second
  * "processing" history row). */
 static int update_status(const context *c, const char *status, json_t *result, vf_error *err)
 {
-    json_object_set_new(result, "task_id", json_string(c->out->task_id));
+    json_object_set_new(result, "task_id", json_string(c->a.out->task_id));
     char *text = json_util_dump(result);
     json_decref(result);
-    store_task_fields fields = {.id = c->out->task_id,
+    store_task_fields fields = {.id = c->a.out->task_id,
                                 .status = status,
-                                .attempts = c->attempt,
+                                .attempts = c->a.attempt,
                                 .result = text,
                                 .vmid = -1,
-                                .at = c->now};
-    int rc = store_task_update(c->h->store, &fields, err) == 0 ? 0 : -1;
+                                .at = c->a.now};
+    int rc = store_task_update(c->a.h->store, &fields, err) == 0 ? 0 : -1;
     free(text);
     return rc;
 }
 
-/* Outbox row plus the copy the caller publishes after the commit. */
+/* Spare events also name the cluster. */
 static int emit_event(const context *c, const char *type, json_t *data, vf_error *err)
 {
-    char id[IDS_LEN], key[64];
     if (c->cluster[0] && strncmp(type, "spare.", 6) == 0)
         json_object_set_new(data, "cluster", json_string(c->cluster));
-    char *body = events_build(type, data, c->now_ms / 1000, id, key);
-    if (!body) {
-        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", type);
-        return -1;
-    }
-    if (store_outbox_add(c->h->store, id, key, body, c->now, err) < 0) {
-        free(body);
-        return -1;
-    }
-    c->out->event_id = strdup(id);
-    c->out->event_key = strdup(key);
-    c->out->event_body = body;
-    return 0;
+    return task_attempt_event(&c->a, type, data, err);
 }
 
 /* failed with `reason`: row, history, and spare.failed (task.failed when the
@@ -208,71 +134,25 @@ static int record_failure(const context *c, const char *reason, const char *erro
         json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", reason, "error", error);
     if (c->upgrade_id[0])
         json_object_set_new(result, "upgrade_id", json_string(c->upgrade_id));
-    json_t *event = json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", c->out->task_id, "status",
-                              "failed", "error", error, "reason", reason, "attempts", c->attempt);
+    json_t *event = json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", c->a.out->task_id, "status",
+                              "failed", "error", error, "reason", reason, "attempts", c->a.attempt);
     if (c->upgrade_id[0])
         json_object_set_new(event, "upgrade_id", json_string(c->upgrade_id));
     json_t *detail_row = detail ? detail : json_object();
     json_object_set_new(detail_row, "reason", json_string(reason));
     json_object_set_new(detail_row, "error", json_string(error));
-    json_object_set_new(detail_row, "attempt", json_integer(c->attempt));
+    json_object_set_new(detail_row, "attempt", json_integer(c->a.attempt));
     int rc = write_task(c, "failed", reason, result, error, err);
     if (rc == 0)
-        rc = history(c, "failed", detail_row, err);
+        rc = task_attempt_history(&c->a, "failed", detail_row, err);
     else
         json_decref(detail_row);
     if (rc == 0)
         rc = emit_event(c, c->upgrade_id[0] ? "spare.failed" : "task.failed", event, err);
     else
         json_decref(event);
-    snprintf(c->out->summary, sizeof c->out->summary, "failed (%s): %s", reason, error);
+    snprintf(c->a.out->summary, sizeof c->a.out->summary, "failed (%s): %s", reason, error);
     return rc;
-}
-
-static int delay_for_attempt(const vf_config *config, int attempt)
-{
-    size_t tier = (size_t)(attempt - 1);
-    if (tier >= config->retry.n_delays)
-        tier = config->retry.n_delays - 1;
-    return config->retry.delays_s[tier];
-}
-
-/* Not placed yet and attempts remain: the same delay tiers as task.schedule. */
-static int record_retry(const context *c, const char *error, json_t *detail, vf_error *err)
-{
-    task_outcome *out = c->out;
-    out->action = TASK_RETRY;
-    out->next_attempt = c->attempt + 1;
-    out->delay_s = delay_for_attempt(c->h->config, c->attempt);
-    out->error = strdup(error);
-    json_t *row = detail ? detail : json_object();
-    json_object_del(row, "status");
-    json_object_del(row, "reason");
-    json_object_set_new(row, "attempt", json_integer(c->attempt));
-    json_object_set_new(row, "error", json_string(error));
-    json_object_set_new(row, "next_attempt", json_integer(out->next_attempt));
-    json_object_set_new(row, "delay_s", json_integer(out->delay_s));
-    int rc = write_task(c, "retrying", NULL, NULL, error, err);
-    if (rc == 0)
-        rc = history(c, "retrying", row, err);
-    else
-        json_decref(row);
-    snprintf(out->summary, sizeof out->summary, "retrying in %d s (attempt %d of %d): %s",
-             out->delay_s, out->next_attempt, c->h->config->retry.max_attempts, error);
-    return rc;
-}
-
-static void park(task_outcome *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void park(task_outcome *out, const char *fmt, ...)
-{
-    char reason[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    out->action = TASK_DEAD;
-    out->error = strdup(reason);
-    snprintf(out->summary, sizeof out->summary, "parked in virtflow.dead: %s", reason);
 }
 
 /* ---- spare.prepare ---- */
@@ -345,7 +225,7 @@ typedef struct placed_spare {
 static int place_all(context *c, const prepare_request *p, placed_spare *placed,
                      sched_decision *last, vf_error *err)
 {
-    task_handler *h = c->h;
+    task_handler *h = c->a.h;
     size_t excluded[SPARE_MAX_COUNT];
     int64_t ttl_s =
         (int64_t)p->ready_timeout_s + h->config->scheduler.reservation_ttl_s +
@@ -358,7 +238,7 @@ static int place_all(context *c, const prepare_request *p, placed_spare *placed,
             sched_engine_decide(h->engine, &p->req, last, err) < 0)
             goto undo;
         if (!last->placed) {
-            sched_engine_release(h->engine, c->out->task_id);
+            sched_engine_release(h->engine, c->a.out->task_id);
             return 0;
         }
         placed[i].host_index = sched_decision_host_index(h->engine, last);
@@ -367,26 +247,26 @@ static int place_all(context *c, const prepare_request *p, placed_spare *placed,
         placed[i].score = last->score;
         excluded[i] = placed[i].host_index;
         sched_reservation res;
-        sched_reservation_from_decision(&res, last, &p->req, c->out->task_id,
-                                        c->now_ms / 1000 + ttl_s);
+        sched_reservation_from_decision(&res, last, &p->req, c->a.out->task_id,
+                                        c->a.now_ms / 1000 + ttl_s);
         if (sched_engine_reserve(h->engine, &res, err) < 0)
             goto undo;
     }
     return 1;
 undo:
-    sched_engine_release(h->engine, c->out->task_id);
+    sched_engine_release(h->engine, c->a.out->task_id);
     return -1;
 }
 
 static int record_placement(context *c, const prepare_request *p, const placed_spare *placed,
                             vf_error *err)
 {
-    task_handler *h = c->h;
+    task_handler *h = c->a.h;
     int64_t ttl_s =
         (int64_t)p->ready_timeout_s + h->config->scheduler.reservation_ttl_s +
         (int64_t)h->config->spare.provisioner.timeout_s * (h->config->retry.max_attempts + 1);
     char expires[STORE_TIME_SIZE];
-    store_format_time(c->now_ms + ttl_s * 1000, expires);
+    store_format_time(c->a.now_ms + ttl_s * 1000, expires);
     json_t *list = json_array();
     for (int i = 0; i < p->count; i++)
         json_array_append_new(list,
@@ -397,16 +277,16 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
                                c->upgrade_id, "spares", list);
     int rc = write_task(c, "provisioning", NULL, result, NULL, err);
     if (rc == 0)
-        rc = history(
-            c, "provisioning",
-            json_pack("{s:s, s:O, s:i}", "step", "placed", "spares", list, "attempt", c->attempt),
+        rc = task_attempt_history(
+            &c->a, "provisioning",
+            json_pack("{s:s, s:O, s:i}", "step", "placed", "spares", list, "attempt", c->a.attempt),
             err);
     json_decref(list);
     for (int i = 0; rc == 0 && i < p->count; i++) {
         const placed_spare *s = &placed[i];
-        rc = store_reservation_add(h->store, c->out->task_id, s->node->name, p->req.cpu,
-                                   p->req.memory, p->req.disk, s->vmid, c->now, expires, err);
-        store_spare row = {.task_id = c->out->task_id,
+        rc = store_reservation_add(h->store, c->a.out->task_id, s->node->name, p->req.cpu,
+                                   p->req.memory, p->req.disk, s->vmid, c->a.now, expires, err);
+        store_spare row = {.task_id = c->a.out->task_id,
                            .upgrade_id = c->upgrade_id,
                            .cluster = c->cluster[0] ? c->cluster : NULL,
                            .index = i + 1,
@@ -418,15 +298,15 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
                            .memory = p->req.memory,
                            .disk = p->req.disk,
                            .state = "provisioning",
-                           .next_at = c->now,
+                           .next_at = c->a.now,
                            .ready_timeout_s = p->ready_timeout_s,
                            .pipeline_id = -1,
-                           .created_at = c->now};
+                           .created_at = c->a.now};
         if (rc == 0)
             rc = store_spare_add(h->store, &row, err);
     }
-    c->out->reserved = true;
-    snprintf(c->out->summary, sizeof c->out->summary,
+    c->a.out->reserved = true;
+    snprintf(c->a.out->summary, sizeof c->a.out->summary,
              "%d spares of upgrade %s placed (first on %s, vmid %u); provisioning", p->count,
              c->upgrade_id, placed[0].node->name, placed[0].vmid);
     return rc;
@@ -434,7 +314,7 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
 
 static int handle_prepare(context *c, const json_t *body, vf_error *err)
 {
-    task_handler *h = c->h;
+    task_handler *h = c->a.h;
     vf_error invalid;
     vf_error_init(&invalid);
     prepare_request p;
@@ -459,15 +339,15 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
                                placed[i].name, sizeof placed[i].name, &invalid) < 0)
             return record_failure(c, "invalid", invalid.text, NULL, err);
 
-    bool last_attempt = c->attempt >= h->config->retry.max_attempts;
+    bool last_attempt = c->a.attempt >= h->config->retry.max_attempts;
     if (!h->hosts) {
         const char *why =
             h->inventory_note && h->inventory_note[0] ? h->inventory_note : "no inventory yet";
         if (!last_attempt)
-            return record_retry(c, why, NULL, err);
+            return task_attempt_retry(&c->a, why, NULL, err);
         int rc = record_failure(c, "exhausted", why, NULL, err);
-        c->out->action = TASK_DEAD;
-        c->out->error = strdup(why);
+        c->a.out->action = TASK_DEAD;
+        c->a.out->error = strdup(why);
         return rc;
     }
     sched_decision decision;
@@ -484,7 +364,7 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
     json_t *detail = sched_decision_to_json(&decision, h->hosts);
     if (last_attempt)
         return record_failure(c, "unschedulable", why, detail, err);
-    return record_retry(c, why, detail, err);
+    return task_attempt_retry(&c->a, why, detail, err);
 }
 
 /* ---- spare.release ---- */
@@ -514,11 +394,11 @@ static int take_for_release(const store_spare *spare, void *user)
     store_spare change = *spare;
     change.state = "releasing";
     change.attempts = 0;
-    change.next_at = c->now;
-    change.release_task_id = c->out->task_id;
+    change.next_at = c->a.now;
+    change.release_task_id = c->a.out->task_id;
     change.last_error = NULL;
-    change.updated_at = c->now;
-    if (store_spare_update(c->h->store, &change, spare->updated_at, scan->err) != 0) {
+    change.updated_at = c->a.now;
+    if (store_spare_update(c->a.h->store, &change, spare->updated_at, scan->err) != 0) {
         scan->failed = 1;
         return 1;
     }
@@ -535,7 +415,7 @@ static int mark_prepares_releasing(context *c, json_t *prepares, vf_error *err)
     json_object_foreach(prepares, task_id, unused)
     {
         store_task task = {0};
-        int found = store_task_get(c->h->store, task_id, &task, err);
+        int found = store_task_get(c->a.h->store, task_id, &task, err);
         if (found < 0)
             return -1;
         int rc = 0;
@@ -546,14 +426,15 @@ static int mark_prepares_releasing(context *c, json_t *prepares, vf_error *err)
                                         .result = task.result,
                                         .error = task.error,
                                         .vmid = -1,
-                                        .at = c->now};
-            rc = store_task_update(c->h->store, &fields, err) < 0 ? -1 : 0;
+                                        .at = c->a.now};
+            rc = store_task_update(c->a.h->store, &fields, err) < 0 ? -1 : 0;
             char *detail = NULL;
-            json_t *d = json_pack("{s:s}", "release_task_id", c->out->task_id);
+            json_t *d = json_pack("{s:s}", "release_task_id", c->a.out->task_id);
             detail = json_util_dump(d);
             json_decref(d);
             if (rc == 0)
-                rc = store_task_event_add(c->h->store, task_id, c->now, "releasing", detail, err);
+                rc = store_task_event_add(c->a.h->store, task_id, c->a.now, "releasing", detail,
+                                          err);
             free(detail);
         }
         store_task_clear(&task);
@@ -579,7 +460,7 @@ static int handle_release(context *c, const json_t *body, vf_error *err)
         return record_failure(c, "invalid", invalid.text, NULL, err);
 
     int n_rows = 0;
-    if (store_spare_list(c->h->store, STORE_SPARES_OF_UPGRADE, c->upgrade_id, 0, count_rows,
+    if (store_spare_list(c->a.h->store, STORE_SPARES_OF_UPGRADE, c->upgrade_id, 0, count_rows,
                          &n_rows, err) < 0)
         return -1;
     if (n_rows == 0) {
@@ -590,9 +471,9 @@ static int handle_release(context *c, const json_t *body, vf_error *err)
     /* The task row first: spares rows point at it. */
     if (write_task(c, "releasing", NULL, NULL, NULL, err) < 0)
         return -1;
-    c->is_new = false;
+    c->a.is_new = false;
     release_scan scan = {c, err, 0, json_array(), json_object(), 0, 0};
-    int rc = store_spare_list(c->h->store, STORE_SPARES_OF_UPGRADE, c->upgrade_id, 0,
+    int rc = store_spare_list(c->a.h->store, STORE_SPARES_OF_UPGRADE, c->upgrade_id, 0,
                               take_for_release, &scan, err);
     if (rc == 0 && scan.failed)
         rc = -1;
@@ -604,24 +485,25 @@ static int handle_release(context *c, const json_t *body, vf_error *err)
             "note", scan.n_in_progress ? "already being released" : "already released");
         rc = update_status(c, "released", result, err);
         if (rc == 0)
-            rc = history(
-                c, "released",
+            rc = task_attempt_history(
+                &c->a, "released",
                 json_pack("{s:s}", "note",
                           scan.n_in_progress ? "already being released" : "already released"),
                 err);
         if (rc == 0)
             rc = emit_event(c, "spare.released",
-                            json_pack("{s:s, s:s, s:s, s:[]}", "task_id", c->out->task_id,
+                            json_pack("{s:s, s:s, s:s, s:[]}", "task_id", c->a.out->task_id,
                                       "upgrade_id", c->upgrade_id, "status", "released", "spares"),
                             err);
-        snprintf(c->out->summary, sizeof c->out->summary,
+        snprintf(c->a.out->summary, sizeof c->a.out->summary,
                  "upgrade %s: nothing left to release (%s)", c->upgrade_id,
                  scan.n_in_progress ? "already being released" : "already released");
     } else if (rc == 0) {
         rc = mark_prepares_releasing(c, scan.prepares, err);
         if (rc == 0)
-            rc = history(c, "releasing", json_pack("{s:O}", "spares", scan.names), err);
-        snprintf(c->out->summary, sizeof c->out->summary, "upgrade %s: releasing %zu spares",
+            rc = task_attempt_history(&c->a, "releasing", json_pack("{s:O}", "spares", scan.names),
+                                      err);
+        snprintf(c->a.out->summary, sizeof c->a.out->summary, "upgrade %s: releasing %zu spares",
                  c->upgrade_id, json_array_size(scan.names));
     }
     json_decref(scan.names);
@@ -631,60 +513,24 @@ static int handle_release(context *c, const json_t *body, vf_error *err)
 
 int spare_handler_handle(task_handler *h, const task_message *msg, task_outcome *out, vf_error *err)
 {
-    memset(out, 0, sizeof *out);
-    if (msg->too_large) {
-        park(out, "message too large: %llu bytes, amqp.max_message_bytes is %lld",
-             (unsigned long long)msg->body_size, (long long)h->config->amqp.max_message_bytes);
-        return 0;
-    }
-    json_error_t jerr;
-    json_t *body = json_loadb((const char *)msg->body, msg->body_len,
-                              JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        park(out, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
-        return 0;
-    }
-    if (!json_is_object(body)) {
-        park(out, "not a JSON object: got %s", json_util_type_name(body));
-        json_decref(body);
-        return 0;
-    }
-    int rc = -1;
-    store_task existing = {0};
     context c;
     memset(&c, 0, sizeof c);
-    c.h = h;
-    c.msg = msg;
-    c.out = out;
-    c.now_ms = h->now_ms();
-    store_format_time(c.now_ms, c.now);
-    choose_task_id(body, msg->message_id, out->task_id);
-    int found = store_task_get(h->store, out->task_id, &existing, err);
-    if (found < 0)
+    int rc = task_attempt_open(&c.a, h, msg, out, "spare", err);
+    if (rc <= 0)
         goto out;
-    c.is_new = found == 1;
-    if (!c.is_new && strcmp(existing.kind, "spare") != 0) {
-        park(out, "task id %s already names a %s task", out->task_id, existing.kind);
-        rc = 0;
-        goto out;
-    }
-    if (!c.is_new && strcmp(existing.status, "retrying") != 0) {
+    rc = 0;
+    if (!c.a.is_new && strcmp(c.a.existing.status, "retrying") != 0) {
         /* Redelivered or republished: accepted once, never placed twice. */
         out->duplicate = true;
         snprintf(out->summary, sizeof out->summary, "already %s; not handled again",
-                 existing.status);
-        rc = 0;
+                 c.a.existing.status);
         goto out;
     }
-    c.attempt = msg->attempt > 0 ? (int)msg->attempt : 1;
-    if (!c.is_new && existing.attempts >= c.attempt)
-        c.attempt = existing.attempts + 1;
     if (strcmp(msg->routing_key, AMQP_TOPOLOGY_KEY_SPARE_PREPARE) == 0)
-        rc = handle_prepare(&c, body, err);
+        rc = handle_prepare(&c, c.a.body, err);
     else
-        rc = handle_release(&c, body, err);
+        rc = handle_release(&c, c.a.body, err);
 out:
-    store_task_clear(&existing);
-    json_decref(body);
+    task_attempt_close(&c.a);
     return rc;
 }

@@ -1,0 +1,200 @@
+#include "task_attempt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "ids.h"
+#include "json_util.h"
+
+void task_outcome_park(task_outcome *out, const char *fmt, ...)
+{
+    char reason[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    out->action = TASK_DEAD;
+    out->error = strdup(reason);
+    snprintf(out->summary, sizeof out->summary, "parked in virtflow.dead: %s", reason);
+}
+
+static bool id_is_valid(const char *id)
+{
+    size_t len = id ? strlen(id) : 0;
+    return len >= 1 && len < REQUEST_TASK_ID_LEN && strspn(id, request_task_id_chars) == len;
+}
+
+/* The task id: the body's task_id when it is a valid one, else the AMQP
+ * message_id when valid, else a new one (such a message cannot be recognised
+ * if redelivered: clients should set one, virtflowctl submit always does). */
+static void choose_task_id(const json_t *body, const char *message_id,
+                           char out[REQUEST_TASK_ID_LEN])
+{
+    const char *from_body = json_string_value(json_object_get(body, "task_id"));
+    if (id_is_valid(from_body))
+        snprintf(out, REQUEST_TASK_ID_LEN, "%s", from_body);
+    else if (id_is_valid(message_id))
+        snprintf(out, REQUEST_TASK_ID_LEN, "%s", message_id);
+    else {
+        char fresh[IDS_LEN];
+        ids_new("tsk", fresh);
+        snprintf(out, REQUEST_TASK_ID_LEN, "%s", fresh);
+    }
+}
+
+int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg, task_outcome *out,
+                      const char *kind, vf_error *err)
+{
+    memset(a, 0, sizeof *a);
+    memset(out, 0, sizeof *out);
+    a->h = h;
+    a->msg = msg;
+    a->out = out;
+    a->kind = kind;
+    if (msg->too_large) {
+        task_outcome_park(out, "message too large: %llu bytes, amqp.max_message_bytes is %lld",
+                          (unsigned long long)msg->body_size,
+                          (long long)h->config->amqp.max_message_bytes);
+        return 0;
+    }
+    json_error_t jerr;
+    a->body = json_loadb((const char *)msg->body, msg->body_len,
+                         JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (!a->body) {
+        task_outcome_park(out, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
+        return 0;
+    }
+    if (!json_is_object(a->body)) {
+        task_outcome_park(out, "not a JSON object: got %s", json_util_type_name(a->body));
+        return 0;
+    }
+    a->now_ms = h->now_ms();
+    store_format_time(a->now_ms, a->now);
+    choose_task_id(a->body, msg->message_id, out->task_id);
+    int found = store_task_get(h->store, out->task_id, &a->existing, err);
+    if (found < 0)
+        return -1;
+    a->is_new = found == 1;
+    if (!a->is_new && strcmp(a->existing.kind, kind) != 0) {
+        task_outcome_park(out, "task id %s already names a %s task", out->task_id,
+                          a->existing.kind);
+        return 0;
+    }
+    a->attempt = msg->attempt > 0 ? (int)msg->attempt : 1;
+    if (!a->is_new && a->existing.attempts >= a->attempt)
+        a->attempt = a->existing.attempts + 1; /* a redelivered copy of an earlier attempt */
+    return 1;
+}
+
+void task_attempt_close(task_attempt *a)
+{
+    store_task_clear(&a->existing);
+    json_decref(a->body);
+    a->body = NULL;
+}
+
+int task_attempt_history_text(const task_attempt *a, const char *status, const char *detail,
+                              vf_error *err)
+{
+    return store_task_event_add(a->h->store, a->out->task_id, a->now, status, detail, err);
+}
+
+int task_attempt_history(const task_attempt *a, const char *status, json_t *detail, vf_error *err)
+{
+    char *text = detail ? json_util_dump(detail) : NULL;
+    json_decref(detail);
+    int rc = task_attempt_history_text(a, status, text, err);
+    free(text);
+    return rc;
+}
+
+int task_attempt_write(const task_attempt *a, const char *status, const char *reason,
+                       const char *result_text, const char *error, const char *node, int64_t vmid,
+                       vf_error *err)
+{
+    const task_message *msg = a->msg;
+    store_task_fields fields = {.id = a->out->task_id,
+                                .kind = a->kind,
+                                .status = status,
+                                .reason = reason,
+                                .attempts = a->attempt,
+                                .request = (const char *)msg->body, /* verbatim, as sent */
+                                .result = result_text,
+                                .error = error,
+                                .node = node,
+                                .vmid = vmid,
+                                .at = a->now};
+    int rc = a->is_new ? store_task_insert(a->h->store, &fields, err)
+                       : store_task_update(a->h->store, &fields, err);
+    if (rc == 1) {
+        vf_error_set(err, VF_EINTERNAL, "task %s vanished inside its own transaction",
+                     a->out->task_id);
+        return -1;
+    }
+    if (rc < 0)
+        return -1;
+    json_t *received =
+        json_pack("{s:i, s:s?, s:s?, s:b}", "attempt", a->attempt, "routing_key", msg->routing_key,
+                  "message_id", msg->message_id, "redelivered", msg->redelivered);
+    return task_attempt_history(a, "processing", received, err);
+}
+
+int task_attempt_event(const task_attempt *a, const char *type, json_t *data, vf_error *err)
+{
+    char id[IDS_LEN], key[64];
+    char *body = events_build(type, data, a->now_ms / 1000, id, key);
+    if (!body) {
+        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", type);
+        return -1;
+    }
+    if (store_outbox_add(a->h->store, id, key, body, a->now, err) < 0) {
+        free(body);
+        return -1;
+    }
+    a->out->event_id = strdup(id);
+    a->out->event_key = strdup(key);
+    a->out->event_body = body;
+    return 0;
+}
+
+static int delay_for_attempt(const vf_config *config, int attempt)
+{
+    size_t tier = (size_t)(attempt - 1);
+    if (tier >= config->retry.n_delays)
+        tier = config->retry.n_delays - 1;
+    return config->retry.delays_s[tier];
+}
+
+int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail, vf_error *err)
+{
+    task_outcome *out = a->out;
+    out->action = TASK_RETRY;
+    out->next_attempt = a->attempt + 1;
+    out->delay_s = delay_for_attempt(a->h->config, a->attempt);
+    out->error = strdup(error);
+    json_t *history = detail ? detail : json_object();
+    /* A decision's own verdict is not the task's: it goes on. */
+    json_object_del(history, "status");
+    json_object_del(history, "reason");
+    json_object_set_new(history, "attempt", json_integer(a->attempt));
+    json_object_set_new(history, "error", json_string(error));
+    json_object_set_new(history, "next_attempt", json_integer(out->next_attempt));
+    json_object_set_new(history, "delay_s", json_integer(out->delay_s));
+    int rc = task_attempt_write(a, "retrying", NULL, NULL, error, NULL, -1, err);
+    if (rc == 0)
+        rc = task_attempt_history(a, "retrying", history, err);
+    else
+        json_decref(history);
+    snprintf(out->summary, sizeof out->summary, "retrying in %d s (attempt %d of %d): %s",
+             out->delay_s, out->next_attempt, a->h->config->retry.max_attempts, error);
+    return rc;
+}
+
+char *task_attempt_result_text(const task_attempt *a, json_t *result)
+{
+    json_object_set_new(result, "task_id", json_string(a->out->task_id));
+    return json_util_dump(result);
+}

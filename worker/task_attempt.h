@@ -1,0 +1,66 @@
+/* task_attempt: what handling any request message shares (task.schedule,
+ * spare.prepare, spare.release): reading and recognising the message,
+ * writing the task row and its history, putting an event in the outbox,
+ * recording a retry, and parking what cannot be read. Everything is written
+ * through the handler's store inside the caller's batch transaction. */
+#ifndef VF_TASK_ATTEMPT_H
+#define VF_TASK_ATTEMPT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "task_handler.h"
+
+typedef struct task_attempt {
+    task_handler *h;
+    const task_message *msg;
+    task_outcome *out;
+    const char *kind; /* the task row's kind: "schedule" or "spare" */
+    int64_t now_ms;
+    char now[STORE_TIME_SIZE];
+    bool is_new;         /* no row yet: the first write inserts it */
+    int attempt;         /* 1 for the first */
+    store_task existing; /* owned: the row as found; zeroed when new */
+    json_t *body;        /* owned: the message, a JSON object */
+} task_attempt;
+
+/* Read the message and find its task. Returns 1 when it is to be handled
+ * (a->body, a->existing, a->is_new, a->attempt set); 0 when its outcome is
+ * already decided (parked in out: unreadable, or the id names a task of
+ * another kind); -1 with err on a store error. Call task_attempt_close
+ * whatever it returns. */
+int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg, task_outcome *out,
+                      const char *kind, vf_error *err) __attribute__((warn_unused_result));
+void task_attempt_close(task_attempt *a);
+
+/* Insert (new) or update the task row in `status`, then add this attempt's
+ * "processing" history row, which records how the message arrived. */
+int task_attempt_write(const task_attempt *a, const char *status, const char *reason,
+                       const char *result_text, const char *error, const char *node, int64_t vmid,
+                       vf_error *err) __attribute__((warn_unused_result));
+
+/* One history row; `detail` is stolen (NULL for none). */
+int task_attempt_history(const task_attempt *a, const char *status, json_t *detail, vf_error *err)
+    __attribute__((warn_unused_result));
+int task_attempt_history_text(const task_attempt *a, const char *status, const char *detail,
+                              vf_error *err) __attribute__((warn_unused_result));
+
+/* An outbox row of `type` with `data` (stolen), kept in the outcome for the
+ * caller to publish after the commit. */
+int task_attempt_event(const task_attempt *a, const char *type, json_t *data, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Not done and attempts remain: row "retrying", history with `detail`
+ * (stolen, may be NULL), and the outcome asks for the next delay tier. */
+int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* `result` with the task id in it, as text (owned); `result` is kept. */
+char *task_attempt_result_text(const task_attempt *a, json_t *result);
+
+/* The message goes to virtflow.dead with this reason. */
+void task_outcome_park(task_outcome *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif
