@@ -326,7 +326,7 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
                          err) < 0)
         return -1;
     if (active.n_active > 0) {
-        char why[VF_ERROR_TEXT];
+        char why[VF_ERROR_TEXT + 64];
         snprintf(why, sizeof why,
                  "upgrade %s already has %d spares (task %.128s); release them first",
                  c->upgrade_id, active.n_active, active.task_id);
