@@ -100,7 +100,22 @@ vf_broker_status() {
 	vf_broker_ctl "$dir" -q status >/dev/null 2>&1
 }
 
+# Ports are picked free, then bound by the node seconds later: two starts at
+# once (tests running in parallel) can pick the same port, and one node then
+# dies at start-up. So a start that fails is tried again with fresh ports.
 vf_broker_start() {
+	local try
+	for try in 1 2 3; do
+		if vf_broker__start_once "$@"; then
+			return 0
+		fi
+		vf_broker__log "start attempt $try failed; trying again with fresh ports"
+		sleep $((try * 2))
+	done
+	return 1
+}
+
+vf_broker__start_once() {
 	local dir=$1 management=0
 	shift
 	while (($#)); do
