@@ -743,11 +743,13 @@ static const field receiver_fields[] = {
      .min = 1,
      .max = 1024,
      .has_max = true},
+    {.key = "ca_file", .type = F_PATH, .offset = RECEIVER(ca_file)},
     {0},
 };
 
 static void receiver_free(config_receiver *r)
 {
+    free(r->ca_file);
     free(r->name);
     free(r->url);
     free_strings(r->events, r->n_events);

@@ -64,6 +64,7 @@ typedef struct config_receiver {
     size_t n_headers;
     bool enabled;
     int max_in_flight; /* per-receiver concurrency limit, default 8 */
+    char *ca_file;     /* https:// trust anchors; NULL = the system store */
 } config_receiver;
 
 typedef struct vf_config {

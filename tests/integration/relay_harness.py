@@ -130,7 +130,8 @@ class Receiver:
     (429 + Retry-After), 'hang' (answer after hang_s). Counts verified
     2xx-answered requests per id and keeps the raw bodies."""
 
-    def __init__(self, secrets, port=None, mode="ok", hang_s=3.0, retry_after="2"):
+    def __init__(self, secrets, port=None, mode="ok", hang_s=3.0, retry_after="2", tls=None):
+        self.tls = tls  # (certfile, keyfile): serve https on "localhost"
         self.keys = [wr.parse_secret(s) for s in secrets]
         self.port = port or free_port()
         self.mode = mode
@@ -186,6 +187,11 @@ class Receiver:
                 self.reply(200, "ok")
 
         self.server = wr.make_server("127.0.0.1", self.port, self.keys, wr.SeenIds(), Handler)
+        if self.tls:
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
@@ -196,6 +202,8 @@ class Receiver:
             self.server = None
 
     def url(self):
+        if self.tls:
+            return "https://localhost:%d/hook" % self.port
         return "http://127.0.0.1:%d/hook" % self.port
 
     def got(self, ids):
@@ -240,7 +248,7 @@ class Relay:
             files += r.get("secret_paths", [])
             if files:
                 lines.append("      secret_files: [%s]" % ", ".join(json.dumps(f) for f in files))
-            for key in ("events", "timeout_s", "max_in_flight", "secret_env", "headers"):
+            for key in ("events", "timeout_s", "max_in_flight", "secret_env", "headers", "ca_file"):
                 if key in r:
                     lines.append("      %s: %s" % (key, json.dumps(r[key])))
         lines += extra or []

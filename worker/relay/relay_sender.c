@@ -175,6 +175,8 @@ int relay_sender_start(relay_sender *s, relay_request *request, int64_t now_s, v
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (r->config->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, r->config->ca_file);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(r->config->timeout_s * 1000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->config->timeout_s * 1000));
