@@ -451,6 +451,46 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
     return &engine->load[host_index];
 }
 
+/* glibc reads an unmatched ')' in an ERE as a literal, so a pattern such as
+ * "bm-1)|(x" would close the anchoring group below early and match "bm-10".
+ * Refuse patterns whose parentheses do not balance on their own. Escaped
+ * characters and bracket expressions ("[)]", "[[:alpha:]]") are skipped;
+ * an unterminated one is left for regcomp to report. */
+static bool parens_balance(const char *p)
+{
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '\\') {
+            if (!p[1])
+                break;
+            p++;
+        } else if (*p == '[') {
+            p++;
+            if (*p == '^')
+                p++;
+            if (*p == ']')
+                p++;
+            while (*p && *p != ']') {
+                if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+                    char term[3] = {p[1], ']', '\0'};
+                    const char *end = strstr(p + 2, term);
+                    if (!end)
+                        return true;
+                    p = end + 1;
+                }
+                p++;
+            }
+            if (!*p)
+                return true;
+        } else if (*p == '(') {
+            depth++;
+        } else if (*p == ')' && --depth < 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Compiled, anchored regex for `pattern`, from the cache. `what` names the
  * annotation in the error. */
 static regex_entry *regex_get(sched_engine *engine, const char *pattern, const char *what,
@@ -469,6 +509,12 @@ static regex_entry *regex_get(sched_engine *engine, const char *pattern, const c
     }
     /* Anchor so the pattern must match the whole name or number, as
      * qemu-scheduler's users expect: node1 must not match node10. */
+    if (!parens_balance(pattern)) {
+        vf_error_set(err, VF_EINVAL,
+                     "annotations.%s: \"%.64s\" is not a valid regex: Unmatched ) or \\)", what,
+                     pattern);
+        return NULL;
+    }
     char anchored[REQUEST_ANNOTATION_LEN + 8];
     snprintf(anchored, sizeof anchored, "^(%s)$", pattern);
     regex_t compiled;
