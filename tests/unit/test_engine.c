@@ -247,6 +247,10 @@ static void test_invalid_annotations(void)
          "annotations.node.qemu-scheduler/regex: \"bm-001)|(x\" is not a valid regex: Unmatched )"},
         {"", "12)|(1", "",
          "annotations.vmid.qemu-scheduler/regex: \"12)|(1\" is not a valid regex: Unmatched )"},
+        /* Back-references backtrack for seconds per name in glibc. */
+        {"", "", "(.*)(.*)\\1\\2b",
+         "annotations.node.qemu-scheduler/regex: \"(.*)(.*)\\1\\2b\" is not a valid regex: "
+         "back-references are not supported"},
         {"", "", "x'); DROP TABLE tasks;--",
          "annotations.node.qemu-scheduler/regex: \"x'); DROP TABLE tasks;--\" is not a valid "
          "regex"},

@@ -451,12 +451,18 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
     return &engine->load[host_index];
 }
 
-/* glibc reads an unmatched ')' in an ERE as a literal, so a pattern such as
- * "bm-1)|(x" would close the anchoring group below early and match "bm-10".
- * Refuse patterns whose parentheses do not balance on their own. Escaped
- * characters and bracket expressions ("[)]", "[[:alpha:]]") are skipped;
- * an unterminated one is left for regcomp to report. */
-static bool parens_balance(const char *p)
+/* What regcomp alone would let through but an annotation must not carry;
+ * returns why, or NULL when the pattern is fine.
+ * - An unmatched ')': glibc reads it as a literal, so "bm-1)|(x" would close
+ *   the anchoring group below early and match "bm-10".
+ * - A back-reference (\1..\9): glibc's matcher backtracks over them, and a
+ *   256-character pattern with a few of them takes seconds per host name
+ *   (measured: six "(.*)" then \2..\7, the anchoring group being \1, against
+ *   a 63-character name: 5 s per name), stalling the worker's batch. qemu-scheduler's regexes (Go,
+ *   RE2) have no back-references either, so no user pattern loses anything.
+ * Bracket expressions ("[)]", "[[:alpha:]]") are skipped; an unterminated
+ * one is left for regcomp to report. */
+static const char *pattern_refused(const char *p)
 {
     int depth = 0;
     for (; *p; p++) {
@@ -464,6 +470,8 @@ static bool parens_balance(const char *p)
             if (!p[1])
                 break;
             p++;
+            if (*p >= '1' && *p <= '9')
+                return "back-references are not supported";
         } else if (*p == '[') {
             p++;
             if (*p == '^')
@@ -475,20 +483,20 @@ static bool parens_balance(const char *p)
                     char term[3] = {p[1], ']', '\0'};
                     const char *end = strstr(p + 2, term);
                     if (!end)
-                        return true;
+                        return NULL;
                     p = end + 1;
                 }
                 p++;
             }
             if (!*p)
-                return true;
+                return NULL;
         } else if (*p == '(') {
             depth++;
         } else if (*p == ')' && --depth < 0) {
-            return false;
+            return "Unmatched ) or \\)";
         }
     }
-    return true;
+    return NULL;
 }
 
 /* Compiled, anchored regex for `pattern`, from the cache. `what` names the
@@ -509,10 +517,10 @@ static regex_entry *regex_get(sched_engine *engine, const char *pattern, const c
     }
     /* Anchor so the pattern must match the whole name or number, as
      * qemu-scheduler's users expect: node1 must not match node10. */
-    if (!parens_balance(pattern)) {
-        vf_error_set(err, VF_EINVAL,
-                     "annotations.%s: \"%.64s\" is not a valid regex: Unmatched ) or \\)", what,
-                     pattern);
+    const char *refused = pattern_refused(pattern);
+    if (refused) {
+        vf_error_set(err, VF_EINVAL, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
+                     pattern, refused);
         return NULL;
     }
     char anchored[REQUEST_ANNOTATION_LEN + 8];
