@@ -458,8 +458,9 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
  * - A back-reference (\1..\9): glibc's matcher backtracks over them, and a
  *   256-character pattern with a few of them takes seconds per host name
  *   (measured: six "(.*)" then \2..\7, the anchoring group being \1, against
- *   a 63-character name: 5 s per name), stalling the worker's batch. qemu-scheduler's regexes (Go,
- *   RE2) have no back-references either, so no user pattern loses anything.
+ *   a 63-character name: 5 s per name), stalling the worker's batch.
+ *   qemu-scheduler's regexes (Go, RE2) have no back-references either, so
+ *   no user pattern loses anything.
  * Bracket expressions ("[)]", "[[:alpha:]]") are skipped; an unterminated
  * one is left for regcomp to report. */
 static const char *pattern_refused(const char *p)
