@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "secret_file.h"
 
 #define WORK_CHANNEL 1
 #define PROBE_CHANNEL 2 /* passive declares: a 404 there closes only that channel */
@@ -182,18 +183,13 @@ static int require_connected(const amqp_link *link, vf_error *err)
 
 static char *read_password(const char *path, vf_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        int e = errno;
-        vf_error_set(err, VF_ECONFIG, "amqp.password_file %s: %s", path, strerror(e));
+    char buf[SECRET_FILE_MAX];
+    vf_error inner;
+    vf_error_init(&inner);
+    if (secret_file_read("amqp.password_file", path, buf, sizeof buf, &inner) < 0) {
+        vf_error_set(err, VF_ECONFIG, "amqp.password_file %s", inner.text);
         return NULL;
     }
-    char buf[1024];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-        buf[--n] = '\0';
     char *password = strdup(buf);
     explicit_bzero(buf, sizeof buf);
     if (!password)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "secret_file.h"
+
 #define SECRET_PREFIX "whsec_"
 #define MAC_LEN 32           /* SHA-256 */
 #define MAC_BASE64_LEN 44    /* base64 of 32 bytes, with one '=' */
@@ -94,28 +96,19 @@ int signature_key_parse(const char *secret, signature_key *key, vf_error *err)
 int signature_key_read_file(const char *path, signature_key *key, vf_error *err)
 {
     memset(key, 0, sizeof *key);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        int saved = errno;
-        vf_error_set(err, VF_EIO, "%s: cannot read: %s", path, strerror(saved));
-        return -1;
-    }
-    char line[SECRET_TEXT_MAX + 64];
+    char text[SECRET_TEXT_MAX + 64];
     int rc = -1;
-    if (!fgets(line, sizeof line, f)) {
-        vf_error_set(err, VF_EINVAL, "%s: empty file, expected a whsec_ secret", path);
-        goto out;
-    }
     vf_error inner;
     vf_error_init(&inner);
-    if (signature_key_parse(line, key, &inner) < 0) {
+    if (secret_file_read("webhook secret file", path, text, sizeof text, err) < 0)
+        goto out;
+    if (signature_key_parse(text, key, &inner) < 0) {
         vf_error_set(err, VF_EINVAL, "%s: %s", path, inner.text);
         goto out;
     }
     rc = 0;
 out:
-    OPENSSL_cleanse(line, sizeof line);
-    fclose(f);
+    OPENSSL_cleanse(text, sizeof text);
     return rc;
 }
 

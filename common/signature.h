@@ -43,8 +43,8 @@ typedef enum {
 int signature_key_parse(const char *secret, signature_key *key, vf_error *err)
     __attribute__((warn_unused_result));
 
-/* Read a secret file (first line holds the secret) and parse it. Errors as
- * signature_key_parse, or VF_EIO naming the path when it cannot be read. */
+/* Read a secret file (one line, see secret_file.h) and parse it. Errors as
+ * signature_key_parse or secret_file_read, each naming the path. */
 int signature_key_read_file(const char *path, signature_key *key, vf_error *err)
     __attribute__((warn_unused_result));
 

@@ -138,6 +138,34 @@ for entry in "${builds[@]}"; do
 	summary+=("$name: $passed passed, $failed failed, $skipped skipped (log: ${log#"$root"/})")
 done
 
+# Faults and abuse: the plain build's unit tests under Valgrind, then every
+# fuzz target (a clang build in build-fuzz/) for VF_FUZZ_SECONDS (10) each.
+# A memcheck error or a fuzz crash fails the run.
+check_valgrind() { bash "$root/tests/valgrind.sh" "$root/build"; }
+check_fuzz() {
+	CC=clang cmake -S "$root" -B "$root/build-fuzz" -DVIRTFLOW_FUZZ=ON -DBUILD_TESTING=OFF \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$state_dir/build-fuzz.configure.log" 2>&1 &&
+		cmake --build "$root/build-fuzz" -j"$jobs" &&
+		bash "$root/tests/fuzz/run.sh" "$root/build-fuzz" "${VF_FUZZ_SECONDS:-10}"
+}
+extra_checks=(valgrind)
+((quick)) || extra_checks+=(fuzz)
+for name in "${extra_checks[@]}"; do
+	step "$name"
+	if ((dry_run)); then
+		declare -f "check_$name" | sed '1,2d;$d'
+		continue
+	fi
+	log=$state_dir/$name.log
+	if "check_$name" 2>&1 | tee "$log"; then
+		total_passed=$((total_passed + 1))
+		summary+=("$name: passed (log: ${log#"$root"/})")
+	else
+		total_failed=$((total_failed + 1))
+		summary+=("$name: FAILED (log: ${log#"$root"/})")
+	fi
+done
+
 if ((dry_run)); then
 	echo
 	echo "dry run: nothing was installed, started or built"

@@ -27,6 +27,9 @@ VF_DEBIAN_PACKAGES=(
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	sqlite3              # operators' view of the store; used by tests to inspect it
 	ca-certificates      # libcurl verifying https:// receivers and APIs
+	valgrind             # tests/valgrind.sh: unit tests under memcheck
+	clang                # tests/fuzz: libFuzzer targets (-DVIRTFLOW_FUZZ=ON)
+	libclang-rt-14-dev   # libFuzzer's runtime for clang 14 (-fsanitize=fuzzer)
 )
 
 vf_packages_missing() {

@@ -152,6 +152,11 @@ static void test_regex_anchoring(void)
     CHECK(d.n_feasible == 1);
     CHECK_STR(d.node ? d.node->name : NULL, "node10");
 
+    /* Parentheses that are escaped or inside brackets do not count as groups. */
+    strcpy(req.node_regex, "(node1[)]?|\\)|node1[[:digit:])]+)");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 2);
+
     strcpy(req.node_regex, "gpu[0-9]+");
     decide_ok(&w, &req, &d);
     CHECK(!d.placed);
@@ -236,6 +241,19 @@ static void test_invalid_annotations(void)
          "annotations.vmid.qemu-scheduler/regex: \"(12[0-9]\" is not a valid regex"},
         {"", "", "node[", "annotations.node.qemu-scheduler/regex: \"node[\" is not a valid regex"},
         {"", "", "*x{2,1}", "annotations.node.qemu-scheduler/regex:"},
+        /* An unmatched ')' must not close the anchoring group: "bm-001)|(x"
+         * would otherwise match every name that starts with bm-001. */
+        {"", "", "bm-001)|(x",
+         "annotations.node.qemu-scheduler/regex: \"bm-001)|(x\" is not a valid regex: Unmatched )"},
+        {"", "12)|(1", "",
+         "annotations.vmid.qemu-scheduler/regex: \"12)|(1\" is not a valid regex: Unmatched )"},
+        /* Back-references backtrack for seconds per name in glibc. */
+        {"", "", "(.*)(.*)\\1\\2b",
+         "annotations.node.qemu-scheduler/regex: \"(.*)(.*)\\1\\2b\" is not a valid regex: "
+         "back-references are not supported"},
+        {"", "", "x'); DROP TABLE tasks;--",
+         "annotations.node.qemu-scheduler/regex: \"x'); DROP TABLE tasks;--\" is not a valid "
+         "regex"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sched_request req;

@@ -346,7 +346,7 @@ static void test_proxmox_token_errors(void)
     set = inv ? inventory_fetch(inv, &err) : NULL;
     CHECK(set == NULL);
     CHECK(err.code == VF_ECONFIG);
-    CHECK_CONTAINS(err.text, "the token contains control characters");
+    CHECK_CONTAINS(err.text, "more than one line or control characters");
     CHECK(strstr(err.text, SECRET) == NULL);
     hostset_free(set);
 

@@ -3,6 +3,9 @@
 #include "testlib.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void test_match(void)
 {
@@ -66,10 +69,56 @@ static void test_schedule(void)
     CHECK(relay_policy_next_delay(schedule, 1, 1, -1, 0.5) == -1);
 }
 
+static void test_event(void)
+{
+    char *id = NULL, *type = NULL;
+    vf_error err;
+    const char good[] = "{\"id\":\"evt_1\",\"type\":\"task.completed\",\"data\":{}}";
+    vf_error_init(&err);
+    CHECK(relay_policy_event(good, strlen(good), NULL, &id, &type, &err) == 0);
+    CHECK_STR(id, "evt_1");
+    CHECK_STR(type, "task.completed");
+    free(id);
+    free(type);
+
+    /* No id in the body: the AMQP message_id stands in. */
+    const char no_id[] = "{\"type\":\"task.failed\"}";
+    vf_error_init(&err);
+    CHECK(relay_policy_event(no_id, strlen(no_id), "msg-7", &id, &type, &err) == 0);
+    CHECK_STR(id, "msg-7");
+    free(id);
+    free(type);
+
+    /* Bodies the relay dead-letters, each with the reason it logs. */
+    const char *bad[] = {
+        "not json",
+        "[1,2]",
+        "{\"type\":\"task.failed\"}",                  /* no id anywhere */
+        "{\"id\":\"evt 1\",\"type\":\"task.failed\"}", /* space breaks a header */
+        "{\"id\":\"evt\\r\\nX: y\",\"type\":\"t\"}",   /* header injection */
+        "{\"id\":\"evt_1\",\"type\":\"\"}",            /* empty type */
+        "{\"id\":\"evt_1\",\"type\":7}",               /* type not a string */
+        "{\"id\":\"evt_\\u0000x\",\"type\":\"t\"}",    /* NUL in a string */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        vf_error_init(&err);
+        id = type = (char *)"untouched";
+        CHECK(relay_policy_event(bad[i], strlen(bad[i]), NULL, &id, &type, &err) == -1);
+        CHECK(err.code == VF_EINVAL);
+        CHECK(id == NULL && type == NULL);
+    }
+    char long_id[400];
+    int n = snprintf(long_id, sizeof long_id, "{\"id\":\"%0300d\",\"type\":\"t\"}", 1);
+    vf_error_init(&err);
+    CHECK(relay_policy_event(long_id, (size_t)n, NULL, &id, &type, &err) == -1);
+    CHECK_CONTAINS(err.text, "1-256 printable");
+}
+
 int main(void)
 {
     test_match();
     test_retry_after();
     test_schedule();
+    test_event();
     return test_summary();
 }

@@ -27,11 +27,12 @@
 #include <string.h>
 
 #include "http.h"
+#include "secret_file.h"
 
 #define PROXMOX_MAX_VMS 1000
 #define MIB 1048576.0
 #define GIB 1073741824.0
-#define TOKEN_MAX 4096 /* bytes; real tokens are under 200 */
+#define TOKEN_MAX SECRET_FILE_MAX /* bytes; real tokens are under 200 */
 
 static double number_or_zero(const json_t *item, const char *key)
 {
@@ -145,39 +146,14 @@ fail:
 /* Read the token file into buf, trimmed. The token is never part of a message. */
 static int read_token(const char *path, char *buf, size_t size, vf_error *err)
 {
-    FILE *file = fopen(path, "rb");
-    if (!file) {
-        int saved = errno;
-        vf_error_set(err, VF_ECONFIG, "inventory.token_file %s: cannot open: %s", path,
-                     strerror(saved));
+    vf_error inner;
+    vf_error_init(&inner);
+    if (secret_file_read("inventory.token_file", path, buf, size, &inner) < 0) {
+        vf_error_set(err, VF_ECONFIG, "inventory.token_file %s", inner.text);
         return -1;
     }
-    size_t len = fread(buf, 1, size - 1, file);
-    bool more = fgetc(file) != EOF;
-    bool failed = ferror(file) != 0;
-    fclose(file);
-    buf[len] = '\0';
-    if (failed || more) {
-        vf_error_set(err, VF_ECONFIG, "inventory.token_file %s: %s", path,
-                     failed ? "cannot read" : "too large to be an API token");
-        return -1;
-    }
-    size_t start = 0;
-    while (start < len && strchr(" \t\r\n", buf[start]))
-        start++;
-    while (len > start && strchr(" \t\r\n", buf[len - 1]))
-        len--;
-    memmove(buf, buf + start, len - start);
-    len -= start;
-    buf[len] = '\0';
-    for (size_t i = 0; i < len; i++) {
-        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f) {
-            vf_error_set(err, VF_ECONFIG,
-                         "inventory.token_file %s: the token contains control characters", path);
-            return -1;
-        }
-    }
-    if (len == 0 || !strchr(buf, '=') || !strchr(buf, '!')) {
+    if (!strchr(buf, '=') || !strchr(buf, '!')) {
+        explicit_bzero(buf, size);
         vf_error_set(err, VF_ECONFIG,
                      "inventory.token_file %s: expected one line USER@REALM!TOKENID=SECRET", path);
         return -1;

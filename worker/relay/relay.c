@@ -190,19 +190,6 @@ static void reject(relay *r, uint64_t tag, const char *why, const char *message_
         log_warn("rejecting a message: %s", err.text);
 }
 
-/* The event id travels in the webhook-id header and the signed string: it
- * must not be able to break a header line. */
-static bool usable_event_id(const char *id)
-{
-    size_t len = strlen(id);
-    if (len == 0 || len > 256)
-        return false;
-    for (const char *c = id; *c; c++)
-        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
-            return false;
-    return true;
-}
-
 /* Keep a delivery for recording, or reject it when it is not an event. */
 static void take_delivery(relay *r, amqp_link_delivery *d)
 {
@@ -210,35 +197,25 @@ static void take_delivery(relay *r, amqp_link_delivery *d)
         reject(r, d->delivery_tag, "message larger than amqp.max_message_bytes", d->message_id);
         return;
     }
-    json_error_t jerr;
-    json_t *event = json_loadb((const char *)d->body, d->body_len, 0, &jerr);
-    const char *type = event ? json_string_value(json_object_get(event, "type")) : NULL;
-    const char *id = event ? json_string_value(json_object_get(event, "id")) : NULL;
-    if (!id || !*id)
-        id = d->message_id;
-    if (!event || !json_is_object(event) || !type || !*type || !id || !usable_event_id(id)) {
-        reject(r, d->delivery_tag,
-               !event ? "body is not JSON"
-                      : "event without a string \"type\" and an \"id\" of 1-256 printable "
-                        "characters",
-               d->message_id);
-        json_decref(event);
+    char *id = NULL, *type = NULL;
+    vf_error perr;
+    vf_error_init(&perr);
+    if (relay_policy_event(d->body, d->body_len, d->message_id, &id, &type, &perr) < 0) {
+        if (perr.code == VF_ENOMEM) {
+            log_error("out of memory keeping an event; the broker will redeliver it");
+            return;
+        }
+        reject(r, d->delivery_tag, perr.text, d->message_id);
         return;
     }
     incoming *in = &r->batch[r->n_batch];
     in->tag = d->delivery_tag;
-    in->event_id = strdup(id);
-    in->type = strdup(type);
+    in->event_id = id;
+    in->type = type;
     /* The body is sent byte for byte as it came off the queue. */
     in->body = (char *)d->body;
     in->body_len = d->body_len;
     d->body = NULL;
-    json_decref(event);
-    if (!in->event_id || !in->type) {
-        log_error("out of memory keeping an event; the broker will redeliver it");
-        incoming_clear(in);
-        return;
-    }
     r->n_batch++;
 }
 

@@ -2,8 +2,11 @@
 #include "relay_policy.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <jansson.h>
 
 bool relay_policy_match(const char *pattern, const char *type)
 {
@@ -91,4 +94,52 @@ double relay_policy_next_delay(const int *schedule_s, size_t n_schedule, int att
     if (retry_after_s >= 0 && delay < retry_after_s)
         delay = retry_after_s;
     return delay;
+}
+
+static bool usable_event_id(const char *id)
+{
+    size_t len = strlen(id);
+    if (len == 0 || len > RELAY_EVENT_ID_MAX)
+        return false;
+    for (const char *c = id; *c; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+            return false;
+    return true;
+}
+
+int relay_policy_event(const void *body, size_t body_len, const char *message_id, char **id,
+                       char **type, vf_error *err)
+{
+    *id = NULL;
+    *type = NULL;
+    json_error_t jerr;
+    json_t *event = json_loadb(body, body_len, 0, &jerr);
+    if (!event) {
+        vf_error_set(err, VF_EINVAL, "body is not JSON");
+        return -1;
+    }
+    const char *type_text = json_string_value(json_object_get(event, "type"));
+    const char *id_text = json_string_value(json_object_get(event, "id"));
+    if (!id_text || !*id_text)
+        id_text = message_id;
+    if (!json_is_object(event) || !type_text || !*type_text || !id_text ||
+        !usable_event_id(id_text)) {
+        vf_error_set(err, VF_EINVAL,
+                     "event without a string \"type\" and an \"id\" of 1-%d printable characters",
+                     RELAY_EVENT_ID_MAX);
+        json_decref(event);
+        return -1;
+    }
+    *id = strdup(id_text);
+    *type = strdup(type_text);
+    json_decref(event);
+    if (!*id || !*type) {
+        free(*id);
+        free(*type);
+        *id = NULL;
+        *type = NULL;
+        vf_error_set(err, VF_ENOMEM, "out of memory keeping an event");
+        return -1;
+    }
+    return 0;
 }

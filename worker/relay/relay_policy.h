@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vf_error.h"
+
 /* Longest wait a Retry-After header may impose, seconds (a receiver asking
  * for more gets this; the schedule's own delays are not capped). */
 #define RELAY_RETRY_AFTER_MAX_S 86400.0
@@ -40,5 +42,18 @@ int relay_policy_retry_after(const char *value, int64_t now, double *delay_s);
  * retry_after_s when the receiver gave one (< 0: none). */
 double relay_policy_next_delay(const int *schedule_s, size_t n_schedule, int attempts,
                                double retry_after_s, double random01);
+
+/* Longest event id accepted, bytes. */
+#define RELAY_EVENT_ID_MAX 256
+
+/* Check one message taken off virtflow.relay: `body_len` bytes of JSON (need
+ * not be NUL-terminated) holding an object with a non-empty string "type"
+ * and an "id" (else `message_id`, may be NULL) of 1..RELAY_EVENT_ID_MAX
+ * printable ASCII characters without spaces, since the id travels in the
+ * webhook-id header and the signed string and must not break a header line.
+ * Returns 0 with *id and *type owned copies (free both), or -1 with err:
+ * VF_EINVAL with the reason to dead-letter the message, VF_ENOMEM. */
+int relay_policy_event(const void *body, size_t body_len, const char *message_id, char **id,
+                       char **type, vf_error *err) __attribute__((warn_unused_result));
 
 #endif

@@ -506,6 +506,55 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
     return &engine->load[host_index];
 }
 
+/* What regcomp alone would let through but an annotation must not carry;
+ * returns why, or NULL when the pattern is fine.
+ * - An unmatched ')': glibc reads it as a literal, so "bm-1)|(x" would close
+ *   the anchoring group below early and match "bm-10".
+ * - A back-reference (\1..\9): glibc's matcher backtracks over them, and a
+ *   256-character pattern with a few of them takes seconds per host name
+ *   (measured: six "(.*)" then \2..\7, the anchoring group being \1, against
+ *   a 63-character name: 5 s per name), stalling the worker's batch.
+ *   qemu-scheduler's regexes (Go, RE2) have no back-references either, so
+ *   no user pattern loses anything.
+ * Bracket expressions ("[)]", "[[:alpha:]]") are skipped; an unterminated
+ * one is left for regcomp to report. */
+static const char *pattern_refused(const char *p)
+{
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '\\') {
+            if (!p[1])
+                break;
+            p++;
+            if (*p >= '1' && *p <= '9')
+                return "back-references are not supported";
+        } else if (*p == '[') {
+            p++;
+            if (*p == '^')
+                p++;
+            if (*p == ']')
+                p++;
+            while (*p && *p != ']') {
+                if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+                    char term[3] = {p[1], ']', '\0'};
+                    const char *end = strstr(p + 2, term);
+                    if (!end)
+                        return NULL;
+                    p = end + 1;
+                }
+                p++;
+            }
+            if (!*p)
+                return NULL;
+        } else if (*p == '(') {
+            depth++;
+        } else if (*p == ')' && --depth < 0) {
+            return "Unmatched ) or \\)";
+        }
+    }
+    return NULL;
+}
+
 /* Compiled, anchored regex for `pattern`, from the cache. `what` names the
  * annotation in the error. */
 static regex_entry *regex_get(sched_engine *engine, const char *pattern, const char *what,
@@ -524,6 +573,12 @@ static regex_entry *regex_get(sched_engine *engine, const char *pattern, const c
     }
     /* Anchor so the pattern must match the whole name or number, as
      * qemu-scheduler's users expect: node1 must not match node10. */
+    const char *refused = pattern_refused(pattern);
+    if (refused) {
+        vf_error_set(err, VF_EINVAL, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
+                     pattern, refused);
+        return NULL;
+    }
     char anchored[REQUEST_ANNOTATION_LEN + 8];
     snprintf(anchored, sizeof anchored, "^(%s)$", pattern);
     regex_t compiled;

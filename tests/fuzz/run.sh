@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Run every fuzz target of a -DVIRTFLOW_FUZZ=ON build for a bounded time,
+# each from its seed corpus (tests/fuzz/seed.sh), and report per target the
+# executions and whether it crashed:
+#
+#   bash tests/fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET] [WORK_DIR]
+#
+# Prints one line "fuzz_<target>: N execs, crash|ok" per target, then
+# "fuzz: N targets, N crashes". Exits 1 when any target crashed (its input
+# is kept in WORK_DIR/artifacts/<target>/ and the log in WORK_DIR/<target>.log:
+# fix the code, then add the input to tests/fixtures/fuzz/<target>/).
+set -euo pipefail
+
+build=${1:?usage: run.sh BUILD_DIR [SECONDS] [WORK_DIR]}
+seconds=${2:-10}
+work=${3:-$build/fuzz-work}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+mkdir -p "$work"
+bash "$here/seed.sh" "$work/corpus"
+
+targets=0 crashes=0
+for exe in "$build"/tests/fuzz/fuzz_*; do
+	[[ -x $exe && -f $exe ]] || continue
+	name=$(basename "$exe")
+	targets=$((targets + 1))
+	mkdir -p "$work/corpus/$name" "$work/artifacts/$name"
+	log=$work/$name.log
+	rc=0
+	# -rss_limit_mb: an input that makes a parser balloon is a finding too.
+	"$exe" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
+		-artifact_prefix="$work/artifacts/$name/" "$work/corpus/$name" >"$log" 2>&1 || rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+	if ((rc != 0)); then
+		crashes=$((crashes + 1))
+		echo "$name: ${execs:-?} execs, crash (exit $rc; log $log)"
+		grep -E '^==[0-9]+==|^SUMMARY|Test unit written' "$log" | head -n 5 | sed 's/^/    /'
+	else
+		echo "$name: ${execs:-?} execs, ok"
+	fi
+done
+echo "fuzz: $targets targets, $crashes crashes"
+((targets > 0 && crashes == 0))
