@@ -771,13 +771,17 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
                 pause_for(&svc, wait);
                 continue;
             }
-            backoff_reset(&retry);
         }
         bool store_failed = false;
         int rc = round_trip(&svc, 500, &store_failed, &err);
         clear_batch(&svc);
-        if (rc == 0)
+        if (rc == 0) {
+            /* Reset only once a round succeeds: a store that keeps failing
+             * after each reconnect must not make the worker reconnect in a
+             * tight loop. */
+            backoff_reset(&retry);
             continue;
+        }
         double wait = backoff_next(&retry);
         if (store_failed)
             log_error("store: %s; nothing in this batch was acked: closing the broker connection "

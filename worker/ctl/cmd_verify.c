@@ -23,7 +23,7 @@ static void verify_usage(FILE *out)
         out,
         "usage: virtflowctl verify (--secret-file FILE | --secret-env VAR)...\n"
         "                          (--id ID --timestamp UNIX --signature SIG | --headers FILE)\n"
-        "                          [--body FILE] [--now UNIX]\n"
+        "                          [--body FILE] [--now UNIX] [--json]\n"
         "\n"
         "Verify a Standard Webhooks signature: HMAC-SHA256 of \"<id>.<timestamp>.<body>\"\n"
         "with the whsec_ secret, against every v1 entry of webhook-signature, and a\n"
@@ -33,6 +33,7 @@ static void verify_usage(FILE *out)
         "                   webhook-id, webhook-timestamp and webhook-signature are read\n"
         "  --body FILE      the body exactly as received; default or '-': stdin\n"
         "  --now UNIX       the current time to judge the timestamp against (tests)\n"
+        "  --json           print {\"valid\": true} or {\"valid\": false, \"reason\": ...}\n"
         "\n"
         "exit status: 0 valid, 1 invalid (the reason is printed: bad signature, stale\n"
         "timestamp, malformed header), 2 usage or a bad secret.\n");
@@ -114,7 +115,8 @@ int ctl_verify(int argc, char **argv)
         OPT_SIGNATURE,
         OPT_HEADERS,
         OPT_BODY,
-        OPT_NOW
+        OPT_NOW,
+        OPT_JSON
     };
     static const struct option longopts[] = {
         {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
@@ -125,6 +127,7 @@ int ctl_verify(int argc, char **argv)
         {"headers", required_argument, NULL, OPT_HEADERS},
         {"body", required_argument, NULL, OPT_BODY},
         {"now", required_argument, NULL, OPT_NOW},
+        {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -134,6 +137,7 @@ int ctl_verify(int argc, char **argv)
     bool have_id = false, have_ts = false, have_sig = false;
     const char *headers_path = NULL, *body_path = NULL;
     int64_t now = (int64_t)time(NULL);
+    bool json = false;
     int rc = CTL_EXIT_USAGE;
     char *body = NULL;
     optind = 1;
@@ -191,6 +195,9 @@ int ctl_verify(int argc, char **argv)
             now = value;
             break;
         }
+        case OPT_JSON:
+            json = true;
+            break;
         case 'h':
             verify_usage(stdout);
             rc = CTL_EXIT_OK;
@@ -233,13 +240,19 @@ int ctl_verify(int argc, char **argv)
     }
     signature_result result =
         signature_verify(keys, n_keys, id, ts, sig, body, body_len, now, SIGNATURE_TOLERANCE_S);
-    if (result == SIGNATURE_VALID) {
+    bool valid = result == SIGNATURE_VALID;
+    if (json) {
+        json_t *answer =
+            valid ? json_pack("{s:b}", "valid", 1)
+                  : json_pack("{s:b, s:s}", "valid", 0, "reason", signature_result_text(result));
+        ctl_print_json(answer);
+        json_decref(answer);
+    } else if (valid) {
         printf("valid\n");
-        rc = CTL_EXIT_OK;
     } else {
         printf("invalid: %s\n", signature_result_text(result));
-        rc = CTL_EXIT_NEGATIVE;
     }
+    rc = valid ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
 out:
     free(body);
     memset(keys, 0, sizeof keys);
