@@ -33,7 +33,7 @@ for exe in "$build"/tests/test_*; do
 	# tests/valgrind.supp lists the few leaks that are on purpose.
 	(cd "$here" && valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
 		--errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 \
-		--track-origins=yes --suppressions="$here/valgrind.supp" "$exe") >"$log" 2>&1 || rc=$?
+		--track-origins=yes --num-callers=64 --suppressions="$here/valgrind.supp" "$exe") >"$log" 2>&1 || rc=$?
 	case $rc in
 	0)
 		passed=$((passed + 1))
