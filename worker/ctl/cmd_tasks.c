@@ -16,7 +16,7 @@ static void tasks_usage(FILE *out)
             "\n"
             "List tasks, newest first, from the store (opened read-only).\n"
             "\n"
-            "  --status S   queued, processing, retrying, completed, failed (spare tasks:\n"
+            "  --status S   processing, retrying, completed, failed (spare tasks:\n"
             "               provisioning, waiting_ready, ready, releasing, released)\n"
             "  --reason R   invalid, unschedulable, exhausted (failed tasks)\n"
             "  --kind K     schedule or spare\n"
