@@ -49,45 +49,14 @@ typedef struct submit_options {
     bool any_flag;
 } submit_options;
 
-static int flag_integer(json_t *obj, const char *key, const char *option, const char *text)
-{
-    char *end = NULL;
-    errno = 0;
-    long long value = strtoll(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0') {
-        ctl_error("%s: expected an integer, got '%s'", option, text);
-        return -1;
-    }
-    json_object_set_new(obj, key, json_integer(value));
-    return 0;
-}
-
 /* Returns 0, 1 for --help (printed), -1 on a usage error (printed). */
 static int parse_options(int argc, char **argv, submit_options *opt)
 {
-    enum {
-        OPT_CPU = 256,
-        OPT_MEMORY,
-        OPT_DISK,
-        OPT_POOL,
-        OPT_DEDICATED,
-        OPT_VM_NAME,
-        OPT_ANNOTATION,
-        OPT_TASK_ID,
-        OPT_WAIT,
-        OPT_TIMEOUT,
-        OPT_JSON
-    };
+    enum { OPT_TASK_ID = CTL_OPT_OWN, OPT_WAIT, OPT_TIMEOUT, OPT_JSON };
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"file", required_argument, NULL, 'f'},
-        {"cpu", required_argument, NULL, OPT_CPU},
-        {"memory", required_argument, NULL, OPT_MEMORY},
-        {"disk", required_argument, NULL, OPT_DISK},
-        {"pool", required_argument, NULL, OPT_POOL},
-        {"dedicated", no_argument, NULL, OPT_DEDICATED},
-        {"vm-name", required_argument, NULL, OPT_VM_NAME},
-        {"annotation", required_argument, NULL, OPT_ANNOTATION},
+        CTL_REQUEST_LONGOPTS,
         {"task-id", required_argument, NULL, OPT_TASK_ID},
         {"wait", no_argument, NULL, OPT_WAIT},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -95,12 +64,16 @@ static int parse_options(int argc, char **argv, submit_options *opt)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    json_t *annotations = json_object();
-    json_object_set_new(opt->flags, "annotations", annotations);
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "c:f:h", longopts, NULL)) != -1) {
-        int rc = 0;
+        int rc = ctl_request_flag(c, optarg, opt->flags);
+        if (rc < 0)
+            return -1;
+        if (rc == 1) {
+            opt->any_flag = true;
+            continue;
+        }
         switch (c) {
         case 'c':
             opt->config_path = optarg;
@@ -108,42 +81,6 @@ static int parse_options(int argc, char **argv, submit_options *opt)
         case 'f':
             opt->request_path = optarg;
             break;
-        case OPT_CPU:
-            rc = flag_integer(opt->flags, "requested_cpu", "--cpu", optarg);
-            opt->any_flag = true;
-            break;
-        case OPT_MEMORY:
-            rc = flag_integer(opt->flags, "requested_memory", "--memory", optarg);
-            opt->any_flag = true;
-            break;
-        case OPT_DISK:
-            rc = flag_integer(opt->flags, "requested_disk", "--disk", optarg);
-            opt->any_flag = true;
-            break;
-        case OPT_POOL:
-            json_object_set_new(opt->flags, "requested_pool", json_string(optarg));
-            opt->any_flag = true;
-            break;
-        case OPT_DEDICATED:
-            json_object_set_new(opt->flags, "dedicated", json_true());
-            opt->any_flag = true;
-            break;
-        case OPT_VM_NAME:
-            json_object_set_new(opt->flags, "vm_name", json_string(optarg));
-            opt->any_flag = true;
-            break;
-        case OPT_ANNOTATION: {
-            char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg) {
-                ctl_error("--annotation: expected KEY=VALUE, got '%s'", optarg);
-                return -1;
-            }
-            *eq = '\0';
-            json_object_set_new(annotations, optarg, json_string(eq + 1));
-            *eq = '=';
-            opt->any_flag = true;
-            break;
-        }
         case OPT_TASK_ID:
             opt->task_id = optarg;
             break;

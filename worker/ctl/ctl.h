@@ -47,6 +47,36 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- shared by the commands (ctl_common.c) ---- */
 
+/* The request flags of place and submit: --cpu N --memory MiB --disk GiB
+ * --pool NAME --dedicated --vm-name NAME --annotation KEY=VALUE. Commands put
+ * CTL_REQUEST_LONGOPTS in their option table and number their own long
+ * options from CTL_OPT_OWN. */
+enum {
+    CTL_OPT_CPU = 0x100,
+    CTL_OPT_MEMORY,
+    CTL_OPT_DISK,
+    CTL_OPT_POOL,
+    CTL_OPT_DEDICATED,
+    CTL_OPT_VM_NAME,
+    CTL_OPT_ANNOTATION,
+    CTL_OPT_OWN
+};
+#define CTL_REQUEST_LONGOPTS                                                                       \
+    {"cpu", required_argument, NULL, CTL_OPT_CPU},                                                 \
+        {"memory", required_argument, NULL, CTL_OPT_MEMORY},                                       \
+        {"disk", required_argument, NULL, CTL_OPT_DISK},                                           \
+        {"pool", required_argument, NULL, CTL_OPT_POOL},                                           \
+        {"dedicated", no_argument, NULL, CTL_OPT_DEDICATED},                                       \
+        {"vm-name", required_argument, NULL, CTL_OPT_VM_NAME},                                     \
+    {                                                                                              \
+        "annotation", required_argument, NULL, CTL_OPT_ANNOTATION                                  \
+    }
+
+/* Apply request flag `option` (a getopt_long result) with `arg` to the
+ * request body being built. Returns 1 when it was a request flag, 0 when it
+ * is not one, -1 after printing what is wrong with the value. */
+int ctl_request_flag(int option, const char *arg, json_t *request);
+
 /* Open the store at `path` and say what to do when that fails: no file ("start
  * virtflow-worker once or check store.path"), permission denied, not a
  * database. Returns an owned handle, or NULL after printing the error. */

@@ -136,3 +136,56 @@ int ctl_parse_positive(const char *option, const char *text, long *out)
     *out = value;
     return 0;
 }
+
+static int request_integer(json_t *request, const char *key, const char *option, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0') {
+        ctl_error("%s: expected an integer, got '%s'", option, text);
+        return -1;
+    }
+    json_object_set_new(request, key, json_integer(value));
+    return 1;
+}
+
+int ctl_request_flag(int option, const char *arg, json_t *request)
+{
+    switch (option) {
+    case CTL_OPT_CPU:
+        return request_integer(request, "requested_cpu", "--cpu", arg);
+    case CTL_OPT_MEMORY:
+        return request_integer(request, "requested_memory", "--memory", arg);
+    case CTL_OPT_DISK:
+        return request_integer(request, "requested_disk", "--disk", arg);
+    case CTL_OPT_POOL:
+        json_object_set_new(request, "requested_pool", json_string(arg));
+        return 1;
+    case CTL_OPT_DEDICATED:
+        json_object_set_new(request, "dedicated", json_true());
+        return 1;
+    case CTL_OPT_VM_NAME:
+        json_object_set_new(request, "vm_name", json_string(arg));
+        return 1;
+    case CTL_OPT_ANNOTATION: {
+        const char *eq = strchr(arg, '=');
+        if (!eq || eq == arg) {
+            ctl_error("--annotation: expected KEY=VALUE, got '%s'", arg);
+            return -1;
+        }
+        json_t *annotations = json_object_get(request, "annotations");
+        if (!json_is_object(annotations)) {
+            annotations = json_object();
+            json_object_set_new(request, "annotations", annotations);
+        }
+        if (json_object_setn_new(annotations, arg, (size_t)(eq - arg), json_string(eq + 1)) < 0) {
+            ctl_error("--annotation: '%s' is not valid UTF-8", arg);
+            return -1;
+        }
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
