@@ -59,36 +59,11 @@ static int add_reservation(const store_reservation *r, void *user)
 
 int ctl_nodes(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_path = NULL;
-    bool as_json = false;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case 'j':
-            as_json = true;
-            break;
-        case 'h':
-            nodes_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            nodes_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        ctl_error("nodes: unexpected argument '%s'", argv[optind]);
-        return CTL_EXIT_USAGE;
-    }
+    const char *config_path;
+    bool as_json;
+    int early = ctl_only_common_options(argc, argv, "nodes", nodes_usage, &config_path, &as_json);
+    if (early >= 0)
+        return early;
     vf_config *config = ctl_load_config(config_path);
     if (!config)
         return CTL_EXIT_CONFIG;

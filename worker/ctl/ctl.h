@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "amqp_link.h"
 #include "config.h"
@@ -71,6 +72,12 @@ enum {
     {                                                                                              \
         "annotation", required_argument, NULL, CTL_OPT_ANNOTATION                                  \
     }
+
+/* The options of a command that takes only -c FILE, --json and --help.
+ * Returns -1 to go on (config_path and as_json set), or the exit status to
+ * return at once (--help, or a usage error, already printed). */
+int ctl_only_common_options(int argc, char **argv, const char *command, void (*usage)(FILE *),
+                            const char **config_path, bool *as_json);
 
 /* Apply request flag `option` (a getopt_long result) with `arg` to the
  * request body being built. Returns 1 when it was a request flag, 0 when it

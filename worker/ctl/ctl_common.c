@@ -2,6 +2,7 @@
  * broker, JSON output, option parsing), with errors that say what to do. */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,4 +189,40 @@ int ctl_request_flag(int option, const char *arg, json_t *request)
     default:
         return 0;
     }
+}
+
+int ctl_only_common_options(int argc, char **argv, const char *command, void (*usage)(FILE *),
+                            const char **config_path, bool *as_json)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *config_path = NULL;
+    *as_json = false;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            *config_path = optarg;
+            break;
+        case 'j':
+            *as_json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return CTL_EXIT_OK;
+        default:
+            usage(stderr);
+            return CTL_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        ctl_error("%s: unexpected argument '%s'", command, argv[optind]);
+        return CTL_EXIT_USAGE;
+    }
+    return -1;
 }
