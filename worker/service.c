@@ -254,11 +254,13 @@ static int remember_confirmed(service *svc, char *event_id)
     return 0;
 }
 
+/* A retry or dead letter not yet settled, whatever its confirm said so far:
+ * its message must be acked (or handed back) alone, so an ack-multiple of a
+ * later batch must not cover it. Settled entries have left the list. */
 static bool republish_waiting(const service *svc)
 {
     for (size_t i = 0; i < svc->n_pubs; i++)
-        if ((svc->pubs[i].kind == PUB_RETRY || svc->pubs[i].kind == PUB_DEAD) &&
-            svc->pubs[i].state == 0)
+        if (svc->pubs[i].kind == PUB_RETRY || svc->pubs[i].kind == PUB_DEAD)
             return true;
     return false;
 }
