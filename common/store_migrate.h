@@ -1,5 +1,5 @@
 /* store_migrate: the schema migrations embedded from schema/NNN_*.sql by
- * cmake/embed_sql.cmake (generated store_schema.c). Private to store_*.c. */
+ * schema/embed_sql.cmake (generated store_schema.c). Private to store_*.c. */
 #ifndef VF_STORE_MIGRATE_H
 #define VF_STORE_MIGRATE_H
 
