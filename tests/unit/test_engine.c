@@ -157,6 +157,11 @@ static void test_regex_anchoring(void)
     decide_ok(&w, &req, &d);
     CHECK(d.n_feasible == 2);
 
+    /* Bounded repetition well inside the limits still works. */
+    strcpy(req.node_regex, "(node|x){1}[0-9]{1,2}");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 2);
+
     strcpy(req.node_regex, "gpu[0-9]+");
     decide_ok(&w, &req, &d);
     CHECK(!d.placed);
@@ -241,6 +246,19 @@ static void test_invalid_annotations(void)
          "annotations.vmid.qemu-scheduler/regex: \"(12[0-9]\" is not a valid regex"},
         {"", "", "node[", "annotations.node.qemu-scheduler/regex: \"node[\" is not a valid regex"},
         {"", "", "*x{2,1}", "annotations.node.qemu-scheduler/regex:"},
+        /* Bounded so glibc's regcomp cannot be made to build a huge automaton. */
+        {"", "", "node[0-9]++",
+         "annotations.node.qemu-scheduler/regex: \"node[0-9]++\" is not a "
+         "valid regex: repetition operators may not follow one another"},
+        {"", "1{2}*", "",
+         "annotations.vmid.qemu-scheduler/regex: \"1{2}*\" is not a valid regex: "
+         "repetition operators may not follow one another"},
+        {"", "", "a{65}",
+         "annotations.node.qemu-scheduler/regex: \"a{65}\" is not a valid regex: "
+         "repetition counts above 64 are not supported"},
+        {"", "", "((a{64}){64}){64}",
+         "annotations.node.qemu-scheduler/regex: \"((a{64}){64}){64}\" is not a valid regex: "
+         "repetitions nested too deep"},
         /* An unmatched ')' must not close the anchoring group: "bm-001)|(x"
          * would otherwise match every name that starts with bm-001. */
         {"", "", "bm-001)|(x",

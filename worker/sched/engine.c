@@ -506,6 +506,41 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
     return &engine->load[host_index];
 }
 
+/* Bounds on what a pattern may make glibc build. glibc copies a repeated
+ * subexpression once per repetition ("a{3}" is "aaa", "a+" is "aa*"), so
+ * nested or stacked repetitions multiply: "u" followed by sixty '+' made
+ * regcomp allocate over 4 GiB (found by fuzz_task_message). Host names have
+ * at most 63 characters and vmids 9 digits, so no useful pattern needs more. */
+#define REGEX_MAX_COUNT 64    /* largest n or m in {n}, {n,}, {n,m} */
+#define REGEX_MAX_COPIES 4096 /* atoms after expanding every repetition */
+#define REGEX_MAX_DEPTH 32    /* nested groups */
+
+/* The repetition factor of an interval "{n}", "{n,}" or "{n,m}" at p (just
+ * past the '{'), setting *end to its '}'; 0 when p does not start one (glibc
+ * then reads the '{' as a literal or regcomp reports it). */
+static long interval_factor(const char *p, const char **end)
+{
+    long n = 0, m = -1;
+    const char *q = p;
+    if (*q < '0' || *q > '9')
+        return 0;
+    while (*q >= '0' && *q <= '9' && n <= 100000)
+        n = n * 10 + (*q++ - '0');
+    if (*q == ',') {
+        q++;
+        if (*q >= '0' && *q <= '9') {
+            m = 0;
+            while (*q >= '0' && *q <= '9' && m <= 100000)
+                m = m * 10 + (*q++ - '0');
+        }
+    }
+    if (*q != '}')
+        return 0;
+    *end = q;
+    long factor = m > n ? m : n;
+    return factor > 0 ? factor : 1;
+}
+
 /* What regcomp alone would let through but an annotation must not carry;
  * returns why, or NULL when the pattern is fine.
  * - An unmatched ')': glibc reads it as a literal, so "bm-1)|(x" would close
@@ -516,18 +551,46 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
  *   a 63-character name: 5 s per name), stalling the worker's batch.
  *   qemu-scheduler's regexes (Go, RE2) have no back-references either, so
  *   no user pattern loses anything.
+ * - Repetitions past the bounds above, and repetition operators following
+ *   one another ("a++", "a{2}*"), which POSIX leaves undefined.
  * Bracket expressions ("[)]", "[[:alpha:]]") are skipped; an unterminated
  * one is left for regcomp to report. */
 static const char *pattern_refused(const char *p)
 {
+    long copies[REGEX_MAX_DEPTH + 1] = {0}; /* expanded atoms so far, per open group */
+    long last = 0;                          /* expanded size of the last atom */
+    bool repeated = false;                  /* the last token was a repetition */
     int depth = 0;
     for (; *p; p++) {
+        long factor = 0;
+        const char *end = p;
+        if (*p == '*' || *p == '?')
+            factor = 1;
+        else if (*p == '+')
+            factor = 2;
+        else if (*p == '{')
+            factor = interval_factor(p + 1, &end);
+        if (factor > 0) {
+            if (repeated)
+                return "repetition operators may not follow one another (like a++)";
+            if (factor > REGEX_MAX_COUNT)
+                return "repetition counts above 64 are not supported";
+            copies[depth] += last * (factor - 1);
+            last *= factor;
+            repeated = true;
+            p = end;
+            if (copies[depth] > REGEX_MAX_COPIES)
+                return "repetitions nested too deep (the pattern would expand past 4096 atoms)";
+            continue;
+        }
+        repeated = false;
         if (*p == '\\') {
             if (!p[1])
                 break;
             p++;
             if (*p >= '1' && *p <= '9')
                 return "back-references are not supported";
+            last = 1;
         } else if (*p == '[') {
             p++;
             if (*p == '^')
@@ -537,20 +600,37 @@ static const char *pattern_refused(const char *p)
             while (*p && *p != ']') {
                 if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
                     char term[3] = {p[1], ']', '\0'};
-                    const char *end = strstr(p + 2, term);
-                    if (!end)
+                    const char *close = strstr(p + 2, term);
+                    if (!close)
                         return NULL;
-                    p = end + 1;
+                    p = close + 1;
                 }
                 p++;
             }
             if (!*p)
                 return NULL;
+            last = 1;
         } else if (*p == '(') {
-            depth++;
-        } else if (*p == ')' && --depth < 0) {
-            return "Unmatched ) or \\)";
+            if (++depth > REGEX_MAX_DEPTH)
+                return "groups nested too deep";
+            copies[depth] = 0;
+            last = 0;
+            continue;
+        } else if (*p == ')') {
+            if (--depth < 0)
+                return "Unmatched ) or \\)";
+            last = copies[depth + 1];
+            copies[depth] += last;
+            if (copies[depth] > REGEX_MAX_COPIES)
+                return "repetitions nested too deep (the pattern would expand past 4096 atoms)";
+            continue;
+        } else if (*p == '|' || *p == '^' || *p == '$') {
+            last = 0;
+            continue;
+        } else {
+            last = 1;
         }
+        copies[depth] += last;
     }
     return NULL;
 }
