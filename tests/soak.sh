@@ -60,6 +60,6 @@ if [[ ! -d $fuzz_build/tests/fuzz ]]; then
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$fuzz_build" -j"$(nproc)" >/dev/null
-bash "$root/tests/fuzz/run.sh" "$fuzz_build" "$fuzz_seconds" "$fuzz_build/soak-work" || fuzz_rc=$?
+VF_FUZZ_SEED=${VF_FUZZ_SEED:-0} bash "$root/tests/fuzz/run.sh" "$fuzz_build" "$fuzz_seconds" "$fuzz_build/soak-work" || fuzz_rc=$?
 
 ((soak_rc == 0 && fuzz_rc == 0))

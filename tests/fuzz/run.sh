@@ -9,6 +9,11 @@
 # "fuzz: N targets, N crashes". Exits 1 when any target crashed (its input
 # is kept in WORK_DIR/artifacts/<target>/ and the log in WORK_DIR/<target>.log:
 # fix the code, then add the input to tests/fixtures/fuzz/<target>/).
+#
+# VF_FUZZ_SEED (default 1) fixes libFuzzer's random seed so that the short CI
+# runs explore the same inputs every time: a CI run must not turn red by
+# chance. Longer runs (tests/soak.sh) set VF_FUZZ_SEED=0 for a fresh seed each
+# time, which is where new findings should come from.
 set -euo pipefail
 
 build=${1:?usage: run.sh BUILD_DIR [SECONDS] [WORK_DIR]}
@@ -28,7 +33,8 @@ for exe in "$build"/tests/fuzz/fuzz_*; do
 	log=$work/$name.log
 	rc=0
 	# -rss_limit_mb: an input that makes a parser balloon is a finding too.
-	"$exe" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
+	"$exe" -seed="${VF_FUZZ_SEED:-1}" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 \
+		-print_final_stats=1 \
 		-artifact_prefix="$work/artifacts/$name/" "$work/corpus/$name" >"$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 	if ((rc != 0)); then
