@@ -117,6 +117,22 @@ for _ in $(seq 150); do
 	sleep 0.2
 done
 
+# The receiver must be listening before anything is sent to it: a delivery
+# it refuses waits for the relay's next scheduled attempt (5 s, then 5 min).
+receiver_up=0
+for _ in $(seq 150); do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		receiver_up=1
+		break
+	fi
+	sleep 0.2
+done
+if ((!receiver_up)); then
+	echo "quickstart: the example receiver does not answer on 127.0.0.1:$port; the end of .virtflow/receiver.log:" >&2
+	tail -n 20 "$state/receiver.log" >&2
+	exit 1
+fi
+
 echo "==> submit deploy/examples/request.json"
 echo "\$ virtflowctl submit -c .virtflow/config.yaml -f deploy/examples/request.json --wait"
 status=0
@@ -131,7 +147,7 @@ fi
 
 echo "==> the signed webhook"
 event_id=
-for _ in $(seq 150); do
+for _ in $(seq 300); do
 	event_id=$(sqlite3 -readonly "$state/virtflow.db" \
 		"SELECT event_id FROM deliveries WHERE json_extract(body, '$.data.task_id') = '$task_id' AND status = 'delivered'" 2>/dev/null || true)
 	[[ -n $event_id ]] && grep -q "^200 $event_id " "$state/receiver.log" && break
