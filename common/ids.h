@@ -7,8 +7,10 @@
 
 #define IDS_LEN 48 /* bytes incl. NUL: prefix + "_" + 32 hex digits */
 
-/* "<prefix>_<32 lowercase hex digits>" from a random (version 4) UUID, e.g.
- * evt_3f2b...; prefix at most 8 characters. */
+/* "<prefix>_<32 lowercase hex digits>" of a time-ordered UUID (RFC 9562
+ * version 7: milliseconds, then 74 random bits), e.g. evt_019a...; ids made
+ * in a later millisecond sort after earlier ones. Prefix at most 8
+ * characters. */
 void ids_new(const char *prefix, char out[IDS_LEN]);
 
 /* RFC 3339 UTC with seconds, "2026-11-22T01:02:03Z" (event timestamps). */

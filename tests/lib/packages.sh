@@ -19,7 +19,6 @@ VF_DEBIAN_PACKAGES=(
 	libsqlite3-dev
 	libyaml-dev
 	libssl-dev           # HMAC-SHA256 for webhook signatures
-	uuid-dev             # libuuid: task and event ids
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
 	python3              # integration test drivers, broker port picking
 	python3-pika         # AMQP client of the integration tests and benches (a plain client, as users have)
