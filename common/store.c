@@ -383,6 +383,7 @@ store *store_open(const char *path, store_mode mode, vf_error *err)
         goto fail;
     }
     s->mode = mode;
+    s->wal_fd = -1;
 
     /* NOMUTEX: a handle is used by one thread at a time (store.h). */
     int flags = SQLITE_OPEN_NOMUTEX |
@@ -446,6 +447,11 @@ void store_close(store *s)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     if (s->db && sqlite3_close(s->db) != SQLITE_OK)
         log_warn("store %s: close: %s", s->path, sqlite3_errmsg(s->db));
+    /* After sqlite3_close: SQLite holds no lock on the WAL file, so this
+     * close cannot drop one of its locks (the main file is never opened
+     * outside SQLite, see store_open). */
+    if (s->wal_fd >= 0)
+        close(s->wal_fd);
     free(s->path);
     free(s);
 }
@@ -484,6 +490,54 @@ int store_checkpoint(store *s, int *wal_pages, int *copied, vf_error *err)
         *wal_pages = log;
     if (copied)
         *copied = done;
+    return 0;
+}
+
+int store_defer_sync(store *s, vf_error *err)
+{
+    if (s->mode != STORE_READ_WRITE) {
+        vf_error_set(err, VF_EINTERNAL, "store %s: deferred sync needs a read-write handle",
+                     s->path);
+        return -1;
+    }
+    if (s->wal_fd >= 0)
+        return 0;
+    /* The WAL exists from the first transaction in WAL mode (store_open ran
+     * several) until the last connection closes; this one stays open. */
+    const char *wal = sqlite3_filename_wal(sqlite3_db_filename(s->db, "main"));
+    int fd = wal ? open(wal, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        int saved = errno;
+        vf_error_set(err, VF_EIO, "store %s: opening the WAL to sync it: %s", s->path,
+                     wal ? strerror(saved) : "no WAL file name");
+        return -1;
+    }
+    if (set_pragma(s, "PRAGMA synchronous=NORMAL", NULL, err) != 0) {
+        close(fd);
+        return -1;
+    }
+    s->wal_fd = fd;
+    return 0;
+}
+
+int store_sync(store *s, vf_error *err)
+{
+    if (s->wal_fd < 0) {
+        vf_error_set(err, VF_EINTERNAL, "store %s: sync without store_defer_sync", s->path);
+        return -1;
+    }
+    if (fdatasync(s->wal_fd) != 0) {
+        int saved = errno;
+        vf_error_set(err, VF_EIO, "store %s: fdatasync of the WAL: %s", s->path, strerror(saved));
+        return -1;
+    }
+    /* A WAL unlinked under us (deleted by hand) would make every sync a
+     * no-op for the file SQLite now writes: refuse rather than pretend. */
+    struct stat st;
+    if (fstat(s->wal_fd, &st) != 0 || st.st_nlink == 0) {
+        vf_error_set(err, VF_EIO, "store %s: the WAL file was removed while in use", s->path);
+        return -1;
+    }
     return 0;
 }
 

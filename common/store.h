@@ -4,12 +4,18 @@
  * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
  * WAL is fsynced at every COMMIT, so a committed transaction survives both a
  * process crash and a power loss. The worker acks a broker message only after
- * its outcome is committed, so anything weaker could ack work that is then
+ * its outcome is durable, so anything weaker could ack work that is then
  * lost. The fsync cost is amortised by group commit: the caller opens one
  * transaction with store_begin, records many messages (task row, history rows,
  * reservation, outbox event of each), calls store_commit once, and only then
  * publishes and acks all of them. Without store_begin every call below runs
  * in its own transaction (one fsync each).
+ *
+ * A handle may instead defer the fsync (store_defer_sync): its commits are
+ * then atomic and survive a process crash at once (the WAL is written before
+ * COMMIT returns), and survive a power loss once store_sync has returned.
+ * The worker commits batch N+1 while a thread of its own syncs batch N, and
+ * acks and publishes a batch only after its sync.
  *
  * Timestamps. Every timestamp is passed in by the caller (tests stay
  * deterministic) and stored as RFC 3339 UTC text with milliseconds, always
@@ -105,6 +111,20 @@ int store_set_autocheckpoint(store *s, int pages, vf_error *err)
 /* Passive checkpoint; *wal_pages and *copied (optional) tell how far it got. */
 int store_checkpoint(store *s, int *wal_pages, int *copied, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* Stop waiting for the disk at COMMIT on this handle (PRAGMA synchronous=
+ * NORMAL) and open the WAL file so store_sync can fsync it. From then on a
+ * commit is durable against power loss only once a store_sync that started
+ * after it has returned 0: acknowledge nothing on its strength before that. */
+int store_defer_sync(store *s, vf_error *err) __attribute__((warn_unused_result));
+
+/* fdatasync the WAL: every commit made on this handle before the call is then
+ * durable. The one store function that may run on another thread while the
+ * handle's own thread goes on using it (it touches only the WAL's file
+ * descriptor). A failure is final: after a failed fsync the kernel may have
+ * dropped the unwritten pages, so no later success proves anything; the
+ * caller must stop acknowledging and restart. Requires store_defer_sync. */
+int store_sync(store *s, vf_error *err) __attribute__((warn_unused_result));
 
 /* ---- tasks ---- */
 

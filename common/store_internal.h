@@ -57,6 +57,7 @@ struct store {
     sqlite3 *db;
     char *path; /* owned; in every error message */
     store_mode mode;
+    int wal_fd; /* -1 unless store_defer_sync: the WAL, opened read-only to fsync it */
     sqlite3_stmt *stmts[STORE_STMT_COUNT];
     sqlite3_stmt *task_list[1 << STORE_TASK_FILTERS];
     sqlite3_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];

@@ -19,6 +19,7 @@
 #include "spare_handler.h"
 #include "store.h"
 #include "task_handler.h"
+#include "wal_sync.h"
 
 #define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
 #define CONFIRM_TIMEOUT_MS 30000
@@ -42,6 +43,24 @@ typedef struct batch_item {
     task_outcome outcome;
 } batch_item;
 
+/* Messages taken together: recorded in one transaction, then acked and
+ * published once that transaction is durable. */
+typedef struct batch {
+    batch_item *items;
+    size_t n_items, cap_items;
+    uint64_t sync_ticket; /* wal_sync ticket covering its commit */
+} batch;
+
+/* Event ids, owned. */
+typedef struct id_list {
+    char **ids;
+    size_t n, cap;
+} id_list;
+
+/* Why a round failed: the broker side, the store (nothing of the batch was
+ * acked; try again), or a failed fsync, after which nothing can be acked. */
+typedef enum { ROUND_OK, ROUND_BROKER, ROUND_STORE, ROUND_FATAL } round_status;
+
 typedef struct service {
     const vf_config *config;
     volatile sig_atomic_t *stop;
@@ -58,14 +77,16 @@ typedef struct service {
     pthread_cond_t refresh_wake;
     bool refresher_stop;
 
-    batch_item *items;
-    size_t n_items, cap_items;
+    wal_sync *sync;
+    batch batches[2];
+    batch *collecting; /* the batch being taken and recorded */
+    batch *syncing;    /* NULL, or the committed batch awaiting its sync */
     pending_publish *pubs;
     size_t n_pubs, cap_pubs;
-    char **confirmed; /* event ids confirmed, to mark in the next transaction */
-    size_t n_confirmed, cap_confirmed;
+    id_list confirmed; /* events confirmed, to mark in the next transaction */
     time_t last_sweep;
     char note[VF_ERROR_TEXT + 64];
+    bool sync_failed;     /* a WAL sync failed: nothing more may be acked */
     spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
 } service;
 
@@ -245,13 +266,27 @@ static int publish_tracked(service *svc, const char *exchange, const char *key,
     return 0;
 }
 
-static int remember_confirmed(service *svc, char *event_id)
+static int id_list_add(id_list *list, char *id)
 {
-    if (grow((void **)&svc->confirmed, &svc->cap_confirmed, svc->n_confirmed + 1,
-             sizeof *svc->confirmed) < 0)
+    if (grow((void **)&list->ids, &list->cap, list->n + 1, sizeof *list->ids) < 0)
         return -1;
-    svc->confirmed[svc->n_confirmed++] = event_id; /* takes ownership */
+    list->ids[list->n++] = id; /* takes ownership */
     return 0;
+}
+
+static void id_list_clear(id_list *list)
+{
+    for (size_t i = 0; i < list->n; i++)
+        free(list->ids[i]);
+    list->n = 0;
+}
+
+static bool id_list_has(const id_list *list, const char *id)
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (strcmp(list->ids[i], id) == 0)
+            return true;
+    return false;
 }
 
 /* A retry or dead letter not yet settled, whatever its confirm said so far:
@@ -281,7 +316,7 @@ static int settle_confirms(service *svc, vf_error *err)
             continue;
         }
         if (pub->kind == PUB_EVENT && pub->state == 1) {
-            if (remember_confirmed(svc, pub->event_id) == 0)
+            if (id_list_add(&svc->confirmed, pub->event_id) == 0)
                 pub->event_id = NULL;
         } else if ((pub->kind == PUB_RETRY || pub->kind == PUB_DEAD) && connected && rc == 0) {
             rc = pub->state == 1 ? amqp_link_ack(svc->link, pub->delivery_tag, false, err)
@@ -295,27 +330,25 @@ static int settle_confirms(service *svc, vf_error *err)
 
 /* Mark confirmed events in the open transaction. A lost mark only means the
  * event is published again, which consumers deduplicate on its id. */
-static int flush_confirmed(service *svc, const char *at, vf_error *err)
+static int flush_confirmed(service *svc, id_list *list, const char *at, vf_error *err)
 {
-    for (size_t i = 0; i < svc->n_confirmed; i++)
-        if (store_outbox_mark_confirmed(svc->store, svc->confirmed[i], at, err) < 0)
+    for (size_t i = 0; i < list->n; i++)
+        if (store_outbox_mark_confirmed(svc->store, list->ids[i], at, err) < 0)
             return -1;
-    for (size_t i = 0; i < svc->n_confirmed; i++)
-        free(svc->confirmed[i]);
-    svc->n_confirmed = 0;
+    id_list_clear(list);
     return 0;
 }
 
 /* Marks in a transaction of their own, when no batch is coming to carry them. */
 static int flush_confirmed_now(service *svc, vf_error *err)
 {
-    if (svc->n_confirmed == 0)
+    if (svc->confirmed.n == 0)
         return 0;
     char now[STORE_TIME_SIZE];
     store_now(now);
     if (store_begin(svc->store, err) < 0)
         return -1;
-    if (flush_confirmed(svc, now, err) < 0 || store_commit(svc->store, err) < 0) {
+    if (flush_confirmed(svc, &svc->confirmed, now, err) < 0 || store_commit(svc->store, err) < 0) {
         vf_error ignored;
         (void)store_rollback(svc->store, &ignored);
         return -1;
@@ -337,10 +370,7 @@ static bool in_flight(const service *svc, const char *event_id)
     for (size_t i = 0; i < svc->n_pubs; i++)
         if (svc->pubs[i].event_id && strcmp(svc->pubs[i].event_id, event_id) == 0)
             return true;
-    for (size_t i = 0; i < svc->n_confirmed; i++)
-        if (strcmp(svc->confirmed[i], event_id) == 0)
-            return true;
-    return false;
+    return id_list_has(&svc->confirmed, event_id);
 }
 
 static int sweep_one(const store_outbox_event *event, void *arg)
@@ -359,6 +389,16 @@ static int sweep_one(const store_outbox_event *event, void *arg)
     return 0;
 }
 
+/* Wait until everything committed so far is durable. */
+static int sync_all(service *svc, vf_error *err)
+{
+    if (wal_sync_wait(svc->sync, wal_sync_request(svc->sync), err) < 0) {
+        svc->sync_failed = true;
+        return -1;
+    }
+    return 0;
+}
+
 /* Publish every event the outbox holds unconfirmed that is not already on
  * its way: left by a crash, a lost connection or a nack, or written outside
  * a batch (the spare lifecycle). Oldest first; those the broker confirms are
@@ -366,7 +406,9 @@ static int sweep_one(const store_outbox_event *event, void *arg)
 static int sweep_outbox(service *svc, vf_error *err)
 {
     svc->last_sweep = time(NULL);
-    if (settle_confirms(svc, err) < 0 || flush_confirmed_now(svc, err) < 0)
+    /* An outbox event goes out only once its commit is durable. */
+    if (sync_all(svc, err) < 0 || settle_confirms(svc, err) < 0 ||
+        flush_confirmed_now(svc, err) < 0)
         return -1;
     /* Expired reservations are already ignored by the engine and by
      * store_reservations_live; this records when they ended, for operators. */
@@ -395,43 +437,53 @@ static int sweep_outbox(service *svc, vf_error *err)
 
 /* ---- batches ---- */
 
-static void clear_batch(service *svc)
+static void clear_batch(batch *b)
 {
-    for (size_t i = 0; i < svc->n_items; i++) {
-        amqp_link_delivery_close(&svc->items[i].delivery);
-        task_outcome_close(&svc->items[i].outcome);
+    for (size_t i = 0; i < b->n_items; i++) {
+        amqp_link_delivery_close(&b->items[i].delivery);
+        task_outcome_close(&b->items[i].outcome);
     }
-    svc->n_items = 0;
+    b->n_items = 0;
+}
+
+/* After a failed round: nothing in hand is acked; the broker delivers it
+ * again once the connection is rebuilt (a committed task is then recognised
+ * and not scheduled twice). */
+static void drop_batches(service *svc)
+{
+    clear_batch(&svc->batches[0]);
+    clear_batch(&svc->batches[1]);
+    svc->syncing = NULL;
 }
 
 /* Take what the broker has sent: wait up to wait_ms for the first message,
  * then only what is already read, up to the prefetch window. */
-static int collect(service *svc, int wait_ms, vf_error *err)
+static int collect(service *svc, batch *b, int wait_ms, vf_error *err)
 {
     size_t limit = (size_t)svc->config->amqp.prefetch;
-    while (svc->n_items < limit) {
-        if (grow((void **)&svc->items, &svc->cap_items, svc->n_items + 1, sizeof *svc->items) < 0) {
+    while (b->n_items < limit) {
+        if (grow((void **)&b->items, &b->cap_items, b->n_items + 1, sizeof *b->items) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory collecting messages");
             return -1;
         }
-        batch_item *item = &svc->items[svc->n_items];
+        batch_item *item = &b->items[b->n_items];
         memset(item, 0, sizeof *item);
-        int rc = amqp_link_next(svc->link, &item->delivery, svc->n_items ? 0 : wait_ms, err);
+        int rc = amqp_link_next(svc->link, &item->delivery, b->n_items ? 0 : wait_ms, err);
         if (rc < 0)
             return -1;
         if (rc == 0)
             break;
-        svc->n_items++;
+        b->n_items++;
     }
     return 0;
 }
 
 /* Undo the engine's side of a rolled-back batch. */
-static void forget_reservations(service *svc)
+static void forget_reservations(service *svc, const batch *b)
 {
-    for (size_t i = 0; i < svc->n_items; i++)
-        if (svc->items[i].outcome.reserved)
-            sched_engine_release(svc->engine, svc->items[i].outcome.task_id);
+    for (size_t i = 0; i < b->n_items; i++)
+        if (b->items[i].outcome.reserved)
+            sched_engine_release(svc->engine, b->items[i].outcome.task_id);
 }
 
 /* Decide over the newest inventory snapshot from now on, and end the holds
@@ -468,7 +520,7 @@ static void release_in_engine(const char *task_id, void *user)
 }
 
 /* Record the whole batch in one transaction. */
-static int record_batch(service *svc, vf_error *err)
+static int record_batch(service *svc, batch *b, vf_error *err)
 {
     sched_engine_expire(svc->engine, wall_ms() / 1000);
     spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
@@ -477,12 +529,12 @@ static int record_batch(service *svc, vf_error *err)
     int rc = store_begin(svc->store, err);
     if (rc < 0)
         return -1;
-    rc = flush_confirmed(svc, now, err);
+    rc = flush_confirmed(svc, &svc->confirmed, now, err);
     task_handler handler = {svc->store,      svc->engine, svc->config,
                             svc->view.hosts, svc->note,   wall_ms};
     int64_t started_at = mono_us();
-    for (size_t i = 0; rc == 0 && i < svc->n_items; i++) {
-        batch_item *item = &svc->items[i];
+    for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
+        batch_item *item = &b->items[i];
         const amqp_link_delivery *d = &item->delivery;
         task_message msg = {d->body,      d->body_len,    d->too_large,
                             d->body_size, d->routing_key, d->message_id,
@@ -494,13 +546,13 @@ static int record_batch(service *svc, vf_error *err)
     int64_t handled_at = mono_us();
     if (rc == 0)
         rc = store_commit(svc->store, err);
-    log_debug("batch of %zu: handled in %.2f ms, committed in %.2f ms", svc->n_items,
+    log_debug("batch of %zu: handled in %.2f ms, committed in %.2f ms", b->n_items,
               (double)(handled_at - started_at) / 1e3, (double)(mono_us() - handled_at) / 1e3);
     if (rc < 0) {
         vf_error ignored;
         vf_error_init(&ignored);
         (void)store_rollback(svc->store, &ignored);
-        forget_reservations(svc);
+        forget_reservations(svc, b);
     }
     return rc;
 }
@@ -508,13 +560,13 @@ static int record_batch(service *svc, vf_error *err)
 /* After the commit: ack what is settled by it, and publish. Events need no
  * wait (the outbox keeps them); a retry or dead letter is not in the store,
  * so its message is acked only when the republish is confirmed. */
-static int ack_and_publish(service *svc, vf_error *err)
+static int ack_and_publish(service *svc, const batch *b, vf_error *err)
 {
     bool may_ack_multiple = !republish_waiting(svc);
     uint64_t last_tag = 0;
-    for (size_t i = 0; i < svc->n_items; i++) {
-        const amqp_link_delivery *d = &svc->items[i].delivery;
-        const task_outcome *o = &svc->items[i].outcome;
+    for (size_t i = 0; i < b->n_items; i++) {
+        const amqp_link_delivery *d = &b->items[i].delivery;
+        const task_outcome *o = &b->items[i].outcome;
         if (o->action == TASK_ACK) {
             if (d->delivery_tag > last_tag)
                 last_tag = d->delivery_tag;
@@ -522,9 +574,9 @@ static int ack_and_publish(service *svc, vf_error *err)
             may_ack_multiple = false;
         }
     }
-    for (size_t i = 0; i < svc->n_items; i++) {
-        const amqp_link_delivery *d = &svc->items[i].delivery;
-        const task_outcome *o = &svc->items[i].outcome;
+    for (size_t i = 0; i < b->n_items; i++) {
+        const amqp_link_delivery *d = &b->items[i].delivery;
+        const task_outcome *o = &b->items[i].outcome;
         if (o->action == TASK_ACK && !may_ack_multiple &&
             amqp_link_ack(svc->link, d->delivery_tag, false, err) < 0)
             return -1;
@@ -535,9 +587,9 @@ static int ack_and_publish(service *svc, vf_error *err)
     if (may_ack_multiple && last_tag && amqp_link_ack(svc->link, last_tag, true, err) < 0)
         return -1;
 
-    for (size_t i = 0; i < svc->n_items; i++) {
-        const amqp_link_delivery *d = &svc->items[i].delivery;
-        const task_outcome *o = &svc->items[i].outcome;
+    for (size_t i = 0; i < b->n_items; i++) {
+        const amqp_link_delivery *d = &b->items[i].delivery;
+        const task_outcome *o = &b->items[i].outcome;
         if (o->event_body) {
             amqp_link_message msg = {.body = o->event_body,
                                      .body_len = strlen(o->event_body),
@@ -589,11 +641,11 @@ static int ack_and_publish(service *svc, vf_error *err)
     return 0;
 }
 
-static void log_outcomes(const service *svc)
+static void log_outcomes(const batch *b)
 {
-    for (size_t i = 0; i < svc->n_items; i++) {
-        const amqp_link_delivery *d = &svc->items[i].delivery;
-        const task_outcome *o = &svc->items[i].outcome;
+    for (size_t i = 0; i < b->n_items; i++) {
+        const amqp_link_delivery *d = &b->items[i].delivery;
+        const task_outcome *o = &b->items[i].outcome;
         if (o->task_id[0])
             log_info("task %s: %s", o->task_id, o->summary);
         else
@@ -608,6 +660,9 @@ static int open_parts(service *svc, vf_error *err)
 {
     svc->store = store_open(svc->config->store.path, STORE_READ_WRITE, err);
     if (!svc->store)
+        return -1;
+    /* Batches are synced on a thread of their own (wal_sync.h). */
+    if (store_defer_sync(svc->store, err) < 0 || !(svc->sync = wal_sync_start(svc->store, err)))
         return -1;
     sched_params params;
     sched_params_from_config(&params, svc->config);
@@ -667,18 +722,21 @@ static void close_parts(service *svc)
         pthread_mutex_destroy(&svc->refresh_lock);
         pthread_cond_destroy(&svc->refresh_wake);
     }
-    clear_batch(svc);
-    free(svc->items);
+    for (size_t i = 0; i < 2; i++) {
+        clear_batch(&svc->batches[i]);
+        free(svc->batches[i].items);
+    }
     for (size_t i = 0; i < svc->n_pubs; i++)
         free(svc->pubs[i].event_id);
     free(svc->pubs);
-    for (size_t i = 0; i < svc->n_confirmed; i++)
-        free(svc->confirmed[i]);
-    free(svc->confirmed);
+    id_list_clear(&svc->confirmed);
+    free(svc->confirmed.ids);
+
     amqp_link_free(svc->link);
     inventory_release(&svc->view);
     inventory_free(svc->inventory);
     sched_engine_free(svc->engine);
+    wal_sync_stop(svc->sync);
     store_close(svc->store);
 }
 
@@ -707,45 +765,76 @@ static int connect_link(service *svc, vf_error *err)
     return sweep_outbox(svc, err);
 }
 
-/* One round: collect, record, ack, publish, settle confirms. Returns 0, or
- * -1 with err and `store_failed` telling which side broke. */
-static int round_trip(service *svc, int wait_ms, bool *store_failed, vf_error *err)
+/* The committed batch whose sync was requested last round: once the sync is
+ * done, ack its messages and publish its events and retries. */
+static round_status finish_syncing(service *svc, vf_error *err)
 {
-    *store_failed = false;
-    if (sync_inventory(svc, err) < 0) {
-        *store_failed = true;
-        return -1;
-    }
-    if (collect(svc, wait_ms, err) < 0 || settle_confirms(svc, err) < 0)
-        return -1;
-    if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S && sweep_outbox(svc, err) < 0)
-        return -1;
-    if (svc->n_items == 0) {
-        if (flush_confirmed_now(svc, err) < 0) {
-            *store_failed = true;
-            return -1;
-        }
-        return 0;
-    }
+    batch *b = svc->syncing;
+    if (!b)
+        return ROUND_OK;
+    svc->syncing = NULL;
     int64_t t0 = mono_us();
-    if (record_batch(svc, err) < 0) {
-        *store_failed = true;
-        return -1;
+    if (wal_sync_wait(svc->sync, b->sync_ticket, err) < 0) {
+        svc->sync_failed = true;
+        clear_batch(b);
+        return ROUND_FATAL;
     }
     int64_t t1 = mono_us();
-    if (ack_and_publish(svc, err) < 0)
-        return -1;
-    log_outcomes(svc);
-    log_debug("batch of %zu: recorded in %.2f ms, acked and published in %.2f ms, %zu publishes "
-              "in flight",
-              svc->n_items, (double)(t1 - t0) / 1e3, (double)(mono_us() - t1) / 1e3, svc->n_pubs);
+    int rc = ack_and_publish(svc, b, err);
+    if (rc == 0)
+        log_outcomes(b);
+    log_debug("batch of %zu: waited %.2f ms for its sync, acked and published in %.2f ms, %zu "
+              "publishes in flight",
+              b->n_items, (double)(t1 - t0) / 1e3, (double)(mono_us() - t1) / 1e3, svc->n_pubs);
+    clear_batch(b);
+    if (rc < 0)
+        return ROUND_BROKER;
     if (svc->n_pubs > MAX_UNCONFIRMED) {
         /* Flow control: let the broker catch up before taking more. */
-        if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0)
-            return -1;
-        return settle_confirms(svc, err);
+        if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0 ||
+            settle_confirms(svc, err) < 0)
+            return ROUND_BROKER;
     }
-    return 0;
+    return ROUND_OK;
+}
+
+/* One round: collect a batch and record it (one commit, its sync
+ * requested), then finish the batch of the round before, whose sync ran
+ * while this one was decided, and settle confirms. `handled` tells how many
+ * messages were collected. */
+static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_error *err)
+{
+    *handled = 0;
+    if (sync_inventory(svc, err) < 0)
+        return ROUND_STORE;
+    batch *b = svc->collecting;
+    /* With a batch awaiting its sync, take only what has already arrived:
+     * that batch must not wait for the next message to be acked. */
+    if (collect(svc, b, svc->syncing ? 0 : wait_ms, err) < 0 || settle_confirms(svc, err) < 0)
+        return ROUND_BROKER;
+    *handled = b->n_items;
+    if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S) {
+        round_status st = finish_syncing(svc, err);
+        if (st != ROUND_OK)
+            return st;
+        if (sweep_outbox(svc, err) < 0)
+            return svc->sync_failed ? ROUND_FATAL : ROUND_BROKER;
+    }
+    if (b->n_items) {
+        if (record_batch(svc, b, err) < 0)
+            return ROUND_STORE;
+        b->sync_ticket = wal_sync_request(svc->sync);
+    }
+    round_status st = finish_syncing(svc, err);
+    if (st != ROUND_OK)
+        return st;
+    if (b->n_items) {
+        svc->syncing = b;
+        svc->collecting = b == &svc->batches[0] ? &svc->batches[1] : &svc->batches[0];
+    } else if (flush_confirmed_now(svc, err) < 0) {
+        return ROUND_STORE;
+    }
+    return ROUND_OK;
 }
 
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)
@@ -754,6 +843,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
     memset(&svc, 0, sizeof svc);
     svc.config = config;
     svc.stop = stop;
+    svc.collecting = &svc.batches[0];
     vf_error err;
     vf_error_init(&err);
     if (open_parts(&svc, &err) < 0) {
@@ -763,10 +853,15 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
     }
     backoff retry;
     backoff_init(&retry, 0.5, 30.0);
+    round_status st = ROUND_OK;
     while (!*stop) {
         vf_error_init(&err);
         if (!amqp_link_is_connected(svc.link)) {
             if (connect_link(&svc, &err) < 0) {
+                if (svc.sync_failed) {
+                    st = ROUND_FATAL;
+                    break;
+                }
                 double wait = backoff_next(&retry);
                 log_warn("broker: %s; trying again in %.1f s", err.text, wait);
                 amqp_link_close(svc.link);
@@ -774,18 +869,20 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
                 continue;
             }
         }
-        bool store_failed = false;
-        int rc = round_trip(&svc, 500, &store_failed, &err);
-        clear_batch(&svc);
-        if (rc == 0) {
+        size_t handled;
+        st = round_trip(&svc, 500, &handled, &err);
+        if (st == ROUND_OK) {
             /* Reset only once a round succeeds: a store that keeps failing
              * after each reconnect must not make the worker reconnect in a
              * tight loop. */
             backoff_reset(&retry);
             continue;
         }
+        drop_batches(&svc);
+        if (st == ROUND_FATAL)
+            break;
         double wait = backoff_next(&retry);
-        if (store_failed)
+        if (st == ROUND_STORE)
             log_error("store: %s; nothing in this batch was acked: closing the broker connection "
                       "so the broker keeps the messages, trying again in %.1f s",
                       err.text, wait);
@@ -794,24 +891,34 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         amqp_link_close(svc.link);
         pause_for(&svc, wait);
     }
+    if (st == ROUND_FATAL) {
+        /* Nothing synced can be told from nothing lost any more: ack nothing,
+         * let the broker keep every message in hand, and restart clean. */
+        log_error("store: %s; stopping without acknowledging anything more (the broker "
+                  "delivers the unacknowledged messages again after a restart)",
+                  err.text);
+        close_parts(&svc);
+        return -1;
+    }
 
     /* Graceful stop: no new deliveries; finish what is in hand; flush the outbox. */
     log_info("stopping: finishing the messages in hand");
     if (amqp_link_is_connected(svc.link) && amqp_link_cancel(svc.link, &err) == 0) {
-        bool store_failed = false;
         for (;;) {
-            int rc = round_trip(&svc, 0, &store_failed, &err);
-            size_t handled = svc.n_items;
-            clear_batch(&svc);
-            if (rc < 0 || handled == 0)
+            size_t handled;
+            st = round_trip(&svc, 0, &handled, &err);
+            if (st != ROUND_OK || (handled == 0 && !svc.syncing))
                 break;
         }
-        if (amqp_link_is_connected(svc.link) &&
+        drop_batches(&svc);
+        if (st == ROUND_OK && amqp_link_is_connected(svc.link) &&
             (amqp_link_wait_confirms(svc.link, CONFIRM_TIMEOUT_MS, &err) < 0 ||
              settle_confirms(&svc, &err) < 0 || sweep_outbox(&svc, &err) < 0))
             log_warn("outbox: %s (unconfirmed events are published again at the next start; "
                      "consumers deduplicate on id)",
                      err.text);
+        else if (st != ROUND_OK)
+            log_warn("stopping: %s (what was not acked is delivered again)", err.text);
     }
     close_parts(&svc);
     log_info("stopped");
