@@ -20,11 +20,7 @@ typedef struct regex_entry {
     uint64_t last_used;
 } regex_entry;
 
-typedef struct score_slot {
-    sched_score_fn fn;
-    const char *name;
-    double weight;
-} score_slot;
+_Static_assert(SCHED_SCORE_COUNT <= SCHED_MAX_SCORES, "a decision lists every score");
 
 /* A live reservation as the engine keeps it: compact, because a busy worker
  * holds one per placement for reservation_ttl_s (100,000 is ordinary). */
@@ -62,10 +58,10 @@ static void held_to_reservation(const held *h, sched_reservation *out)
 
 struct sched_engine {
     sched_params params;
-    sched_filter_fn filters[16];
-    size_t n_filters;
-    score_slot scores[SCHED_MAX_SCORES];
-    size_t n_scores;
+    bool filter_on[SCHED_FILTER_COUNT];
+    double score_weight[SCHED_SCORE_COUNT]; /* 0: the score is off */
+    const char *score_name[SCHED_SCORE_COUNT];
+    double weights; /* sum of score_weight, added in id order */
     bool vmid_range_enabled;
     bool vmid_regex_enabled;
 
@@ -73,12 +69,9 @@ struct sched_engine {
     sched_host_load *load; /* per host */
     sched_hot *hot;        /* per host */
     uint8_t *reasons;      /* per host, last decision */
-    uint32_t *candidates;  /* scratch */
-    double *raw;           /* scratch, per candidate */
-    double *total;         /* scratch, per candidate */
-    double *cpu_fraction;  /* scratch, per candidate */
-    double *memory_fraction;
-    size_t capacity; /* length of the per-host arrays */
+    uint32_t *candidates;  /* scratch: feasible host indexes, in name order */
+    double *total;         /* scratch, per candidate: its weighted score */
+    size_t capacity;       /* length of the per-host arrays */
 
     held *held;
     size_t n_held, cap_held;
@@ -182,21 +175,26 @@ static int configure_plugins(sched_engine *engine, const sched_params *params, v
             continue;
         switch (plugin->kind) {
         case CONFIG_PLUGIN_FILTER:
-            engine->filters[engine->n_filters++] = plugin->filter;
+            engine->filter_on[plugin->id] = true;
             break;
         case CONFIG_PLUGIN_SCORE:
-            if (weight[p] > 0)
-                engine->scores[engine->n_scores++] =
-                    (score_slot){plugin->score, plugin->name, weight[p]};
+            if (weight[p] > 0) {
+                engine->score_weight[plugin->id] = weight[p];
+                engine->score_name[plugin->id] = plugin->name;
+            }
             break;
         case CONFIG_PLUGIN_VMID:
-            if (plugin->vmid == SCHED_VMID_RANGE)
+            if (plugin->id == SCHED_VMID_RANGE)
                 engine->vmid_range_enabled = true;
             else
                 engine->vmid_regex_enabled = true;
             break;
         }
     }
+    /* In the order the scores are summed, so the division per host uses
+     * exactly the figure a per-score accumulation would. */
+    for (int s = 0; s < SCHED_SCORE_COUNT; s++)
+        engine->weights += engine->score_weight[s];
     return 0;
 }
 
@@ -251,10 +249,7 @@ void sched_engine_free(sched_engine *engine)
     free(engine->hot);
     free(engine->reasons);
     free(engine->candidates);
-    free(engine->raw);
     free(engine->total);
-    free(engine->cpu_fraction);
-    free(engine->memory_fraction);
     for (size_t i = 0; i < engine->n_held; i++)
         free(engine->held[i].names);
     free(engine->held);
@@ -288,6 +283,8 @@ static void apply_load(sched_engine *engine, const held *h, int sign)
     load->memory += sign * h->memory;
     load->disk += sign * h->disk;
     load->vms += sign;
+    sched_hot *hot = &engine->hot[h->host_index];
+    hot->vm_slots_score = sched_score_clamp(sched_score_vm_slots(hot, load));
 }
 
 static int32_t index_of(const sched_engine *engine, const char *node)
@@ -316,20 +313,10 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         uint32_t *candidates = realloc(engine->candidates, n * sizeof *candidates);
         if (candidates)
             engine->candidates = candidates;
-        double *raw = realloc(engine->raw, n * sizeof *raw);
-        if (raw)
-            engine->raw = raw;
         double *total = realloc(engine->total, n * sizeof *total);
         if (total)
             engine->total = total;
-        double *cpu_fraction = realloc(engine->cpu_fraction, n * sizeof *cpu_fraction);
-        if (cpu_fraction)
-            engine->cpu_fraction = cpu_fraction;
-        double *memory_fraction = realloc(engine->memory_fraction, n * sizeof *memory_fraction);
-        if (memory_fraction)
-            engine->memory_fraction = memory_fraction;
-        if (!load || !hot || !reasons || !candidates || !raw || !total || !cpu_fraction ||
-            !memory_fraction) {
+        if (!load || !hot || !reasons || !candidates || !total) {
             vf_error_set(err, VF_ENOMEM, "out of memory sizing the scheduler for %zu hosts", n);
             return -1;
         }
@@ -350,6 +337,9 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
             .status = (uint8_t)h->status,
             .dedicated = h->dedicated,
         };
+        static const sched_host_load no_load = {0};
+        engine->hot[i].vm_slots_score =
+            sched_score_clamp(sched_score_vm_slots(&engine->hot[i], &no_load));
     }
     forget_regex_matches(engine);
     memset(engine->load, 0, n * sizeof *engine->load);
@@ -696,19 +686,15 @@ static uint64_t next_random(sched_engine *engine)
 #define SCORE_EPSILON 1e-9
 
 /* Index into candidates of the chosen host. Candidates are in name order,
- * so the first of equal scores is the lowest name. */
-static size_t select_host(sched_engine *engine, size_t n)
+ * so the first of equal scores is the lowest name. `best` is that first
+ * highest, found by filter_and_score. */
+static size_t select_host(sched_engine *engine, size_t n, size_t best)
 {
     size_t k = (size_t)engine->params.subset_size;
     if (k > n)
         k = n;
-    if (k <= 1) {
-        size_t best = 0;
-        for (size_t i = 1; i < n; i++)
-            if (engine->total[i] > engine->total[best] + SCORE_EPSILON)
-                best = i;
+    if (k <= 1)
         return best;
-    }
     /* Keep the top k (by score, then name) in a small sorted array. */
     size_t top[64];
     if (k > 64)
@@ -755,47 +741,34 @@ static void explain_counts(sched_decision *out, size_t lead_len)
     }
 }
 
-static void count_reasons(sched_engine *engine, sched_decision *out)
-{
-    memset(out->reason_counts, 0, sizeof out->reason_counts);
-    for (size_t i = 0; i < out->n_hosts; i++)
-        out->reason_counts[engine->reasons[i]]++;
-}
+/* What the pre-filter prepared for one request. */
+typedef struct plan {
+    int pool_id;               /* -1: no host has the requested pool */
+    const regex_t *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
+    uint8_t *node_match;       /* per host: the pattern's match cache (sched_node_matches) */
+} plan;
 
 /* The pre-filter: everything about the request that does not depend on a
- * host, checked once. Fills the vmid query. */
-static int prefilter(sched_engine *engine, const sched_request *req, sched_ctx *ctx,
-                     vmid_query *vmids, vf_error *err)
+ * host, checked once. Fills the plan and the vmid query. */
+static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, vmid_query *vmids,
+                     vf_error *err)
 {
-    ctx->params = &engine->params;
-    ctx->hosts = engine->hosts;
-    ctx->load = engine->load;
-    ctx->hot = engine->hot;
-    ctx->req = req;
-    ctx->pool_id = hostset_pool_id(engine->hosts, req->pool);
-    ctx->node_regex = NULL;
-    ctx->node_match = NULL;
-    ctx->cpu_fraction = NULL;
-    ctx->memory_fraction = NULL;
-    if (req->node_regex[0] && engine->n_filters) {
-        bool regex_filter_on = false;
-        for (size_t i = 0; i < engine->n_filters; i++)
-            if (engine->filters[i] == sched_filter_node_regex)
-                regex_filter_on = true;
-        if (regex_filter_on) {
-            regex_entry *entry = regex_get(engine, req->node_regex, ANNOTATION_NODE_REGEX, err);
-            if (!entry)
-                return -1;
+    pl->pool_id = hostset_pool_id(engine->hosts, req->pool);
+    pl->node_regex = NULL;
+    pl->node_match = NULL;
+    if (req->node_regex[0] && engine->filter_on[SCHED_FILTER_NODE_REGEX]) {
+        regex_entry *entry = regex_get(engine, req->node_regex, ANNOTATION_NODE_REGEX, err);
+        if (!entry)
+            return -1;
+        if (!entry->node_match) {
+            entry->node_match = calloc(engine->capacity, 1);
             if (!entry->node_match) {
-                entry->node_match = calloc(engine->capacity, 1);
-                if (!entry->node_match) {
-                    vf_error_set(err, VF_ENOMEM, "out of memory matching node names");
-                    return -1;
-                }
+                vf_error_set(err, VF_ENOMEM, "out of memory matching node names");
+                return -1;
             }
-            ctx->node_regex = &entry->compiled;
-            ctx->node_match = entry->node_match;
         }
+        pl->node_regex = &entry->compiled;
+        pl->node_match = entry->node_match;
     }
     vmids->lo = VMID_MIN;
     vmids->hi = VMID_MAX;
@@ -817,18 +790,168 @@ size_t sched_decision_host_index(const sched_engine *engine, const sched_decisio
     return (size_t)(decision->node - engine->hosts->hosts);
 }
 
-/* Drop the caller's excluded hosts from the survivors of the filters. */
-static size_t filter_excluded(sched_engine *engine, const sched_decide_options *options, size_t n)
+/* Filter and score every host in one pass (plugins.h). Writes each host's
+ * reason: the first enabled filter that fails, in sched_filter_id order; for
+ * a host that passes them all, SCHED_REASON_ANTI_AFFINITY when the caller
+ * excluded it (`excluded_marked`: the caller zeroed reasons and wrote that
+ * reason for the excluded hosts beforehand), else SCHED_REASON_NONE; and
+ * counts them into `counts` (zeroed by the caller). Each feasible host's index
+ * goes to engine->candidates (name order) and its score to engine->total: the
+ * clamped scores weighted and summed in sched_score_id order from 0, then
+ * divided by the summed weights, exactly as a per-score accumulation would.
+ * With subset_size 1 only the best's score is needed: *best gets its
+ * candidate position (the first highest, ties within SCORE_EPSILON to the
+ * lower name) and total holds its score. Returns how many are feasible. */
+static inline __attribute__((always_inline)) size_t
+filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
+                 bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT], size_t *best,
+                 bool free_on, bool most_on, bool balanced_on, bool vm_slots_on)
 {
-    size_t n_hosts = engine->hosts->n_hosts;
-    for (size_t e = 0; e < options->n_excluded; e++)
-        if (options->excluded[e] < n_hosts && engine->reasons[options->excluded[e]] == 0)
-            engine->reasons[options->excluded[e]] = SCHED_REASON_ANTI_AFFINITY;
+    /* Every switch and weight in a local: reasons is a byte array, which may
+     * alias anything, so otherwise each store would make the compiler reload
+     * them. The switches do not change within the loop, so their branches are
+     * predicted perfectly. */
+    const bool *on = engine->filter_on;
+    const bool pool_on = on[SCHED_FILTER_POOL];
+    const bool need_dedicated = on[SCHED_FILTER_DEDICATED] && req->dedicated;
+    const bool keep_dedicated =
+        on[SCHED_FILTER_DEDICATED] && !req->dedicated && engine->params.dedicated_exclusive;
+    const bool status_on = on[SCHED_FILTER_STATUS];
+    const regex_t *node_regex = pl->node_regex;
+    uint8_t *node_match = pl->node_match;
+    const bool slots_on = on[SCHED_FILTER_VM_SLOTS];
+    const bool cpu_on = on[SCHED_FILTER_CPU];
+    const bool memory_on = on[SCHED_FILTER_MEMORY];
+    const bool disk_on = on[SCHED_FILTER_DISK] && req->disk != 0;
+    const int pool_id = pl->pool_id;
+    const double want_cpu = req->cpu;
+    const double want_memory = (double)req->memory;
+    const int64_t want_disk = req->disk;
+    const double w_free = engine->score_weight[SCHED_SCORE_FREE];
+    const double w_most = engine->score_weight[SCHED_SCORE_MOST_ALLOCATED];
+    const double w_balanced = engine->score_weight[SCHED_SCORE_BALANCED];
+    const double w_slots = engine->score_weight[SCHED_SCORE_VM_SLOTS];
+    const double weights = engine->weights;
+    const bool every_total = engine->params.subset_size > 1;
+    const sched_hot *hot = engine->hot;
+    const sched_host_load *loads = engine->load;
+    const host *hosts = engine->hosts->hosts;
+    const size_t n_hosts = engine->hosts->n_hosts;
+    uint8_t *reasons = engine->reasons;
+    uint32_t *candidates = engine->candidates;
+    double *total = engine->total;
+
     size_t kept = 0;
-    for (size_t i = 0; i < n; i++)
-        if (engine->reasons[engine->candidates[i]] != SCHED_REASON_ANTI_AFFINITY)
-            engine->candidates[kept++] = engine->candidates[i];
+    size_t best_pos = 0;
+    double best_sum = 0;       /* the best's weighted sum, before the division */
+    double best_threshold = 0; /* its score + SCORE_EPSILON: what a better host must beat */
+    for (size_t i = 0; i < n_hosts; i++) {
+        const sched_hot *h = &hot[i];
+        const sched_host_load *load = &loads[i];
+        /* Shared by the capacity filters and the scores. Nothing is stored
+         * before the scores are done, so these stay in registers. */
+        double cpu_after = sched_cpu_after(h, load, want_cpu);
+        double memory_after = sched_memory_after(h, load, want_memory);
+        sched_reason r = SCHED_REASON_NONE;
+        if (pool_on && !sched_pool_fits(h, pool_id))
+            r = SCHED_REASON_POOL;
+        else if (need_dedicated && !h->dedicated)
+            r = SCHED_REASON_NOT_DEDICATED;
+        else if (keep_dedicated && h->dedicated)
+            r = SCHED_REASON_DEDICATED_HOST;
+        else if (status_on && h->status != HOST_ONLINE)
+            r = sched_status_reason(h->status);
+        else if (node_regex && !sched_node_matches(node_regex, &node_match[i], hosts[i].name))
+            r = SCHED_REASON_NODE_REGEX;
+        else if (slots_on && !sched_vm_slots_fit(h, load))
+            r = SCHED_REASON_VM_SLOTS;
+        else if (cpu_on && !sched_cpu_fits(h, cpu_after))
+            r = SCHED_REASON_CPU;
+        else if (memory_on && !sched_memory_fits(h, memory_after))
+            r = SCHED_REASON_MEMORY;
+        else if (disk_on && !sched_disk_fits(h, load, want_disk))
+            r = SCHED_REASON_DISK;
+        else if (excluded_marked && reasons[i] == SCHED_REASON_ANTI_AFFINITY)
+            r = SCHED_REASON_ANTI_AFFINITY;
+        if (r != SCHED_REASON_NONE) {
+            reasons[i] = (uint8_t)r;
+            counts[r]++;
+            continue;
+        }
+
+        double cpu_fraction = sched_cpu_fraction(h, cpu_after);
+        double memory_fraction = sched_memory_fraction(h, memory_after);
+        double sum = 0;
+        if (free_on)
+            sum += w_free * sched_score_clamp(sched_score_free(cpu_fraction, memory_fraction));
+        if (most_on)
+            sum += w_most *
+                   sched_score_clamp(sched_score_most_allocated(cpu_fraction, memory_fraction));
+        if (balanced_on)
+            sum +=
+                w_balanced * sched_score_clamp(sched_score_balanced(cpu_fraction, memory_fraction));
+        if (vm_slots_on)
+            sum += w_slots * h->vm_slots_score;
+        /* Dividing by the weights is monotonic, so a host whose sum is no
+         * larger than the best's cannot score above the best's score plus
+         * SCORE_EPSILON: when only the best matters, its division (the
+         * slowest step of the pass) is skipped. */
+        if (every_total || kept == 0 || !(sum <= best_sum)) {
+            double score = weights > 0 ? sum / weights : sum;
+            total[kept] = score;
+            if (kept == 0 || score > best_threshold) {
+                best_pos = kept;
+                best_sum = sum;
+                best_threshold = score + SCORE_EPSILON;
+            }
+        }
+        reasons[i] = SCHED_REASON_NONE;
+        candidates[kept] = (uint32_t)i;
+        kept++;
+    }
+    counts[SCHED_REASON_NONE] = (uint32_t)kept;
+    *best = best_pos;
     return kept;
+}
+
+/* filter_and_score with the score switches as constants for the default
+ * set, so the compiler drops their tests from the per-host loop. */
+static size_t filter_and_score_any(sched_engine *engine, const sched_request *req, const plan *pl,
+                                   bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT],
+                                   size_t *best)
+{
+    const double *w = engine->score_weight;
+    bool free_on = w[SCHED_SCORE_FREE] > 0, most_on = w[SCHED_SCORE_MOST_ALLOCATED] > 0;
+    bool balanced_on = w[SCHED_SCORE_BALANCED] > 0, slots_on = w[SCHED_SCORE_VM_SLOTS] > 0;
+    if (free_on && !most_on && balanced_on && slots_on)
+        return filter_and_score(engine, req, pl, excluded_marked, counts, best, true, false, true,
+                                true);
+    return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
+                            balanced_on, slots_on);
+}
+
+/* One score plugin's clamped value for one host, for a decision's breakdown. */
+static double score_part(sched_score_id id, const sched_hot *h, const sched_host_load *load,
+                         double cpu_fraction, double memory_fraction)
+{
+    double v = 0;
+    switch (id) {
+    case SCHED_SCORE_FREE:
+        v = sched_score_free(cpu_fraction, memory_fraction);
+        break;
+    case SCHED_SCORE_MOST_ALLOCATED:
+        v = sched_score_most_allocated(cpu_fraction, memory_fraction);
+        break;
+    case SCHED_SCORE_BALANCED:
+        v = sched_score_balanced(cpu_fraction, memory_fraction);
+        break;
+    case SCHED_SCORE_VM_SLOTS:
+        v = sched_score_vm_slots(h, load);
+        break;
+    case SCHED_SCORE_COUNT:
+        break;
+    }
+    return sched_score_clamp(v);
 }
 
 int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_decision *out,
@@ -850,21 +973,24 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     out->n_hosts = hosts->n_hosts;
     out->host_reasons = engine->reasons;
 
-    sched_ctx ctx;
+    plan pl;
     vmid_query vmids;
-    if (prefilter(engine, req, &ctx, &vmids, err) < 0)
+    if (prefilter(engine, req, &pl, &vmids, err) < 0)
         return -1;
 
-    size_t n = hosts->n_hosts;
-    memset(engine->reasons, 0, engine->capacity);
-    for (size_t i = 0; i < n; i++)
-        engine->candidates[i] = (uint32_t)i;
-    for (size_t f = 0; f < engine->n_filters && n > 0; f++)
-        n = engine->filters[f](&ctx, engine->candidates, n, engine->reasons);
-    if (options && options->n_excluded && n > 0)
-        n = filter_excluded(engine, options, n);
+    /* Excluded hosts that pass every filter are rejected as anti-affinity; one
+     * failing a filter keeps that filter's reason. The mark goes where the
+     * pass reads it. */
+    bool excluded_marked = options && options->n_excluded > 0;
+    if (excluded_marked) {
+        memset(engine->reasons, 0, hosts->n_hosts);
+        for (size_t e = 0; e < options->n_excluded; e++)
+            if (options->excluded[e] < hosts->n_hosts)
+                engine->reasons[options->excluded[e]] = SCHED_REASON_ANTI_AFFINITY;
+    }
+    size_t best = 0;
+    size_t n = filter_and_score_any(engine, req, &pl, excluded_marked, out->reason_counts, &best);
     out->n_feasible = n;
-    count_reasons(engine, out);
 
     if (n == 0) {
         int lead =
@@ -874,7 +1000,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
                      ": the inventory is empty");
         else
             explain_counts(out, (size_t)lead);
-        if (ctx.pool_id < 0 && out->n_hosts > 0) {
+        if (pl.pool_id < 0 && out->n_hosts > 0) {
             size_t len = strlen(out->message);
             snprintf(out->message + len, sizeof out->message - len, " (no host is in pool %s)",
                      req->pool);
@@ -882,38 +1008,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         return 0;
     }
 
-    /* Score, normalise (clamp to 0..100), weight and average. */
-    for (size_t i = 0; i < n; i++) {
-        const sched_hot *h = &engine->hot[engine->candidates[i]];
-        const sched_host_load *load = &engine->load[engine->candidates[i]];
-        engine->cpu_fraction[i] =
-            h->cpu_capacity > 0 ? (h->allocated_cpu + load->cpu + req->cpu) / h->cpu_capacity : 1.0;
-        engine->memory_fraction[i] =
-            h->memory_capacity > 0
-                ? (h->allocated_memory + (double)load->memory + (double)req->memory) /
-                      h->memory_capacity
-                : 1.0;
-    }
-    ctx.cpu_fraction = engine->cpu_fraction;
-    ctx.memory_fraction = engine->memory_fraction;
-    double weights = 0;
-    for (size_t i = 0; i < n; i++)
-        engine->total[i] = 0;
-    for (size_t s = 0; s < engine->n_scores; s++) {
-        engine->scores[s].fn(&ctx, engine->candidates, n, engine->raw);
-        double w = engine->scores[s].weight;
-        for (size_t i = 0; i < n; i++) {
-            double v = engine->raw[i];
-            v = v < 0 ? 0 : v > 100 ? 100 : v;
-            engine->total[i] += w * v;
-        }
-        weights += w;
-    }
-    if (weights > 0)
-        for (size_t i = 0; i < n; i++)
-            engine->total[i] /= weights;
-
-    size_t chosen = select_host(engine, n);
+    size_t chosen = select_host(engine, n, best);
     uint32_t index = engine->candidates[chosen];
     const host *node = &hosts->hosts[index];
 
@@ -936,15 +1031,18 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     out->node = node;
     out->vmid = vmid;
     out->score = engine->total[chosen];
-    /* The breakdown: each plugin again, for the chosen host alone. */
-    ctx.cpu_fraction = &engine->cpu_fraction[chosen];
-    ctx.memory_fraction = &engine->memory_fraction[chosen];
-    for (size_t s = 0; s < engine->n_scores && s < SCHED_MAX_SCORES; s++) {
-        double v;
-        engine->scores[s].fn(&ctx, &index, 1, &v);
-        v = v < 0 ? 0 : v > 100 ? 100 : v;
+    /* The breakdown: each score again, for the chosen host alone. */
+    const sched_hot *h = &engine->hot[index];
+    const sched_host_load *load = &engine->load[index];
+    double cpu_fraction = sched_cpu_fraction(h, sched_cpu_after(h, load, req->cpu));
+    double memory_fraction =
+        sched_memory_fraction(h, sched_memory_after(h, load, (double)req->memory));
+    for (int s = 0; s < SCHED_SCORE_COUNT; s++) {
+        if (!(engine->score_weight[s] > 0))
+            continue;
+        double v = score_part((sched_score_id)s, h, load, cpu_fraction, memory_fraction);
         out->parts[out->n_parts++] =
-            (sched_score_part){engine->scores[s].name, v, engine->scores[s].weight};
+            (sched_score_part){engine->score_name[s], v, engine->score_weight[s]};
     }
     int lead = snprintf(out->message, sizeof out->message,
                         "%s chosen with score %.2f, vmid %u; %zu/%zu nodes are available",

@@ -1,12 +1,21 @@
-/* plugins: the interface between the engine and its filter, score and vmid
- * plugins, and the one registry that lists them all (registry.c).
+/* plugins: the filter, score and vmid plugins the engine runs, and the one
+ * registry that lists them all (registry.c).
  *
- * Filters and scores work on a whole candidate list per call (one indirect
- * call per plugin per decision, tight loops inside), which is what keeps a
- * decision over 10,000 hosts well under a millisecond. */
+ * Each filter and score is a small per-host rule below. The engine runs every
+ * enabled rule for a host in one pass over the hosts (engine.c,
+ * filter_and_score): a chain of filters in the order of sched_filter_id, then
+ * the weighted scores in the order of sched_score_id. One pass keeps a
+ * decision over 10,000 hosts in cache and in well-predicted branches, where
+ * a pass per plugin would walk the hosts a dozen times.
+ *
+ * Order is part of the behaviour: a rejected host is charged to the first
+ * filter that fails, so categorical checks (pool, dedicated, status, name)
+ * come before capacity; and scores are summed in their order, which fixes
+ * the floating-point result to the last bit. */
 #ifndef VF_PLUGINS_H
 #define VF_PLUGINS_H
 
+#include <math.h>
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,61 +36,178 @@ typedef struct sched_hot {
     uint32_t pool_id;
     uint8_t status; /* host_status */
     bool dedicated;
+    /* The VMSlots score, clamped: it depends on the host and its reservations
+     * only, so the engine keeps it current (set_hosts, every load change)
+     * instead of dividing per decision. */
+    double vm_slots_score;
 } sched_hot;
 
-/* What the pre-filter prepared for one request. */
-typedef struct sched_ctx {
-    const sched_params *params;
-    const hostset *hosts;
-    const sched_hot *hot;        /* per host index */
-    const sched_host_load *load; /* per host index */
-    const sched_request *req;
-    int pool_id;               /* -1: no host has the requested pool */
-    const regex_t *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
-    uint8_t *node_match;       /* per host: 0 unknown, 1 match, 2 mismatch (cache) */
-    /* Per candidate position, filled before scoring: committed / capacity
-     * after placing the request (0..1 when it fits). */
-    const double *cpu_fraction;
-    const double *memory_fraction;
-} sched_ctx;
+/* Filters, in the order they run. */
+typedef enum {
+    SCHED_FILTER_POOL,
+    SCHED_FILTER_DEDICATED,
+    SCHED_FILTER_STATUS,
+    SCHED_FILTER_NODE_REGEX,
+    SCHED_FILTER_VM_SLOTS,
+    SCHED_FILTER_CPU,
+    SCHED_FILTER_MEMORY,
+    SCHED_FILTER_DISK,
+    SCHED_FILTER_COUNT
+} sched_filter_id;
 
-/* Keep the passing candidates at the front of `candidates`, in order; write
- * the reason for each rejected host into reasons[host index]. Returns how
- * many remain. */
-typedef size_t (*sched_filter_fn)(const sched_ctx *ctx, uint32_t *candidates, size_t n,
-                                  uint8_t *reasons);
-/* Write a raw score for each candidate into out[i] (same order), 0..100. */
-typedef void (*sched_score_fn)(const sched_ctx *ctx, const uint32_t *candidates, size_t n,
-                               double *out);
+/* Scores, in the order they are summed (and listed in a decision's parts). */
+typedef enum {
+    SCHED_SCORE_FREE,
+    SCHED_SCORE_MOST_ALLOCATED,
+    SCHED_SCORE_BALANCED,
+    SCHED_SCORE_VM_SLOTS,
+    SCHED_SCORE_COUNT
+} sched_score_id;
 
-typedef enum { SCHED_VMID_RANGE = 1, SCHED_VMID_REGEX } sched_vmid_plugin;
+typedef enum { SCHED_VMID_RANGE, SCHED_VMID_REGEX, SCHED_VMID_COUNT } sched_vmid_plugin;
 
 typedef struct sched_plugin {
     const char *name;
     config_plugin_kind kind;
     bool enabled_by_default;
     double default_weight; /* scores only */
-    sched_filter_fn filter;
-    sched_score_fn score;
-    sched_vmid_plugin vmid;
+    int id;                /* by kind: sched_filter_id, sched_score_id or sched_vmid_plugin */
 } sched_plugin;
 
 extern const sched_plugin sched_plugins[];
 extern const size_t sched_plugin_count;
 
-/* Filters (filters.c) and scores (scores.c). */
-size_t sched_filter_pool(const sched_ctx *, uint32_t *, size_t, uint8_t *);
-size_t sched_filter_dedicated(const sched_ctx *, uint32_t *, size_t, uint8_t *);
-size_t sched_filter_status(const sched_ctx *, uint32_t *, size_t, uint8_t *);
-size_t sched_filter_node_regex(const sched_ctx *, uint32_t *, size_t, uint8_t *);
-size_t sched_filter_vm_slots(const sched_ctx *, uint32_t *, size_t, uint8_t *);
-size_t sched_filter_cpu(const sched_ctx *, uint32_t *, size_t, uint8_t *);
-size_t sched_filter_memory(const sched_ctx *, uint32_t *, size_t, uint8_t *);
-size_t sched_filter_disk(const sched_ctx *, uint32_t *, size_t, uint8_t *);
+/* ---- Filters: true when the host can take the request. ---- */
 
-void sched_score_free(const sched_ctx *, const uint32_t *, size_t, double *);
-void sched_score_most_allocated(const sched_ctx *, const uint32_t *, size_t, double *);
-void sched_score_balanced(const sched_ctx *, const uint32_t *, size_t, double *);
-void sched_score_vm_slots(const sched_ctx *, const uint32_t *, size_t, double *);
+/* Pool: the host is in the requested pool (-1: no host is). */
+static inline bool sched_pool_fits(const sched_hot *h, int pool_id)
+{
+    return (int)h->pool_id == pool_id;
+}
+
+/* Dedicated: a dedicated request needs a dedicated host
+ * (SCHED_REASON_NOT_DEDICATED); with dedicated_exclusive a shared request
+ * stays off dedicated hosts (SCHED_REASON_DEDICATED_HOST). */
+
+/* NodeStatus: only online hosts take guests; the reason names the status. */
+static inline sched_reason sched_status_reason(uint8_t status)
+{
+    switch ((host_status)status) {
+    case HOST_ONLINE:
+        return SCHED_REASON_NONE;
+    case HOST_OFFLINE:
+        return SCHED_REASON_OFFLINE;
+    case HOST_MAINTENANCE:
+        return SCHED_REASON_MAINTENANCE;
+    case HOST_UNKNOWN:
+        return SCHED_REASON_STATUS_UNKNOWN;
+    }
+    return SCHED_REASON_STATUS_UNKNOWN;
+}
+
+/* NodeRegex: whole-name match (the regex is anchored when compiled). The
+ * result per host is cached in `cache` (0 unknown, 1 match, 2 mismatch)
+ * across decisions that use the same pattern on the same snapshot, so regex
+ * requests cost little more than plain ones. */
+static inline bool sched_node_matches(const regex_t *regex, uint8_t *cache, const char *name)
+{
+    uint8_t cached = *cache;
+    if (cached == 0) {
+        cached = regexec(regex, name, 0, NULL, 0) == 0 ? 1 : 2;
+        *cache = cached;
+    }
+    return cached == 1;
+}
+
+/* VMSlots: a guest slot is left after live reservations. */
+static inline bool sched_vm_slots_fit(const sched_hot *h, const sched_host_load *load)
+{
+    return h->current_vms + load->vms < h->max_vms;
+}
+
+/* A tolerance so that a request that exactly fills a host fits despite
+ * floating-point rounding of the overcommitted capacity. */
+#define SCHED_FIT_EPSILON 1e-9
+
+/* Committed vCPUs and MiB once the request is placed (allocated + reserved
+ * + requested): what the capacity filters and the scores compare. */
+static inline double sched_cpu_after(const sched_hot *h, const sched_host_load *load,
+                                     double want /* vCPUs */)
+{
+    return h->allocated_cpu + load->cpu + want;
+}
+static inline double sched_memory_after(const sched_hot *h, const sched_host_load *load,
+                                        double want /* MiB */)
+{
+    return h->allocated_memory + (double)load->memory + want;
+}
+
+/* CPUOvercommit: committed vCPUs after placement stay within capacity. */
+static inline bool sched_cpu_fits(const sched_hot *h, double cpu_after)
+{
+    return cpu_after <= h->cpu_capacity + SCHED_FIT_EPSILON;
+}
+
+/* MemoryOvercommit: likewise for MiB. */
+static inline bool sched_memory_fits(const sched_hot *h, double memory_after)
+{
+    return memory_after <= h->memory_capacity + SCHED_FIT_EPSILON;
+}
+
+/* Disk: free storage after reservations covers the request (skipped when
+ * the request asks for no disk). */
+static inline bool sched_disk_fits(const sched_hot *h, const sched_host_load *load,
+                                   int64_t want /* GiB */)
+{
+    return h->storage - load->disk >= want;
+}
+
+/* ---- Scores: 0..100 (before clamping) as the host would be AFTER the
+ * request is placed on it, from committed figures (allocated + reserved), so
+ * the result does not swing with a momentary load spike and a burst of
+ * decisions spreads out instead of piling onto one host. ---- */
+
+/* Committed / capacity after placing the request (sched_cpu_after); 0..1
+ * when it fits. */
+static inline double sched_cpu_fraction(const sched_hot *h, double cpu_after)
+{
+    return h->cpu_capacity > 0 ? cpu_after / h->cpu_capacity : 1.0;
+}
+static inline double sched_memory_fraction(const sched_hot *h, double memory_after)
+{
+    return h->memory_capacity > 0 ? memory_after / h->memory_capacity : 1.0;
+}
+
+/* FreeResources (spread): prefer the host with the most room left. */
+static inline double sched_score_free(double cpu_fraction, double memory_fraction)
+{
+    return 100.0 * ((1.0 - cpu_fraction) + (1.0 - memory_fraction)) / 2.0;
+}
+
+/* MostAllocated (pack): prefer the fullest host that still fits (off by default). */
+static inline double sched_score_most_allocated(double cpu_fraction, double memory_fraction)
+{
+    return 100.0 * (cpu_fraction + memory_fraction) / 2.0;
+}
+
+/* Balanced: prefer hosts whose CPU and memory fill evenly, so neither is stranded. */
+static inline double sched_score_balanced(double cpu_fraction, double memory_fraction)
+{
+    return 100.0 * (1.0 - fabs(cpu_fraction - memory_fraction));
+}
+
+/* VMSlots: prefer hosts with more guest slots left after placement (kept,
+ * clamped, in sched_hot.vm_slots_score). */
+static inline double sched_score_vm_slots(const sched_hot *h, const sched_host_load *load)
+{
+    int32_t left = h->max_vms - (h->current_vms + load->vms + 1);
+    return h->max_vms > 0 ? 100.0 * left / h->max_vms : 0.0;
+}
+
+/* Normalisation: a score plugin's value counts only within 0..100. */
+static inline double sched_score_clamp(double v)
+{
+    return v < 0 ? 0 : v > 100 ? 100 : v;
+}
 
 #endif

@@ -1,0 +1,417 @@
+/* The engine against a plain reference: thousands of random inventories,
+ * requests, plugin configurations, reservations and exclusions, each decided
+ * by the engine and by the obviously-correct per-host rules written out
+ * below (filters in registry order, the first failure is the reason; scores
+ * clamped, weighted and averaged in registry order). Every host's reason,
+ * the counts, the chosen host and its score must agree exactly. */
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_fixture.h"
+#include "testlib.h"
+
+#define CASES 2500
+#define MAX_HOSTS 300
+#define SCORE_EPSILON 1e-9 /* the engine's documented tie distance */
+#define FIT_EPSILON 1e-9   /* the engine's documented fit tolerance */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t rnd(uint32_t n) /* 0..n-1 */
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return n ? (uint32_t)((x * 2685821657736338717ULL) >> 33) % n : 0;
+}
+
+enum { F_POOL, F_DEDICATED, F_STATUS, F_REGEX, F_SLOTS, F_CPU, F_MEMORY, F_DISK, N_FILTERS };
+static const char *const filter_names[N_FILTERS] = {
+    "Pool",    "Dedicated",     "NodeStatus",       "NodeRegex",
+    "VMSlots", "CPUOvercommit", "MemoryOvercommit", "Disk"};
+enum { S_FREE, S_MOST, S_BALANCED, S_SLOTS, N_SCORES };
+static const char *const score_names[N_SCORES] = {"FreeResources", "MostAllocated", "Balanced",
+                                                  "VMSlots"};
+
+/* One random configuration and what the reference needs of it. */
+typedef struct setup {
+    sched_params params;
+    config_plugin plugins[N_FILTERS + N_SCORES];
+    bool filter_on[N_FILTERS];
+    double weight[N_SCORES]; /* 0: off */
+} setup;
+
+static void random_setup(setup *s)
+{
+    memset(s, 0, sizeof *s);
+    fixture_params(&s->params);
+    static const double overcommit[] = {1.0, 1.5, 4.0, 0.75};
+    s->params.overcommit_cpu = overcommit[rnd(4)];
+    s->params.overcommit_memory = overcommit[rnd(4)];
+    s->params.reserve_cpu = rnd(3) == 0 ? (double)rnd(3) : 0;
+    s->params.reserve_memory = rnd(3) == 0 ? (int64_t)rnd(4096) : 0;
+    s->params.dedicated_exclusive = rnd(2);
+    s->params.subset_size = rnd(4) == 0 ? 1 + (int)rnd(5) : 1;
+    s->params.seed = 1 + rnd(1000);
+    size_t n = 0;
+    for (int f = 0; f < N_FILTERS; f++) {
+        s->filter_on[f] = true;
+        if (rnd(4) == 0) {
+            s->filter_on[f] = rnd(3) == 0;
+            config_plugin *p = &s->plugins[n++];
+            p->kind = CONFIG_PLUGIN_FILTER;
+            snprintf(p->name, sizeof p->name, "%s", filter_names[f]);
+            p->enable = s->filter_on[f];
+        }
+    }
+    static const double default_weight[N_SCORES] = {1, 0, 1, 1}; /* MostAllocated off */
+    static const double weights[] = {0, 0.5, 1, 2, 3.7, 0.1};
+    for (int k = 0; k < N_SCORES; k++) {
+        s->weight[k] = default_weight[k];
+        if (rnd(3) == 0) {
+            config_plugin *p = &s->plugins[n++];
+            p->kind = CONFIG_PLUGIN_SCORE;
+            snprintf(p->name, sizeof p->name, "%s", score_names[k]);
+            p->enable = rnd(4) != 0;
+            p->has_weight = rnd(2);
+            p->weight = weights[rnd(6)];
+            double w = p->has_weight ? p->weight : 1;
+            s->weight[k] = p->enable ? w : 0;
+        }
+    }
+    s->params.plugins = s->plugins;
+    s->params.n_plugins = n;
+}
+
+static hostset *random_hosts(size_t n)
+{
+    /* Sometimes near-ties: vast memory that differs by a few MiB per host, so
+     * scores differ around SCORE_EPSILON and the tie rule decides. */
+    int near_tie_shift = rnd(4) == 0 ? 30 + (int)rnd(8) : 0;
+    static const char *const pools[] = {"default", "default", "gpu", "edge"};
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = hostset_new();
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        /* Unique by construction, spread so the name patterns split the set. */
+        snprintf(name, sizeof name, "n-%04u", (unsigned)i * 33 + rnd(33));
+        host h = fixture_host(name);
+        snprintf(h.pool, sizeof h.pool, "%s", pools[rnd(4)]);
+        h.dedicated = rnd(5) == 0;
+        h.status = rnd(6) == 0 ? (host_status)rnd(4) : HOST_ONLINE;
+        h.cpu = (double)rnd(9) + (rnd(4) == 0 ? 0.5 : 0);
+        h.memory = (int64_t)rnd(32768);
+        h.storage = (int64_t)rnd(200);
+        h.allocated_cpu = (double)rnd((uint32_t)(h.cpu * 4) + 1);
+        h.allocated_memory = (int64_t)rnd((uint32_t)h.memory + 1);
+        h.max_vms = rnd(5) == 0 ? 0 : (int32_t)rnd(8);
+        h.current_vms = (int32_t)rnd((uint32_t)h.max_vms + 1);
+        if (near_tie_shift) {
+            h.cpu = 16;
+            h.allocated_cpu = 8;
+            h.memory = (int64_t)1 << near_tie_shift;
+            h.allocated_memory = h.memory / 2 + (int64_t)rnd(40);
+            h.max_vms = 8;
+            h.current_vms = (int32_t)rnd(2);
+        }
+        CHECK(hostset_add(set, &h, &err) == 0);
+    }
+    CHECK(hostset_finish(set, &err) == 0);
+    return set;
+}
+
+/* What the reference keeps besides the hostset: reserved totals per host. */
+typedef struct ref_load {
+    double cpu;
+    int64_t memory, disk;
+    int32_t vms;
+} ref_load;
+
+static bool name_matches(const char *pattern, const char *name)
+{
+    char anchored[300];
+    snprintf(anchored, sizeof anchored, "^(%s)$", pattern);
+    regex_t re;
+    if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
+        return false;
+    bool ok = regexec(&re, name, 0, NULL, 0) == 0;
+    regfree(&re);
+    return ok;
+}
+
+static double clamp100(double v)
+{
+    return v < 0 ? 0 : v > 100 ? 100 : v;
+}
+
+/* The reason host `h` is rejected, or SCHED_REASON_NONE. */
+static sched_reason ref_reason(const setup *s, const hostset *set, const host *h,
+                               const ref_load *load, const sched_request *req)
+{
+    const sched_params *p = &s->params;
+    double cpu_cap = sched_cpu_capacity(p, h), mem_cap = sched_memory_capacity(p, h);
+    if (s->filter_on[F_POOL] && (int)h->pool_id != hostset_pool_id(set, req->pool))
+        return SCHED_REASON_POOL;
+    if (s->filter_on[F_DEDICATED] && req->dedicated && !h->dedicated)
+        return SCHED_REASON_NOT_DEDICATED;
+    if (s->filter_on[F_DEDICATED] && !req->dedicated && p->dedicated_exclusive && h->dedicated)
+        return SCHED_REASON_DEDICATED_HOST;
+    if (s->filter_on[F_STATUS] && h->status != HOST_ONLINE)
+        return h->status == HOST_OFFLINE       ? SCHED_REASON_OFFLINE
+               : h->status == HOST_MAINTENANCE ? SCHED_REASON_MAINTENANCE
+                                               : SCHED_REASON_STATUS_UNKNOWN;
+    if (s->filter_on[F_REGEX] && req->node_regex[0] && !name_matches(req->node_regex, h->name))
+        return SCHED_REASON_NODE_REGEX;
+    if (s->filter_on[F_SLOTS] && !(h->current_vms + load->vms < h->max_vms))
+        return SCHED_REASON_VM_SLOTS;
+    if (s->filter_on[F_CPU] && !(h->allocated_cpu + load->cpu + req->cpu <= cpu_cap + FIT_EPSILON))
+        return SCHED_REASON_CPU;
+    if (s->filter_on[F_MEMORY] &&
+        !((double)h->allocated_memory + (double)load->memory + (double)req->memory <=
+          mem_cap + FIT_EPSILON))
+        return SCHED_REASON_MEMORY;
+    if (s->filter_on[F_DISK] && req->disk > 0 && !(h->storage - load->disk >= req->disk))
+        return SCHED_REASON_DISK;
+    return SCHED_REASON_NONE;
+}
+
+/* Each score's raw value (scores.c's formulas) for a feasible host. */
+static void ref_raw(const setup *s, const host *h, const ref_load *load, const sched_request *req,
+                    double raw[N_SCORES])
+{
+    double cpu_cap = sched_cpu_capacity(&s->params, h);
+    double mem_cap = sched_memory_capacity(&s->params, h);
+    double cf = cpu_cap > 0 ? (h->allocated_cpu + load->cpu + req->cpu) / cpu_cap : 1.0;
+    double mf =
+        mem_cap > 0
+            ? ((double)h->allocated_memory + (double)load->memory + (double)req->memory) / mem_cap
+            : 1.0;
+    raw[S_FREE] = 100.0 * ((1.0 - cf) + (1.0 - mf)) / 2.0;
+    raw[S_MOST] = 100.0 * (cf + mf) / 2.0;
+    raw[S_BALANCED] = 100.0 * (1.0 - fabs(cf - mf));
+    int32_t left = h->max_vms - (h->current_vms + load->vms + 1);
+    raw[S_SLOTS] = h->max_vms > 0 ? 100.0 * left / h->max_vms : 0.0;
+}
+
+static double ref_total(const setup *s, const double raw[N_SCORES])
+{
+    double total = 0, weights = 0;
+    for (int k = 0; k < N_SCORES; k++) {
+        if (!(s->weight[k] > 0))
+            continue;
+        total += s->weight[k] * clamp100(raw[k]);
+        weights += s->weight[k];
+    }
+    return weights > 0 ? total / weights : total;
+}
+
+static void random_request(sched_request *req)
+{
+    static const char *const pools[] = {"default", "default", "gpu", "edge", "nowhere"};
+    static const char *const patterns[] = {"n-0[0-9]*", "n-.*[13579]", "n-[1-4].*", "n-9999"};
+    fixture_request(req, 1 + (int)rnd(8), 1 + (int64_t)rnd(16384));
+    snprintf(req->pool, sizeof req->pool, "%s", pools[rnd(5)]);
+    req->dedicated = rnd(6) == 0;
+    req->disk = rnd(2) ? (int64_t)rnd(120) : 0;
+    if (rnd(6) == 0)
+        snprintf(req->node_regex, sizeof req->node_regex, "%s", patterns[rnd(4)]);
+}
+
+static int failures_reported = 0;
+static size_t n_decisions, n_placed, n_contested; /* contested: >= 10 feasible hosts */
+
+/* One decision by the engine and by the reference; compare everything. */
+static void compare_one(const setup *s, sched_engine *engine, const hostset *set, ref_load *loads,
+                        int case_no)
+{
+    sched_request req;
+    random_request(&req);
+    size_t excluded[8];
+    size_t n_excluded = rnd(3) == 0 ? rnd(8) : 0;
+    bool is_excluded[MAX_HOSTS] = {false};
+    for (size_t e = 0; e < n_excluded; e++) {
+        excluded[e] = rnd((uint32_t)set->n_hosts + 3); /* some out of range */
+        if (excluded[e] < set->n_hosts)
+            is_excluded[excluded[e]] = true;
+    }
+    sched_decide_options options = {excluded, n_excluded};
+    sched_decision d;
+    vf_error err;
+    vf_error_init(&err);
+    int rc = rnd(2) && n_excluded == 0 ? sched_engine_decide(engine, &req, &d, &err)
+                                       : sched_engine_decide_with(engine, &req, &options, &d, &err);
+    CHECKF(rc == 0, "case %d: %s", case_no, err.text);
+    if (rc != 0)
+        return;
+
+    n_decisions++;
+    n_placed += d.placed;
+    n_contested += d.n_feasible >= 10;
+    uint8_t reasons[MAX_HOSTS];
+    double totals[MAX_HOSTS];
+    uint32_t counts[SCHED_REASON_COUNT] = {0};
+    size_t feasible = 0, best = SIZE_MAX;
+    for (size_t i = 0; i < set->n_hosts; i++) {
+        const host *h = &set->hosts[i];
+        sched_reason r = ref_reason(s, set, h, &loads[i], &req);
+        if (r == SCHED_REASON_NONE && is_excluded[i])
+            r = SCHED_REASON_ANTI_AFFINITY;
+        reasons[i] = (uint8_t)r;
+        counts[r]++;
+        if (r != SCHED_REASON_NONE)
+            continue;
+        feasible++;
+        double raw[N_SCORES];
+        ref_raw(s, h, &loads[i], &req, raw);
+        totals[i] = ref_total(s, raw);
+        if (best == SIZE_MAX || totals[i] > totals[best] + SCORE_EPSILON)
+            best = i;
+    }
+
+    bool ok = d.n_hosts == set->n_hosts && d.n_feasible == feasible && d.placed == (feasible > 0) &&
+              memcmp(d.reason_counts, counts, sizeof counts) == 0 &&
+              (set->n_hosts == 0 || memcmp(d.host_reasons, reasons, set->n_hosts) == 0);
+    if (ok && d.placed) {
+        size_t chosen = sched_decision_host_index(engine, &d);
+        if (s->params.subset_size == 1) {
+            ok = chosen == best && d.score == totals[best];
+        } else {
+            /* A random pick among the top k: it must be feasible, scored
+             * exactly, and fewer than k hosts may clearly beat it (scores
+             * within the tie distance are equal, which is not transitive, so
+             * near-ties can chain up to k such distances). */
+            size_t better = 0;
+            double margin = 2.0 * s->params.subset_size * SCORE_EPSILON;
+            for (size_t i = 0; i < set->n_hosts; i++)
+                if (reasons[i] == SCHED_REASON_NONE && totals[i] > totals[chosen] + margin)
+                    better++;
+            ok = chosen < set->n_hosts && reasons[chosen] == SCHED_REASON_NONE &&
+                 d.score == totals[chosen] && better < (size_t)s->params.subset_size;
+        }
+        /* The breakdown: every weighted score in registry order, clamped. */
+        double raw[N_SCORES];
+        ref_raw(s, &set->hosts[chosen], &loads[chosen], &req, raw);
+        size_t part = 0;
+        for (int k = 0; k < N_SCORES && ok; k++) {
+            if (!(s->weight[k] > 0))
+                continue;
+            ok = part < d.n_parts && strcmp(d.parts[part].plugin, score_names[k]) == 0 &&
+                 d.parts[part].score == clamp100(raw[k]) && d.parts[part].weight == s->weight[k];
+            part++;
+        }
+        ok = ok && part == d.n_parts;
+    }
+    CHECKF(
+        ok,
+        "case %d: engine and reference disagree (%zu hosts, subset %d, engine %s/%zu feasible/%s)",
+        case_no, set->n_hosts, s->params.subset_size, d.placed ? "placed" : "not placed",
+        d.n_feasible, d.node ? d.node->name : "-");
+    if (!ok && ++failures_reported > 5) {
+        printf("stopping after 5 disagreements\n");
+        exit(test_summary());
+    }
+
+    /* Half the placements are reserved, as the worker does. */
+    if (d.placed && rnd(2)) {
+        sched_reservation res;
+        char task[32];
+        snprintf(task, sizeof task, "t%d", case_no);
+        sched_reservation_from_decision(&res, &d, &req, task, 0);
+        CHECK(sched_engine_reserve(engine, &res, &err) == 0);
+        ref_load *l = &loads[sched_decision_host_index(engine, &d)];
+        l->cpu += req.cpu;
+        l->memory += req.memory;
+        l->disk += req.disk;
+        l->vms++;
+    }
+}
+
+static void test_engine_matches_reference(void)
+{
+    for (int c = 0; c < CASES; c++) {
+        setup s;
+        random_setup(&s);
+        vf_error err;
+        vf_error_init(&err);
+        hostset *set = random_hosts(rnd(MAX_HOSTS + 1));
+        sched_engine *engine = sched_engine_new(&s.params, &err);
+        CHECKF(engine != NULL, "case %d: %s", c, err.text);
+        if (!engine) {
+            hostset_free(set);
+            continue;
+        }
+        CHECK(sched_engine_set_hosts(engine, set, NULL, NULL, &err) == 0);
+        ref_load loads[MAX_HOSTS];
+        memset(loads, 0, sizeof loads);
+        /* Reservations made outside any decision, on known and unknown nodes. */
+        for (uint32_t r = rnd(4); r > 0 && set->n_hosts > 0; r--) {
+            sched_reservation res;
+            memset(&res, 0, sizeof res);
+            snprintf(res.task_id, sizeof res.task_id, "pre-%u", r);
+            size_t i = rnd((uint32_t)set->n_hosts);
+            snprintf(res.node, sizeof res.node, "%s", rnd(5) ? set->hosts[i].name : "elsewhere");
+            res.cpu = 1 + rnd(4);
+            res.memory = (int64_t)rnd(4096);
+            res.disk = (int64_t)rnd(50);
+            CHECK(sched_engine_reserve(engine, &res, &err) == 0);
+            if (strcmp(res.node, "elsewhere") != 0) {
+                loads[i].cpu += res.cpu;
+                loads[i].memory += res.memory;
+                loads[i].disk += res.disk;
+                loads[i].vms++;
+            }
+        }
+        for (uint32_t k = 1 + rnd(5); k > 0; k--)
+            compare_one(&s, engine, set, loads, c);
+        sched_engine_free(engine);
+        hostset_free(set);
+    }
+    /* A comparison of mostly empty decisions would prove little. */
+    printf("%zu decisions, %zu placed, %zu with 10+ feasible hosts\n", n_decisions, n_placed,
+           n_contested);
+    CHECK(n_placed > n_decisions / 4);
+    CHECK(n_contested > n_decisions / 10);
+}
+
+/* The reference must actually see the engine's work: a configuration where
+ * every filter rejects somebody and many hosts are feasible occurs often. */
+static void test_cases_cover_every_reason(void)
+{
+    rng_state = 12345;
+    uint32_t seen[SCHED_REASON_COUNT] = {0};
+    for (int c = 0; c < 200; c++) {
+        setup s;
+        random_setup(&s);
+        vf_error err;
+        vf_error_init(&err);
+        hostset *set = random_hosts(rnd(MAX_HOSTS + 1));
+        sched_engine *engine = sched_engine_new(&s.params, &err);
+        CHECK(engine && sched_engine_set_hosts(engine, set, NULL, NULL, &err) == 0);
+        sched_request req;
+        random_request(&req);
+        size_t excluded[2] = {0, 1};
+        sched_decide_options options = {excluded, 2};
+        sched_decision d;
+        if (engine && sched_engine_decide_with(engine, &req, &options, &d, &err) == 0)
+            for (int r = 0; r < SCHED_REASON_COUNT; r++)
+                seen[r] += d.reason_counts[r];
+        sched_engine_free(engine);
+        hostset_free(set);
+    }
+    for (int r = 0; r < SCHED_REASON_COUNT; r++)
+        CHECKF(seen[r] > 0, "no case produced reason %d (%s)", r, sched_reason_text(r));
+}
+
+int main(void)
+{
+    test_cases_cover_every_reason();
+    rng_state = 0x9e3779b97f4a7c15ULL;
+    test_engine_matches_reference();
+    return test_summary();
+}
