@@ -6,21 +6,48 @@
 #include <sys/random.h>
 #include <time.h>
 
+/* Random bytes straight from the kernel's CSPRNG, taken 4 KiB at a time so
+ * an id costs no system call (getrandom for 10 bytes, or OpenSSL's
+ * RAND_bytes with its locks, cost as much as the rest of recording a task).
+ * Per thread; a process that forked would share the unread rest with its
+ * child, and none of ours calls ids_new after a fork. */
+#define RANDOM_POOL 4096
+static _Thread_local unsigned char pool[RANDOM_POOL];
+static _Thread_local size_t pool_used = RANDOM_POOL;
+
+static void random_bytes(unsigned char *out, size_t n)
+{
+    if (pool_used + n > RANDOM_POOL) {
+        size_t got = 0;
+        while (got < RANDOM_POOL) {
+            ssize_t rc = getrandom(pool + got, RANDOM_POOL - got, 0);
+            if (rc <= 0)
+                break; /* EINTR and the like: use what is there */
+            got += (size_t)rc;
+        }
+        if (got < RANDOM_POOL && RAND_bytes(pool + got, (int)(RANDOM_POOL - got)) != 1) {
+            /* Never seen on Linux. Distinct ids still: the clock and a count. */
+            static _Thread_local uint64_t counter;
+            for (size_t i = got; i + sizeof counter <= RANDOM_POOL; i += sizeof counter) {
+                counter++;
+                memcpy(pool + i, &counter, sizeof counter);
+            }
+        }
+        pool_used = 0;
+    }
+    memcpy(out, pool + pool_used, n);
+    pool_used += n;
+}
+
 /* RFC 9562 UUID version 7: 48 bits of Unix milliseconds, then random bits.
  * Ids made later sort later, so the store's indexes on them (outbox,
  * deliveries, generated task ids) grow at their right edge instead of
- * touching a random page per insert. The random bits come from OpenSSL's
- * DRBG (no system call per id); getrandom is the fallback. */
+ * touching a random page per insert. */
 void ids_new(const char *prefix, char out[IDS_LEN])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char uuid[16];
-    if (RAND_bytes(uuid, sizeof uuid) != 1 && getrandom(uuid, sizeof uuid, 0) != sizeof uuid) {
-        /* Never seen on Linux; still distinct from the previous id. */
-        static unsigned long counter;
-        memcpy(uuid + 8, &counter, sizeof counter);
-        counter++;
-    }
+    random_bytes(uuid + 6, sizeof uuid - 6);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;

@@ -86,7 +86,11 @@ typedef struct service {
     id_list confirmed; /* events confirmed, to mark in the next transaction */
     time_t last_sweep;
     char note[VF_ERROR_TEXT + 64];
-    bool sync_failed;     /* a WAL sync failed: nothing more may be acked */
+    bool sync_failed; /* a WAL sync failed: nothing more may be acked */
+    uint64_t placed_since_summary;
+    int64_t last_summary_us;   /* monotonic */
+    round_status early_status; /* of a finish_syncing_early during this round */
+    vf_error early_err;
     spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
 } service;
 
@@ -519,6 +523,22 @@ static void release_in_engine(const char *task_id, void *user)
     sched_engine_release(user, task_id);
 }
 
+static round_status finish_syncing(service *svc, vf_error *err);
+
+/* The batch before is acked as soon as its sync is done, even while this
+ * one is being decided: the broker then refills the prefetch window while
+ * we work instead of after. Checked every this many messages. */
+#define EARLY_FINISH_EVERY 8
+
+static void finish_syncing_early(service *svc)
+{
+    if (!svc->syncing || svc->early_status != ROUND_OK ||
+        !wal_sync_done(svc->sync, svc->syncing->sync_ticket))
+        return;
+    vf_error_init(&svc->early_err);
+    svc->early_status = finish_syncing(svc, &svc->early_err);
+}
+
 /* Record the whole batch in one transaction. */
 static int record_batch(service *svc, batch *b, vf_error *err)
 {
@@ -542,6 +562,8 @@ static int record_batch(service *svc, batch *b, vf_error *err)
         rc = spare_handler_accepts(d->routing_key)
                  ? spare_handler_handle(&handler, &msg, &item->outcome, err)
                  : task_handler_handle(&handler, &msg, &item->outcome, err);
+        if (i % EARLY_FINISH_EVERY == EARLY_FINISH_EVERY - 1)
+            finish_syncing_early(svc);
     }
     int64_t handled_at = mono_us();
     if (rc == 0)
@@ -641,17 +663,43 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
     return 0;
 }
 
-static void log_outcomes(const batch *b)
+/* Anything out of the ordinary gets a line of its own; ordinary placements
+ * are counted and summed up every SUMMARY_INTERVAL_S (one line per task at
+ * thousands a second would flood the journal, and it rate-limits). */
+#define SUMMARY_INTERVAL_S 10
+
+static void log_outcomes(service *svc, const batch *b)
 {
     for (size_t i = 0; i < b->n_items; i++) {
         const amqp_link_delivery *d = &b->items[i].delivery;
         const task_outcome *o = &b->items[i].outcome;
-        if (o->task_id[0])
+        if (o->placed) {
+            svc->placed_since_summary++;
+            log_debug("task %s: %s", o->task_id, o->summary);
+        } else if (o->task_id[0])
             log_info("task %s: %s", o->task_id, o->summary);
         else
             log_warn("message %s on %s: %s", d->message_id ? d->message_id : "(no id)",
                      d->routing_key ? d->routing_key : "?", o->summary);
     }
+}
+
+/* The periodic line for ordinary placements; `final` at stop. */
+static void log_summary(service *svc, bool final)
+{
+    int64_t now = mono_us();
+    if (svc->last_summary_us == 0)
+        svc->last_summary_us = now;
+    double span_s = (double)(now - svc->last_summary_us) / 1e6;
+    if (!final && span_s < SUMMARY_INTERVAL_S)
+        return;
+    if (svc->placed_since_summary)
+        log_info("placed %llu tasks in the last %.0f s (%.0f a second); their history is in the "
+                 "store (virtflowctl tasks)",
+                 (unsigned long long)svc->placed_since_summary, span_s,
+                 span_s > 0 ? (double)svc->placed_since_summary / span_s : 0.0);
+    svc->placed_since_summary = 0;
+    svc->last_summary_us = now;
 }
 
 /* ---- lifecycle ---- */
@@ -782,7 +830,7 @@ static round_status finish_syncing(service *svc, vf_error *err)
     int64_t t1 = mono_us();
     int rc = ack_and_publish(svc, b, err);
     if (rc == 0)
-        log_outcomes(b);
+        log_outcomes(svc, b);
     log_debug("batch of %zu: waited %.2f ms for its sync, acked and published in %.2f ms, %zu "
               "publishes in flight",
               b->n_items, (double)(t1 - t0) / 1e3, (double)(mono_us() - t1) / 1e3, svc->n_pubs);
@@ -805,6 +853,7 @@ static round_status finish_syncing(service *svc, vf_error *err)
 static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_error *err)
 {
     *handled = 0;
+    log_summary(svc, false);
     if (sync_inventory(svc, err) < 0)
         return ROUND_STORE;
     batch *b = svc->collecting;
@@ -821,7 +870,13 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
             return svc->sync_failed ? ROUND_FATAL : ROUND_BROKER;
     }
     if (b->n_items) {
-        if (record_batch(svc, b, err) < 0)
+        svc->early_status = ROUND_OK;
+        int recorded = record_batch(svc, b, err);
+        if (svc->early_status != ROUND_OK) {
+            vf_error_set(err, svc->early_err.code, "%s", svc->early_err.text);
+            return svc->early_status;
+        }
+        if (recorded < 0)
             return ROUND_STORE;
         b->sync_ticket = wal_sync_request(svc->sync);
     }
@@ -920,6 +975,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         else if (st != ROUND_OK)
             log_warn("stopping: %s (what was not acked is delivered again)", err.text);
     }
+    log_summary(&svc, true);
     close_parts(&svc);
     log_info("stopped");
     return 0;

@@ -147,6 +147,7 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     free(text);
     snprintf(out->summary, sizeof out->summary, "completed on %s, vmid %u, score %.2f (attempt %d)",
              decision->node->name, decision->vmid, decision->score, rec->attempt);
+    out->placed = rc == 0;
     return rc;
 }
 

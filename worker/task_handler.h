@@ -61,10 +61,11 @@ typedef struct task_outcome {
     char task_id[REQUEST_TASK_ID_LEN]; /* "" when the message was unreadable */
     bool reserved;                     /* the engine holds a reservation under task_id */
     bool duplicate;                    /* the task was already final: nothing was recorded */
-    char *event_id;                    /* owned; the outbox row written, to publish after commit */
-    char *event_key;                   /* owned; routing key event.<type> */
-    char *event_body;                  /* owned; JSON text */
-    char *reply_body;                  /* owned; the result for reply_to, or NULL */
+    bool placed;      /* an ordinary placement: logged at debug, counted in the periodic summary */
+    char *event_id;   /* owned; the outbox row written, to publish after commit */
+    char *event_key;  /* owned; routing key event.<type> */
+    char *event_body; /* owned; JSON text */
+    char *reply_body; /* owned; the result for reply_to, or NULL */
     int next_attempt;
     int delay_s;
     char *error;       /* owned; for TASK_DEAD (x-virtflow-error) and logs */

@@ -90,6 +90,14 @@ int wal_sync_wait(wal_sync *w, uint64_t ticket, vf_error *err)
     return rc;
 }
 
+bool wal_sync_done(wal_sync *w, uint64_t ticket)
+{
+    pthread_mutex_lock(&w->lock);
+    bool done = !w->failed && w->completed >= ticket;
+    pthread_mutex_unlock(&w->lock);
+    return done;
+}
+
 void wal_sync_stop(wal_sync *w)
 {
     if (!w)

@@ -13,6 +13,7 @@
 #ifndef VF_WAL_SYNC_H
 #define VF_WAL_SYNC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "store.h"
@@ -30,6 +31,10 @@ uint64_t wal_sync_request(wal_sync *w);
 /* Block until the sync for `ticket` is done: 0, or -1 with err when a sync
  * has failed (now or earlier). */
 int wal_sync_wait(wal_sync *w, uint64_t ticket, vf_error *err) __attribute__((warn_unused_result));
+
+/* True once the sync for `ticket` is done and succeeded; never blocks. (A
+ * failure shows in wal_sync_wait.) */
+bool wal_sync_done(wal_sync *w, uint64_t ticket);
 
 /* Finish the sync in progress, if any, and join the thread. NULL is a no-op. */
 void wal_sync_stop(wal_sync *w);
