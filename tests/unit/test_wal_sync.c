@@ -32,12 +32,18 @@ static int add_task(store *s, const char *id)
     return rc;
 }
 
+static store *open_store(vf_error *err)
+{
+    vf_error_init(err);
+    store *s = store_open(path, STORE_READ_WRITE, err);
+    CHECKF(s != NULL, "%s", err->text);
+    return s;
+}
+
 static void test_tickets(void)
 {
     vf_error err;
-    vf_error_init(&err);
-    store *s = store_open(path, STORE_READ_WRITE, &err);
-    CHECKF(s != NULL, "%s", err.text);
+    store *s = open_store(&err);
     if (!s)
         return;
     /* Only a handle that deferred its sync can be synced. */
@@ -75,9 +81,7 @@ static void test_tickets(void)
 static void test_failure_is_final(void)
 {
     vf_error err;
-    vf_error_init(&err);
-    store *s = store_open(path, STORE_READ_WRITE, &err);
-    CHECKF(s != NULL, "%s", err.text);
+    store *s = open_store(&err);
     if (!s)
         return;
     CHECK(store_defer_sync(s, &err) == 0);
