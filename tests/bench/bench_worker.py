@@ -5,7 +5,11 @@ with 1,000 hosts; p99 < 25 ms at 1,000 tasks/s offered; resident memory
 < 64 MiB with 10,000 hosts and 100,000 recorded tasks). Prints; asserts nothing.
 
   VF_AMQP_URL=... VF_RABBITMQCTL=... bench_worker.py [--tasks N] [--rate R]
-      [--seconds S] [--rss-tasks M] [--queue-type classic|quorum] [--repeat K]
+      [--seconds S] [--rss-tasks M] [--queue-type classic|quorum] [--repeat K] [--no-pin]
+
+The throughput comparison runs twice: with everything sharing the machine's
+cores, then with the broker pinned to CPU 0 and the worker (or the ceiling's
+client) on the others, so the broker has the same CPU in both runs of a pair.
 
 Build first (RelWithDebInfo): VF_BUILD_DIR points at the build (default build/)."""
 import argparse
@@ -187,6 +191,39 @@ def memory(tasks, hosts, queue_type):
         vhost.close()
 
 
+def broker_pid():
+    """The broker's OS pid, from the broker itself; None when it cannot say."""
+    out = vftest.rabbitmqctl("eval", "os:getpid().", check=False).stdout.strip().strip('"')
+    return int(out) if out.isdigit() else None
+
+
+def set_broker_affinity(pid, cpus):
+    """Every thread of the broker's Erlang VM onto `cpus`."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            pass  # a thread that just ended
+
+
+def compare(args, placement):
+    """Ceiling and worker take turns, so that neither gets the quieter
+    moments of a shared machine (or the broker's housekeeping after the
+    other's run); the medians are compared."""
+    tops, rates = [], []
+    for turn in range(args.repeat):
+        tops.append(ceiling(args.tasks, args.queue_type))
+        rate, elapsed = throughput(args.tasks, args.hosts, args.queue_type)
+        rates.append(rate)
+        print("turn %d: worker %.0f tasks/s (%.2f s), ceiling %.0f msg/s, ratio %.2f"
+              % (turn + 1, rate, elapsed, tops[-1], rate / tops[-1]))
+    top, rate = statistics.median(tops), statistics.median(rates)
+    print("worker throughput (%s): %d tasks, %d hosts, %s queues, prefetch 200: median %.0f "
+          "tasks/s; broker ceiling median %.0f msg/s; ratio %.2f (%d turns)"
+          % (placement, args.tasks, args.hosts, args.queue_type, rate, top, rate / top,
+             args.repeat))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=20000)
@@ -197,6 +234,8 @@ def main():
     parser.add_argument("--rss-hosts", type=int, default=10000)
     parser.add_argument("--queue-type", default="classic")
     parser.add_argument("--repeat", type=int, default=3, help="ceiling/worker turns")
+    parser.add_argument("--no-pin", dest="pin", action="store_false",
+                        help="skip the second comparison with the broker on a CPU of its own")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the resident-memory figure (timing-insensitive)")
     args = parser.parse_args()
@@ -207,20 +246,23 @@ def main():
         print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
               % (args.rss_hosts, args.rss_tasks, rss / 1024, peak / 1024))
         return
-    # Ceiling and worker take turns, so that neither gets the quieter
-    # moments of a shared machine (or the broker's housekeeping after the
-    # other's run); the medians are compared.
-    tops, rates = [], []
-    for turn in range(args.repeat):
-        tops.append(ceiling(args.tasks, args.queue_type))
-        rate, elapsed = throughput(args.tasks, args.hosts, args.queue_type)
-        rates.append(rate)
-        print("turn %d: worker %.0f tasks/s (%.2f s), ceiling %.0f msg/s, ratio %.2f"
-              % (turn + 1, rate, elapsed, tops[-1], rate / tops[-1]))
-    top, rate = statistics.median(tops), statistics.median(rates)
-    print("worker throughput: %d tasks, %d hosts, %s queues, prefetch 200: median %.0f tasks/s; "
-          "broker ceiling median %.0f msg/s; ratio %.2f (%d turns)"
-          % (args.tasks, args.hosts, args.queue_type, rate, top, rate / top, args.repeat))
+    compare(args, "broker, worker and ceiling client sharing all cores")
+    broker = broker_pid()
+    if args.pin and broker and os.cpu_count() >= 2:
+        # The broker on CPU 0, the worker (or the ceiling's client) on the
+        # rest: in both runs the broker has the same CPU to itself, as it has
+        # on a machine of its own. Sharing, the worker's CPU is taken from
+        # the broker's while the ceiling's light client takes almost none.
+        everything = os.sched_getaffinity(0)
+        rest = everything - {0}
+        try:
+            set_broker_affinity(broker, {0})
+            os.sched_setaffinity(0, rest)
+            compare(args, "broker on CPU 0, worker or ceiling client on CPUs %s"
+                    % ",".join(str(c) for c in sorted(rest)))
+        finally:
+            os.sched_setaffinity(0, everything)
+            set_broker_affinity(broker, everything)
     offered, p50, p99, got, total = latency(args.rate, args.seconds, args.hosts, args.queue_type)
     print("latency publish -> event received: offered %.0f tasks/s for %.0f s, %d/%d events, "
           "p50 %.1f ms, p99 %.1f ms" % (offered, args.seconds, got, total, p50, p99))
