@@ -7,10 +7,10 @@
 #include <time.h>
 
 /* Random bytes straight from the kernel's CSPRNG, taken 4 KiB at a time so
- * an id costs no system call (getrandom for 10 bytes, or OpenSSL's
- * RAND_bytes with its locks, cost as much as the rest of recording a task).
- * Per thread; a process that forked would share the unread rest with its
- * child, and none of ours calls ids_new after a fork. */
+ * an id costs no system call (a getrandom per id, or OpenSSL's RAND_bytes
+ * with its locks, took ~3 us: several per cent of recording a task). Per
+ * thread; a process that forked would share the unread rest with its child,
+ * and none of ours calls ids_new after a fork. */
 #define RANDOM_POOL 4096
 static _Thread_local unsigned char pool[RANDOM_POOL];
 static _Thread_local size_t pool_used = RANDOM_POOL;
