@@ -103,6 +103,14 @@ int store_rows_collect(store *s, sqlite3_stmt *st, int limit, store_rows *rows, 
                        vf_error *err);
 void store_rows_free(store_rows *rows);
 
+/* The reservations columns, in the order store_reservation_rows_each reads. */
+#define STORE_RESERVATION_COLUMNS                                                                  \
+    "id, task_id, node, cpu, memory, disk, vmid, created_at, expires_at, released_at"
+
+/* Call fn for each collected row of a SELECT STORE_RESERVATION_COLUMNS, until
+ * it returns non-zero. */
+void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn, void *ctx);
+
 /* Column `column` of row `row`; text is NULL for SQL NULL and lives as long
  * as rows. */
 const char *store_rows_text(const store_rows *rows, int row, int column);

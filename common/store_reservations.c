@@ -24,12 +24,31 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
     return store_exec_change(s, st, "recording a reservation", err) < 0 ? -1 : 0;
 }
 
+void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn, void *ctx)
+{
+    for (int i = 0; i < rows->count; i++) {
+        store_reservation r = {
+            .id = store_rows_int(rows, i, 0),
+            .task_id = store_rows_text(rows, i, 1),
+            .node = store_rows_text(rows, i, 2),
+            .cpu = store_rows_double(rows, i, 3),
+            .memory = store_rows_int(rows, i, 4),
+            .disk = store_rows_int(rows, i, 5),
+            .vmid = store_rows_id(rows, i, 6),
+            .created_at = store_rows_text(rows, i, 7),
+            .expires_at = store_rows_text(rows, i, 8),
+            .released_at = store_rows_text(rows, i, 9),
+        };
+        if (fn(&r, ctx) != 0)
+            break;
+    }
+}
+
 int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
                             vf_error *err)
 {
     sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE,
-                                  "SELECT id, task_id, node, cpu, memory, disk, vmid, created_at, "
-                                  "expires_at, released_at FROM reservations "
+                                  "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
                                   "WHERE released_at IS NULL AND expires_at > ?1 ORDER BY id",
                                   err);
     if (!st)
@@ -40,22 +59,7 @@ int store_reservations_live(store *s, const char *now, store_reservation_fn fn, 
         store_rows_free(&rows);
         return -1;
     }
-    for (int i = 0; i < rows.count; i++) {
-        store_reservation r = {
-            .id = store_rows_int(&rows, i, 0),
-            .task_id = store_rows_text(&rows, i, 1),
-            .node = store_rows_text(&rows, i, 2),
-            .cpu = store_rows_double(&rows, i, 3),
-            .memory = store_rows_int(&rows, i, 4),
-            .disk = store_rows_int(&rows, i, 5),
-            .vmid = store_rows_id(&rows, i, 6),
-            .created_at = store_rows_text(&rows, i, 7),
-            .expires_at = store_rows_text(&rows, i, 8),
-            .released_at = store_rows_text(&rows, i, 9),
-        };
-        if (fn(&r, ctx) != 0)
-            break;
-    }
+    store_reservation_rows_each(&rows, fn, ctx);
     store_rows_free(&rows);
     return 0;
 }

@@ -62,8 +62,7 @@ int store_task_reservations(store *s, const char *task_id, store_reservation_fn 
                             vf_error *err)
 {
     sqlite3_stmt *st = prepare_once(s,
-                                    "SELECT id, task_id, node, cpu, memory, disk, vmid, "
-                                    "created_at, expires_at, released_at FROM reservations "
+                                    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
                                     "WHERE task_id = ?1 ORDER BY id",
                                     "listing a task's reservations", err);
     if (!st)
@@ -72,24 +71,8 @@ int store_task_reservations(store *s, const char *task_id, store_reservation_fn 
     store_rows rows = {0};
     int rc = store_rows_collect(s, st, 0, &rows, "listing a task's reservations", err);
     sqlite3_finalize(st);
-    if (rc == 0) {
-        for (int i = 0; i < rows.count; i++) {
-            store_reservation r = {
-                .id = store_rows_int(&rows, i, 0),
-                .task_id = store_rows_text(&rows, i, 1),
-                .node = store_rows_text(&rows, i, 2),
-                .cpu = store_rows_double(&rows, i, 3),
-                .memory = store_rows_int(&rows, i, 4),
-                .disk = store_rows_int(&rows, i, 5),
-                .vmid = store_rows_id(&rows, i, 6),
-                .created_at = store_rows_text(&rows, i, 7),
-                .expires_at = store_rows_text(&rows, i, 8),
-                .released_at = store_rows_text(&rows, i, 9),
-            };
-            if (fn(&r, ctx) != 0)
-                break;
-        }
-    }
+    if (rc == 0)
+        store_reservation_rows_each(&rows, fn, ctx);
     store_rows_free(&rows);
     return rc;
 }
