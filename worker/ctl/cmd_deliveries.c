@@ -80,11 +80,8 @@ static store *open_store(const char *config_path, store_mode mode, vf_config **c
         *exit_code = CTL_EXIT_CONFIG;
         return NULL;
     }
-    vf_error err;
-    vf_error_init(&err);
-    store *s = store_open(config->store.path, mode, &err);
+    store *s = ctl_open_store(config->store.path, mode);
     if (!s) {
-        ctl_error("%s", err.text);
         config_free(config);
         *exit_code = CTL_EXIT_UNAVAILABLE;
         return NULL;
@@ -168,10 +165,7 @@ int ctl_deliveries(int argc, char **argv)
         ctl_error("%s", err.text);
         rc = CTL_EXIT_UNAVAILABLE;
     } else if (ctx.json) {
-        char *text = json_dumps(ctx.array, JSON_INDENT(2));
-        if (text)
-            printf("%s\n", text);
-        free(text);
+        ctl_print_json(ctx.array);
     }
     json_decref(ctx.array);
     store_close(s);

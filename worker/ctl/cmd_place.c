@@ -168,14 +168,6 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
     }
 }
 
-static void print_json(json_t *obj)
-{
-    char *text = json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-    if (text)
-        puts(text);
-    free(text);
-}
-
 int ctl_place(int argc, char **argv)
 {
     int status = CTL_EXIT_USAGE;
@@ -240,7 +232,7 @@ int ctl_place(int argc, char **argv)
         goto invalid;
     if (opt.json) {
         json_t *result = sched_decision_to_json(&decision, hosts);
-        print_json(result);
+        ctl_print_json(result);
         json_decref(result);
     } else {
         print_human(&decision, hosts, reservations, store_missing, config->store.path);
@@ -253,7 +245,7 @@ invalid:
     if (opt.json) {
         json_t *result = json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", "invalid",
                                    "error", err.text);
-        print_json(result);
+        ctl_print_json(result);
         json_decref(result);
     } else {
         ctl_error("invalid request: %s", err.text);

@@ -135,11 +135,8 @@ int ctl_spares(int argc, char **argv)
     vf_config *config = ctl_load_config(config_path);
     if (!config)
         return CTL_EXIT_CONFIG;
-    vf_error err;
-    vf_error_init(&err);
-    store *s = store_open(config->store.path, STORE_READ_ONLY, &err);
+    store *s = ctl_open_store(config->store.path, STORE_READ_ONLY);
     if (!s) {
-        ctl_error("%s", err.text);
         config_free(config);
         return CTL_EXIT_UNAVAILABLE;
     }
@@ -147,16 +144,15 @@ int ctl_spares(int argc, char **argv)
     if (!ctx.json)
         printf("%-10s %-24s %-32s %-20s %10s %s\n", "AGE", "UPGRADE", "NAME", "HOST", "VMID",
                "STATE");
+    vf_error err;
+    vf_error_init(&err);
     int rc = store_spare_list(s, STORE_SPARES_ALL, NULL, 0, print_spare, &ctx, &err);
     int exit_code = CTL_EXIT_OK;
     if (rc < 0) {
         ctl_error("%s", err.text);
         exit_code = CTL_EXIT_UNAVAILABLE;
     } else if (ctx.json) {
-        char *text = json_dumps(ctx.array, JSON_INDENT(2));
-        if (text)
-            printf("%s\n", text);
-        free(text);
+        ctl_print_json(ctx.array);
     }
     json_decref(ctx.array);
     store_close(s);
