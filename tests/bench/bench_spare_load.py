@@ -16,20 +16,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-import pika  # noqa: E402
 import spare_harness  # noqa: E402
 import vftest  # noqa: E402
-
-
-def prequeue(url, n, prefix):
-    conn = vftest.connect(url)
-    ch = conn.channel()
-    ch.confirm_delivery()
-    props = pika.BasicProperties(delivery_mode=2, content_type="application/json")
-    for i in range(n):
-        body = '{"task_id":"%s-%07d","requested_cpu":1,"requested_memory":512}' % (prefix, i)
-        ch.basic_publish("virtflow", "task.schedule", body, props)
-    conn.close()
 
 
 def drain_rate(world, n, prefix):
@@ -56,7 +44,7 @@ def run(tasks, hosts):
         world.start()
         world.worker.stop()
         # Idle: the queue is filled first, then the worker drains it alone.
-        prequeue(world.vhost.url, tasks, "idle")
+        vftest.publish_tasks(world.vhost.url, tasks, "idle")
         world.start()
         idle = drain_rate(world, tasks, "idle")
         # 100 spares (4 upgrades x 25) waiting for a Ready that never comes.
@@ -67,7 +55,7 @@ def run(tasks, hosts):
                           120, "100 spares waiting for readiness")
         polls0 = sum(world.fake.state()["polls"].values())
         world.worker.stop()
-        prequeue(world.vhost.url, tasks, "busy")
+        vftest.publish_tasks(world.vhost.url, tasks, "busy")
         world.start()
         t0 = time.time()
         busy = drain_rate(world, tasks, "busy")

@@ -28,18 +28,6 @@ import pika  # noqa: E402
 import vftest  # noqa: E402
 
 
-def prequeue(url, n, prefix, queue_type):
-    """Declare the topology with the worker itself, then load n tasks."""
-    conn = vftest.connect(url)
-    ch = conn.channel()
-    ch.confirm_delivery()
-    props = pika.BasicProperties(delivery_mode=2, content_type="application/json")
-    for i in range(n):
-        body = '{"task_id":"%s-%07d","requested_cpu":1,"requested_memory":512}' % (prefix, i)
-        ch.basic_publish("virtflow", "task.schedule", body, props)
-    conn.close()
-
-
 def start_and_stop(config, directory):
     worker = vftest.Worker(config, directory, "declare").start()
     vftest.wait_until(lambda: "consuming" in worker.log(), 30, "the worker to declare")
@@ -106,7 +94,7 @@ def throughput(n, hosts, queue_type):
     vhost, directory, config, db = setup("tput", hosts, queue_type)
     try:
         start_and_stop(config, directory)
-        prequeue(vhost.url, n, "tput", queue_type)
+        vftest.publish_tasks(vhost.url, n, "tput")
         worker = vftest.Worker(config, directory).start()
         t0 = time.time()
         wait_finished(db, n, 0.01)
@@ -178,7 +166,7 @@ def memory(tasks, hosts, queue_type):
     vhost, directory, config, db = setup("rss", hosts, queue_type)
     try:
         start_and_stop(config, directory)
-        prequeue(vhost.url, tasks, "rss", queue_type)
+        vftest.publish_tasks(vhost.url, tasks, "rss")
         worker = vftest.Worker(config, directory).start()
         wait_finished(db, tasks, 0.2)
         time.sleep(2)  # a refresh or two of the 10,000-host inventory

@@ -158,6 +158,13 @@ def publish(url, messages, key="task.schedule"):
     conn.close()
 
 
+def publish_tasks(url, n, prefix):
+    """n small placement requests with task ids <prefix>-0000000 on, confirmed
+    (the benchmarks' load)."""
+    publish(url, (('{"task_id":"%s-%07d","requested_cpu":1,"requested_memory":512}' % (prefix, i),
+                   {}) for i in range(n)))
+
+
 def drain(url, queue, expect=None, timeout=30.0):
     """Messages from `queue` (acked), until `expect` arrived or timeout.
     Returns a list of (properties, body bytes)."""
