@@ -260,4 +260,5 @@ def main():
               % (args.rss_hosts, args.rss_tasks, rss / 1024, peak / 1024))
 
 
-main()
+if __name__ == "__main__":
+    main()
