@@ -236,7 +236,10 @@ typedef struct store_reservation {
 typedef int (*store_reservation_fn)(const store_reservation *reservation, void *ctx);
 
 /* Reserve capacity and a vmid (-1: none) on `node` for task_id (which must
- * exist) until expires_at. */
+ * exist) until expires_at. A vmid is held by one unreleased reservation at
+ * most: one still held by another task is a VF_ECONFLICT error (the caller's
+ * view is stale: reload and decide again); one held by a reservation already
+ * expired at created_at is released first. */
 int store_reservation_add(store *s, const char *task_id, const char *node, double cpu,
                           int64_t memory_mib, int64_t disk_gib, int64_t vmid,
                           const char *created_at, const char *expires_at, vf_error *err)
@@ -260,6 +263,64 @@ int store_reservation_release_vmid(store *s, int64_t vmid, const char *at, vf_er
 int store_reservations_expire(store *s, const char *now, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* ---- host generations: several workers on one store ----
+ *
+ * Every host has a generation in the store that each change to its
+ * reservations bumps (a trigger does it, whoever writes), as OpenStack
+ * Placement does for resource providers. A worker decides over reservations
+ * it loaded at known generations, and commits a reservation only while the
+ * host is still at the generation it decided from (store_host_claim): a
+ * decision made from a stale view cannot commit. A host never changed is at
+ * generation 0. changed_seq orders the changes store-wide, so a worker reads
+ * only the hosts changed since it last looked. */
+
+typedef struct store_host_generation {
+    const char *node;
+    int64_t generation;
+    int64_t changed_seq;
+} store_host_generation;
+
+typedef int (*store_host_generation_fn)(const store_host_generation *host, void *ctx);
+
+/* Call fn for each host changed after `since` (changed_seq > since), in
+ * change order. Returns 0 or -1. */
+int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
+                        vf_error *err) __attribute__((warn_unused_result));
+
+/* Inside a write transaction, before recording a reservation on `node`:
+ * returns 0 if the host is still at `expected` (the reservation recorded next
+ * moves it to expected + 1), or -1 with VF_ECONFLICT when another writer has
+ * changed it (roll back, reload the host, decide again), or another error. */
+int store_host_claim(store *s, const char *node, int64_t expected, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Call fn for every live reservation (not released, expires_at > now) on
+ * `node`, oldest first. */
+int store_reservations_live_node(store *s, const char *node, const char *now,
+                                 store_reservation_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* ---- leases: work that one worker drives at a time ----
+ *
+ * Work that outlives a message (the spare driver, the outbox sweep, marking
+ * expired reservations) is driven by the worker holding its lease, so several
+ * workers on one store never drive it twice, and another takes it over when
+ * the holder stops renewing (it died). */
+
+/* A name for this process among the store's users: "host:pid:random". */
+#define STORE_OWNER_SIZE 160
+void store_owner_name(char out[STORE_OWNER_SIZE]);
+
+/* Take or renew lease `name` for `owner` until `until`, unless another owner
+ * holds it unexpired at `now`. Returns 1 if `owner` holds it now, 0 if
+ * another does, -1 on error. */
+int store_lease_acquire(store *s, const char *name, const char *owner, const char *now,
+                        const char *until, vf_error *err) __attribute__((warn_unused_result));
+
+/* Give lease `name` up if `owner` holds it (a clean stop), so another worker
+ * need not wait for it to expire. Returns 0 or -1. */
+int store_lease_release(store *s, const char *name, const char *owner, vf_error *err);
+
 /* ---- outbox ---- */
 
 typedef struct store_outbox_event {
@@ -277,9 +338,11 @@ typedef int (*store_outbox_fn)(const store_outbox_event *event, void *ctx);
 int store_outbox_add(store *s, const char *event_id, const char *routing_key, const char *body,
                      const char *created_at, vf_error *err) __attribute__((warn_unused_result));
 
-/* Call fn for up to `limit` (0: all) events not yet confirmed, oldest first. */
-int store_outbox_pending(store *s, int limit, store_outbox_fn fn, void *ctx, vf_error *err)
-    __attribute__((warn_unused_result));
+/* Call fn for up to `limit` (0: all) events not yet confirmed, oldest first;
+ * only those created before `created_before` unless it is NULL (several
+ * workers share the outbox: a younger event may be on its way from another). */
+int store_outbox_pending(store *s, const char *created_before, int limit, store_outbox_fn fn,
+                         void *ctx, vf_error *err) __attribute__((warn_unused_result));
 
 /* Record a publish attempt (published_at = at, attempts + 1). Returns 0,
  * 1 if no such event, -1 error. */

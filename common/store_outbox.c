@@ -18,16 +18,19 @@ int store_outbox_add(store *s, const char *event_id, const char *routing_key, co
     return store_exec_change(s, st, "recording an event", err) < 0 ? -1 : 0;
 }
 
-int store_outbox_pending(store *s, int limit, store_outbox_fn fn, void *ctx, vf_error *err)
+int store_outbox_pending(store *s, const char *created_before, int limit, store_outbox_fn fn,
+                         void *ctx, vf_error *err)
 {
     sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PENDING,
                                   "SELECT id, routing_key, body, created_at, published_at, "
                                   "attempts FROM outbox WHERE confirmed_at IS NULL "
+                                  "AND (?2 IS NULL OR created_at < ?2) "
                                   "ORDER BY created_at, rowid LIMIT ?1",
                                   err);
     if (!st)
         return -1;
     sqlite3_bind_int(st, 1, limit > 0 ? limit : -1);
+    store_bind_text(st, 2, created_before);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "listing pending events", err) != 0) {
         store_rows_free(&rows);

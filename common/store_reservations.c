@@ -2,26 +2,64 @@
 #include "store.h"
 #include "store_internal.h"
 
+#include <stdbool.h>
+
+/* A reservation that expired but was not yet marked released (the sweep
+ * marks them every few seconds) still holds its vmid in the unique index. */
+static int release_expired_vmid(store *s, int64_t vmid, const char *now, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_EXPIRED_VMID,
+                                  "UPDATE reservations SET released_at = ?2 "
+                                  "WHERE vmid = ?1 AND released_at IS NULL AND expires_at <= ?2",
+                                  err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, vmid);
+    store_bind_text(st, 2, now);
+    return store_exec_change(s, st, "releasing an expired vmid", err);
+}
+
 int store_reservation_add(store *s, const char *task_id, const char *node, double cpu,
                           int64_t memory_mib, int64_t disk_gib, int64_t vmid,
                           const char *created_at, const char *expires_at, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_ADD,
-                                  "INSERT INTO reservations (task_id, node, cpu, memory, disk, "
-                                  "vmid, created_at, expires_at) "
-                                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                                  err);
-    if (!st)
-        return -1;
-    store_bind_text(st, 1, task_id);
-    store_bind_text(st, 2, node);
-    sqlite3_bind_double(st, 3, cpu);
-    sqlite3_bind_int64(st, 4, memory_mib);
-    sqlite3_bind_int64(st, 5, disk_gib);
-    store_bind_id(st, 6, vmid);
-    store_bind_text(st, 7, created_at);
-    store_bind_text(st, 8, expires_at);
-    return store_exec_change(s, st, "recording a reservation", err) < 0 ? -1 : 0;
+    for (int pass = 0;; pass++) {
+        sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_ADD,
+                                      "INSERT INTO reservations (task_id, node, cpu, memory, disk, "
+                                      "vmid, created_at, expires_at) "
+                                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                      err);
+        if (!st)
+            return -1;
+        store_bind_text(st, 1, task_id);
+        store_bind_text(st, 2, node);
+        sqlite3_bind_double(st, 3, cpu);
+        sqlite3_bind_int64(st, 4, memory_mib);
+        sqlite3_bind_int64(st, 5, disk_gib);
+        store_bind_id(st, 6, vmid);
+        store_bind_text(st, 7, created_at);
+        store_bind_text(st, 8, expires_at);
+        int rc = sqlite3_step(st);
+        bool unique = (rc & 0xff) == SQLITE_CONSTRAINT &&
+                      sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE;
+        if (rc != SQLITE_DONE && !(unique && vmid >= 0))
+            store_fail(s, rc, "recording a reservation", err);
+        store_stmt_done(st);
+        if (rc == SQLITE_DONE)
+            return 0;
+        if (!(unique && vmid >= 0))
+            return -1;
+        /* Only the live-vmid index is unique here. */
+        int released = pass == 0 ? release_expired_vmid(s, vmid, created_at, err) : 0;
+        if (released < 0)
+            return -1;
+        if (released == 0) {
+            vf_error_set(err, VF_ECONFLICT,
+                         "store %s: vmid %lld is already held by another reservation", s->path,
+                         (long long)vmid);
+            return -1;
+        }
+    }
 }
 
 void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn, void *ctx)

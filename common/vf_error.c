@@ -69,6 +69,8 @@ const char *vf_error_code_name(vf_error_code code)
         return "unavailable";
     case VF_EINTERNAL:
         return "internal";
+    case VF_ECONFLICT:
+        return "conflict";
     }
     return "unknown";
 }

@@ -19,6 +19,7 @@ typedef enum {
     VF_EIO,          /* file or network I/O failed */
     VF_EUNAVAILABLE, /* a remote system did not answer or answered garbage */
     VF_EINTERNAL,    /* a bug: should not happen */
+    VF_ECONFLICT,    /* the store changed under a decision: reload, decide again */
 } vf_error_code;
 
 typedef struct vf_error {

@@ -1,6 +1,7 @@
 #include "reservations.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ids.h"
@@ -41,4 +42,169 @@ long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
     if (store_reservations_live(s, now, hold, &h, err) < 0 || h.failed)
         return -1;
     return h.count;
+}
+
+/* ---- the worker's book ---- */
+
+typedef struct known_host {
+    char node[HOST_NAME_LEN];
+    int64_t generation; /* the store's, when the engine's picture of it was made */
+} known_host;
+
+struct reservation_book {
+    sched_engine *engine; /* borrowed */
+    known_host *hosts;    /* sorted by node */
+    size_t n_hosts, cap_hosts;
+    known_host *undo; /* claims of the open transaction: generations before */
+    size_t n_undo, cap_undo;
+    int64_t seen_seq; /* every change up to this changed_seq is in the picture */
+};
+
+static int grow_hosts(known_host **items, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t next = *cap ? *cap * 2 : 64;
+    known_host *grown = realloc(*items, next * sizeof *grown);
+    if (!grown)
+        return -1;
+    *items = grown;
+    *cap = next;
+    return 0;
+}
+
+reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
+{
+    reservation_book *book = calloc(1, sizeof *book);
+    if (!book) {
+        vf_error_set(err, VF_ENOMEM, "out of memory for the reservation book");
+        return NULL;
+    }
+    book->engine = engine;
+    return book;
+}
+
+void reservation_book_free(reservation_book *book)
+{
+    if (!book)
+        return;
+    free(book->hosts);
+    free(book->undo);
+    free(book);
+}
+
+/* Index of `node` in the sorted list, inserting it at generation 0 (a host
+ * the store has never changed) when absent; -1 when out of memory. */
+static long known_index(reservation_book *book, const char *node)
+{
+    size_t lo = 0, hi = book->n_hosts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(book->hosts[mid].node, node);
+        if (cmp == 0)
+            return (long)mid;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (grow_hosts(&book->hosts, &book->cap_hosts, book->n_hosts + 1) < 0)
+        return -1;
+    memmove(&book->hosts[lo + 1], &book->hosts[lo], (book->n_hosts - lo) * sizeof *book->hosts);
+    memset(&book->hosts[lo], 0, sizeof *book->hosts);
+    snprintf(book->hosts[lo].node, sizeof book->hosts[lo].node, "%s", node);
+    book->n_hosts++;
+    return (long)lo;
+}
+
+typedef struct catch_up {
+    reservation_book *book;
+    store *store;
+    const char *now;
+    bool loading; /* at start: the engine already holds everything */
+    long reloaded;
+    vf_error *err;
+    bool failed;
+} catch_up;
+
+static int reload_host(const store_host_generation *changed, void *arg)
+{
+    catch_up *c = arg;
+    reservation_book *book = c->book;
+    if (changed->changed_seq > book->seen_seq)
+        book->seen_seq = changed->changed_seq;
+    long i = known_index(book, changed->node);
+    if (i < 0) {
+        vf_error_set(c->err, VF_ENOMEM, "out of memory following host %s", changed->node);
+        c->failed = true;
+        return 1;
+    }
+    if (book->hosts[i].generation == changed->generation)
+        return 0; /* our own change, already in the picture */
+    book->hosts[i].generation = changed->generation;
+    if (c->loading)
+        return 0;
+    /* Another writer changed this host: take the store's picture of it. */
+    sched_engine_release_node(book->engine, changed->node);
+    holder h = {book->engine, 0, c->err, false};
+    if (store_reservations_live_node(c->store, changed->node, c->now, hold, &h, c->err) < 0 ||
+        h.failed) {
+        c->failed = true;
+        return 1;
+    }
+    c->reloaded++;
+    return 0;
+}
+
+static long follow_changes(reservation_book *book, store *s, bool loading, vf_error *err)
+{
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    catch_up c = {book, s, now, loading, 0, err, false};
+    if (store_hosts_changed(s, book->seen_seq, reload_host, &c, err) < 0 || c.failed)
+        return -1;
+    return c.reloaded;
+}
+
+long reservation_book_load(reservation_book *book, store *s, vf_error *err)
+{
+    /* Generations first: a change made between the two reads is then seen
+     * again at the first catch-up, never missed. */
+    if (follow_changes(book, s, true, err) < 0)
+        return -1;
+    return reservations_hold_live(s, book->engine, err);
+}
+
+long reservation_book_catch_up(reservation_book *book, store *s, vf_error *err)
+{
+    return follow_changes(book, s, false, err);
+}
+
+int reservation_book_claim(reservation_book *book, store *s, const char *node, vf_error *err)
+{
+    long i = known_index(book, node);
+    if (i < 0 || grow_hosts(&book->undo, &book->cap_undo, book->n_undo + 1) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory claiming host %s", node);
+        return -1;
+    }
+    if (store_host_claim(s, node, book->hosts[i].generation, err) < 0)
+        return -1;
+    book->undo[book->n_undo++] = book->hosts[i];
+    book->hosts[i].generation++;
+    return 0;
+}
+
+void reservation_book_committed(reservation_book *book)
+{
+    book->n_undo = 0;
+}
+
+void reservation_book_rolled_back(reservation_book *book)
+{
+    while (book->n_undo > 0) {
+        const known_host *before = &book->undo[--book->n_undo];
+        long i = known_index(book, before->node);
+        if (i >= 0)
+            book->hosts[i].generation = before->generation;
+    }
 }

@@ -1,6 +1,12 @@
-/* reservations: the store's live reservations, held in an engine. The worker
- * does this at start and virtflowctl place before its dry run, so both
- * decide over the same picture. */
+/* reservations: the store's live reservations, held in an engine.
+ *
+ * virtflowctl place loads them once before its dry run (reservations_hold_live).
+ * A worker keeps them in a reservation_book: the engine's picture of every
+ * host together with the host generation it was loaded at (store.h "host
+ * generations"). Several workers may share one store, so before each batch is
+ * decided the book catches up with the hosts the others changed, and every
+ * reservation is claimed at the generation it was decided from: a decision
+ * made from a stale picture cannot commit (VF_ECONFLICT instead). */
 #ifndef VF_RESERVATIONS_H
 #define VF_RESERVATIONS_H
 
@@ -11,5 +17,36 @@
  * `engine`. Returns how many, or -1 with err (store error, VF_ENOMEM). */
 long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
     __attribute__((warn_unused_result));
+
+typedef struct reservation_book reservation_book;
+
+/* An empty book over `engine` (borrowed; it must outlive the book). Returns
+ * an owned book (reservation_book_free) or NULL with VF_ENOMEM. */
+reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
+    __attribute__((warn_unused_result));
+void reservation_book_free(reservation_book *book);
+
+/* Start of a worker: hold every live reservation in the engine and learn
+ * every host's generation. Returns the number of reservations held, or -1. */
+long reservation_book_load(reservation_book *book, store *s, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* In the write transaction that will record a batch, before deciding it:
+ * reload the live reservations of every host another writer changed since
+ * the book last looked. Returns the number of hosts reloaded, or -1. */
+long reservation_book_catch_up(reservation_book *book, store *s, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Before recording a reservation on `node` in the open transaction: the
+ * host must still be at the generation the engine's picture of it has
+ * (store_host_claim). Returns 0, or -1 with VF_ECONFLICT (roll back, catch
+ * up, decide again) or another store error. */
+int reservation_book_claim(reservation_book *book, store *s, const char *node, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The transaction the claims were made in has committed, or was rolled back
+ * (its claims are undone: the hosts are back at the generations before). */
+void reservation_book_committed(reservation_book *book);
+void reservation_book_rolled_back(reservation_book *book);
 
 #endif

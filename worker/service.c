@@ -25,6 +25,13 @@
 #define CONFIRM_TIMEOUT_MS 30000
 #define OUTBOX_SWEEP_LIMIT 1000
 #define MAX_UNCONFIRMED 2000 /* publishes in flight before the loop waits for confirms */
+/* The outbox sweep and the marking of expired reservations are one worker's
+ * job at a time (store leases); another takes over this long after the
+ * holder stopped renewing. */
+#define HOUSEKEEPING_LEASE_S 30
+/* An unconfirmed event younger than this may be on its way from another
+ * worker sharing the store: the sweep leaves it to that worker. */
+#define OUTBOX_GRACE_MS 2000
 
 typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD } publish_kind;
 
@@ -64,9 +71,11 @@ typedef enum { ROUND_OK, ROUND_BROKER, ROUND_STORE, ROUND_FATAL } round_status;
 typedef struct service {
     const vf_config *config;
     volatile sig_atomic_t *stop;
+    char owner[STORE_OWNER_SIZE]; /* this worker instance, in the store's leases */
     amqp_link *link;
     store *store;
     sched_engine *engine;
+    reservation_book *book; /* the engine's reservations and the host generations behind them */
     inventory *inventory;
     inventory_view view; /* the snapshot the engine decides over */
     pthread_t refresher;
@@ -88,8 +97,9 @@ typedef struct service {
     char note[VF_ERROR_TEXT + 64];
     bool sync_failed; /* a WAL sync failed: nothing more may be acked */
     uint64_t placed_since_summary;
-    int64_t last_summary_us;   /* monotonic */
-    round_status early_status; /* of a finish_syncing_early during this round */
+    uint64_t conflicts_since_summary; /* batches decided again: another worker got there first */
+    int64_t last_summary_us;          /* monotonic */
+    round_status early_status;        /* of a finish_syncing_early during this round */
     vf_error early_err;
     spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
 } service;
@@ -414,17 +424,27 @@ static int sweep_outbox(service *svc, vf_error *err)
     if (sync_all(svc, err) < 0 || settle_confirms(svc, err) < 0 ||
         flush_confirmed_now(svc, err) < 0)
         return -1;
+    /* With several workers on one store, one of them (the lease holder)
+     * sweeps; the others' own events go out as usual after their batches. */
+    char now[STORE_TIME_SIZE], until[STORE_TIME_SIZE], grace[STORE_TIME_SIZE];
+    int64_t now_ms = wall_ms();
+    store_format_time(now_ms, now);
+    store_format_time(now_ms + HOUSEKEEPING_LEASE_S * 1000, until);
+    store_format_time(now_ms - OUTBOX_GRACE_MS, grace);
+    int held = store_lease_acquire(svc->store, "housekeeping", svc->owner, now, until, err);
+    if (held < 0)
+        return -1;
+    if (held == 0)
+        return 0;
     /* Expired reservations are already ignored by the engine and by
      * store_reservations_live; this records when they ended, for operators. */
-    char now[STORE_TIME_SIZE];
-    store_now(now);
     int expired = store_reservations_expire(svc->store, now, err);
     if (expired < 0)
         return -1;
     if (expired > 0)
         log_info("reservations: %d expired unclaimed (scheduler.reservation_ttl_s)", expired);
     sweep_ctx ctx = {svc, err, 0, 0};
-    if (store_outbox_pending(svc->store, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
+    if (store_outbox_pending(svc->store, grace, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
         ctx.failed)
         return -1;
     if (ctx.count == 0)
@@ -539,19 +559,30 @@ static void finish_syncing_early(service *svc)
     svc->early_status = finish_syncing(svc, &svc->early_err);
 }
 
-/* Record the whole batch in one transaction. */
-static int record_batch(service *svc, batch *b, vf_error *err)
+/* A batch decided from a picture another worker made stale is decided
+ * again this many times at most; then it fails like a store error (nothing
+ * acked, the broker delivers it again). With SQLite a conflict cannot recur
+ * within one transaction: it holds the store's write lock from the catch-up
+ * to the commit. */
+#define MAX_DECISION_PASSES 3
+
+/* One pass: catch up with the other writers, then decide and record every
+ * message of the batch, in one transaction. */
+static int record_pass(service *svc, batch *b, vf_error *err)
 {
-    sched_engine_expire(svc->engine, wall_ms() / 1000);
-    spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
     char now[STORE_TIME_SIZE];
     store_now(now);
     int rc = store_begin(svc->store, err);
     if (rc < 0)
         return -1;
     rc = flush_confirmed(svc, &svc->confirmed, now, err);
-    task_handler handler = {svc->store,      svc->engine, svc->config,
-                            svc->view.hosts, svc->note,   wall_ms};
+    long reloaded = rc == 0 ? reservation_book_catch_up(svc->book, svc->store, err) : 0;
+    if (reloaded < 0)
+        rc = -1;
+    else if (reloaded > 0)
+        log_debug("reservations: reloaded %ld hosts changed by other writers", reloaded);
+    task_handler handler = {svc->store, svc->engine, svc->config, svc->view.hosts,
+                            svc->note,  wall_ms,     svc->book};
     int64_t started_at = mono_us();
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];
@@ -575,8 +606,31 @@ static int record_batch(service *svc, batch *b, vf_error *err)
         vf_error_init(&ignored);
         (void)store_rollback(svc->store, &ignored);
         forget_reservations(svc, b);
+        reservation_book_rolled_back(svc->book);
+        return -1;
     }
-    return rc;
+    reservation_book_committed(svc->book);
+    return 0;
+}
+
+/* Record the whole batch in one transaction, deciding it again while
+ * another worker's reservations made its picture stale. */
+static int record_batch(service *svc, batch *b, vf_error *err)
+{
+    sched_engine_expire(svc->engine, wall_ms() / 1000);
+    spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
+    for (int pass = 1;; pass++) {
+        if (record_pass(svc, b, err) == 0)
+            return 0;
+        if (err->code != VF_ECONFLICT || pass == MAX_DECISION_PASSES)
+            return -1;
+        svc->conflicts_since_summary++;
+        log_debug("batch of %zu: %s; deciding it again over the store's reservations", b->n_items,
+                  err->text);
+        for (size_t i = 0; i < b->n_items; i++)
+            task_outcome_close(&b->items[i].outcome);
+        vf_error_init(err);
+    }
 }
 
 /* After the commit: ack what is settled by it, and publish. Events need no
@@ -698,7 +752,12 @@ static void log_summary(service *svc, bool final)
                  "store (virtflowctl tasks)",
                  (unsigned long long)svc->placed_since_summary, span_s,
                  span_s > 0 ? (double)svc->placed_since_summary / span_s : 0.0);
+    if (svc->conflicts_since_summary)
+        log_info("decided %llu batches again in the last %.0f s: other workers had changed their "
+                 "hosts",
+                 (unsigned long long)svc->conflicts_since_summary, span_s);
     svc->placed_since_summary = 0;
+    svc->conflicts_since_summary = 0;
     svc->last_summary_us = now;
 }
 
@@ -717,7 +776,10 @@ static int open_parts(service *svc, vf_error *err)
     svc->engine = sched_engine_new(&params, err);
     if (!svc->engine)
         return -1;
-    long held = reservations_hold_live(svc->store, svc->engine, err);
+    svc->book = reservation_book_new(svc->engine, err);
+    if (!svc->book)
+        return -1;
+    long held = reservation_book_load(svc->book, svc->store, err);
     if (held < 0)
         return -1;
     log_info("store %s: %ld live reservations held", svc->config->store.path, held);
@@ -752,13 +814,19 @@ static int open_parts(service *svc, vf_error *err)
         return -1;
     }
     svc->checkpointer_running = true;
-    svc->spares = spare_driver_start(svc->config, err);
+    svc->spares = spare_driver_start(svc->config, svc->owner, err);
     return svc->spares ? 0 : -1;
 }
 
 static void close_parts(service *svc)
 {
     spare_driver_stop(svc->spares);
+    if (svc->store) {
+        /* Another worker need not wait for the lease to expire. */
+        vf_error ignored;
+        vf_error_init(&ignored);
+        (void)store_lease_release(svc->store, "housekeeping", svc->owner, &ignored);
+    }
     if (svc->refresher_running) {
         pthread_mutex_lock(&svc->refresh_lock);
         svc->refresher_stop = true;
@@ -783,6 +851,7 @@ static void close_parts(service *svc)
     amqp_link_free(svc->link);
     inventory_release(&svc->view);
     inventory_free(svc->inventory);
+    reservation_book_free(svc->book);
     sched_engine_free(svc->engine);
     wal_sync_stop(svc->sync);
     store_close(svc->store);
@@ -899,6 +968,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
     svc.config = config;
     svc.stop = stop;
     svc.collecting = &svc.batches[0];
+    store_owner_name(svc.owner);
     vf_error err;
     vf_error_init(&err);
     if (open_parts(&svc, &err) < 0) {

@@ -19,9 +19,12 @@
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
 #define RETRY_CAP_S 60
+#define LEASE_MARGIN_S 15
 
 struct spare_driver {
     const vf_config *config;
+    char owner[STORE_OWNER_SIZE]; /* this worker, in the "spares" lease */
+    int lease_s;                  /* outlasts the longest step */
     store *store;
     pthread_t thread;
     bool running;
@@ -590,6 +593,23 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
     return rc;
 }
 
+/* Several workers may share the store: only the holder of the "spares"
+ * lease drives spares, and it takes or renews the lease before every step,
+ * so the lease outlasts the step it covers and nobody else starts the same
+ * one. A worker that dies stops renewing, and another takes over once the
+ * lease expires. While nothing is due nobody needs it. */
+static bool hold_lease(spare_driver *d, const clock_now *now)
+{
+    char until[STORE_TIME_SIZE];
+    later(now, d->lease_s, until);
+    vf_error err;
+    vf_error_init(&err);
+    int held = store_lease_acquire(d->store, "spares", d->owner, now->text, until, &err);
+    if (held < 0)
+        log_warn("spares: %s; not driving spares until the lease can be renewed", err.text);
+    return held > 0;
+}
+
 static int step_one(const store_spare *spare, void *user)
 {
     spare_driver *d = user;
@@ -600,6 +620,8 @@ static int step_one(const store_spare *spare, void *user)
     clock_now now;
     step_outcome outcome;
     read_clock(&now);
+    if (!hold_lease(d, &now))
+        return 1;
     do_io(d, spare, &now, &outcome);
     if (outcome.interrupted)
         return 1;
@@ -656,7 +678,7 @@ static void *drive(void *arg)
     return NULL;
 }
 
-spare_driver *spare_driver_start(const vf_config *config, vf_error *err)
+spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_error *err)
 {
     spare_driver *d = calloc(1, sizeof *d);
     if (!d) {
@@ -664,6 +686,11 @@ spare_driver *spare_driver_start(const vf_config *config, vf_error *err)
         return NULL;
     }
     d->config = config;
+    snprintf(d->owner, sizeof d->owner, "%s", owner);
+    /* A step waits at most for the provisioner's timeout (or one HTTP call). */
+    d->lease_s =
+        (config->spare.provisioner.timeout_s > 30 ? config->spare.provisioner.timeout_s : 30) +
+        LEASE_MARGIN_S;
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->wake, NULL);
     d->store = store_open(config->store.path, STORE_READ_WRITE, err);
@@ -690,6 +717,11 @@ void spare_driver_stop(spare_driver *d)
         pthread_cond_broadcast(&d->wake);
         pthread_mutex_unlock(&d->lock);
         pthread_join(d->thread, NULL);
+    }
+    if (d->store) {
+        vf_error ignored;
+        vf_error_init(&ignored);
+        (void)store_lease_release(d->store, "spares", d->owner, &ignored);
     }
     store_close(d->store);
     for (size_t i = 0; i < d->n_released; i++)

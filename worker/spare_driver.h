@@ -35,8 +35,10 @@
 typedef struct spare_driver spare_driver;
 
 /* Open a store handle and start the thread. `config` is borrowed for the
- * driver's life. Returns an owned driver, or NULL with err. */
-spare_driver *spare_driver_start(const vf_config *config, vf_error *err)
+ * driver's life; `owner` names this worker in the store's "spares" lease
+ * (store_owner_name): of several workers sharing a store, the lease holder
+ * drives the spares. Returns an owned driver, or NULL with err. */
+spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Stop the thread (a running provisioner command is killed; its step is

@@ -284,8 +284,11 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
     json_decref(list);
     for (int i = 0; rc == 0 && i < p->count; i++) {
         const placed_spare *s = &placed[i];
-        rc = store_reservation_add(h->store, c->a.out->task_id, s->node->name, p->req.cpu,
-                                   p->req.memory, p->req.disk, s->vmid, c->a.now, expires, err);
+        if (h->book)
+            rc = reservation_book_claim(h->book, h->store, s->node->name, err);
+        if (rc == 0)
+            rc = store_reservation_add(h->store, c->a.out->task_id, s->node->name, p->req.cpu,
+                                       p->req.memory, p->req.disk, s->vmid, c->a.now, expires, err);
         store_spare row = {.task_id = c->a.out->task_id,
                            .upgrade_id = c->upgrade_id,
                            .cluster = c->cluster[0] ? c->cluster : NULL,

@@ -93,6 +93,8 @@ static int reserve(const task_attempt *rec, const sched_request *req,
     int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
     char expires[STORE_TIME_SIZE];
     store_format_time(rec->now_ms + ttl_ms, expires);
+    if (h->book && reservation_book_claim(h->book, h->store, decision->node->name, err) < 0)
+        return -1;
     if (store_reservation_add(h->store, rec->out->task_id, decision->node->name, req->cpu,
                               req->memory, req->disk, decision->vmid, rec->now, expires, err) < 0)
         return -1;

@@ -14,7 +14,9 @@
  * written through `store` in the caller's transaction; the engine holds the
  * reservation at once so the next message in the same batch sees it. If the
  * caller rolls back, it must release the engine reservations of every
- * outcome with `reserved` set. No broker I/O here: the caller publishes the
+ * outcome with `reserved` set. A reservation whose host another worker
+ * changed since the engine's picture of it fails with VF_ECONFLICT: roll
+ * back, catch the book up and decide the batch again. No broker I/O here: the caller publishes the
  * outcome's event, reply, retry or dead letter after the commit. */
 #ifndef VF_TASK_HANDLER_H
 #define VF_TASK_HANDLER_H
@@ -26,6 +28,7 @@
 #include "config.h"
 #include "engine.h"
 #include "hostset.h"
+#include "reservations.h"
 #include "store.h"
 
 typedef struct task_handler {
@@ -35,6 +38,8 @@ typedef struct task_handler {
     const hostset *hosts;       /* the engine's snapshot; NULL = no inventory yet */
     const char *inventory_note; /* "inventory is stale (...)" or "" */
     int64_t (*now_ms)(void);    /* clock seam: Unix milliseconds */
+    reservation_book *book;     /* borrowed; claims each reservation's host at the generation
+                                   decided from. NULL: the store's only writer (tests) */
 } task_handler;
 
 /* The message as it came off the queue; borrowed. */

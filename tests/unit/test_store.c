@@ -642,12 +642,12 @@ static void test_outbox(store *s)
     CHECK(err.code == VF_EINVAL);
 
     outbox_seen seen = {0};
-    CHECK(store_outbox_pending(s, 0, collect_outbox, &seen, &err) == 0 && seen.count == 3);
+    CHECK(store_outbox_pending(s, NULL, 0, collect_outbox, &seen, &err) == 0 && seen.count == 3);
     CHECK_STR(seen.ids[0], "evt_a");
     CHECK_STR(seen.ids[1], "evt_b");
     CHECK_STR(seen.ids[2], "evt_c");
     memset(&seen, 0, sizeof seen);
-    CHECK(store_outbox_pending(s, 2, collect_outbox, &seen, &err) == 0 && seen.count == 2);
+    CHECK(store_outbox_pending(s, NULL, 2, collect_outbox, &seen, &err) == 0 && seen.count == 2);
 
     CHECK(store_outbox_mark_published(s, "evt_a", "2026-11-22T09:01:00.000Z", &err) == 0);
     CHECK(store_outbox_mark_published(s, "evt_a", "2026-11-22T09:02:00.000Z", &err) == 0);
@@ -655,7 +655,7 @@ static void test_outbox(store *s)
     CHECK(store_outbox_mark_confirmed(s, "evt_b", "2026-11-22T09:03:00.000Z", &err) == 0);
     CHECK(store_outbox_mark_confirmed(s, "evt_zzz", "2026-11-22T09:03:00.000Z", &err) == 1);
     memset(&seen, 0, sizeof seen);
-    CHECK(store_outbox_pending(s, 0, collect_outbox, &seen, &err) == 0 && seen.count == 2);
+    CHECK(store_outbox_pending(s, NULL, 0, collect_outbox, &seen, &err) == 0 && seen.count == 2);
     CHECK_STR(seen.ids[0], "evt_a");
     CHECK(seen.attempts[0] == 2);
     CHECK_STR(seen.ids[1], "evt_c");
@@ -665,7 +665,7 @@ static void test_outbox(store *s)
     memset(&seen, 0, sizeof seen);
     seen.s = s;
     seen.confirm = true;
-    CHECK(store_outbox_pending(s, 0, collect_outbox, &seen, &err) == 0 && seen.count == 2);
+    CHECK(store_outbox_pending(s, NULL, 0, collect_outbox, &seen, &err) == 0 && seen.count == 2);
     CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 0);
 
     /* Pruning removes only confirmed events: evt_b and the group-commit test's. */

@@ -469,6 +469,16 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id)
     return release_where(engine, task_matches, task_id);
 }
 
+static bool node_matches(const held *h, const void *node)
+{
+    return strcmp(held_node(h), node) == 0;
+}
+
+size_t sched_engine_release_node(sched_engine *engine, const char *node)
+{
+    return release_where(engine, node_matches, node);
+}
+
 size_t sched_engine_expire(sched_engine *engine, int64_t now)
 {
     /* Called once per batch: skip the scan while nothing can have expired. */

@@ -152,6 +152,9 @@ void sched_reservation_from_decision(sched_reservation *out, const sched_decisio
                                      int64_t expires);
 /* End every reservation of `task_id`. Returns how many ended. */
 size_t sched_engine_release(sched_engine *engine, const char *task_id);
+/* End every reservation held on `node` (the caller reloads that host's
+ * reservations from the store). Returns how many ended. */
+size_t sched_engine_release_node(sched_engine *engine, const char *node);
 /* End every reservation with 0 < expires <= now. Returns how many ended. */
 size_t sched_engine_expire(sched_engine *engine, int64_t now);
 size_t sched_engine_reservation_count(const sched_engine *engine);

@@ -1,0 +1,271 @@
+/* Tests of worker/reservations (the reservation book) and the store's host
+ * generations, vmid uniqueness and leases: two "workers" — two store
+ * handles, two engines, two books — share one real SQLite file, as several
+ * worker processes on one machine do. */
+#include "reservations.h"
+#include "sched_fixture.h"
+#include "store.h"
+#include "testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FAR_FUTURE "2999-01-01T00:00:00.000Z"
+#define PAST "2000-01-01T00:00:00.000Z"
+
+typedef struct worker {
+    store *store;
+    sched_engine *engine;
+    reservation_book *book;
+} worker;
+
+static hostset *hosts;
+
+static void worker_open(worker *w, const char *path)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_params params;
+    fixture_params(&params);
+    w->store = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(w->store != NULL, "%s", err.text);
+    w->engine = sched_engine_new(&params, &err);
+    CHECK(w->engine != NULL);
+    CHECK(sched_engine_set_hosts(w->engine, hosts, NULL, NULL, &err) == 0);
+    w->book = reservation_book_new(w->engine, &err);
+    CHECK(w->book != NULL);
+    CHECKF(reservation_book_load(w->book, w->store, &err) >= 0, "%s", err.text);
+}
+
+static void worker_close(worker *w)
+{
+    reservation_book_free(w->book);
+    sched_engine_free(w->engine);
+    store_close(w->store);
+}
+
+static void add_task(store *s, const char *id)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = {.id = id,
+                           .kind = "schedule",
+                           .status = "completed",
+                           .vmid = -1,
+                           .at = "2026-11-22T01:00:00.000Z"};
+    CHECKF(store_task_insert(s, &f, &err) == 0, "%s", err.text);
+}
+
+/* What a handler does for one placement: claim the host, record, hold. */
+static int reserve(worker *w, const char *task, const char *node, int64_t vmid, double cpu,
+                   const char *expires, vf_error *err)
+{
+    if (reservation_book_claim(w->book, w->store, node, err) < 0)
+        return -1;
+    if (store_reservation_add(w->store, task, node, cpu, 1024, 10, vmid, "2026-11-22T01:00:00.000Z",
+                              expires, err) < 0)
+        return -1;
+    sched_reservation res;
+    memset(&res, 0, sizeof res);
+    snprintf(res.task_id, sizeof res.task_id, "%s", task);
+    snprintf(res.node, sizeof res.node, "%s", node);
+    res.cpu = cpu;
+    res.memory = 1024;
+    res.disk = 10;
+    res.vmid = vmid > 0 ? (uint32_t)vmid : 0;
+    return sched_engine_reserve(w->engine, &res, err);
+}
+
+static bool commit(worker *w)
+{
+    vf_error err;
+    vf_error_init(&err);
+    if (store_commit(w->store, &err) < 0)
+        return false;
+    reservation_book_committed(w->book);
+    return true;
+}
+
+static void rollback(worker *w, const char *task)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_rollback(w->store, &err) == 0);
+    sched_engine_release(w->engine, task);
+    reservation_book_rolled_back(w->book);
+}
+
+static double reserved_cpu(worker *w, const char *node)
+{
+    const host *h = hostset_find(hosts, node);
+    return sched_engine_host_load(w->engine, (size_t)(h - hosts->hosts))->cpu;
+}
+
+static void test_stale_view_cannot_commit(const char *path)
+{
+    worker a, b;
+    worker_open(&a, path);
+    worker_open(&b, path);
+    vf_error err;
+    vf_error_init(&err);
+
+    /* Worker b reserves on bm-1 and commits. */
+    CHECK(store_begin(b.store, &err) == 0);
+    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 0);
+    add_task(b.store, "t-b1");
+    CHECKF(reserve(&b, "t-b1", "bm-1", 100, 8, FAR_FUTURE, &err) == 0, "%s", err.text);
+    CHECK(commit(&b));
+
+    /* Worker a decided from its old picture of bm-1: the claim is refused. */
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "t-a1");
+    vf_error_init(&err);
+    CHECK(reserve(&a, "t-a1", "bm-1", 101, 8, FAR_FUTURE, &err) < 0);
+    CHECKF(err.code == VF_ECONFLICT, "code %d: %s", err.code, err.text);
+    CHECK_CONTAINS(err.text, "bm-1");
+    rollback(&a, "t-a1");
+    CHECK(reserved_cpu(&a, "bm-1") == 0);
+
+    /* Caught up, worker a sees b's reservation and may claim bm-1. */
+    vf_error_init(&err);
+    CHECK(store_begin(a.store, &err) == 0);
+    CHECK(reservation_book_catch_up(a.book, a.store, &err) == 1);
+    CHECK(reserved_cpu(&a, "bm-1") == 8);
+    add_task(a.store, "t-a1");
+    CHECKF(reserve(&a, "t-a1", "bm-1", 101, 8, FAR_FUTURE, &err) == 0, "%s", err.text);
+    CHECK(commit(&a));
+    CHECK(reserved_cpu(&a, "bm-1") == 16);
+
+    /* Its own change is no news to a; b reloads bm-1 and sees both. */
+    CHECK(store_begin(a.store, &err) == 0);
+    CHECK(reservation_book_catch_up(a.book, a.store, &err) == 0);
+    CHECK(store_rollback(a.store, &err) == 0);
+    CHECK(store_begin(b.store, &err) == 0);
+    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(store_rollback(b.store, &err) == 0);
+    CHECK(reserved_cpu(&b, "bm-1") == 16);
+
+    /* A release by anyone (here a's store handle, as the spare driver or an
+     * operator would) reaches b's picture too. */
+    CHECK(store_reservation_release_task(a.store, "t-b1", "2026-11-22T02:00:00.000Z", &err) == 1);
+    CHECK(store_begin(b.store, &err) == 0);
+    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(store_rollback(b.store, &err) == 0);
+    CHECK(reserved_cpu(&b, "bm-1") == 8);
+
+    /* A rolled-back claim leaves the book as it was: no false conflict. */
+    CHECK(store_begin(a.store, &err) == 0);
+    CHECK(reservation_book_catch_up(a.book, a.store, &err) == 1);
+    add_task(a.store, "t-a2");
+    CHECK(reserve(&a, "t-a2", "bm-2", 102, 4, FAR_FUTURE, &err) == 0);
+    rollback(&a, "t-a2");
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "t-a2");
+    CHECKF(reserve(&a, "t-a2", "bm-2", 102, 4, FAR_FUTURE, &err) == 0, "%s", err.text);
+    CHECK(commit(&a));
+
+    worker_close(&a);
+    worker_close(&b);
+}
+
+static void test_vmid_held_once(const char *path)
+{
+    worker a, b;
+    worker_open(&a, path);
+    worker_open(&b, path);
+    vf_error err;
+    vf_error_init(&err);
+
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "v-a");
+    CHECK(reserve(&a, "v-a", "bm-1", 500, 1, FAR_FUTURE, &err) == 0);
+    CHECK(commit(&a));
+
+    /* Another host, the same vmid, from a picture that never saw it. */
+    CHECK(store_begin(b.store, &err) == 0);
+    add_task(b.store, "v-b");
+    vf_error_init(&err);
+    CHECK(reserve(&b, "v-b", "bm-2", 500, 1, FAR_FUTURE, &err) < 0);
+    CHECKF(err.code == VF_ECONFLICT, "code %d: %s", err.code, err.text);
+    CHECK_CONTAINS(err.text, "vmid 500");
+    rollback(&b, "v-b");
+
+    /* An expired holder that no sweep has marked yet gives the vmid up. */
+    vf_error_init(&err);
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "v-old");
+    CHECK(reserve(&a, "v-old", "bm-1", 501, 1, PAST, &err) == 0);
+    CHECK(commit(&a));
+    CHECK(store_begin(b.store, &err) == 0);
+    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    add_task(b.store, "v-new");
+    CHECKF(reserve(&b, "v-new", "bm-2", 501, 1, FAR_FUTURE, &err) == 0, "%s", err.text);
+    CHECK(commit(&b));
+
+    worker_close(&a);
+    worker_close(&b);
+}
+
+static void test_leases(const char *path)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(path, STORE_READ_WRITE, &err);
+    CHECK(s != NULL);
+    const char *t0 = "2026-11-22T01:00:00.000Z", *t1 = "2026-11-22T01:00:30.000Z",
+               *t2 = "2026-11-22T01:01:00.000Z", *t3 = "2026-11-22T01:01:30.000Z";
+    CHECK(store_lease_acquire(s, "spares", "w1", t0, t1, &err) == 1);
+    CHECK(store_lease_acquire(s, "spares", "w2", t0, t1, &err) == 0);
+    CHECK(store_lease_acquire(s, "outbox", "w2", t0, t1, &err) == 1); /* another job */
+    CHECK(store_lease_acquire(s, "spares", "w1", t1, t2, &err) == 1); /* renewed */
+    CHECK(store_lease_acquire(s, "spares", "w2", t1, t2, &err) == 0);
+    /* w1 stopped renewing (died): w2 takes over once it expired, and w1 has
+     * lost it when it comes back. */
+    CHECK(store_lease_acquire(s, "spares", "w2", t2, t3, &err) == 1);
+    CHECK(store_lease_acquire(s, "spares", "w1", t2, t3, &err) == 0);
+    /* A clean stop gives it up at once. */
+    CHECK(store_lease_release(s, "spares", "w1", &err) == 0); /* not w1's: no-op */
+    CHECK(store_lease_acquire(s, "spares", "w1", t2, t3, &err) == 0);
+    CHECK(store_lease_release(s, "spares", "w2", &err) == 0);
+    CHECK(store_lease_acquire(s, "spares", "w1", t2, t3, &err) == 1);
+    char owner[STORE_OWNER_SIZE], other[STORE_OWNER_SIZE];
+    store_owner_name(owner);
+    store_owner_name(other);
+    CHECK(strcmp(owner, other) != 0);
+    store_close(s);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/vf-test-reservations-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    hosts = hostset_new();
+    const char *names[] = {"bm-1", "bm-2", "bm-3"};
+    for (size_t i = 0; i < 3; i++) {
+        host h = fixture_host(names[i]);
+        CHECK(hostset_add(hosts, &h, &err) == 0);
+    }
+    CHECK(hostset_finish(hosts, &err) == 0);
+
+    char path[128];
+    snprintf(path, sizeof path, "%s/stale.db", dir);
+    test_stale_view_cannot_commit(path);
+    snprintf(path, sizeof path, "%s/vmid.db", dir);
+    test_vmid_held_once(path);
+    snprintf(path, sizeof path, "%s/lease.db", dir);
+    test_leases(path);
+
+    hostset_free(hosts);
+    char cmd[sizeof dir + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return test_summary();
+}
