@@ -321,6 +321,22 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
  * need not wait for it to expire. Returns 0 or -1. */
 int store_lease_release(store *s, const char *name, const char *owner, vf_error *err);
 
+/* Extend every lease `owner` holds to `until`: a live worker keeps its leases
+ * while a long step runs. Returns the number renewed, or -1. */
+int store_leases_renew(store *s, const char *owner, const char *until, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The owner of lease `name` into holder (size bytes). Returns 1 and fills
+ * holder, 0 when nobody holds it, -1 on error. */
+int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Give lease `name` from `previous` (known to be dead) to `owner` until
+ * `until`. Returns 1 if taken, 0 if `previous` no longer held it, -1. */
+int store_lease_take_over(store *s, const char *name, const char *previous, const char *owner,
+                          const char *now, const char *until, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* ---- outbox ---- */
 
 typedef struct store_outbox_event {

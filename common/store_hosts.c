@@ -134,3 +134,51 @@ int store_lease_release(store *s, const char *name, const char *owner, vf_error 
     store_bind_text(st, 2, owner);
     return store_exec_change(s, st, "giving up a lease", err) < 0 ? -1 : 0;
 }
+
+int store_leases_renew(store *s, const char *owner, const char *until, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASES_RENEW,
+                                  "UPDATE leases SET expires_at = ?2 WHERE owner = ?1", err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, owner);
+    store_bind_text(st, 2, until);
+    return store_exec_change(s, st, "renewing leases", err);
+}
+
+int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
+{
+    sqlite3_stmt *st =
+        store_stmt(s, STORE_STMT_LEASE_HOLDER, "SELECT owner FROM leases WHERE name = ?1", err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, name);
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 1, &rows, "reading a lease", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    int found = rows.count > 0 && store_rows_text(&rows, 0, 0);
+    if (found)
+        snprintf(holder, size, "%s", store_rows_text(&rows, 0, 0));
+    store_rows_free(&rows);
+    return found;
+}
+
+int store_lease_take_over(store *s, const char *name, const char *previous, const char *owner,
+                          const char *now, const char *until, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASE_TAKE_OVER,
+                                  "UPDATE leases SET owner = ?3, acquired_at = ?4, expires_at = ?5 "
+                                  "WHERE name = ?1 AND owner = ?2",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, name);
+    store_bind_text(st, 2, previous);
+    store_bind_text(st, 3, owner);
+    store_bind_text(st, 4, now);
+    store_bind_text(st, 5, until);
+    int changed = store_exec_change(s, st, "taking over a lease", err);
+    return changed < 0 ? -1 : changed > 0;
+}

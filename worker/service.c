@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "ids.h"
 #include "inventory.h"
+#include "leases.h"
 #include "log.h"
 #include "reservations.h"
 #include "spare_driver.h"
@@ -25,10 +26,6 @@
 #define CONFIRM_TIMEOUT_MS 30000
 #define OUTBOX_SWEEP_LIMIT 1000
 #define MAX_UNCONFIRMED 2000 /* publishes in flight before the loop waits for confirms */
-/* The outbox sweep and the marking of expired reservations are one worker's
- * job at a time (store leases); another takes over this long after the
- * holder stopped renewing. */
-#define HOUSEKEEPING_LEASE_S 30
 /* An unconfirmed event younger than this may be on its way from another
  * worker sharing the store: the sweep leaves it to that worker. */
 #define OUTBOX_GRACE_MS 2000
@@ -165,7 +162,7 @@ static void *refresh_loop(void *arg)
 
 /* WAL checkpoints on a handle of their own, off the committing thread: they
  * copy pages and fsync the database, which inside a commit would stall every
- * message of that batch. */
+ * message of that batch. The same thread renews this worker's leases. */
 static void *checkpoint_loop(void *arg)
 {
     service *svc = arg;
@@ -176,6 +173,7 @@ static void *checkpoint_loop(void *arg)
         log_warn("checkpoints: %s; the WAL is copied back inside commits instead", err.text);
         return NULL;
     }
+    int64_t renewed_ms = 0;
     pthread_mutex_lock(&svc->refresh_lock);
     while (!svc->refresher_stop) {
         struct timespec until;
@@ -190,6 +188,14 @@ static void *checkpoint_loop(void *arg)
         vf_error_init(&err);
         if (store_checkpoint(own, NULL, NULL, &err) < 0)
             log_warn("checkpoint: %s", err.text);
+        /* Here, not in the main loop: this thread waits neither for the
+         * broker nor for a batch, so a live worker keeps its leases. */
+        if (wall_ms() - renewed_ms >= LEASE_RENEW_S * 1000) {
+            renewed_ms = wall_ms();
+            vf_error_init(&err);
+            if (lease_renew_all(own, svc->owner, &err) < 0)
+                log_warn("leases: %s", err.text);
+        }
         pthread_mutex_lock(&svc->refresh_lock);
     }
     pthread_mutex_unlock(&svc->refresh_lock);
@@ -426,12 +432,11 @@ static int sweep_outbox(service *svc, vf_error *err)
         return -1;
     /* With several workers on one store, one of them (the lease holder)
      * sweeps; the others' own events go out as usual after their batches. */
-    char now[STORE_TIME_SIZE], until[STORE_TIME_SIZE], grace[STORE_TIME_SIZE];
+    char now[STORE_TIME_SIZE], grace[STORE_TIME_SIZE];
     int64_t now_ms = wall_ms();
     store_format_time(now_ms, now);
-    store_format_time(now_ms + HOUSEKEEPING_LEASE_S * 1000, until);
     store_format_time(now_ms - OUTBOX_GRACE_MS, grace);
-    int held = store_lease_acquire(svc->store, "housekeeping", svc->owner, now, until, err);
+    int held = lease_hold(svc->store, "housekeeping", svc->owner, err);
     if (held < 0)
         return -1;
     if (held == 0)

@@ -12,6 +12,7 @@
 #include "events.h"
 #include "ids.h"
 #include "json_util.h"
+#include "leases.h"
 #include "log.h"
 #include "spare_provision.h"
 #include "store.h"
@@ -19,12 +20,10 @@
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
 #define RETRY_CAP_S 60
-#define LEASE_MARGIN_S 15
 
 struct spare_driver {
     const vf_config *config;
     char owner[STORE_OWNER_SIZE]; /* this worker, in the "spares" lease */
-    int lease_s;                  /* outlasts the longest step */
     store *store;
     pthread_t thread;
     bool running;
@@ -594,19 +593,17 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
 }
 
 /* Several workers may share the store: only the holder of the "spares"
- * lease drives spares, and it takes or renews the lease before every step,
- * so the lease outlasts the step it covers and nobody else starts the same
- * one. A worker that dies stops renewing, and another takes over once the
- * lease expires. While nothing is due nobody needs it. */
-static bool hold_lease(spare_driver *d, const clock_now *now)
+ * lease drives spares (leases.h): it takes or renews the lease before every
+ * step, the worker renews it while the step runs, and a worker that dies
+ * stops renewing, so another takes over. While nothing is due nobody needs
+ * it. */
+static bool hold_lease(spare_driver *d)
 {
-    char until[STORE_TIME_SIZE];
-    later(now, d->lease_s, until);
     vf_error err;
     vf_error_init(&err);
-    int held = store_lease_acquire(d->store, "spares", d->owner, now->text, until, &err);
+    int held = lease_hold(d->store, "spares", d->owner, &err);
     if (held < 0)
-        log_warn("spares: %s; not driving spares until the lease can be renewed", err.text);
+        log_warn("spares: %s; not driving spares until the lease is held", err.text);
     return held > 0;
 }
 
@@ -620,7 +617,7 @@ static int step_one(const store_spare *spare, void *user)
     clock_now now;
     step_outcome outcome;
     read_clock(&now);
-    if (!hold_lease(d, &now))
+    if (!hold_lease(d))
         return 1;
     do_io(d, spare, &now, &outcome);
     if (outcome.interrupted)
@@ -687,10 +684,6 @@ spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_
     }
     d->config = config;
     snprintf(d->owner, sizeof d->owner, "%s", owner);
-    /* A step waits at most for the provisioner's timeout (or one HTTP call). */
-    d->lease_s =
-        (config->spare.provisioner.timeout_s > 30 ? config->spare.provisioner.timeout_s : 30) +
-        LEASE_MARGIN_S;
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->wake, NULL);
     d->store = store_open(config->store.path, STORE_READ_WRITE, err);

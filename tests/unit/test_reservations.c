@@ -2,6 +2,7 @@
  * generations, vmid uniqueness and leases: two "workers" — two store
  * handles, two engines, two books — share one real SQLite file, as several
  * worker processes on one machine do. */
+#include "leases.h"
 #include "reservations.h"
 #include "sched_fixture.h"
 #include "store.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define FAR_FUTURE "2999-01-01T00:00:00.000Z"
@@ -234,6 +236,46 @@ static void test_leases(const char *path)
     store_owner_name(owner);
     store_owner_name(other);
     CHECK(strcmp(owner, other) != 0);
+
+    /* Renewal extends only the owner's leases; a holder can be replaced
+     * only while it still holds the lease. */
+    CHECK(store_leases_renew(s, "w1", "2026-11-22T01:05:00.000Z", &err) == 1);
+    CHECK(store_lease_acquire(s, "spares", "w2", t3, t3, &err) == 0);
+    char holder[STORE_OWNER_SIZE];
+    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, &err) == 1);
+    CHECK_STR(holder, "w1");
+    CHECK(store_lease_holder(s, "nothing", holder, sizeof holder, &err) == 0);
+    CHECK(store_lease_take_over(s, "spares", "w9", "w2", t3, t3, &err) == 0);
+    CHECK(store_lease_take_over(s, "spares", "w1", "w2", t3, t3, &err) == 1);
+    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, &err) == 1);
+    CHECK_STR(holder, "w2");
+
+    /* lease_hold takes a lease over at once from a dead process of this
+     * machine (a worker restarted after kill -9), not from a live one. */
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    char host[64] = "";
+    gethostname(host, sizeof host);
+    char dead[STORE_OWNER_SIZE], alive[STORE_OWNER_SIZE];
+    snprintf(dead, sizeof dead, "%s:%ld:w_dead", host, (long)child);
+    snprintf(alive, sizeof alive, "%s:%ld:w_alive", host, (long)getppid());
+    CHECK(lease_holder_dead(dead, owner));
+    CHECK(!lease_holder_dead(alive, owner));
+    CHECK(!lease_holder_dead(owner, owner));
+    CHECK(!lease_holder_dead("elsewhere:1:w_x", owner));
+    CHECK(!lease_holder_dead("garbage", owner));
+    char same_pid[STORE_OWNER_SIZE];
+    snprintf(same_pid, sizeof same_pid, "%s:%ld:w_earlier_life", host, (long)getpid());
+    CHECK(lease_holder_dead(same_pid, owner));
+
+    CHECK(store_lease_acquire(s, "job-alive", alive, t0, "2999-01-01T00:00:00.000Z", &err) == 1);
+    CHECK(lease_hold(s, "job-alive", owner, &err) == 0);
+    CHECK(store_lease_acquire(s, "job-dead", dead, t0, "2999-01-01T00:00:00.000Z", &err) == 1);
+    CHECK(lease_hold(s, "job-dead", owner, &err) == 1);
+    CHECK(lease_hold(s, "job-free", owner, &err) == 1);
+    CHECK(lease_renew_all(s, owner, &err) == 0);
     store_close(s);
 }
 

@@ -1,0 +1,77 @@
+#include "leases.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+typedef struct owner_parts {
+    char host[STORE_OWNER_SIZE];
+    long pid;
+} owner_parts;
+
+/* "host:pid:random" (store_owner_name); the host name may hold anything but
+ * the last two fields are ours. */
+static bool parse_owner(const char *owner, owner_parts *out)
+{
+    const char *last = strrchr(owner, ':');
+    if (!last || last == owner)
+        return false;
+    const char *pid = last - 1;
+    while (pid > owner && *pid != ':')
+        pid--;
+    if (*pid != ':')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    out->pid = strtol(pid + 1, &end, 10);
+    if (errno || end != last || out->pid <= 0)
+        return false;
+    snprintf(out->host, sizeof out->host, "%.*s", (int)(pid - owner), owner);
+    return true;
+}
+
+bool lease_holder_dead(const char *holder, const char *self)
+{
+    owner_parts theirs, ours;
+    if (strcmp(holder, self) == 0 || !parse_owner(holder, &theirs) || !parse_owner(self, &ours) ||
+        strcmp(theirs.host, ours.host) != 0)
+        return false;
+    if (theirs.pid == ours.pid)
+        return true; /* same host and pid, another life: ours replaced it */
+    return kill((pid_t)theirs.pid, 0) < 0 && errno == ESRCH;
+}
+
+static void times(char now[STORE_TIME_SIZE], char until[STORE_TIME_SIZE])
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    int64_t ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    store_format_time(ms, now);
+    store_format_time(ms + LEASE_TTL_S * 1000, until);
+}
+
+int lease_hold(store *s, const char *name, const char *owner, vf_error *err)
+{
+    char now[STORE_TIME_SIZE], until[STORE_TIME_SIZE];
+    times(now, until);
+    int held = store_lease_acquire(s, name, owner, now, until, err);
+    if (held != 0)
+        return held;
+    char holder[STORE_OWNER_SIZE];
+    int found = store_lease_holder(s, name, holder, sizeof holder, err);
+    if (found <= 0)
+        return found;
+    if (!lease_holder_dead(holder, owner))
+        return 0;
+    return store_lease_take_over(s, name, holder, owner, now, until, err);
+}
+
+int lease_renew_all(store *s, const char *owner, vf_error *err)
+{
+    char now[STORE_TIME_SIZE], until[STORE_TIME_SIZE];
+    times(now, until);
+    return store_leases_renew(s, owner, until, err) < 0 ? -1 : 0;
+}

@@ -1,0 +1,32 @@
+/* leases: a worker's hold on the jobs that one worker drives at a time (the
+ * spare driver, the outbox sweep; store.h "leases").
+ *
+ * A lease lasts LEASE_TTL_S and the worker's checkpoint thread renews every
+ * lease it holds every LEASE_RENEW_S, so a lease outlives a long step (a
+ * provisioner run) while its worker lives, and passes to another worker
+ * within LEASE_TTL_S of its death. A holder that is known dead is not waited
+ * for: a process of this machine that no longer runs, or an earlier life of
+ * this very process id (a container restarted in place). */
+#ifndef VF_LEASES_H
+#define VF_LEASES_H
+
+#include <stdbool.h>
+
+#include "store.h"
+
+#define LEASE_TTL_S 15
+#define LEASE_RENEW_S 5
+
+/* Take or renew lease `name` for `owner` (store_owner_name). Returns 1 when
+ * `owner` holds it, 0 when another live (or unknowable) worker does, -1 with
+ * err on a store error. */
+int lease_hold(store *s, const char *name, const char *owner, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Renew every lease of `owner`. Returns 0 or -1. */
+int lease_renew_all(store *s, const char *owner, vf_error *err) __attribute__((warn_unused_result));
+
+/* Whether `holder` (an owner name) is certainly dead, seen from `self`. */
+bool lease_holder_dead(const char *holder, const char *self);
+
+#endif
