@@ -472,8 +472,9 @@ int store_deliveries_due_receiver(store *s, const char *receiver, const char *no
     __attribute__((warn_unused_result));
 
 /* After a crash: every delivery left 'delivering' (its outcome unknown) goes
- * back to 'pending', due at `now`; attempts are kept. The relay calls this at
- * start, before any delivery of its own is in flight (one relay per store).
+ * back to 'pending', due at `now`; attempts are kept. A relay calls this when
+ * it takes the store's "deliveries" lease, before any delivery of its own is
+ * in flight (the lease holder is the one relay sending).
  * Returns the number of rows changed, or -1. */
 int store_deliveries_requeue(store *s, const char *now, vf_error *err)
     __attribute__((warn_unused_result));

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "relay_policy.h"
 #include "relay_receivers.h"
+#include "leases.h"
 #include "relay_sender.h"
 #include "store.h"
 
@@ -26,6 +27,7 @@
 #define SCAN_INTERVAL_MS 100 /* due scan at least this often */
 #define STOP_WAIT_MAX_MS 30000
 #define ERROR_TEXT_MAX 4096 /* bytes of last_error kept */
+#define LEASE_RETRY_MS 1000 /* a standby relay asks for the lease this often */
 
 typedef struct incoming {
     uint64_t tag;
@@ -62,7 +64,11 @@ struct relay {
     size_t n_outcomes, cap_outcomes;
     relay_request *claimed;
     size_t n_claimed, cap_claimed;
-    bool changed; /* something happened that may make more deliveries due */
+    bool changed;                 /* something happened that may make more deliveries due */
+    char owner[STORE_OWNER_SIZE]; /* this relay, in the store's "deliveries" lease */
+    bool lease_held;              /* this relay sends; the others only record events */
+    bool standby_said;
+    int64_t lease_checked_ms;
     int64_t last_scan_ms;
     uint64_t rng;
     relay_result result; /* scratch, large */
@@ -110,13 +116,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
     r->store = store_open(config->store.path, STORE_READ_WRITE, err);
     if (!r->store)
         goto fail;
-    char now[STORE_TIME_SIZE];
-    store_now(now);
-    int requeued = store_deliveries_requeue(r->store, now, err);
-    if (requeued < 0)
-        goto fail;
-    if (requeued > 0)
-        log_warn("%d deliveries were interrupted by the last stop; they are due again", requeued);
+    store_owner_name(r->owner);
     r->link = amqp_link_new(config, "virtflow-relay", err);
     if (!r->link)
         goto fail;
@@ -382,6 +382,45 @@ static int claim_one(const store_delivery *d, void *user)
     return 0;
 }
 
+/* Several relays may share one store: every one records the events it
+ * consumes, and the holder of the "deliveries" lease (leases.h) sends them,
+ * so no delivery is sent by two relays at once. Taking the lease, a relay
+ * makes due again what the previous holder (or its own earlier life) left
+ * 'delivering': that holder is gone, and the outcome unknown. */
+static bool hold_deliveries(relay *r)
+{
+    int64_t now = now_ms();
+    if (now - r->lease_checked_ms < (r->lease_held ? LEASE_RENEW_S * 1000 : LEASE_RETRY_MS))
+        return r->lease_held;
+    r->lease_checked_ms = now;
+    vf_error err;
+    vf_error_init(&err);
+    int held = lease_hold(r->store, "deliveries", r->owner, &err);
+    if (held < 0)
+        log_warn("deliveries: %s; not sending until the lease is renewed", err.text);
+    if (held > 0 && !r->lease_held) {
+        char at[STORE_TIME_SIZE];
+        format_ms(now, at);
+        int requeued = store_deliveries_requeue(r->store, at, &err);
+        if (requeued < 0) {
+            log_warn("deliveries: %s; trying again", err.text);
+            return false;
+        }
+        if (requeued > 0)
+            log_warn("%d deliveries were interrupted by the last stop of the relay sending them; "
+                     "they are due again",
+                     requeued);
+        log_info("deliveries: this relay sends them (it holds the store's lease)");
+    } else if (held <= 0 && r->lease_held) {
+        log_warn("deliveries: another relay holds the lease now; this one only records events");
+    } else if (held == 0 && !r->standby_said) {
+        log_info("deliveries: another relay sends them; this one records events and stands by");
+        r->standby_said = true;
+    }
+    r->lease_held = held > 0;
+    return r->lease_held;
+}
+
 /* Read the due deliveries of every receiver with free slots into r->claimed. */
 static int scan_due(relay *r, const char *now, vf_error *err)
 {
@@ -450,7 +489,7 @@ static void commit_turn(relay *r, bool scan)
     format_ms(now_ms(), now);
     vf_error err;
     vf_error_init(&err);
-    if (scan) {
+    if (scan && hold_deliveries(r)) {
         if (scan_due(r, now, &err) < 0)
             goto failed;
         r->last_scan_ms = now_ms();
@@ -574,6 +613,12 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
     if (r->n_outcomes > 0)
         log_warn("%zu outcomes could not be recorded; those deliveries are due again at start",
                  r->n_outcomes);
+    else if (r->lease_held) {
+        /* Nothing left in flight: a standby relay may take over at once. */
+        vf_error ignored;
+        vf_error_init(&ignored);
+        (void)store_lease_release(r->store, "deliveries", r->owner, &ignored);
+    }
     log_info("stopped");
     return 0;
 }
