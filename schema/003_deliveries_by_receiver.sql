@@ -1,0 +1,20 @@
+-- virtflow SQLite store, schema version 3: due deliveries found per receiver.
+--
+-- The relay asks, for each receiver with free slots, for its due deliveries
+-- (store_deliveries_due_receiver: receiver = ? AND status = 'pending' AND
+-- next_attempt_at <= now, oldest first). With only deliveries_due (status,
+-- next_attempt_at) that walked every due row of every receiver: a receiver
+-- that is down with a backlog of 1,000,000 due rows made each scan for a
+-- healthy receiver cost 0.2-0.3 s (issue 13, finding 7). Keyed by receiver
+-- first, a scan reads only that receiver's rows, whatever the others hold
+-- (tests/bench/bench_deliveries.c prints both figures).
+-- Never edit a released migration: add 004_*.sql instead.
+
+CREATE INDEX deliveries_due_by_receiver ON deliveries (receiver, status, next_attempt_at);
+
+-- The old index served only the all-receivers due scan, which the relay no
+-- longer runs, and the crash requeue (status = 'delivering'), which the small
+-- partial index below serves; keeping it would cost a second index update on
+-- every change of a delivery's state.
+DROP INDEX deliveries_due;
+CREATE INDEX deliveries_delivering ON deliveries (receiver) WHERE status = 'delivering';
