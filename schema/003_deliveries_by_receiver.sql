@@ -14,9 +14,10 @@
 
 CREATE INDEX deliveries_due_by_receiver ON deliveries (receiver, status, next_attempt_at);
 
--- The old index served only the all-receivers due scan, which the relay no
--- longer runs, and the crash requeue (status = 'delivering'), which the small
--- partial index below serves; keeping it would cost a second index update on
--- every change of a delivery's state.
+-- The old index served the all-receivers due scan, which the relay does not
+-- run; the crash requeue (status = 'delivering'), which the small partial
+-- index below serves; and the counts of `virtflowctl stats`, which now group
+-- by receiver first to read the new index in order. Keeping it would cost a
+-- second index update on every change of a delivery's state.
 DROP INDEX deliveries_due;
 CREATE INDEX deliveries_delivering ON deliveries (receiver) WHERE status = 'delivering';
