@@ -6,6 +6,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "text_escape.h"
+
 vf_log_level vf_log_threshold = VF_LOG_INFO;
 static const char *program = "virtflow";
 
@@ -41,7 +43,8 @@ void vf_log_set_program(const char *name)
 void vf_log_write(vf_log_level level, const char *fmt, ...)
 {
     static const char *const level_names[] = {"debug", "info", "warn", "error"};
-    char line[2048];
+    char message[2048];
+    char line[sizeof message * TEXT_ESCAPE_GROWTH + 128];
     struct timespec now;
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -54,11 +57,16 @@ void vf_log_write(vf_log_level level, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    int len = vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    /* One line per event: a newline inside a value must not forge a second line. */
-    for (char *p = line + n; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
+    if (len < 0)
+        return;
+    if ((size_t)len >= sizeof message)
+        len = (int)sizeof message - 1;
+    /* Log lines carry task ids, message ids, routing keys and error texts that
+     * clients and receivers chose. Escaping the whole message catches every
+     * caller: a newline cannot forge a second line, and an escape sequence
+     * cannot act on the terminal of whoever reads the log. */
+    (void)text_escape(line + n, sizeof line - (size_t)n, message, (size_t)len);
     fprintf(stderr, "%s\n", line);
 }

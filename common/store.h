@@ -461,12 +461,14 @@ int store_delivery_add(store *s, const char *event_id, const char *receiver, con
                        const char *now, vf_error *err) __attribute__((warn_unused_result));
 
 /* Call fn for up to `limit` (0: all) pending deliveries with
- * next_attempt_at <= now, earliest due first. */
+ * next_attempt_at <= now, earliest due first. Reads the whole table (the
+ * index is by receiver): the relay scans per receiver, below. */
 int store_deliveries_due(store *s, const char *now, int limit, store_delivery_fn fn, void *ctx,
                          vf_error *err) __attribute__((warn_unused_result));
 
 /* store_deliveries_due for one receiver only, so that a receiver with a
- * backlog cannot fill every slot of a scan and starve the others. */
+ * backlog cannot fill every slot of a scan and starve the others. Its cost
+ * follows this receiver's rows, not the other receivers' backlog. */
 int store_deliveries_due_receiver(store *s, const char *receiver, const char *now, int limit,
                                   store_delivery_fn fn, void *ctx, vf_error *err)
     __attribute__((warn_unused_result));

@@ -15,7 +15,11 @@ must do, in the order it must do it:
      before verifying);
   5. deduplicate on webhook-id: the relay retries until it sees a 2xx, so the
      same event can arrive twice if a 2xx got lost; answer 2xx to a duplicate
-     and do nothing else;
+     and do nothing else. Record an id only once its handler has succeeded:
+     if the handler fails, answer 5xx and the relay's retry handles it again
+     (recording it first would answer that retry "duplicate": an event lost).
+     Keep ids longer than the relay's whole retry schedule (relay.schedule_s:
+     27.6 h by default), and no longer: the set must not grow forever;
   6. answer 2xx quickly. Anything else (or no answer within the relay's
      timeout) is retried later on the relay's schedule. A 429 or 503 with
      Retry-After: <seconds> asks the relay to wait at least that long.
@@ -23,6 +27,7 @@ must do, in the order it must do it:
 Usage:
   webhook_receiver.py --port 8080 --secret-file /etc/virtflow/hook.secret \
       [--secret-file OLD.secret] [--seen-file seen.txt] [--host 127.0.0.1]
+      [--seen-hours 48] [--seen-max 1000000]
 Environment instead of options: WEBHOOK_PORT, WEBHOOK_SECRET_FILE (several
 paths separated by ':'), WEBHOOK_SECRET (the secret itself), WEBHOOK_SEEN_FILE.
 
@@ -32,6 +37,7 @@ Copy it and replace handle_event() with your own logic.
 
 import argparse
 import base64
+import collections
 import hashlib
 import hmac
 import json
@@ -43,6 +49,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOLERANCE_S = 5 * 60
 MAX_BODY = 1024 * 1024
+SEEN_HOURS = 48        # > the relay's default schedule (27.6 h from first to last attempt)
+SEEN_MAX = 1000000     # ids kept at most (about 200 MB of memory), oldest dropped first
 
 
 class BadSignature(Exception):
@@ -101,34 +109,89 @@ def verify(keys, msg_id, timestamp, signature_header, body, now=None):
 
 
 class SeenIds:
-    """webhook-ids already handled: in memory, and appended to a file (if
-    given) so a restarted receiver still recognises them."""
+    """webhook-ids already handled, each kept `keep_s` seconds and at most
+    `max_ids` of them, oldest dropped first. In memory, and in a file (if
+    given) so a restarted receiver still recognises them; the file is
+    rewritten with only the kept ids whenever it has grown to twice as many
+    lines, so it stays bounded too."""
 
-    def __init__(self, path=None):
+    clock = time.time  # tests replace it
+
+    def __init__(self, path=None, keep_s=SEEN_HOURS * 3600, max_ids=SEEN_MAX):
         self.lock = threading.Lock()
-        self.ids = set()
-        self.file = None
+        self.ids = collections.OrderedDict()  # id -> when handled (Unix s), oldest first
+        self.running = set()                  # ids whose handler runs right now
+        self.keep_s, self.max_ids, self.path = keep_s, max_ids, path
+        self.file, self.lines = None, 0
         if path:
             if os.path.exists(path):
                 with open(path) as f:
-                    self.ids.update(line.strip() for line in f if line.strip())
-            self.file = open(path, "a")
+                    for line in f:  # "<id> <unix time>"; a line with only an id is kept too
+                        msg_id, _, at = line.strip().partition(" ")
+                        if msg_id:
+                            self.ids.pop(msg_id, None)
+                            self.ids[msg_id] = float(at) if at else self.clock()
+            self.forget_old()
+            self.rewrite()
 
-    def add(self, msg_id):
-        """True the first time an id is seen, False for a duplicate."""
+    def begin(self, msg_id):
+        """'new': handle it, then call done() or failed(). 'duplicate': handled
+        already. 'running': another request is handling it at this moment."""
         with self.lock:
             if msg_id in self.ids:
-                return False
-            self.ids.add(msg_id)
+                return "duplicate"
+            if msg_id in self.running:
+                return "running"
+            self.running.add(msg_id)
+            return "new"
+
+    def done(self, msg_id):
+        """The handler succeeded: from now on the id is a duplicate."""
+        with self.lock:
+            self.running.discard(msg_id)
+            self.ids[msg_id] = self.clock()
+            self.forget_old()
             if self.file:
-                self.file.write(msg_id + "\n")
+                self.file.write("%s %d\n" % (msg_id, self.ids[msg_id]))
                 self.file.flush()
-            return True
+                self.lines += 1
+                if self.lines > 2 * max(len(self.ids), 1000):
+                    self.rewrite()
+
+    def failed(self, msg_id):
+        """The handler failed: the relay's retry will find the id new again."""
+        with self.lock:
+            self.running.discard(msg_id)
+
+    def forget_old(self):
+        cutoff = self.clock() - self.keep_s
+        while self.ids:
+            oldest = next(iter(self.ids.values()))
+            if oldest >= cutoff and len(self.ids) <= self.max_ids:
+                break
+            self.ids.popitem(last=False)
+
+    def rewrite(self):
+        """Replace the file with the ids kept now (write aside, then rename)."""
+        with open(self.path + ".tmp", "w") as f:
+            f.writelines("%s %d\n" % item for item in self.ids.items())
+        os.replace(self.path + ".tmp", self.path)
+        if self.file:
+            self.file.close()
+        self.file = open(self.path, "a")
+        self.lines = len(self.ids)
 
 
 def handle_event(event):
-    """Your logic goes here. It runs once per event id. Raise to get a retry."""
+    """Your logic goes here. It runs until it succeeds once per event id:
+    raise, and the relay sends the event again later."""
     return None
+
+
+def shown(text):
+    """A header value as printable text: an unauthenticated sender picks it,
+    and escape sequences in a log would act on the terminal reading it."""
+    return repr(text)[1:-1]
 
 
 class WebhookHandler(BaseHTTPRequestHandler):
@@ -160,13 +223,28 @@ class WebhookHandler(BaseHTTPRequestHandler):
             verify(self.keys, msg_id, self.headers.get("webhook-timestamp", ""),
                    self.headers.get("webhook-signature", ""), body)
         except BadSignature as e:
-            print("401 %s - %s" % (msg_id or "-", e), flush=True)
+            print("401 %s - %s" % (shown(msg_id) or "-", e), flush=True)
             return self.reply(401, str(e))
         event = json.loads(body)
-        if not self.seen.add(msg_id):
+        state = self.seen.begin(msg_id)
+        if state == "duplicate":
             print("200 %s %s duplicate" % (msg_id, event.get("type")), flush=True)
             return self.reply(200, "duplicate")
-        handle_event(event)
+        if state == "running":  # the relay gave up waiting and retried: answer later
+            print("503 %s %s still being handled" % (msg_id, event.get("type")), flush=True)
+            self.send_response(503)
+            self.send_header("Retry-After", "30")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        try:
+            handle_event(event)
+        except Exception as e:
+            self.seen.failed(msg_id)
+            print("500 %s %s handler failed: %s" % (msg_id, event.get("type"), shown(str(e))),
+                  flush=True)
+            return self.reply(500, "handler failed")
+        self.seen.done(msg_id)
         print("200 %s %s ok" % (msg_id, event.get("type")), flush=True)
         self.reply(200, "ok")
 
@@ -193,6 +271,11 @@ def main(argv=None):
                    help="file holding a whsec_ secret; repeat while rotating")
     p.add_argument("--seen-file", default=os.environ.get("WEBHOOK_SEEN_FILE"),
                    help="remember handled webhook-ids across restarts")
+    p.add_argument("--seen-hours", type=float, default=SEEN_HOURS,
+                   help="how long a handled id is remembered; keep it longer than the "
+                        "relay's retry schedule (default %(default)s)")
+    p.add_argument("--seen-max", type=int, default=SEEN_MAX,
+                   help="at most this many ids remembered, oldest dropped (default %(default)s)")
     args = p.parse_args(argv)
 
     files = args.secret_file or [f for f in os.environ.get("WEBHOOK_SECRET_FILE", "").split(":") if f]
@@ -203,7 +286,8 @@ def main(argv=None):
         p.error("give --secret-file, WEBHOOK_SECRET_FILE or WEBHOOK_SECRET")
     keys = [parse_secret(s) for s in secrets]
 
-    server = make_server(args.host, args.port, keys, SeenIds(args.seen_file))
+    seen = SeenIds(args.seen_file, args.seen_hours * 3600, args.seen_max)
+    server = make_server(args.host, args.port, keys, seen)
     print("listening on %s:%d" % server.server_address[:2], flush=True)
     try:
         server.serve_forever()

@@ -33,6 +33,7 @@ add fuzz_inventory_file "$fx"/inventory/file/valid/*.yaml "$fx"/inventory/file/v
 	"$fx"/inventory/file/invalid/*.yaml "$fx"/inventory/file/invalid/*.json
 add fuzz_inventory_nodeapi "$fx"/inventory/nodeapi/*.json
 add fuzz_inventory_proxmox "$fx"/inventory/proxmox/*.json
+add fuzz_text_escape "$fx"/requests/invalid/*.error
 
 # fuzz_signature reads "secret\nid\ntimestamp\nsignature\nbody": the
 # Standard Webhooks test vector, valid, then with a rotated pair.

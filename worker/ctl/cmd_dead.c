@@ -79,18 +79,26 @@ static void excerpt(const amqp_link_delivery *d, char *out, size_t size)
         snprintf(out + n, size - n, "...");
 }
 
+/* A property as a JSON string. A publisher may put bytes that are not UTF-8
+ * in a message id, which JSON cannot hold: those come out escaped like the
+ * text output (\xff), rather than dropping the message from the list. */
+static json_t *property_json(const char *value)
+{
+    if (!value)
+        return json_null();
+    json_t *text = json_string(value);
+    return text ? text : json_string(ctl_text(value));
+}
+
 static json_t *message_json(const amqp_link_delivery *d, const char *why)
 {
     char body[EXCERPT_BYTES * 4 + 80];
     excerpt(d, body, sizeof body);
-    const char *key = original_key(d);
-    return json_pack("{s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:s}", "message_id",
-                     d->message_id ? json_string(d->message_id) : json_null(), "error", why,
-                     "routing_key", key ? json_string(key) : json_null(), "death_reason",
-                     d->death_reason ? json_string(d->death_reason) : json_null(), "death_queue",
-                     d->death_queue ? json_string(d->death_queue) : json_null(), "attempt",
-                     (json_int_t)d->attempt, "body_bytes", (json_int_t)d->body_size, "body_excerpt",
-                     body);
+    return json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s}", "message_id", property_json(d->message_id),
+        "error", property_json(why), "routing_key", property_json(original_key(d)), "death_reason",
+        property_json(d->death_reason), "death_queue", property_json(d->death_queue), "attempt",
+        (json_int_t)d->attempt, "body_bytes", (json_int_t)d->body_size, "body_excerpt", body);
 }
 
 static void print_message(int index, const amqp_link_delivery *d, const char *why)
@@ -98,9 +106,10 @@ static void print_message(int index, const amqp_link_delivery *d, const char *wh
     char body[EXCERPT_BYTES * 4 + 80];
     excerpt(d, body, sizeof body);
     const char *key = original_key(d);
-    printf("%d. %s  key %s  %llu bytes\n", index, d->message_id ? d->message_id : "(no id)",
-           key ? key : "(unknown)", (unsigned long long)d->body_size);
-    printf("   why:  %s\n", why);
+    printf("%d. %s  key %s  %llu bytes\n", index,
+           d->message_id ? ctl_text(d->message_id) : "(no id)", key ? ctl_text(key) : "(unknown)",
+           (unsigned long long)d->body_size);
+    printf("   why:  %s\n", ctl_text(why));
     printf("   body: %s\n", body);
 }
 
@@ -321,13 +330,13 @@ int ctl_dead(int argc, char **argv)
             continue;
         if (h->outcome == 1 && amqp_link_ack(link, h->d.delivery_tag, false, &err) == 0) {
             moved++;
-            json_array_append_new(
-                out_json, json_pack("{s:o, s:s}", "message_id",
-                                    h->d.message_id ? json_string(h->d.message_id) : json_null(),
-                                    "routing_key", original_key(&h->d)));
+            json_array_append_new(out_json, json_pack("{s:o, s:o}", "message_id",
+                                                      property_json(h->d.message_id), "routing_key",
+                                                      property_json(original_key(&h->d))));
             if (!as_json)
-                printf("redriven %s -> %s\n", h->d.message_id ? h->d.message_id : "(no id)",
-                       original_key(&h->d));
+                printf("redriven %s -> %s\n",
+                       h->d.message_id ? ctl_text(h->d.message_id) : "(no id)",
+                       ctl_text(original_key(&h->d)));
         } else {
             h->selected = false;
             failed++;

@@ -67,8 +67,8 @@ static int print_delivery(const store_delivery *d, void *user)
     const char *when = d->delivered_at      ? d->delivered_at
                        : d->next_attempt_at ? d->next_attempt_at
                                             : "-";
-    printf("%-36s %-20s %-10s %8d %4s %-24s %.60s\n", d->event_id, d->receiver, d->status,
-           d->attempts, code, when, d->last_error ? d->last_error : "");
+    printf("%-36s %-20s %-10s %8d %4s %-24s %.60s\n", ctl_text(d->event_id), ctl_text(d->receiver),
+           ctl_text(d->status), d->attempts, code, ctl_text(when), ctl_text(d->last_error));
     return 0;
 }
 
@@ -224,7 +224,7 @@ int ctl_redeliver(int argc, char **argv)
         rc = CTL_EXIT_NEGATIVE;
     } else {
         printf("%d deliver%s of %s reset to pending\n", changed, changed == 1 ? "y" : "ies",
-               event_id);
+               ctl_text(event_id));
     }
     store_close(s);
     config_free(config);

@@ -132,9 +132,9 @@ int ctl_nodes(int argc, char **argv)
                 "reserved", r->count, "free", (json_int_t)vm_free);
             json_array_append_new(array, obj);
         } else {
-            printf("%-20s %-10s %-11s %5d %9.1f %9.1f %11.0f %11.0f %8lld %7lld\n", h->name,
-                   h->pool, host_status_name(h->status), r->count, cpu_free, cpu_cap, mem_free,
-                   mem_cap, (long long)disk_free, (long long)vm_free);
+            printf("%-20s %-10s %-11s %5d %9.1f %9.1f %11.0f %11.0f %8lld %7lld\n",
+                   ctl_text(h->name), ctl_text(h->pool), host_status_name(h->status), r->count,
+                   cpu_free, cpu_cap, mem_free, mem_cap, (long long)disk_free, (long long)vm_free);
         }
     }
     if (as_json)

@@ -141,16 +141,17 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
                         bool store_missing, const char *store_path)
 {
     if (d->placed) {
-        printf("placed on %s (%s, pool %s), vmid %u, score %.2f\n", d->node->name,
-               d->node->ip[0] ? d->node->ip : "no ip", d->node->pool, d->vmid, d->score);
-        printf("  %s\n", d->message);
+        printf("placed on %s (%s, pool %s), vmid %u, score %.2f\n", ctl_text(d->node->name),
+               d->node->ip[0] ? ctl_text(d->node->ip) : "no ip", ctl_text(d->node->pool), d->vmid,
+               d->score);
+        printf("  %s\n", ctl_text(d->message));
         printf("  scores:");
         for (size_t i = 0; i < d->n_parts; i++)
             printf("%s %s %.2f (weight %g)", i ? "," : "", d->parts[i].plugin, d->parts[i].score,
                    d->parts[i].weight);
         printf("%s\n", d->n_parts ? "" : " none enabled; lowest name wins");
     } else {
-        printf("not placed: %s\n", d->message);
+        printf("not placed: %s\n", ctl_text(d->message));
     }
     if (reservations >= 0)
         printf("  live reservations considered: %ld (%s)\n", reservations, store_path);
@@ -164,7 +165,7 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
         if (!header)
             printf("rejected:\n");
         header = true;
-        printf("  %-24s %s\n", hosts->hosts[i].name, sched_reason_text(reason));
+        printf("  %-24s %s\n", ctl_text(hosts->hosts[i].name), sched_reason_text(reason));
     }
 }
 

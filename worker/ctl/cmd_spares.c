@@ -82,8 +82,8 @@ static int print_spare(const store_spare *s, void *user)
                  (long long)(age % 3600 / 60));
     else
         snprintf(shown, sizeof shown, "%lldm%llds", (long long)(age / 60), (long long)(age % 60));
-    printf("%-10s %-24s %-32s %-20s %10lld %s\n", shown, s->upgrade_id, s->name, s->node,
-           (long long)s->vmid, s->state);
+    printf("%-10s %-24s %-32s %-20s %10lld %s\n", shown, ctl_text(s->upgrade_id), ctl_text(s->name),
+           ctl_text(s->node), (long long)s->vmid, ctl_text(s->state));
     return 0;
 }
 

@@ -153,7 +153,7 @@ static void print_counts(const char *title, const json_t *obj)
     const char *key;
     const json_t *value;
     json_object_foreach((json_t *)obj, key, value)
-        printf(" %s %lld", key, (long long)json_integer_value(value));
+        printf(" %s %lld", ctl_text(key), (long long)json_integer_value(value));
     printf("\n");
 }
 
@@ -172,21 +172,22 @@ static void print_human(const json_t *report)
         const json_t *t = json_object_get(st, "oldest_pending_task");
         if (json_is_object(t))
             printf("  oldest pending task: %s (%s since %s)\n",
-                   json_string_value(json_object_get(t, "id")),
-                   json_string_value(json_object_get(t, "status")),
-                   json_string_value(json_object_get(t, "created_at")));
+                   ctl_text(json_string_value(json_object_get(t, "id"))),
+                   ctl_text(json_string_value(json_object_get(t, "status"))),
+                   ctl_text(json_string_value(json_object_get(t, "created_at"))));
         else
             printf("  oldest pending task: none\n");
         const json_t *d = json_object_get(st, "oldest_pending_delivery");
         if (json_is_object(d))
             printf("  oldest pending delivery: %s (since %s)\n",
-                   json_string_value(json_object_get(d, "event_id")),
-                   json_string_value(json_object_get(d, "created_at")));
+                   ctl_text(json_string_value(json_object_get(d, "event_id"))),
+                   ctl_text(json_string_value(json_object_get(d, "created_at"))));
         else
             printf("  oldest pending delivery: none\n");
     } else {
-        printf("store %s: not readable (%s)\n", json_string_value(json_object_get(st, "path")),
-               json_string_value(json_object_get(st, "error")));
+        printf("store %s: not readable (%s)\n",
+               ctl_text(json_string_value(json_object_get(st, "path"))),
+               ctl_text(json_string_value(json_object_get(st, "error"))));
     }
     const json_t *br = json_object_get(report, "broker");
     if (json_is_true(json_object_get(br, "ok"))) {

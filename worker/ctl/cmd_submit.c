@@ -194,16 +194,16 @@ static int report_result(json_t *result, bool as_json)
     } else if (status && strcmp(status, "completed") == 0) {
         json_t *node = json_object_get(result, "node");
         printf("completed: node %s (%s, pool %s), vmid %lld, score %.2f, attempts %lld\n",
-               json_string_value(json_object_get(node, "name")),
-               json_string_value(json_object_get(node, "ip")),
-               json_string_value(json_object_get(node, "pool")),
+               ctl_text(json_string_value(json_object_get(node, "name"))),
+               ctl_text(json_string_value(json_object_get(node, "ip"))),
+               ctl_text(json_string_value(json_object_get(node, "pool"))),
                (long long)json_integer_value(json_object_get(result, "vmid")),
                json_number_value(json_object_get(result, "score")),
                (long long)json_integer_value(json_object_get(result, "attempts")));
     } else {
         const char *error = json_string_value(json_object_get(result, "error"));
-        printf("%s (%s): %s\n", status ? status : "unknown", reason ? reason : "no reason",
-               error ? error : "");
+        printf("%s (%s): %s\n", status ? ctl_text(status) : "unknown",
+               reason ? ctl_text(reason) : "no reason", ctl_text(error));
     }
     if (status && strcmp(status, "completed") == 0)
         return CTL_EXIT_OK;
@@ -264,13 +264,13 @@ int ctl_submit(int argc, char **argv)
             ctl_print_json(obj);
             json_decref(obj);
         } else {
-            printf("%s\n", task_id);
+            printf("%s\n", ctl_text(task_id));
         }
         status = CTL_EXIT_OK;
         goto out;
     }
     if (!opt.json) {
-        printf("%s\n", task_id);
+        printf("%s\n", ctl_text(task_id));
         fflush(stdout);
     }
     int64_t deadline = monotonic_ms() + opt.timeout_s * 1000;

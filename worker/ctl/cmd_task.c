@@ -56,12 +56,12 @@ static char *compact(const json_t *value)
 static void print_history_row(const json_t *row)
 {
     const json_t *detail = json_object_get(row, "detail");
-    printf("  %s  %s\n", json_string_value(json_object_get(row, "at")),
-           json_string_value(json_object_get(row, "status")));
+    printf("  %s  %s\n", ctl_text(json_string_value(json_object_get(row, "at"))),
+           ctl_text(json_string_value(json_object_get(row, "status"))));
     if (!json_is_object(detail)) {
         if (!json_is_null(detail)) {
             char *text = compact(detail);
-            printf("      %s\n", text ? text : "");
+            printf("      %s\n", ctl_text(text));
             free(text);
         }
         return;
@@ -77,16 +77,17 @@ static void print_history_row(const json_t *row)
             json_object_foreach((json_t *)value, host, why)
             {
                 char *text = json_is_string(why) ? NULL : compact(why);
-                printf("        %-24s %s\n", host, text ? text : json_string_value(why));
+                printf("        %-24s %s\n", ctl_text(host),
+                       ctl_text(text ? text : json_string_value(why)));
                 free(text);
             }
             continue;
         }
         if (json_is_string(value)) {
-            printf("      %-18s %s\n", key, json_string_value(value));
+            printf("      %-18s %s\n", ctl_text(key), ctl_text(json_string_value(value)));
         } else {
             char *text = compact(value);
-            printf("      %-18s %s\n", key, text ? text : "");
+            printf("      %-18s %s\n", ctl_text(key), ctl_text(text));
             free(text);
         }
     }
@@ -97,14 +98,14 @@ static void print_human(const json_t *all)
     const json_t *task = json_object_get(all, "task");
     const char *fields[] = {"status", "reason", "attempts",   "node",
                             "vmid",   "error",  "created_at", "updated_at"};
-    printf("task %s (%s)\n", json_string_value(json_object_get(task, "id")),
-           json_string_value(json_object_get(task, "kind")));
+    printf("task %s (%s)\n", ctl_text(json_string_value(json_object_get(task, "id"))),
+           ctl_text(json_string_value(json_object_get(task, "kind"))));
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         const json_t *v = json_object_get(task, fields[i]);
         if (!v || json_is_null(v))
             continue;
         char *text = json_is_string(v) ? NULL : compact(v);
-        printf("  %-11s %s\n", fields[i], text ? text : json_string_value(v));
+        printf("  %-11s %s\n", fields[i], ctl_text(text ? text : json_string_value(v)));
         free(text);
     }
     const char *blocks[] = {"request", "result"};
@@ -113,7 +114,7 @@ static void print_human(const json_t *all)
         if (!v || json_is_null(v))
             continue;
         char *text = compact(v);
-        printf("%s:\n  %s\n", blocks[i], text ? text : "");
+        printf("%s:\n  %s\n", blocks[i], ctl_text(text));
         free(text);
     }
     const json_t *reservations = json_object_get(all, "reservations");
@@ -128,14 +129,15 @@ static void print_human(const json_t *all)
         if (json_is_integer(vmid))
             snprintf(vmid_text, sizeof vmid_text, "%lld", (long long)json_integer_value(vmid));
         printf("  %s: %g vCPU, %lld MiB, %lld GiB, vmid %s, from %s, %s %s\n",
-               json_string_value(json_object_get(r, "node")),
+               ctl_text(json_string_value(json_object_get(r, "node"))),
                json_number_value(json_object_get(r, "cpu")),
                (long long)json_integer_value(json_object_get(r, "memory")),
                (long long)json_integer_value(json_object_get(r, "disk")), vmid_text,
-               json_string_value(json_object_get(r, "created_at")),
+               ctl_text(json_string_value(json_object_get(r, "created_at"))),
                json_is_string(released) ? "released" : "held until",
-               json_is_string(released) ? json_string_value(released)
-                                        : json_string_value(json_object_get(r, "expires_at")));
+               ctl_text(json_is_string(released)
+                            ? json_string_value(released)
+                            : json_string_value(json_object_get(r, "expires_at"))));
     }
     const json_t *history = json_object_get(all, "history");
     printf("history (%zu):\n", json_array_size(history));

@@ -49,9 +49,9 @@ static int print_task(const store_task *t, void *user)
     char vmid[24] = "-";
     if (t->vmid >= 0)
         snprintf(vmid, sizeof vmid, "%lld", (long long)t->vmid);
-    printf("%-40s %-8s %-10s %-13s %3d %-16s %6s %-24s %.60s\n", t->id, t->kind, t->status,
-           t->reason ? t->reason : "-", t->attempts, t->node ? t->node : "-", vmid, t->created_at,
-           t->error ? t->error : "");
+    printf("%-40s %-8s %-10s %-13s %3d %-16s %6s %-24s %.60s\n", ctl_text(t->id), ctl_text(t->kind),
+           ctl_text(t->status), t->reason ? ctl_text(t->reason) : "-", t->attempts,
+           t->node ? ctl_text(t->node) : "-", vmid, ctl_text(t->created_at), ctl_text(t->error));
     return 0;
 }
 

@@ -93,6 +93,15 @@ store *ctl_open_store(const char *path, store_mode mode);
  * "broker unreachable at <URL without password>: <why>" and returns NULL. */
 amqp_link *ctl_connect(const vf_config *config, const char *command);
 
+/* `text` escaped for a terminal (text_escape.h): every string that came
+ * from a client, the broker, the store or a receiver goes through this
+ * before it is printed, so an escape sequence in a message id cannot act on
+ * the operator's terminal. Never NULL. The result lives in one of
+ * CTL_TEXT_SLOTS rotating buffers: valid until that many later calls, so
+ * one printf may take up to that many. */
+#define CTL_TEXT_SLOTS 8
+const char *ctl_text(const char *text);
+
 /* Print JSON to stdout, indented, keys in insertion order. */
 void ctl_print_json(const json_t *value);
 

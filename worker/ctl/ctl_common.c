@@ -12,6 +12,7 @@
 
 #include "ctl.h"
 #include "ids.h"
+#include "text_escape.h"
 
 store *ctl_open_store(const char *path, store_mode mode)
 {
@@ -62,6 +63,21 @@ amqp_link *ctl_connect(const vf_config *config, const char *command)
         return NULL;
     }
     return link;
+}
+
+const char *ctl_text(const char *text)
+{
+    static char *slots[CTL_TEXT_SLOTS];
+    static size_t next;
+    if (!text)
+        return "";
+    char *escaped = text_escape_dup(text);
+    if (!escaped)
+        return "(out of memory)";
+    free(slots[next]);
+    slots[next] = escaped;
+    next = (next + 1) % CTL_TEXT_SLOTS;
+    return escaped;
 }
 
 void ctl_print_json(const json_t *value)

@@ -23,12 +23,14 @@ static const ctl_command commands[] = {
 
 void ctl_error(const char *fmt, ...)
 {
+    /* Errors quote message ids, task ids and the store's texts: escaped
+     * like everything else shown to an operator. */
+    char message[4096];
     va_list ap;
     va_start(ap, fmt);
-    fputs("virtflowctl: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "virtflowctl: %s\n", ctl_text(message));
 }
 
 vf_config *ctl_load_config(const char *path)
