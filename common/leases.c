@@ -75,3 +75,45 @@ int lease_renew_all(store *s, const char *owner, vf_error *err)
     times(now, until);
     return store_leases_renew(s, owner, until, err) < 0 ? -1 : 0;
 }
+
+#define PRESENCE_PREFIX "worker:"
+
+int lease_announce(store *s, const char *owner, vf_error *err)
+{
+    char name[STORE_OWNER_SIZE + sizeof PRESENCE_PREFIX];
+    snprintf(name, sizeof name, PRESENCE_PREFIX "%s", owner);
+    return lease_hold(s, name, owner, err) < 0 ? -1 : 0;
+}
+
+void lease_withdraw(store *s, const char *owner)
+{
+    char name[STORE_OWNER_SIZE + sizeof PRESENCE_PREFIX];
+    snprintf(name, sizeof name, PRESENCE_PREFIX "%s", owner);
+    vf_error ignored;
+    vf_error_init(&ignored);
+    (void)store_lease_release(s, name, owner, &ignored);
+}
+
+typedef struct others {
+    const char *self;
+    int count;
+} others;
+
+static int count_other(const char *owner, void *arg)
+{
+    others *o = arg;
+    if (strcmp(owner, o->self) != 0 && !lease_holder_dead(owner, o->self))
+        o->count++;
+    return 0;
+}
+
+int lease_others_alive(store *s, const char *self, int *count, vf_error *err)
+{
+    char now[STORE_TIME_SIZE], until[STORE_TIME_SIZE];
+    times(now, until);
+    others o = {self, 0};
+    if (store_leases_live(s, PRESENCE_PREFIX, now, count_other, &o, err) < 0)
+        return -1;
+    *count = o.count;
+    return 0;
+}

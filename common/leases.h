@@ -26,6 +26,17 @@ int lease_hold(store *s, const char *name, const char *owner, vf_error *err)
 /* Renew every lease of `owner`. Returns 0 or -1. */
 int lease_renew_all(store *s, const char *owner, vf_error *err) __attribute__((warn_unused_result));
 
+/* A worker announces itself with a lease of its own ("worker:" + owner),
+ * renewed like the others, so that workers sharing a store know whether any
+ * other one is alive. Returns 0 or -1. */
+int lease_announce(store *s, const char *owner, vf_error *err) __attribute__((warn_unused_result));
+void lease_withdraw(store *s, const char *owner);
+
+/* How many other workers announced themselves and are alive (not expired,
+ * not known dead), into *count. Returns 0 or -1. */
+int lease_others_alive(store *s, const char *self, int *count, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Whether `holder` (an owner name) is certainly dead, seen from `self`. */
 bool lease_holder_dead(const char *holder, const char *self);
 

@@ -265,9 +265,9 @@ int store_reservations_expire(store *s, const char *now, vf_error *err)
 
 /* ---- host generations: several workers on one store ----
  *
- * Every host has a generation in the store that each change to its
- * reservations bumps (a trigger does it, whoever writes), as OpenStack
- * Placement does for resource providers. A worker decides over reservations
+ * Every host has a generation in the store that each transaction changing
+ * its reservations bumps (a claim before adding, a trigger on release), as
+ * OpenStack Placement does for resource providers. A worker decides over reservations
  * it loaded at known generations, and commits a reservation only while the
  * host is still at the generation it decided from (store_host_claim): a
  * decision made from a stale view cannot commit. A host never changed is at
@@ -287,11 +287,21 @@ typedef int (*store_host_generation_fn)(const store_host_generation *host, void 
 int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
                         vf_error *err) __attribute__((warn_unused_result));
 
-/* Inside a write transaction, before recording a reservation on `node`:
- * returns 0 if the host is still at `expected` (the reservation recorded next
- * moves it to expected + 1), or -1 with VF_ECONFLICT when another writer has
- * changed it (roll back, reload the host, decide again), or another error. */
-int store_host_claim(store *s, const char *node, int64_t expected, vf_error *err)
+/* Inside a write transaction, before recording reservations on `node`: move
+ * the host from generation `expected` to expected + 1. Returns 0, or -1 with
+ * VF_ECONFLICT when another writer moved it first (roll back, reload the
+ * host, decide again), or another error. Once claimed, the host is the
+ * transaction's until it ends: further reservations on it in the same
+ * transaction need no claim. Reservations recorded without a claim are not
+ * seen by other workers until they reload the host for another reason.
+ * `changed_seq` is the host's new place in the store-wide change order: one
+ * above the latest (store_hosts_latest_seq) read in the same transaction,
+ * shared by every claim of the transaction. */
+int store_host_claim(store *s, const char *node, int64_t expected, int64_t changed_seq,
+                     vf_error *err) __attribute__((warn_unused_result));
+
+/* The largest changed_seq in the store (0: none) into *seq. Returns 0 or -1. */
+int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Call fn for every live reservation (not released, expires_at > now) on
@@ -329,6 +339,12 @@ int store_leases_renew(store *s, const char *owner, const char *until, vf_error 
 /* The owner of lease `name` into holder (size bytes). Returns 1 and fills
  * holder, 0 when nobody holds it, -1 on error. */
 int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Call fn with the owner of every lease whose name starts with `prefix` and
+ * that has not expired at `now`. Returns 0 or -1. */
+int store_leases_live(store *s, const char *prefix, const char *now,
+                      int (*fn)(const char *owner, void *ctx), void *ctx, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Give lease `name` from `previous` (known to be dead) to `owner` until

@@ -4,28 +4,22 @@
 -- workers writing the same store, a worker must learn what the others
 -- reserved before it decides, and a decision made from a stale view must not
 -- commit (DESIGN.md "SQLite store"; README "Running several workers"). As in
--- OpenStack Placement, every host has a generation that each change to its
--- reservations bumps: a worker commits a reservation only while the host is
--- still at the generation it decided from (store_host_claim). Triggers bump
--- it, so no writer (worker, spare driver, virtflowctl, an operator's sqlite3)
--- can change a host's reservations unseen. changed_seq is a store-wide
--- counter: a worker reads the hosts changed since it last looked, not all.
+-- OpenStack Placement, every host has a generation that each transaction
+-- changing its reservations bumps. A worker claims a host before it records
+-- reservations on it (store_host_claim): the claim moves the host from the
+-- generation the worker decided from to the next one, and fails if another
+-- writer moved it first. A release bumps it through the trigger below, so no
+-- writer (worker, spare driver, virtflowctl, an operator's sqlite3) frees
+-- capacity unseen. changed_seq is a store-wide counter: a worker reads the
+-- hosts changed since it last looked, not all of them.
 -- Never edit a released migration: add 004_*.sql instead.
 
 CREATE TABLE host_generations (
     node        TEXT PRIMARY KEY NOT NULL,
     generation  INTEGER NOT NULL,        -- changes to this host's reservations
     changed_seq INTEGER NOT NULL         -- store-wide order of the last change
-);
+) WITHOUT ROWID;                         -- one b-tree for the row: claimed at every placement
 CREATE INDEX host_generations_changed ON host_generations (changed_seq);
-
-CREATE TRIGGER reservations_bump_on_add AFTER INSERT ON reservations
-BEGIN
-    INSERT INTO host_generations (node, generation, changed_seq)
-    VALUES (new.node, 1, (SELECT coalesce(max(changed_seq), 0) + 1 FROM host_generations))
-    ON CONFLICT (node) DO UPDATE SET generation = generation + 1,
-                                     changed_seq = excluded.changed_seq;
-END;
 
 CREATE TRIGGER reservations_bump_on_release AFTER UPDATE OF released_at ON reservations
 WHEN old.released_at IS NULL AND new.released_at IS NOT NULL

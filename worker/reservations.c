@@ -49,6 +49,7 @@ long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
 typedef struct known_host {
     char node[HOST_NAME_LEN];
     int64_t generation; /* the store's, when the engine's picture of it was made */
+    bool claimed;       /* by the open transaction */
 } known_host;
 
 struct reservation_book {
@@ -58,6 +59,8 @@ struct reservation_book {
     known_host *undo; /* claims of the open transaction: generations before */
     size_t n_undo, cap_undo;
     int64_t seen_seq; /* every change up to this changed_seq is in the picture */
+    int64_t txn_seq;  /* the open transaction's place in the change order; 0: unknown yet */
+    bool caught_up;   /* the open transaction began with a catch-up */
 };
 
 static int grow_hosts(known_host **items, size_t *cap, size_t need)
@@ -177,7 +180,13 @@ long reservation_book_load(reservation_book *book, store *s, vf_error *err)
 
 long reservation_book_catch_up(reservation_book *book, store *s, vf_error *err)
 {
-    return follow_changes(book, s, false, err);
+    long reloaded = follow_changes(book, s, false, err);
+    int64_t latest = 0;
+    if (reloaded < 0 || store_hosts_latest_seq(s, &latest, err) < 0)
+        return -1;
+    book->txn_seq = latest + 1;
+    book->caught_up = true;
+    return reloaded;
 }
 
 int reservation_book_claim(reservation_book *book, store *s, const char *node, vf_error *err)
@@ -187,20 +196,52 @@ int reservation_book_claim(reservation_book *book, store *s, const char *node, v
         vf_error_set(err, VF_ENOMEM, "out of memory claiming host %s", node);
         return -1;
     }
-    if (store_host_claim(s, node, book->hosts[i].generation, err) < 0)
+    if (book->hosts[i].claimed)
+        return 0; /* already this transaction's */
+    /* The transaction's place in the change order, read once: by its
+     * catch-up, else here (never a catch-up here: the engine's picture must
+     * stay the one the caller decided from, so a stale one conflicts). */
+    if (!book->txn_seq) {
+        int64_t latest = 0;
+        if (store_hosts_latest_seq(s, &latest, err) < 0)
+            return -1;
+        book->txn_seq = latest + 1;
+    }
+    if (store_host_claim(s, node, book->hosts[i].generation, book->txn_seq, err) < 0)
         return -1;
     book->undo[book->n_undo++] = book->hosts[i];
     book->hosts[i].generation++;
+    book->hosts[i].claimed = true;
     return 0;
+}
+
+static void end_claims(reservation_book *book)
+{
+    for (size_t k = 0; k < book->n_undo; k++) {
+        long i = known_index(book, book->undo[k].node);
+        if (i >= 0)
+            book->hosts[i].claimed = false;
+    }
 }
 
 void reservation_book_committed(reservation_book *book)
 {
+    /* SQLite: the transaction held the store's one write lock from its
+     * catch-up to this commit, so its claims are the only changes up to
+     * txn_seq: no need to read them back. */
+    if (book->caught_up && book->n_undo > 0 && book->txn_seq > book->seen_seq)
+        book->seen_seq = book->txn_seq;
+    end_claims(book);
     book->n_undo = 0;
+    book->txn_seq = 0;
+    book->caught_up = false;
 }
 
 void reservation_book_rolled_back(reservation_book *book)
 {
+    end_claims(book);
+    book->txn_seq = 0;
+    book->caught_up = false;
     while (book->n_undo > 0) {
         const known_host *before = &book->undo[--book->n_undo];
         long i = known_index(book, before->node);

@@ -441,6 +441,10 @@ static int sweep_outbox(service *svc, vf_error *err)
         return -1;
     if (held == 0)
         return 0;
+    /* Alone on the store, every unconfirmed event is ours or a dead worker's. */
+    int others = 0;
+    if (lease_others_alive(svc->store, svc->owner, &others, err) < 0)
+        return -1;
     /* Expired reservations are already ignored by the engine and by
      * store_reservations_live; this records when they ended, for operators. */
     int expired = store_reservations_expire(svc->store, now, err);
@@ -449,7 +453,8 @@ static int sweep_outbox(service *svc, vf_error *err)
     if (expired > 0)
         log_info("reservations: %d expired unclaimed (scheduler.reservation_ttl_s)", expired);
     sweep_ctx ctx = {svc, err, 0, 0};
-    if (store_outbox_pending(svc->store, grace, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
+    if (store_outbox_pending(svc->store, others ? grace : NULL, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx,
+                             err) < 0 ||
         ctx.failed)
         return -1;
     if (ctx.count == 0)
@@ -781,6 +786,8 @@ static int open_parts(service *svc, vf_error *err)
     svc->engine = sched_engine_new(&params, err);
     if (!svc->engine)
         return -1;
+    if (lease_announce(svc->store, svc->owner, err) < 0)
+        return -1;
     svc->book = reservation_book_new(svc->engine, err);
     if (!svc->book)
         return -1;
@@ -831,6 +838,7 @@ static void close_parts(service *svc)
         vf_error ignored;
         vf_error_init(&ignored);
         (void)store_lease_release(svc->store, "housekeeping", svc->owner, &ignored);
+        lease_withdraw(svc->store, svc->owner);
     }
     if (svc->refresher_running) {
         pthread_mutex_lock(&svc->refresh_lock);

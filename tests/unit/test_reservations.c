@@ -142,7 +142,7 @@ static void test_stale_view_cannot_commit(const char *path)
 
     /* Its own change is no news to a; b reloads bm-1 and sees both. */
     CHECK(store_begin(a.store, &err) == 0);
-    CHECK(reservation_book_catch_up(a.book, a.store, &err) == 0);
+    CHECKF(reservation_book_catch_up(a.book, a.store, &err) == 0, "%s", err.text);
     CHECK(store_rollback(a.store, &err) == 0);
     CHECK(store_begin(b.store, &err) == 0);
     CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
@@ -276,6 +276,16 @@ static void test_leases(const char *path)
     CHECK(lease_hold(s, "job-dead", owner, &err) == 1);
     CHECK(lease_hold(s, "job-free", owner, &err) == 1);
     CHECK(lease_renew_all(s, owner, &err) == 0);
+
+    /* Workers announce themselves; a dead one does not count as alive. */
+    int others = -1;
+    CHECK(lease_announce(s, owner, &err) == 0);
+    CHECK(lease_others_alive(s, owner, &others, &err) == 0 && others == 0);
+    CHECK(lease_announce(s, alive, &err) == 0);
+    CHECK(lease_announce(s, dead, &err) == 0);
+    CHECK(lease_others_alive(s, owner, &others, &err) == 0 && others == 1);
+    lease_withdraw(s, alive);
+    CHECK(lease_others_alive(s, owner, &others, &err) == 0 && others == 0);
     store_close(s);
 }
 
