@@ -556,9 +556,9 @@ static int record_batch(service *svc, batch *b, vf_error *err)
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];
         const amqp_link_delivery *d = &item->delivery;
-        task_message msg = {d->body,      d->body_len,    d->too_large,
-                            d->body_size, d->routing_key, d->message_id,
-                            d->reply_to,  d->redelivered, d->attempt};
+        task_message msg = {d->body,        d->body_len,   d->too_large, d->body_size,
+                            d->routing_key, d->message_id, d->reply_to,  d->redelivered,
+                            d->attempt,     d->user_id};
         rc = spare_handler_accepts(d->routing_key)
                  ? spare_handler_handle(&handler, &msg, &item->outcome, err)
                  : task_handler_handle(&handler, &msg, &item->outcome, err);
