@@ -313,12 +313,13 @@ static void settle_parks(relay *r)
 /* Keep a delivery for recording, or reject it when it is not an event. */
 static void take_delivery(relay *r, amqp_link_delivery *d)
 {
-    if (!config_trusts_publisher(r->config, d->user_id)) {
-        park_untrusted(r, d);
+    if (d->too_large || !d->body) {
+        /* Never read, so it cannot be republished: the broker parks it whole. */
+        reject(r, d->delivery_tag, "message larger than amqp.max_message_bytes", d->message_id);
         return;
     }
-    if (d->too_large || !d->body) {
-        reject(r, d->delivery_tag, "message larger than amqp.max_message_bytes", d->message_id);
+    if (!config_trusts_publisher(r->config, d->user_id)) {
+        park_untrusted(r, d);
         return;
     }
     char *id = NULL, *type = NULL;
