@@ -45,6 +45,7 @@ struct amqp_link {
     uint16_t generation; /* bumped at each successful connect; never 0 once connected */
     uint64_t next_seq;   /* sequence number the broker gives the next publish */
     char peer[256];      /* redacted URL of the current broker */
+    char user[256];      /* login user of the current broker: every publish's user_id */
 
     pending_publish *pending; /* ascending seq */
     size_t n_pending, cap_pending;
@@ -110,6 +111,7 @@ void amqp_link_delivery_close(amqp_link_delivery *d)
     free(d->message_id);
     free(d->correlation_id);
     free(d->reply_to);
+    free(d->user_id);
     free(d->error);
     free(d->original_key);
     free(d->death_reason);
@@ -370,6 +372,7 @@ static int connect_one(amqp_link *link, const char *url, size_t index, vf_error 
     }
     snprintf(link->peer, sizeof link->peer, "%s://%s@%s:%d/%s", info.ssl ? "amqps" : "amqp",
              info.user, info.host, info.port, vhost_of(&info));
+    snprintf(link->user, sizeof link->user, "%s", info.user);
     log_info("amqp: connecting to %s", link->peer);
 
     link->conn = amqp_new_connection();
@@ -538,6 +541,12 @@ int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing
         props._flags |= AMQP_BASIC_REPLY_TO_FLAG;
         props.reply_to = amqp_cstring_bytes(message->reply_to);
     }
+    /* Always our own login: the broker refuses any other, and consumers such
+     * as the relay decide by it whom to believe. */
+    if (link->user[0]) {
+        props._flags |= AMQP_BASIC_USER_ID_FLAG;
+        props.user_id = amqp_cstring_bytes(link->user);
+    }
     if (n > 0) {
         props._flags |= AMQP_BASIC_HEADERS_FLAG;
         props.headers.num_entries = n;
@@ -558,6 +567,26 @@ int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing
     if (publish_tag_out)
         *publish_tag_out = encode_tag(link, seq);
     return 0;
+}
+
+int amqp_link_dead_letter(amqp_link *link, const amqp_link_delivery *d, const char *why,
+                          uint64_t *publish_tag_out, vf_error *err)
+{
+    amqp_link_message msg = {.body = d->body,
+                             .body_len = d->body ? d->body_len : 0,
+                             .content_type = d->content_type,
+                             .message_id = d->message_id,
+                             .correlation_id = d->correlation_id,
+                             .reply_to = d->reply_to,
+                             .error = why,
+                             .original_key = d->routing_key};
+    return amqp_link_publish(link, AMQP_TOPOLOGY_DLX, d->routing_key ? d->routing_key : "", &msg,
+                             publish_tag_out, err);
+}
+
+const char *amqp_link_user(const amqp_link *link)
+{
+    return link->user;
 }
 
 /* ---- reading frames ---- */
@@ -645,6 +674,8 @@ static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t 
         !(d->correlation_id = dup_bytes(p->correlation_id)))
         return -1;
     if ((p->_flags & AMQP_BASIC_REPLY_TO_FLAG) && !(d->reply_to = dup_bytes(p->reply_to)))
+        return -1;
+    if ((p->_flags & AMQP_BASIC_USER_ID_FLAG) && !(d->user_id = dup_bytes(p->user_id)))
         return -1;
     if (!(p->_flags & AMQP_BASIC_HEADERS_FLAG))
         return 0;

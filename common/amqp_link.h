@@ -44,7 +44,9 @@
 typedef struct amqp_link amqp_link;
 
 /* What to publish. Every pointer is borrowed for the duration of the call;
- * NULL (or attempt 0) leaves the property or header out. */
+ * NULL (or attempt 0) leaves the property or header out. There is no user_id
+ * field: every publish carries the user the link logged in as (see
+ * amqp_link_publish), so a message cannot claim another publisher. */
 typedef struct amqp_link_message {
     const void *body;
     size_t body_len;          /* bytes */
@@ -70,7 +72,15 @@ typedef struct amqp_link_delivery {
     char *message_id;
     char *correlation_id;
     char *reply_to;
-    int64_t attempt;    /* x-virtflow-attempt, 0 when absent */
+    /* The AMQP user_id property: who published it. RabbitMQ refuses a
+     * publish whose user_id differs from the publisher's login (unless that
+     * user has the impersonator tag), so it can be trusted; NULL when the
+     * publisher left it out. */
+    char *user_id;
+    /* x-virtflow-attempt as sent when a positive integer (any 64-bit
+     * value), else 0; whoever published it: the worker decides whether to
+     * believe it (task_attempt_number). */
+    int64_t attempt;
     char *error;        /* x-virtflow-error */
     char *original_key; /* x-virtflow-routing-key */
     /* From the newest x-death entry, set when the broker dead-lettered the
@@ -119,12 +129,28 @@ bool amqp_link_is_connected(const amqp_link *link);
  * amqp_link_connect may be called again later. */
 void amqp_link_close(amqp_link *link);
 
-/* Publish persistent + mandatory. The publish is not confirmed yet when this
- * returns: *publish_tag_out (optional) identifies it in the confirm callback.
- * Returns 0, or -1 with err (link disconnected). */
+/* Publish persistent + mandatory, with the AMQP user_id property set to the
+ * user this connection logged in as (the broker checks it, so receivers can
+ * tell who published: the relay trusts only the worker's events). The publish
+ * is not confirmed yet when this returns: *publish_tag_out (optional)
+ * identifies it in the confirm callback. Returns 0, or -1 with err (link
+ * disconnected). */
 int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing_key,
                       const amqp_link_message *message, uint64_t *publish_tag_out, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* Park a delivery in virtflow.dead the way the programs do it themselves:
+ * republish it to virtflow.dlx as it came (body, content type, message id,
+ * correlation id, reply_to) with x-virtflow-error `why` and
+ * x-virtflow-routing-key its routing key. As amqp_link_publish: ack the
+ * delivery only once this publish is confirmed. Returns 0, or -1 with err. */
+int amqp_link_dead_letter(amqp_link *link, const amqp_link_delivery *delivery, const char *why,
+                          uint64_t *publish_tag_out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The user name of the current connection (the last one tried while
+ * disconnected; "" before any connect). Valid until the next connect. */
+const char *amqp_link_user(const amqp_link *link);
 
 /* Publishes not yet confirmed, nacked or returned. */
 size_t amqp_link_unconfirmed(const amqp_link *link);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <amqp.h>
 #include <yaml.h>
 
 /* A config file is a few kilobytes; anything far larger is a mistake. */
@@ -76,6 +77,10 @@ struct field {
     field_custom custom;   /* F_CUSTOM */
     int arg;               /* F_CUSTOM: handler's own parameter */
 };
+
+/* Longest amqp.urls entry whose user name is compared, bytes (a longer one
+ * trusts nobody by default). */
+#define CONFIG_URL_COPY_MAX 4096
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
@@ -589,6 +594,21 @@ static int check_env_name(loader *ld, yaml_node_t *node, const char *value, cons
     return fail(ld, node, path, "expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
 }
 
+/* An AMQP user name as RabbitMQ stores it: the relay compares it with the
+ * user_id property byte for byte, and logs it. */
+static int check_user_name(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    size_t len = strlen(value);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (c < 0x20 || c == 0x7f)
+            return fail(ld, node, path, "expected a user name without control characters");
+    }
+    if (len > 255)
+        return fail(ld, node, path, "expected a user name of at most 255 bytes");
+    return 0;
+}
+
 /* ---- custom sections ------------------------------------------------------------------- */
 
 static const field plugin_fields[] = {
@@ -1018,6 +1038,12 @@ static const field relay_fields[] = {
      .count_offset = CFG(relay.n_schedule),
      .min = 0,
      .nonempty = true},
+    {.key = "trusted_publishers",
+     .type = F_STRING_LIST,
+     .offset = CFG(relay.trusted_publishers),
+     .count_offset = CFG(relay.n_trusted_publishers),
+     .nonempty = true, /* trusting nobody would park every event: say so at start */
+     .validate = check_user_name},
     {0},
 };
 
@@ -1334,6 +1360,7 @@ void config_free(vf_config *c)
         receiver_free(&c->relay.receivers[i]);
     free(c->relay.receivers);
     free(c->relay.schedule_s);
+    free_strings(c->relay.trusted_publishers, c->relay.n_trusted_publishers);
     free(c->spare.name_pattern);
     free(c->spare.provisioner.type);
     free(c->spare.provisioner.url);
@@ -1346,4 +1373,32 @@ void config_free(vf_config *c)
     free(c->spare.readiness.token_file);
     free(c->spare.readiness.ca_file);
     free(c);
+}
+
+/* The user a URL logs in as, as amqp_link_connect parses it. */
+static bool url_user_is(const char *url, const char *user)
+{
+    char copy[CONFIG_URL_COPY_MAX];
+    if (snprintf(copy, sizeof copy, "%s", url) >= (int)sizeof copy)
+        return false;
+    struct amqp_connection_info info;
+    bool same = amqp_parse_url(copy, &info) == AMQP_STATUS_OK && strcmp(info.user, user) == 0;
+    explicit_bzero(copy, sizeof copy); /* it held a password */
+    return same;
+}
+
+bool config_trusts_publisher(const vf_config *config, const char *user)
+{
+    if (!user || !*user)
+        return false;
+    if (config->relay.n_trusted_publishers > 0) {
+        for (size_t i = 0; i < config->relay.n_trusted_publishers; i++)
+            if (strcmp(config->relay.trusted_publishers[i], user) == 0)
+                return true;
+        return false;
+    }
+    for (size_t i = 0; i < config->amqp.n_urls; i++)
+        if (url_user_is(config->amqp.urls[i], user))
+            return true;
+    return false;
 }

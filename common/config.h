@@ -121,6 +121,12 @@ typedef struct vf_config {
         size_t n_receivers;
         int *schedule_s; /* default 0, 5, 300, 1800, 7200, 18000, 36000, 36000 */
         size_t n_schedule;
+        /* AMQP user names whose events the relay delivers and whose
+         * x-virtflow-attempt the worker believes. NULL/0 = the default: the
+         * user names of amqp.urls (ask config_trusts_publisher). Never an
+         * empty list otherwise: `[]` is a configuration error. */
+        char **trusted_publishers;
+        size_t n_trusted_publishers;
     } relay;
 
     struct {
@@ -169,6 +175,12 @@ vf_config *config_load_string(const char *text, size_t len, const char *name, vf
 /* Resolve the file the programs use: `cli_path` if given, else $VIRTFLOW_CONFIG
  * when set and non-empty, else built-in defaults. Errors as config_load. */
 vf_config *config_resolve(const char *cli_path, vf_error *err) __attribute__((warn_unused_result));
+
+/* Is `user` (an AMQP user_id property, NULL when absent) one of
+ * relay.trusted_publishers, or, when that key is not set, the user name of one
+ * of amqp.urls (a URL without one means guest, as for rabbitmq-c)? NULL and ""
+ * are never trusted. */
+bool config_trusts_publisher(const vf_config *config, const char *user);
 
 /* Frees the config and every string and list in it; NULL is a no-op. */
 void config_free(vf_config *config);

@@ -19,6 +19,7 @@
 #include "spare_driver.h"
 #include "spare_handler.h"
 #include "store.h"
+#include "task_attempt.h"
 #include "task_handler.h"
 #include "wal_sync.h"
 
@@ -597,9 +598,9 @@ static int record_pass(service *svc, batch *b, vf_error *err)
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];
         const amqp_link_delivery *d = &item->delivery;
-        task_message msg = {d->body,      d->body_len,    d->too_large,
-                            d->body_size, d->routing_key, d->message_id,
-                            d->reply_to,  d->redelivered, d->attempt};
+        task_message msg = {d->body,        d->body_len,   d->too_large, d->body_size,
+                            d->routing_key, d->message_id, d->reply_to,  d->redelivered,
+                            d->attempt,     d->user_id};
         rc = spare_handler_accepts(d->routing_key)
                  ? spare_handler_handle(&handler, &msg, &item->outcome, err)
                  : task_handler_handle(&handler, &msg, &item->outcome, err);
@@ -710,13 +711,18 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                 return -1;
         }
         if (o->action == TASK_DEAD && !d->too_large) {
+            /* The copy carries our user_id: stamp it with the attempt we
+             * believed, never a client's header, which would otherwise look
+             * vouched for if the message were ever moved back to work. */
+            task_message believed = {.attempt = d->attempt, .user_id = d->user_id};
+            int64_t attempt = d->attempt > 0 ? task_attempt_number(svc->config, &believed) : 0;
             amqp_link_message msg = {.body = d->body,
                                      .body_len = d->body_len,
                                      .content_type = d->content_type,
                                      .message_id = d->message_id,
                                      .correlation_id = d->correlation_id,
                                      .reply_to = d->reply_to,
-                                     .attempt = d->attempt,
+                                     .attempt = attempt,
                                      .error = o->error,
                                      .original_key = d->routing_key};
             if (publish_tracked(svc, AMQP_TOPOLOGY_DLX, d->routing_key, &msg, PUB_DEAD,

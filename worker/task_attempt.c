@@ -45,6 +45,16 @@ static void choose_task_id(const json_t *body, const char *message_id,
     }
 }
 
+int task_attempt_number(const vf_config *config, const task_message *msg)
+{
+    /* Only the worker's own retries carry an attempt: anyone else's header
+     * could skip every retry (5) or, cast to int, overflow (2147483648). */
+    if (msg->attempt <= 0 || !config_trusts_publisher(config, msg->user_id))
+        return 1;
+    int64_t max = config->retry.max_attempts > 0 ? config->retry.max_attempts : 1;
+    return (int)(msg->attempt < max ? msg->attempt : max);
+}
+
 int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg, task_outcome *out,
                       const char *kind, vf_error *err)
 {
@@ -83,7 +93,7 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
                           a->existing.kind);
         return 0;
     }
-    a->attempt = msg->attempt > 0 ? (int)msg->attempt : 1;
+    a->attempt = task_attempt_number(h->config, msg);
     if (!a->is_new && a->existing.attempts >= a->attempt)
         a->attempt = a->existing.attempts + 1; /* a redelivered copy of an earlier attempt */
     return 1;

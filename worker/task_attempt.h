@@ -25,6 +25,12 @@ typedef struct task_attempt {
     json_t *body;        /* owned: the message, a JSON object */
 } task_attempt;
 
+/* The attempt a message stands for: its x-virtflow-attempt clamped to
+ * 1..retry.max_attempts when its user_id is a trusted publisher
+ * (config_trusts_publisher: the worker's own retries), else 1. A redelivered
+ * copy of an attempt already recorded counts one more (task_attempt_open). */
+int task_attempt_number(const vf_config *config, const task_message *msg);
+
 /* Read the message and find its task. Returns 1 when it is to be handled
  * (a->body, a->existing, a->is_new, a->attempt set); 0 when its outcome is
  * already decided (parked in out: unreadable, or the id names a task of

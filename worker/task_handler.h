@@ -53,6 +53,10 @@ typedef struct task_message {
     const char *reply_to;
     bool redelivered;
     int64_t attempt; /* x-virtflow-attempt; 0 = absent (first attempt) */
+    /* The AMQP user_id (checked by the broker), NULL when absent: `attempt`
+     * is believed only from a trusted publisher (the worker's own retries),
+     * see task_attempt_open. */
+    const char *user_id;
 } task_message;
 
 typedef enum {

@@ -126,7 +126,8 @@ int main(int argc, char **argv)
                                 id,
                                 NULL,
                                 false,
-                                0};
+                                0,
+                                NULL};
             if (task_handler_handle(&handler, &msg, &outcomes[i], &err) < 0)
                 goto out;
         }

@@ -79,7 +79,9 @@ def start_receiver(delay_s=0.0):
 
 def queue_events(broker, n):
     ch = broker.pika.BlockingConnection(broker.pika.URLParameters(broker.url)).channel()
-    props = broker.pika.BasicProperties(content_type="application/json", delivery_mode=2)
+    # user_id as the worker sets it: the relay delivers only trusted publishers' events.
+    props = broker.pika.BasicProperties(content_type="application/json", delivery_mode=2,
+                                        user_id=broker.user)
     for i in range(n):
         body = json.dumps({"id": "evt_bench_%d_%d" % (os.getpid(), i), "type": "task.completed",
                            "timestamp": "2026-11-22T01:02:03Z",

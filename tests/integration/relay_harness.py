@@ -99,13 +99,15 @@ class Broker:
         return self.ch
 
     def publish(self, event):
-        """Publish one event (dict or raw bytes with an id) confirmed; returns the body."""
+        """Publish one event (dict or raw bytes with an id) confirmed, as the
+        worker does: with user_id, which the relay requires of a trusted
+        publisher (the relay's default trusts this same login). Returns the body."""
         body = event if isinstance(event, bytes) else json.dumps(event).encode()
         ev = json.loads(body)
         self.channel().basic_publish(
             "virtflow", "event." + ev["type"], body,
             self.pika.BasicProperties(content_type="application/json", delivery_mode=2,
-                                      message_id=ev["id"]),
+                                      message_id=ev["id"], user_id=self.user),
             mandatory=True)
         return body
 

@@ -331,6 +331,10 @@ static void test_consume_ack_and_properties(void)
         CHECK(d.attempt == 3);
         CHECK_STR(d.error, "boom");
         CHECK_STR(d.original_key, "task.schedule");
+        /* Every publish says who published it: the login user, which the
+         * broker checked against the connection. */
+        CHECK(amqp_link_user(link)[0] != '\0');
+        CHECK_STR(d.user_id, amqp_link_user(link));
         CHECK(!d.redelivered && !d.too_large);
         CHECK(amqp_link_ack(link, d.delivery_tag, false, &err) == 0);
         amqp_link_delivery_close(&d);

@@ -132,6 +132,8 @@ static void check_defaults(const vf_config *c)
     static const int schedule[] = {0, 5, 300, 1800, 7200, 18000, 36000, 36000};
     CHECK(c->relay.n_schedule == 8 && !memcmp(c->relay.schedule_s, schedule, sizeof schedule));
     CHECK(c->relay.n_receivers == 0);
+    CHECK(c->relay.n_trusted_publishers == 0 && c->relay.trusted_publishers == NULL);
+    CHECK(config_trusts_publisher(c, "guest") && !config_trusts_publisher(c, "virtflow-client"));
     CHECK(c->spare.anti_affinity_strict);
     CHECK_STR(c->spare.name_pattern, "spare-{upgrade_id}-{index}");
     CHECK_STR(c->spare.provisioner.type, "none");
@@ -395,6 +397,44 @@ static void test_resolve(void)
     unsetenv("VIRTFLOW_CONFIG");
 }
 
+/* relay.trusted_publishers: the users whose events count. Unset, it means
+ * the user names of amqp.urls (as amqp_link logs in: percent-decoded, guest
+ * when a URL names none); set, only the names listed. */
+static void test_trusted_publishers(void)
+{
+    static const char from_urls[] =
+        "amqp:\n  urls: [\"amqp://virtflow-worker:pw@a:5672/\", \"amqp://w%40corp:pw@b/\",\n"
+        "         \"amqp://c:5672/\"]\n";
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load_string(from_urls, strlen(from_urls), "c.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK(c->relay.n_trusted_publishers == 0);
+        CHECK(config_trusts_publisher(c, "virtflow-worker"));
+        CHECK(config_trusts_publisher(c, "w@corp"));
+        CHECK(config_trusts_publisher(c, "guest")); /* the third URL names no user */
+        CHECK(!config_trusts_publisher(c, "pw") && !config_trusts_publisher(c, "virtflow-client"));
+        CHECK(!config_trusts_publisher(c, NULL) && !config_trusts_publisher(c, ""));
+    }
+    config_free(c);
+
+    static const char listed[] = "amqp:\n  urls: [\"amqp://virtflow-relay:pw@a/\"]\n"
+                                 "relay:\n  trusted_publishers: [virtflow-worker, worker-b]\n";
+    vf_error_init(&err);
+    c = config_load_string(listed, strlen(listed), "c.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK(c->relay.n_trusted_publishers == 2);
+        CHECK(config_trusts_publisher(c, "virtflow-worker") &&
+              config_trusts_publisher(c, "worker-b"));
+        CHECK(!config_trusts_publisher(c, "virtflow-relay")); /* the URL's user no longer counts */
+        CHECK(!config_trusts_publisher(c, "virtflow-worke") &&
+              !config_trusts_publisher(c, "virtflow-worker "));
+    }
+    config_free(c);
+}
+
 static void test_errors_in_detail(void)
 {
     /* A URL's password never reaches an error message. */
@@ -444,5 +484,6 @@ int main(void)
     test_relative_paths();
     test_resolve();
     test_errors_in_detail();
+    test_trusted_publishers();
     return test_summary();
 }

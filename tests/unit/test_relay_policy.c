@@ -114,8 +114,31 @@ static void test_event(void)
     CHECK_CONTAINS(err.text, "1-256 printable");
 }
 
+/* What a publisher chose (message ids, user names) is logged on one line
+ * that cannot drive the operator's terminal. */
+static void test_escape(void)
+{
+    char out[64];
+    relay_policy_escape("evt_123", out, sizeof out);
+    CHECK_STR(out, "evt_123");
+    relay_policy_escape(NULL, out, sizeof out);
+    CHECK_STR(out, "(none)");
+    relay_policy_escape("a\r\nb\x1b]0;pwned\x07", out, sizeof out);
+    CHECK_STR(out, "a\\x0d\\x0ab\\x1b]0;pwned\\x07");
+    relay_policy_escape("q\"\\\xc3\xa9", out, sizeof out);
+    CHECK_STR(out, "q\\x22\\x5c\\xc3\\xa9");
+    char small[8];
+    relay_policy_escape("abcdefghij", small, sizeof small);
+    CHECK_STR(small, "abcd...");
+    relay_policy_escape("abcd", small, sizeof small);
+    CHECK_STR(small, "abcd");
+    relay_policy_escape("\x1b\x1b\x1b", small, sizeof small);
+    CHECK_STR(small, "\\x1b...");
+}
+
 int main(void)
 {
+    test_escape();
     test_match();
     test_retry_after();
     test_schedule();

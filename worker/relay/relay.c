@@ -26,8 +26,18 @@
 #define POLL_WAIT_MS 20      /* libcurl wait when requests are running */
 #define SCAN_INTERVAL_MS 100 /* due scan at least this often */
 #define STOP_WAIT_MAX_MS 30000
-#define ERROR_TEXT_MAX 4096 /* bytes of last_error kept */
-#define LEASE_RETRY_MS 1000 /* a standby relay asks for the lease this often */
+#define ERROR_TEXT_MAX 4096       /* bytes of last_error kept */
+#define LEASE_RETRY_MS 1000       /* a standby relay asks for the lease this often */
+#define PARK_CONFIRM_WAIT_MS 5000 /* at stop: how long parked messages may wait for confirms */
+#define SHOWN_TEXT_MAX 160        /* a publisher's string as logged, escaped */
+
+/* An event from an untrusted publisher, republished to virtflow.dlx and not
+ * yet confirmed: its delivery is acked once the broker confirms the copy. */
+typedef struct park {
+    uint64_t publish_tag;
+    uint64_t delivery_tag;
+    bool settled, ok;
+} park;
 
 typedef struct incoming {
     uint64_t tag;
@@ -71,6 +81,8 @@ struct relay {
     int64_t lease_checked_ms;
     int64_t last_scan_ms;
     uint64_t rng;
+    park *parks; /* untrusted events on their way to virtflow.dead */
+    size_t n_parks, cap_parks;
     relay_result result; /* scratch, large */
 };
 
@@ -94,6 +106,51 @@ static double random01(relay *r)
     r->rng ^= r->rng << 25;
     r->rng ^= r->rng >> 27;
     return (double)((r->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+/* Runs inside amqp_link calls: only note the outcome (settle_parks acts). */
+static void park_confirmed(uint64_t publish_tag, bool ok, const char *reason, void *user)
+{
+    relay *r = user;
+    (void)reason; /* amqp_link logs failures */
+    for (size_t i = 0; i < r->n_parks; i++) {
+        if (r->parks[i].publish_tag == publish_tag && !r->parks[i].settled) {
+            r->parks[i].settled = true;
+            r->parks[i].ok = ok;
+            return;
+        }
+    }
+}
+
+static void log_trusted_publishers(const vf_config *config)
+{
+    char list[512] = "";
+    size_t used = 0;
+    bool from_urls = config->relay.n_trusted_publishers == 0;
+    char *const *names = from_urls ? config->amqp.urls : config->relay.trusted_publishers;
+    size_t n = from_urls ? config->amqp.n_urls : config->relay.n_trusted_publishers;
+    for (size_t i = 0; i < n && used < sizeof list; i++) {
+        char shown[SHOWN_TEXT_MAX], url[256];
+        const char *name = names[i];
+        if (from_urls) {
+            /* "amqp://user@host:port/vhost": the user is between // and @. */
+            if (amqp_link_redact_url(names[i], url, sizeof url) < 0)
+                continue;
+            char *start = strstr(url, "://"), *at = strrchr(url, '@');
+            if (!start || !at)
+                continue;
+            *at = '\0';
+            name = start + 3;
+        }
+        relay_policy_escape(name, shown, sizeof shown);
+        int w = snprintf(list + used, sizeof list - used, "%s\"%s\"", used ? ", " : "", shown);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    log_info("delivering only events published (AMQP user_id) by %s%s; others are parked in %s",
+             list, from_urls ? " (relay.trusted_publishers not set: the users of amqp.urls)" : "",
+             AMQP_TOPOLOGY_DEAD_QUEUE);
 }
 
 relay *relay_new(const vf_config *config, vf_error *err)
@@ -120,6 +177,8 @@ relay *relay_new(const vf_config *config, vf_error *err)
     r->link = amqp_link_new(config, "virtflow-relay", err);
     if (!r->link)
         goto fail;
+    amqp_link_set_confirm_callback(r->link, park_confirmed, r);
+    log_trusted_publishers(config);
     size_t enabled = 0;
     for (size_t i = 0; i < r->n_receivers; i++) {
         if (!r->receivers[i].config->enabled)
@@ -172,6 +231,7 @@ void relay_free(relay *r)
     for (size_t i = 0; i < r->n_claimed; i++)
         request_clear(&r->claimed[i]);
     free(r->claimed);
+    free(r->parks);
     relay_sender_free(r->sender);
     amqp_link_free(r->link);
     store_close(r->store);
@@ -190,11 +250,76 @@ static void reject(relay *r, uint64_t tag, const char *why, const char *message_
         log_warn("rejecting a message: %s", err.text);
 }
 
+/* An event from a publisher not in relay.trusted_publishers is evidence of
+ * a forgery or a misconfiguration, never a webhook: park it with the reason
+ * for an operator to see (virtflowctl dead list), ack it once parked. */
+static void park_untrusted(relay *r, const amqp_link_delivery *d)
+{
+    char id[SHOWN_TEXT_MAX], user[SHOWN_TEXT_MAX], why[2 * SHOWN_TEXT_MAX + 128];
+    relay_policy_escape(d->message_id, id, sizeof id);
+    relay_policy_escape(d->user_id, user, sizeof user);
+    if (d->user_id)
+        snprintf(why, sizeof why,
+                 "not delivered: published by AMQP user \"%s\", not in relay.trusted_publishers",
+                 user);
+    else
+        snprintf(why, sizeof why,
+                 "not delivered: published without an AMQP user_id, so not by a trusted "
+                 "publisher (relay.trusted_publishers)");
+    log_warn("event %s (routing key %s): %s; parked in %s", id,
+             d->routing_key ? d->routing_key : "(none)", why, AMQP_TOPOLOGY_DEAD_QUEUE);
+    if (r->n_parks == r->cap_parks) {
+        size_t cap = r->cap_parks ? r->cap_parks * 2 : 16;
+        park *grown = realloc(r->parks, cap * sizeof *grown);
+        if (!grown) {
+            log_error("out of memory parking event %s; the broker will redeliver it", id);
+            return;
+        }
+        r->parks = grown;
+        r->cap_parks = cap;
+    }
+    uint64_t tag = 0;
+    vf_error err;
+    vf_error_init(&err);
+    if (amqp_link_dead_letter(r->link, d, why, &tag, &err) < 0) {
+        log_warn("parking event %s: %s; the broker will redeliver it", id, err.text);
+        return;
+    }
+    r->parks[r->n_parks++] = (park){.publish_tag = tag, .delivery_tag = d->delivery_tag};
+}
+
+/* Ack what is safely parked. A copy the broker did not confirm is rejected
+ * instead: the queue's dead-letter exchange still parks it (x-death reason
+ * "rejected", without our header), and it is never delivered. */
+static void settle_parks(relay *r)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_parks; i++) {
+        park *p = &r->parks[i];
+        if (!p->settled) {
+            r->parks[kept++] = *p;
+            continue;
+        }
+        vf_error err;
+        vf_error_init(&err);
+        int rc = p->ok ? amqp_link_ack(r->link, p->delivery_tag, false, &err)
+                       : amqp_link_reject(r->link, p->delivery_tag, false, &err);
+        if (rc < 0)
+            log_warn("settling a parked event: %s (the broker redelivers it)", err.text);
+    }
+    r->n_parks = kept;
+}
+
 /* Keep a delivery for recording, or reject it when it is not an event. */
 static void take_delivery(relay *r, amqp_link_delivery *d)
 {
     if (d->too_large || !d->body) {
+        /* Never read, so it cannot be republished: the broker parks it whole. */
         reject(r, d->delivery_tag, "message larger than amqp.max_message_bytes", d->message_id);
+        return;
+    }
+    if (!config_trusts_publisher(r->config, d->user_id)) {
+        park_untrusted(r, d);
         return;
     }
     char *id = NULL, *type = NULL;
@@ -254,6 +379,7 @@ static void broker_step(relay *r, int wait_ms)
         take_delivery(r, &d);
         amqp_link_delivery_close(&d);
     }
+    settle_parks(r);
 }
 
 /* ---- delivery side ---- */
@@ -581,6 +707,13 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
                 vf_error_init(&cancel_err);
                 if (amqp_link_cancel(r->link, &cancel_err) < 0)
                     log_warn("cancelling the consumer: %s", cancel_err.text);
+            }
+            if (r->n_parks > 0 && amqp_link_is_connected(r->link)) {
+                vf_error park_err;
+                vf_error_init(&park_err);
+                if (amqp_link_wait_confirms(r->link, PARK_CONFIRM_WAIT_MS, &park_err) < 0)
+                    log_warn("parked events: %s (the broker redelivers them)", park_err.text);
+                settle_parks(r);
             }
         }
         bool busy = relay_sender_running(r->sender) > 0;

@@ -16,6 +16,12 @@
  * a slow receiver nor a dead broker holds up anything else: each receiver has
  * its own max_in_flight slots and its own due scan.
  *
+ * Trust: an event counts only when its AMQP user_id (checked by the broker)
+ * is in relay.trusted_publishers (config_trusts_publisher). Anything else is
+ * never recorded or signed: it is logged on one escaped line, republished to
+ * virtflow.dlx with x-virtflow-error saying why, and acked once the broker
+ * confirms that copy (rejected, so the broker parks it, if it does not).
+ *
  * Restart: deliveries found 'delivering' at start were interrupted (crash or
  * kill -9) and are made due again; their receivers may see them twice, which
  * webhook-id deduplication absorbs. One relay per store file. */

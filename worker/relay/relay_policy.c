@@ -143,3 +143,29 @@ int relay_policy_event(const void *body, size_t body_len, const char *message_id
     }
     return 0;
 }
+
+void relay_policy_escape(const char *text, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (!text)
+        text = "(none)";
+    size_t at = 0;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        bool plain = *c >= 0x20 && *c < 0x7f && *c != '\\' && *c != '"';
+        size_t need = plain ? 1 : 4;
+        if (at + need + 4 > size) { /* room for "..." and the NUL */
+            memcpy(out + at, "...", 3);
+            at += 3;
+            break;
+        }
+        if (plain) {
+            out[at++] = (char)*c;
+        } else {
+            out[at++] = '\\';
+            out[at++] = 'x';
+            out[at++] = hex[*c >> 4];
+            out[at++] = hex[*c & 15];
+        }
+    }
+    out[at] = '\0';
+}

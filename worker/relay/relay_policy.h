@@ -56,4 +56,11 @@ double relay_policy_next_delay(const int *schedule_s, size_t n_schedule, int att
 int relay_policy_event(const void *body, size_t body_len, const char *message_id, char **id,
                        char **type, vf_error *err) __attribute__((warn_unused_result));
 
+/* Copy a string a publisher chose (message id, user name) into `out` so it
+ * shows as one harmless line: printable ASCII is kept except '\\' and '"',
+ * everything else (control characters, escape sequences, bytes >= 0x80)
+ * becomes \\xNN; a text that does not fit ends in "...". NULL reads as
+ * "(none)". `size` >= 8. */
+void relay_policy_escape(const char *text, char *out, size_t size);
+
 #endif
