@@ -35,8 +35,12 @@ static int hold(const store_reservation *row, void *ctx)
 
 long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
 {
+    /* Judged against the inventory clock, not the wall clock: a hold whose
+     * time ran out while the inventory was stale still counts (see
+     * schema/003_inventory_clock.sql). */
     char now[STORE_TIME_SIZE];
-    store_now(now);
+    if (store_reservation_clock(s, now, err) < 0)
+        return -1;
     holder h = {engine, 0, err, false};
     if (store_reservations_live(s, now, hold, &h, err) < 0 || h.failed)
         return -1;

@@ -69,6 +69,15 @@ typedef struct service {
     sched_engine *engine;
     inventory *inventory;
     inventory_view view; /* the snapshot the engine decides over */
+    /* The reservation clock: when `view` was fetched (Unix ms, wall clock).
+     * Reservations expire against it, not against the wall clock, so that
+     * none ends while the inventory cannot show whether its VM exists. */
+    int64_t view_fetched_ms;
+    int64_t clock_recorded_ms; /* the last view_fetched_ms the store has */
+    /* `view.hosts`, or NULL while the snapshot is older than
+     * inventory.max_age_s: then tasks retry as if there were no inventory. */
+    const hostset *placeable;
+    bool inventory_too_old; /* placements stopped by inventory.max_age_s */
     pthread_t refresher;
     bool refresher_running;
     pthread_t checkpointer;
@@ -187,16 +196,47 @@ static void *checkpoint_loop(void *arg)
     return NULL;
 }
 
+/* Reservations whose VMs the inventory now shows on their own hosts. */
+typedef struct materialised_vm {
+    int64_t vmid;
+    char node[HOST_NAME_LEN];
+} materialised_vm;
+
 typedef struct materialised {
-    int64_t *vmids;
+    materialised_vm *vms;
     size_t n, cap;
 } materialised;
 
 static void note_materialised(const sched_reservation *res, void *user)
 {
     materialised *m = user;
-    if (grow((void **)&m->vmids, &m->cap, m->n + 1, sizeof *m->vmids) == 0)
-        m->vmids[m->n++] = res->vmid;
+    if (grow((void **)&m->vms, &m->cap, m->n + 1, sizeof *m->vms) == 0) {
+        m->vms[m->n].vmid = res->vmid;
+        snprintf(m->vms[m->n].node, sizeof m->vms[m->n].node, "%s", res->node);
+        m->n++;
+    }
+}
+
+/* Past inventory.max_age_s the snapshot no longer describes the hosts well
+ * enough to place on: placements stop (tasks retry, then end exhausted)
+ * until a refresh succeeds. Says so once when it starts and when it ends. */
+static void check_max_age(service *svc, const inventory_view *view)
+{
+    int max_age_s = svc->config->inventory.max_age_s;
+    bool too_old = view->hosts && view->age_s > max_age_s;
+    bool was_too_old = svc->inventory_too_old;
+    if (too_old) {
+        snprintf(svc->note, sizeof svc->note,
+                 "inventory is %.0f s old, older than inventory.max_age_s (%d s): no placement "
+                 "until a refresh succeeds; last error: %.160s",
+                 view->age_s, max_age_s, view->error[0] ? view->error : "none");
+        if (!was_too_old)
+            log_warn("%s", svc->note);
+    } else if (was_too_old && view->hosts) {
+        log_info("inventory: fresh again; placements resume");
+    }
+    svc->inventory_too_old = too_old;
+    svc->placeable = too_old ? NULL : view->hosts;
 }
 
 /* Switch the engine to the newest snapshot if there is one; collect the
@@ -207,6 +247,7 @@ static int follow_inventory(service *svc, materialised *gone, vf_error *err)
     inventory_acquire(svc->inventory, &next);
     inventory_view_describe(&next, svc->note, sizeof svc->note);
     if (!next.hosts || next.hosts == svc->view.hosts) {
+        check_max_age(svc, &next);
         inventory_release(&next);
         return 0;
     }
@@ -222,6 +263,8 @@ static int follow_inventory(service *svc, materialised *gone, vf_error *err)
         log_debug("inventory: new snapshot of %zu hosts", next.hosts->n_hosts);
     inventory_release(&svc->view);
     svc->view = next;
+    svc->view_fetched_ms = wall_ms() - (int64_t)(next.age_s * 1000);
+    check_max_age(svc, &svc->view);
     return 0;
 }
 
@@ -414,15 +457,6 @@ static int sweep_outbox(service *svc, vf_error *err)
     if (sync_all(svc, err) < 0 || settle_confirms(svc, err) < 0 ||
         flush_confirmed_now(svc, err) < 0)
         return -1;
-    /* Expired reservations are already ignored by the engine and by
-     * store_reservations_live; this records when they ended, for operators. */
-    char now[STORE_TIME_SIZE];
-    store_now(now);
-    int expired = store_reservations_expire(svc->store, now, err);
-    if (expired < 0)
-        return -1;
-    if (expired > 0)
-        log_info("reservations: %d expired unclaimed (scheduler.reservation_ttl_s)", expired);
     sweep_ctx ctx = {svc, err, 0, 0};
     if (store_outbox_pending(svc->store, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
         ctx.failed)
@@ -490,31 +524,50 @@ static void forget_reservations(service *svc, const batch *b)
             sched_engine_release(svc->engine, b->items[i].outcome.task_id);
 }
 
-/* Decide over the newest inventory snapshot from now on, and end the holds
- * whose VMs it shows, in a transaction of their own. Runs every round, busy
- * or idle, so a hold ends within a refresh of the VM appearing. */
+/* Decide over the newest inventory snapshot from now on; end the holds
+ * whose VMs it shows on their own hosts, then those whose time ran out by
+ * the time it was fetched (the reservation clock), and record that time, in
+ * a transaction of their own. Runs every round, busy or idle, so a hold ends
+ * within a refresh of the VM appearing. While the inventory is stale no new
+ * snapshot comes, so the clock stands still and nothing expires. */
 static int sync_inventory(service *svc, vf_error *err)
 {
     materialised gone = {0};
     int rc = follow_inventory(svc, &gone, err);
-    if (rc == 0 && gone.n) {
-        char now[STORE_TIME_SIZE];
+    if (rc == 0 && (gone.n || svc->view_fetched_ms > svc->clock_recorded_ms)) {
+        size_t expired_held = sched_engine_expire(svc->engine, svc->view_fetched_ms / 1000);
+        char now[STORE_TIME_SIZE], fetched[STORE_TIME_SIZE];
         store_now(now);
+        store_format_time(svc->view_fetched_ms, fetched);
+        int expired = 0;
         rc = store_begin(svc->store, err);
         for (size_t i = 0; rc == 0 && i < gone.n; i++)
-            rc = store_reservation_release_vmid(svc->store, gone.vmids[i], now, err) < 0 ? -1 : 0;
+            rc = store_reservation_release_vmid(svc->store, gone.vms[i].vmid, gone.vms[i].node, now,
+                                                err) < 0
+                     ? -1
+                     : 0;
+        if (rc == 0)
+            rc = store_inventory_fresh_set(svc->store, fetched, err);
+        if (rc == 0 && (expired = store_reservations_expire(svc->store, fetched, err)) < 0)
+            rc = -1;
         if (rc == 0)
             rc = store_commit(svc->store, err);
         if (rc < 0) {
             vf_error ignored;
             (void)store_rollback(svc->store, &ignored);
             /* The engine has dropped them already; the store keeps them until the
-             * next start reloads and drops them again. Nothing is overcommitted. */
+             * next round (or start) ends them again. Nothing is overcommitted. */
         } else {
-            log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
+            svc->clock_recorded_ms = svc->view_fetched_ms;
+            if (gone.n)
+                log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
+            if (expired > 0 || expired_held > 0)
+                log_info("reservations: %zu expired unclaimed (scheduler.reservation_ttl_s, "
+                         "judged against the inventory fetched at %s)",
+                         expired_held > (size_t)expired ? expired_held : (size_t)expired, fetched);
         }
     }
-    free(gone.vmids);
+    free(gone.vms);
     return rc;
 }
 
@@ -542,7 +595,6 @@ static void finish_syncing_early(service *svc)
 /* Record the whole batch in one transaction. */
 static int record_batch(service *svc, batch *b, vf_error *err)
 {
-    sched_engine_expire(svc->engine, wall_ms() / 1000);
     spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
     char now[STORE_TIME_SIZE];
     store_now(now);
@@ -550,8 +602,8 @@ static int record_batch(service *svc, batch *b, vf_error *err)
     if (rc < 0)
         return -1;
     rc = flush_confirmed(svc, &svc->confirmed, now, err);
-    task_handler handler = {svc->store,      svc->engine, svc->config,
-                            svc->view.hosts, svc->note,   wall_ms};
+    task_handler handler = {svc->store,     svc->engine, svc->config,
+                            svc->placeable, svc->note,   wall_ms};
     int64_t started_at = mono_us();
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];
@@ -731,7 +783,7 @@ static int open_parts(service *svc, vf_error *err)
                  fetch.text);
     materialised gone = {0};
     int rc = follow_inventory(svc, &gone, err);
-    free(gone.vmids);
+    free(gone.vms);
     if (rc < 0)
         return -1;
     svc->link = amqp_link_new(svc->config, "virtflow-worker", err);
