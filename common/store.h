@@ -98,6 +98,11 @@ int store_commit(store *s, vf_error *err) __attribute__((warn_unused_result));
  * instance because SQLite already rolled it back after an error. */
 int store_rollback(store *s, vf_error *err);
 
+/* Whether the store takes writes again after a failed commit: one small
+ * write (the store_probe row) in a transaction of its own, committed.
+ * Returns 0, or -1 with err (as store_begin/store_commit fail). */
+int store_probe_write(store *s, vf_error *err) __attribute__((warn_unused_result));
+
 /* True between store_begin and store_commit/store_rollback. */
 bool store_in_transaction(const store *s);
 

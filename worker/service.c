@@ -101,6 +101,10 @@ typedef struct service {
     round_status early_status; /* of a finish_syncing_early during this round */
     vf_error early_err;
     spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
+    /* Waits between store probes while consuming is paused. Reset only once
+     * a batch commits, so a store that takes the probe but still fails
+     * batches (a nearly full disk) is retried less and less often. */
+    backoff store_retry;
 } service;
 
 static int64_t wall_ms(void)
@@ -865,6 +869,126 @@ static int connect_link(service *svc, vf_error *err)
     return sweep_outbox(svc, err);
 }
 
+/* ---- store outages ---- */
+
+/* Give every message in hand back to the broker without recording it, the
+ * unrecorded batch and whatever has already arrived: with the consumers
+ * cancelled first, nothing more comes until consuming resumes. Each costs
+ * one delivery on a quorum queue (a requeue counts against delivery-limit in
+ * RabbitMQ 3.x), once per outage rather than once per reconnect. Counts the
+ * messages in *handed. Returns 0 or -1 with err (the link failed: the broker
+ * then takes them back itself). */
+static int hand_back(service *svc, size_t *handed, vf_error *err)
+{
+    int rc = 0;
+    for (size_t k = 0; k < 2; k++) {
+        batch *b = &svc->batches[k];
+        for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
+            rc = amqp_link_reject(svc->link, b->items[i].delivery.delivery_tag, true, err);
+            (*handed)++;
+        }
+    }
+    drop_batches(svc);
+    while (rc == 0) {
+        amqp_link_delivery d;
+        memset(&d, 0, sizeof d);
+        int got = amqp_link_next(svc->link, &d, 0, err);
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
+        rc = amqp_link_reject(svc->link, d.delivery_tag, true, err);
+        (*handed)++;
+        amqp_link_delivery_close(&d);
+    }
+    return rc;
+}
+
+/* Wait `seconds` while keeping the broker connection alive: reading from it
+ * answers heartbeats, settles confirms of earlier publishes, and hands back
+ * a delivery that was already on its way when the consumers were cancelled. */
+static void wait_on_link(service *svc, double seconds)
+{
+    int64_t until = mono_us() + (int64_t)(seconds * 1e6);
+    while (!*svc->stop) {
+        int64_t left_ms = (until - mono_us()) / 1000;
+        if (left_ms <= 0)
+            return;
+        if (!amqp_link_is_connected(svc->link)) {
+            pause_for(svc, (double)left_ms / 1e3);
+            return;
+        }
+        vf_error ignored;
+        vf_error_init(&ignored);
+        amqp_link_delivery d;
+        memset(&d, 0, sizeof d);
+        int got = amqp_link_next(svc->link, &d, left_ms < 500 ? (int)left_ms : 500, &ignored);
+        /* A failed reject leaves the link down: the broker takes it back. */
+        if (got == 1 && amqp_link_reject(svc->link, d.delivery_tag, true, &ignored) < 0)
+            log_debug("store pause: %s", ignored.text);
+        if (got == 1)
+            amqp_link_delivery_close(&d);
+        (void)settle_confirms(svc, &ignored);
+    }
+}
+
+/* A store that cannot commit (locked by another process, disk full,
+ * read-only). Closing the connection and taking a fresh prefetch window
+ * every few seconds would count a delivery against every message each time,
+ * and quorum queues dead-letter a message past their delivery-limit, with no
+ * task row, no event and no reply. So: cancel the consumers, finish the
+ * batch already committed, hand back the rest once, and probe the store with
+ * a small write, with backoff, until one commits; then consume again. The
+ * broker connection stays up meanwhile. `err` holds the store's error.
+ * Returns ROUND_OK (consuming again, or stopping), ROUND_BROKER (the link
+ * failed: reconnecting resumes consuming) or ROUND_FATAL (a sync failed). */
+static round_status pause_for_store(service *svc, vf_error *err)
+{
+    char why[VF_ERROR_TEXT];
+    snprintf(why, sizeof why, "%s", err->text);
+    vf_error_init(err);
+    round_status st = ROUND_OK;
+    if (amqp_link_is_connected(svc->link) && amqp_link_cancel(svc->link, err) < 0)
+        st = ROUND_BROKER;
+    if (st == ROUND_OK) {
+        st = finish_syncing(svc, err); /* committed: ack it, publish its events */
+        if (st == ROUND_FATAL)
+            return st;
+    }
+    size_t handed = 0;
+    if (st == ROUND_OK && hand_back(svc, &handed, err) < 0)
+        st = ROUND_BROKER;
+    drop_batches(svc);
+    log_error("store: %s; nothing in this batch was acked: %zu messages handed back to the "
+              "broker, consumers cancelled; consuming again once a write to the store succeeds",
+              why, handed);
+    int64_t started = mono_us();
+    for (int probe = 1; !*svc->stop; probe++) {
+        wait_on_link(svc, backoff_next(&svc->store_retry));
+        if (*svc->stop)
+            break;
+        vf_error failed;
+        vf_error_init(&failed);
+        if (store_probe_write(svc->store, &failed) == 0)
+            break;
+        /* One line per outage and then one a minute or so, not one per probe. */
+        if (probe % 8 == 0)
+            log_warn("store: still not writable after %.0f s: %s",
+                     (double)(mono_us() - started) / 1e6, failed.text);
+    }
+    if (*svc->stop)
+        return ROUND_OK;
+    log_info("store: writable again after %.0f s; consuming again",
+             (double)(mono_us() - started) / 1e6);
+    if (!amqp_link_is_connected(svc->link))
+        return ROUND_BROKER; /* connect_link consumes */
+    vf_error_init(err);
+    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
+        return ROUND_BROKER;
+    return ROUND_OK;
+}
+
 /* The committed batch whose sync was requested last round: once the sync is
  * done, ack its messages and publish its events and retries. */
 static round_status finish_syncing(service *svc, vf_error *err)
@@ -960,6 +1084,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
     }
     backoff retry;
     backoff_init(&retry, 0.5, 30.0);
+    backoff_init(&svc.store_retry, 0.5, 10.0);
     round_status st = ROUND_OK;
     while (!*stop) {
         vf_error_init(&err);
@@ -979,22 +1104,24 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         size_t handled;
         st = round_trip(&svc, 500, &handled, &err);
         if (st == ROUND_OK) {
-            /* Reset only once a round succeeds: a store that keeps failing
+            /* Reset only once a round succeeds: a broker that keeps failing
              * after each reconnect must not make the worker reconnect in a
              * tight loop. */
             backoff_reset(&retry);
+            if (handled)
+                backoff_reset(&svc.store_retry);
             continue;
+        }
+        if (st == ROUND_STORE) {
+            st = pause_for_store(&svc, &err);
+            if (st == ROUND_OK)
+                continue;
         }
         drop_batches(&svc);
         if (st == ROUND_FATAL)
             break;
         double wait = backoff_next(&retry);
-        if (st == ROUND_STORE)
-            log_error("store: %s; nothing in this batch was acked: closing the broker connection "
-                      "so the broker keeps the messages, trying again in %.1f s",
-                      err.text, wait);
-        else
-            log_warn("broker: %s; reconnecting in %.1f s", err.text, wait);
+        log_warn("broker: %s; reconnecting in %.1f s", err.text, wait);
         amqp_link_close(svc.link);
         pause_for(&svc, wait);
     }
