@@ -959,9 +959,9 @@ static round_status pause_for_store(service *svc, vf_error *err)
     if (st == ROUND_OK && hand_back(svc, &handed, err) < 0)
         st = ROUND_BROKER;
     drop_batches(svc);
-    log_error("store: %s; nothing in this batch was acked: %zu messages handed back to the "
+    log_error("store: %s; nothing in this batch was acked: %zu message%s handed back to the "
               "broker, consumers cancelled; consuming again once a write to the store succeeds",
-              why, handed);
+              why, handed, handed == 1 ? "" : "s");
     int64_t started = mono_us();
     for (int probe = 1; !*svc->stop; probe++) {
         wait_on_link(svc, backoff_next(&svc->store_retry));
