@@ -980,9 +980,11 @@ static round_status pause_for_store(service *svc, vf_error *err)
         return ROUND_OK;
     log_info("store: writable again after %.0f s; consuming again",
              (double)(mono_us() - started) / 1e6);
-    if (!amqp_link_is_connected(svc->link))
-        return ROUND_BROKER; /* connect_link consumes */
     vf_error_init(err);
+    if (!amqp_link_is_connected(svc->link)) {
+        vf_error_set(err, VF_EUNAVAILABLE, "the connection was lost while the store was down");
+        return ROUND_BROKER; /* connect_link consumes again */
+    }
     if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
         amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
         return ROUND_BROKER;
