@@ -864,6 +864,15 @@ static int require(loader *ld, yaml_node_t *where, const char *present, const ch
 static int check_inventory(loader *ld, yaml_node_t *map, void *base, const char *path)
 {
     vf_config *c = base;
+    /* A limit at or below the refresh interval would stop placements between
+     * two ordinary refreshes. */
+    if (c->inventory.max_age_s <= c->inventory.refresh_s) {
+        char child[PATH_TEXT];
+        child_path(child, sizeof child, path, "max_age_s");
+        return fail(ld, key_node(ld, map, "max_age_s"), child,
+                    "%d must be greater than inventory.refresh_s (%d)", c->inventory.max_age_s,
+                    c->inventory.refresh_s);
+    }
     yaml_node_t *where = key_node(ld, map, "source");
     if (c->inventory.source == CONFIG_INVENTORY_HTTP)
         return require(ld, where, c->inventory.url, path, "url", "inventory.source is http");
@@ -975,6 +984,11 @@ static const field inventory_fields[] = {
     {.key = "refresh_s",
      .type = F_INT,
      .offset = CFG(inventory.refresh_s),
+     .min = 0,
+     .min_exclusive = true},
+    {.key = "max_age_s",
+     .type = F_INT,
+     .offset = CFG(inventory.max_age_s),
      .min = 0,
      .min_exclusive = true},
     {.key = "timeout_s",
@@ -1158,6 +1172,7 @@ vf_config *config_defaults(void)
 
     c->inventory.source = CONFIG_INVENTORY_FILE;
     c->inventory.refresh_s = 10;
+    c->inventory.max_age_s = 300;
     c->inventory.timeout_s = 5;
     c->inventory.tls_verify = true;
 

@@ -93,6 +93,7 @@ typedef struct vf_config {
         char *url;
         char *token_file;
         int refresh_s;    /* default 10 */
+        int max_age_s;    /* a snapshot older than this stops placements; default 300 */
         double timeout_s; /* http/proxmox request timeout, default 5 */
         char *ca_file;    /* proxmox https trust anchors; NULL = system store */
         bool tls_verify;  /* default true */

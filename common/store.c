@@ -574,3 +574,24 @@ int store_rollback(store *s, vf_error *err)
         return 0;
     return exec_stmt(s, STORE_STMT_ROLLBACK, "ROLLBACK", "rollback", err);
 }
+
+int store_probe_write(store *s, vf_error *err)
+{
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    if (store_begin(s, err) < 0)
+        return -1;
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_PROBE_WRITE,
+                                  "INSERT INTO store_probe (id, at) VALUES (1, ?1) "
+                                  "ON CONFLICT (id) DO UPDATE SET at = excluded.at",
+                                  err);
+    if (!st || store_bind_text(st, 1, now) != SQLITE_OK ||
+        store_exec_change(s, st, "probing the store with a write", err) < 0 ||
+        store_commit(s, err) < 0) {
+        if (st)
+            store_stmt_done(st);
+        (void)store_rollback(s, NULL);
+        return -1;
+    }
+    return 0;
+}

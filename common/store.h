@@ -98,6 +98,11 @@ int store_commit(store *s, vf_error *err) __attribute__((warn_unused_result));
  * instance because SQLite already rolled it back after an error. */
 int store_rollback(store *s, vf_error *err);
 
+/* Whether the store takes writes again after a failed commit: one small
+ * write (the store_probe row) in a transaction of its own, committed.
+ * Returns 0, or -1 with err (as store_begin/store_commit fail). */
+int store_probe_write(store *s, vf_error *err) __attribute__((warn_unused_result));
+
 /* True between store_begin and store_commit/store_rollback. */
 bool store_in_transaction(const store *s);
 
@@ -246,15 +251,28 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
     __attribute__((warn_unused_result));
 
 /* Call fn for every live reservation (not released, expires_at > now),
- * oldest first. */
+ * oldest first. `now` is the reservation clock (store_reservation_clock). */
 int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
                             vf_error *err) __attribute__((warn_unused_result));
 
 /* Release the live reservations of a task (spare.release, failure) or of a
- * vmid (the inventory now shows that VM). Return the number released, or -1. */
+ * vmid on `node` (the inventory now shows that VM on that host; the same
+ * vmid elsewhere ends nothing). Return the number released, or -1. */
 int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
     __attribute__((warn_unused_result));
-int store_reservation_release_vmid(store *s, int64_t vmid, const char *at, vf_error *err)
+int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
+                                   vf_error *err) __attribute__((warn_unused_result));
+
+/* The reservation clock (schema/003): expiry is judged against the time of
+ * the last successful inventory fetch, so it stands still while the
+ * inventory is stale. store_inventory_fresh_set records a fetch time (the
+ * latest of all writers is kept); store_reservation_clock writes into `out`
+ * the time to pass as `now` to store_reservations_live and
+ * store_reservations_expire: the recorded time, or the wall clock when none
+ * was ever recorded (or the recorded one is ahead of it). Return 0 or -1. */
+int store_inventory_fresh_set(store *s, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+int store_reservation_clock(store *s, char out[STORE_TIME_SIZE], vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Mark reservations whose expires_at <= now as released at `now`. Returns

@@ -1,5 +1,9 @@
 /* store_reservations: capacity and vmids held for placements. */
 #include "store.h"
+
+#include <stdio.h>
+#include <string.h>
+
 #include "store_internal.h"
 
 #include <stdbool.h>
@@ -115,16 +119,18 @@ int store_reservation_release_task(store *s, const char *task_id, const char *at
     return store_exec_change(s, st, "releasing a task's reservations", err);
 }
 
-int store_reservation_release_vmid(store *s, int64_t vmid, const char *at, vf_error *err)
+int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
+                                   vf_error *err)
 {
     sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_VMID,
                                   "UPDATE reservations SET released_at = ?2 "
-                                  "WHERE vmid = ?1 AND released_at IS NULL",
+                                  "WHERE vmid = ?1 AND node = ?3 AND released_at IS NULL",
                                   err);
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, vmid);
     store_bind_text(st, 2, at);
+    store_bind_text(st, 3, node);
     return store_exec_change(s, st, "releasing a vmid's reservation", err);
 }
 
@@ -138,4 +144,37 @@ int store_reservations_expire(store *s, const char *now, vf_error *err)
         return -1;
     store_bind_text(st, 1, now);
     return store_exec_change(s, st, "expiring reservations", err);
+}
+
+int store_inventory_fresh_set(store *s, const char *at, vf_error *err)
+{
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_INVENTORY_FRESH_SET,
+                                  "INSERT INTO inventory_clock (id, fresh_at) VALUES (1, ?1) "
+                                  "ON CONFLICT (id) DO UPDATE SET "
+                                  "fresh_at = MAX(fresh_at, excluded.fresh_at)",
+                                  err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, at);
+    return store_exec_change(s, st, "recording the inventory clock", err) < 0 ? -1 : 0;
+}
+
+int store_reservation_clock(store *s, char out[STORE_TIME_SIZE], vf_error *err)
+{
+    store_now(out);
+    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_CLOCK,
+                                  "SELECT fresh_at FROM inventory_clock WHERE id = 1", err);
+    if (!st)
+        return -1;
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 1, &rows, "reading the inventory clock", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    const char *fresh = rows.count ? store_rows_text(&rows, 0, 0) : NULL;
+    /* Fixed-width RFC 3339 text: comparing the text compares the times. */
+    if (fresh && strlen(fresh) < STORE_TIME_SIZE && strcmp(fresh, out) < 0)
+        snprintf(out, STORE_TIME_SIZE, "%s", fresh);
+    store_rows_free(&rows);
+    return 0;
 }

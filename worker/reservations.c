@@ -36,8 +36,12 @@ static int hold(const store_reservation *row, void *ctx)
 
 long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
 {
+    /* Judged against the inventory clock, not the wall clock: a hold whose
+     * time ran out while the inventory was stale still counts (see
+     * schema/005_inventory_clock.sql). */
     char now[STORE_TIME_SIZE];
-    store_now(now);
+    if (store_reservation_clock(s, now, err) < 0)
+        return -1;
     holder h = {engine, 0, err, false};
     if (store_reservations_live(s, now, hold, &h, err) < 0 || h.failed)
         return -1;
@@ -161,8 +165,9 @@ static int reload_host(const store_host_generation *changed, void *arg)
 
 static long follow_changes(reservation_book *book, store *s, bool loading, vf_error *err)
 {
-    char now[STORE_TIME_SIZE];
-    store_now(now);
+    char now[STORE_TIME_SIZE]; /* the reservation clock, as reservations_hold_live */
+    if (store_reservation_clock(s, now, err) < 0)
+        return -1;
     catch_up c = {book, s, now, loading, 0, err, false};
     if (store_hosts_changed(s, book->seen_seq, reload_host, &c, err) < 0 || c.failed)
         return -1;

@@ -13,8 +13,9 @@
 #include "engine.h"
 #include "store.h"
 
-/* Hold every live reservation of `s` (not released, not expired) in
- * `engine`. Returns how many, or -1 with err (store error, VF_ENOMEM). */
+/* Hold every live reservation of `s` (not released, not expired by the
+ * reservation clock, store_reservation_clock) in `engine`. Returns how many, or -1 with err (store
+ * error, VF_ENOMEM). */
 long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
     __attribute__((warn_unused_result));
 

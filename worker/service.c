@@ -76,6 +76,15 @@ typedef struct service {
     reservation_book *book; /* the engine's reservations and the host generations behind them */
     inventory *inventory;
     inventory_view view; /* the snapshot the engine decides over */
+    /* The reservation clock: when `view` was fetched (Unix ms, wall clock).
+     * Reservations expire against it, not against the wall clock, so that
+     * none ends while the inventory cannot show whether its VM exists. */
+    int64_t view_fetched_ms;
+    int64_t clock_recorded_ms; /* the last view_fetched_ms the store has */
+    /* `view.hosts`, or NULL while the snapshot is older than
+     * inventory.max_age_s: then tasks retry as if there were no inventory. */
+    const hostset *placeable;
+    bool inventory_too_old; /* placements stopped by inventory.max_age_s */
     pthread_t refresher;
     bool refresher_running;
     pthread_t checkpointer;
@@ -100,6 +109,10 @@ typedef struct service {
     round_status early_status;        /* of a finish_syncing_early during this round */
     vf_error early_err;
     spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
+    /* Waits between store probes while consuming is paused. Reset only once
+     * a batch commits, so a store that takes the probe but still fails
+     * batches (a nearly full disk) is retried less and less often. */
+    backoff store_retry;
 } service;
 
 static int64_t wall_ms(void)
@@ -204,16 +217,47 @@ static void *checkpoint_loop(void *arg)
     return NULL;
 }
 
+/* Reservations whose VMs the inventory now shows on their own hosts. */
+typedef struct materialised_vm {
+    int64_t vmid;
+    char node[HOST_NAME_LEN];
+} materialised_vm;
+
 typedef struct materialised {
-    int64_t *vmids;
+    materialised_vm *vms;
     size_t n, cap;
 } materialised;
 
 static void note_materialised(const sched_reservation *res, void *user)
 {
     materialised *m = user;
-    if (grow((void **)&m->vmids, &m->cap, m->n + 1, sizeof *m->vmids) == 0)
-        m->vmids[m->n++] = res->vmid;
+    if (grow((void **)&m->vms, &m->cap, m->n + 1, sizeof *m->vms) == 0) {
+        m->vms[m->n].vmid = res->vmid;
+        snprintf(m->vms[m->n].node, sizeof m->vms[m->n].node, "%s", res->node);
+        m->n++;
+    }
+}
+
+/* Past inventory.max_age_s the snapshot no longer describes the hosts well
+ * enough to place on: placements stop (tasks retry, then end exhausted)
+ * until a refresh succeeds. Says so once when it starts and when it ends. */
+static void check_max_age(service *svc, const inventory_view *view)
+{
+    int max_age_s = svc->config->inventory.max_age_s;
+    bool too_old = view->hosts && view->age_s > max_age_s;
+    bool was_too_old = svc->inventory_too_old;
+    if (too_old) {
+        snprintf(svc->note, sizeof svc->note,
+                 "inventory is %.0f s old, older than inventory.max_age_s (%d s): no placement "
+                 "until a refresh succeeds; last error: %.160s",
+                 view->age_s, max_age_s, view->error[0] ? view->error : "none");
+        if (!was_too_old)
+            log_warn("%s", svc->note);
+    } else if (was_too_old && view->hosts) {
+        log_info("inventory: fresh again; placements resume");
+    }
+    svc->inventory_too_old = too_old;
+    svc->placeable = too_old ? NULL : view->hosts;
 }
 
 /* Switch the engine to the newest snapshot if there is one; collect the
@@ -224,6 +268,7 @@ static int follow_inventory(service *svc, materialised *gone, vf_error *err)
     inventory_acquire(svc->inventory, &next);
     inventory_view_describe(&next, svc->note, sizeof svc->note);
     if (!next.hosts || next.hosts == svc->view.hosts) {
+        check_max_age(svc, &next);
         inventory_release(&next);
         return 0;
     }
@@ -239,6 +284,8 @@ static int follow_inventory(service *svc, materialised *gone, vf_error *err)
         log_debug("inventory: new snapshot of %zu hosts", next.hosts->n_hosts);
     inventory_release(&svc->view);
     svc->view = next;
+    svc->view_fetched_ms = wall_ms() - (int64_t)(next.age_s * 1000);
+    check_max_age(svc, &svc->view);
     return 0;
 }
 
@@ -433,10 +480,8 @@ static int sweep_outbox(service *svc, vf_error *err)
         return -1;
     /* With several workers on one store, one of them (the lease holder)
      * sweeps; the others' own events go out as usual after their batches. */
-    char now[STORE_TIME_SIZE], grace[STORE_TIME_SIZE];
-    int64_t now_ms = wall_ms();
-    store_format_time(now_ms, now);
-    store_format_time(now_ms - OUTBOX_GRACE_MS, grace);
+    char grace[STORE_TIME_SIZE];
+    store_format_time(wall_ms() - OUTBOX_GRACE_MS, grace);
     int held = lease_hold(svc->store, "housekeeping", svc->owner, err);
     if (held < 0)
         return -1;
@@ -446,13 +491,6 @@ static int sweep_outbox(service *svc, vf_error *err)
     int others = 0;
     if (lease_others_alive(svc->store, svc->owner, &others, err) < 0)
         return -1;
-    /* Expired reservations are already ignored by the engine and by
-     * store_reservations_live; this records when they ended, for operators. */
-    int expired = store_reservations_expire(svc->store, now, err);
-    if (expired < 0)
-        return -1;
-    if (expired > 0)
-        log_info("reservations: %d expired unclaimed (scheduler.reservation_ttl_s)", expired);
     sweep_ctx ctx = {svc, err, 0, 0};
     if (store_outbox_pending(svc->store, others ? grace : NULL, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx,
                              err) < 0 ||
@@ -521,31 +559,50 @@ static void forget_reservations(service *svc, const batch *b)
             sched_engine_release(svc->engine, b->items[i].outcome.task_id);
 }
 
-/* Decide over the newest inventory snapshot from now on, and end the holds
- * whose VMs it shows, in a transaction of their own. Runs every round, busy
- * or idle, so a hold ends within a refresh of the VM appearing. */
+/* Decide over the newest inventory snapshot from now on; end the holds
+ * whose VMs it shows on their own hosts, then those whose time ran out by
+ * the time it was fetched (the reservation clock), and record that time, in
+ * a transaction of their own. Runs every round, busy or idle, so a hold ends
+ * within a refresh of the VM appearing. While the inventory is stale no new
+ * snapshot comes, so the clock stands still and nothing expires. */
 static int sync_inventory(service *svc, vf_error *err)
 {
     materialised gone = {0};
     int rc = follow_inventory(svc, &gone, err);
-    if (rc == 0 && gone.n) {
-        char now[STORE_TIME_SIZE];
+    if (rc == 0 && (gone.n || svc->view_fetched_ms > svc->clock_recorded_ms)) {
+        size_t expired_held = sched_engine_expire(svc->engine, svc->view_fetched_ms / 1000);
+        char now[STORE_TIME_SIZE], fetched[STORE_TIME_SIZE];
         store_now(now);
+        store_format_time(svc->view_fetched_ms, fetched);
+        int expired = 0;
         rc = store_begin(svc->store, err);
         for (size_t i = 0; rc == 0 && i < gone.n; i++)
-            rc = store_reservation_release_vmid(svc->store, gone.vmids[i], now, err) < 0 ? -1 : 0;
+            rc = store_reservation_release_vmid(svc->store, gone.vms[i].vmid, gone.vms[i].node, now,
+                                                err) < 0
+                     ? -1
+                     : 0;
+        if (rc == 0)
+            rc = store_inventory_fresh_set(svc->store, fetched, err);
+        if (rc == 0 && (expired = store_reservations_expire(svc->store, fetched, err)) < 0)
+            rc = -1;
         if (rc == 0)
             rc = store_commit(svc->store, err);
         if (rc < 0) {
             vf_error ignored;
             (void)store_rollback(svc->store, &ignored);
             /* The engine has dropped them already; the store keeps them until the
-             * next start reloads and drops them again. Nothing is overcommitted. */
+             * next round (or start) ends them again. Nothing is overcommitted. */
         } else {
-            log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
+            svc->clock_recorded_ms = svc->view_fetched_ms;
+            if (gone.n)
+                log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
+            if (expired > 0 || expired_held > 0)
+                log_info("reservations: %zu expired unclaimed (scheduler.reservation_ttl_s, "
+                         "judged against the inventory fetched at %s)",
+                         expired_held > (size_t)expired ? expired_held : (size_t)expired, fetched);
         }
     }
-    free(gone.vmids);
+    free(gone.vms);
     return rc;
 }
 
@@ -592,7 +649,7 @@ static int record_pass(service *svc, batch *b, vf_error *err)
         rc = -1;
     else if (reloaded > 0)
         log_debug("reservations: reloaded %ld hosts changed by other writers", reloaded);
-    task_handler handler = {svc->store, svc->engine, svc->config, svc->view.hosts,
+    task_handler handler = {svc->store, svc->engine, svc->config, svc->placeable,
                             svc->note,  wall_ms,     svc->book};
     int64_t started_at = mono_us();
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
@@ -628,7 +685,6 @@ static int record_pass(service *svc, batch *b, vf_error *err)
  * another worker's reservations made its picture stale. */
 static int record_batch(service *svc, batch *b, vf_error *err)
 {
-    sched_engine_expire(svc->engine, wall_ms() / 1000);
     spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
     for (int pass = 1;; pass++) {
         if (record_pass(svc, b, err) == 0)
@@ -811,7 +867,7 @@ static int open_parts(service *svc, vf_error *err)
                  fetch.text);
     materialised gone = {0};
     int rc = follow_inventory(svc, &gone, err);
-    free(gone.vmids);
+    free(gone.vms);
     if (rc < 0)
         return -1;
     svc->link = amqp_link_new(svc->config, "virtflow-worker", err);
@@ -899,6 +955,128 @@ static int connect_link(service *svc, vf_error *err)
     log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
              AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
     return sweep_outbox(svc, err);
+}
+
+/* ---- store outages ---- */
+
+/* Give every message in hand back to the broker without recording it, the
+ * unrecorded batch and whatever has already arrived: with the consumers
+ * cancelled first, nothing more comes until consuming resumes. Each costs
+ * one delivery on a quorum queue (a requeue counts against delivery-limit in
+ * RabbitMQ 3.x), once per outage rather than once per reconnect. Counts the
+ * messages in *handed. Returns 0 or -1 with err (the link failed: the broker
+ * then takes them back itself). */
+static int hand_back(service *svc, size_t *handed, vf_error *err)
+{
+    int rc = 0;
+    for (size_t k = 0; k < 2; k++) {
+        batch *b = &svc->batches[k];
+        for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
+            rc = amqp_link_reject(svc->link, b->items[i].delivery.delivery_tag, true, err);
+            (*handed)++;
+        }
+    }
+    drop_batches(svc);
+    while (rc == 0) {
+        amqp_link_delivery d;
+        memset(&d, 0, sizeof d);
+        int got = amqp_link_next(svc->link, &d, 0, err);
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
+        rc = amqp_link_reject(svc->link, d.delivery_tag, true, err);
+        (*handed)++;
+        amqp_link_delivery_close(&d);
+    }
+    return rc;
+}
+
+/* Wait `seconds` while keeping the broker connection alive: reading from it
+ * answers heartbeats, settles confirms of earlier publishes, and hands back
+ * a delivery that was already on its way when the consumers were cancelled. */
+static void wait_on_link(service *svc, double seconds)
+{
+    int64_t until = mono_us() + (int64_t)(seconds * 1e6);
+    while (!*svc->stop) {
+        int64_t left_ms = (until - mono_us()) / 1000;
+        if (left_ms <= 0)
+            return;
+        if (!amqp_link_is_connected(svc->link)) {
+            pause_for(svc, (double)left_ms / 1e3);
+            return;
+        }
+        vf_error ignored;
+        vf_error_init(&ignored);
+        amqp_link_delivery d;
+        memset(&d, 0, sizeof d);
+        int got = amqp_link_next(svc->link, &d, left_ms < 500 ? (int)left_ms : 500, &ignored);
+        /* A failed reject leaves the link down: the broker takes it back. */
+        if (got == 1 && amqp_link_reject(svc->link, d.delivery_tag, true, &ignored) < 0)
+            log_debug("store pause: %s", ignored.text);
+        if (got == 1)
+            amqp_link_delivery_close(&d);
+        (void)settle_confirms(svc, &ignored);
+    }
+}
+
+/* A store that cannot commit (locked by another process, disk full,
+ * read-only). Closing the connection and taking a fresh prefetch window
+ * every few seconds would count a delivery against every message each time,
+ * and quorum queues dead-letter a message past their delivery-limit, with no
+ * task row, no event and no reply. So: cancel the consumers, finish the
+ * batch already committed, hand back the rest once, and probe the store with
+ * a small write, with backoff, until one commits; then consume again. The
+ * broker connection stays up meanwhile. `err` holds the store's error.
+ * Returns ROUND_OK (consuming again, or stopping), ROUND_BROKER (the link
+ * failed: reconnecting resumes consuming) or ROUND_FATAL (a sync failed). */
+static round_status pause_for_store(service *svc, vf_error *err)
+{
+    char why[VF_ERROR_TEXT];
+    snprintf(why, sizeof why, "%s", err->text);
+    vf_error_init(err);
+    round_status st = ROUND_OK;
+    if (amqp_link_is_connected(svc->link) && amqp_link_cancel(svc->link, err) < 0)
+        st = ROUND_BROKER;
+    if (st == ROUND_OK) {
+        st = finish_syncing(svc, err); /* committed: ack it, publish its events */
+        if (st == ROUND_FATAL)
+            return st;
+    }
+    size_t handed = 0;
+    if (st == ROUND_OK && hand_back(svc, &handed, err) < 0)
+        st = ROUND_BROKER;
+    drop_batches(svc);
+    log_error("store: %s; nothing in this batch was acked: %zu message%s handed back to the "
+              "broker, consumers cancelled; consuming again once a write to the store succeeds",
+              why, handed, handed == 1 ? "" : "s");
+    int64_t started = mono_us();
+    for (int probe = 1; !*svc->stop; probe++) {
+        wait_on_link(svc, backoff_next(&svc->store_retry));
+        if (*svc->stop)
+            break;
+        vf_error failed;
+        vf_error_init(&failed);
+        if (store_probe_write(svc->store, &failed) == 0)
+            break;
+        /* One line per outage and then one a minute or so, not one per probe. */
+        if (probe % 8 == 0)
+            log_warn("store: still not writable after %.0f s: %s",
+                     (double)(mono_us() - started) / 1e6, failed.text);
+    }
+    if (*svc->stop)
+        return ROUND_OK;
+    log_info("store: writable again after %.0f s; consuming again",
+             (double)(mono_us() - started) / 1e6);
+    vf_error_init(err);
+    if (!amqp_link_is_connected(svc->link)) {
+        vf_error_set(err, VF_EUNAVAILABLE, "the connection was lost while the store was down");
+        return ROUND_BROKER; /* connect_link consumes again */
+    }
+    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
+        return ROUND_BROKER;
+    return ROUND_OK;
 }
 
 /* The committed batch whose sync was requested last round: once the sync is
@@ -997,6 +1175,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
     }
     backoff retry;
     backoff_init(&retry, 0.5, 30.0);
+    backoff_init(&svc.store_retry, 0.5, 10.0);
     round_status st = ROUND_OK;
     while (!*stop) {
         vf_error_init(&err);
@@ -1016,22 +1195,24 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         size_t handled;
         st = round_trip(&svc, 500, &handled, &err);
         if (st == ROUND_OK) {
-            /* Reset only once a round succeeds: a store that keeps failing
+            /* Reset only once a round succeeds: a broker that keeps failing
              * after each reconnect must not make the worker reconnect in a
              * tight loop. */
             backoff_reset(&retry);
+            if (handled)
+                backoff_reset(&svc.store_retry);
             continue;
+        }
+        if (st == ROUND_STORE) {
+            st = pause_for_store(&svc, &err);
+            if (st == ROUND_OK)
+                continue;
         }
         drop_batches(&svc);
         if (st == ROUND_FATAL)
             break;
         double wait = backoff_next(&retry);
-        if (st == ROUND_STORE)
-            log_error("store: %s; nothing in this batch was acked: closing the broker connection "
-                      "so the broker keeps the messages, trying again in %.1f s",
-                      err.text, wait);
-        else
-            log_warn("broker: %s; reconnecting in %.1f s", err.text, wait);
+        log_warn("broker: %s; reconnecting in %.1f s", err.text, wait);
         amqp_link_close(svc.link);
         pause_for(&svc, wait);
     }

@@ -118,6 +118,7 @@ static void check_defaults(const vf_config *c)
     CHECK_STR(c->inventory.path, "deploy/inventory.example.yaml");
     CHECK(c->inventory.url == NULL && c->inventory.token_file == NULL);
     CHECK(c->inventory.refresh_s == 10);
+    CHECK(c->inventory.max_age_s == 300);
     CHECK(c->inventory.timeout_s == 5);
     CHECK(c->inventory.tls_verify);
     CHECK(c->scheduler.overcommit_cpu == 4.0 && c->scheduler.overcommit_memory == 1.0);
@@ -255,6 +256,7 @@ static void test_sources(void)
     CHECK_STR(c->inventory.url, "https://pve.example:8006");
     CHECK_STR(c->inventory.token_file, FIXTURES "/valid/pve.token");
     CHECK(c->inventory.refresh_s == 30 && c->inventory.timeout_s == 2.5);
+    CHECK(c->inventory.max_age_s == 900);
     CHECK(c->scheduler.overcommit_cpu == 8 && c->scheduler.overcommit_memory == 1.5);
     CHECK(c->scheduler.reserve_cpu == 0.5 && c->scheduler.reserve_memory == 4096);
     CHECK(!c->scheduler.dedicated_exclusive && c->scheduler.subset_size == 3);

@@ -527,13 +527,28 @@ static void test_reservation_lifecycle(void)
     CHECK(sched_engine_release(w.engine, "t-b") == 1);
     CHECK(sched_engine_reservation_count(w.engine) == 0);
 
-    /* A reservation whose VM shows up in the inventory ends by itself. */
+    /* A reservation's vmid seen elsewhere (another host's guest, or only in
+     * the list of used ids) is not its VM: the hold and its capacity stay. */
     sched_reservation_from_decision(&res, &d, &req, "t-c", 0);
     CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    host other = fixture_host("another");
+    hostset *elsewhere = hostset_new();
+    CHECK(hostset_add(elsewhere, &h, &err) == 0);
+    CHECK(hostset_add(elsewhere, &other, &err) == 0);
+    CHECK(hostset_add_guest(elsewhere, 100, 1, &err) == 0);
+    CHECK(hostset_add_vmid(elsewhere, 100, &err) == 0);
+    CHECK(hostset_finish(elsewhere, &err) == 0);
+    CHECK(!hostset_guest_on(elsewhere, 100, "only") && hostset_guest_on(elsewhere, 100, "another"));
+    CHECK(sched_engine_set_hosts(w.engine, elsewhere, NULL, NULL, &err) == 0);
+    CHECK(sched_engine_reservation_count(w.engine) == 1);
+    const host *only = hostset_find(elsewhere, "only");
+    CHECK(sched_engine_host_load(w.engine, (size_t)(only - elsewhere->hosts))->cpu == 4);
+
+    /* A reservation whose VM shows up on its own host ends by itself. */
     hostset *next = hostset_new();
     h.allocated_cpu = 4;
     CHECK(hostset_add(next, &h, &err) == 0);
-    CHECK(hostset_add_vmid(next, 100, &err) == 0);
+    CHECK(hostset_add_guest(next, 100, 0, &err) == 0);
     CHECK(hostset_finish(next, &err) == 0);
     CHECK(sched_engine_set_hosts(w.engine, next, NULL, NULL, &err) == 0);
     CHECK(sched_engine_reservation_count(w.engine) == 0);
@@ -542,6 +557,7 @@ static void test_reservation_lifecycle(void)
     CHECK(d.vmid == 101);
     sched_engine_free(w.engine);
     hostset_free(w.hosts);
+    hostset_free(elsewhere);
     hostset_free(next);
 }
 

@@ -149,8 +149,34 @@ static void test_host_numbers_in_a_list(void)
     json_decref(hosts);
 }
 
+/* A host's vmids are its guests, wherever sorting by name moves the host;
+ * the top-level list only marks ids as used. */
+static void test_guests_stay_on_their_hosts(void)
+{
+    json_t *root = json_loads("{\"nodes\": [{\"name\": \"zz\", \"cpu\": 8, \"memory\": 1024,"
+                              " \"vmids\": [100, 101]},"
+                              " {\"name\": \"aa\", \"cpu\": 8, \"memory\": 1024,"
+                              " \"vmids\": [200]}], \"vmids\": [300]}",
+                              0, NULL);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = host_json_inventory(root, &err);
+    CHECKF(set != NULL, "%s", err.text);
+    json_decref(root);
+    if (!set)
+        return;
+    CHECK_STR(set->hosts[0].name, "aa");
+    CHECK(hostset_guest_on(set, 100, "zz") && hostset_guest_on(set, 101, "zz"));
+    CHECK(hostset_guest_on(set, 200, "aa"));
+    CHECK(!hostset_guest_on(set, 100, "aa") && !hostset_guest_on(set, 200, "zz"));
+    CHECK(hostset_vmid_used(set, 300) && !hostset_guest_on(set, 300, "aa") &&
+          !hostset_guest_on(set, 300, "zz") && !hostset_guest_on(set, 100, "absent"));
+    hostset_free(set);
+}
+
 int main(void)
 {
+    test_guests_stay_on_their_hosts();
     test_virtflow_scheduler_node();
     test_defaults();
     test_vmids();

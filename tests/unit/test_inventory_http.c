@@ -298,6 +298,9 @@ static void test_proxmox(void)
         for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
             CHECKF(hostset_vmid_used(set, used[i]), "vmid %u", used[i]);
         CHECK(!hostset_vmid_used(set, 104));
+        /* Each guest on its node: what ends a reservation for that node. */
+        CHECK(hostset_guest_on(set, 100, "pve1") && hostset_guest_on(set, 102, "pve2"));
+        CHECK(hostset_guest_on(set, 103, "pve3") && !hostset_guest_on(set, 102, "pve1"));
     }
     hostset_free(set);
 

@@ -584,8 +584,10 @@ static void test_reservations(store *s)
                                   &err) == 0);
     CHECK(seen.count == 2);
 
-    CHECK(store_reservation_release_vmid(s, 121, "2026-11-22T08:02:00.000Z", &err) == 1);
-    CHECK(store_reservation_release_vmid(s, 121, "2026-11-22T08:02:00.000Z", &err) == 0);
+    /* The vmid on another host is not this reservation's VM. */
+    CHECK(store_reservation_release_vmid(s, 121, "bm-001", "2026-11-22T08:02:00.000Z", &err) == 0);
+    CHECK(store_reservation_release_vmid(s, 121, "bm-002", "2026-11-22T08:02:00.000Z", &err) == 1);
+    CHECK(store_reservation_release_vmid(s, 121, "bm-002", "2026-11-22T08:02:00.000Z", &err) == 0);
     memset(&seen, 0, sizeof seen);
     CHECK(store_reservations_live(s, "2026-11-22T08:03:00.000Z", collect_reservation, &seen,
                                   &err) == 0);
@@ -598,6 +600,40 @@ static void test_reservations(store *s)
     CHECK(store_reservations_live(s, "2026-11-22T08:06:00.000Z", collect_reservation, &seen,
                                   &err) == 0);
     CHECK(seen.count == 0);
+}
+
+/* Expiry follows the inventory clock: with no fetch recorded it is the wall
+ * clock; once one is, it stands at that time however late it gets, and only
+ * moves forward (two workers: the fresher fetch counts). */
+static void test_reservation_clock(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    char wall[STORE_TIME_SIZE], clock[STORE_TIME_SIZE];
+    store_now(wall);
+    CHECK(store_reservation_clock(s, clock, &err) == 0);
+    CHECKF(strcmp(clock, wall) >= 0, "no fetch recorded: the wall clock, got %s", clock);
+
+    const char *fetched = "2026-11-22T09:00:00.000Z";
+    CHECK(store_inventory_fresh_set(s, fetched, &err) == 0);
+    CHECK(store_inventory_fresh_set(s, "2026-11-22T08:59:00.000Z", &err) == 0);
+    CHECK(store_reservation_clock(s, clock, &err) == 0);
+    CHECK_STR(clock, fetched);
+
+    store_task_fields f = task_fields("r-clock", "completed", "2026-11-22T08:58:00.000Z");
+    CHECK(store_task_insert(s, &f, &err) == 0);
+    CHECK(store_reservation_add(s, "r-clock", "bm-009", 1, 512, 0, 190, "2026-11-22T08:58:00.000Z",
+                                "2026-11-22T09:00:00.001Z", &err) == 0);
+    /* Long past its expiry by the wall clock, yet held: no inventory fetched
+     * since has been able to say whether its VM exists. */
+    reservations_seen seen = {0};
+    CHECK(store_reservations_live(s, clock, collect_reservation, &seen, &err) == 0);
+    CHECK(seen.count == 1 && seen.vmids[0] == 190);
+    CHECK(store_reservations_expire(s, clock, &err) == 0);
+
+    CHECK(store_inventory_fresh_set(s, "2026-11-22T09:00:05.000Z", &err) == 0);
+    CHECK(store_reservation_clock(s, clock, &err) == 0);
+    CHECK(store_reservations_expire(s, clock, &err) == 1);
 }
 
 /* ---- outbox ---- */
@@ -930,6 +966,7 @@ int main(void)
         test_strings_verbatim(s);
         test_transaction_is_atomic(s, path);
         test_reservations(s);
+        test_reservation_clock(s);
         test_outbox(s);
         test_deliveries(s);
     }

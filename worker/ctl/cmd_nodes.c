@@ -95,9 +95,9 @@ int ctl_nodes(int argc, char **argv)
     if (have_store) {
         if (!(s = ctl_open_store(config->store.path, STORE_READ_ONLY)))
             goto out;
-        char now[STORE_TIME_SIZE];
-        store_now(now);
-        if (store_reservations_live(s, now, add_reservation, &ctx, &err) < 0) {
+        char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
+        if (store_reservation_clock(s, now, &err) < 0 ||
+            store_reservations_live(s, now, add_reservation, &ctx, &err) < 0) {
             ctl_error("%s", err.text);
             goto out;
         }

@@ -160,7 +160,10 @@ static int parse_fields(const json_t *object, host *h, vf_error *err)
     return 0;
 }
 
-int host_json_add_vmids(hostset *set, const json_t *vmids, const char *what, vf_error *err)
+/* The vmids of `vmids`, as guests of host number `host_index`, or only as
+ * used when host_index is negative. */
+static int add_vmid_list(hostset *set, const json_t *vmids, const char *what, long host_index,
+                         vf_error *err)
 {
     if (!json_is_array(vmids)) {
         vf_error_set(err, VF_EINVAL, "%s: expected a list of vmids", what);
@@ -176,10 +179,16 @@ int host_json_add_vmids(hostset *set, const json_t *vmids, const char *what, vf_
                          VMID_MAX);
             return -1;
         }
-        if (hostset_add_vmid(set, (uint32_t)vmid, err) < 0)
+        if (host_index < 0 ? hostset_add_vmid(set, (uint32_t)vmid, err)
+                           : hostset_add_guest(set, (uint32_t)vmid, (size_t)host_index, err))
             return -1;
     }
     return 0;
+}
+
+int host_json_add_vmids(hostset *set, const json_t *vmids, const char *what, vf_error *err)
+{
+    return add_vmid_list(set, vmids, what, -1, err);
 }
 
 int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *err)
@@ -202,9 +211,9 @@ int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *er
         return -1;
     }
     const json_t *vmids = field(object, "vmids");
-    if (parse_fields(object, &h, err) < 0 ||
-        (vmids && host_json_add_vmids(set, vmids, "vmids", err) < 0) ||
-        hostset_add(set, &h, err) < 0) {
+    /* The host goes in first: its vmids are recorded as its guests. */
+    if (parse_fields(object, &h, err) < 0 || hostset_add(set, &h, err) < 0 ||
+        (vmids && add_vmid_list(set, vmids, "vmids", (long)set->n_hosts - 1, err) < 0)) {
         vf_error_prefix(err, "host %zu (%s)", index, h.name);
         return -1;
     }

@@ -87,15 +87,15 @@ static int add_guest(hostset *set, const json_t *item, size_t index, vf_error *e
         vf_error_set(err, VF_EUNAVAILABLE, "data[%zu]: guest without a valid vmid", index);
         return -1;
     }
-    if (hostset_add_vmid(set, (uint32_t)id, err) < 0)
+    const char *node = json_string_value(json_object_get(item, "node"));
+    host *h = node ? find_unsorted(set, node) : NULL;
+    /* A guest on a node we do not list: its vmid still counts. */
+    if (h ? hostset_add_guest(set, (uint32_t)id, (size_t)(h - set->hosts), err)
+          : hostset_add_vmid(set, (uint32_t)id, err))
         return -1;
     /* template is 0/1 in the API; accept a boolean too. */
     const json_t *template = json_object_get(item, "template");
-    if (json_is_true(template) || json_integer_value(template) != 0)
-        return 0;
-    const char *node = json_string_value(json_object_get(item, "node"));
-    host *h = node ? find_unsorted(set, node) : NULL;
-    if (!h) /* a guest on a node we do not list: its vmid still counts */
+    if (!h || json_is_true(template) || json_integer_value(template) != 0)
         return 0;
     h->allocated_cpu += number_or_zero(item, "maxcpu");
     h->allocated_memory += (int64_t)floor(number_or_zero(item, "maxmem") / MIB);

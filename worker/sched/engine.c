@@ -348,9 +348,11 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     size_t kept = 0;
     for (size_t i = 0; i < engine->n_held; i++) {
         held *h = &engine->held[i];
-        if (h->vmid && hostset_vmid_used(hosts, h->vmid)) {
-            /* The inventory now shows the guest: its resources are in the host's
-             * own figures, so holding them too would count them twice. */
+        if (h->vmid && hostset_guest_on(hosts, h->vmid, held_node(h))) {
+            /* The inventory now shows the guest on its own host: its resources
+             * are in that host's figures, so holding them too would count them
+             * twice. The same vmid elsewhere ends nothing: the id stays taken
+             * either way, and this host's capacity is still promised. */
             if (on_materialised) {
                 sched_reservation res;
                 held_to_reservation(h, &res);

@@ -110,8 +110,9 @@ void sched_engine_free(sched_engine *engine);
 
 /* Decide over `hosts` from now on (borrowed: it must outlive the engine's use
  * of it, i.e. until the next set_hosts or free). Live reservations are
- * re-applied to the new snapshot; those whose vmid the snapshot already shows
- * in use have materialised and are dropped, each reported to `on_materialised`
+ * re-applied to the new snapshot; those whose vmid the snapshot shows as a
+ * guest of their own node have materialised and are dropped (the vmid on
+ * another host, or only in the used list, ends nothing), each reported to `on_materialised`
  * (may be NULL) so the caller can end them in its store. */
 int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
                            void (*on_materialised)(const sched_reservation *, void *), void *user,

@@ -15,6 +15,7 @@ void hostset_free(hostset *set)
     free(set->hosts);
     free(set->used_vmids);
     free(set->pools);
+    free(set->guests);
     free(set);
 }
 
@@ -54,6 +55,32 @@ int hostset_add_vmid(hostset *set, uint32_t vmid, vf_error *err)
     return 0;
 }
 
+int hostset_add_guest(hostset *set, uint32_t vmid, size_t host_index, vf_error *err)
+{
+    if (host_index >= set->n_hosts) {
+        vf_error_set(err, VF_EINTERNAL, "guest %u on host number %zu of %zu", vmid, host_index,
+                     set->n_hosts);
+        return -1;
+    }
+    if (hostset_add_vmid(set, vmid, err) < 0)
+        return -1;
+    if (grow((void **)&set->guests, &set->cap_guests, set->n_guests + 1, sizeof(hostset_guest)) <
+        0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory adding guest %u", vmid);
+        return -1;
+    }
+    set->guests[set->n_guests++] = (hostset_guest){vmid, (uint32_t)host_index};
+    return 0;
+}
+
+static int compare_guests(const void *a, const void *b)
+{
+    const hostset_guest *x = a, *y = b;
+    if (x->vmid != y->vmid)
+        return (x->vmid > y->vmid) - (x->vmid < y->vmid);
+    return (x->host_index > y->host_index) - (x->host_index < y->host_index);
+}
+
 static int compare_hosts(const void *a, const void *b)
 {
     return strcmp(((const host *)a)->name, ((const host *)b)->name);
@@ -67,9 +94,27 @@ static int compare_vmids(const void *a, const void *b)
 
 int hostset_finish(hostset *set, vf_error *err)
 {
+    /* Guests name their host by its position before sorting: pool_id is only
+     * assigned further down, so until then it carries that position, and
+     * the guests are renumbered from it once the hosts are in name order. */
+    for (size_t i = 0; i < set->n_hosts; i++)
+        set->hosts[i].pool_id = (uint32_t)i;
     /* qsort must not see the NULL array of an empty set (UBSan flags it). */
     if (set->n_hosts)
         qsort(set->hosts, set->n_hosts, sizeof(host), compare_hosts);
+    if (set->n_guests) {
+        uint32_t *sorted_at = malloc(set->n_hosts * sizeof *sorted_at);
+        if (!sorted_at) {
+            vf_error_set(err, VF_ENOMEM, "out of memory placing guests on hosts");
+            return -1;
+        }
+        for (size_t i = 0; i < set->n_hosts; i++)
+            sorted_at[set->hosts[i].pool_id] = (uint32_t)i;
+        for (size_t i = 0; i < set->n_guests; i++)
+            set->guests[i].host_index = sorted_at[set->guests[i].host_index];
+        free(sorted_at);
+        qsort(set->guests, set->n_guests, sizeof(hostset_guest), compare_guests);
+    }
     for (size_t i = 1; i < set->n_hosts; i++) {
         if (strcmp(set->hosts[i - 1].name, set->hosts[i].name) == 0) {
             vf_error_set(err, VF_EINVAL, "host %s is listed twice", set->hosts[i].name);
@@ -163,4 +208,13 @@ int host_status_parse(const char *text, host_status *out)
         }
     }
     return -1;
+}
+
+bool hostset_guest_on(const hostset *set, uint32_t vmid, const char *name)
+{
+    const host *h = hostset_find(set, name);
+    if (!h || !set->n_guests)
+        return false;
+    hostset_guest key = {vmid, (uint32_t)(h - set->hosts)};
+    return bsearch(&key, set->guests, set->n_guests, sizeof(hostset_guest), compare_guests) != NULL;
 }

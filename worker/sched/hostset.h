@@ -47,6 +47,14 @@ typedef struct host {
     uint32_t pool_id;         /* set by hostset_finish: index into interned pools */
 } host;
 
+/* A guest the inventory places on one of its hosts: a reservation ends only
+ * when its vmid shows up on the reservation's own host (the same vmid on
+ * another host is someone else's guest, or a stale record). */
+typedef struct hostset_guest {
+    uint32_t vmid;
+    uint32_t host_index; /* into hosts; after hostset_finish, of the sorted array */
+} hostset_guest;
+
 typedef struct hostset {
     host *hosts; /* owned; sorted by name after hostset_finish */
     size_t n_hosts;
@@ -56,6 +64,9 @@ typedef struct hostset {
     size_t cap_used_vmids;
     char (*pools)[HOST_POOL_LEN]; /* owned; distinct pool names, after hostset_finish */
     size_t n_pools;
+    hostset_guest *guests; /* owned; which host each known guest is on, sorted after finish */
+    size_t n_guests;
+    size_t cap_guests;
 } hostset;
 
 /* Returns an empty set, or NULL when out of memory. */
@@ -68,6 +79,12 @@ int hostset_add(hostset *set, const host *h, vf_error *err) __attribute__((warn_
 int hostset_add_vmid(hostset *set, uint32_t vmid, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Record vmid as used and as a guest of host number `host_index` (the
+ * position hostset_add gave it, counting from 0). Returns 0, or -1 (out of
+ * memory, or no such host; err filled). */
+int hostset_add_guest(hostset *set, uint32_t vmid, size_t host_index, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Sort hosts by name, sort and dedupe vmids, intern pools. Duplicate host
  * names are an error (VF_EINVAL naming the host). Call once after the last add. */
 int hostset_finish(hostset *set, vf_error *err) __attribute__((warn_unused_result));
@@ -77,6 +94,8 @@ const host *hostset_find(const hostset *set, const char *name);
 /* Index of an interned pool name, or -1 when no host has that pool. */
 int hostset_pool_id(const hostset *set, const char *pool);
 bool hostset_vmid_used(const hostset *set, uint32_t vmid);
+/* Whether the inventory shows guest `vmid` on the host named `name`. */
+bool hostset_guest_on(const hostset *set, uint32_t vmid, const char *name);
 
 const char *host_status_name(host_status status);
 /* "online", "offline", "maintenance", "unknown" (Proxmox also says "unknown"). -1 if none. */
