@@ -166,8 +166,10 @@ def publish_tasks(url, n, prefix):
 
 
 def drain(url, queue, expect=None, timeout=30.0):
-    """Messages from `queue` (acked), until `expect` arrived or timeout.
-    Returns a list of (properties, body bytes)."""
+    """Messages from `queue` (acked), until `expect` arrived (or, without
+    `expect`, the queue is empty) or timeout. The timeout only bounds a slow
+    broker: one message per round trip, thousands of events take seconds on a
+    loaded machine. Returns a list of (properties, body bytes)."""
     conn = connect(url)
     ch = conn.channel()
     got = []
