@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "ids.h"
 
 typedef struct holder {
@@ -67,19 +68,6 @@ struct reservation_book {
     bool caught_up;   /* the open transaction began with a catch-up */
 };
 
-static int grow_hosts(known_host **items, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t next = *cap ? *cap * 2 : 64;
-    known_host *grown = realloc(*items, next * sizeof *grown);
-    if (!grown)
-        return -1;
-    *items = grown;
-    *cap = next;
-    return 0;
-}
-
 reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
 {
     reservation_book *book = calloc(1, sizeof *book);
@@ -115,7 +103,8 @@ static long known_index(reservation_book *book, const char *node)
         else
             hi = mid;
     }
-    if (grow_hosts(&book->hosts, &book->cap_hosts, book->n_hosts + 1) < 0)
+    if (grow_array((void **)&book->hosts, &book->cap_hosts, book->n_hosts + 1,
+                   sizeof *book->hosts) < 0)
         return -1;
     memmove(&book->hosts[lo + 1], &book->hosts[lo], (book->n_hosts - lo) * sizeof *book->hosts);
     memset(&book->hosts[lo], 0, sizeof *book->hosts);
@@ -197,7 +186,8 @@ long reservation_book_catch_up(reservation_book *book, store *s, vf_error *err)
 int reservation_book_claim(reservation_book *book, store *s, const char *node, vf_error *err)
 {
     long i = known_index(book, node);
-    if (i < 0 || grow_hosts(&book->undo, &book->cap_undo, book->n_undo + 1) < 0) {
+    if (i < 0 || grow_array((void **)&book->undo, &book->cap_undo, book->n_undo + 1,
+                            sizeof *book->undo) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory claiming host %s", node);
         return -1;
     }

@@ -11,6 +11,7 @@
 #include "amqp_link.h"
 #include "backoff.h"
 #include "engine.h"
+#include "grow.h"
 #include "ids.h"
 #include "inventory.h"
 #include "leases.h"
@@ -129,21 +130,6 @@ static int64_t mono_us(void)
     return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
 }
 
-static int grow(void **items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t next = *cap ? *cap * 2 : 64;
-    while (next < need)
-        next *= 2;
-    void *grown = realloc(*items, next * size);
-    if (!grown)
-        return -1;
-    *items = grown;
-    *cap = next;
-    return 0;
-}
-
 /* ---- inventory ---- */
 
 static void *refresh_loop(void *arg)
@@ -231,7 +217,7 @@ typedef struct materialised {
 static void note_materialised(const sched_reservation *res, void *user)
 {
     materialised *m = user;
-    if (grow((void **)&m->vms, &m->cap, m->n + 1, sizeof *m->vms) == 0) {
+    if (grow_array((void **)&m->vms, &m->cap, m->n + 1, sizeof *m->vms) == 0) {
         m->vms[m->n].vmid = res->vmid;
         snprintf(m->vms[m->n].node, sizeof m->vms[m->n].node, "%s", res->node);
         m->n++;
@@ -316,7 +302,7 @@ static int publish_tracked(service *svc, const char *exchange, const char *key,
                            const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
                            const char *event_id, vf_error *err)
 {
-    if (grow((void **)&svc->pubs, &svc->cap_pubs, svc->n_pubs + 1, sizeof *svc->pubs) < 0) {
+    if (grow_array((void **)&svc->pubs, &svc->cap_pubs, svc->n_pubs + 1, sizeof *svc->pubs) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
         return -1;
     }
@@ -336,7 +322,7 @@ static int publish_tracked(service *svc, const char *exchange, const char *key,
 
 static int id_list_add(id_list *list, char *id)
 {
-    if (grow((void **)&list->ids, &list->cap, list->n + 1, sizeof *list->ids) < 0)
+    if (grow_array((void **)&list->ids, &list->cap, list->n + 1, sizeof *list->ids) < 0)
         return -1;
     list->ids[list->n++] = id; /* takes ownership */
     return 0;
@@ -535,7 +521,7 @@ static int collect(service *svc, batch *b, int wait_ms, vf_error *err)
 {
     size_t limit = (size_t)svc->config->amqp.prefetch;
     while (b->n_items < limit) {
-        if (grow((void **)&b->items, &b->cap_items, b->n_items + 1, sizeof *b->items) < 0) {
+        if (grow_array((void **)&b->items, &b->cap_items, b->n_items + 1, sizeof *b->items) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory collecting messages");
             return -1;
         }

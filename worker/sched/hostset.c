@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 hostset *hostset_new(void)
 {
     return calloc(1, sizeof(hostset));
@@ -19,24 +21,9 @@ void hostset_free(hostset *set)
     free(set);
 }
 
-static int grow(void **items, size_t *cap, size_t need, size_t item_size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t next = *cap ? *cap * 2 : 16;
-    while (next < need)
-        next *= 2;
-    void *grown = realloc(*items, next * item_size);
-    if (!grown)
-        return -1;
-    *items = grown;
-    *cap = next;
-    return 0;
-}
-
 int hostset_add(hostset *set, const host *h, vf_error *err)
 {
-    if (grow((void **)&set->hosts, &set->cap_hosts, set->n_hosts + 1, sizeof(host)) < 0) {
+    if (grow_array((void **)&set->hosts, &set->cap_hosts, set->n_hosts + 1, sizeof(host)) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory adding host %s", h->name);
         return -1;
     }
@@ -46,8 +33,8 @@ int hostset_add(hostset *set, const host *h, vf_error *err)
 
 int hostset_add_vmid(hostset *set, uint32_t vmid, vf_error *err)
 {
-    if (grow((void **)&set->used_vmids, &set->cap_used_vmids, set->n_used_vmids + 1,
-             sizeof(uint32_t)) < 0) {
+    if (grow_array((void **)&set->used_vmids, &set->cap_used_vmids, set->n_used_vmids + 1,
+                   sizeof(uint32_t)) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory adding vmid %u", vmid);
         return -1;
     }
@@ -64,8 +51,8 @@ int hostset_add_guest(hostset *set, uint32_t vmid, size_t host_index, vf_error *
     }
     if (hostset_add_vmid(set, vmid, err) < 0)
         return -1;
-    if (grow((void **)&set->guests, &set->cap_guests, set->n_guests + 1, sizeof(hostset_guest)) <
-        0) {
+    if (grow_array((void **)&set->guests, &set->cap_guests, set->n_guests + 1,
+                   sizeof(hostset_guest)) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory adding guest %u", vmid);
         return -1;
     }
