@@ -636,7 +636,7 @@ static int record_pass(service *svc, batch *b, vf_error *err)
     else if (reloaded > 0)
         log_debug("reservations: reloaded %ld hosts changed by other writers", reloaded);
     task_handler handler = {svc->store, svc->engine, svc->config, svc->placeable,
-                            svc->note,  wall_ms,     svc->book};
+                            svc->note,  wall_ms,     svc->book,   svc->owner};
     int64_t started_at = mono_us();
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];

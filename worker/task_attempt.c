@@ -146,9 +146,9 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
     }
     if (rc < 0)
         return -1;
-    json_t *received =
-        json_pack("{s:i, s:s?, s:s?, s:b}", "attempt", a->attempt, "routing_key", msg->routing_key,
-                  "message_id", msg->message_id, "redelivered", msg->redelivered);
+    json_t *received = json_pack("{s:i, s:s?, s:s?, s:b, s:s?}", "attempt", a->attempt,
+                                 "routing_key", msg->routing_key, "message_id", msg->message_id,
+                                 "redelivered", msg->redelivered, "worker", a->h->worker);
     return task_attempt_history(a, "processing", received, err);
 }
 

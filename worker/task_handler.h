@@ -40,6 +40,8 @@ typedef struct task_handler {
     int64_t (*now_ms)(void);    /* clock seam: Unix milliseconds */
     reservation_book *book;     /* borrowed; claims each reservation's host at the generation
                                    decided from. NULL: the store's only writer (tests) */
+    const char *worker;         /* this worker's name (store_owner_name), in every attempt's
+                                   history: several workers share a store. NULL: none */
 } task_handler;
 
 /* The message as it came off the queue; borrowed. */

@@ -106,7 +106,7 @@ int main(int argc, char **argv)
         (!(book = reservation_book_new(engine, &err)) || reservation_book_load(book, s, &err) < 0))
         goto out;
 
-    task_handler handler = {s, engine, config, hosts, "", wall_ms, book};
+    task_handler handler = {s, engine, config, hosts, "", wall_ms, book, "bench:1:w_bench"};
     double cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), wall0 = clock_s(CLOCK_MONOTONIC);
     for (long done = 0; done < n;) {
         long count = n - done < per_batch ? n - done : per_batch;
