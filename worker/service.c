@@ -15,6 +15,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "reservations.h"
+#include "retention.h"
 #include "spare_driver.h"
 #include "spare_handler.h"
 #include "store.h"
@@ -92,6 +93,7 @@ typedef struct service {
     round_status early_status; /* of a finish_syncing_early during this round */
     vf_error early_err;
     spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
+    retention *retention; /* store.retention: prunes old rows, on a thread of its own */
 } service;
 
 static int64_t wall_ms(void)
@@ -753,11 +755,15 @@ static int open_parts(service *svc, vf_error *err)
     }
     svc->checkpointer_running = true;
     svc->spares = spare_driver_start(svc->config, err);
-    return svc->spares ? 0 : -1;
+    if (!svc->spares)
+        return -1;
+    svc->retention = retention_start(svc->config, err);
+    return svc->retention ? 0 : -1;
 }
 
 static void close_parts(service *svc)
 {
+    retention_stop(svc->retention);
     spare_driver_stop(svc->spares);
     if (svc->refresher_running) {
         pthread_mutex_lock(&svc->refresh_lock);
