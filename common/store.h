@@ -511,6 +511,17 @@ int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, 
 int store_vacuum_step(store *s, int pages, int64_t *freed, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Copy the whole WAL back into the database and truncate the WAL file to
+ * zero bytes (a TRUNCATE checkpoint). Under a steady stream of commits the
+ * passive checkpoints never catch up with the last frame, so SQLite never
+ * starts the WAL over and the -wal file grows for as long as the load lasts.
+ * This holds off other writers while it copies what the passive checkpoints
+ * left (milliseconds when they keep up) and waits up to the busy timeout for
+ * readers; a store still busy after that is not an error: *truncated
+ * (optional) says whether it happened. */
+int store_wal_truncate(store *s, bool *truncated, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* The file's auto_vacuum mode into *incremental: true for INCREMENTAL (set
  * on stores created by this version), false for NONE or FULL (older stores:
  * freed pages are reused, but the file never shrinks until a VACUUM). */

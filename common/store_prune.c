@@ -259,3 +259,17 @@ int store_vacuum_step(store *s, int pages, int64_t *freed, vf_error *err)
         *freed = before > after ? before - after : 0;
     return 0;
 }
+
+int store_wal_truncate(store *s, bool *truncated, vf_error *err)
+{
+    if (truncated)
+        *truncated = false;
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        return 0;
+    if (rc != SQLITE_OK)
+        return store_fail(s, rc, "truncating the WAL", err);
+    if (truncated)
+        *truncated = true;
+    return 0;
+}

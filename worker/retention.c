@@ -94,6 +94,14 @@ static void round_of_pruning(retention *r)
         if (freed < VACUUM_PAGES_PER_STEP || wait_or_stop(r, PAUSE_BETWEEN_BATCHES_MS))
             break;
     }
+    /* The passive checkpoints never reach the end of a WAL that is always
+     * being appended to, so it would grow for as long as the load lasts. */
+    bool truncated = false;
+    vf_error_init(&err);
+    if (store_wal_truncate(r->store, &truncated, &err) < 0)
+        log_warn("retention: %s", err.text);
+    else if (!truncated)
+        log_debug("retention: the WAL was busy; truncating it next round");
     int64_t rows = deleted.tasks + deleted.task_events + deleted.reservations + deleted.spares +
                    deleted.outbox + deleted.deliveries;
     if (rows > 0 || freed_pages > 0)
