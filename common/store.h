@@ -488,7 +488,7 @@ typedef struct store_prune_counts {
 
 /* Rows per table and transaction that keep one batch to a few milliseconds,
  * so a worker waiting for the write lock is never held up for long. */
-#define STORE_PRUNE_BATCH 500
+#define STORE_PRUNE_BATCH 200
 
 /* One round of pruning, each table in its own short write transaction of
  * at most `limit` rows (tasks: `limit` tasks with their rows). Adds what was

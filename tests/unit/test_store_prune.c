@@ -324,7 +324,7 @@ static void test_vacuum(void)
 
     store_prune_counts deleted = {0};
     int rounds = 0;
-    prune_all(s, CUTOFF, STORE_PRUNE_BATCH, &deleted, &rounds);
+    prune_all(s, CUTOFF, 500, &deleted, &rounds);
     CHECK(deleted.tasks == 2000 && rounds == 5);
     int64_t freed = 0, total = 0;
     for (int i = 0; i < 100; i++) {
