@@ -486,8 +486,9 @@ typedef struct store_prune_counts {
     int64_t deliveries;
 } store_prune_counts;
 
-/* Rows per table and transaction that keep one batch to a few milliseconds,
- * so a worker waiting for the write lock is never held up for long. */
+/* Rows per table and transaction (tasks: tasks, with their rows): small
+ * enough that a worker waiting for the write lock waits for one short
+ * transaction, never for a whole prune. */
 #define STORE_PRUNE_BATCH 200
 
 /* One round of pruning, each table in its own short write transaction of

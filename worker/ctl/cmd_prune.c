@@ -27,7 +27,7 @@ static void prune_usage(FILE *out)
                  "  --json          {\"cutoff\":..., \"dry_run\":..., \"deleted\":{table: rows}}\n"
                  "\n"
                  "Then, on a store created with auto_vacuum=INCREMENTAL, the freed pages are\n"
-                 "given back to the file system.\n"
+                 "given back to the file system, and the WAL file is truncated.\n"
                  "\n"
                  "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n");
 }
@@ -152,6 +152,9 @@ int ctl_prune(int argc, char **argv)
             freed_pages += freed;
             pause_ms(PAUSE_BETWEEN_BATCHES_MS);
         }
+        bool truncated = false;
+        if (more == 0)
+            more = store_wal_truncate(s, &truncated, &err);
         if (more < 0) {
             /* What committed before the error stays deleted: say so. */
             print_counts(cutoff, false, &counts, freed_pages, false);
