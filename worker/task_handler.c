@@ -8,11 +8,6 @@
 #include "log.h"
 #include "task_attempt.h"
 
-/* Per-host reasons kept in one history row, at most: an attempt on a large
- * inventory would otherwise write one line per host, every attempt, for as
- * long as the task is kept. rejection_counts always cover every host. */
-#define MAX_REJECTIONS_RECORDED 20
-
 void task_outcome_close(task_outcome *outcome)
 {
     if (!outcome)
@@ -189,7 +184,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
     json_t *detail = sched_decision_to_json(&decision, h->hosts);
-    sched_rejections_sample(detail, MAX_REJECTIONS_RECORDED);
+    sched_rejections_sample(detail, SCHED_HISTORY_HOSTS);
     if (last_attempt)
         rc = record_failure(&a, "unschedulable", decision.message, detail, err);
     else

@@ -195,4 +195,9 @@ json_t *sched_decision_to_json(const sched_decision *decision, const hostset *ho
  * when some were). A result without rejections is left as it is. */
 void sched_rejections_sample(json_t *result, size_t max_hosts);
 
+/* The hosts a task's history keeps per failed attempt (task and spare
+ * handlers alike): on a large inventory one line per host, every attempt,
+ * for as long as the task is kept, was most of the store. */
+#define SCHED_HISTORY_HOSTS 20
+
 #endif
