@@ -337,6 +337,16 @@ static void test_vacuum(void)
     long long after = file_size("vacuum.db");
     CHECKF(total > 1000 && after < before / 4, "freed %lld pages, file %lld -> %lld bytes",
            (long long)total, before, after);
+
+    /* The WAL left by all that goes back to zero bytes. */
+    char wal_path[256];
+    snprintf(wal_path, sizeof wal_path, "%s/vacuum.db-wal", dir);
+    struct stat wal_stat;
+    CHECK(stat(wal_path, &wal_stat) == 0 && wal_stat.st_size > 1000000);
+    bool truncated = false;
+    CHECK(store_wal_truncate(s, &truncated, &err) == 0 && truncated);
+    CHECKF(stat(wal_path, &wal_stat) == 0 && wal_stat.st_size == 0, "WAL still %lld bytes",
+           (long long)wal_stat.st_size);
     store_close(s);
 
     /* An older store: made before the pragma existed, i.e. with a table in
