@@ -39,6 +39,18 @@ static amqp_table_t queue_arguments(queue_role role, const vf_config *config, in
         }
         break;
     case QUEUE_DEAD:
+        entries[n].key = amqp_cstring_bytes("x-max-length");
+        entries[n].value.kind = AMQP_FIELD_KIND_I64;
+        entries[n].value.value.i64 = AMQP_TOPOLOGY_DEAD_MAX_LENGTH;
+        n++;
+        entries[n].key = amqp_cstring_bytes("x-message-ttl");
+        entries[n].value.kind = AMQP_FIELD_KIND_I64;
+        entries[n].value.value.i64 = AMQP_TOPOLOGY_DEAD_TTL_MS;
+        n++;
+        entries[n].key = amqp_cstring_bytes("x-overflow");
+        entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+        entries[n].value.value.bytes = amqp_cstring_bytes("drop-head");
+        n++;
         break;
     case QUEUE_RETRY:
         entries[n].key = amqp_cstring_bytes("x-message-ttl");
@@ -123,6 +135,58 @@ static int bind_queue(amqp_connection_state_t conn, amqp_channel_t channel, cons
     return amqp_topology_check_reply(amqp_get_rpc_reply(conn), what, err);
 }
 
+/* A channel of its own for virtflow.dead's declare: a refusal closes only
+ * this channel, not the caller's. */
+#define DEAD_DECLARE_CHANNEL 3
+
+/* virtflow.dead with its bounds. A queue declared earlier without them (by an
+ * older virtflow, or by hand) makes the broker answer 406 PRECONDITION_FAILED.
+ * Refusing to start over it would stop every worker for a parking lot, and
+ * deleting it would lose what is parked: so it is used as it is, with a
+ * warning that says how to bound it in place (a policy) or anew. */
+static int declare_dead_queue(amqp_connection_state_t conn, const vf_config *config,
+                              amqp_table_entry_t *entries, vf_error *err)
+{
+    amqp_channel_open(conn, DEAD_DECLARE_CHANNEL);
+    if (amqp_topology_check_reply(amqp_get_rpc_reply(conn), "opening a channel", err) < 0)
+        return -1;
+    amqp_queue_declare(conn, DEAD_DECLARE_CHANNEL, amqp_cstring_bytes(AMQP_TOPOLOGY_DEAD_QUEUE),
+                       0 /* passive */, 1 /* durable */, 0 /* exclusive */, 0 /* auto_delete */,
+                       queue_arguments(QUEUE_DEAD, config, 0, entries));
+    amqp_rpc_reply_t reply = amqp_get_rpc_reply(conn);
+    if (reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+        reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD &&
+        ((const amqp_channel_close_t *)reply.reply.decoded)->reply_code ==
+            AMQP_PRECONDITION_FAILED) {
+        const amqp_channel_close_t *m = reply.reply.decoded;
+        log_warn("amqp: queue %s exists with other arguments than this version declares "
+                 "(broker: %.*s); it is used as it is, without its bounds (x-max-length %d, "
+                 "x-message-ttl %lld ms, x-overflow drop-head). Bound it in place with "
+                 "rabbitmqctl set_policy virtflow-dead '^virtflow\\.dead$' "
+                 "'{\"max-length\":%d,\"message-ttl\":%lld,\"overflow\":\"drop-head\"}' "
+                 "--apply-to queues, or redrive it and delete it so it is declared anew "
+                 "(README \"Retention\")",
+                 AMQP_TOPOLOGY_DEAD_QUEUE, (int)m->reply_text.len,
+                 (const char *)m->reply_text.bytes, AMQP_TOPOLOGY_DEAD_MAX_LENGTH,
+                 (long long)AMQP_TOPOLOGY_DEAD_TTL_MS, AMQP_TOPOLOGY_DEAD_MAX_LENGTH,
+                 (long long)AMQP_TOPOLOGY_DEAD_TTL_MS);
+        amqp_channel_close_ok_t close_ok = {0};
+        if (amqp_send_method(conn, DEAD_DECLARE_CHANNEL, AMQP_CHANNEL_CLOSE_OK_METHOD, &close_ok) !=
+            AMQP_STATUS_OK) {
+            vf_error_set(err, VF_EUNAVAILABLE, "declaring queue %s: lost the connection",
+                         AMQP_TOPOLOGY_DEAD_QUEUE);
+            return -1;
+        }
+        return 0;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "declaring queue %s", AMQP_TOPOLOGY_DEAD_QUEUE);
+    if (amqp_topology_check_reply(reply, what, err) < 0)
+        return -1;
+    amqp_channel_close(conn, DEAD_DECLARE_CHANNEL, AMQP_REPLY_SUCCESS);
+    return amqp_topology_check_reply(amqp_get_rpc_reply(conn), "closing a channel", err);
+}
+
 int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
                           const vf_config *config, vf_error *err)
 {
@@ -132,8 +196,7 @@ int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
         declare_exchange(conn, channel, AMQP_TOPOLOGY_DLX, "fanout", err) < 0)
         return -1;
 
-    if (declare_queue(conn, channel, AMQP_TOPOLOGY_DEAD_QUEUE,
-                      queue_arguments(QUEUE_DEAD, config, 0, entries), err) < 0 ||
+    if (declare_dead_queue(conn, config, entries, err) < 0 ||
         bind_queue(conn, channel, AMQP_TOPOLOGY_DEAD_QUEUE, AMQP_TOPOLOGY_DLX, "", err) < 0)
         return -1;
 

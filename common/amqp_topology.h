@@ -16,7 +16,13 @@
  *   virtflow.dlx             FANOUT exchange, durable: whatever is dead-lettered or
  *                            parked lands in virtflow.dead whatever its routing key
  *                            (the key is kept on the message, so redrive can use it)
- *   virtflow.dead            queue <- virtflow.dlx; x-queue-type only
+ *   virtflow.dead            queue <- virtflow.dlx; x-queue-type, and bounded:
+ *                            x-max-length AMQP_TOPOLOGY_DEAD_MAX_LENGTH messages,
+ *                            x-message-ttl AMQP_TOPOLOGY_DEAD_TTL_MS, x-overflow
+ *                            drop-head (the oldest go first). Where an older
+ *                            virtflow declared it without these, the broker refuses
+ *                            the declare (406); the queue is then used as it is and a
+ *                            warning says how to bound it (README "Retention").
  *   virtflow.retry.<N>s      one per retry.delays_s entry: a FANOUT exchange and a
  *                            queue of the same name bound to it; the queue has
  *                            x-message-ttl N*1000 ms and x-dead-letter-exchange
@@ -55,6 +61,12 @@
 #define AMQP_TOPOLOGY_HEADER_ATTEMPT "x-virtflow-attempt"         /* integer, 1 = first try */
 #define AMQP_TOPOLOGY_HEADER_ERROR "x-virtflow-error"             /* reason, text */
 #define AMQP_TOPOLOGY_HEADER_ROUTING_KEY "x-virtflow-routing-key" /* original key, text */
+
+/* virtflow.dead's bounds: enough for an outage's worth of parked messages,
+ * and two weeks to look at them, without letting a flood fill the broker's
+ * disk (a full disk blocks every publisher, the worker's events included). */
+#define AMQP_TOPOLOGY_DEAD_MAX_LENGTH 100000
+#define AMQP_TOPOLOGY_DEAD_TTL_MS (14LL * 24 * 3600 * 1000)
 
 /* Longest name this module builds, NUL included. */
 #define AMQP_TOPOLOGY_NAME_MAX 64

@@ -916,6 +916,54 @@ static int check_readiness(loader *ld, yaml_node_t *map, void *base, const char 
     return require(ld, where, c->spare.readiness.token_file, path, "token_file", why);
 }
 
+/* ---- durations ------------------------------------------------------------------------- */
+
+#define DURATION_MAX_S (100LL * 365 * 86400)
+
+int config_parse_duration(const char *text, int64_t *seconds)
+{
+    if (!text || !(*text >= '0' && *text <= '9'))
+        return -1;
+    long long value = 0;
+    const char *p = text;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        value = value * 10 + (*p - '0');
+        if (value > DURATION_MAX_S)
+            return -1;
+    }
+    long long unit;
+    switch (*p) {
+    case 's':
+        unit = 1;
+        break;
+    case 'm':
+        unit = 60;
+        break;
+    case 'h':
+        unit = 3600;
+        break;
+    case 'd':
+        unit = 86400;
+        break;
+    default:
+        return -1;
+    }
+    if (p[1] != '\0' || value <= 0 || value > DURATION_MAX_S / unit)
+        return -1;
+    *seconds = (int64_t)(value * unit);
+    return 0;
+}
+
+static int set_duration(loader *ld, yaml_node_t *node, void *base, const char *path, const field *f)
+{
+    int64_t *slot = (int64_t *)((char *)base + f->offset);
+    if (node->type == YAML_SCALAR_NODE && config_parse_duration(scalar(node), slot) == 0)
+        return 0;
+    return fail(ld, node, path,
+                "expected a duration: a positive integer and a unit s, m, h or d "
+                "(90s, 45m, 12h, 30d), at most 100 years");
+}
+
 /* ---- the schema ------------------------------------------------------------------------ */
 
 #define CFG(member) offsetof(vf_config, member)
@@ -970,6 +1018,10 @@ static const field amqp_fields[] = {
 
 static const field store_fields[] = {
     {.key = "path", .type = F_PATH, .offset = CFG(store.path)},
+    {.key = "retention",
+     .type = F_CUSTOM,
+     .offset = CFG(store.retention_s),
+     .custom = set_duration},
     {0},
 };
 
@@ -1183,6 +1235,8 @@ vf_config *config_defaults(void)
     c->scheduler.reservation_ttl_s = 900;
 
     c->retry.max_attempts = 5;
+
+    c->store.retention_s = 30LL * 86400;
 
     c->spare.anti_affinity_strict = true;
     c->spare.provisioner.timeout_s = 600;

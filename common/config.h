@@ -84,7 +84,9 @@ typedef struct vf_config {
     } amqp;
 
     struct {
-        char *path; /* default virtflow.db */
+        char *path;          /* default virtflow.db */
+        int64_t retention_s; /* store.retention: final rows older than this are pruned;
+                                default 30d (2592000 s), > 0 */
     } store;
 
     struct {
@@ -182,6 +184,12 @@ vf_config *config_resolve(const char *cli_path, vf_error *err) __attribute__((wa
  * of amqp.urls (a URL without one means guest, as for rabbitmq-c)? NULL and ""
  * are never trusted. */
 bool config_trusts_publisher(const vf_config *config, const char *user);
+
+/* Parse a duration of store.retention's form: a positive integer and one
+ * unit, s, m, h or d ("90s", "45m", "12h", "30d"), into *seconds (at most
+ * 100 years). Returns 0, or -1 for anything else (no sign, no space, no
+ * fraction, no missing unit). Shared with virtflowctl prune --older-than. */
+int config_parse_duration(const char *text, int64_t *seconds) __attribute__((warn_unused_result));
 
 /* Frees the config and every string and list in it; NULL is a no-op. */
 void config_free(vf_config *config);

@@ -418,6 +418,12 @@ store *store_open(const char *path, store_mode mode, vf_error *err)
         return s;
     }
 
+    /* A new store gives the pages that retention frees back to the file
+     * system (store_vacuum_step). SQLite takes this only before the first
+     * page is written, so before the switch to WAL (which writes the
+     * header); on an older store it is a no-op (README "Retention"). */
+    if (version == 0 && set_pragma(s, "PRAGMA auto_vacuum=INCREMENTAL", NULL, err) != 0)
+        goto fail;
     /* WAL: readers (virtflowctl) never block the worker and vice versa.
      * synchronous=FULL: a commit is fsynced before store_commit returns,
      * because the broker message is acked right after (see store.h). */

@@ -96,14 +96,18 @@ int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
     return result;
 }
 
-int store_outbox_prune(store *s, const char *before, vf_error *err)
+int store_outbox_prune(store *s, const char *before, int limit, vf_error *err)
 {
+    /* By rowid through the outbox_confirmed index, so a bounded batch costs
+     * what it deletes however many events are still young. */
     sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PRUNE,
-                                  "DELETE FROM outbox WHERE confirmed_at IS NOT NULL "
-                                  "AND confirmed_at < ?1",
+                                  "DELETE FROM outbox WHERE rowid IN (SELECT rowid FROM outbox "
+                                  "WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1 "
+                                  "ORDER BY confirmed_at LIMIT ?2)",
                                   err);
     if (!st)
         return -1;
     store_bind_text(st, 1, before);
+    sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
     return store_exec_change(s, st, "pruning confirmed events", err);
 }

@@ -17,6 +17,7 @@
 #include "leases.h"
 #include "log.h"
 #include "reservations.h"
+#include "retention.h"
 #include "spare_driver.h"
 #include "spare_handler.h"
 #include "store.h"
@@ -114,6 +115,7 @@ typedef struct service {
      * a batch commits, so a store that takes the probe but still fails
      * batches (a nearly full disk) is retried less and less often. */
     backoff store_retry;
+    retention *retention; /* store.retention: prunes old rows, on a thread of its own */
 } service;
 
 static int64_t wall_ms(void)
@@ -875,11 +877,15 @@ static int open_parts(service *svc, vf_error *err)
     }
     svc->checkpointer_running = true;
     svc->spares = spare_driver_start(svc->config, svc->owner, err);
-    return svc->spares ? 0 : -1;
+    if (!svc->spares)
+        return -1;
+    svc->retention = retention_start(svc->config, svc->owner, err);
+    return svc->retention ? 0 : -1;
 }
 
 static void close_parts(service *svc)
 {
+    retention_stop(svc->retention);
     spare_driver_stop(svc->spares);
     if (svc->store) {
         /* Another worker need not wait for the lease to expire. */

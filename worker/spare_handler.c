@@ -365,6 +365,7 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
              h->config->spare.anti_affinity_strict ? "distinct" : "(preferably distinct)",
              decision.message);
     json_t *detail = sched_decision_to_json(&decision, h->hosts);
+    sched_rejections_sample(detail, SCHED_HISTORY_HOSTS);
     if (last_attempt)
         return record_failure(c, "unschedulable", why, detail, err);
     return task_attempt_retry(&c->a, why, detail, err);

@@ -8,10 +8,6 @@
 #include "log.h"
 #include "task_attempt.h"
 
-/* Per-host reasons kept in one history row, at most; the counts in the
- * explanation always cover every host. */
-#define MAX_REJECTIONS_RECORDED 1000
-
 void task_outcome_close(task_outcome *outcome)
 {
     if (!outcome)
@@ -60,28 +56,6 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
     free(text);
     snprintf(out->summary, sizeof out->summary, "failed (%s): %s", reason, error);
     return rc;
-}
-
-/* Keep at most MAX_REJECTIONS_RECORDED per-host reasons in a history detail. */
-static void cap_rejections(json_t *detail)
-{
-    json_t *rejections = json_object_get(detail, "rejections");
-    size_t total = json_object_size(rejections);
-    if (total <= MAX_REJECTIONS_RECORDED)
-        return;
-    json_t *kept = json_object();
-    const char *name;
-    json_t *reason;
-    size_t count = 0;
-    json_object_foreach(rejections, name, reason)
-    {
-        if (count++ == MAX_REJECTIONS_RECORDED)
-            break;
-        json_object_set(kept, name, reason);
-    }
-    json_object_set_new(detail, "rejections", kept);
-    json_object_set_new(detail, "rejections_omitted",
-                        json_integer((json_int_t)(total - MAX_REJECTIONS_RECORDED)));
 }
 
 /* Hold the placement's resources and vmid, in the store (same transaction
@@ -212,7 +186,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
     json_t *detail = sched_decision_to_json(&decision, h->hosts);
-    cap_rejections(detail);
+    sched_rejections_sample(detail, SCHED_HISTORY_HOSTS);
     if (last_attempt)
         rc = record_failure(&a, "unschedulable", decision.message, detail, err);
     else

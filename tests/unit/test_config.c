@@ -114,6 +114,7 @@ static void check_defaults(const vf_config *c)
     CHECK(c->amqp.ca_file == NULL);
     CHECK(c->amqp.tls_verify);
     CHECK_STR(c->store.path, "virtflow.db");
+    CHECK(c->store.retention_s == 30LL * 86400);
     CHECK(c->inventory.source == CONFIG_INVENTORY_FILE);
     CHECK_STR(c->inventory.path, "deploy/inventory.example.yaml");
     CHECK(c->inventory.url == NULL && c->inventory.token_file == NULL);
@@ -474,6 +475,51 @@ static void test_errors_in_detail(void)
     CHECK(config_load_string(nul, strlen(nul), "c.yaml", NULL) == NULL);
 }
 
+/* store.retention: each unit, and the parser virtflowctl prune shares. */
+static void test_retention(void)
+{
+    static const struct {
+        const char *text;
+        int64_t seconds;
+    } good[] = {{"90s", 90}, {"45m", 2700}, {"12h", 43200}, {"30d", 2592000}, {"1s", 1}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char yaml[64];
+        snprintf(yaml, sizeof yaml, "store:\n  retention: %s\n", good[i].text);
+        vf_error err;
+        vf_error_init(&err);
+        vf_config *c = config_load_string(yaml, strlen(yaml), "c.yaml", &err);
+        CHECKF(c && c->store.retention_s == good[i].seconds, "%s: %s", good[i].text, err.text);
+        config_free(c);
+    }
+    static const char *bad[] = {"",
+                                "s",
+                                "10",
+                                "10 s",
+                                " 10s",
+                                "10S",
+                                "1.5h",
+                                "+5s",
+                                "-5s",
+                                "0d",
+                                "10ss",
+                                "36501d",
+                                "99999999999999999999s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t seconds = -7;
+        CHECKF(config_parse_duration(bad[i], &seconds) < 0 && seconds == -7, "\"%s\" accepted",
+               bad[i]);
+    }
+    int64_t seconds = 0;
+    CHECK(config_parse_duration("36500d", &seconds) == 0 && seconds == 36500LL * 86400);
+    /* null keeps the default */
+    static const char null_value[] = "store:\n  retention: null\n";
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load_string(null_value, strlen(null_value), "c.yaml", &err);
+    CHECK(c && c->store.retention_s == 30LL * 86400);
+    config_free(c);
+}
+
 int main(void)
 {
     test_valid_fixtures();
@@ -487,5 +533,6 @@ int main(void)
     test_resolve();
     test_errors_in_detail();
     test_trusted_publishers();
+    test_retention();
     return test_summary();
 }

@@ -324,6 +324,28 @@ static void test_explanation_counts(void)
     CHECK_STR(json_string_value(json_object_get(rejections, "node00")), "pool mismatch");
     CHECK_STR(json_string_value(json_object_get(rejections, "node05")), "insufficient memory");
     CHECK_STR(json_string_value(json_object_get(rejections, "edge09")), "node regex mismatch");
+
+    /* For the history: counts for every host, a sample of 5 with each reason,
+     * then filled up in host (name) order. */
+    sched_rejections_sample(result, 5);
+    rejections = json_object_get(result, "rejections");
+    CHECK(json_object_size(rejections) == 5);
+    CHECK_STR(json_string_value(json_object_get(rejections, "node00")), "pool mismatch");
+    CHECK_STR(json_string_value(json_object_get(rejections, "node05")), "insufficient memory");
+    CHECK_STR(json_string_value(json_object_get(rejections, "edge09")), "node regex mismatch");
+    CHECK(json_object_get(rejections, "edge10") && json_object_get(rejections, "edge11"));
+    CHECK(json_integer_value(json_object_get(result, "rejections_omitted")) == 7);
+    json_t *counts = json_object_get(result, "rejection_counts");
+    CHECK(json_object_size(counts) == 3);
+    CHECK(json_integer_value(json_object_get(counts, "pool mismatch")) == 5);
+    CHECK(json_integer_value(json_object_get(counts, "insufficient memory")) == 4);
+    CHECK(json_integer_value(json_object_get(counts, "node regex mismatch")) == 3);
+    /* Under the bound nothing is left out and nothing says so. */
+    json_decref(result);
+    result = sched_decision_to_json(&d, w.hosts);
+    sched_rejections_sample(result, 20);
+    CHECK(json_object_size(json_object_get(result, "rejections")) == 12);
+    CHECK(!json_object_get(result, "rejections_omitted"));
     json_decref(result);
 
     /* Unknown pool: an unschedulable decision that says so, not an error. */

@@ -705,10 +705,10 @@ static void test_outbox(store *s)
     CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 0);
 
     /* Pruning removes only confirmed events: evt_b and the group-commit test's. */
-    CHECK(store_outbox_prune(s, "2026-11-22T09:05:00.000Z", &err) == 2);
+    CHECK(store_outbox_prune(s, "2026-11-22T09:05:00.000Z", 0, &err) == 2);
     CHECK(store_outbox_add(s, "evt_d", "event.spare.ready", "{}", "2026-11-22T09:11:00.000Z",
                            &err) == 0);
-    CHECK(store_outbox_prune(s, "2026-11-22T09:20:00.000Z", &err) == 2);
+    CHECK(store_outbox_prune(s, "2026-11-22T09:20:00.000Z", 0, &err) == 2);
     CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 1);
     CHECK(store_outbox_mark_confirmed(s, "evt_d", "2026-11-22T09:12:00.000Z", &err) == 0);
 }

@@ -71,7 +71,15 @@ static void print_history_row(const json_t *row)
     json_object_foreach((json_t *)detail, key, value)
     {
         if (strcmp(key, "rejections") == 0 && json_is_object(value)) {
-            printf("      rejections:\n");
+            /* A sample when the inventory is large (rejections_omitted). */
+            json_int_t omitted = json_integer_value(json_object_get(detail, "rejections_omitted"));
+            if (omitted > 0)
+                printf("      rejections (%zu of %lld hosts; %lld more not recorded, all "
+                       "counted below):\n",
+                       json_object_size(value), (long long)(json_object_size(value) + omitted),
+                       (long long)omitted);
+            else
+                printf("      rejections:\n");
             const char *host;
             const json_t *why;
             json_object_foreach((json_t *)value, host, why)
@@ -80,6 +88,18 @@ static void print_history_row(const json_t *row)
                 printf("        %-24s %s\n", ctl_text(host),
                        ctl_text(text ? text : json_string_value(why)));
                 free(text);
+            }
+            continue;
+        }
+        if (strcmp(key, "rejections_omitted") == 0)
+            continue; /* said in the rejections heading */
+        if (strcmp(key, "rejection_counts") == 0 && json_is_object(value)) {
+            printf("      hosts by reason:\n");
+            const char *reason;
+            const json_t *count;
+            json_object_foreach((json_t *)value, reason, count)
+            {
+                printf("        %-24s %lld\n", reason, (long long)json_integer_value(count));
             }
             continue;
         }

@@ -191,4 +191,17 @@ const sched_params *sched_engine_params(const sched_engine *engine);
  * Owned; NULL on OOM. `hosts` must be the snapshot the decision was made on. */
 json_t *sched_decision_to_json(const sched_decision *decision, const hostset *hosts);
 
+/* Shrink a failed decision's "rejections" (as sched_decision_to_json made
+ * them) for a task's history, which keeps one row per attempt: add
+ * "rejection_counts" {reason: hosts} covering every host, keep at most
+ * `max_hosts` hosts in "rejections" (one per reason first, then in host
+ * order), and record how many were left out in "rejections_omitted" (only
+ * when some were). A result without rejections is left as it is. */
+void sched_rejections_sample(json_t *result, size_t max_hosts);
+
+/* The hosts a task's history keeps per failed attempt (task and spare
+ * handlers alike): on a large inventory one line per host, every attempt,
+ * for as long as the task is kept, was most of the store. */
+#define SCHED_HISTORY_HOSTS 20
+
 #endif

@@ -52,3 +52,49 @@ json_t *sched_decision_to_json(const sched_decision *decision, const hostset *ho
     }
     return obj;
 }
+
+void sched_rejections_sample(json_t *result, size_t max_hosts)
+{
+    json_t *rejections = json_object_get(result, "rejections");
+    if (!json_is_object(rejections))
+        return;
+    json_t *counts = json_object();
+    json_t *kept = json_object();
+    const char *host;
+    json_t *why;
+    /* First pass: the counts, and the first host of each reason, so the
+     * sample shows every reason even when one dominates. */
+    json_object_foreach(rejections, host, why)
+    {
+        const char *reason = json_is_string(why) ? json_string_value(why) : "other";
+        json_t *count = json_object_get(counts, reason);
+        if (count) {
+            json_integer_set(count, json_integer_value(count) + 1);
+            continue;
+        }
+        json_object_set_new(counts, reason, json_integer(1));
+        if (json_object_size(kept) < max_hosts)
+            json_object_set(kept, host, why);
+    }
+    /* Second pass: fill up in host order. */
+    json_object_foreach(rejections, host, why)
+    {
+        if (json_object_size(kept) >= max_hosts)
+            break;
+        if (!json_object_get(kept, host))
+            json_object_set(kept, host, why);
+    }
+    /* In host order, as the full list reads. */
+    json_t *sample = json_object();
+    json_object_foreach(rejections, host, why)
+    {
+        if (json_object_get(kept, host))
+            json_object_set(sample, host, why);
+    }
+    size_t omitted = json_object_size(rejections) - json_object_size(sample);
+    json_decref(kept);
+    json_object_set_new(result, "rejection_counts", counts);
+    json_object_set_new(result, "rejections", sample);
+    if (omitted > 0)
+        json_object_set_new(result, "rejections_omitted", json_integer((json_int_t)omitted));
+}

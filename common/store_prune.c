@@ -1,0 +1,275 @@
+/* store_prune: retention. Deletes what is final and older than a cutoff, in
+ * short transactions, and gives the freed pages back (store.h "retention").
+ *
+ * The statements here run once per batch (a few per minute), not per
+ * message, so they are prepared per call rather than kept in the handle's
+ * slots; every value is still a bound parameter. */
+#include "store.h"
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The tasks a batch may delete: final, older than ?1, holding nothing that
+ * is still in use. A spare counts as finished once released or failed (a
+ * failed spare's VM does not exist, see spare_driver.c). The status IN list
+ * with the updated_at range walks tasks_by_status_updated. */
+#define PRUNABLE_TASKS                                                                             \
+    "FROM tasks t WHERE t.status IN ('completed', 'failed', 'released') "                          \
+    "AND t.updated_at < ?1 "                                                                       \
+    "AND NOT EXISTS (SELECT 1 FROM reservations r "                                                \
+    "                WHERE r.task_id = t.id AND r.released_at IS NULL) "                           \
+    "AND NOT EXISTS (SELECT 1 FROM spares p WHERE p.task_id = t.id "                               \
+    "                AND p.state NOT IN ('released', 'failed')) "                                  \
+    "AND NOT EXISTS (SELECT 1 FROM spares p WHERE p.release_task_id = t.id "                       \
+    "                AND p.state NOT IN ('released', 'failed')) "
+
+#define RELEASED_RESERVATIONS "FROM reservations WHERE released_at IS NOT NULL AND released_at < ?1"
+
+#define FINISHED_DELIVERIES                                                                        \
+    "FROM deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed')"
+
+static sqlite3_stmt *prepare(store *s, const char *sql, vf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(st);
+        store_fail(s, rc, "preparing a retention statement", err);
+        return NULL;
+    }
+    return st;
+}
+
+/* Run a DELETE bound to (key) and add the rows it removed to *count. */
+static int delete_by_key(store *s, sqlite3_stmt *st, const char *key, int64_t *count,
+                         const char *what, vf_error *err)
+{
+    store_bind_text(st, 1, key);
+    int changed = store_exec_change(s, st, what, err);
+    if (changed < 0)
+        return -1;
+    *count += changed;
+    return 0;
+}
+
+/* Up to `limit` prunable tasks and everything that points at them, in one
+ * transaction. Children first: the foreign keys are enforced. */
+static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_counts *deleted,
+                       int *found, vf_error *err)
+{
+    static const char *const deletes[] = {
+        "DELETE FROM task_events WHERE task_id = ?1",
+        "DELETE FROM reservations WHERE task_id = ?1",
+        "DELETE FROM spares WHERE task_id = ?1",
+        "DELETE FROM tasks WHERE id = ?1",
+    };
+    enum { N_DELETES = sizeof deletes / sizeof deletes[0] };
+    sqlite3_stmt *select = NULL;
+    sqlite3_stmt *statements[N_DELETES] = {0};
+    store_rows ids = {0};
+    store_prune_counts batch = {0};
+    int64_t *counters[N_DELETES] = {&batch.task_events, &batch.reservations, &batch.spares,
+                                    &batch.tasks};
+    int result = -1;
+    *found = 0;
+
+    if (!(select = prepare(s, "SELECT t.id " PRUNABLE_TASKS "ORDER BY t.updated_at LIMIT ?2", err)))
+        goto out;
+    for (int i = 0; i < N_DELETES; i++)
+        if (!(statements[i] = prepare(s, deletes[i], err)))
+            goto out;
+    /* Chosen under the write lock, so nothing changes between choosing a
+     * task and deleting it. */
+    if (store_begin(s, err) < 0)
+        goto out;
+    store_bind_text(select, 1, cutoff);
+    sqlite3_bind_int(select, 2, limit);
+    if (store_rows_collect(s, select, 0, &ids, "choosing tasks to prune", err) < 0)
+        goto rollback;
+    for (int row = 0; row < ids.count; row++) {
+        const char *id = store_rows_text(&ids, row, 0);
+        for (int i = 0; i < N_DELETES; i++)
+            if (delete_by_key(s, statements[i], id, counters[i], "pruning a task", err) < 0)
+                goto rollback;
+    }
+    if (store_commit(s, err) < 0)
+        goto out;
+    deleted->tasks += batch.tasks;
+    deleted->task_events += batch.task_events;
+    deleted->reservations += batch.reservations;
+    deleted->spares += batch.spares;
+    *found = ids.count;
+    result = 0;
+    goto out;
+rollback:
+    (void)store_rollback(s, NULL);
+out:
+    store_rows_free(&ids);
+    sqlite3_finalize(select);
+    for (int i = 0; i < N_DELETES; i++)
+        sqlite3_finalize(statements[i]);
+    return result;
+}
+
+/* DELETE up to `limit` rows chosen by `from_where` (bound ?1 = cutoff), in
+ * its own (autocommit) transaction. */
+static int prune_rows(store *s, const char *table, const char *from_where, const char *order,
+                      const char *cutoff, int limit, int64_t *count, int *found, vf_error *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "DELETE FROM %s WHERE rowid IN (SELECT rowid %s ORDER BY %s LIMIT ?2)", table,
+             from_where, order);
+    sqlite3_stmt *st = prepare(s, sql, err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, cutoff);
+    sqlite3_bind_int(st, 2, limit);
+    int changed = store_exec_change(s, st, "pruning", err);
+    sqlite3_finalize(st);
+    if (changed < 0)
+        return -1;
+    *count += changed;
+    *found = changed;
+    return 0;
+}
+
+int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_counts *deleted,
+                      vf_error *err)
+{
+    if (limit <= 0 || !cutoff) {
+        vf_error_set(err, VF_EINVAL, "store %s: prune needs a cutoff and a batch size > 0",
+                     s->path);
+        return -1;
+    }
+    bool more = false;
+    int found = 0;
+    if (prune_tasks(s, cutoff, limit, deleted, &found, err) < 0)
+        return -1;
+    more |= found >= limit;
+    if (prune_rows(s, "reservations", RELEASED_RESERVATIONS, "released_at", cutoff, limit,
+                   &deleted->reservations, &found, err) < 0)
+        return -1;
+    more |= found >= limit;
+    int changed = store_outbox_prune(s, cutoff, limit, err);
+    if (changed < 0)
+        return -1;
+    deleted->outbox += changed;
+    more |= changed >= limit;
+    if (prune_rows(s, "deliveries", FINISHED_DELIVERIES, "created_at", cutoff, limit,
+                   &deleted->deliveries, &found, err) < 0)
+        return -1;
+    more |= found >= limit;
+    return more ? 1 : 0;
+}
+
+static int count_query(store *s, const char *sql, const char *cutoff, int64_t *out, vf_error *err)
+{
+    sqlite3_stmt *st = prepare(s, sql, err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, cutoff);
+    int rc = sqlite3_step(st);
+    int result = -1;
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        result = 0;
+    } else {
+        store_fail(s, rc, "counting rows to prune", err);
+    }
+    sqlite3_finalize(st);
+    return result;
+}
+
+int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, vf_error *err)
+{
+    /* The rows store_prune_batch would delete, counted the same way: those
+     * of prunable tasks, then released reservations of other tasks. */
+    static const char *const queries[] = {
+        "SELECT count(*) " PRUNABLE_TASKS,
+        "SELECT count(*) FROM task_events WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")",
+        "SELECT (SELECT count(*) FROM reservations WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS
+        ")) + (SELECT count(*) " RELEASED_RESERVATIONS
+        " AND task_id NOT IN (SELECT t.id " PRUNABLE_TASKS "))",
+        "SELECT count(*) FROM spares WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")",
+        "SELECT count(*) FROM outbox WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1",
+        "SELECT count(*) " FINISHED_DELIVERIES,
+    };
+    int64_t *slots[] = {&counts->tasks,  &counts->task_events, &counts->reservations,
+                        &counts->spares, &counts->outbox,      &counts->deliveries};
+    memset(counts, 0, sizeof *counts);
+    /* One read transaction: the counts describe one moment. */
+    char *message = NULL;
+    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, &message) != SQLITE_OK) {
+        vf_error_set(err, VF_EIO, "store %s: counting rows to prune: %s", s->path,
+                     message ? message : "BEGIN failed");
+        sqlite3_free(message);
+        return -1;
+    }
+    int result = 0;
+    for (size_t i = 0; i < sizeof queries / sizeof queries[0] && result == 0; i++)
+        result = count_query(s, queries[i], cutoff, slots[i], err);
+    sqlite3_exec(s->db, result == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    return result;
+}
+
+static int pragma_int(store *s, const char *sql, int64_t *value, vf_error *err)
+{
+    sqlite3_stmt *st = prepare(s, sql, err);
+    if (!st)
+        return -1;
+    int rc;
+    *value = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        *value = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return store_fail(s, rc, sql, err);
+    return 0;
+}
+
+int store_auto_vacuum_incremental(store *s, bool *incremental, vf_error *err)
+{
+    int64_t mode = 0;
+    if (pragma_int(s, "PRAGMA auto_vacuum", &mode, err) < 0)
+        return -1;
+    *incremental = mode == 2; /* 0 NONE, 1 FULL, 2 INCREMENTAL */
+    return 0;
+}
+
+int store_vacuum_step(store *s, int pages, int64_t *freed, vf_error *err)
+{
+    if (freed)
+        *freed = 0;
+    bool incremental = false;
+    if (store_auto_vacuum_incremental(s, &incremental, err) < 0)
+        return -1;
+    if (!incremental || pages <= 0)
+        return 0;
+    int64_t before = 0, after = 0, ignored = 0;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%d)", pages);
+    if (pragma_int(s, "PRAGMA freelist_count", &before, err) < 0 ||
+        pragma_int(s, sql, &ignored, err) < 0 ||
+        pragma_int(s, "PRAGMA freelist_count", &after, err) < 0)
+        return -1;
+    if (freed)
+        *freed = before > after ? before - after : 0;
+    return 0;
+}
+
+int store_wal_truncate(store *s, bool *truncated, vf_error *err)
+{
+    if (truncated)
+        *truncated = false;
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        return 0;
+    if (rc != SQLITE_OK)
+        return store_fail(s, rc, "truncating the WAL", err);
+    if (truncated)
+        *truncated = true;
+    return 0;
+}

@@ -1,0 +1,381 @@
+/* Tests of common/store_prune.c (retention) against real SQLite files in a
+ * fresh directory under /tmp: what goes, what stays, batch bounds, dry-run
+ * counts, idempotence across two handles, and the incremental vacuum. */
+#include "store.h"
+#include "testlib.h"
+
+#include <sqlite3.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+#define OLD "2026-11-01T00:00:00.000Z"
+#define CUTOFF "2026-11-10T00:00:00.000Z"
+#define YOUNG "2026-11-20T00:00:00.000Z"
+#define FAR "2026-12-31T00:00:00.000Z"
+
+static void remove_dir(void)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *entry;
+    while ((entry = readdir(d)) != NULL) {
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static store *open_fresh(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(path, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s", err.text);
+    return s;
+}
+
+static void add_task(store *s, const char *id, const char *kind, const char *status, const char *at,
+                     int events)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = {
+        .id = id, .kind = kind, .status = status, .request = "{}", .vmid = -1, .at = at};
+    CHECKF(store_task_insert(s, &f, &err) == 0, "%s: %s", id, err.text);
+    for (int i = 0; i < events; i++)
+        CHECKF(store_task_event_add(s, id, at, status, "{\"n\":1}", &err) == 0, "%s", err.text);
+}
+
+/* A reservation of task_id, released at `released_at` (NULL: still held). */
+static void add_reservation(store *s, const char *task_id, int64_t vmid, const char *released_at)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(store_reservation_add(s, task_id, "bm-001", 1, 512, 0, vmid, OLD, FAR, &err) == 0, "%s",
+           err.text);
+    if (released_at)
+        CHECK(store_reservation_release_vmid(s, vmid, "bm-001", released_at, &err) == 1);
+}
+
+static void add_spare(store *s, const char *task_id, int index, const char *state,
+                      const char *release_task_id)
+{
+    vf_error err;
+    vf_error_init(&err);
+    char name[64];
+    snprintf(name, sizeof name, "spare-%s-%d", task_id, index);
+    store_spare spare = {.task_id = task_id,
+                         .upgrade_id = task_id,
+                         .index = index,
+                         .name = name,
+                         .node = "bm-001",
+                         .vmid = 500 + index,
+                         .cpu = 1,
+                         .memory = 512,
+                         .state = state,
+                         .ready_timeout_s = 60,
+                         .release_task_id = release_task_id,
+                         .pipeline_id = -1,
+                         .created_at = OLD,
+                         .updated_at = OLD};
+    CHECKF(store_spare_add(s, &spare, &err) == 0, "%s", err.text);
+}
+
+static int task_exists(store *s, const char *id)
+{
+    store_task t = {0};
+    vf_error err;
+    vf_error_init(&err);
+    int rc = store_task_get(s, id, &t, &err);
+    store_task_clear(&t);
+    return rc == 0;
+}
+
+/* Read through a connection of its own, as an operator's sqlite3 would. */
+static int count_rows(const char *path_name, const char *sql)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, path_name);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+static int prune_all(store *s, const char *cutoff, int limit, store_prune_counts *deleted,
+                     int *rounds)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int rc;
+    *rounds = 0;
+    do {
+        rc = store_prune_batch(s, cutoff, limit, deleted, &err);
+        (*rounds)++;
+    } while (rc == 1 && *rounds < 1000);
+    CHECKF(rc == 0, "prune: %s", err.text);
+    return rc;
+}
+
+/* Every kind of row, on each side of the cutoff; only final, old, unused
+ * rows go, and the dry run counts exactly what goes. */
+static void test_what_goes_and_what_stays(void)
+{
+    store *s = open_fresh("mixed.db");
+    if (!s)
+        return;
+    vf_error err;
+    vf_error_init(&err);
+
+    /* go */
+    add_task(s, "old-completed", "schedule", "completed", OLD, 3);
+    add_reservation(s, "old-completed", 100, OLD);
+    add_task(s, "old-failed", "schedule", "failed", OLD, 5);
+    add_task(s, "old-spare-released", "spare", "released", OLD, 2);
+    add_spare(s, "old-spare-released", 1, "released", NULL);
+    add_spare(s, "old-spare-released", 2, "failed", NULL);
+    add_reservation(s, "old-spare-released", 101, OLD);
+    /* stay */
+    add_task(s, "young-completed", "schedule", "completed", YOUNG, 2);
+    add_task(s, "old-processing", "schedule", "processing", OLD, 1);
+    add_task(s, "old-retrying", "schedule", "retrying", OLD, 1);
+    add_task(s, "old-completed-held", "schedule", "completed", OLD, 1);
+    add_reservation(s, "old-completed-held", 102, NULL);
+    add_task(s, "old-spare-ready", "spare", "ready", OLD, 1);
+    add_spare(s, "old-spare-ready", 1, "ready", NULL);
+    add_task(s, "old-spare-final-live", "spare", "released", OLD, 1);
+    add_spare(s, "old-spare-final-live", 1, "releasing", NULL);
+    add_task(s, "old-release-task", "spare", "released", OLD, 1);
+    add_task(s, "old-spare-being-released", "spare", "releasing", OLD, 1);
+    add_spare(s, "old-spare-being-released", 1, "releasing", "old-release-task");
+    /* a live task's old released reservation goes, a young one stays */
+    add_reservation(s, "old-processing", 103, OLD);
+    add_reservation(s, "old-processing", 104, YOUNG);
+
+    /* outbox: confirmed old goes; unconfirmed old and confirmed young stay */
+    CHECK(store_outbox_add(s, "evt-old-confirmed", "event.x", "{}", OLD, &err) == 0);
+    CHECK(store_outbox_mark_confirmed(s, "evt-old-confirmed", OLD, &err) == 0);
+    CHECK(store_outbox_add(s, "evt-old-pending", "event.x", "{}", OLD, &err) == 0);
+    CHECK(store_outbox_add(s, "evt-young", "event.x", "{}", OLD, &err) == 0);
+    CHECK(store_outbox_mark_confirmed(s, "evt-young", YOUNG, &err) == 0);
+
+    /* deliveries: finished old go; pending old and finished young stay */
+    static const struct {
+        const char *event, *status, *at;
+    } deliveries[] = {{"d-delivered", "delivered", OLD},
+                      {"d-failed", "failed", OLD},
+                      {"d-pending", "pending", OLD},
+                      {"d-delivering", "delivering", OLD},
+                      {"d-young", "delivered", YOUNG}};
+    for (size_t i = 0; i < sizeof deliveries / sizeof deliveries[0]; i++) {
+        CHECK(store_delivery_add(s, deliveries[i].event, "r", "{}", deliveries[i].at, &err) == 0);
+        store_delivery_change change = {
+            .event_id = deliveries[i].event, .receiver = "r", .status = deliveries[i].status};
+        CHECK(store_delivery_update(s, &change, &err) == 0);
+    }
+
+    store_prune_counts dry = {0};
+    CHECKF(store_prune_count(s, CUTOFF, &dry, &err) == 0, "%s", err.text);
+    CHECK(dry.tasks == 3);
+    CHECK(dry.task_events == 10);
+    CHECK(dry.reservations == 3); /* 100, 101 with their tasks; 103 */
+    CHECK(dry.spares == 2);
+    CHECK(dry.outbox == 1);
+    CHECK(dry.deliveries == 2);
+
+    store_prune_counts deleted = {0};
+    int rounds = 0;
+    prune_all(s, CUTOFF, STORE_PRUNE_BATCH, &deleted, &rounds);
+    CHECK(rounds == 1);
+    CHECK(memcmp(&dry, &deleted, sizeof dry) == 0);
+    CHECKF(deleted.tasks == 3 && deleted.task_events == 10 && deleted.reservations == 3 &&
+               deleted.spares == 2 && deleted.outbox == 1 && deleted.deliveries == 2,
+           "deleted %lld tasks %lld events %lld reservations %lld spares %lld outbox %lld "
+           "deliveries",
+           (long long)deleted.tasks, (long long)deleted.task_events,
+           (long long)deleted.reservations, (long long)deleted.spares, (long long)deleted.outbox,
+           (long long)deleted.deliveries);
+
+    CHECK(!task_exists(s, "old-completed") && !task_exists(s, "old-failed") &&
+          !task_exists(s, "old-spare-released"));
+    static const char *kept[] = {
+        "young-completed", "old-processing",       "old-retrying",     "old-completed-held",
+        "old-spare-ready", "old-spare-final-live", "old-release-task", "old-spare-being-released"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        CHECKF(task_exists(s, kept[i]), "%s was pruned", kept[i]);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM task_events") == 9);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM reservations") == 2); /* 102, 104 */
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM reservations WHERE vmid = 104") == 1);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM spares") == 3);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM outbox") == 2);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM deliveries WHERE event_id IN "
+                                 "('d-pending', 'd-delivering', 'd-young')") == 3);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM deliveries") == 3);
+
+    /* Again: nothing left to delete, nothing counted twice. */
+    store_prune_counts again = {0};
+    CHECK(store_prune_batch(s, CUTOFF, STORE_PRUNE_BATCH, &again, &err) == 0);
+    store_prune_counts zero = {0};
+    CHECK(memcmp(&again, &zero, sizeof zero) == 0);
+    CHECK(store_prune_count(s, CUTOFF, &dry, &err) == 0 && memcmp(&dry, &zero, sizeof zero) == 0);
+    store_close(s);
+}
+
+/* 1,200 old tasks, batches of 500: three rounds of at most 500 each, and two
+ * handles taking turns (two workers on one store) delete each row once. */
+static void test_batches_bounded_and_idempotent(void)
+{
+    store *s = open_fresh("batches.db");
+    store *other = open_fresh("batches.db");
+    if (!s || !other) {
+        store_close(s);
+        store_close(other);
+        return;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_begin(s, &err) == 0);
+    for (int i = 0; i < 1200; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "t%04d", i);
+        add_task(s, id, "schedule", i % 2 ? "completed" : "failed", OLD, 2);
+    }
+    CHECK(store_commit(s, &err) == 0);
+
+    store_prune_counts first = {0}, second = {0}, third = {0};
+    CHECK(store_prune_batch(s, CUTOFF, 500, &first, &err) == 1);
+    CHECK(first.tasks == 500 && first.task_events == 1000);
+    CHECK(store_prune_batch(other, CUTOFF, 500, &second, &err) == 1);
+    CHECK(second.tasks == 500 && second.task_events == 1000);
+    CHECK(store_prune_batch(s, CUTOFF, 500, &third, &err) == 0);
+    CHECK(third.tasks == 200 && third.task_events == 400);
+    store_prune_counts late = {0};
+    CHECK(store_prune_batch(other, CUTOFF, 500, &late, &err) == 0 && late.tasks == 0);
+    CHECK(count_rows("batches.db", "SELECT count(*) FROM tasks") == 0);
+    CHECK(count_rows("batches.db", "SELECT count(*) FROM task_events") == 0);
+
+    /* Bad arguments are an error, not a full-table delete. */
+    CHECK(store_prune_batch(s, CUTOFF, 0, &late, &err) < 0 && err.code == VF_EINVAL);
+    store_close(other);
+    store_close(s);
+}
+
+static long long file_size(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* A new store is INCREMENTAL: after pruning, vacuum steps give the pages
+ * back and the file shrinks. An old store (auto_vacuum NONE) is reported as
+ * such and the step does nothing. */
+static void test_vacuum(void)
+{
+    store *s = open_fresh("vacuum.db");
+    if (!s)
+        return;
+    vf_error err;
+    vf_error_init(&err);
+    bool incremental = false;
+    CHECK(store_auto_vacuum_incremental(s, &incremental, &err) == 0 && incremental);
+    char big[4096];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    char detail[4200];
+    snprintf(detail, sizeof detail, "{\"pad\":\"%s\"}", big);
+    CHECK(store_begin(s, &err) == 0);
+    for (int i = 0; i < 2000; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "v%04d", i);
+        store_task_fields f = {.id = id,
+                               .kind = "schedule",
+                               .status = "completed",
+                               .request = "{}",
+                               .vmid = -1,
+                               .at = OLD};
+        CHECK(store_task_insert(s, &f, &err) == 0);
+        CHECK(store_task_event_add(s, id, OLD, "completed", detail, &err) == 0);
+    }
+    CHECK(store_commit(s, &err) == 0);
+    int wal = 0, copied = 0;
+    CHECK(store_checkpoint(s, &wal, &copied, &err) == 0);
+    long long before = file_size("vacuum.db");
+
+    store_prune_counts deleted = {0};
+    int rounds = 0;
+    prune_all(s, CUTOFF, 500, &deleted, &rounds);
+    CHECK(deleted.tasks == 2000 && rounds == 5);
+    int64_t freed = 0, total = 0;
+    for (int i = 0; i < 100; i++) {
+        CHECK(store_vacuum_step(s, 500, &freed, &err) == 0);
+        total += freed;
+        if (freed == 0)
+            break;
+    }
+    CHECK(store_checkpoint(s, &wal, &copied, &err) == 0);
+    long long after = file_size("vacuum.db");
+    CHECKF(total > 1000 && after < before / 4, "freed %lld pages, file %lld -> %lld bytes",
+           (long long)total, before, after);
+
+    /* The WAL left by all that goes back to zero bytes. */
+    char wal_path[256];
+    snprintf(wal_path, sizeof wal_path, "%s/vacuum.db-wal", dir);
+    struct stat wal_stat;
+    CHECK(stat(wal_path, &wal_stat) == 0 && wal_stat.st_size > 1000000);
+    bool truncated = false;
+    CHECK(store_wal_truncate(s, &truncated, &err) == 0 && truncated);
+    CHECKF(stat(wal_path, &wal_stat) == 0 && wal_stat.st_size == 0, "WAL still %lld bytes",
+           (long long)wal_stat.st_size);
+    store_close(s);
+
+    /* An older store: made before the pragma existed, i.e. with a table in
+     * it before store_open could set auto_vacuum. */
+    char path[256];
+    snprintf(path, sizeof path, "%s/old.db", dir);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "CREATE TABLE unrelated (x)", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    s = open_fresh("old.db");
+    if (!s)
+        return;
+    CHECK(store_auto_vacuum_incremental(s, &incremental, &err) == 0 && !incremental);
+    freed = 7;
+    CHECK(store_vacuum_step(s, 100, &freed, &err) == 0 && freed == 0);
+    store_close(s);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/vf-test-prune-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_what_goes_and_what_stays();
+    test_batches_bounded_and_idempotent();
+    test_vacuum();
+    remove_dir();
+    return test_summary();
+}

@@ -1,0 +1,217 @@
+#include "retention.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "leases.h"
+#include "log.h"
+#include "store.h"
+
+/* Between two batches the main loop gets the write lock: SQLite's busy
+ * handler polls at up to 25 ms steps in this range, so a longer pause than
+ * that lets a waiting commit in before the next batch. */
+#define PAUSE_BETWEEN_BATCHES_MS 50
+/* Pages (4 KiB) freed per incremental vacuum step, and steps per round:
+ * each step is a short write transaction of its own. */
+#define VACUUM_PAGES_PER_STEP 256
+#define VACUUM_STEPS_PER_ROUND 64
+
+struct retention {
+    const vf_config *config;
+    char owner[STORE_OWNER_SIZE]; /* this worker, in the "retention" lease */
+    store *store;
+    pthread_t thread;
+    bool running;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stop; /* under lock */
+};
+
+int64_t retention_interval_ms(int64_t retention_s)
+{
+    int64_t ms = retention_s * 1000 / 4;
+    if (ms < 1000)
+        ms = 1000;
+    if (ms > 60000)
+        ms = 60000;
+    return ms;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
+/* Wait up to `ms`; returns true when asked to stop. */
+static bool wait_or_stop(retention *r, int64_t ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(ms / 1000);
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&r->lock);
+    while (!r->stop && pthread_cond_timedwait(&r->wake, &r->lock, &until) != ETIMEDOUT)
+        ;
+    bool stop = r->stop;
+    pthread_mutex_unlock(&r->lock);
+    return stop;
+}
+
+static void round_of_pruning(retention *r)
+{
+    /* Several workers on one store: the holder of the "retention" lease
+     * prunes, so two never fight over the same rows and the write lock. */
+    vf_error lease_err;
+    vf_error_init(&lease_err);
+    int held = lease_hold(r->store, "retention", r->owner, &lease_err);
+    if (held < 0)
+        log_warn("retention: %s (tried again in the next round)", lease_err.text);
+    if (held <= 0)
+        return;
+    char cutoff[STORE_TIME_SIZE];
+    if (store_format_time(wall_ms() - r->config->store.retention_s * 1000, cutoff) < 0)
+        return; /* a retention reaching before 1970: nothing can be that old */
+    store_prune_counts deleted = {0};
+    vf_error err;
+    vf_error_init(&err);
+    int batches = 0, rc;
+    int64_t longest_us = 0;
+    for (;;) {
+        int64_t started = mono_us();
+        rc = store_prune_batch(r->store, cutoff, STORE_PRUNE_BATCH, &deleted, &err);
+        int64_t spent = mono_us() - started;
+        longest_us = spent > longest_us ? spent : longest_us;
+        batches++;
+        if (rc != 1 || wait_or_stop(r, PAUSE_BETWEEN_BATCHES_MS))
+            break;
+    }
+    if (rc < 0)
+        log_warn("retention: %s (tried again in the next round)", err.text);
+    int64_t freed_pages = 0;
+    for (int i = 0; rc >= 0 && i < VACUUM_STEPS_PER_ROUND; i++) {
+        int64_t freed = 0;
+        vf_error_init(&err);
+        if (store_vacuum_step(r->store, VACUUM_PAGES_PER_STEP, &freed, &err) < 0) {
+            log_warn("retention: vacuum: %s", err.text);
+            break;
+        }
+        freed_pages += freed;
+        if (freed < VACUUM_PAGES_PER_STEP || wait_or_stop(r, PAUSE_BETWEEN_BATCHES_MS))
+            break;
+    }
+    /* The passive checkpoints never reach the end of a WAL that is always
+     * being appended to, so it would grow for as long as the load lasts. */
+    bool truncated = false;
+    vf_error_init(&err);
+    if (store_wal_truncate(r->store, &truncated, &err) < 0)
+        log_warn("retention: %s", err.text);
+    else if (!truncated)
+        log_debug("retention: the WAL was busy; truncating it next round");
+    int64_t rows = deleted.tasks + deleted.task_events + deleted.reservations + deleted.spares +
+                   deleted.outbox + deleted.deliveries;
+    if (rows > 0 || freed_pages > 0)
+        log_info("retention: deleted rows older than %s: %" PRId64 " tasks, %" PRId64
+                 " history rows, %" PRId64 " reservations, %" PRId64 " spares, %" PRId64
+                 " events, %" PRId64 " deliveries (%d batches, the longest %.1f ms); %" PRId64
+                 " pages freed",
+                 cutoff, deleted.tasks, deleted.task_events, deleted.reservations, deleted.spares,
+                 deleted.outbox, deleted.deliveries, batches, (double)longest_us / 1000.0,
+                 freed_pages);
+}
+
+static void *retention_loop(void *arg)
+{
+    retention *r = arg;
+    int64_t interval = retention_interval_ms(r->config->store.retention_s);
+    do
+        round_of_pruning(r);
+    while (!wait_or_stop(r, interval));
+    return NULL;
+}
+
+retention *retention_start(const vf_config *config, const char *owner, vf_error *err)
+{
+    retention *r = calloc(1, sizeof *r);
+    if (!r) {
+        vf_error_set(err, VF_ENOMEM, "out of memory starting the retention job");
+        return NULL;
+    }
+    r->config = config;
+    snprintf(r->owner, sizeof r->owner, "%s", owner);
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->wake, NULL);
+    r->store = store_open(config->store.path, STORE_READ_WRITE, err);
+    if (!r->store) {
+        retention_stop(r);
+        return NULL;
+    }
+    /* No fsync inside a prune commit, which would hold the write lock for
+     * the length of a disk flush: a delete lost to a power cut is simply
+     * done again next round, and the worker's WAL syncs cover these frames
+     * too. (WAL with synchronous=NORMAL stays consistent.) */
+    if (store_defer_sync(r->store, err) < 0) {
+        retention_stop(r);
+        return NULL;
+    }
+    bool incremental = true;
+    vf_error mode;
+    vf_error_init(&mode);
+    if (store_auto_vacuum_incremental(r->store, &incremental, &mode) < 0)
+        log_warn("retention: %s", mode.text);
+    else if (!incremental)
+        log_warn("store %s was created without auto_vacuum=INCREMENTAL: pruned pages are "
+                 "reused but the file never shrinks; to shrink it once, stop every program "
+                 "using it and run: sqlite3 %s 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;' "
+                 "(README \"Retention\")",
+                 config->store.path, config->store.path);
+    log_info("retention: deleting final rows older than %" PRId64 " s, every %" PRId64 " ms",
+             config->store.retention_s, retention_interval_ms(config->store.retention_s));
+    if (pthread_create(&r->thread, NULL, retention_loop, r) != 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot start the retention thread");
+        retention_stop(r);
+        return NULL;
+    }
+    r->running = true;
+    return r;
+}
+
+void retention_stop(retention *r)
+{
+    if (!r)
+        return;
+    if (r->running) {
+        pthread_mutex_lock(&r->lock);
+        r->stop = true;
+        pthread_cond_broadcast(&r->wake);
+        pthread_mutex_unlock(&r->lock);
+        pthread_join(r->thread, NULL);
+    }
+    if (r->store) {
+        vf_error ignored;
+        vf_error_init(&ignored);
+        (void)store_lease_release(r->store, "retention", r->owner, &ignored);
+    }
+    store_close(r->store);
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->wake);
+    free(r);
+}
