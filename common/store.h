@@ -73,6 +73,29 @@ int store_schema_version(void);
 store *store_open(const char *path, store_mode mode, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Where a store is: an SQLite file or a PostgreSQL database. */
+typedef struct store_location {
+    const char *path;     /* SQLite file; or NULL */
+    const char *url;      /* postgresql://USER@HOST:PORT/DB[?param=value...]; or NULL */
+    const char *password; /* PostgreSQL: overrides one in the URL; NULL: none (or ~/.pgpass) */
+    const char *ca_file;  /* PostgreSQL TLS trust anchors: sslmode verify-full, or require
+                           * when !tls_verify; NULL: the URL's sslmode (libpq: prefer) */
+    bool tls_verify;
+} store_location;
+
+/* Open the store at `where` (exactly one of path and url). A path opens as
+ * store_open does. A URL connects to PostgreSQL; READ_WRITE applies the
+ * migrations of schema/pg/ (several processes may start at once: they take
+ * turns), READ_ONLY makes every transaction read-only. Errors as store_open,
+ * and VF_EUNAVAILABLE when the server cannot be reached. Messages show the URL
+ * without its password. */
+store *store_open_at(const store_location *where, store_mode mode, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Whether `location` is a PostgreSQL URL (postgresql:// or postgres://),
+ * which store_open also accepts in place of a path. */
+bool store_is_url(const char *location);
+
 /* Close the handle; a transaction still open is rolled back. NULL is a no-op. */
 void store_close(store *s);
 

@@ -22,13 +22,13 @@ void store_owner_name(char out[STORE_OWNER_SIZE])
 int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
                         vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_HOSTS_CHANGED,
-                                  "SELECT node, generation, changed_seq FROM host_generations "
-                                  "WHERE changed_seq > ?1 ORDER BY changed_seq",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_HOSTS_CHANGED,
+                             "SELECT node, generation, changed_seq FROM host_generations "
+                             "WHERE changed_seq > ?1 ORDER BY changed_seq",
+                             err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, since);
+    db_bind_int64(st, 1, since);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "reading changed hosts", err) != 0) {
         store_rows_free(&rows);
@@ -52,23 +52,39 @@ int store_host_claim(store *s, const char *node, int64_t expected, vf_error *err
                      s->path);
         return -1;
     }
-    /* A read suffices: the write transaction holds SQLite's one write lock,
-     * so the generation cannot move between this check and the commit. */
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_HOST_GENERATION,
-                                  "SELECT generation FROM host_generations WHERE node = ?1", err);
+    /* SQLite: a read suffices, the write transaction holds SQLite's one
+     * write lock, so the generation cannot move between this check and the
+     * commit. PostgreSQL has no such lock: lock the host's row until the
+     * commit, creating it first for a host never reserved on (generation 0,
+     * as a missing row reads), so a concurrent claim on the same host waits
+     * for this transaction and then sees the generation it bumped. */
+    if (store_is_pg(s)) {
+        db_stmt *add = store_stmt(s, STORE_STMT_HOST_GENERATION_ADD,
+                                  "INSERT INTO host_generations (node, generation, changed_seq) "
+                                  "VALUES (?1, 0, 0) ON CONFLICT (node) DO NOTHING",
+                                  err);
+        if (!add)
+            return -1;
+        store_bind_text(add, 1, node);
+        if (store_exec_change(s, add, "adding a host's generation", err) < 0)
+            return -1;
+    }
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_HOST_GENERATION,
+                   store_is_pg(s) ? "SELECT generation FROM host_generations WHERE node = ?1 "
+                                    "FOR UPDATE"
+                                  : "SELECT generation FROM host_generations WHERE node = ?1",
+                   err);
     if (!st)
         return -1;
     store_bind_text(st, 1, node);
-    int rc = sqlite3_step(st);
+    int rc = db_step(st, "reading a host's generation", err);
     int64_t generation = 0;
-    if (rc == SQLITE_ROW)
-        generation = sqlite3_column_int64(st, 0);
-    else if (rc != SQLITE_DONE) {
-        store_fail(s, rc, "reading a host's generation", err);
-        store_stmt_done(st);
-        return -1;
-    }
+    if (rc == DB_ROW)
+        generation = db_column_int64(st, 0);
     store_stmt_done(st);
+    if (rc < 0)
+        return -1;
     if (generation != expected) {
         vf_error_set(err, VF_ECONFLICT,
                      "host %s changed under the decision (generation %lld, decided at %lld)", node,
@@ -81,11 +97,11 @@ int store_host_claim(store *s, const char *node, int64_t expected, vf_error *err
 int store_reservations_live_node(store *s, const char *node, const char *now,
                                  store_reservation_fn fn, void *ctx, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE_NODE,
-                                  "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                                  "WHERE node = ?1 AND released_at IS NULL AND expires_at > ?2 "
-                                  "ORDER BY id",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE_NODE,
+                             "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                             "WHERE node = ?1 AND released_at IS NULL AND expires_at > ?2 "
+                             "ORDER BY id",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, node);
@@ -105,7 +121,7 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
 {
     /* One statement, so two workers racing for a free lease cannot both win:
      * the update applies only to our own lease or to one that has expired. */
-    sqlite3_stmt *st = store_stmt(
+    db_stmt *st = store_stmt(
         s, STORE_STMT_LEASE_ACQUIRE,
         "INSERT INTO leases (name, owner, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4) "
         "ON CONFLICT (name) DO UPDATE SET "
@@ -126,8 +142,8 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
 
 int store_lease_release(store *s, const char *name, const char *owner, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASE_RELEASE,
-                                  "DELETE FROM leases WHERE name = ?1 AND owner = ?2", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASE_RELEASE,
+                             "DELETE FROM leases WHERE name = ?1 AND owner = ?2", err);
     if (!st)
         return -1;
     store_bind_text(st, 1, name);
@@ -137,8 +153,8 @@ int store_lease_release(store *s, const char *name, const char *owner, vf_error 
 
 int store_leases_renew(store *s, const char *owner, const char *until, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASES_RENEW,
-                                  "UPDATE leases SET expires_at = ?2 WHERE owner = ?1", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASES_RENEW,
+                             "UPDATE leases SET expires_at = ?2 WHERE owner = ?1", err);
     if (!st)
         return -1;
     store_bind_text(st, 1, owner);
@@ -148,7 +164,7 @@ int store_leases_renew(store *s, const char *owner, const char *until, vf_error 
 
 int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
 {
-    sqlite3_stmt *st =
+    db_stmt *st =
         store_stmt(s, STORE_STMT_LEASE_HOLDER, "SELECT owner FROM leases WHERE name = ?1", err);
     if (!st)
         return -1;
@@ -168,10 +184,10 @@ int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf
 int store_lease_take_over(store *s, const char *name, const char *previous, const char *owner,
                           const char *now, const char *until, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASE_TAKE_OVER,
-                                  "UPDATE leases SET owner = ?3, acquired_at = ?4, expires_at = ?5 "
-                                  "WHERE name = ?1 AND owner = ?2",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASE_TAKE_OVER,
+                             "UPDATE leases SET owner = ?3, acquired_at = ?4, expires_at = ?5 "
+                             "WHERE name = ?1 AND owner = ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, name);
