@@ -4,6 +4,8 @@
 #include "db.h"
 #include "db_internal.h"
 
+#include "log.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,8 @@ static vf_error_code code_of_state(const char *state)
         return VF_EIO;
     if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
         return VF_ECONFLICT; /* serialization failure, deadlock: redo */
-    if (strncmp(state, "23", 2) == 0)
-        return VF_EINVAL; /* integrity constraint violation */
+    if (strncmp(state, "23", 2) == 0 || strncmp(state, "22", 2) == 0)
+        return VF_EINVAL; /* integrity constraint violation, bad data (bytes) */
     if (strcmp(state, "53200") == 0)
         return VF_ENOMEM;
     if (strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0 ||
@@ -76,7 +78,6 @@ db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
     keys[n] = "connect_timeout", values[n++] = "10";
     keys[n] = "fallback_application_name", values[n++] = "virtflow";
     keys[n] = "dbname", values[n++] = options->url;
-    keys[n] = "client_encoding", values[n++] = "UTF8";
     if (options->password)
         keys[n] = "password", values[n++] = options->password;
     if (options->sslmode)
@@ -97,6 +98,12 @@ db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
     }
     if (session_setup(d, err) != 0)
         goto fail;
+    const char *encoding = PQparameterStatus(d->pg, "server_encoding");
+    if (!options->read_only && encoding && strcmp(encoding, "SQL_ASCII") != 0)
+        log_warn("%s: database encoding is %s, not SQL_ASCII: text that is not valid in it "
+                 "(a receiver's reply in a delivery error, say) will be refused rather than "
+                 "kept byte for byte (README \"PostgreSQL\")",
+                 label, encoding);
     return d;
 fail:
     db_close(d);

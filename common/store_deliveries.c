@@ -13,8 +13,9 @@ int store_delivery_add(store *s, const char *event_id, const char *receiver, con
 {
     db_stmt *st =
         store_stmt(s, STORE_STMT_DELIVERY_ADD,
-                   "INSERT OR IGNORE INTO deliveries (event_id, receiver, status, attempts, "
-                   "next_attempt_at, created_at, body) VALUES (?1, ?2, 'pending', 0, ?3, ?3, ?4)",
+                   "INSERT INTO deliveries (event_id, receiver, status, attempts, "
+                   "next_attempt_at, created_at, body) VALUES (?1, ?2, 'pending', 0, ?3, ?3, ?4) "
+                   "ON CONFLICT (event_id, receiver) DO NOTHING",
                    err);
     if (!st)
         return -1;

@@ -304,6 +304,23 @@ int main(void)
     snprintf(path, sizeof path, "%s/lease.db", dir);
     test_leases(path);
 
+    /* The same on PostgreSQL, where store_host_claim locks the host's row
+     * instead of relying on SQLite's single write lock. */
+    char url[512];
+    bool skipped = false;
+    const char *names_pg[] = {"stale", "vmid", "lease"};
+    void (*tests_pg[])(const char *) = {test_stale_view_cannot_commit, test_vmid_held_once,
+                                        test_leases};
+    for (size_t i = 0; i < 3; i++) {
+        if (test_pg_url(names_pg[i], url, sizeof url, &skipped) == 0)
+            tests_pg[i](url);
+        else
+            CHECKF(skipped, "VF_PG_URL is set but unusable");
+    }
+    if (skipped)
+        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
+    test_pg_cleanup();
+
     hostset_free(hosts);
     char cmd[sizeof dir + 16];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -55,19 +55,15 @@ static const char *status_of(store *s, const char *event, const char *receiver, 
     return out.n ? out.status[0] : "(none)";
 }
 
-int main(void)
+/* Everything below on one store: an SQLite file or a PostgreSQL schema. */
+static void run(const char *path)
 {
-    char dir[] = "/tmp/test_store_deliveries_XXXXXX";
-    if (!mkdtemp(dir))
-        return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/store.db", dir);
     vf_error err;
     vf_error_init(&err);
     store *s = store_open(path, STORE_READ_WRITE, &err);
     CHECKF(s != NULL, "%s", err.text);
     if (!s)
-        return test_summary();
+        return;
 
     /* Receiver "slow" has a backlog due first; "fast" still gets its rows. */
     for (int i = 0; i < 5; i++) {
@@ -121,6 +117,25 @@ int main(void)
     CHECK(due.n == 5);
 
     store_close(s);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/test_store_deliveries_XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    run(path);
+    char url[512];
+    bool skipped = false;
+    if (test_pg_url("deliveries", url, sizeof url, &skipped) == 0)
+        run(url);
+    else if (skipped)
+        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
+    else
+        CHECKF(false, "VF_PG_URL is set but unusable");
+    test_pg_cleanup();
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
