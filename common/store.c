@@ -372,9 +372,7 @@ bool store_is_url(const char *location)
                         strncmp(location, "postgres://", 11) == 0);
 }
 
-/* The URL for messages: a password in user:password@ or in a password=
- * parameter is replaced by ***. Bounded by out's size. */
-static void url_for_messages(const char *url, char *out, size_t size)
+void store_url_for_messages(const char *url, char *out, size_t size)
 {
     const char *scheme_end = strstr(url, "://");
     const char *authority = scheme_end ? scheme_end + 3 : url;
@@ -452,7 +450,7 @@ static store *store_new(const char *shown, store_mode mode, vf_error *err)
 static store *open_pg(const store_location *where, store_mode mode, vf_error *err)
 {
     char shown[512];
-    url_for_messages(where->url, shown, sizeof shown);
+    store_url_for_messages(where->url, shown, sizeof shown);
     store *s = store_new(shown, mode, err);
     if (!s)
         return NULL;

@@ -96,6 +96,10 @@ store *store_open_at(const store_location *where, store_mode mode, vf_error *err
  * which store_open also accepts in place of a path. */
 bool store_is_url(const char *location);
 
+/* Copy `url` into out (size bytes, NUL-terminated) with a password in
+ * user:password@ or in a password= parameter replaced by ***. */
+void store_url_for_messages(const char *url, char *out, size_t size);
+
 /* Close the handle; a transaction still open is rolled back. NULL is a no-op. */
 void store_close(store *s);
 

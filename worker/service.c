@@ -19,6 +19,7 @@
 #include "spare_driver.h"
 #include "spare_handler.h"
 #include "store.h"
+#include "store_config.h"
 #include "task_handler.h"
 #include "wal_sync.h"
 
@@ -168,7 +169,7 @@ static void *checkpoint_loop(void *arg)
     service *svc = arg;
     vf_error err;
     vf_error_init(&err);
-    store *own = store_open(svc->config->store.path, STORE_READ_WRITE, &err);
+    store *own = store_config_open(svc->config, STORE_READ_WRITE, &err);
     if (!own) {
         log_warn("checkpoints: %s; the WAL is copied back inside commits instead", err.text);
         return NULL;
@@ -770,7 +771,7 @@ static void log_summary(service *svc, bool final)
 
 static int open_parts(service *svc, vf_error *err)
 {
-    svc->store = store_open(svc->config->store.path, STORE_READ_WRITE, err);
+    svc->store = store_config_open(svc->config, STORE_READ_WRITE, err);
     if (!svc->store)
         return -1;
     /* Batches are synced on a thread of their own (wal_sync.h). */
@@ -787,7 +788,9 @@ static int open_parts(service *svc, vf_error *err)
     long held = reservation_book_load(svc->book, svc->store, err);
     if (held < 0)
         return -1;
-    log_info("store %s: %ld live reservations held", svc->config->store.path, held);
+    char where[512];
+    log_info("store %s: %ld live reservations held",
+             store_config_name(svc->config, where, sizeof where), held);
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;

@@ -114,6 +114,8 @@ static void check_defaults(const vf_config *c)
     CHECK(c->amqp.ca_file == NULL);
     CHECK(c->amqp.tls_verify);
     CHECK_STR(c->store.path, "virtflow.db");
+    CHECK(c->store.url == NULL && c->store.password_file == NULL && c->store.ca_file == NULL);
+    CHECK(c->store.tls_verify);
     CHECK(c->inventory.source == CONFIG_INVENTORY_FILE);
     CHECK_STR(c->inventory.path, "deploy/inventory.example.yaml");
     CHECK(c->inventory.url == NULL && c->inventory.token_file == NULL);
@@ -432,9 +434,27 @@ static void test_errors_in_detail(void)
     CHECK(config_load_string(nul, strlen(nul), "c.yaml", NULL) == NULL);
 }
 
+/* store.url replaces the SQLite path; its files resolve like the others. */
+static void test_store_postgresql(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/store_postgresql.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->store.path == NULL);
+    CHECK_STR(c->store.url, "postgresql://virtflow@db.example:5432/virtflow");
+    CHECK_STR(c->store.password_file, FIXTURES "/valid/store.password");
+    CHECK_STR(c->store.ca_file, "/etc/ssl/certs/db-ca.pem");
+    CHECK(c->store.tls_verify);
+    config_free(c);
+}
+
 int main(void)
 {
     test_valid_fixtures();
+    test_store_postgresql();
     test_invalid_fixtures();
     test_defaults();
     test_plugins();
