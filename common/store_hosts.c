@@ -55,10 +55,29 @@ int store_host_claim(store *s, const char *node, int64_t expected, vf_error *err
     /* SQLite: a read suffices, the write transaction holds SQLite's one
      * write lock, so the generation cannot move between this check and the
      * commit. PostgreSQL has no such lock: lock the host's row until the
-     * commit, creating it first for a host never reserved on (generation 0,
-     * as a missing row reads), so a concurrent claim on the same host waits
-     * for this transaction and then sees the generation it bumped. */
-    if (store_is_pg(s)) {
+     * commit, so a concurrent claim on the same host waits for this
+     * transaction and then sees the generation it bumped. A host never
+     * reserved on has no row to lock: create it (generation 0, as a missing
+     * row reads) and lock that. */
+    int64_t generation = 0;
+    for (int pass = 0;; pass++) {
+        db_stmt *st =
+            store_stmt(s, STORE_STMT_HOST_GENERATION,
+                       store_is_pg(s) ? "SELECT generation FROM host_generations WHERE node = ?1 "
+                                        "FOR UPDATE"
+                                      : "SELECT generation FROM host_generations WHERE node = ?1",
+                       err);
+        if (!st)
+            return -1;
+        store_bind_text(st, 1, node);
+        int rc = db_step(st, "reading a host's generation", err);
+        if (rc == DB_ROW)
+            generation = db_column_int64(st, 0);
+        store_stmt_done(st);
+        if (rc < 0)
+            return -1;
+        if (rc == DB_ROW || !store_is_pg(s) || pass > 0)
+            break;
         db_stmt *add = store_stmt(s, STORE_STMT_HOST_GENERATION_ADD,
                                   "INSERT INTO host_generations (node, generation, changed_seq) "
                                   "VALUES (?1, 0, 0) ON CONFLICT (node) DO NOTHING",
@@ -69,22 +88,6 @@ int store_host_claim(store *s, const char *node, int64_t expected, vf_error *err
         if (store_exec_change(s, add, "adding a host's generation", err) < 0)
             return -1;
     }
-    db_stmt *st =
-        store_stmt(s, STORE_STMT_HOST_GENERATION,
-                   store_is_pg(s) ? "SELECT generation FROM host_generations WHERE node = ?1 "
-                                    "FOR UPDATE"
-                                  : "SELECT generation FROM host_generations WHERE node = ?1",
-                   err);
-    if (!st)
-        return -1;
-    store_bind_text(st, 1, node);
-    int rc = db_step(st, "reading a host's generation", err);
-    int64_t generation = 0;
-    if (rc == DB_ROW)
-        generation = db_column_int64(st, 0);
-    store_stmt_done(st);
-    if (rc < 0)
-        return -1;
     if (generation != expected) {
         vf_error_set(err, VF_ECONFLICT,
                      "host %s changed under the decision (generation %lld, decided at %lld)", node,

@@ -8,6 +8,7 @@
 #include "store.h"
 #include "testlib.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,80 @@ static void test_stale_view_cannot_commit(const char *path)
     worker_close(&b);
 }
 
+/* PostgreSQL: two workers deciding at the same time from the same picture.
+ * b's claim on bm-3 comes while a's transaction (which claimed and reserved
+ * on bm-3) is still open: it must wait for a's commit and then refuse, as
+ * SQLite's single write lock makes it do. Were the claim a plain read, b
+ * would see the generation a has not committed yet and both would commit
+ * on one picture: the overbooking of issue 12. */
+typedef struct concurrent_claim {
+    worker *w;
+    int rc;
+    vf_error err;
+} concurrent_claim;
+
+static void *claim_on_bm3(void *arg)
+{
+    concurrent_claim *c = arg;
+    vf_error_init(&c->err);
+    c->rc = store_begin(c->w->store, &c->err);
+    if (c->rc == 0)
+        c->rc = reservation_book_claim(c->w->book, c->w->store, "bm-3", &c->err);
+    return NULL;
+}
+
+static void test_concurrent_claims_wait(const char *base)
+{
+    char url[600];
+    snprintf(url, sizeof url, "%s&application_name=vftest_claim_%ld", base, (long)getpid());
+    worker a, b;
+    worker_open(&a, base);
+    worker_open(&b, url);
+    vf_error err;
+    vf_error_init(&err);
+    /* bm-3 has a generation row both know (a new host's row is created by
+     * the first claim, whose insert makes a second one wait anyway). */
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "c-0");
+    CHECKF(reserve(&a, "c-0", "bm-3", 699, 4, FAR_FUTURE, &err) == 0, "%s", err.text);
+    CHECK(commit(&a));
+    CHECK(store_begin(b.store, &err) == 0);
+    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(store_rollback(b.store, &err) == 0);
+
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "c-a");
+    CHECKF(reserve(&a, "c-a", "bm-3", 700, 4, FAR_FUTURE, &err) == 0, "%s", err.text);
+
+    concurrent_claim c = {.w = &b};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, claim_on_bm3, &c) == 0);
+    /* Wait until b waits for a's lock, or has finished (the bug); never a
+     * fixed delay. */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+             "'vftest_claim_%ld' AND wait_event_type = 'Lock'",
+             (long)getpid());
+    bool waiting = false;
+    for (int i = 0; i < 3000 && !waiting; i++) {
+        waiting = test_pg_query_int(sql) == 1;
+        if (!waiting && pthread_tryjoin_np(thread, NULL) == 0)
+            break;
+        if (!waiting)
+            usleep(10000);
+    }
+    CHECKF(waiting, "b's claim did not wait for a's open transaction");
+    CHECK(commit(&a));
+    if (waiting)
+        pthread_join(thread, NULL);
+    CHECKF(c.rc < 0 && c.err.code == VF_ECONFLICT, "b's claim: rc %d: %s", c.rc, c.err.text);
+    CHECK(store_rollback(b.store, &err) == 0);
+    reservation_book_rolled_back(b.book);
+    worker_close(&a);
+    worker_close(&b);
+}
+
 static void test_vmid_held_once(const char *path)
 {
     worker a, b;
@@ -317,6 +392,8 @@ int main(void)
         else
             CHECKF(skipped, "VF_PG_URL is set but unusable");
     }
+    if (test_pg_url("claim", url, sizeof url, &skipped) == 0)
+        test_concurrent_claims_wait(url);
     if (skipped)
         printf("VF_PG_URL unset: PostgreSQL part skipped\n");
     test_pg_cleanup();
