@@ -6,6 +6,8 @@
 # creates), listening on 127.0.0.1 only on a free port, its unix socket in the
 # state directory. Trust authentication for the test user `virtflow` on
 # loopback: this server holds nothing but test data and is never exposed.
+# Members of the role vfpw must give a password (scram-sha-256), so tests can
+# check store.password_file: CREATE ROLE x LOGIN PASSWORD '...' IN ROLE vfpw.
 #
 # As a script:
 #   tests/lib/postgres.sh start  [-d STATE_DIR]   prints the URL of database virtflow
@@ -95,6 +97,11 @@ vf_postgres_start() {
 			cat "$dir/initdb.log" >&2
 			return 1
 		}
+		# Members of role vfpw must give their password (tests of
+		# store.password_file); everyone else is trusted on loopback.
+		printf '%s\n' 'local all all trust' \
+			'host all +vfpw 127.0.0.1/32 scram-sha-256' \
+			'host all all 127.0.0.1/32 trust' >"$dir/data/pg_hba.conf"
 	fi
 	# A port picked free may be taken before the server binds it: try again.
 	for try in 1 2 3; do
@@ -110,12 +117,15 @@ vf_postgres_start() {
 	done
 	[[ -n $port ]] || return 1
 	printf 'VFP_PORT=%s\n' "$port" >"$dir/postgres.env"
-	if ! "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U virtflow -d postgres \
-		-c 'CREATE DATABASE virtflow' >/dev/null 2>"$dir/createdb.log" &&
-		! grep -q 'already exists' "$dir/createdb.log"; then
-		cat "$dir/createdb.log" >&2
-		return 1
-	fi
+	local sql
+	for sql in 'CREATE DATABASE virtflow' 'CREATE ROLE vfpw NOLOGIN'; do
+		if ! "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U virtflow -d postgres \
+			-c "$sql" >/dev/null 2>"$dir/createdb.log" &&
+			! grep -q 'already exists' "$dir/createdb.log"; then
+			cat "$dir/createdb.log" >&2
+			return 1
+		fi
+	done
 	vf_postgres__log "server up on 127.0.0.1:$port (state in $dir)"
 	vf_postgres_url "$dir"
 }

@@ -52,7 +52,9 @@ store *ctl_open_store(const vf_config *config, store_mode mode)
     store *s = store_config_open(config, mode, &err);
     if (!s)
         ctl_error("%s%s", err.text,
-                  err.code == VF_EUNAVAILABLE ? " (is PostgreSQL running? check store.url)" : "");
+                  err.code == VF_EUNAVAILABLE
+                      ? " (is PostgreSQL running? check store.url and store.password_file)"
+                      : "");
     return s;
 }
 
