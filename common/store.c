@@ -630,7 +630,11 @@ bool store_in_transaction(const store *s)
     return s && db_in_transaction(s->db);
 }
 
-int store_begin(store *s, vf_error *err)
+/* PostgreSQL: the advisory lock that store_begin holds shared and
+ * store_begin_exclusive exclusively (another number than the migrations'). */
+#define STORE_PG_WRITERS_LOCK 0x76662d7772697465LL /* "vf-write" */
+
+static int begin(store *s, bool exclusive, vf_error *err)
 {
     if (store_in_transaction(s)) {
         vf_error_set(err, VF_EINTERNAL, "store %s: begin: a transaction is already open", s->path);
@@ -638,11 +642,27 @@ int store_begin(store *s, vf_error *err)
     }
     /* SQLite: IMMEDIATE takes the write lock now, waiting up to the busy
      * timeout, rather than at the first write where SQLITE_BUSY cannot be
-     * waited out. PostgreSQL has no store-wide lock: READ COMMITTED, with
-     * the host generation rows locked by store_host_claim and the unique
-     * indexes, keeps concurrent writers apart. */
-    return exec_stmt(s, STORE_STMT_BEGIN, store_is_pg(s) ? "BEGIN" : "BEGIN IMMEDIATE", "begin",
-                     err);
+     * waited out. PostgreSQL: READ COMMITTED, and the writers' advisory lock
+     * in one round trip. */
+    if (!store_is_pg(s))
+        return exec_stmt(s, STORE_STMT_BEGIN, "BEGIN IMMEDIATE", "begin", err);
+    char sql[96];
+    snprintf(sql, sizeof sql, "BEGIN; SELECT pg_advisory_xact_lock%s(%lld)",
+             exclusive ? "" : "_shared", (long long)STORE_PG_WRITERS_LOCK);
+    if (db_exec(s->db, sql, "begin", err) == 0)
+        return 0;
+    (void)store_rollback(s, NULL);
+    return -1;
+}
+
+int store_begin(store *s, vf_error *err)
+{
+    return begin(s, false, err);
+}
+
+int store_begin_exclusive(store *s, vf_error *err)
+{
+    return begin(s, true, err);
 }
 
 int store_commit(store *s, vf_error *err)

@@ -114,8 +114,20 @@ int store_format_time(int64_t unix_ms, char buf[STORE_TIME_SIZE]);
 
 /* Start a write transaction. It takes the write lock at once (BEGIN
  * IMMEDIATE), waiting up to the busy timeout, so the statements inside
- * cannot fail later for lack of the lock. Nested calls are an error. */
+ * cannot fail later for lack of the lock. Nested calls are an error.
+ * PostgreSQL has no such lock: writers run side by side (READ COMMITTED),
+ * kept apart by store_host_claim's row locks and the unique indexes; each
+ * holds the store's advisory lock in shared mode (see store_begin_exclusive). */
 int store_begin(store *s, vf_error *err) __attribute__((warn_unused_result));
+
+/* store_begin, and no other store_begin transaction runs beside this one:
+ * for deciding a batch again after a conflict, so that the second decision
+ * works from a picture nobody changes under it (a claim may still meet a
+ * change made outside any transaction, such as a release). SQLite: the same
+ * as store_begin, whose write lock is exclusive already. PostgreSQL: waits
+ * for the transactions open now to end, and holds off new ones until the
+ * commit (the advisory lock in exclusive mode). */
+int store_begin_exclusive(store *s, vf_error *err) __attribute__((warn_unused_result));
 
 /* Commit: when this returns 0 the transaction is on disk. On failure the
  * transaction is rolled back; none of it happened. */

@@ -55,27 +55,40 @@ int store_host_claim(store *s, const char *node, int64_t expected, vf_error *err
     /* SQLite: a read suffices, the write transaction holds SQLite's one
      * write lock, so the generation cannot move between this check and the
      * commit. PostgreSQL has no such lock: lock the host's row until the
-     * commit, so a concurrent claim on the same host waits for this
-     * transaction and then sees the generation it bumped. A host never
-     * reserved on has no row to lock: create it (generation 0, as a missing
-     * row reads) and lock that. */
+     * commit. NOWAIT: a host another transaction holds now is about to
+     * change, so this decision is stale already; failing at once (rather
+     * than waiting, and deadlocking when two batches take two hosts in
+     * opposite orders) lets the caller decide the batch again alone
+     * (store_begin_exclusive). A host never reserved on has no row to lock:
+     * create it (generation 0, as a missing row reads) and lock that. */
     int64_t generation = 0;
     for (int pass = 0;; pass++) {
         db_stmt *st =
             store_stmt(s, STORE_STMT_HOST_GENERATION,
                        store_is_pg(s) ? "SELECT generation FROM host_generations WHERE node = ?1 "
-                                        "FOR UPDATE"
+                                        "FOR UPDATE NOWAIT"
                                       : "SELECT generation FROM host_generations WHERE node = ?1",
                        err);
         if (!st)
             return -1;
         store_bind_text(st, 1, node);
-        int rc = db_step(st, "reading a host's generation", err);
+        vf_error step_err;
+        vf_error_init(&step_err);
+        int rc = db_step(st, "reading a host's generation", &step_err);
         if (rc == DB_ROW)
             generation = db_column_int64(st, 0);
         store_stmt_done(st);
-        if (rc < 0)
+        if (rc < 0) {
+            /* On PostgreSQL "unavailable" here is the lock NOWAIT refused
+             * (or a lost connection, which ended the transaction anyway). */
+            if (store_is_pg(s) && step_err.code == VF_EUNAVAILABLE)
+                vf_error_set(err, VF_ECONFLICT,
+                             "host %s is being changed by another worker's transaction (%s)", node,
+                             step_err.text);
+            else
+                vf_error_set(err, step_err.code, "%s", step_err.text);
             return -1;
+        }
         if (rc == DB_ROW || !store_is_pg(s) || pass > 0)
             break;
         db_stmt *add = store_stmt(s, STORE_STMT_HOST_GENERATION_ADD,

@@ -569,16 +569,18 @@ static void finish_syncing_early(service *svc)
  * again this many times at most; then it fails like a store error (nothing
  * acked, the broker delivers it again). With SQLite a conflict cannot recur
  * within one transaction: it holds the store's write lock from the catch-up
- * to the commit. */
+ * to the commit. PostgreSQL has no such lock, so the passes after a conflict
+ * run alone (store_begin_exclusive) and the next one cannot meet another
+ * worker's batch. */
 #define MAX_DECISION_PASSES 3
 
 /* One pass: catch up with the other writers, then decide and record every
  * message of the batch, in one transaction. */
-static int record_pass(service *svc, batch *b, vf_error *err)
+static int record_pass(service *svc, batch *b, int pass, vf_error *err)
 {
     char now[STORE_TIME_SIZE];
     store_now(now);
-    int rc = store_begin(svc->store, err);
+    int rc = pass > 1 ? store_begin_exclusive(svc->store, err) : store_begin(svc->store, err);
     if (rc < 0)
         return -1;
     rc = flush_confirmed(svc, &svc->confirmed, now, err);
@@ -626,7 +628,7 @@ static int record_batch(service *svc, batch *b, vf_error *err)
     sched_engine_expire(svc->engine, wall_ms() / 1000);
     spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
     for (int pass = 1;; pass++) {
-        if (record_pass(svc, b, err) == 0)
+        if (record_pass(svc, b, pass, err) == 0)
             return 0;
         if (err->code != VF_ECONFLICT || pass == MAX_DECISION_PASSES)
             return -1;

@@ -114,20 +114,6 @@ int test_pg_exec(const char *sql)
     return rc;
 }
 
-long test_pg_query_int(const char *sql)
-{
-    PGconn *conn = PQconnectdb(getenv("VF_PG_URL"));
-    long value = -1;
-    if (PQstatus(conn) == CONNECTION_OK) {
-        PGresult *res = PQexec(conn, sql);
-        if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0)
-            value = strtol(PQgetvalue(res, 0, 0), NULL, 10);
-        PQclear(res);
-    }
-    PQfinish(conn);
-    return value;
-}
-
 int test_pg_url(const char *name, char *url, size_t size, bool *skipped)
 {
     const char *base = getenv("VF_PG_URL");

@@ -26,8 +26,6 @@ int test_pg_url(const char *name, char *url, size_t size, bool *skipped);
 void test_pg_cleanup(void);
 /* Run sql on VF_PG_URL's database as an administrator would. 0 or -1. */
 int test_pg_exec(const char *sql);
-/* The first column of the first row of sql, as an integer; -1 on failure. */
-long test_pg_query_int(const char *sql);
 
 #define CHECK(expr) test_check((expr), __FILE__, __LINE__, #expr, NULL)
 #define CHECKF(expr, ...) test_check((expr), __FILE__, __LINE__, #expr, __VA_ARGS__)
