@@ -1,5 +1,8 @@
 /* store: the SQLite file that holds tasks, their history, reservations, the
- * event outbox and webhook deliveries (DESIGN.md "SQLite store").
+ * event outbox and webhook deliveries (DESIGN.md "SQLite store"), or the
+ * same tables in a PostgreSQL database (store_open_at with a URL; README
+ * "PostgreSQL store"). Everything below holds for both unless it says
+ * otherwise; the SQL goes through common/db.h.
  *
  * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
  * WAL is fsynced at every COMMIT, so a committed transaction survives both a
@@ -17,6 +20,11 @@
  * The worker commits batch N+1 while a thread of its own syncs batch N, and
  * acks and publishes a batch only after its sync.
  *
+ * PostgreSQL: a COMMIT is durable when it returns (with the server's
+ * synchronous_commit = on, its default), so store_defer_sync and store_sync
+ * succeed and do nothing, and checkpoints are the server's business
+ * (store_set_autocheckpoint and store_checkpoint do nothing either).
+ *
  * Timestamps. Every timestamp is passed in by the caller (tests stay
  * deterministic) and stored as RFC 3339 UTC text with milliseconds, always
  * exactly "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 characters), e.g.
@@ -28,15 +36,19 @@
  * JSON columns are TEXT holding whatever JSON text the caller gave.
  *
  * Errors. Functions that can fail return -1 and fill the optional `err`
- * with sqlite3's message and a code: VF_EUNAVAILABLE when the database was
- * busy or locked beyond the busy timeout (5 s; retry later), VF_EINVAL for a
- * constraint violation (duplicate id, unknown task id, bad kind/status),
- * VF_ENOMEM, VF_EIO otherwise. After a failure inside store_begin ...
- * store_commit, call store_rollback and redo the whole group.
+ * with the database's message and a code: VF_EUNAVAILABLE when the database
+ * was busy or locked beyond the busy timeout (5 s; retry later) or, on
+ * PostgreSQL, the server could not be reached (the next call reconnects),
+ * VF_EINVAL for a constraint violation (duplicate id, unknown task id, bad
+ * kind/status), VF_ECONFLICT for a PostgreSQL serialization failure or
+ * deadlock (redo), VF_ENOMEM, VF_EIO otherwise. After a failure inside
+ * store_begin ... store_commit, call store_rollback and redo the whole group
+ * (on PostgreSQL a failed statement has ended the transaction).
  *
  * Threads. A store handle is used by one thread at a time. Several processes
  * may open the same file: one writer at a time (the others wait up to the busy
- * timeout), readers never block and are never blocked (WAL).
+ * timeout), readers never block and are never blocked (WAL). On PostgreSQL
+ * any number of processes on any machines write at once (store_begin).
  *
  * Listing functions collect their rows, finish the query, and then call the
  * callback once per row; the row and its strings are borrowed and valid only
