@@ -256,6 +256,8 @@ bool db_in_transaction(const db *d)
         return d->sqlite && !sqlite3_get_autocommit(d->sqlite);
     if (!d->pg)
         return false;
+    if (PQstatus(d->pg) != CONNECTION_OK)
+        return d->tx_open; /* lost with the connection, but the caller must still roll back */
     PGTransactionStatusType status = PQtransactionStatus(d->pg);
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }

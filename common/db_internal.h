@@ -18,6 +18,9 @@ struct db {
     unsigned epoch;  /* DB_POSTGRES: bumped at each reconnection, which forgets
                       * every prepared statement of the session */
     unsigned names;  /* DB_POSTGRES: statements named so far */
+    bool tx_open;    /* DB_POSTGRES: a transaction was open after the last command;
+                      * if the connection is then lost, so is the transaction, and
+                      * nothing runs until the caller's ROLLBACK (db_pg_exec) */
 };
 
 struct db_stmt {

@@ -117,13 +117,29 @@ void db_pg_close(db *d)
     d->pg = NULL;
 }
 
+/* Remember whether a transaction is open, for when the connection is lost. */
+static void note_transaction(db *d)
+{
+    PGTransactionStatusType status = PQtransactionStatus(d->pg);
+    if (status != PQTRANS_UNKNOWN)
+        d->tx_open = status != PQTRANS_IDLE;
+}
+
 /* A connection lost between transactions is opened again once; statements
- * are prepared again as they are used (epoch). Inside a transaction the loss
- * is the caller's error: the transaction is gone. */
+ * are prepared again as they are used (epoch). A connection lost inside a
+ * transaction took the transaction with it: running the caller's next
+ * statements on a new connection would commit them one by one, so every
+ * statement fails until the caller rolls back. */
 static int reconnect_if_lost(db *d, vf_error *err)
 {
     if (PQstatus(d->pg) == CONNECTION_OK)
         return 0;
+    if (d->tx_open) {
+        vf_error_set(err, VF_EUNAVAILABLE,
+                     "%s: the connection was lost inside a transaction, which is gone: roll back",
+                     d->label);
+        return -1;
+    }
     PQreset(d->pg);
     d->epoch++;
     if (PQstatus(d->pg) != CONNECTION_OK) {
@@ -135,9 +151,14 @@ static int reconnect_if_lost(db *d, vf_error *err)
 
 int db_pg_exec(db *d, const char *sql, const char *what, vf_error *err)
 {
+    if (PQstatus(d->pg) != CONNECTION_OK && d->tx_open && strcmp(sql, "ROLLBACK") == 0) {
+        d->tx_open = false; /* the server rolled it back when the connection went */
+        return 0;
+    }
     if (reconnect_if_lost(d, err) != 0)
         return -1;
     PGresult *result = PQexec(d->pg, sql);
+    note_transaction(d);
     ExecStatusType status = PQresultStatus(result);
     int rc = 0;
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
@@ -214,15 +235,12 @@ int db_pg_step(db_stmt *st, const char *what, vf_error *err)
         st->row++;
         return DB_ROW;
     }
-    if (st->epoch != d->epoch || PQstatus(d->pg) != CONNECTION_OK) {
-        if (db_in_transaction(d) || send_prepare(st, err) != 0) {
-            if (db_in_transaction(d))
-                fail(d, NULL, what, err);
-            return -1;
-        }
-    }
+    /* send_prepare reconnects a lost connection (outside a transaction). */
+    if ((st->epoch != d->epoch || PQstatus(d->pg) != CONNECTION_OK) && send_prepare(st, err) != 0)
+        return -1;
     st->result =
         PQexecPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL, NULL, 0);
+    note_transaction(d);
     ExecStatusType status = PQresultStatus(st->result);
     if (status == PGRES_COMMAND_OK) {
         const char *tuples = PQcmdTuples(st->result);

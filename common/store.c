@@ -96,7 +96,6 @@ int store_bind_limit(db_stmt *st, int index, int limit)
 
 int store_exec_change(store *s, db_stmt *st, const char *what, vf_error *err)
 {
-    (void)s;
     int rc = db_step(st, what, err);
     if (rc != DB_DONE) {
         if (rc == DB_ROW)
@@ -689,5 +688,8 @@ int store_rollback(store *s, vf_error *err)
 {
     if (!store_in_transaction(s))
         return 0;
+    /* PostgreSQL: db_exec knows a transaction lost with its connection. */
+    if (store_is_pg(s))
+        return db_exec(s->db, "ROLLBACK", "rollback", err);
     return exec_stmt(s, STORE_STMT_ROLLBACK, "ROLLBACK", "rollback", err);
 }

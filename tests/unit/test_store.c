@@ -935,6 +935,33 @@ static void test_pg_reconnects(const char *base)
     CHECKF(store_task_get(s, "t-reconnect", &t, &err) == 0, "%s", err.text);
     CHECK_STR(t.status, "queued");
     store_task_clear(&t);
+
+    /* Lost inside a transaction: the transaction is gone, and nothing after
+     * it may run on a new connection as if it were still open (each
+     * statement would commit alone): every call fails until the rollback. */
+    vf_error_init(&err);
+    CHECK(store_begin(s, &err) == 0);
+    store_task_fields g = task_fields("t-lost", "queued", "2026-11-22T12:00:00.000Z");
+    CHECKF(store_task_insert(s, &g, &err) == 0, "%s", err.text);
+    CHECK(test_pg_exec(sql) == 0);
+    rc = store_task_event_add(s, "t-lost", "2026-11-22T12:00:00.000Z", "queued", NULL, &err);
+    CHECKF(rc == -1 && err.code == VF_EUNAVAILABLE, "rc %d: %s", rc, err.text);
+    vf_error_init(&err);
+    rc = store_task_event_add(s, "t-lost", "2026-11-22T12:00:00.000Z", "queued", NULL, &err);
+    CHECKF(rc == -1 && err.code == VF_EUNAVAILABLE, "still refused: rc %d: %s", rc, err.text);
+    CHECK(store_in_transaction(s));
+    vf_error_init(&err);
+    CHECK(store_commit(s, &err) == -1);
+    CHECK(!store_in_transaction(s));
+    CHECK(store_rollback(s, &err) == 0);
+    vf_error_init(&err);
+    CHECK(store_begin(s, &err) == 0);
+    CHECKF(store_task_get(s, "t-lost", &t, &err) == 1, "the lost transaction left nothing");
+    g.id = "t-after";
+    CHECKF(store_task_insert(s, &g, &err) == 0, "%s", err.text);
+    CHECKF(store_commit(s, &err) == 0, "%s", err.text);
+    CHECK(store_task_get(s, "t-after", &t, &err) == 0);
+    store_task_clear(&t);
     store_close(s);
 }
 
