@@ -423,8 +423,12 @@ static int sync_all(service *svc, vf_error *err)
 /* Publish every event the outbox holds unconfirmed that is not already on
  * its way: left by a crash, a lost connection or a nack, or written outside
  * a batch (the spare lifecycle). Oldest first; those the broker confirms are
- * marked. Runs at connect and every OUTBOX_SWEEP_INTERVAL_S, under load too. */
-static int sweep_outbox(service *svc, vf_error *err)
+ * marked. Runs at connect and every OUTBOX_SWEEP_INTERVAL_S, under load too.
+ * `stopping`: the last sweep of a stopping worker takes the young events too
+ * (a worker killed just after a commit leaves its last batch unpublished, and
+ * nobody may sweep again for a while); another live worker's event in flight
+ * then goes out twice, which consumers deduplicate. */
+static int sweep_outbox(service *svc, bool stopping, vf_error *err)
 {
     svc->last_sweep = time(NULL);
     /* An outbox event goes out only once its commit is durable. */
@@ -450,7 +454,8 @@ static int sweep_outbox(service *svc, vf_error *err)
     if (expired > 0)
         log_info("reservations: %d expired unclaimed (scheduler.reservation_ttl_s)", expired);
     sweep_ctx ctx = {svc, err, 0, 0};
-    if (store_outbox_pending(svc->store, grace, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0 ||
+    if (store_outbox_pending(svc->store, stopping ? NULL : grace, OUTBOX_SWEEP_LIMIT, sweep_one,
+                             &ctx, err) < 0 ||
         ctx.failed)
         return -1;
     if (ctx.count == 0)
@@ -889,7 +894,7 @@ static int connect_link(service *svc, vf_error *err)
         return -1;
     log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
              AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
-    return sweep_outbox(svc, err);
+    return sweep_outbox(svc, false, err);
 }
 
 /* The committed batch whose sync was requested last round: once the sync is
@@ -945,7 +950,7 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)
             return st;
-        if (sweep_outbox(svc, err) < 0)
+        if (sweep_outbox(svc, false, err) < 0)
             return svc->sync_failed ? ROUND_FATAL : ROUND_BROKER;
     }
     if (b->n_items) {
@@ -1048,7 +1053,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         drop_batches(&svc);
         if (st == ROUND_OK && amqp_link_is_connected(svc.link) &&
             (amqp_link_wait_confirms(svc.link, CONFIRM_TIMEOUT_MS, &err) < 0 ||
-             settle_confirms(&svc, &err) < 0 || sweep_outbox(&svc, &err) < 0))
+             settle_confirms(&svc, &err) < 0 || sweep_outbox(&svc, true, &err) < 0))
             log_warn("outbox: %s (unconfirmed events are published again at the next start; "
                      "consumers deduplicate on id)",
                      err.text);
