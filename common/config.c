@@ -571,6 +571,19 @@ static int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, cons
     return check_scheme(ld, node, value, path, "amqp://", "amqps://");
 }
 
+static int check_store_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    static const char *const schemes[] = {"postgresql://", "postgres://"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t len = strlen(schemes[i]);
+        if (!strncmp(value, schemes[i], len) && value[len])
+            return 0;
+    }
+    char shown[128];
+    mask_url(value, shown, sizeof shown);
+    return fail(ld, node, path, "expected postgresql://USER@HOST:PORT/DB, got \"%s\"", shown);
+}
+
 static int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
 {
     return check_scheme(ld, node, value, path, "http://", "https://");
@@ -885,6 +898,46 @@ static int check_inventory(loader *ld, yaml_node_t *map, void *base, const char 
     return 0;
 }
 
+/* The key node of `key` in map when its value is not null; NULL otherwise. */
+static yaml_node_t *key_with_value(loader *ld, yaml_node_t *map, const char *key)
+{
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
+         pair++) {
+        yaml_node_t *k = node_at(ld, pair->key);
+        if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key)) {
+            yaml_node_t *v = node_at(ld, pair->value);
+            return v && !is_null(v) ? k : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* store.path (SQLite) or store.url (PostgreSQL), never both; the password
+ * and CA files need the URL. */
+static int check_store(loader *ld, yaml_node_t *map, void *base, const char *path)
+{
+    vf_config *c = base;
+    if (!c->store.url) {
+        static const char *const pg_only[] = {"password_file", "ca_file"};
+        for (size_t i = 0; i < sizeof pg_only / sizeof pg_only[0]; i++) {
+            yaml_node_t *key = key_with_value(ld, map, pg_only[i]);
+            if (key)
+                return fail_child(ld, key, path, pg_only[i],
+                                  "only used with store.url (PostgreSQL); the SQLite store has "
+                                  "no password or TLS");
+        }
+        return 0;
+    }
+    yaml_node_t *file = key_with_value(ld, map, "path");
+    if (file)
+        return fail(ld, file, path,
+                    "both path (SQLite) and url (PostgreSQL) are set: keep one (line %d)",
+                    node_line(key_node(ld, map, "url")));
+    free(c->store.path);
+    c->store.path = NULL;
+    return 0;
+}
+
 static int check_provisioner(loader *ld, yaml_node_t *map, void *base, const char *path)
 {
     vf_config *c = base;
@@ -1022,6 +1075,10 @@ static const field store_fields[] = {
      .type = F_CUSTOM,
      .offset = CFG(store.retention_s),
      .custom = set_duration},
+    {.key = "url", .type = F_STRING, .offset = CFG(store.url), .validate = check_store_url},
+    {.key = "password_file", .type = F_PATH, .offset = CFG(store.password_file)},
+    {.key = "ca_file", .type = F_PATH, .offset = CFG(store.ca_file)},
+    {.key = "tls_verify", .type = F_BOOL, .offset = CFG(store.tls_verify)},
     {0},
 };
 
@@ -1180,7 +1237,7 @@ static const field log_fields[] = {
 
 static const field top_fields[] = {
     {.key = "amqp", .type = F_SECTION, .children = amqp_fields},
-    {.key = "store", .type = F_SECTION, .children = store_fields},
+    {.key = "store", .type = F_SECTION, .children = store_fields, .check = check_store},
     {.key = "inventory", .type = F_SECTION, .children = inventory_fields, .check = check_inventory},
     {.key = "scheduler", .type = F_SECTION, .children = scheduler_fields},
     {.key = "retry", .type = F_SECTION, .children = retry_fields},
@@ -1227,6 +1284,7 @@ vf_config *config_defaults(void)
     c->inventory.max_age_s = 300;
     c->inventory.timeout_s = 5;
     c->inventory.tls_verify = true;
+    c->store.tls_verify = true;
 
     c->scheduler.overcommit_cpu = 4.0;
     c->scheduler.overcommit_memory = 1.0;
@@ -1331,6 +1389,9 @@ static void warn_insecure(const vf_config *config, const char *name)
 {
     if (!config->amqp.tls_verify)
         log_warn("%s: amqp.tls_verify is false: broker certificates are NOT checked", name);
+    if (config->store.url && !config->store.tls_verify)
+        log_warn("%s: store.tls_verify is false: PostgreSQL server certificates are NOT checked",
+                 name);
     if (!config->inventory.tls_verify)
         log_warn("%s: inventory.tls_verify is false: inventory certificates are NOT checked", name);
 }
@@ -1419,6 +1480,9 @@ void config_free(vf_config *c)
     free(c->amqp.password_file);
     free(c->amqp.ca_file);
     free(c->store.path);
+    free(c->store.url);
+    free(c->store.password_file);
+    free(c->store.ca_file);
     free(c->inventory.path);
     free(c->inventory.url);
     free(c->inventory.token_file);

@@ -6,6 +6,8 @@
 
 #include "log.h"
 
+#include <sqlite3.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,122 +56,97 @@ int store_format_time(int64_t unix_ms, char buf[STORE_TIME_SIZE])
 
 /* ---- shared helpers ---- */
 
-int store_fail(store *s, int rc, const char *what, vf_error *err)
+bool store_is_pg(const store *s)
 {
-    vf_error_code code;
-    switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        code = VF_EUNAVAILABLE;
-        break;
-    case SQLITE_CONSTRAINT:
-        code = VF_EINVAL;
-        break;
-    case SQLITE_NOMEM:
-        code = VF_ENOMEM;
-        break;
-    default:
-        code = VF_EIO;
-        break;
-    }
-    const char *message = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
-    vf_error_set(err, code, "store %s: %s: %s", s->path, what, message);
-    return -1;
+    return db_kind_of(s->db) == DB_POSTGRES;
 }
 
-sqlite3_stmt *store_prepare(store *s, sqlite3_stmt **slot, const char *sql, vf_error *err)
+db_stmt *store_prepare(store *s, db_stmt **slot, const char *sql, vf_error *err)
 {
-    if (*slot)
-        return *slot;
-    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL);
-    if (rc != SQLITE_OK) {
-        sqlite3_finalize(*slot);
-        *slot = NULL;
-        store_fail(s, rc, "preparing a statement", err);
-        return NULL;
-    }
-    return *slot;
+    return db_prepare(s->db, slot, sql, err);
 }
 
-sqlite3_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err)
+db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err)
 {
     return store_prepare(s, &s->stmts[id], sql, err);
 }
 
-void store_stmt_done(sqlite3_stmt *st)
+void store_stmt_done(db_stmt *st)
 {
-    if (!st)
-        return;
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    db_reset(st);
 }
 
-int store_bind_text(sqlite3_stmt *st, int index, const char *text)
+int store_bind_text(db_stmt *st, int index, const char *text)
 {
-    if (!text)
-        return sqlite3_bind_null(st, index);
-    return sqlite3_bind_text(st, index, text, -1, SQLITE_STATIC);
+    return db_bind_text(st, index, text);
 }
 
-int store_bind_id(sqlite3_stmt *st, int index, int64_t value_or_negative)
+int store_bind_id(db_stmt *st, int index, int64_t value_or_negative)
 {
     if (value_or_negative < 0)
-        return sqlite3_bind_null(st, index);
-    return sqlite3_bind_int64(st, index, value_or_negative);
+        return db_bind_null(st, index);
+    return db_bind_int64(st, index, value_or_negative);
 }
 
-int store_exec_change(store *s, sqlite3_stmt *st, const char *what, vf_error *err)
+int store_bind_limit(db_stmt *st, int index, int limit)
 {
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE) {
-        store_fail(s, rc, what, err);
+    /* SQLite reads LIMIT -1 as "none", PostgreSQL rejects it. */
+    return db_bind_int64(st, index, limit > 0 ? limit : INT64_MAX);
+}
+
+int store_exec_change(store *s, db_stmt *st, const char *what, vf_error *err)
+{
+    int rc = db_step(st, what, err);
+    if (rc != DB_DONE) {
+        if (rc == DB_ROW)
+            vf_error_set(err, VF_EINTERNAL, "store %s: %s: the statement returned rows", s->path,
+                         what);
         store_stmt_done(st);
         return -1;
     }
-    int changes = sqlite3_changes(s->db);
+    int changes = (int)db_changes(st);
     store_stmt_done(st);
     return changes;
 }
 
-int store_rows_collect(store *s, sqlite3_stmt *st, int limit, store_rows *rows, const char *what,
+int store_rows_collect(store *s, db_stmt *st, int limit, store_rows *rows, const char *what,
                        vf_error *err)
 {
     int result = -1;
-    rows->columns = sqlite3_column_count(st);
     for (;;) {
         if (limit > 0 && rows->count >= limit)
             break;
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE)
+        int rc = db_step(st, what, err);
+        if (rc == DB_DONE)
             break;
-        if (rc != SQLITE_ROW) {
-            store_fail(s, rc, what, err);
+        if (rc != DB_ROW)
             goto out;
-        }
+        rows->columns = db_column_count(st);
         if (rows->count == rows->capacity) {
             int capacity = rows->capacity ? rows->capacity * 2 : 16;
-            sqlite3_value **values =
+            char **values =
                 realloc(rows->values, sizeof *values * (size_t)capacity * (size_t)rows->columns);
-            if (!values) {
-                vf_error_set(err, VF_ENOMEM, "store %s: %s: out of memory", s->path, what);
-                goto out;
-            }
+            if (!values)
+                goto nomem;
             rows->values = values;
             rows->capacity = capacity;
         }
-        sqlite3_value **row = rows->values + (size_t)rows->count * (size_t)rows->columns;
+        char **row = rows->values + (size_t)rows->count * (size_t)rows->columns;
         for (int c = 0; c < rows->columns; c++) {
-            row[c] = sqlite3_value_dup(sqlite3_column_value(st, c));
-            if (!row[c]) {
+            const char *text = db_column_text(st, c);
+            row[c] = NULL;
+            if (text && !(row[c] = strdup(text))) {
                 for (int k = 0; k < c; k++)
-                    sqlite3_value_free(row[k]);
-                vf_error_set(err, VF_ENOMEM, "store %s: %s: out of memory", s->path, what);
-                goto out;
+                    free(row[k]);
+                goto nomem;
             }
         }
         rows->count++;
     }
     result = 0;
+    goto out;
+nomem:
+    vf_error_set(err, VF_ENOMEM, "store %s: %s: out of memory", s->path, what);
 out:
     store_stmt_done(st);
     return result;
@@ -180,100 +157,126 @@ void store_rows_free(store_rows *rows)
     if (!rows)
         return;
     for (int i = 0; i < rows->count * rows->columns; i++)
-        sqlite3_value_free(rows->values[i]);
+        free(rows->values[i]);
     free(rows->values);
     memset(rows, 0, sizeof *rows);
 }
 
-static sqlite3_value *rows_value(const store_rows *rows, int row, int column)
+const char *store_rows_text(const store_rows *rows, int row, int column)
 {
     return rows->values[(size_t)row * (size_t)rows->columns + (size_t)column];
 }
 
-const char *store_rows_text(const store_rows *rows, int row, int column)
-{
-    return (const char *)sqlite3_value_text(rows_value(rows, row, column));
-}
-
 int64_t store_rows_int(const store_rows *rows, int row, int column)
 {
-    return sqlite3_value_int64(rows_value(rows, row, column));
+    const char *text = store_rows_text(rows, row, column);
+    return text ? strtoll(text, NULL, 10) : 0;
 }
 
 int64_t store_rows_id(const store_rows *rows, int row, int column)
 {
-    sqlite3_value *value = rows_value(rows, row, column);
-    if (sqlite3_value_type(value) == SQLITE_NULL)
-        return -1;
-    return sqlite3_value_int64(value);
+    const char *text = store_rows_text(rows, row, column);
+    return text ? strtoll(text, NULL, 10) : -1;
 }
 
 double store_rows_double(const store_rows *rows, int row, int column)
 {
-    return sqlite3_value_double(rows_value(rows, row, column));
+    const char *text = store_rows_text(rows, row, column);
+    return text ? strtod(text, NULL) : 0.0;
 }
 
 /* ---- opening ---- */
 
-static int read_user_version(store *s, int *version, vf_error *err)
+/* Run one query that returns one integer (0 when it returns no row). */
+static int query_int(store *s, const char *sql, int64_t *value, const char *what, vf_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-            *version = sqlite3_column_int(st, 0);
-            rc = SQLITE_OK;
-        }
-    }
-    if (rc != SQLITE_OK)
-        store_fail(s, rc, "reading the schema version", err);
-    sqlite3_finalize(st);
-    return rc == SQLITE_OK ? 0 : -1;
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st, sql, err))
+        return -1;
+    int rc = db_step(st, what, err);
+    *value = rc == DB_ROW ? db_column_int64(st, 0) : 0;
+    db_stmt_free(st);
+    return rc < 0 ? -1 : 0;
 }
 
-static int exec_sql(store *s, const char *sql, const char *what, vf_error *err)
+/* SQLite: PRAGMA user_version. PostgreSQL: the one row of virtflow_schema,
+ * 0 while that table does not exist. */
+static int read_version(store *s, int *version, vf_error *err)
 {
-    char *message = NULL;
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &message);
-    if (rc != SQLITE_OK) {
-        /* sqlite3_exec's message is the one for the failing statement. */
-        vf_error_code code =
-            (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? VF_EUNAVAILABLE : VF_EIO;
-        vf_error_set(err, code, "store %s: %s: %s", s->path, what,
-                     message ? message : sqlite3_errstr(rc));
-        sqlite3_free(message);
+    int64_t value = 0;
+    const char *what = "reading the schema version";
+    if (store_is_pg(s)) {
+        int64_t exists = 0;
+        if (query_int(s,
+                      "SELECT CASE WHEN to_regclass('virtflow_schema') IS NULL THEN 0 ELSE 1 END",
+                      &exists, what, err) != 0)
+            return -1;
+        if (exists && query_int(s, "SELECT version FROM virtflow_schema", &value, what, err) != 0)
+            return -1;
+    } else if (query_int(s, "PRAGMA user_version", &value, what, err) != 0) {
         return -1;
     }
+    *version = (int)value;
     return 0;
 }
 
+/* Any constant: PostgreSQL's advisory locks are named by number. */
+#define STORE_PG_MIGRATION_LOCK 0x76697274666c6f77LL /* "virtflow" */
+
+/* Take the store-wide migration lock for this transaction: SQLite's write
+ * lock, or on PostgreSQL (which has none) an advisory lock, so processes
+ * starting together apply each migration once. */
+static int lock_for_migration(store *s, const char *what, vf_error *err)
+{
+    if (!store_is_pg(s))
+        return db_exec(s->db, "BEGIN IMMEDIATE", what, err);
+    char sql[320];
+    snprintf(sql, sizeof sql,
+             "BEGIN; SELECT pg_advisory_xact_lock(%lld); "
+             "CREATE TABLE IF NOT EXISTS virtflow_schema (version INTEGER NOT NULL); "
+             "INSERT INTO virtflow_schema SELECT 0 WHERE NOT EXISTS "
+             "(SELECT 1 FROM virtflow_schema)",
+             (long long)STORE_PG_MIGRATION_LOCK);
+    return db_exec(s->db, sql, what, err);
+}
+
+static int write_version(store *s, int version, const char *what, vf_error *err)
+{
+    char sql[64];
+    if (store_is_pg(s))
+        snprintf(sql, sizeof sql, "UPDATE virtflow_schema SET version = %d", version);
+    else
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", version);
+    return db_exec(s->db, sql, what, err);
+}
+
 /* Apply the migrations newer than `version`, each in its own transaction
- * that also sets user_version, so a crash leaves the store at a version
- * boundary. The version is read again under the write lock because another
- * process (a second worker, the relay) may be migrating the same file. */
+ * that also records the version, so a crash leaves the store at a version
+ * boundary. The version is read again under the migration lock because
+ * another process (a second worker, the relay) may be migrating the same
+ * store. */
 static int migrate(store *s, int version, vf_error *err)
 {
-    for (int i = 0; i < store_migrations_count; i++) {
-        const store_migration *m = &store_migrations[i];
+    const store_migration *migrations = store_is_pg(s) ? store_pg_migrations : store_migrations;
+    int count = store_is_pg(s) ? store_pg_migrations_count : store_migrations_count;
+    for (int i = 0; i < count; i++) {
+        const store_migration *m = &migrations[i];
         if (m->version <= version)
             continue;
         char what[96];
         snprintf(what, sizeof what, "applying migration %s", m->name);
-        if (exec_sql(s, "BEGIN IMMEDIATE", what, err) != 0)
-            return -1;
-        if (read_user_version(s, &version, err) != 0)
+        if (lock_for_migration(s, what, err) != 0)
+            goto fail;
+        if (read_version(s, &version, err) != 0)
             goto fail;
         if (version >= m->version) {
-            if (exec_sql(s, "COMMIT", what, err) != 0)
+            if (db_exec(s->db, "COMMIT", what, err) != 0)
                 goto fail;
             continue;
         }
-        if (exec_sql(s, m->sql, what, err) != 0)
-            goto fail;
-        char pragma[64];
-        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", m->version);
-        if (exec_sql(s, pragma, what, err) != 0 || exec_sql(s, "COMMIT", what, err) != 0)
+        if (db_exec(s->db, m->sql, what, err) != 0 ||
+            write_version(s, m->version, what, err) != 0 ||
+            db_exec(s->db, "COMMIT", what, err) != 0)
             goto fail;
         version = m->version;
         log_info("store %s: applied migration %s (schema version %d)", s->path, m->name,
@@ -281,8 +284,8 @@ static int migrate(store *s, int version, vf_error *err)
     }
     return 0;
 fail:
-    if (!sqlite3_get_autocommit(s->db))
-        exec_sql(s, "ROLLBACK", "rolling back a migration", NULL);
+    if (db_in_transaction(s->db))
+        db_exec(s->db, "ROLLBACK", "rolling back a migration", NULL);
     return -1;
 }
 
@@ -341,20 +344,15 @@ static int check_readable(const char *path, vf_error *err)
 
 static int set_pragma(store *s, const char *sql, const char *expect, vf_error *err)
 {
-    sqlite3_stmt *st = NULL;
+    db_stmt *st = NULL;
     int result = -1;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        store_fail(s, rc, sql, err);
+    if (!db_prepare(s->db, &st, sql, err))
         goto out;
-    }
-    rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        store_fail(s, rc, sql, err);
+    int rc = db_step(st, sql, err);
+    if (rc < 0)
         goto out;
-    }
     if (expect) {
-        const char *got = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+        const char *got = rc == DB_ROW ? db_column_text(st, 0) : NULL;
         if (!got || strcmp(got, expect) != 0) {
             vf_error_set(err, VF_EIO, "store %s: %s gave \"%s\", want \"%s\"", s->path, sql,
                          got ? got : "", expect);
@@ -363,56 +361,59 @@ static int set_pragma(store *s, const char *sql, const char *expect, vf_error *e
     }
     result = 0;
 out:
-    sqlite3_finalize(st);
+    db_stmt_free(st);
     return result;
 }
 
-store *store_open(const char *path, store_mode mode, vf_error *err)
+bool store_is_url(const char *location)
 {
-    store *s = NULL;
-    if (!path || !*path) {
-        vf_error_set(err, VF_EINVAL, "store path is empty");
-        return NULL;
-    }
-    if (mode == STORE_READ_WRITE ? create_file(path, err) : check_readable(path, err))
-        return NULL;
+    return location && (strncmp(location, "postgresql://", 13) == 0 ||
+                        strncmp(location, "postgres://", 11) == 0);
+}
 
-    s = calloc(1, sizeof *s);
-    if (!s || !(s->path = strdup(path))) {
-        vf_error_set(err, VF_ENOMEM, "store %s: out of memory", path);
-        goto fail;
+void store_url_for_messages(const char *url, char *out, size_t size)
+{
+    const char *scheme_end = strstr(url, "://");
+    const char *authority = scheme_end ? scheme_end + 3 : url;
+    size_t authority_len = strcspn(authority, "/?");
+    const char *at = NULL;
+    for (size_t i = 0; i < authority_len; i++)
+        if (authority[i] == '@')
+            at = authority + i; /* the last one: a password may hold '@' */
+    const char *colon = at ? memchr(authority, ':', (size_t)(at - authority)) : NULL;
+    if (colon)
+        snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+    else
+        snprintf(out, size, "%s", url);
+    char *password = strstr(out, "password=");
+    if (password) {
+        char *end = password + 9 + strcspn(password + 9, "&");
+        memmove(password + 12, end, strlen(end) + 1);
+        memcpy(password + 9, "***", 3);
     }
-    s->mode = mode;
-    s->wal_fd = -1;
+}
 
-    /* NOMUTEX: a handle is used by one thread at a time (store.h). */
-    int flags = SQLITE_OPEN_NOMUTEX |
-                (mode == STORE_READ_WRITE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY);
-    int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
-    if (rc != SQLITE_OK) {
-        store_fail(s, rc, "opening", err);
-        goto fail;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
-
+/* The store on its database handle: check the schema version, migrate a
+ * read-write store. Takes s; NULL with err set on failure. */
+static store *store_ready(store *s, vf_error *err)
+{
     int version = 0;
-    if (read_user_version(s, &version, err) != 0)
+    if (read_version(s, &version, err) != 0)
         goto fail;
-    int known = store_schema_version();
+    int known = store_is_pg(s) ? store_pg_migrations_count : store_migrations_count;
     if (version > known) {
         vf_error_set(err, VF_EIO,
                      "store %s has schema version %d, newer than this program knows (%d); "
                      "use a newer virtflow",
-                     path, version, known);
+                     s->path, version, known);
         goto fail;
     }
-    if (mode == STORE_READ_ONLY) {
+    if (s->mode == STORE_READ_ONLY) {
         if (version < known) {
             vf_error_set(err, VF_EIO,
                          "store %s has schema version %d, older than this program's %d "
                          "(start virtflow-worker once to migrate it)",
-                         path, version, known);
+                         s->path, version, known);
             goto fail;
         }
         return s;
@@ -422,14 +423,14 @@ store *store_open(const char *path, store_mode mode, vf_error *err)
      * system (store_vacuum_step). SQLite takes this only before the first
      * page is written, so before the switch to WAL (which writes the
      * header); on an older store it is a no-op (README "Retention"). */
-    if (version == 0 && set_pragma(s, "PRAGMA auto_vacuum=INCREMENTAL", NULL, err) != 0)
+    if (!store_is_pg(s) && version == 0 && set_pragma(s, "PRAGMA auto_vacuum=INCREMENTAL", NULL, err) != 0)
         goto fail;
     /* WAL: readers (virtflowctl) never block the worker and vice versa.
      * synchronous=FULL: a commit is fsynced before store_commit returns,
      * because the broker message is acked right after (see store.h). */
-    if (set_pragma(s, "PRAGMA journal_mode=WAL", "wal", err) != 0 ||
-        set_pragma(s, "PRAGMA synchronous=FULL", NULL, err) != 0 ||
-        set_pragma(s, "PRAGMA foreign_keys=ON", NULL, err) != 0)
+    if (!store_is_pg(s) && (set_pragma(s, "PRAGMA journal_mode=WAL", "wal", err) != 0 ||
+                            set_pragma(s, "PRAGMA synchronous=FULL", NULL, err) != 0 ||
+                            set_pragma(s, "PRAGMA foreign_keys=ON", NULL, err) != 0))
         goto fail;
     if (migrate(s, version, err) != 0)
         goto fail;
@@ -439,22 +440,97 @@ fail:
     return NULL;
 }
 
+static store *store_new(const char *shown, store_mode mode, vf_error *err)
+{
+    store *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(shown))) {
+        vf_error_set(err, VF_ENOMEM, "store %s: out of memory", shown);
+        free(s);
+        return NULL;
+    }
+    s->mode = mode;
+    s->wal_fd = -1;
+    return s;
+}
+
+static store *open_pg(const store_location *where, store_mode mode, vf_error *err)
+{
+    char shown[512];
+    store_url_for_messages(where->url, shown, sizeof shown);
+    store *s = store_new(shown, mode, err);
+    if (!s)
+        return NULL;
+    char label[600];
+    snprintf(label, sizeof label, "store %s", shown);
+    db_pg_options options = {
+        .url = where->url,
+        .password = where->password,
+        .ca_file = where->ca_file,
+        .read_only = mode == STORE_READ_ONLY,
+    };
+    /* With a CA to check against, check the server's certificate and name;
+     * tls_verify false still insists on TLS. Without a CA the URL's sslmode
+     * (libpq's default: prefer) applies. */
+    if (where->ca_file)
+        options.sslmode = where->tls_verify ? "verify-full" : "require";
+    if (!(s->db = db_open_pg(&options, label, err))) {
+        store_close(s);
+        return NULL;
+    }
+    return store_ready(s, err);
+}
+
+store *store_open_at(const store_location *where, store_mode mode, vf_error *err)
+{
+    if ((where->path && *where->path) == (where->url && *where->url)) {
+        vf_error_set(err, VF_EINVAL, "store: give either a path or a postgresql:// URL");
+        return NULL;
+    }
+    if (where->url && *where->url) {
+        if (!store_is_url(where->url)) {
+            vf_error_set(err, VF_EINVAL, "store URL must start with postgresql://");
+            return NULL;
+        }
+        return open_pg(where, mode, err);
+    }
+    const char *path = where->path;
+    if (mode == STORE_READ_WRITE ? create_file(path, err) : check_readable(path, err))
+        return NULL;
+    store *s = store_new(path, mode, err);
+    if (!s)
+        return NULL;
+    char label[4200];
+    snprintf(label, sizeof label, "store %s", path);
+    if (!(s->db =
+              db_open_sqlite(path, mode == STORE_READ_ONLY, STORE_BUSY_TIMEOUT_MS, label, err))) {
+        store_close(s);
+        return NULL;
+    }
+    return store_ready(s, err);
+}
+
+store *store_open(const char *path, store_mode mode, vf_error *err)
+{
+    if (!path || !*path) {
+        vf_error_set(err, VF_EINVAL, "store path is empty");
+        return NULL;
+    }
+    store_location where = {.tls_verify = true};
+    if (store_is_url(path))
+        where.url = path;
+    else
+        where.path = path;
+    return store_open_at(&where, mode, err);
+}
+
 void store_close(store *s)
 {
     if (!s)
         return;
-    for (int i = 0; i < STORE_STMT_COUNT; i++)
-        sqlite3_finalize(s->stmts[i]);
-    for (size_t i = 0; i < sizeof s->task_list / sizeof s->task_list[0]; i++)
-        sqlite3_finalize(s->task_list[i]);
-    for (size_t i = 0; i < sizeof s->delivery_list / sizeof s->delivery_list[0]; i++)
-        sqlite3_finalize(s->delivery_list[i]);
-    if (s->db && !sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    if (s->db && sqlite3_close(s->db) != SQLITE_OK)
-        log_warn("store %s: close: %s", s->path, sqlite3_errmsg(s->db));
-    /* After sqlite3_close: SQLite holds no lock on the WAL file, so this
-     * close cannot drop one of its locks (the main file is never opened
+    /* db_close frees every statement and rolls back an open transaction. */
+    db_close(s->db);
+    /* After the database is closed: SQLite holds no lock on the WAL file, so
+     * this close cannot drop one of its locks (the main file is never opened
      * outside SQLite, see store_open). */
     if (s->wal_fd >= 0)
         close(s->wal_fd);
@@ -466,7 +542,7 @@ void store_close(store *s)
 
 static int exec_stmt(store *s, store_stmt_id id, const char *sql, const char *what, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, id, sql, err);
+    db_stmt *st = store_stmt(s, id, sql, err);
     if (!st)
         return -1;
     return store_exec_change(s, st, what, err) < 0 ? -1 : 0;
@@ -474,7 +550,9 @@ static int exec_stmt(store *s, store_stmt_id id, const char *sql, const char *wh
 
 int store_set_autocheckpoint(store *s, int pages, vf_error *err)
 {
-    int rc = sqlite3_wal_autocheckpoint(s->db, pages);
+    if (store_is_pg(s))
+        return 0; /* checkpoints are the server's */
+    int rc = sqlite3_wal_autocheckpoint(db_sqlite_handle(s->db), pages);
     if (rc != SQLITE_OK) {
         vf_error_set(err, VF_EIO, "store %s: setting autocheckpoint: %s", s->path,
                      sqlite3_errstr(rc));
@@ -486,11 +564,14 @@ int store_set_autocheckpoint(store *s, int pages, vf_error *err)
 int store_checkpoint(store *s, int *wal_pages, int *copied, vf_error *err)
 {
     int log = 0, done = 0;
-    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
-        vf_error_set(err, rc == SQLITE_LOCKED ? VF_EUNAVAILABLE : VF_EIO,
-                     "store %s: checkpoint: %s", s->path, sqlite3_errmsg(s->db));
-        return -1;
+    if (!store_is_pg(s)) {
+        sqlite3 *handle = db_sqlite_handle(s->db);
+        int rc = sqlite3_wal_checkpoint_v2(handle, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+            vf_error_set(err, rc == SQLITE_LOCKED ? VF_EUNAVAILABLE : VF_EIO,
+                         "store %s: checkpoint: %s", s->path, sqlite3_errmsg(handle));
+            return -1;
+        }
     }
     if (wal_pages)
         *wal_pages = log;
@@ -506,11 +587,12 @@ int store_defer_sync(store *s, vf_error *err)
                      s->path);
         return -1;
     }
-    if (s->wal_fd >= 0)
-        return 0;
+    if (store_is_pg(s) || s->wal_fd >= 0)
+        return 0; /* PostgreSQL: a COMMIT is durable when it returns (store.h) */
     /* The WAL exists from the first transaction in WAL mode (store_open ran
      * several) until the last connection closes; this one stays open. */
-    const char *wal = sqlite3_filename_wal(sqlite3_db_filename(s->db, "main"));
+    sqlite3 *handle = db_sqlite_handle(s->db);
+    const char *wal = sqlite3_filename_wal(sqlite3_db_filename(handle, "main"));
     int fd = wal ? open(wal, O_RDONLY | O_CLOEXEC) : -1;
     if (fd < 0) {
         int saved = errno;
@@ -528,6 +610,8 @@ int store_defer_sync(store *s, vf_error *err)
 
 int store_sync(store *s, vf_error *err)
 {
+    if (store_is_pg(s))
+        return 0;
     if (s->wal_fd < 0) {
         vf_error_set(err, VF_EINTERNAL, "store %s: sync without store_defer_sync", s->path);
         return -1;
@@ -549,22 +633,55 @@ int store_sync(store *s, vf_error *err)
 
 bool store_in_transaction(const store *s)
 {
-    return s && s->db && !sqlite3_get_autocommit(s->db);
+    return s && db_in_transaction(s->db);
 }
 
-int store_begin(store *s, vf_error *err)
+/* PostgreSQL: the advisory lock that store_begin holds shared and
+ * store_begin_exclusive exclusively (another number than the migrations'). */
+#define STORE_PG_WRITERS_LOCK 0x76662d7772697465LL /* "vf-write" */
+
+static int begin(store *s, bool exclusive, vf_error *err)
 {
     if (store_in_transaction(s)) {
         vf_error_set(err, VF_EINTERNAL, "store %s: begin: a transaction is already open", s->path);
         return -1;
     }
-    /* IMMEDIATE takes the write lock now, waiting up to the busy timeout,
-     * rather than at the first write where SQLITE_BUSY cannot be waited out. */
-    return exec_stmt(s, STORE_STMT_BEGIN, "BEGIN IMMEDIATE", "begin", err);
+    /* SQLite: IMMEDIATE takes the write lock now, waiting up to the busy
+     * timeout, rather than at the first write where SQLITE_BUSY cannot be
+     * waited out. PostgreSQL: READ COMMITTED, and the writers' advisory lock
+     * in one round trip. */
+    if (!store_is_pg(s))
+        return exec_stmt(s, STORE_STMT_BEGIN, "BEGIN IMMEDIATE", "begin", err);
+    char sql[96];
+    snprintf(sql, sizeof sql, "BEGIN; SELECT pg_advisory_xact_lock%s(%lld)",
+             exclusive ? "" : "_shared", (long long)STORE_PG_WRITERS_LOCK);
+    if (db_exec(s->db, sql, "begin", err) == 0)
+        return 0;
+    (void)store_rollback(s, NULL);
+    return -1;
+}
+
+int store_begin(store *s, vf_error *err)
+{
+    return begin(s, false, err);
+}
+
+int store_begin_exclusive(store *s, vf_error *err)
+{
+    return begin(s, true, err);
 }
 
 int store_commit(store *s, vf_error *err)
 {
+    /* PostgreSQL answers COMMIT of a failed transaction with a rollback, not
+     * an error: say so rather than report the work as committed. */
+    if (db_transaction_failed(s->db)) {
+        vf_error_set(err, VF_EINTERNAL,
+                     "store %s: commit: a statement of the transaction failed; rolled back",
+                     s->path);
+        (void)store_rollback(s, NULL);
+        return -1;
+    }
     if (exec_stmt(s, STORE_STMT_COMMIT, "COMMIT", "commit", err) == 0)
         return 0;
     /* A failed COMMIT may leave the transaction open; the contract is that a
@@ -578,6 +695,9 @@ int store_rollback(store *s, vf_error *err)
 {
     if (!store_in_transaction(s))
         return 0;
+    /* PostgreSQL: db_exec knows a transaction lost with its connection. */
+    if (store_is_pg(s))
+        return db_exec(s->db, "ROLLBACK", "rollback", err);
     return exec_stmt(s, STORE_STMT_ROLLBACK, "ROLLBACK", "rollback", err);
 }
 
@@ -587,11 +707,11 @@ int store_probe_write(store *s, vf_error *err)
     store_now(now);
     if (store_begin(s, err) < 0)
         return -1;
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_PROBE_WRITE,
-                                  "INSERT INTO store_probe (id, at) VALUES (1, ?1) "
-                                  "ON CONFLICT (id) DO UPDATE SET at = excluded.at",
-                                  err);
-    if (!st || store_bind_text(st, 1, now) != SQLITE_OK ||
+    db_stmt *st = store_stmt(s, STORE_STMT_PROBE_WRITE,
+                             "INSERT INTO store_probe (id, at) VALUES (1, ?1) "
+                             "ON CONFLICT (id) DO UPDATE SET at = excluded.at",
+                             err);
+    if (!st || store_bind_text(st, 1, now) != 0 ||
         store_exec_change(s, st, "probing the store with a write", err) < 0 ||
         store_commit(s, err) < 0) {
         if (st)

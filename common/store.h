@@ -1,5 +1,8 @@
 /* store: the SQLite file that holds tasks, their history, reservations, the
- * event outbox and webhook deliveries (DESIGN.md "SQLite store").
+ * event outbox and webhook deliveries (DESIGN.md "SQLite store"), or the
+ * same tables in a PostgreSQL database (store_open_at with a URL; README
+ * "PostgreSQL store"). Everything below holds for both unless it says
+ * otherwise; the SQL goes through common/db.h.
  *
  * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
  * WAL is fsynced at every COMMIT, so a committed transaction survives both a
@@ -17,6 +20,11 @@
  * The worker commits batch N+1 while a thread of its own syncs batch N, and
  * acks and publishes a batch only after its sync.
  *
+ * PostgreSQL: a COMMIT is durable when it returns (with the server's
+ * synchronous_commit = on, its default), so store_defer_sync and store_sync
+ * succeed and do nothing, and checkpoints are the server's business
+ * (store_set_autocheckpoint and store_checkpoint do nothing either).
+ *
  * Timestamps. Every timestamp is passed in by the caller (tests stay
  * deterministic) and stored as RFC 3339 UTC text with milliseconds, always
  * exactly "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 characters), e.g.
@@ -28,15 +36,19 @@
  * JSON columns are TEXT holding whatever JSON text the caller gave.
  *
  * Errors. Functions that can fail return -1 and fill the optional `err`
- * with sqlite3's message and a code: VF_EUNAVAILABLE when the database was
- * busy or locked beyond the busy timeout (5 s; retry later), VF_EINVAL for a
- * constraint violation (duplicate id, unknown task id, bad kind/status),
- * VF_ENOMEM, VF_EIO otherwise. After a failure inside store_begin ...
- * store_commit, call store_rollback and redo the whole group.
+ * with the database's message and a code: VF_EUNAVAILABLE when the database
+ * was busy or locked beyond the busy timeout (5 s; retry later) or, on
+ * PostgreSQL, the server could not be reached (the next call reconnects),
+ * VF_EINVAL for a constraint violation (duplicate id, unknown task id, bad
+ * kind/status), VF_ECONFLICT for a PostgreSQL serialization failure or
+ * deadlock (redo), VF_ENOMEM, VF_EIO otherwise. After a failure inside
+ * store_begin ... store_commit, call store_rollback and redo the whole group
+ * (on PostgreSQL a failed statement has ended the transaction).
  *
  * Threads. A store handle is used by one thread at a time. Several processes
  * may open the same file: one writer at a time (the others wait up to the busy
- * timeout), readers never block and are never blocked (WAL).
+ * timeout), readers never block and are never blocked (WAL). On PostgreSQL
+ * any number of processes on any machines write at once (store_begin).
  *
  * Listing functions collect their rows, finish the query, and then call the
  * callback once per row; the row and its strings are borrowed and valid only
@@ -73,6 +85,33 @@ int store_schema_version(void);
 store *store_open(const char *path, store_mode mode, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Where a store is: an SQLite file or a PostgreSQL database. */
+typedef struct store_location {
+    const char *path;     /* SQLite file; or NULL */
+    const char *url;      /* postgresql://USER@HOST:PORT/DB[?param=value...]; or NULL */
+    const char *password; /* PostgreSQL: overrides one in the URL; NULL: none (or ~/.pgpass) */
+    const char *ca_file;  /* PostgreSQL TLS trust anchors: sslmode verify-full, or require
+                           * when !tls_verify; NULL: the URL's sslmode (libpq: prefer) */
+    bool tls_verify;
+} store_location;
+
+/* Open the store at `where` (exactly one of path and url). A path opens as
+ * store_open does. A URL connects to PostgreSQL; READ_WRITE applies the
+ * migrations of schema/pg/ (several processes may start at once: they take
+ * turns), READ_ONLY makes every transaction read-only. Errors as store_open,
+ * and VF_EUNAVAILABLE when the server cannot be reached. Messages show the URL
+ * without its password. */
+store *store_open_at(const store_location *where, store_mode mode, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Whether `location` is a PostgreSQL URL (postgresql:// or postgres://),
+ * which store_open also accepts in place of a path. */
+bool store_is_url(const char *location);
+
+/* Copy `url` into out (size bytes, NUL-terminated) with a password in
+ * user:password@ or in a password= parameter replaced by ***. */
+void store_url_for_messages(const char *url, char *out, size_t size);
+
 /* Close the handle; a transaction still open is rolled back. NULL is a no-op. */
 void store_close(store *s);
 
@@ -87,8 +126,20 @@ int store_format_time(int64_t unix_ms, char buf[STORE_TIME_SIZE]);
 
 /* Start a write transaction. It takes the write lock at once (BEGIN
  * IMMEDIATE), waiting up to the busy timeout, so the statements inside
- * cannot fail later for lack of the lock. Nested calls are an error. */
+ * cannot fail later for lack of the lock. Nested calls are an error.
+ * PostgreSQL has no such lock: writers run side by side (READ COMMITTED),
+ * kept apart by store_host_claim's row locks and the unique indexes; each
+ * holds the store's advisory lock in shared mode (see store_begin_exclusive). */
 int store_begin(store *s, vf_error *err) __attribute__((warn_unused_result));
+
+/* store_begin, and no other store_begin transaction runs beside this one:
+ * for deciding a batch again after a conflict, so that the second decision
+ * works from a picture nobody changes under it (a claim may still meet a
+ * change made outside any transaction, such as a release). SQLite: the same
+ * as store_begin, whose write lock is exclusive already. PostgreSQL: waits
+ * for the transactions open now to end, and holds off new ones until the
+ * commit (the advisory lock in exclusive mode). */
+int store_begin_exclusive(store *s, vf_error *err) __attribute__((warn_unused_result));
 
 /* Commit: when this returns 0 the transaction is on disk. On failure the
  * transaction is rolled back; none of it happened. */
@@ -317,6 +368,12 @@ int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, vo
  * shared by every claim of the transaction. */
 int store_host_claim(store *s, const char *node, int64_t expected, int64_t changed_seq,
                      vf_error *err) __attribute__((warn_unused_result));
+
+/* Whether one writer at a time holds the whole store from store_begin to the
+ * commit (SQLite), so that a transaction which caught up with the others'
+ * changes and then claimed hosts knows every change up to its own. False on
+ * PostgreSQL, where writers run side by side. */
+bool store_writers_serialized(const store *s);
 
 /* The largest changed_seq in the store (0: none) into *seq. Returns 0 or -1. */
 int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)

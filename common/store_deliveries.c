@@ -11,10 +11,11 @@
 int store_delivery_add(store *s, const char *event_id, const char *receiver, const char *body,
                        const char *now, vf_error *err)
 {
-    sqlite3_stmt *st =
+    db_stmt *st =
         store_stmt(s, STORE_STMT_DELIVERY_ADD,
-                   "INSERT OR IGNORE INTO deliveries (event_id, receiver, status, attempts, "
-                   "next_attempt_at, created_at, body) VALUES (?1, ?2, 'pending', 0, ?3, ?3, ?4)",
+                   "INSERT INTO deliveries (event_id, receiver, status, attempts, "
+                   "next_attempt_at, created_at, body) VALUES (?1, ?2, 'pending', 0, ?3, ?3, ?4) "
+                   "ON CONFLICT (event_id, receiver) DO NOTHING",
                    err);
     if (!st)
         return -1;
@@ -27,8 +28,7 @@ int store_delivery_add(store *s, const char *event_id, const char *receiver, con
 }
 
 /* Run fn over the rows of an executed-and-bound SELECT DELIVERY_COLUMNS. */
-static int deliveries_each(store *s, sqlite3_stmt *st, store_delivery_fn fn, void *ctx,
-                           vf_error *err)
+static int deliveries_each(store *s, db_stmt *st, store_delivery_fn fn, void *ctx, vf_error *err)
 {
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "listing deliveries", err) != 0) {
@@ -59,32 +59,32 @@ static int deliveries_each(store *s, sqlite3_stmt *st, store_delivery_fn fn, voi
 int store_deliveries_due(store *s, const char *now, int limit, store_delivery_fn fn, void *ctx,
                          vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_DUE,
-                                  "SELECT " DELIVERY_COLUMNS " FROM deliveries "
-                                  "WHERE status = 'pending' AND next_attempt_at <= ?1 "
-                                  "ORDER BY next_attempt_at, created_at, event_id, receiver "
-                                  "LIMIT ?2",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_DUE,
+                             "SELECT " DELIVERY_COLUMNS " FROM deliveries "
+                             "WHERE status = 'pending' AND next_attempt_at <= ?1 "
+                             "ORDER BY next_attempt_at, created_at, event_id, receiver "
+                             "LIMIT ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, now);
-    sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+    store_bind_limit(st, 2, limit);
     return deliveries_each(s, st, fn, ctx, err);
 }
 
 int store_delivery_update(store *s, const store_delivery_change *c, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERY_UPDATE,
-                                  "UPDATE deliveries SET status = ?3, attempts = ?4, "
-                                  "next_attempt_at = ?5, last_code = ?6, last_error = ?7, "
-                                  "delivered_at = ?8 WHERE event_id = ?1 AND receiver = ?2",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_DELIVERY_UPDATE,
+                             "UPDATE deliveries SET status = ?3, attempts = ?4, "
+                             "next_attempt_at = ?5, last_code = ?6, last_error = ?7, "
+                             "delivered_at = ?8 WHERE event_id = ?1 AND receiver = ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, c->event_id);
     store_bind_text(st, 2, c->receiver);
     store_bind_text(st, 3, c->status);
-    sqlite3_bind_int(st, 4, c->attempts);
+    db_bind_int64(st, 4, c->attempts);
     store_bind_text(st, 5, c->next_attempt_at);
     store_bind_id(st, 6, c->last_code > 0 ? c->last_code : -1);
     store_bind_text(st, 7, c->last_error);
@@ -129,38 +129,38 @@ int store_delivery_list(store *s, const store_delivery_filter *filter, store_del
         if (!store_prepare(s, &s->delivery_list[mask], sql, err))
             return -1;
     }
-    sqlite3_stmt *st = s->delivery_list[mask];
+    db_stmt *st = s->delivery_list[mask];
     int index = 1;
     for (int i = 0; i < STORE_DELIVERY_FILTERS; i++)
         if (values[i])
             store_bind_text(st, index++, values[i]);
-    sqlite3_bind_int(st, index, filter->limit > 0 ? filter->limit : -1);
+    store_bind_limit(st, index, filter->limit);
     return deliveries_each(s, st, fn, ctx, err);
 }
 
 int store_deliveries_due_receiver(store *s, const char *receiver, const char *now, int limit,
                                   store_delivery_fn fn, void *ctx, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_DUE_RECEIVER,
-                                  "SELECT " DELIVERY_COLUMNS " FROM deliveries "
-                                  "WHERE status = 'pending' AND next_attempt_at <= ?1 "
-                                  "AND receiver = ?3 "
-                                  "ORDER BY next_attempt_at, created_at, event_id LIMIT ?2",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_DUE_RECEIVER,
+                             "SELECT " DELIVERY_COLUMNS " FROM deliveries "
+                             "WHERE status = 'pending' AND next_attempt_at <= ?1 "
+                             "AND receiver = ?3 "
+                             "ORDER BY next_attempt_at, created_at, event_id LIMIT ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, now);
-    sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+    store_bind_limit(st, 2, limit);
     store_bind_text(st, 3, receiver);
     return deliveries_each(s, st, fn, ctx, err);
 }
 
 int store_deliveries_requeue(store *s, const char *now, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_REQUEUE,
-                                  "UPDATE deliveries SET status = 'pending', next_attempt_at = ?1 "
-                                  "WHERE status = 'delivering'",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_REQUEUE,
+                             "UPDATE deliveries SET status = 'pending', next_attempt_at = ?1 "
+                             "WHERE status = 'delivering'",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, now);
@@ -170,7 +170,7 @@ int store_deliveries_requeue(store *s, const char *now, vf_error *err)
 int store_delivery_redeliver(store *s, const char *event_id, const char *receiver, const char *now,
                              vf_error *err)
 {
-    sqlite3_stmt *st;
+    db_stmt *st;
     if (receiver)
         st = store_stmt(s, STORE_STMT_DELIVERY_REDELIVER,
                         "UPDATE deliveries SET status = 'pending', attempts = 0, "

@@ -22,13 +22,13 @@ void store_owner_name(char out[STORE_OWNER_SIZE])
 int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
                         vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_HOSTS_CHANGED,
-                                  "SELECT node, generation, changed_seq FROM host_generations "
-                                  "WHERE changed_seq > ?1 ORDER BY changed_seq",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_HOSTS_CHANGED,
+                             "SELECT node, generation, changed_seq FROM host_generations "
+                             "WHERE changed_seq > ?1 ORDER BY changed_seq",
+                             err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, since);
+    db_bind_int64(st, 1, since);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "reading changed hosts", err) != 0) {
         store_rows_free(&rows);
@@ -53,31 +53,68 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
                      s->path);
         return -1;
     }
+    /* PostgreSQL has no store-wide write lock: take the host's row now, and
+     * NOWAIT: a host another transaction holds is about to change, so this
+     * decision is stale already; failing at once (rather than waiting, and
+     * deadlocking when two batches take two hosts in opposite orders) lets
+     * the caller decide the batch again alone (store_begin_exclusive). On
+     * SQLite the write transaction holds the one write lock already. */
+    if (store_is_pg(s)) {
+        db_stmt *lock = store_stmt(
+            s, STORE_STMT_HOST_LOCK,
+            "SELECT generation FROM host_generations WHERE node = ?1 FOR UPDATE NOWAIT", err);
+        if (!lock)
+            return -1;
+        store_bind_text(lock, 1, node);
+        vf_error step_err;
+        vf_error_init(&step_err);
+        int rc = db_step(lock, "locking a host's generation", &step_err);
+        store_stmt_done(lock);
+        if (rc < 0) {
+            /* "Unavailable" here is the lock NOWAIT refused (or a lost
+             * connection, which ended the transaction anyway). */
+            vf_error_set(err, step_err.code == VF_EUNAVAILABLE ? VF_ECONFLICT : step_err.code,
+                         "host %s is being changed by another worker's transaction (%s)", node,
+                         step_err.text);
+            return -1;
+        }
+    }
     /* One conditional write: it succeeds only from the generation the caller
      * decided from, and holds the host until the commit. (No RETURNING: it
-     * costs SQLite 3.40 more than the update itself.) */
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_HOST_CLAIM,
-                                  "UPDATE host_generations SET generation = generation + 1, "
-                                  "changed_seq = ?3 WHERE node = ?1 AND generation = ?2",
-                                  err);
+     * costs SQLite 3.40 more than the update itself.) PostgreSQL numbers the
+     * change from a sequence: it cannot see the others' uncommitted numbers. */
+    db_stmt *st = store_stmt(s, STORE_STMT_HOST_CLAIM,
+                             store_is_pg(s)
+                                 ? "UPDATE host_generations SET generation = generation + 1, "
+                                   "changed_seq = nextval('host_generations_seq') "
+                                   "WHERE node = ?1 AND generation = ?2"
+                                 : "UPDATE host_generations SET generation = generation + 1, "
+                                   "changed_seq = ?3 WHERE node = ?1 AND generation = ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, node);
-    sqlite3_bind_int64(st, 2, expected);
-    sqlite3_bind_int64(st, 3, changed_seq);
+    db_bind_int64(st, 2, expected);
+    if (!store_is_pg(s))
+        db_bind_int64(st, 3, changed_seq);
     int changed = store_exec_change(s, st, "claiming a host", err);
     if (changed < 0)
         return -1;
     if (changed == 0 && expected == 0) {
         /* A host nobody has changed yet has no row: the first claim makes it. */
         st = store_stmt(s, STORE_STMT_HOST_CLAIM_NEW,
-                        "INSERT INTO host_generations (node, generation, changed_seq) "
-                        "VALUES (?1, 1, ?2) ON CONFLICT (node) DO NOTHING",
+                        store_is_pg(s)
+                            ? "INSERT INTO host_generations (node, generation, changed_seq) "
+                              "VALUES (?1, 1, nextval('host_generations_seq')) "
+                              "ON CONFLICT (node) DO NOTHING"
+                            : "INSERT INTO host_generations (node, generation, changed_seq) "
+                              "VALUES (?1, 1, ?2) ON CONFLICT (node) DO NOTHING",
                         err);
         if (!st)
             return -1;
         store_bind_text(st, 1, node);
-        sqlite3_bind_int64(st, 2, changed_seq);
+        if (!store_is_pg(s))
+            db_bind_int64(st, 2, changed_seq);
         changed = store_exec_change(s, st, "claiming a new host", err);
         if (changed < 0)
             return -1;
@@ -94,30 +131,35 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
 /* The latest place in the change order, for a writer that claims hosts. */
 int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
 {
-    sqlite3_stmt *st =
-        store_stmt(s, STORE_STMT_HOSTS_LATEST,
-                   "SELECT coalesce(max(changed_seq), 0) FROM host_generations", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_HOSTS_LATEST,
+                             "SELECT coalesce(max(changed_seq), 0) FROM host_generations", err);
     if (!st)
         return -1;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        store_fail(s, rc, "reading the latest host change", err);
+    int rc = db_step(st, "reading the latest host change", err);
+    if (rc != DB_ROW) {
+        if (rc == DB_DONE)
+            vf_error_set(err, VF_EINTERNAL, "store %s: no row for max(changed_seq)", s->path);
         store_stmt_done(st);
         return -1;
     }
-    *seq = sqlite3_column_int64(st, 0);
+    *seq = db_column_int64(st, 0);
     store_stmt_done(st);
     return 0;
+}
+
+bool store_writers_serialized(const store *s)
+{
+    return !store_is_pg(s);
 }
 
 int store_reservations_live_node(store *s, const char *node, const char *now,
                                  store_reservation_fn fn, void *ctx, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE_NODE,
-                                  "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                                  "WHERE node = ?1 AND released_at IS NULL AND expires_at > ?2 "
-                                  "ORDER BY id",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE_NODE,
+                             "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                             "WHERE node = ?1 AND released_at IS NULL AND expires_at > ?2 "
+                             "ORDER BY id",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, node);
@@ -137,7 +179,7 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
 {
     /* One statement, so two workers racing for a free lease cannot both win:
      * the update applies only to our own lease or to one that has expired. */
-    sqlite3_stmt *st = store_stmt(
+    db_stmt *st = store_stmt(
         s, STORE_STMT_LEASE_ACQUIRE,
         "INSERT INTO leases (name, owner, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4) "
         "ON CONFLICT (name) DO UPDATE SET "
@@ -158,8 +200,8 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
 
 int store_lease_release(store *s, const char *name, const char *owner, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASE_RELEASE,
-                                  "DELETE FROM leases WHERE name = ?1 AND owner = ?2", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASE_RELEASE,
+                             "DELETE FROM leases WHERE name = ?1 AND owner = ?2", err);
     if (!st)
         return -1;
     store_bind_text(st, 1, name);
@@ -169,8 +211,8 @@ int store_lease_release(store *s, const char *name, const char *owner, vf_error 
 
 int store_leases_renew(store *s, const char *owner, const char *until, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASES_RENEW,
-                                  "UPDATE leases SET expires_at = ?2 WHERE owner = ?1", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASES_RENEW,
+                             "UPDATE leases SET expires_at = ?2 WHERE owner = ?1", err);
     if (!st)
         return -1;
     store_bind_text(st, 1, owner);
@@ -180,7 +222,7 @@ int store_leases_renew(store *s, const char *owner, const char *until, vf_error 
 
 int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
 {
-    sqlite3_stmt *st =
+    db_stmt *st =
         store_stmt(s, STORE_STMT_LEASE_HOLDER, "SELECT owner FROM leases WHERE name = ?1", err);
     if (!st)
         return -1;
@@ -200,10 +242,10 @@ int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf
 int store_lease_take_over(store *s, const char *name, const char *previous, const char *owner,
                           const char *now, const char *until, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASE_TAKE_OVER,
-                                  "UPDATE leases SET owner = ?3, acquired_at = ?4, expires_at = ?5 "
-                                  "WHERE name = ?1 AND owner = ?2",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASE_TAKE_OVER,
+                             "UPDATE leases SET owner = ?3, acquired_at = ?4, expires_at = ?5 "
+                             "WHERE name = ?1 AND owner = ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, name);
@@ -218,8 +260,8 @@ int store_lease_take_over(store *s, const char *name, const char *previous, cons
 int store_leases_live(store *s, const char *prefix, const char *now,
                       int (*fn)(const char *owner, void *ctx), void *ctx, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_LEASES_LIVE,
-                                  "SELECT owner FROM leases WHERE substr(name, 1, length(?1)) = ?1 "
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASES_LIVE,
+                                  "SELECT owner FROM leases WHERE substr(name, 1, length(CAST(?1 AS TEXT))) = CAST(?1 AS TEXT) "
                                   "AND expires_at > ?2",
                                   err);
     if (!st)

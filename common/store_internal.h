@@ -3,9 +3,10 @@
 #ifndef VF_STORE_INTERNAL_H
 #define VF_STORE_INTERNAL_H
 
-#include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "db.h"
 #include "store.h"
 
 /* One slot per prepared statement; each is prepared on first use and kept
@@ -28,6 +29,7 @@ typedef enum {
     STORE_STMT_RESERVATIONS_LIVE_NODE,
     STORE_STMT_RESERVATION_RELEASE_EXPIRED_VMID,
     STORE_STMT_HOSTS_CHANGED,
+    STORE_STMT_HOST_LOCK,
     STORE_STMT_HOST_CLAIM,
     STORE_STMT_HOST_CLAIM_NEW,
     STORE_STMT_HOSTS_LATEST,
@@ -69,52 +71,55 @@ typedef enum {
 #define STORE_DELIVERY_FILTERS 3
 
 struct store {
-    sqlite3 *db;
-    char *path; /* owned; in every error message */
+    db *db;
+    char *path; /* owned; in every error message: the file, or the URL without password */
     store_mode mode;
     int wal_fd; /* -1 unless store_defer_sync: the WAL, opened read-only to fsync it */
-    sqlite3_stmt *stmts[STORE_STMT_COUNT];
-    sqlite3_stmt *task_list[1 << STORE_TASK_FILTERS];
-    sqlite3_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];
+    db_stmt *stmts[STORE_STMT_COUNT];
+    db_stmt *task_list[1 << STORE_TASK_FILTERS];
+    db_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];
 };
 
-/* The prepared statement in *slot, preparing `sql` on first use. The
- * statement is reset and unbound; return it with store_stmt_done. NULL with
- * err set on failure. */
-sqlite3_stmt *store_prepare(store *s, sqlite3_stmt **slot, const char *sql, vf_error *err);
+/* Whether the store is on PostgreSQL (else SQLite), for the few statements
+ * whose text differs between the dialects. */
+bool store_is_pg(const store *s);
+
+/* The prepared statement in *slot, preparing `sql` (SQLite's ?N
+ * placeholders, see db.h) on first use. The statement is reset and unbound;
+ * return it with store_stmt_done. NULL with err set on failure. */
+db_stmt *store_prepare(store *s, db_stmt **slot, const char *sql, vf_error *err);
 
 /* store_prepare for a fixed statement slot. */
-sqlite3_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
+db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
 
 /* Reset and unbind, so the statement holds no lock and no borrowed text. */
-void store_stmt_done(sqlite3_stmt *st);
-
-/* Fill err from an SQLite result code and the connection's message; the
- * code picks VF_EUNAVAILABLE / VF_EINVAL / VF_ENOMEM / VF_EIO. Returns -1. */
-int store_fail(store *s, int rc, const char *what, vf_error *err);
+void store_stmt_done(db_stmt *st);
 
 /* Bind helpers: NULL text and negative "none" numbers bind SQL NULL. Text
- * is bound SQLITE_STATIC: the caller's string must live until
+ * may be bound without a copy (db.h): the caller's string must live until
  * store_stmt_done, which every function does before returning. */
-int store_bind_text(sqlite3_stmt *st, int index, const char *text);
-int store_bind_id(sqlite3_stmt *st, int index, int64_t value_or_negative);
+int store_bind_text(db_stmt *st, int index, const char *text);
+int store_bind_id(db_stmt *st, int index, int64_t value_or_negative);
+/* A LIMIT: limit > 0, else no limit (a number both dialects accept). */
+int store_bind_limit(db_stmt *st, int index, int limit);
 
 /* Step a statement that changes rows and finish it. Returns the number of
  * rows changed, or -1 with err set. */
-int store_exec_change(store *s, sqlite3_stmt *st, const char *what, vf_error *err);
+int store_exec_change(store *s, db_stmt *st, const char *what, vf_error *err);
 
 /* Owned copies of result rows, so that callbacks run after the query is
- * finished and may use the store themselves. */
+ * finished and may use the store themselves. Values are kept as text (NULL
+ * for SQL NULL), which both backends give exactly for integers and text. */
 typedef struct store_rows {
     int columns;
     int count;
     int capacity;
-    sqlite3_value **values; /* count * columns, owned */
+    char **values; /* count * columns, owned */
 } store_rows;
 
 /* Step st to the end (or `limit` rows, 0: no limit), copying every row into
  * *rows (zero it first), then finish st. Returns 0 or -1 with err set. */
-int store_rows_collect(store *s, sqlite3_stmt *st, int limit, store_rows *rows, const char *what,
+int store_rows_collect(store *s, db_stmt *st, int limit, store_rows *rows, const char *what,
                        vf_error *err);
 void store_rows_free(store_rows *rows);
 

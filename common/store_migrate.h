@@ -4,7 +4,7 @@
 #define VF_STORE_MIGRATE_H
 
 typedef struct store_migration {
-    int version;      /* the user_version after this migration: 1, 2, ... */
+    int version;      /* the schema version after this migration: 1, 2, ... */
     const char *name; /* file name, for messages: "001_init.sql" */
     const char *sql;  /* the whole file, NUL-terminated */
 } store_migration;
@@ -12,5 +12,10 @@ typedef struct store_migration {
 /* In version order, numbered 1..count without gaps (checked at build time). */
 extern const store_migration store_migrations[];
 extern const int store_migrations_count;
+
+/* The same migrations for PostgreSQL, from schema/pg/NNN_*.sql: the same
+ * numbers, tables, columns and meanings in PostgreSQL's dialect. */
+extern const store_migration store_pg_migrations[];
+extern const int store_pg_migrations_count;
 
 #endif

@@ -5,10 +5,10 @@
 int store_outbox_add(store *s, const char *event_id, const char *routing_key, const char *body,
                      const char *created_at, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_ADD,
-                                  "INSERT INTO outbox (id, routing_key, body, created_at) "
-                                  "VALUES (?1, ?2, ?3, ?4)",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_ADD,
+                             "INSERT INTO outbox (id, routing_key, body, created_at) "
+                             "VALUES (?1, ?2, ?3, ?4)",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, event_id);
@@ -21,15 +21,21 @@ int store_outbox_add(store *s, const char *event_id, const char *routing_key, co
 int store_outbox_pending(store *s, const char *created_before, int limit, store_outbox_fn fn,
                          void *ctx, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PENDING,
-                                  "SELECT id, routing_key, body, created_at, published_at, "
-                                  "attempts FROM outbox WHERE confirmed_at IS NULL "
-                                  "AND (?2 IS NULL OR created_at < ?2) "
-                                  "ORDER BY created_at, rowid LIMIT ?1",
-                                  err);
+    /* seq is PostgreSQL's stand-in for SQLite's rowid: the write order. */
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_OUTBOX_PENDING,
+                   store_is_pg(s) ? "SELECT id, routing_key, body, created_at, published_at, "
+                                    "attempts FROM outbox WHERE confirmed_at IS NULL "
+                                    "AND (CAST(?2 AS TEXT) IS NULL OR created_at < ?2) "
+                                    "ORDER BY created_at, seq LIMIT ?1"
+                                  : "SELECT id, routing_key, body, created_at, published_at, "
+                                    "attempts FROM outbox WHERE confirmed_at IS NULL "
+                                    "AND (?2 IS NULL OR created_at < ?2) "
+                                    "ORDER BY created_at, rowid LIMIT ?1",
+                   err);
     if (!st)
         return -1;
-    sqlite3_bind_int(st, 1, limit > 0 ? limit : -1);
+    store_bind_limit(st, 1, limit);
     store_bind_text(st, 2, created_before);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "listing pending events", err) != 0) {
@@ -54,10 +60,10 @@ int store_outbox_pending(store *s, const char *created_before, int limit, store_
 
 int store_outbox_mark_published(store *s, const char *event_id, const char *at, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PUBLISHED,
-                                  "UPDATE outbox SET published_at = ?2, attempts = attempts + 1 "
-                                  "WHERE id = ?1",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PUBLISHED,
+                             "UPDATE outbox SET published_at = ?2, attempts = attempts + 1 "
+                             "WHERE id = ?1",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, event_id);
@@ -68,8 +74,8 @@ int store_outbox_mark_published(store *s, const char *event_id, const char *at, 
 
 int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_CONFIRMED,
-                                  "UPDATE outbox SET confirmed_at = ?2 WHERE id = ?1", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_CONFIRMED,
+                             "UPDATE outbox SET confirmed_at = ?2 WHERE id = ?1", err);
     if (!st)
         return -1;
     store_bind_text(st, 1, event_id);
@@ -80,17 +86,15 @@ int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, 
 
 int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_COUNT,
-                                  "SELECT count(*) FROM outbox WHERE confirmed_at IS NULL", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_COUNT,
+                             "SELECT count(*) FROM outbox WHERE confirmed_at IS NULL", err);
     if (!st)
         return -1;
-    int rc = sqlite3_step(st);
+    int rc = db_step(st, "counting pending events", err);
     int result = -1;
-    if (rc == SQLITE_ROW) {
-        *count = sqlite3_column_int64(st, 0);
+    if (rc == DB_ROW) {
+        *count = db_column_int64(st, 0);
         result = 0;
-    } else {
-        store_fail(s, rc, "counting pending events", err);
     }
     store_stmt_done(st);
     return result;
@@ -98,16 +102,16 @@ int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
 
 int store_outbox_prune(store *s, const char *before, int limit, vf_error *err)
 {
-    /* By rowid through the outbox_confirmed index, so a bounded batch costs
-     * what it deletes however many events are still young. */
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PRUNE,
-                                  "DELETE FROM outbox WHERE rowid IN (SELECT rowid FROM outbox "
-                                  "WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1 "
-                                  "ORDER BY confirmed_at LIMIT ?2)",
-                                  err);
+    /* Through the outbox_confirmed index, so a bounded batch costs what it
+     * deletes however many events are still young. */
+    db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PRUNE,
+                             "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox "
+                             "WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1 "
+                             "ORDER BY confirmed_at LIMIT ?2)",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, before);
-    sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+    store_bind_limit(st, 2, limit);
     return store_exec_change(s, st, "pruning confirmed events", err);
 }

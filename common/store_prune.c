@@ -3,10 +3,13 @@
  *
  * The statements here run once per batch (a few per minute), not per
  * message, so they are prepared per call rather than kept in the handle's
- * slots; every value is still a bound parameter. */
+ * slots; every value is still a bound parameter. The SQL is the same on both
+ * backends; giving pages back and truncating the WAL are SQLite's (on
+ * PostgreSQL autovacuum does that work). */
 #include "store.h"
 #include "store_internal.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,21 +33,16 @@
 #define FINISHED_DELIVERIES                                                                        \
     "FROM deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed')"
 
-static sqlite3_stmt *prepare(store *s, const char *sql, vf_error *err)
+/* A statement of its own (db_stmt_free it), not kept in a slot. */
+static db_stmt *prepare(store *s, const char *sql, vf_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        sqlite3_finalize(st);
-        store_fail(s, rc, "preparing a retention statement", err);
-        return NULL;
-    }
-    return st;
+    db_stmt *slot = NULL;
+    return db_prepare(s->db, &slot, sql, err);
 }
 
 /* Run a DELETE bound to (key) and add the rows it removed to *count. */
-static int delete_by_key(store *s, sqlite3_stmt *st, const char *key, int64_t *count,
-                         const char *what, vf_error *err)
+static int delete_by_key(store *s, db_stmt *st, const char *key, int64_t *count, const char *what,
+                         vf_error *err)
 {
     store_bind_text(st, 1, key);
     int changed = store_exec_change(s, st, what, err);
@@ -66,8 +64,8 @@ static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_coun
         "DELETE FROM tasks WHERE id = ?1",
     };
     enum { N_DELETES = sizeof deletes / sizeof deletes[0] };
-    sqlite3_stmt *select = NULL;
-    sqlite3_stmt *statements[N_DELETES] = {0};
+    db_stmt *select = NULL;
+    db_stmt *statements[N_DELETES] = {0};
     store_rows ids = {0};
     store_prune_counts batch = {0};
     int64_t *counters[N_DELETES] = {&batch.task_events, &batch.reservations, &batch.spares,
@@ -85,7 +83,7 @@ static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_coun
     if (store_begin(s, err) < 0)
         goto out;
     store_bind_text(select, 1, cutoff);
-    sqlite3_bind_int(select, 2, limit);
+    db_bind_int64(select, 2, limit);
     if (store_rows_collect(s, select, 0, &ids, "choosing tasks to prune", err) < 0)
         goto rollback;
     for (int row = 0; row < ids.count; row++) {
@@ -107,28 +105,28 @@ rollback:
     (void)store_rollback(s, NULL);
 out:
     store_rows_free(&ids);
-    sqlite3_finalize(select);
+    db_stmt_free(select);
     for (int i = 0; i < N_DELETES; i++)
-        sqlite3_finalize(statements[i]);
+        db_stmt_free(statements[i]);
     return result;
 }
 
 /* DELETE up to `limit` rows chosen by `from_where` (bound ?1 = cutoff), in
- * its own (autocommit) transaction. */
-static int prune_rows(store *s, const char *table, const char *from_where, const char *order,
-                      const char *cutoff, int limit, int64_t *count, int *found, vf_error *err)
+ * its own (autocommit) transaction; `key` lists the primary key's columns. */
+static int prune_rows(store *s, const char *table, const char *key, const char *from_where,
+                      const char *order, const char *cutoff, int limit, int64_t *count, int *found,
+                      vf_error *err)
 {
     char sql[512];
-    snprintf(sql, sizeof sql,
-             "DELETE FROM %s WHERE rowid IN (SELECT rowid %s ORDER BY %s LIMIT ?2)", table,
-             from_where, order);
-    sqlite3_stmt *st = prepare(s, sql, err);
+    snprintf(sql, sizeof sql, "DELETE FROM %s WHERE (%s) IN (SELECT %s %s ORDER BY %s LIMIT ?2)",
+             table, key, key, from_where, order);
+    db_stmt *st = prepare(s, sql, err);
     if (!st)
         return -1;
     store_bind_text(st, 1, cutoff);
-    sqlite3_bind_int(st, 2, limit);
+    db_bind_int64(st, 2, limit);
     int changed = store_exec_change(s, st, "pruning", err);
-    sqlite3_finalize(st);
+    db_stmt_free(st);
     if (changed < 0)
         return -1;
     *count += changed;
@@ -149,7 +147,7 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
     if (prune_tasks(s, cutoff, limit, deleted, &found, err) < 0)
         return -1;
     more |= found >= limit;
-    if (prune_rows(s, "reservations", RELEASED_RESERVATIONS, "released_at", cutoff, limit,
+    if (prune_rows(s, "reservations", "id", RELEASED_RESERVATIONS, "released_at", cutoff, limit,
                    &deleted->reservations, &found, err) < 0)
         return -1;
     more |= found >= limit;
@@ -158,8 +156,8 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
         return -1;
     deleted->outbox += changed;
     more |= changed >= limit;
-    if (prune_rows(s, "deliveries", FINISHED_DELIVERIES, "created_at", cutoff, limit,
-                   &deleted->deliveries, &found, err) < 0)
+    if (prune_rows(s, "deliveries", "event_id, receiver", FINISHED_DELIVERIES, "created_at", cutoff,
+                   limit, &deleted->deliveries, &found, err) < 0)
         return -1;
     more |= found >= limit;
     return more ? 1 : 0;
@@ -167,19 +165,19 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
 
 static int count_query(store *s, const char *sql, const char *cutoff, int64_t *out, vf_error *err)
 {
-    sqlite3_stmt *st = prepare(s, sql, err);
+    db_stmt *st = prepare(s, sql, err);
     if (!st)
         return -1;
     store_bind_text(st, 1, cutoff);
-    int rc = sqlite3_step(st);
+    int rc = db_step(st, "counting rows to prune", err);
     int result = -1;
-    if (rc == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, 0);
+    if (rc == DB_ROW) {
+        *out = db_column_int64(st, 0);
         result = 0;
-    } else {
-        store_fail(s, rc, "counting rows to prune", err);
+    } else if (rc == DB_DONE) {
+        vf_error_set(err, VF_EINTERNAL, "store %s: a count returned no row", s->path);
     }
-    sqlite3_finalize(st);
+    db_stmt_free(st);
     return result;
 }
 
@@ -201,37 +199,34 @@ int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, 
                         &counts->spares, &counts->outbox,      &counts->deliveries};
     memset(counts, 0, sizeof *counts);
     /* One read transaction: the counts describe one moment. */
-    char *message = NULL;
-    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, &message) != SQLITE_OK) {
-        vf_error_set(err, VF_EIO, "store %s: counting rows to prune: %s", s->path,
-                     message ? message : "BEGIN failed");
-        sqlite3_free(message);
+    if (db_exec(s->db, "BEGIN", "counting rows to prune", err) < 0)
         return -1;
-    }
     int result = 0;
     for (size_t i = 0; i < sizeof queries / sizeof queries[0] && result == 0; i++)
         result = count_query(s, queries[i], cutoff, slots[i], err);
-    sqlite3_exec(s->db, result == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    (void)db_exec(s->db, result == 0 ? "COMMIT" : "ROLLBACK", "counting rows to prune", NULL);
     return result;
 }
 
 static int pragma_int(store *s, const char *sql, int64_t *value, vf_error *err)
 {
-    sqlite3_stmt *st = prepare(s, sql, err);
+    db_stmt *st = prepare(s, sql, err);
     if (!st)
         return -1;
     int rc;
     *value = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        *value = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return store_fail(s, rc, sql, err);
-    return 0;
+    while ((rc = db_step(st, sql, err)) == DB_ROW)
+        *value = db_column_int64(st, 0);
+    db_stmt_free(st);
+    return rc < 0 ? -1 : 0;
 }
 
 int store_auto_vacuum_incremental(store *s, bool *incremental, vf_error *err)
 {
+    if (store_is_pg(s)) {
+        *incremental = true; /* autovacuum: the server's job */
+        return 0;
+    }
     int64_t mode = 0;
     if (pragma_int(s, "PRAGMA auto_vacuum", &mode, err) < 0)
         return -1;
@@ -244,6 +239,8 @@ int store_vacuum_step(store *s, int pages, int64_t *freed, vf_error *err)
     if (freed)
         *freed = 0;
     bool incremental = false;
+    if (store_is_pg(s))
+        return 0;
     if (store_auto_vacuum_incremental(s, &incremental, err) < 0)
         return -1;
     if (!incremental || pages <= 0)
@@ -264,11 +261,17 @@ int store_wal_truncate(store *s, bool *truncated, vf_error *err)
 {
     if (truncated)
         *truncated = false;
-    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3 *handle = db_sqlite_handle(s->db);
+    if (!handle)
+        return 0; /* PostgreSQL: no WAL file of ours */
+    int rc = sqlite3_wal_checkpoint_v2(handle, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
         return 0;
-    if (rc != SQLITE_OK)
-        return store_fail(s, rc, "truncating the WAL", err);
+    if (rc != SQLITE_OK) {
+        vf_error_set(err, VF_EIO, "store %s: truncating the WAL: %s", s->path,
+                     sqlite3_errmsg(handle));
+        return -1;
+    }
     if (truncated)
         *truncated = true;
     return 0;

@@ -12,13 +12,13 @@
  * marks them every few seconds) still holds its vmid in the unique index. */
 static int release_expired_vmid(store *s, int64_t vmid, const char *now, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_EXPIRED_VMID,
-                                  "UPDATE reservations SET released_at = ?2 "
-                                  "WHERE vmid = ?1 AND released_at IS NULL AND expires_at <= ?2",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_EXPIRED_VMID,
+                             "UPDATE reservations SET released_at = ?2 "
+                             "WHERE vmid = ?1 AND released_at IS NULL AND expires_at <= ?2",
+                             err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, vmid);
+    db_bind_int64(st, 1, vmid);
     store_bind_text(st, 2, now);
     return store_exec_change(s, st, "releasing an expired vmid", err);
 }
@@ -27,33 +27,34 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
                           int64_t memory_mib, int64_t disk_gib, int64_t vmid,
                           const char *created_at, const char *expires_at, vf_error *err)
 {
+    /* A vmid held by a live reservation makes the insert do nothing rather
+     * than fail: a failed statement would abort the whole transaction on
+     * PostgreSQL, and the caller's batch with it. */
     for (int pass = 0;; pass++) {
-        sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_ADD,
-                                      "INSERT INTO reservations (task_id, node, cpu, memory, disk, "
-                                      "vmid, created_at, expires_at) "
-                                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                                      err);
+        db_stmt *st =
+            store_stmt(s, STORE_STMT_RESERVATION_ADD,
+                       "INSERT INTO reservations (task_id, node, cpu, memory, disk, "
+                       "vmid, created_at, expires_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                       "ON CONFLICT (vmid) WHERE released_at IS NULL AND vmid IS NOT NULL "
+                       "DO NOTHING",
+                       err);
         if (!st)
             return -1;
         store_bind_text(st, 1, task_id);
         store_bind_text(st, 2, node);
-        sqlite3_bind_double(st, 3, cpu);
-        sqlite3_bind_int64(st, 4, memory_mib);
-        sqlite3_bind_int64(st, 5, disk_gib);
+        db_bind_double(st, 3, cpu);
+        db_bind_int64(st, 4, memory_mib);
+        db_bind_int64(st, 5, disk_gib);
         store_bind_id(st, 6, vmid);
         store_bind_text(st, 7, created_at);
         store_bind_text(st, 8, expires_at);
-        int rc = sqlite3_step(st);
-        bool unique = (rc & 0xff) == SQLITE_CONSTRAINT &&
-                      sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE;
-        if (rc != SQLITE_DONE && !(unique && vmid >= 0))
-            store_fail(s, rc, "recording a reservation", err);
-        store_stmt_done(st);
-        if (rc == SQLITE_DONE)
-            return 0;
-        if (!(unique && vmid >= 0))
+        int added = store_exec_change(s, st, "recording a reservation", err);
+        if (added < 0)
             return -1;
-        /* Only the live-vmid index is unique here. */
+        if (added > 0)
+            return 0;
+        /* Only the live-vmid index is a conflict target here. */
         int released = pass == 0 ? release_expired_vmid(s, vmid, created_at, err) : 0;
         if (released < 0)
             return -1;
@@ -89,10 +90,10 @@ void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn
 int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
                             vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE,
-                                  "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                                  "WHERE released_at IS NULL AND expires_at > ?1 ORDER BY id",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE,
+                             "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                             "WHERE released_at IS NULL AND expires_at > ?1 ORDER BY id",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, now);
@@ -108,10 +109,10 @@ int store_reservations_live(store *s, const char *now, store_reservation_fn fn, 
 
 int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_TASK,
-                                  "UPDATE reservations SET released_at = ?2 "
-                                  "WHERE task_id = ?1 AND released_at IS NULL",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_TASK,
+                             "UPDATE reservations SET released_at = ?2 "
+                             "WHERE task_id = ?1 AND released_at IS NULL",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, task_id);
@@ -122,13 +123,13 @@ int store_reservation_release_task(store *s, const char *task_id, const char *at
 int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
                                    vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_VMID,
-                                  "UPDATE reservations SET released_at = ?2 "
-                                  "WHERE vmid = ?1 AND node = ?3 AND released_at IS NULL",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_VMID,
+                             "UPDATE reservations SET released_at = ?2 "
+                             "WHERE vmid = ?1 AND node = ?3 AND released_at IS NULL",
+                             err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, vmid);
+    db_bind_int64(st, 1, vmid);
     store_bind_text(st, 2, at);
     store_bind_text(st, 3, node);
     return store_exec_change(s, st, "releasing a vmid's reservation", err);
@@ -136,10 +137,10 @@ int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, con
 
 int store_reservations_expire(store *s, const char *now, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_EXPIRE,
-                                  "UPDATE reservations SET released_at = ?1 "
-                                  "WHERE released_at IS NULL AND expires_at <= ?1",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_EXPIRE,
+                             "UPDATE reservations SET released_at = ?1 "
+                             "WHERE released_at IS NULL AND expires_at <= ?1",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, now);
@@ -148,11 +149,15 @@ int store_reservations_expire(store *s, const char *now, vf_error *err)
 
 int store_inventory_fresh_set(store *s, const char *at, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_INVENTORY_FRESH_SET,
-                                  "INSERT INTO inventory_clock (id, fresh_at) VALUES (1, ?1) "
-                                  "ON CONFLICT (id) DO UPDATE SET "
-                                  "fresh_at = MAX(fresh_at, excluded.fresh_at)",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_INVENTORY_FRESH_SET,
+                             store_is_pg(s)
+                                 ? "INSERT INTO inventory_clock AS c (id, fresh_at) VALUES (1, ?1) "
+                                   "ON CONFLICT (id) DO UPDATE SET "
+                                   "fresh_at = GREATEST(c.fresh_at, excluded.fresh_at)"
+                                 : "INSERT INTO inventory_clock (id, fresh_at) VALUES (1, ?1) "
+                                   "ON CONFLICT (id) DO UPDATE SET "
+                                   "fresh_at = MAX(fresh_at, excluded.fresh_at)",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, at);
@@ -162,8 +167,8 @@ int store_inventory_fresh_set(store *s, const char *at, vf_error *err)
 int store_reservation_clock(store *s, char out[STORE_TIME_SIZE], vf_error *err)
 {
     store_now(out);
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_CLOCK,
-                                  "SELECT fresh_at FROM inventory_clock WHERE id = 1", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_CLOCK,
+                             "SELECT fresh_at FROM inventory_clock WHERE id = 1", err);
     if (!st)
         return -1;
     store_rows rows = {0};

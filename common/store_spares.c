@@ -9,7 +9,7 @@
 
 int store_spare_add(store *s, const store_spare *p, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(
+    db_stmt *st = store_stmt(
         s, STORE_STMT_SPARE_ADD,
         "INSERT INTO spares (task_id, upgrade_id, cluster, spare_index, name, node, ip, vmid, cpu, "
         "memory, disk, state, attempts, next_at, ready_by, ready_timeout_s, release_task_id, "
@@ -21,19 +21,19 @@ int store_spare_add(store *s, const store_spare *p, vf_error *err)
     store_bind_text(st, 1, p->task_id);
     store_bind_text(st, 2, p->upgrade_id);
     store_bind_text(st, 3, p->cluster);
-    sqlite3_bind_int(st, 4, p->index);
+    db_bind_int64(st, 4, p->index);
     store_bind_text(st, 5, p->name);
     store_bind_text(st, 6, p->node);
     store_bind_text(st, 7, p->ip ? p->ip : "");
-    sqlite3_bind_int64(st, 8, p->vmid);
-    sqlite3_bind_double(st, 9, p->cpu);
-    sqlite3_bind_int64(st, 10, p->memory);
-    sqlite3_bind_int64(st, 11, p->disk);
+    db_bind_int64(st, 8, p->vmid);
+    db_bind_double(st, 9, p->cpu);
+    db_bind_int64(st, 10, p->memory);
+    db_bind_int64(st, 11, p->disk);
     store_bind_text(st, 12, p->state);
-    sqlite3_bind_int(st, 13, p->attempts);
+    db_bind_int64(st, 13, p->attempts);
     store_bind_text(st, 14, p->next_at);
     store_bind_text(st, 15, p->ready_by);
-    sqlite3_bind_int(st, 16, p->ready_timeout_s);
+    db_bind_int64(st, 16, p->ready_timeout_s);
     store_bind_text(st, 17, p->release_task_id);
     store_bind_id(st, 18, p->pipeline_id);
     store_bind_text(st, 19, p->pipeline_url);
@@ -44,17 +44,17 @@ int store_spare_add(store *s, const store_spare *p, vf_error *err)
 
 int store_spare_update(store *s, const store_spare *p, const char *seen_updated_at, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_SPARE_UPDATE,
-                                  "UPDATE spares SET state = ?2, attempts = ?3, next_at = ?4, "
-                                  "ready_by = ?5, release_task_id = ?6, pipeline_id = ?7, "
-                                  "pipeline_url = ?8, last_error = ?9, updated_at = ?10 "
-                                  "WHERE id = ?1 AND updated_at = ?11",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_SPARE_UPDATE,
+                             "UPDATE spares SET state = ?2, attempts = ?3, next_at = ?4, "
+                             "ready_by = ?5, release_task_id = ?6, pipeline_id = ?7, "
+                             "pipeline_url = ?8, last_error = ?9, updated_at = ?10 "
+                             "WHERE id = ?1 AND updated_at = ?11",
+                             err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, p->id);
+    db_bind_int64(st, 1, p->id);
     store_bind_text(st, 2, p->state);
-    sqlite3_bind_int(st, 3, p->attempts);
+    db_bind_int64(st, 3, p->attempts);
     store_bind_text(st, 4, p->next_at);
     store_bind_text(st, 5, p->ready_by);
     store_bind_text(st, 6, p->release_task_id);
@@ -70,7 +70,7 @@ int store_spare_update(store *s, const store_spare *p, const char *seen_updated_
 int store_spare_list(store *s, store_spare_query query, const char *key, int limit,
                      store_spare_fn fn, void *ctx, vf_error *err)
 {
-    sqlite3_stmt *st = NULL;
+    db_stmt *st = NULL;
     switch (query) {
     case STORE_SPARES_OF_TASK:
         st = store_stmt(s, STORE_STMT_SPARES_BY_TASK,
@@ -98,7 +98,8 @@ int store_spare_list(store *s, store_spare_query query, const char *key, int lim
         break;
     case STORE_SPARES_ALL:
         st = store_stmt(s, STORE_STMT_SPARES_ALL,
-                        "SELECT " SPARE_COLUMNS " FROM spares WHERE ?1 IS NULL OR ?1 IS NOT NULL "
+                        "SELECT " SPARE_COLUMNS " FROM spares WHERE CAST(?1 AS TEXT) IS NULL "
+                        "OR CAST(?1 AS TEXT) IS NOT NULL "
                         "ORDER BY id",
                         err);
         break;

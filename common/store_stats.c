@@ -1,26 +1,25 @@
 /* store_stats: operator read-outs (virtflowctl stats, task): counts per state
  * and a task's whole reservation record. Run rarely, so each query is
- * prepared for the call and finalized, not kept in a statement slot. */
+ * prepared for the call and freed, not kept in a statement slot. */
 #include "store.h"
 #include "store_internal.h"
 
 #include <stdio.h>
 
-/* Prepare sql for one call. NULL with err set on failure. */
-static sqlite3_stmt *prepare_once(store *s, const char *sql, const char *what, vf_error *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        store_fail(s, rc, what, err);
-        sqlite3_finalize(st);
-        return NULL;
-    }
-    return st;
-}
-
 /* SQLite documents that a bare column beside MIN() comes from the row that
- * holds the minimum, so oldest_id is the id of the oldest row of the group. */
+ * holds the minimum, so oldest_id is the id of the oldest row of the group.
+ * PostgreSQL says the same with an ordered array_agg. */
+static const char *const count_sql_pg =
+    "SELECT 'tasks', status, reason, COUNT(*), MIN(created_at), "
+    "(array_agg(id ORDER BY created_at))[1] FROM tasks GROUP BY status, reason "
+    "UNION ALL "
+    "SELECT 'deliveries', status, NULL, COUNT(*), MIN(created_at), "
+    "(array_agg(event_id ORDER BY created_at))[1] FROM deliveries GROUP BY status "
+    "UNION ALL "
+    "SELECT 'outbox', 'pending', NULL, COUNT(*), MIN(created_at), "
+    "(array_agg(id ORDER BY created_at))[1] FROM outbox "
+    "WHERE confirmed_at IS NULL HAVING COUNT(*) > 0";
+
 static const char *const count_sql =
     "SELECT 'tasks', status, reason, COUNT(*), MIN(created_at), id FROM tasks "
     "GROUP BY status, reason "
@@ -39,13 +38,13 @@ static const char *const count_sql =
 
 int store_counts(store *s, store_count_fn fn, void *ctx, vf_error *err)
 {
-    sqlite3_stmt *st = prepare_once(s, count_sql, "counting rows", err);
-    if (!st)
+    db_stmt *st = NULL;
+    if (!store_prepare(s, &st, store_is_pg(s) ? count_sql_pg : count_sql, err))
         return -1;
     store_rows rows = {0};
-    /* store_rows_collect finishes (resets) st; it is still ours to finalize. */
+    /* store_rows_collect finishes (resets) st; it is still ours to free. */
     int rc = store_rows_collect(s, st, 0, &rows, "counting rows", err);
-    sqlite3_finalize(st);
+    db_stmt_free(st);
     if (rc == 0) {
         for (int i = 0; i < rows.count; i++) {
             store_count c = {
@@ -67,16 +66,16 @@ int store_counts(store *s, store_count_fn fn, void *ctx, vf_error *err)
 int store_task_reservations(store *s, const char *task_id, store_reservation_fn fn, void *ctx,
                             vf_error *err)
 {
-    sqlite3_stmt *st = prepare_once(s,
-                                    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                                    "WHERE task_id = ?1 ORDER BY id",
-                                    "listing a task's reservations", err);
-    if (!st)
+    db_stmt *st = NULL;
+    if (!store_prepare(s, &st,
+                       "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                       "WHERE task_id = ?1 ORDER BY id",
+                       err))
         return -1;
     store_bind_text(st, 1, task_id);
     store_rows rows = {0};
     int rc = store_rows_collect(s, st, 0, &rows, "listing a task's reservations", err);
-    sqlite3_finalize(st);
+    db_stmt_free(st);
     if (rc == 0)
         store_reservation_rows_each(&rows, fn, ctx);
     store_rows_free(&rows);

@@ -29,19 +29,19 @@ void store_task_clear(store_task *t)
 
 /* Owned copy of a text column; *ok turns false if a non-NULL value could
  * not be copied. */
-static char *column_dup(sqlite3_stmt *st, int column, bool *ok)
+static char *column_dup(db_stmt *st, int column, bool *ok)
 {
-    const unsigned char *text = sqlite3_column_text(st, column);
+    const char *text = db_column_text(st, column);
     if (!text)
         return NULL;
-    char *copy = strdup((const char *)text);
+    char *copy = strdup(text);
     if (!copy)
         *ok = false;
     return copy;
 }
 
 /* Copy the current row (TASK_COLUMNS order) into *t. */
-static int task_from_row(sqlite3_stmt *st, store_task *t)
+static int task_from_row(db_stmt *st, store_task *t)
 {
     bool ok = true;
     memset(t, 0, sizeof *t);
@@ -49,12 +49,12 @@ static int task_from_row(sqlite3_stmt *st, store_task *t)
     t->kind = column_dup(st, 1, &ok);
     t->status = column_dup(st, 2, &ok);
     t->reason = column_dup(st, 3, &ok);
-    t->attempts = sqlite3_column_int(st, 4);
+    t->attempts = (int)db_column_int64(st, 4);
     t->request = column_dup(st, 5, &ok);
     t->result = column_dup(st, 6, &ok);
     t->error = column_dup(st, 7, &ok);
     t->node = column_dup(st, 8, &ok);
-    t->vmid = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 9);
+    t->vmid = db_column_is_null(st, 9) ? -1 : db_column_int64(st, 9);
     t->created_at = column_dup(st, 10, &ok);
     t->updated_at = column_dup(st, 11, &ok);
     if (!ok) {
@@ -66,17 +66,17 @@ static int task_from_row(sqlite3_stmt *st, store_task *t)
 
 int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
 {
-    sqlite3_stmt *st =
+    db_stmt *st =
         store_stmt(s, STORE_STMT_TASK_GET, "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ?1", err);
     if (!st)
         return -1;
     int result = -1;
     store_bind_text(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) {
+    int rc = db_step(st, "reading a task", err);
+    if (rc == DB_DONE) {
         result = 1;
-    } else if (rc != SQLITE_ROW) {
-        store_fail(s, rc, "reading a task", err);
+    } else if (rc != DB_ROW) {
+        /* err is set */
     } else if (task_from_row(st, out) != 0) {
         vf_error_set(err, VF_ENOMEM, "store %s: reading task %s: out of memory", s->path, id);
     } else {
@@ -88,17 +88,17 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
 
 int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT,
-                                  "INSERT INTO tasks (" TASK_COLUMNS ") VALUES "
-                                  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT,
+                             "INSERT INTO tasks (" TASK_COLUMNS ") VALUES "
+                             "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, t->id);
     store_bind_text(st, 2, t->kind);
     store_bind_text(st, 3, t->status);
     store_bind_text(st, 4, t->reason);
-    sqlite3_bind_int(st, 5, t->attempts);
+    db_bind_int64(st, 5, t->attempts);
     store_bind_text(st, 6, t->request);
     store_bind_text(st, 7, t->result);
     store_bind_text(st, 8, t->error);
@@ -110,17 +110,17 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_TASK_UPDATE,
-                                  "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
-                                  "result = ?5, error = ?6, node = ?7, vmid = ?8, "
-                                  "updated_at = ?9 WHERE id = ?1",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_UPDATE,
+                             "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
+                             "result = ?5, error = ?6, node = ?7, vmid = ?8, "
+                             "updated_at = ?9 WHERE id = ?1",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, t->id);
     store_bind_text(st, 2, t->status);
     store_bind_text(st, 3, t->reason);
-    sqlite3_bind_int(st, 4, t->attempts);
+    db_bind_int64(st, 4, t->attempts);
     store_bind_text(st, 5, t->result);
     store_bind_text(st, 6, t->error);
     store_bind_text(st, 7, t->node);
@@ -135,7 +135,7 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
 int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
                          const char *detail, vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(
+    db_stmt *st = store_stmt(
         s, STORE_STMT_TASK_EVENT_ADD,
         "INSERT INTO task_events (task_id, at, status, detail) VALUES (?1, ?2, ?3, ?4)", err);
     if (!st)
@@ -150,10 +150,10 @@ int store_task_event_add(store *s, const char *task_id, const char *at, const ch
 int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
                       vf_error *err)
 {
-    sqlite3_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
-                                  "SELECT id, task_id, at, status, detail FROM task_events "
-                                  "WHERE task_id = ?1 ORDER BY id",
-                                  err);
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
+                             "SELECT id, task_id, at, status, detail FROM task_events "
+                             "WHERE task_id = ?1 ORDER BY id",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, task_id);
@@ -213,25 +213,23 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
         if (!store_prepare(s, &s->task_list[mask], sql, err))
             return -1;
     }
-    sqlite3_stmt *st = s->task_list[mask];
+    db_stmt *st = s->task_list[mask];
     int index = 1;
     for (int i = 0; i < STORE_TASK_FILTERS; i++)
         if (values[i])
             store_bind_text(st, index++, values[i]);
-    sqlite3_bind_int(st, index, filter->limit > 0 ? filter->limit : -1);
+    store_bind_limit(st, index, filter->limit);
 
     /* Copy the rows first so the callback may use the store. */
     int result = -1;
     store_task *tasks = NULL;
     int count = 0, capacity = 0;
     for (;;) {
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE)
+        int rc = db_step(st, "listing tasks", err);
+        if (rc == DB_DONE)
             break;
-        if (rc != SQLITE_ROW) {
-            store_fail(s, rc, "listing tasks", err);
+        if (rc != DB_ROW)
             goto out;
-        }
         if (count == capacity) {
             int grown = capacity ? capacity * 2 : 16;
             store_task *more = realloc(tasks, sizeof *more * (size_t)grown);

@@ -13,6 +13,9 @@
 # already answers on 127.0.0.1:5672 is deliberately NOT used: tests create
 # and delete vhosts, queues and exchanges, and must never touch a broker that
 # holds someone's real messages. Tests get VF_AMQP_URL and VF_RABBITMQCTL.
+# PostgreSQL: $VF_PG_URL when set (a database the tests may create schemas
+# in); else a private server on loopback (tests/lib/postgres.sh), stopped
+# again when this script ends. Store tests run on it as well as on SQLite.
 # Ends with a line "N passed, N failed" summed over the CTest runs.
 set -euo pipefail
 
@@ -21,6 +24,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/tests/lib/packages.sh"
 # shellcheck source=tests/lib/broker.sh
 . "$root/tests/lib/broker.sh"
+# shellcheck source=tests/lib/postgres.sh
+. "$root/tests/lib/postgres.sh"
 
 quick=0 dry_run=0
 for arg in "$@"; do
@@ -28,7 +33,7 @@ for arg in "$@"; do
 	--quick) quick=1 ;;
 	--dry-run) dry_run=1 ;;
 	-h | --help)
-		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -50,12 +55,18 @@ fi
 
 
 broker_dir=
+postgres_dir=
 cleanup() {
 	local rc=$?
 	if [[ -n $broker_dir ]]; then
 		echo "==> stopping the private broker" >&2
 		vf_broker_stop "$broker_dir" || true
 		rm -rf "$broker_dir"
+	fi
+	if [[ -n $postgres_dir ]]; then
+		echo "==> stopping the private PostgreSQL server" >&2
+		vf_postgres_stop "$postgres_dir" || true
+		rm -rf "$postgres_dir"
 	fi
 	exit "$rc"
 }
@@ -79,6 +90,21 @@ else
 	export VF_RABBITMQCTL="bash $root/tests/lib/broker.sh ctl -d $broker_dir --"
 fi
 echo "VF_AMQP_URL=${VF_AMQP_URL:-(unset)}"
+
+step "PostgreSQL server"
+if [[ -n ${VF_PG_URL:-} ]]; then
+	echo "using VF_PG_URL from the environment"
+elif ((dry_run)); then
+	echo "would start a private PostgreSQL server on loopback (tests/lib/postgres.sh)"
+else
+	postgres_dir=$(mktemp -d "${TMPDIR:-/tmp}/vf-postgres.XXXXXX")
+	if ! VF_PG_URL=$(vf_postgres_start "$postgres_dir"); then
+		echo "run.sh: could not start a private PostgreSQL server (logs above)" >&2
+		exit 1
+	fi
+	export VF_PG_URL
+fi
+echo "VF_PG_URL=${VF_PG_URL:-(unset)}"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -178,6 +204,12 @@ if [[ -n $broker_dir ]]; then
 	vf_broker_stop "$broker_dir" || true
 	rm -rf "$broker_dir"
 	broker_dir=
+fi
+if [[ -n $postgres_dir ]]; then
+	step "stopping the private PostgreSQL server"
+	vf_postgres_stop "$postgres_dir" || true
+	rm -rf "$postgres_dir"
+	postgres_dir=
 fi
 
 step "Summary ($((SECONDS - started)) s)"

@@ -65,7 +65,10 @@ struct reservation_book {
     size_t n_undo, cap_undo;
     int64_t seen_seq; /* every change up to this changed_seq is in the picture */
     int64_t txn_seq;  /* the open transaction's place in the change order; 0: unknown yet */
-    bool caught_up;   /* the open transaction began with a catch-up */
+    bool caught_up;   /* the open transaction began with a catch-up... */
+    bool serialized;  /* ...on a store with one writer at a time (store_writers_serialized) */
+    bool reload_all;  /* a conflict showed the picture stale in a way the change order may
+                         not reveal (PostgreSQL): take the whole store's picture again */
 };
 
 reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
@@ -172,14 +175,28 @@ long reservation_book_load(reservation_book *book, store *s, vf_error *err)
     return reservations_hold_live(s, book->engine, err);
 }
 
+/* Forget the picture and take the store's whole one again, as at start. */
+static long reload_everything(reservation_book *book, store *s, vf_error *err)
+{
+    sched_engine_release_all(book->engine);
+    book->n_hosts = 0;
+    book->seen_seq = 0;
+    if (reservation_book_load(book, s, err) < 0)
+        return -1;
+    book->reload_all = false;
+    return (long)book->n_hosts;
+}
+
 long reservation_book_catch_up(reservation_book *book, store *s, vf_error *err)
 {
-    long reloaded = follow_changes(book, s, false, err);
+    long reloaded =
+        book->reload_all ? reload_everything(book, s, err) : follow_changes(book, s, false, err);
     int64_t latest = 0;
     if (reloaded < 0 || store_hosts_latest_seq(s, &latest, err) < 0)
         return -1;
     book->txn_seq = latest + 1;
     book->caught_up = true;
+    book->serialized = store_writers_serialized(s);
     return reloaded;
 }
 
@@ -224,7 +241,7 @@ void reservation_book_committed(reservation_book *book)
     /* SQLite: the transaction held the store's one write lock from its
      * catch-up to this commit, so its claims are the only changes up to
      * txn_seq: no need to read them back. */
-    if (book->caught_up && book->n_undo > 0 && book->txn_seq > book->seen_seq)
+    if (book->caught_up && book->serialized && book->n_undo > 0 && book->txn_seq > book->seen_seq)
         book->seen_seq = book->txn_seq;
     end_claims(book);
     book->n_undo = 0;
@@ -232,8 +249,14 @@ void reservation_book_committed(reservation_book *book)
     book->caught_up = false;
 }
 
-void reservation_book_rolled_back(reservation_book *book)
+void reservation_book_rolled_back(reservation_book *book, bool conflict)
 {
+    /* With writers side by side (PostgreSQL) a change may commit under a
+     * number below one already seen, and stay unseen by the change order:
+     * after a conflict, take the whole picture again. On SQLite a conflict
+     * only comes from a transaction that did not catch up first. */
+    if (conflict)
+        book->reload_all = true;
     end_claims(book);
     book->txn_seq = 0;
     book->caught_up = false;

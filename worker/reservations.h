@@ -48,6 +48,8 @@ int reservation_book_claim(reservation_book *book, store *s, const char *node, v
 /* The transaction the claims were made in has committed, or was rolled back
  * (its claims are undone: the hosts are back at the generations before). */
 void reservation_book_committed(reservation_book *book);
-void reservation_book_rolled_back(reservation_book *book);
+/* `conflict`: it was rolled back for a VF_ECONFLICT (a host claim or a vmid
+ * held by another); the next catch-up then reloads every host. */
+void reservation_book_rolled_back(reservation_book *book, bool conflict);
 
 #endif

@@ -12,6 +12,7 @@
 #include "leases.h"
 #include "log.h"
 #include "store.h"
+#include "store_config.h"
 
 /* Between two batches the main loop gets the write lock: SQLite's busy
  * handler polls at up to 25 ms steps in this range, so a longer pause than
@@ -159,7 +160,7 @@ retention *retention_start(const vf_config *config, const char *owner, vf_error 
     snprintf(r->owner, sizeof r->owner, "%s", owner);
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->wake, NULL);
-    r->store = store_open(config->store.path, STORE_READ_WRITE, err);
+    r->store = store_config_open(config, STORE_READ_WRITE, err);
     if (!r->store) {
         retention_stop(r);
         return NULL;

@@ -22,6 +22,7 @@
 #include "spare_handler.h"
 #include "store.h"
 #include "task_attempt.h"
+#include "store_config.h"
 #include "task_handler.h"
 #include "wal_sync.h"
 
@@ -170,7 +171,7 @@ static void *checkpoint_loop(void *arg)
     service *svc = arg;
     vf_error err;
     vf_error_init(&err);
-    store *own = store_open(svc->config->store.path, STORE_READ_WRITE, &err);
+    store *own = store_config_open(svc->config, STORE_READ_WRITE, &err);
     if (!own) {
         log_warn("checkpoints: %s; the WAL is copied back inside commits instead", err.text);
         return NULL;
@@ -458,8 +459,12 @@ static int sync_all(service *svc, vf_error *err)
 /* Publish every event the outbox holds unconfirmed that is not already on
  * its way: left by a crash, a lost connection or a nack, or written outside
  * a batch (the spare lifecycle). Oldest first; those the broker confirms are
- * marked. Runs at connect and every OUTBOX_SWEEP_INTERVAL_S, under load too. */
-static int sweep_outbox(service *svc, vf_error *err)
+ * marked. Runs at connect and every OUTBOX_SWEEP_INTERVAL_S, under load too.
+ * `stopping`: the last sweep of a stopping worker takes the young events too
+ * (a worker killed just after a commit leaves its last batch unpublished, and
+ * nobody may sweep again for a while); another live worker's event in flight
+ * then goes out twice, which consumers deduplicate. */
+static int sweep_outbox(service *svc, bool stopping, vf_error *err)
 {
     svc->last_sweep = time(NULL);
     /* An outbox event goes out only once its commit is durable. */
@@ -480,8 +485,8 @@ static int sweep_outbox(service *svc, vf_error *err)
     if (lease_others_alive(svc->store, svc->owner, &others, err) < 0)
         return -1;
     sweep_ctx ctx = {svc, err, 0, 0};
-    if (store_outbox_pending(svc->store, others ? grace : NULL, OUTBOX_SWEEP_LIMIT, sweep_one, &ctx,
-                             err) < 0 ||
+    if (store_outbox_pending(svc->store, others && !stopping ? grace : NULL, OUTBOX_SWEEP_LIMIT,
+                             sweep_one, &ctx, err) < 0 ||
         ctx.failed)
         return -1;
     if (ctx.count == 0)
@@ -619,16 +624,18 @@ static void finish_syncing_early(service *svc)
  * again this many times at most; then it fails like a store error (nothing
  * acked, the broker delivers it again). With SQLite a conflict cannot recur
  * within one transaction: it holds the store's write lock from the catch-up
- * to the commit. */
+ * to the commit. PostgreSQL has no such lock, so the passes after a conflict
+ * run alone (store_begin_exclusive) and the next one cannot meet another
+ * worker's batch. */
 #define MAX_DECISION_PASSES 3
 
 /* One pass: catch up with the other writers, then decide and record every
  * message of the batch, in one transaction. */
-static int record_pass(service *svc, batch *b, vf_error *err)
+static int record_pass(service *svc, batch *b, int pass, vf_error *err)
 {
     char now[STORE_TIME_SIZE];
     store_now(now);
-    int rc = store_begin(svc->store, err);
+    int rc = pass > 1 ? store_begin_exclusive(svc->store, err) : store_begin(svc->store, err);
     if (rc < 0)
         return -1;
     rc = flush_confirmed(svc, &svc->confirmed, now, err);
@@ -662,7 +669,7 @@ static int record_pass(service *svc, batch *b, vf_error *err)
         vf_error_init(&ignored);
         (void)store_rollback(svc->store, &ignored);
         forget_reservations(svc, b);
-        reservation_book_rolled_back(svc->book);
+        reservation_book_rolled_back(svc->book, err->code == VF_ECONFLICT);
         return -1;
     }
     reservation_book_committed(svc->book);
@@ -675,7 +682,7 @@ static int record_batch(service *svc, batch *b, vf_error *err)
 {
     spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
     for (int pass = 1;; pass++) {
-        if (record_pass(svc, b, err) == 0)
+        if (record_pass(svc, b, pass, err) == 0)
             return 0;
         if (err->code != VF_ECONFLICT || pass == MAX_DECISION_PASSES)
             return -1;
@@ -825,7 +832,7 @@ static void log_summary(service *svc, bool final)
 
 static int open_parts(service *svc, vf_error *err)
 {
-    svc->store = store_open(svc->config->store.path, STORE_READ_WRITE, err);
+    svc->store = store_config_open(svc->config, STORE_READ_WRITE, err);
     if (!svc->store)
         return -1;
     /* Batches are synced on a thread of their own (wal_sync.h). */
@@ -844,7 +851,9 @@ static int open_parts(service *svc, vf_error *err)
     long held = reservation_book_load(svc->book, svc->store, err);
     if (held < 0)
         return -1;
-    log_info("store %s: %ld live reservations held", svc->config->store.path, held);
+    char where[512];
+    log_info("store %s: %ld live reservations held",
+             store_config_name(svc->config, where, sizeof where), held);
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;
@@ -946,7 +955,7 @@ static int connect_link(service *svc, vf_error *err)
         return -1;
     log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
              AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
-    return sweep_outbox(svc, err);
+    return sweep_outbox(svc, false, err);
 }
 
 /* ---- store outages ---- */
@@ -1124,7 +1133,7 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)
             return st;
-        if (sweep_outbox(svc, err) < 0)
+        if (sweep_outbox(svc, false, err) < 0)
             return svc->sync_failed ? ROUND_FATAL : ROUND_BROKER;
     }
     if (b->n_items) {
@@ -1230,7 +1239,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         drop_batches(&svc);
         if (st == ROUND_OK && amqp_link_is_connected(svc.link) &&
             (amqp_link_wait_confirms(svc.link, CONFIRM_TIMEOUT_MS, &err) < 0 ||
-             settle_confirms(&svc, &err) < 0 || sweep_outbox(&svc, &err) < 0))
+             settle_confirms(&svc, &err) < 0 || sweep_outbox(&svc, true, &err) < 0))
             log_warn("outbox: %s (unconfirmed events are published again at the next start; "
                      "consumers deduplicate on id)",
                      err.text);

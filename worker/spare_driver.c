@@ -16,6 +16,7 @@
 #include "log.h"
 #include "spare_provision.h"
 #include "store.h"
+#include "store_config.h"
 
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
@@ -686,7 +687,7 @@ spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_
     snprintf(d->owner, sizeof d->owner, "%s", owner);
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->wake, NULL);
-    d->store = store_open(config->store.path, STORE_READ_WRITE, err);
+    d->store = store_config_open(config, STORE_READ_WRITE, err);
     if (!d->store) {
         spare_driver_stop(d);
         return NULL;

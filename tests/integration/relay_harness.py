@@ -226,7 +226,9 @@ class Receiver:
 class Relay:
     """virtflow-relay in a temp dir with a generated config."""
 
-    def __init__(self, broker, receivers, schedule=(0, 1, 1, 2), extra=None):
+    def __init__(self, broker, receivers, schedule=(0, 1, 1, 2), extra=None, store=None):
+        """store: lines of the store section (e.g. ['  url: "postgresql://..."']);
+        default an SQLite file in the relay's directory."""
         self.dir = tempfile.mkdtemp(prefix="vf-relay-")
         self.store = os.path.join(self.dir, "store.db")
         self.config = os.path.join(self.dir, "config.yaml")
@@ -234,7 +236,7 @@ class Relay:
         lines = ["amqp:", "  urls: [%s]" % json.dumps(broker.url if broker else
                                                       "amqp://guest:guest@127.0.0.1:1/"),
                  "  queue_type: classic", "  heartbeat_s: 5",
-                 "store:", "  path: %s" % json.dumps(self.store),
+                 "store:"] + (store or ["  path: %s" % json.dumps(self.store)]) + [
                  "log:", "  level: info",
                  "relay:", "  schedule_s: [%s]" % ", ".join(str(s) for s in schedule),
                  "  receivers:"]

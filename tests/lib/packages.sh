@@ -17,6 +17,7 @@ VF_DEBIAN_PACKAGES=(
 	libjansson-dev
 	libcurl4-openssl-dev
 	libsqlite3-dev
+	libpq-dev            # libpq: the PostgreSQL store (store.url)
 	libyaml-dev
 	libssl-dev           # HMAC-SHA256 for webhook signatures
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
@@ -25,6 +26,7 @@ VF_DEBIAN_PACKAGES=(
 	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	sqlite3              # operators' view of the store; used by tests to inspect it
+	postgresql           # the private test server (tests/lib/postgres.sh); psql reads it in tests
 	ca-certificates      # libcurl verifying https:// receivers and APIs
 	valgrind             # tests/valgrind.sh: unit tests under memcheck
 	clang                # tests/fuzz: libFuzzer targets (-DVIRTFLOW_FUZZ=ON)

@@ -115,6 +115,8 @@ static void check_defaults(const vf_config *c)
     CHECK(c->amqp.tls_verify);
     CHECK_STR(c->store.path, "virtflow.db");
     CHECK(c->store.retention_s == 30LL * 86400);
+    CHECK(c->store.url == NULL && c->store.password_file == NULL && c->store.ca_file == NULL);
+    CHECK(c->store.tls_verify);
     CHECK(c->inventory.source == CONFIG_INVENTORY_FILE);
     CHECK_STR(c->inventory.path, "deploy/inventory.example.yaml");
     CHECK(c->inventory.url == NULL && c->inventory.token_file == NULL);
@@ -520,9 +522,27 @@ static void test_retention(void)
     config_free(c);
 }
 
+/* store.url replaces the SQLite path; its files resolve like the others. */
+static void test_store_postgresql(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/store_postgresql.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->store.path == NULL);
+    CHECK_STR(c->store.url, "postgresql://virtflow@db.example:5432/virtflow");
+    CHECK_STR(c->store.password_file, FIXTURES "/valid/store.password");
+    CHECK_STR(c->store.ca_file, "/etc/ssl/certs/db-ca.pem");
+    CHECK(c->store.tls_verify);
+    config_free(c);
+}
+
 int main(void)
 {
     test_valid_fixtures();
+    test_store_postgresql();
     test_invalid_fixtures();
     test_defaults();
     test_plugins();

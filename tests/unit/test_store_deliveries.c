@@ -1,6 +1,10 @@
 /* store: what the relay adds to deliveries — per-receiver due scan, requeue
  * after a crash, operator redelivery — and the indexes those queries use. */
 #include "store.h"
+
+#include <sqlite3.h>
+
+#include "db_internal.h"
 #include "store_internal.h"
 #include "testlib.h"
 
@@ -64,9 +68,10 @@ static const char *query_plan(store *s, const char *sql)
     char explain[2048];
     plan[0] = '\0';
     snprintf(explain, sizeof explain, "EXPLAIN QUERY PLAN %s", sql);
+    sqlite3 *handle = db_sqlite_handle(s->db);
     sqlite3_stmt *st = NULL;
-    CHECKF(sqlite3_prepare_v2(s->db, explain, -1, &st, NULL) == SQLITE_OK, "%s",
-           sqlite3_errmsg(s->db));
+    CHECKF(sqlite3_prepare_v2(handle, explain, -1, &st, NULL) == SQLITE_OK, "%s",
+           sqlite3_errmsg(handle));
     size_t len = 0;
     while (st && sqlite3_step(st) == SQLITE_ROW && len < sizeof plan)
         len += (size_t)snprintf(plan + len, sizeof plan - len, "%s%s", len ? " | " : "",
@@ -79,7 +84,7 @@ static const char *query_plan(store *s, const char *sql)
 static const char *statement_plan(store *s, store_stmt_id slot)
 {
     CHECKF(s->stmts[slot] != NULL, "statement %d not prepared yet", (int)slot);
-    return s->stmts[slot] ? query_plan(s, sqlite3_sql(s->stmts[slot])) : "";
+    return s->stmts[slot] ? query_plan(s, sqlite3_sql(s->stmts[slot]->sqlite)) : "";
 }
 
 /* A receiver that is down piles up due rows; the relay's scan for another
@@ -102,26 +107,23 @@ static void test_indexes(store *s)
     CHECKF(!strstr(plan, "TEMP B-TREE"), "%s", plan);
     /* The index on status alone is gone: nothing needs it any more. */
     sqlite3_stmt *st = NULL;
-    CHECK(sqlite3_prepare_v2(s->db, "SELECT COUNT(*) FROM sqlite_master WHERE name = ?1", -1, &st,
+    CHECK(sqlite3_prepare_v2(db_sqlite_handle(s->db),
+                             "SELECT COUNT(*) FROM sqlite_master WHERE name = ?1", -1, &st,
                              NULL) == SQLITE_OK);
     sqlite3_bind_text(st, 1, "deliveries_due", -1, SQLITE_STATIC);
     CHECK(sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 0);
     sqlite3_finalize(st);
 }
 
-int main(void)
+/* Everything below on one store: an SQLite file or a PostgreSQL schema. */
+static void run(const char *path)
 {
-    char dir[] = "/tmp/test_store_deliveries_XXXXXX";
-    if (!mkdtemp(dir))
-        return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/store.db", dir);
     vf_error err;
     vf_error_init(&err);
     store *s = store_open(path, STORE_READ_WRITE, &err);
     CHECKF(s != NULL, "%s", err.text);
     if (!s)
-        return test_summary();
+        return;
 
     /* Receiver "slow" has a backlog due first; "fast" still gets its rows. */
     for (int i = 0; i < 5; i++) {
@@ -174,8 +176,28 @@ int main(void)
     CHECK(store_deliveries_due_receiver(s, "slow", T2, 0, collect, &due, NULL) == 0);
     CHECK(due.n == 5);
 
-    test_indexes(s);
+    if (!store_is_pg(s))
+        test_indexes(s); /* SQLite's query plans */
     store_close(s);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/test_store_deliveries_XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    run(path);
+    char url[512];
+    bool skipped = false;
+    if (test_pg_url("deliveries", url, sizeof url, &skipped) == 0)
+        run(url);
+    else if (skipped)
+        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
+    else
+        CHECKF(false, "VF_PG_URL is set but unusable");
+    test_pg_cleanup();
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -54,19 +54,15 @@ static void add_task(store *st, const char *id, const char *status, const char *
     CHECKF(store_task_insert(st, &f, &err) == 0, "%s", err.text);
 }
 
-int main(void)
+/* Everything below on one store: an SQLite file or a PostgreSQL schema. */
+static void run(const char *path)
 {
-    char dir[] = "/tmp/vf-test-store-stats-XXXXXX";
-    if (!mkdtemp(dir))
-        return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/s.db", dir);
     vf_error err;
     vf_error_init(&err);
     store *st = store_open(path, STORE_READ_WRITE, &err);
     CHECKF(st != NULL, "%s", err.text);
     if (!st)
-        return test_summary();
+        return;
 
     /* An empty store has no groups at all (not even an empty outbox). */
     seen empty = {0};
@@ -92,7 +88,7 @@ int main(void)
     st = store_open(path, STORE_READ_ONLY, &err);
     CHECKF(st != NULL, "%s", err.text);
     if (!st)
-        return test_summary();
+        return;
     seen counts = {0};
     CHECKF(store_counts(st, collect_count, &counts, &err) == 0, "%s", err.text);
     CHECK(counts.n == 6);
@@ -114,7 +110,25 @@ int main(void)
     CHECK(store_task_reservations(st, "t-bad", collect_reservation, &none, &err) == 0);
     CHECK(none.n == 0);
     store_close(st);
+}
 
+int main(void)
+{
+    char dir[] = "/tmp/vf-test-store-stats-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    run(path);
+    char url[512];
+    bool skipped = false;
+    if (test_pg_url("stats", url, sizeof url, &skipped) == 0)
+        run(url);
+    else if (skipped)
+        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
+    else
+        CHECKF(false, "VF_PG_URL is set but unusable");
+    test_pg_cleanup();
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

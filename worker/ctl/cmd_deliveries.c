@@ -80,7 +80,7 @@ static store *open_store(const char *config_path, store_mode mode, vf_config **c
         *exit_code = CTL_EXIT_CONFIG;
         return NULL;
     }
-    store *s = ctl_open_store(config->store.path, mode);
+    store *s = ctl_open_store(config, mode);
     if (!s) {
         config_free(config);
         *exit_code = CTL_EXIT_UNAVAILABLE;

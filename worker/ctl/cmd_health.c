@@ -12,8 +12,9 @@ static void health_usage(FILE *out)
 {
     fprintf(out, "usage: virtflowctl health [-c CONFIG] [--store PATH] [--broker]\n"
                  "\n"
-                 "Exit 0 when the store (PATH, else store.path) opens read-only and answers a\n"
-                 "query, and, with --broker, when the broker (amqp.urls) accepts a login.\n"
+                 "Exit 0 when the store (PATH or a postgresql:// URL, else store.path or\n"
+                 "store.url) opens read-only and answers a query, and, with --broker, when the\n"
+                 "broker (amqp.urls) accepts a login.\n"
                  "Otherwise exit non-zero with a one-line reason. Writes nothing; meant for\n"
                  "liveness and readiness probes (deploy/kubernetes/*.yaml).\n"
                  "\n"
@@ -68,11 +69,15 @@ int ctl_health(int argc, char **argv)
     /* A probe with --store needs no config unless it also checks the broker. */
     if ((!store_path || broker) && !(config = ctl_load_config(config_path)))
         return CTL_EXIT_CONFIG;
-    if (!store_path)
-        store_path = config->store.path;
+    /* --store takes a path or a postgresql:// URL; the configured store comes
+     * with its password file and TLS keys. */
+    bool configured = !store_path;
+    if (configured)
+        store_path = ctl_store_name(config);
     int rc = CTL_EXIT_UNAVAILABLE;
     amqp_link *link = NULL;
-    store *s = ctl_open_store(store_path, STORE_READ_ONLY);
+    store *s = configured ? ctl_open_store(config, STORE_READ_ONLY)
+                          : ctl_open_store_at(store_path, STORE_READ_ONLY);
     if (!s)
         goto out;
     vf_error err;

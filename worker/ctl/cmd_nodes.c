@@ -9,6 +9,7 @@
 #include "ctl.h"
 #include "engine.h"
 #include "inventory.h"
+#include "store_config.h"
 
 static void nodes_usage(FILE *out)
 {
@@ -90,10 +91,9 @@ int ctl_nodes(int argc, char **argv)
         goto out;
     }
     held_ctx ctx = {hosts, per_host, 0};
-    struct stat st;
-    bool have_store = stat(config->store.path, &st) == 0;
+    bool have_store = !store_config_missing(config);
     if (have_store) {
-        if (!(s = ctl_open_store(config->store.path, STORE_READ_ONLY)))
+        if (!(s = ctl_open_store(config, STORE_READ_ONLY)))
             goto out;
         char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
         if (store_reservation_clock(s, now, &err) < 0 ||
@@ -140,7 +140,7 @@ int ctl_nodes(int argc, char **argv)
     if (as_json)
         ctl_print_json(array);
     else if (!have_store)
-        printf("(no store at %s yet: no reservations counted)\n", config->store.path);
+        printf("(no store at %s yet: no reservations counted)\n", ctl_store_name(config));
     if (ctx.unknown_hosts > 0)
         fprintf(stderr, "note: %lld live reservation%s on hosts the inventory does not list\n",
                 (long long)ctx.unknown_hosts, ctx.unknown_hosts == 1 ? "" : "s");

@@ -14,6 +14,7 @@
 #include "json_util.h"
 #include "reservations.h"
 #include "store.h"
+#include "store_config.h"
 
 static void place_usage(FILE *out)
 {
@@ -125,11 +126,10 @@ static json_t *load_body(const place_options *opt, vf_error *err)
 static long load_reservations(const vf_config *config, sched_engine *engine, bool *store_missing,
                               vf_error *err)
 {
-    struct stat st;
-    *store_missing = stat(config->store.path, &st) != 0;
+    *store_missing = store_config_missing(config);
     if (*store_missing)
         return 0;
-    store *s = store_open(config->store.path, STORE_READ_ONLY, err);
+    store *s = store_config_open(config, STORE_READ_ONLY, err);
     if (!s)
         return -1;
     long count = reservations_hold_live(s, engine, err);
@@ -236,7 +236,7 @@ int ctl_place(int argc, char **argv)
         ctl_print_json(result);
         json_decref(result);
     } else {
-        print_human(&decision, hosts, reservations, store_missing, config->store.path);
+        print_human(&decision, hosts, reservations, store_missing, ctl_store_name(config));
     }
     status = decision.placed ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
     goto out;

@@ -121,10 +121,10 @@ int ctl_prune(int argc, char **argv)
         return CTL_EXIT_CONFIG;
     int rc = CTL_EXIT_UNAVAILABLE;
     /* Read-only first: a missing store is an error here, never created. */
-    store *s = ctl_open_store(config->store.path, STORE_READ_ONLY);
+    store *s = ctl_open_store(config, STORE_READ_ONLY);
     if (s && !dry_run) {
         store_close(s);
-        s = ctl_open_store(config->store.path, STORE_READ_WRITE);
+        s = ctl_open_store(config, STORE_READ_WRITE);
     }
     if (!s)
         goto out;

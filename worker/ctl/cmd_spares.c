@@ -135,7 +135,7 @@ int ctl_spares(int argc, char **argv)
     vf_config *config = ctl_load_config(config_path);
     if (!config)
         return CTL_EXIT_CONFIG;
-    store *s = ctl_open_store(config->store.path, STORE_READ_ONLY);
+    store *s = ctl_open_store(config, STORE_READ_ONLY);
     if (!s) {
         config_free(config);
         return CTL_EXIT_UNAVAILABLE;

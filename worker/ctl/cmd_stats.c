@@ -77,9 +77,9 @@ static int on_count(const store_count *c, void *user)
 /* The store half of the report: {"ok": true, ...} or {"ok": false, "error"}. */
 static json_t *store_stats(const vf_config *config)
 {
-    store *s = ctl_open_store(config->store.path, STORE_READ_ONLY);
+    store *s = ctl_open_store(config, STORE_READ_ONLY);
     if (!s)
-        return json_pack("{s:b, s:s, s:s}", "ok", 0, "path", config->store.path, "error",
+        return json_pack("{s:b, s:s, s:s}", "ok", 0, "path", ctl_store_name(config), "error",
                          "cannot open the store (see the message above)");
     count_ctx ctx = {
         .by_status = json_object(), .by_reason = json_object(), .deliveries = json_object()};
@@ -88,7 +88,8 @@ static json_t *store_stats(const vf_config *config)
     json_t *out;
     if (store_counts(s, on_count, &ctx, &err) < 0) {
         ctl_error("%s", err.text);
-        out = json_pack("{s:b, s:s, s:s}", "ok", 0, "path", config->store.path, "error", err.text);
+        out = json_pack("{s:b, s:s, s:s}", "ok", 0, "path", ctl_store_name(config), "error",
+                        err.text);
         json_decref(ctx.by_status);
         json_decref(ctx.by_reason);
         json_decref(ctx.deliveries);
@@ -96,9 +97,9 @@ static json_t *store_stats(const vf_config *config)
         json_decref(ctx.oldest_delivery);
     } else {
         out = json_pack("{s:b, s:s, s:{s:I, s:o, s:o}, s:o, s:I, s:o, s:o}", "ok", 1, "path",
-                        config->store.path, "tasks", "total", ctx.total, "by_status", ctx.by_status,
-                        "by_reason", ctx.by_reason, "deliveries", ctx.deliveries, "outbox_pending",
-                        ctx.outbox, "oldest_pending_task",
+                        ctl_store_name(config), "tasks", "total", ctx.total, "by_status",
+                        ctx.by_status, "by_reason", ctx.by_reason, "deliveries", ctx.deliveries,
+                        "outbox_pending", ctx.outbox, "oldest_pending_task",
                         ctx.oldest_task ? ctx.oldest_task : json_null(), "oldest_pending_delivery",
                         ctx.oldest_delivery ? ctx.oldest_delivery : json_null());
     }

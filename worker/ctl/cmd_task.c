@@ -207,7 +207,7 @@ int ctl_task(int argc, char **argv)
     store_task task = {0};
     vf_error err;
     vf_error_init(&err);
-    store *s = ctl_open_store(config->store.path, STORE_READ_ONLY);
+    store *s = ctl_open_store(config, STORE_READ_ONLY);
     if (!s)
         goto out;
     int found = store_task_get(s, id, &task, &err);
@@ -216,7 +216,8 @@ int ctl_task(int argc, char **argv)
         goto out;
     }
     if (found == 1) {
-        ctl_error("no task %s in %s (virtflowctl tasks lists the newest)", id, config->store.path);
+        ctl_error("no task %s in %s (virtflowctl tasks lists the newest)", id,
+                  ctl_store_name(config));
         rc = CTL_EXIT_NEGATIVE;
         goto out;
     }

@@ -137,7 +137,7 @@ int ctl_tasks(int argc, char **argv)
     if (!config)
         return CTL_EXIT_CONFIG;
     int rc = CTL_EXIT_UNAVAILABLE;
-    store *s = ctl_open_store(config->store.path, STORE_READ_ONLY);
+    store *s = ctl_open_store(config, STORE_READ_ONLY);
     if (!s)
         goto out;
     if (ctx.json)

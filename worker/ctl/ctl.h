@@ -85,10 +85,19 @@ int ctl_only_common_options(int argc, char **argv, const char *command, void (*u
  * is not one, -1 after printing what is wrong with the value. */
 int ctl_request_flag(int option, const char *arg, json_t *request);
 
-/* Open the store at `path` and say what to do when that fails: no file ("start
- * virtflow-worker once or check store.path"), permission denied, not a
- * database. Returns an owned handle, or NULL after printing the error. */
-store *ctl_open_store(const char *path, store_mode mode);
+/* Open the store at `location` (an SQLite path or a postgresql:// URL) and
+ * say what to do when that fails: no file ("start virtflow-worker once or
+ * check store.path"), permission denied, not a database, server unreachable.
+ * Returns an owned handle, or NULL after printing the error. */
+store *ctl_open_store_at(const char *location, store_mode mode);
+
+/* ctl_open_store_at for the configured store (store.path, or store.url with
+ * its password file and TLS keys). */
+store *ctl_open_store(const vf_config *config, store_mode mode);
+
+/* The configured store's name for messages (path, or URL without password);
+ * valid until the next call. */
+const char *ctl_store_name(const vf_config *config);
 
 /* A connected broker link named "virtflowctl <command>". On failure prints
  * "broker unreachable at <URL without password>: <why>" and returns NULL. */

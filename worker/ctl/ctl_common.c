@@ -13,11 +13,12 @@
 #include "ctl.h"
 #include "ids.h"
 #include "text_escape.h"
+#include "store_config.h"
 
-store *ctl_open_store(const char *path, store_mode mode)
+store *ctl_open_store_at(const char *path, store_mode mode)
 {
     struct stat st;
-    if (mode == STORE_READ_ONLY && stat(path, &st) != 0) {
+    if (mode == STORE_READ_ONLY && !store_is_url(path) && stat(path, &st) != 0) {
         int saved = errno;
         if (saved == ENOENT)
             ctl_error("no store at %s: start virtflow-worker once or check store.path", path);
@@ -28,7 +29,7 @@ store *ctl_open_store(const char *path, store_mode mode)
                                       : "");
         return NULL;
     }
-    if (mode == STORE_READ_ONLY && access(path, R_OK) != 0) {
+    if (mode == STORE_READ_ONLY && !store_is_url(path) && access(path, R_OK) != 0) {
         int saved = errno;
         ctl_error("cannot read the store at %s: %s%s", path, strerror(saved),
                   saved == EACCES ? " (run as the worker's user, e.g. sudo -u virtflow)" : "");
@@ -40,6 +41,28 @@ store *ctl_open_store(const char *path, store_mode mode)
     if (!s)
         ctl_error("%s", err.text);
     return s;
+}
+
+store *ctl_open_store(const vf_config *config, store_mode mode)
+{
+    /* Password file and TLS keys go with a URL; a path has none. */
+    if (!config->store.url)
+        return ctl_open_store_at(config->store.path, mode);
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_config_open(config, mode, &err);
+    if (!s)
+        ctl_error("%s%s", err.text,
+                  err.code == VF_EUNAVAILABLE
+                      ? " (is PostgreSQL running? check store.url and store.password_file)"
+                      : "");
+    return s;
+}
+
+const char *ctl_store_name(const vf_config *config)
+{
+    static char name[512];
+    return store_config_name(config, name, sizeof name);
 }
 
 amqp_link *ctl_connect(const vf_config *config, const char *command)

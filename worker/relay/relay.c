@@ -20,6 +20,7 @@
 #include "leases.h"
 #include "relay_sender.h"
 #include "store.h"
+#include "store_config.h"
 
 #define BATCH_MAX 256        /* events recorded per transaction at most */
 #define IDLE_WAIT_MS 50      /* broker wait when no request is running */
@@ -170,7 +171,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
     r->sender = relay_sender_new(r->receivers, r->n_receivers, err);
     if (!r->sender)
         goto fail;
-    r->store = store_open(config->store.path, STORE_READ_WRITE, err);
+    r->store = store_config_open(config, STORE_READ_WRITE, err);
     if (!r->store)
         goto fail;
     store_owner_name(r->owner);

@@ -481,6 +481,18 @@ size_t sched_engine_release_node(sched_engine *engine, const char *node)
     return release_where(engine, node_matches, node);
 }
 
+static bool any(const held *h, const void *unused)
+{
+    (void)h;
+    (void)unused;
+    return true;
+}
+
+size_t sched_engine_release_all(sched_engine *engine)
+{
+    return release_where(engine, any, NULL);
+}
+
 size_t sched_engine_expire(sched_engine *engine, int64_t now)
 {
     /* Called once per batch: skip the scan while nothing can have expired. */

@@ -156,6 +156,8 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id);
 /* End every reservation held on `node` (the caller reloads that host's
  * reservations from the store). Returns how many ended. */
 size_t sched_engine_release_node(sched_engine *engine, const char *node);
+/* End every reservation (the caller reloads them all). Returns how many. */
+size_t sched_engine_release_all(sched_engine *engine);
 /* End every reservation with 0 < expires <= now. Returns how many ended. */
 size_t sched_engine_expire(sched_engine *engine, int64_t now);
 size_t sched_engine_reservation_count(const sched_engine *engine);

@@ -1,0 +1,120 @@
+/* db: the thin SQL layer under the store, over SQLite or PostgreSQL (libpq).
+ *
+ * SQL is written once, with SQLite's numbered placeholders ?1, ?2, ... (a
+ * bare ? takes the next number, as in SQLite); for PostgreSQL they become
+ * $1, $2, ... Where the dialects differ the caller picks the text by
+ * db_kind_of; keep such differences small.
+ *
+ * A statement is prepared once per connection and kept in a caller's slot
+ * (db_prepare): SQLite compiles it, libpq sends PQprepare. Parameters are
+ * bound by index (text, int64, double, NULL); db_step runs it (libpq: one
+ * PQexecPrepared at the first step, text format both ways) and walks the
+ * rows. Column values borrowed from a row are valid until the next
+ * db_step or db_reset of that statement.
+ *
+ * Errors fill vf_error with "<label>: <what>: <server message>" and a code:
+ * VF_EUNAVAILABLE busy, locked, lock or statement timeout, connection lost
+ * (retry later); VF_EINVAL a unique, foreign-key, not-null or check
+ * violation; VF_ECONFLICT a serialization failure or deadlock (redo the
+ * transaction); VF_ENOMEM; VF_EIO anything else.
+ *
+ * Threads: a db handle and its statements are used by one thread at a time. */
+#ifndef VF_DB_H
+#define VF_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vf_error.h"
+
+typedef struct db db;
+typedef struct db_stmt db_stmt;
+
+typedef enum { DB_SQLITE, DB_POSTGRES } db_kind;
+
+/* db_step results besides -1. */
+enum { DB_DONE = 0, DB_ROW = 1 };
+
+/* Open an SQLite file (which must exist unless !read_only: SQLite creates it
+ * then). Writers wait up to busy_timeout_ms for the write lock. `label`
+ * starts every error message ("store /var/lib/virtflow/virtflow.db"); it is
+ * copied. Returns an owned handle or NULL with err set. */
+db *db_open_sqlite(const char *path, bool read_only, int busy_timeout_ms, const char *label,
+                   vf_error *err) __attribute__((warn_unused_result));
+
+/* PostgreSQL connection settings. Only url is required. */
+typedef struct db_pg_options {
+    const char *url;      /* postgresql://USER@HOST:PORT/DB[?...] (libpq URI) */
+    const char *password; /* overrides one in the URL; NULL: URL, ~/.pgpass or none */
+    const char *sslmode;  /* libpq sslmode ("verify-full", "require", "disable"); NULL: libpq's */
+    const char *ca_file;  /* sslrootcert; NULL: libpq's default */
+    bool read_only;       /* every transaction read-only (default_transaction_read_only) */
+} db_pg_options;
+
+/* Connect to PostgreSQL. `label` as for db_open_sqlite: it must not hold the
+ * password. Returns an owned handle or NULL with err set (VF_EUNAVAILABLE
+ * when the server cannot be reached, VF_EIO otherwise). */
+db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Roll back an open transaction, free every statement prepared on the
+ * handle, close it. NULL is a no-op. */
+void db_close(db *d);
+
+db_kind db_kind_of(const db *d);
+
+/* SQLite only: the sqlite3 * behind the handle (for PRAGMAs, WAL, checkpoints);
+ * NULL on PostgreSQL. */
+void *db_sqlite_handle(db *d);
+
+/* Run one or several ';'-separated statements without parameters (DDL,
+ * BEGIN, migrations). Returns 0 or -1 with err set. */
+int db_exec(db *d, const char *sql, const char *what, vf_error *err);
+
+/* The statement in *slot, preparing `sql` on the first call; it is reset and
+ * unbound. The statement belongs to the handle (db_close frees it) unless
+ * given to db_stmt_free first. NULL with err set on failure. */
+db_stmt *db_prepare(db *d, db_stmt **slot, const char *sql, vf_error *err);
+
+/* Free a statement (PostgreSQL: DEALLOCATE it) and clear every slot pointer
+ * db_prepare was given for it. NULL is a no-op. */
+void db_stmt_free(db_stmt *st);
+
+/* End the statement's run: reset, unbind, drop its result, release any lock a
+ * SQLite reader holds. NULL is a no-op. */
+void db_reset(db_stmt *st);
+
+/* Bind parameter `index` (1-based). Text is copied on PostgreSQL and bound
+ * without a copy on SQLite: the caller's string must live until db_reset.
+ * NULL text binds SQL NULL. Return 0 or -1 (index out of range). */
+int db_bind_text(db_stmt *st, int index, const char *text);
+int db_bind_int64(db_stmt *st, int index, int64_t value);
+int db_bind_double(db_stmt *st, int index, double value);
+int db_bind_null(db_stmt *st, int index);
+
+/* Run or advance: DB_ROW with a row to read, DB_DONE at the end (or for a
+ * statement without rows), -1 with err set. */
+int db_step(db_stmt *st, const char *what, vf_error *err);
+
+int db_column_count(db_stmt *st);
+/* NULL for SQL NULL. */
+const char *db_column_text(db_stmt *st, int column);
+bool db_column_is_null(db_stmt *st, int column);
+/* 0 for SQL NULL. */
+int64_t db_column_int64(db_stmt *st, int column);
+double db_column_double(db_stmt *st, int column);
+
+/* Rows inserted, updated or deleted by the statement's last run (after
+ * DB_DONE). */
+int64_t db_changes(db_stmt *st);
+
+/* Whether a transaction is open on the handle (also one that failed and
+ * awaits ROLLBACK on PostgreSQL). */
+bool db_in_transaction(const db *d);
+
+/* PostgreSQL: a statement of the open transaction failed, so the server
+ * ignores everything until ROLLBACK (and turns a COMMIT into one). Always
+ * false on SQLite, where a failed statement leaves the transaction usable. */
+bool db_transaction_failed(const db *d);
+
+#endif
