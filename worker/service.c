@@ -385,15 +385,29 @@ static int settle_confirms(service *svc, vf_error *err)
     return rc;
 }
 
-/* Mark confirmed events in the open transaction. A lost mark only means the
- * event is published again, which consumers deduplicate on its id. */
-static int flush_confirmed(service *svc, id_list *list, const char *at, vf_error *err)
+/* Mark the confirmed events in the open transaction; *marked tells how many
+ * (the first ones of the list). They stay listed until that transaction
+ * commits (forget_marked): a batch rolled back (a store error, or another
+ * worker's conflicting reservation) keeps them for the next one, instead of
+ * leaving them to the sweep to publish again. */
+static int flush_confirmed(service *svc, const id_list *list, const char *at, size_t *marked,
+                           vf_error *err)
 {
-    for (size_t i = 0; i < list->n; i++)
+    *marked = list->n; /* confirms arriving meanwhile are appended after these */
+    for (size_t i = 0; i < *marked; i++)
         if (store_outbox_mark_confirmed(svc->store, list->ids[i], at, err) < 0)
             return -1;
-    id_list_clear(list);
     return 0;
+}
+
+/* After the commit that carried them: drop the first `marked` ids. */
+static void forget_marked(id_list *list, size_t marked)
+{
+    for (size_t i = 0; i < marked && i < list->n; i++)
+        free(list->ids[i]);
+    size_t kept = marked < list->n ? list->n - marked : 0;
+    memmove(list->ids, list->ids + (list->n - kept), kept * sizeof *list->ids);
+    list->n = kept;
 }
 
 /* Marks in a transaction of their own, when no batch is coming to carry them. */
@@ -405,11 +419,14 @@ static int flush_confirmed_now(service *svc, vf_error *err)
     store_now(now);
     if (store_begin(svc->store, err) < 0)
         return -1;
-    if (flush_confirmed(svc, &svc->confirmed, now, err) < 0 || store_commit(svc->store, err) < 0) {
+    size_t marked = 0;
+    if (flush_confirmed(svc, &svc->confirmed, now, &marked, err) < 0 ||
+        store_commit(svc->store, err) < 0) {
         vf_error ignored;
         (void)store_rollback(svc->store, &ignored);
         return -1;
     }
+    forget_marked(&svc->confirmed, marked);
     return 0;
 }
 
@@ -638,7 +655,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     int rc = pass > 1 ? store_begin_exclusive(svc->store, err) : store_begin(svc->store, err);
     if (rc < 0)
         return -1;
-    rc = flush_confirmed(svc, &svc->confirmed, now, err);
+    size_t marked = 0;
+    rc = flush_confirmed(svc, &svc->confirmed, now, &marked, err);
     long reloaded = rc == 0 ? reservation_book_catch_up(svc->book, svc->store, err) : 0;
     if (reloaded < 0)
         rc = -1;
@@ -673,6 +691,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         return -1;
     }
     reservation_book_committed(svc->book);
+    forget_marked(&svc->confirmed, marked);
     return 0;
 }
 
