@@ -6,7 +6,6 @@ with 1,000 hosts; p99 < 25 ms at 1,000 tasks/s offered; resident memory
 
   VF_AMQP_URL=... VF_RABBITMQCTL=... bench_worker.py [--tasks N] [--rate R]
       [--seconds S] [--rss-tasks M] [--queue-type classic|quorum] [--repeat K] [--no-pin]
-      [--workers 1,2,3]
 
 The throughput comparison runs twice: with everything sharing the machine's
 cores, then with the broker pinned to CPU 0 and the worker (or the ceiling's
@@ -91,43 +90,19 @@ def ceiling(n, queue_type):
     return float(rates[-1]) if rates else float("nan")
 
 
-def throughput(n, hosts, queue_type, workers=1):
-    """n pre-published tasks through `workers` worker processes sharing one
-    store: (tasks/s, seconds, batches decided again)."""
+def throughput(n, hosts, queue_type):
     vhost, directory, config, db = setup("tput", hosts, queue_type)
     try:
         start_and_stop(config, directory)
         vftest.publish_tasks(vhost.url, n, "tput")
-        procs = [vftest.Worker(config, directory, "worker-%d" % i).start() for i in range(workers)]
+        worker = vftest.Worker(config, directory).start()
         t0 = time.time()
         wait_finished(db, n, 0.01)
         elapsed = time.time() - t0
-        for w in procs:
-            w.stop()
-        again = sum(sum(int(m) for m in re.findall(r"decided (\d+) batches again", w.log()))
-                    for w in procs)
-        return n / elapsed, elapsed, again
+        worker.stop()
+        return n / elapsed, elapsed
     finally:
         vhost.close()
-
-
-def scaling(args, counts):
-    """Tasks/s with 1, 2, 3 ... workers on one store, in alternating turns;
-    the medians per count."""
-    rates = dict((c, []) for c in counts)
-    conflicts = dict((c, 0) for c in counts)
-    for turn in range(args.repeat):
-        for c in counts:
-            rate, elapsed, again = throughput(args.tasks, args.hosts, args.queue_type, c)
-            rates[c].append(rate)
-            conflicts[c] += again
-            print("turn %d: %d worker(s) %.0f tasks/s (%.2f s), %d batches decided again"
-                  % (turn + 1, c, rate, elapsed, again), flush=True)
-    for c in counts:
-        print("workers on one SQLite store: %d: median %.0f tasks/s (%d turns, %d tasks, %d hosts, "
-              "%s queues), %d batches decided again in all"
-              % (c, statistics.median(rates[c]), args.repeat, args.tasks, args.hosts,
-                 args.queue_type, conflicts[c]))
 
 
 def latency(rate, seconds, hosts, queue_type):
@@ -226,7 +201,7 @@ def compare(args, placement):
     tops, rates = [], []
     for turn in range(args.repeat):
         tops.append(ceiling(args.tasks, args.queue_type))
-        rate, elapsed, _ = throughput(args.tasks, args.hosts, args.queue_type)
+        rate, elapsed = throughput(args.tasks, args.hosts, args.queue_type)
         rates.append(rate)
         print("turn %d: worker %.0f tasks/s (%.2f s), ceiling %.0f msg/s, ratio %.2f"
               % (turn + 1, rate, elapsed, tops[-1], rate / tops[-1]))
@@ -251,28 +226,9 @@ def main():
                         help="skip the second comparison with the broker on a CPU of its own")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the resident-memory figure (timing-insensitive)")
-    parser.add_argument("--workers", default=None,
-                        help="e.g. 1,2,3: only tasks/s with that many workers on one store, "
-                             "broker pinned to CPU 0 (unless --no-pin)")
     args = parser.parse_args()
     vftest.skip_without_broker()
     print("machine: %d cores" % os.cpu_count())
-    if args.workers:
-        counts = [int(c) for c in args.workers.split(",")]
-        broker = broker_pid()
-        if not (args.pin and broker and os.cpu_count() >= 2):
-            scaling(args, counts)
-            return
-        everything = os.sched_getaffinity(0)
-        try:
-            set_broker_affinity(broker, {0})
-            os.sched_setaffinity(0, everything - {0})
-            print("broker on CPU 0, workers on the others")
-            scaling(args, counts)
-        finally:
-            os.sched_setaffinity(0, everything)
-            set_broker_affinity(broker, everything)
-        return
     if args.memory_only:
         rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type)
         print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
