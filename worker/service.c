@@ -302,6 +302,18 @@ static void id_list_clear(id_list *list)
     list->n = 0;
 }
 
+/* Forget the first n ids (marked by a transaction that committed); ids added
+ * meanwhile stay. */
+static void id_list_drop_first(id_list *list, size_t n)
+{
+    if (n > list->n)
+        n = list->n;
+    for (size_t i = 0; i < n; i++)
+        free(list->ids[i]);
+    memmove(list->ids, list->ids + n, (list->n - n) * sizeof *list->ids);
+    list->n -= n;
+}
+
 static bool id_list_has(const id_list *list, const char *id)
 {
     for (size_t i = 0; i < list->n; i++)
@@ -351,12 +363,18 @@ static int settle_confirms(service *svc, vf_error *err)
 
 /* Mark confirmed events in the open transaction. A lost mark only means the
  * event is published again, which consumers deduplicate on its id. */
-static int flush_confirmed(service *svc, id_list *list, const char *at, vf_error *err)
+/* Mark the confirmed events in the open transaction; *marked tells how many,
+ * to forget once it commits (id_list_drop_first). Until then they stay
+ * listed: a transaction rolled back (a conflict decides the batch again)
+ * takes its marks with it, and an event left unmarked would be published
+ * again by the outbox sweep. */
+static int flush_confirmed(service *svc, id_list *list, const char *at, size_t *marked,
+                           vf_error *err)
 {
+    *marked = list->n;
     for (size_t i = 0; i < list->n; i++)
         if (store_outbox_mark_confirmed(svc->store, list->ids[i], at, err) < 0)
             return -1;
-    id_list_clear(list);
     return 0;
 }
 
@@ -369,11 +387,14 @@ static int flush_confirmed_now(service *svc, vf_error *err)
     store_now(now);
     if (store_begin(svc->store, err) < 0)
         return -1;
-    if (flush_confirmed(svc, &svc->confirmed, now, err) < 0 || store_commit(svc->store, err) < 0) {
+    size_t marked = 0;
+    if (flush_confirmed(svc, &svc->confirmed, now, &marked, err) < 0 ||
+        store_commit(svc->store, err) < 0) {
         vf_error ignored;
         (void)store_rollback(svc->store, &ignored);
         return -1;
     }
+    id_list_drop_first(&svc->confirmed, marked);
     return 0;
 }
 
@@ -588,7 +609,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     int rc = pass > 1 ? store_begin_exclusive(svc->store, err) : store_begin(svc->store, err);
     if (rc < 0)
         return -1;
-    rc = flush_confirmed(svc, &svc->confirmed, now, err);
+    size_t marked = 0;
+    rc = flush_confirmed(svc, &svc->confirmed, now, &marked, err);
     long reloaded = rc == 0 ? reservation_book_catch_up(svc->book, svc->store, err) : 0;
     if (reloaded < 0)
         rc = -1;
@@ -623,6 +645,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         return -1;
     }
     reservation_book_committed(svc->book);
+    id_list_drop_first(&svc->confirmed, marked);
     return 0;
 }
 
