@@ -45,8 +45,11 @@ class World:
 
     def __init__(self, tag, n_hosts=4, provisioner="gitlab", readiness="kubernetes",
                  fake_args=(), extra_spare="", anti_affinity="strict", max_attempts=3,
-                 command=None):
+                 command=None, postgresql=False):
+        """postgresql: the store in a PostgreSQL schema of its own (VF_PG_URL)
+        instead of an SQLite file."""
         vftest.skip_without_broker()
+        self.schema = vftest.PgSchema(tag) if postgresql else None
         self.directory = vftest.tempdir(tag)
         self.vhost = vftest.Vhost(tag)
         self.inventory = os.path.join(self.directory, "hosts.json")
@@ -73,12 +76,14 @@ class World:
     poll_s: 1
 %s""" % (anti_affinity, provisioner, self.fake.url, json.dumps(command or []), readiness,
          self.fake.url, extra_spare)
-        self.config = vftest.write_config(self.directory, self.vhost.url, self.inventory, spare)
+        store = 'url: "%s"' % self.schema.url if self.schema else None
+        self.config = vftest.write_config(self.directory, self.vhost.url, self.inventory, spare,
+                                          store=store)
         with open(self.config) as f:
             text = f.read().replace("max_attempts: 3", "max_attempts: %d" % max_attempts)
         with open(self.config, "w") as f:
             f.write(text)
-        self.db = os.path.join(self.directory, "virtflow.db")
+        self.db = self.schema.url if self.schema else os.path.join(self.directory, "virtflow.db")
         vftest.declare_topology_queue(self.vhost.url, "test.events")
         self.events = []  # (routing key, decoded body), every one validated
         self.invalid = []
@@ -148,6 +153,8 @@ class World:
         finally:
             self.fake.stop()
             self.vhost.close()
+            if self.schema:
+                self.schema.close()
 
     def check_events_valid(self, checks):
         self.collect(timeout=0.5)
