@@ -22,6 +22,10 @@ void db_close(db *d)
 {
     if (!d)
         return;
+    /* PostgreSQL: the session's end forgets its prepared statements (and
+     * rolls back an open transaction); no DEALLOCATE round trip each. */
+    if (d->kind == DB_POSTGRES)
+        db_pg_close(d);
     while (d->stmts)
         db_stmt_free(d->stmts);
     if (d->kind == DB_SQLITE && d->sqlite) {
@@ -29,8 +33,6 @@ void db_close(db *d)
             sqlite3_exec(d->sqlite, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(d->sqlite);
     }
-    if (d->kind == DB_POSTGRES)
-        db_pg_close(d);
     free(d->label);
     free(d);
 }

@@ -465,14 +465,18 @@ static store *open_pg(const store_location *where, store_mode mode, vf_error *er
     db_pg_options options = {
         .url = where->url,
         .password = where->password,
-        .ca_file = where->ca_file,
         .read_only = mode == STORE_READ_ONLY,
     };
     /* With a CA to check against, check the server's certificate and name;
-     * tls_verify false still insists on TLS. Without a CA the URL's sslmode
-     * (libpq's default: prefer) applies. */
-    if (where->ca_file)
-        options.sslmode = where->tls_verify ? "verify-full" : "require";
+     * tls_verify false still insists on TLS but checks nothing (libpq would
+     * check the chain under "require" if it were given the CA). Without a CA
+     * the URL's sslmode (libpq's default: prefer) applies. */
+    if (where->ca_file && where->tls_verify) {
+        options.sslmode = "verify-full";
+        options.ca_file = where->ca_file;
+    } else if (where->ca_file) {
+        options.sslmode = "require";
+    }
     if (!(s->db = db_open_pg(&options, label, err))) {
         store_close(s);
         return NULL;

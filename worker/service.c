@@ -338,6 +338,18 @@ static void id_list_clear(id_list *list)
     list->n = 0;
 }
 
+/* Forget the first n ids (marked by a transaction that committed); ids added
+ * meanwhile stay. */
+static void id_list_drop_first(id_list *list, size_t n)
+{
+    if (n > list->n)
+        n = list->n;
+    for (size_t i = 0; i < n; i++)
+        free(list->ids[i]);
+    memmove(list->ids, list->ids + n, (list->n - n) * sizeof *list->ids);
+    list->n -= n;
+}
+
 static bool id_list_has(const id_list *list, const char *id)
 {
     for (size_t i = 0; i < list->n; i++)
@@ -387,7 +399,7 @@ static int settle_confirms(service *svc, vf_error *err)
 
 /* Mark the confirmed events in the open transaction; *marked tells how many
  * (the first ones of the list). They stay listed until that transaction
- * commits (forget_marked): a batch rolled back (a store error, or another
+ * commits (id_list_drop_first): a batch rolled back (a store error, or another
  * worker's conflicting reservation) keeps them for the next one, instead of
  * leaving them to the sweep to publish again. */
 static int flush_confirmed(service *svc, const id_list *list, const char *at, size_t *marked,
@@ -398,16 +410,6 @@ static int flush_confirmed(service *svc, const id_list *list, const char *at, si
         if (store_outbox_mark_confirmed(svc->store, list->ids[i], at, err) < 0)
             return -1;
     return 0;
-}
-
-/* After the commit that carried them: drop the first `marked` ids. */
-static void forget_marked(id_list *list, size_t marked)
-{
-    for (size_t i = 0; i < marked && i < list->n; i++)
-        free(list->ids[i]);
-    size_t kept = marked < list->n ? list->n - marked : 0;
-    memmove(list->ids, list->ids + (list->n - kept), kept * sizeof *list->ids);
-    list->n = kept;
 }
 
 /* Marks in a transaction of their own, when no batch is coming to carry them. */
@@ -426,7 +428,7 @@ static int flush_confirmed_now(service *svc, vf_error *err)
         (void)store_rollback(svc->store, &ignored);
         return -1;
     }
-    forget_marked(&svc->confirmed, marked);
+    id_list_drop_first(&svc->confirmed, marked);
     return 0;
 }
 
@@ -691,7 +693,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         return -1;
     }
     reservation_book_committed(svc->book);
-    forget_marked(&svc->confirmed, marked);
+    id_list_drop_first(&svc->confirmed, marked);
     return 0;
 }
 

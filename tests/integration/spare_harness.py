@@ -46,7 +46,10 @@ class World:
     def __init__(self, tag, n_hosts=4, provisioner="gitlab", readiness="kubernetes",
                  fake_args=(), extra_spare="", anti_affinity="strict", max_attempts=3,
                  command=None, postgresql=False):
+        """postgresql: the store in a PostgreSQL schema of its own (VF_PG_URL)
+        instead of an SQLite file."""
         vftest.skip_without_broker()
+        self.schema = vftest.PgSchema(tag) if postgresql else None
         self.directory = vftest.tempdir(tag)
         self.vhost = vftest.Vhost(tag)
         self.inventory = os.path.join(self.directory, "hosts.json")
@@ -73,8 +76,6 @@ class World:
     poll_s: 1
 %s""" % (anti_affinity, provisioner, self.fake.url, json.dumps(command or []), readiness,
          self.fake.url, extra_spare)
-        # postgresql: the store is a schema of its own on VF_PG_URL's server.
-        self.schema = vftest.PgSchema(tag) if postgresql else None
         store = 'url: "%s"' % self.schema.url if self.schema else None
         self.config = vftest.write_config(self.directory, self.vhost.url, self.inventory, spare,
                                           store=store)

@@ -21,7 +21,9 @@
 # The default state dir is $VF_POSTGRES_STATE_DIR, else tests/.state/postgres.
 #
 # Environment knobs: VF_POSTGRES_PORT (preferred port, default 5433),
-# VF_POSTGRES_BIN (server binaries, default the newest /usr/lib/postgresql/*/bin).
+# VF_POSTGRES_BIN (server binaries, default the newest /usr/lib/postgresql/*/bin),
+# VF_POSTGRES_SERVER_OPTS (more server options, e.g. "-c ssl=on -c ssl_cert_file=...";
+# files the server reads must be readable by its user).
 
 VF_POSTGRES_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/lib/broker.sh
@@ -107,7 +109,7 @@ vf_postgres_start() {
 	for try in 1 2 3; do
 		port=$(vf_broker__free_port "${VF_POSTGRES_PORT:-5433}") || return 1
 		if vf_postgres__as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-			-o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir" \
+			-o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir ${VF_POSTGRES_SERVER_OPTS:-}" \
 			start >/dev/null; then
 			break
 		fi

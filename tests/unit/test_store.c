@@ -1001,6 +1001,40 @@ static void test_pg_reconnects(const char *base)
     store_close(s);
 }
 
+/* PostgreSQL: several processes starting at once on an empty schema (a
+ * deployment's workers and relay) take turns migrating: every one opens the
+ * store, and the schema is applied once. */
+static void test_pg_concurrent_migrations(const char *url)
+{
+    enum { OPENERS = 4 };
+    pid_t children[OPENERS];
+    for (int i = 0; i < OPENERS; i++) {
+        children[i] = fork();
+        if (children[i] == 0) {
+            vf_error err;
+            vf_error_init(&err);
+            store *s = store_open(url, STORE_READ_WRITE, &err);
+            if (!s)
+                fprintf(stderr, "opener %d: %s\n", i, err.text);
+            store_close(s);
+            _exit(s ? 0 : 1);
+        }
+    }
+    int opened = 0;
+    for (int i = 0; i < OPENERS; i++) {
+        int status = 0;
+        if (children[i] > 0 && waitpid(children[i], &status, 0) == children[i] &&
+            WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            opened++;
+    }
+    CHECKF(opened == OPENERS, "%d of %d concurrent openers succeeded", opened, OPENERS);
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(url, STORE_READ_ONLY, &err);
+    CHECKF(s != NULL, "the schema is current: %s", err.text);
+    store_close(s);
+}
+
 /* Everything that must behave the same on either backend. */
 static void test_store_semantics(const char *location)
 {
@@ -1052,6 +1086,9 @@ int main(void)
     if (test_pg_url("store", url, sizeof url, &skipped) == 0) {
         test_store_semantics(url);
         test_pg_reconnects(url);
+    }
+    if (test_pg_url("migrate", url, sizeof url, &skipped) == 0) {
+        test_pg_concurrent_migrations(url);
     } else if (!skipped) {
         CHECKF(false, "VF_PG_URL is set but unusable");
     } else {

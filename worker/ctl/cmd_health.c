@@ -78,6 +78,12 @@ int ctl_health(int argc, char **argv)
     amqp_link *link = NULL;
     store *s = configured ? ctl_open_store(config, STORE_READ_ONLY)
                           : ctl_open_store_at(store_path, STORE_READ_ONLY);
+    /* Probes' output ends up in logs: never a password from --store URL. */
+    char shown[512];
+    if (!configured && store_is_url(store_path)) {
+        store_url_for_messages(store_path, shown, sizeof shown);
+        store_path = shown;
+    }
     if (!s)
         goto out;
     vf_error err;
