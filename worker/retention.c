@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "leases.h"
+#include "clock.h"
 #include "log.h"
 #include "store.h"
 #include "store_config.h"
@@ -44,20 +45,6 @@ int64_t retention_interval_ms(int64_t retention_s)
     return ms;
 }
 
-static int64_t wall_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-static int64_t mono_us(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
-}
-
 /* Wait up to `ms`; returns true when asked to stop. */
 static bool wait_or_stop(retention *r, int64_t ms)
 {
@@ -89,7 +76,7 @@ static void round_of_pruning(retention *r)
     if (held <= 0)
         return;
     char cutoff[STORE_TIME_SIZE];
-    if (store_format_time(wall_ms() - r->config->store.retention_s * 1000, cutoff) < 0)
+    if (store_format_time(clock_wall_ms() - r->config->store.retention_s * 1000, cutoff) < 0)
         return; /* a retention reaching before 1970: nothing can be that old */
     store_prune_counts deleted = {0};
     vf_error err;
@@ -97,9 +84,9 @@ static void round_of_pruning(retention *r)
     int batches = 0, rc;
     int64_t longest_us = 0;
     for (;;) {
-        int64_t started = mono_us();
+        int64_t started = clock_mono_us();
         rc = store_prune_batch(r->store, cutoff, STORE_PRUNE_BATCH, &deleted, &err);
-        int64_t spent = mono_us() - started;
+        int64_t spent = clock_mono_us() - started;
         longest_us = spent > longest_us ? spent : longest_us;
         batches++;
         if (rc != 1 || wait_or_stop(r, PAUSE_BETWEEN_BATCHES_MS))

@@ -10,6 +10,7 @@
 
 #include "amqp_link.h"
 #include "backoff.h"
+#include "clock.h"
 #include "engine.h"
 #include "grow.h"
 #include "ids.h"
@@ -119,20 +120,6 @@ typedef struct service {
     retention *retention; /* store.retention: prunes old rows, on a thread of its own */
 } service;
 
-static int64_t wall_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-static int64_t mono_us(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
-}
-
 /* ---- inventory ---- */
 
 static void *refresh_loop(void *arg)
@@ -193,8 +180,8 @@ static void *checkpoint_loop(void *arg)
             log_warn("checkpoint: %s", err.text);
         /* Here, not in the main loop: this thread waits neither for the
          * broker nor for a batch, so a live worker keeps its leases. */
-        if (wall_ms() - renewed_ms >= LEASE_RENEW_S * 1000) {
-            renewed_ms = wall_ms();
+        if (clock_wall_ms() - renewed_ms >= LEASE_RENEW_S * 1000) {
+            renewed_ms = clock_wall_ms();
             vf_error_init(&err);
             if (lease_renew_all(own, svc->owner, &err) < 0)
                 log_warn("leases: %s", err.text);
@@ -273,7 +260,7 @@ static int follow_inventory(service *svc, materialised *gone, vf_error *err)
         log_debug("inventory: new snapshot of %zu hosts", next.hosts->n_hosts);
     inventory_release(&svc->view);
     svc->view = next;
-    svc->view_fetched_ms = wall_ms() - (int64_t)(next.age_s * 1000);
+    svc->view_fetched_ms = clock_wall_ms() - (int64_t)(next.age_s * 1000);
     check_max_age(svc, &svc->view);
     return 0;
 }
@@ -493,7 +480,7 @@ static int sweep_outbox(service *svc, bool stopping, vf_error *err)
     /* With several workers on one store, one of them (the lease holder)
      * sweeps; the others' own events go out as usual after their batches. */
     char grace[STORE_TIME_SIZE];
-    store_format_time(wall_ms() - OUTBOX_GRACE_MS, grace);
+    store_format_time(clock_wall_ms() - OUTBOX_GRACE_MS, grace);
     int held = lease_hold(svc->store, "housekeeping", svc->owner, err);
     if (held < 0)
         return -1;
@@ -664,9 +651,9 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         rc = -1;
     else if (reloaded > 0)
         log_debug("reservations: reloaded %ld hosts changed by other writers", reloaded);
-    task_handler handler = {svc->store, svc->engine, svc->config, svc->placeable,
-                            svc->note,  wall_ms,     svc->book,   svc->owner};
-    int64_t started_at = mono_us();
+    task_handler handler = {svc->store, svc->engine,   svc->config, svc->placeable,
+                            svc->note,  clock_wall_ms, svc->book,   svc->owner};
+    int64_t started_at = clock_mono_us();
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];
         const amqp_link_delivery *d = &item->delivery;
@@ -679,11 +666,12 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         if (i % EARLY_FINISH_EVERY == EARLY_FINISH_EVERY - 1)
             finish_syncing_early(svc);
     }
-    int64_t handled_at = mono_us();
+    int64_t handled_at = clock_mono_us();
     if (rc == 0)
         rc = store_commit(svc->store, err);
     log_debug("batch of %zu: handled in %.2f ms, committed in %.2f ms", b->n_items,
-              (double)(handled_at - started_at) / 1e3, (double)(mono_us() - handled_at) / 1e3);
+              (double)(handled_at - started_at) / 1e3,
+              (double)(clock_mono_us() - handled_at) / 1e3);
     if (rc < 0) {
         vf_error ignored;
         vf_error_init(&ignored);
@@ -829,7 +817,7 @@ static void log_outcomes(service *svc, const batch *b)
 /* The periodic line for ordinary placements; `final` at stop. */
 static void log_summary(service *svc, bool final)
 {
-    int64_t now = mono_us();
+    int64_t now = clock_mono_us();
     if (svc->last_summary_us == 0)
         svc->last_summary_us = now;
     double span_s = (double)(now - svc->last_summary_us) / 1e6;
@@ -1019,9 +1007,9 @@ static int hand_back(service *svc, size_t *handed, vf_error *err)
  * a delivery that was already on its way when the consumers were cancelled. */
 static void wait_on_link(service *svc, double seconds)
 {
-    int64_t until = mono_us() + (int64_t)(seconds * 1e6);
+    int64_t until = clock_mono_us() + (int64_t)(seconds * 1e6);
     while (!*svc->stop) {
-        int64_t left_ms = (until - mono_us()) / 1000;
+        int64_t left_ms = (until - clock_mono_us()) / 1000;
         if (left_ms <= 0)
             return;
         if (!amqp_link_is_connected(svc->link)) {
@@ -1072,7 +1060,7 @@ static round_status pause_for_store(service *svc, vf_error *err)
     log_error("store: %s; nothing in this batch was acked: %zu message%s handed back to the "
               "broker, consumers cancelled; consuming again once a write to the store succeeds",
               why, handed, handed == 1 ? "" : "s");
-    int64_t started = mono_us();
+    int64_t started = clock_mono_us();
     for (int probe = 1; !*svc->stop; probe++) {
         wait_on_link(svc, backoff_next(&svc->store_retry));
         if (*svc->stop)
@@ -1084,12 +1072,12 @@ static round_status pause_for_store(service *svc, vf_error *err)
         /* One line per outage and then one a minute or so, not one per probe. */
         if (probe % 8 == 0)
             log_warn("store: still not writable after %.0f s: %s",
-                     (double)(mono_us() - started) / 1e6, failed.text);
+                     (double)(clock_mono_us() - started) / 1e6, failed.text);
     }
     if (*svc->stop)
         return ROUND_OK;
     log_info("store: writable again after %.0f s; consuming again",
-             (double)(mono_us() - started) / 1e6);
+             (double)(clock_mono_us() - started) / 1e6);
     vf_error_init(err);
     if (!amqp_link_is_connected(svc->link)) {
         vf_error_set(err, VF_EUNAVAILABLE, "the connection was lost while the store was down");
@@ -1109,19 +1097,20 @@ static round_status finish_syncing(service *svc, vf_error *err)
     if (!b)
         return ROUND_OK;
     svc->syncing = NULL;
-    int64_t t0 = mono_us();
+    int64_t t0 = clock_mono_us();
     if (wal_sync_wait(svc->sync, b->sync_ticket, err) < 0) {
         svc->sync_failed = true;
         clear_batch(b);
         return ROUND_FATAL;
     }
-    int64_t t1 = mono_us();
+    int64_t t1 = clock_mono_us();
     int rc = ack_and_publish(svc, b, err);
     if (rc == 0)
         log_outcomes(svc, b);
     log_debug("batch of %zu: waited %.2f ms for its sync, acked and published in %.2f ms, %zu "
               "publishes in flight",
-              b->n_items, (double)(t1 - t0) / 1e3, (double)(mono_us() - t1) / 1e3, svc->n_pubs);
+              b->n_items, (double)(t1 - t0) / 1e3, (double)(clock_mono_us() - t1) / 1e3,
+              svc->n_pubs);
     clear_batch(b);
     if (rc < 0)
         return ROUND_BROKER;

@@ -119,16 +119,7 @@ int main(void)
         return 1;
     char path[128];
     snprintf(path, sizeof path, "%s/s.db", dir);
-    run(path);
-    char url[512];
-    bool skipped = false;
-    if (test_pg_url("stats", url, sizeof url, &skipped) == 0)
-        run(url);
-    else if (skipped)
-        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
-    else
-        CHECKF(false, "VF_PG_URL is set but unusable");
-    test_pg_cleanup();
+    test_each_store("stats", path, run);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

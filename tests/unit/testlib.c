@@ -141,3 +141,17 @@ void test_pg_cleanup(void)
     }
     pg_schema_count = 0;
 }
+
+void test_each_store(const char *name, const char *sqlite_path, void (*run)(const char *location))
+{
+    run(sqlite_path);
+    char url[512];
+    bool skipped = false;
+    if (test_pg_url(name, url, sizeof url, &skipped) == 0)
+        run(url);
+    else if (skipped)
+        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
+    else
+        CHECKF(false, "VF_PG_URL is set but unusable");
+    test_pg_cleanup();
+}

@@ -27,6 +27,11 @@ void test_pg_cleanup(void);
 /* Run sql on VF_PG_URL's database as an administrator would. 0 or -1. */
 int test_pg_exec(const char *sql);
 
+/* The store tests' usual course: run(sqlite_path), then, in a fresh schema
+ * named after `name`, run(url) on PostgreSQL when VF_PG_URL is set (a note
+ * when unset, a failure when set but unusable), then drop the schemas. */
+void test_each_store(const char *name, const char *sqlite_path, void (*run)(const char *location));
+
 #define CHECK(expr) test_check((expr), __FILE__, __LINE__, #expr, NULL)
 #define CHECKF(expr, ...) test_check((expr), __FILE__, __LINE__, #expr, __VA_ARGS__)
 /* NULL-safe string checks: a NULL `got` fails instead of crashing. */
