@@ -332,7 +332,7 @@ static void id_list_drop_first(id_list *list, size_t n)
     if (n > list->n)
         n = list->n;
     if (n == 0)
-        return; /* nothing listed maybe: ids may be NULL, no memmove */
+        return; /* no marks: ids may still be NULL, which memmove must not get */
     for (size_t i = 0; i < n; i++)
         free(list->ids[i]);
     memmove(list->ids, list->ids + n, (list->n - n) * sizeof *list->ids);
