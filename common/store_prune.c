@@ -185,15 +185,17 @@ int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, 
 {
     /* The rows store_prune_batch would delete, counted the same way: those
      * of prunable tasks, then released reservations of other tasks. */
+    /* Each element in parentheses: they are built by concatenation, which
+     * clang's -Wstring-concatenation would otherwise take for a lost comma. */
     static const char *const queries[] = {
-        "SELECT count(*) " PRUNABLE_TASKS,
-        "SELECT count(*) FROM task_events WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")",
-        "SELECT (SELECT count(*) FROM reservations WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS
-        ")) + (SELECT count(*) " RELEASED_RESERVATIONS
-        " AND task_id NOT IN (SELECT t.id " PRUNABLE_TASKS "))",
-        "SELECT count(*) FROM spares WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")",
+        ("SELECT count(*) " PRUNABLE_TASKS),
+        ("SELECT count(*) FROM task_events WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")"),
+        ("SELECT (SELECT count(*) FROM reservations WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS
+         ")) + (SELECT count(*) " RELEASED_RESERVATIONS
+         " AND task_id NOT IN (SELECT t.id " PRUNABLE_TASKS "))"),
+        ("SELECT count(*) FROM spares WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")"),
         "SELECT count(*) FROM outbox WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1",
-        "SELECT count(*) " FINISHED_DELIVERIES,
+        ("SELECT count(*) " FINISHED_DELIVERIES),
     };
     int64_t *slots[] = {&counts->tasks,  &counts->task_events, &counts->reservations,
                         &counts->spares, &counts->outbox,      &counts->deliveries};
