@@ -20,12 +20,15 @@ VF_DEBIAN_PACKAGES=(
 	libpq-dev            # libpq: the PostgreSQL store (store.url)
 	libyaml-dev
 	libssl-dev           # HMAC-SHA256 for webhook signatures
+	libmicrohttpd-dev    # /metrics, /healthz, /readyz and the console (virtflowctl serve)
+	libpcre2-dev         # request patterns in RE2 syntax (node regex, vmid patterns)
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
 	python3              # integration test drivers, broker port picking
 	python3-pika         # AMQP client of the integration tests and benches (a plain client, as users have)
 	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	sqlite3              # operators' view of the store; used by tests to inspect it
+	chromium             # headless browser: the console tests load each page in it
 	postgresql           # the private test server (tests/lib/postgres.sh); psql reads it in tests
 	ca-certificates      # libcurl verifying https:// receivers and APIs
 	valgrind             # tests/valgrind.sh: unit tests under memcheck
