@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pattern.h"
 #include "plugins.h"
 #include "vmid.h"
 #include "vmidset.h"
@@ -15,7 +16,7 @@
 typedef struct regex_entry {
     char pattern[REQUEST_ANNOTATION_LEN];
     bool in_use;
-    regex_t compiled;
+    pattern *compiled;   /* owned */
     uint8_t *node_match; /* per host of the current snapshot; NULL until used */
     uint64_t last_used;
 } regex_entry;
@@ -243,8 +244,7 @@ void sched_engine_free(sched_engine *engine)
         return;
     forget_regex_matches(engine);
     for (size_t i = 0; i < REGEX_CACHE_SIZE; i++)
-        if (engine->regexes[i].in_use)
-            regfree(&engine->regexes[i].compiled);
+        pattern_free(engine->regexes[i].compiled);
     free(engine->load);
     free(engine->hot);
     free(engine->reasons);
@@ -520,178 +520,51 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
     return &engine->load[host_index];
 }
 
-/* Bounds on what a pattern may make glibc build. glibc copies a repeated
- * subexpression once per repetition ("a{3}" is "aaa", "a+" is "aa*"), so
- * nested or stacked repetitions multiply: "u" followed by sixty '+' made
- * regcomp allocate over 4 GiB (found by fuzz_task_message). Host names have
- * at most 63 characters and vmids 9 digits, so no useful pattern needs more. */
-#define REGEX_MAX_COUNT 64    /* largest n or m in {n}, {n,}, {n,m} */
-#define REGEX_MAX_COPIES 4096 /* atoms after expanding every repetition */
-#define REGEX_MAX_DEPTH 32    /* nested groups */
-
-/* The repetition factor of an interval "{n}", "{n,}" or "{n,m}" at p (just
- * past the '{'), setting *end to its '}'; 0 when p does not start one (glibc
- * then reads the '{' as a literal or regcomp reports it). */
-static long interval_factor(const char *p, const char **end)
+/* The error for a pattern that hit the PCRE2 limits (pattern.h). */
+static void refuse_costly(const char *pattern_text, const char *what, vf_error *err)
 {
-    long n = 0, m = -1;
-    const char *q = p;
-    if (*q < '0' || *q > '9')
-        return 0;
-    while (*q >= '0' && *q <= '9' && n <= 100000)
-        n = n * 10 + (*q++ - '0');
-    if (*q == ',') {
-        q++;
-        if (*q >= '0' && *q <= '9') {
-            m = 0;
-            while (*q >= '0' && *q <= '9' && m <= 100000)
-                m = m * 10 + (*q++ - '0');
-        }
-    }
-    if (*q != '}')
-        return 0;
-    *end = q;
-    long factor = m > n ? m : n;
-    return factor > 0 ? factor : 1;
+    vf_error_set(err, VF_EINVAL,
+                 "annotations.%s: \"%.64s\" is not a valid regex: too costly to match (it ran "
+                 "past the backtracking limits; avoid nested repetition like (a+)+)",
+                 what, pattern_text);
 }
 
-/* What regcomp alone would let through but an annotation must not carry;
- * returns why, or NULL when the pattern is fine.
- * - An unmatched ')': glibc reads it as a literal, so "bm-1)|(x" would close
- *   the anchoring group below early and match "bm-10".
- * - A back-reference (\1..\9): glibc's matcher backtracks over them, and a
- *   256-character pattern with a few of them takes seconds per host name
- *   (measured: six "(.*)" then \2..\7, the anchoring group being \1, against
- *   a 63-character name: 5 s per name), stalling the worker's batch.
- *   qemu-scheduler's regexes (Go, RE2) have no back-references either, so
- *   no user pattern loses anything.
- * - Repetitions past the bounds above, and repetition operators following
- *   one another ("a++", "a{2}*"), which POSIX leaves undefined.
- * Bracket expressions ("[)]", "[[:alpha:]]") are skipped; an unterminated
- * one is left for regcomp to report. */
-static const char *pattern_refused(const char *p)
-{
-    long copies[REGEX_MAX_DEPTH + 1] = {0}; /* expanded atoms so far, per open group */
-    long last = 0;                          /* expanded size of the last atom */
-    bool repeated = false;                  /* the last token was a repetition */
-    int depth = 0;
-    for (; *p; p++) {
-        long factor = 0;
-        const char *end = p;
-        if (*p == '*' || *p == '?')
-            factor = 1;
-        else if (*p == '+')
-            factor = 2;
-        else if (*p == '{')
-            factor = interval_factor(p + 1, &end);
-        if (factor > 0) {
-            if (repeated)
-                return "repetition operators may not follow one another (like a++)";
-            if (factor > REGEX_MAX_COUNT)
-                return "repetition counts above 64 are not supported";
-            copies[depth] += last * (factor - 1);
-            last *= factor;
-            repeated = true;
-            p = end;
-            if (copies[depth] > REGEX_MAX_COPIES)
-                return "repetitions nested too deep (the pattern would expand past 4096 atoms)";
-            continue;
-        }
-        repeated = false;
-        if (*p == '\\') {
-            if (!p[1])
-                break;
-            p++;
-            if (*p >= '1' && *p <= '9')
-                return "back-references are not supported";
-            last = 1;
-        } else if (*p == '[') {
-            p++;
-            if (*p == '^')
-                p++;
-            if (*p == ']')
-                p++;
-            while (*p && *p != ']') {
-                if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
-                    char term[3] = {p[1], ']', '\0'};
-                    const char *close = strstr(p + 2, term);
-                    if (!close)
-                        return NULL;
-                    p = close + 1;
-                }
-                p++;
-            }
-            if (!*p)
-                return NULL;
-            last = 1;
-        } else if (*p == '(') {
-            if (++depth > REGEX_MAX_DEPTH)
-                return "groups nested too deep";
-            copies[depth] = 0;
-            last = 0;
-            continue;
-        } else if (*p == ')') {
-            if (--depth < 0)
-                return "Unmatched ) or \\)";
-            last = copies[depth + 1];
-            copies[depth] += last;
-            if (copies[depth] > REGEX_MAX_COPIES)
-                return "repetitions nested too deep (the pattern would expand past 4096 atoms)";
-            continue;
-        } else if (*p == '|' || *p == '^' || *p == '$') {
-            last = 0;
-            continue;
-        } else {
-            last = 1;
-        }
-        copies[depth] += last;
-    }
-    return NULL;
-}
-
-/* Compiled, anchored regex for `pattern`, from the cache. `what` names the
- * annotation in the error. */
-static regex_entry *regex_get(sched_engine *engine, const char *pattern, const char *what,
+/* Compiled, anchored pattern for `pattern_text`, from the cache. `what` names
+ * the annotation in the error. A cached pattern that once hit the match
+ * limits is refused at once, so a hostile request repeated costs nothing. */
+static regex_entry *regex_get(sched_engine *engine, const char *pattern_text, const char *what,
                               vf_error *err)
 {
     engine->clock++;
     regex_entry *victim = &engine->regexes[0];
     for (size_t i = 0; i < REGEX_CACHE_SIZE; i++) {
         regex_entry *entry = &engine->regexes[i];
-        if (entry->in_use && strcmp(entry->pattern, pattern) == 0) {
+        if (entry->in_use && strcmp(entry->pattern, pattern_text) == 0) {
             entry->last_used = engine->clock;
+            if (pattern_too_costly(entry->compiled)) {
+                refuse_costly(pattern_text, what, err);
+                return NULL;
+            }
             return entry;
         }
         if (!entry->in_use || (victim->in_use && entry->last_used < victim->last_used))
             victim = entry;
     }
-    /* Anchor so the pattern must match the whole name or number, as
-     * qemu-scheduler's users expect: node1 must not match node10. */
-    const char *refused = pattern_refused(pattern);
-    if (refused) {
-        vf_error_set(err, VF_EINVAL, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
-                     pattern, refused);
+    vf_error why;
+    vf_error_init(&why);
+    pattern *compiled = pattern_new(pattern_text, &why);
+    if (!compiled) {
+        vf_error_set(err, why.code, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
+                     pattern_text, why.text);
         return NULL;
     }
-    char anchored[REQUEST_ANNOTATION_LEN + 8];
-    snprintf(anchored, sizeof anchored, "^(%s)$", pattern);
-    regex_t compiled;
-    int rc = regcomp(&compiled, anchored, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[128];
-        regerror(rc, &compiled, why, sizeof why);
-        vf_error_set(err, VF_EINVAL, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
-                     pattern, why);
-        return NULL;
-    }
-    if (victim->in_use)
-        regfree(&victim->compiled);
+    pattern_free(victim->compiled);
     free(victim->node_match);
     victim->node_match = NULL;
     victim->compiled = compiled;
     victim->in_use = true;
     victim->last_used = engine->clock;
-    snprintf(victim->pattern, sizeof victim->pattern, "%s", pattern);
+    snprintf(victim->pattern, sizeof victim->pattern, "%s", pattern_text);
     return victim;
 }
 
@@ -767,9 +640,9 @@ static void explain_counts(sched_decision *out, size_t lead_len)
 
 /* What the pre-filter prepared for one request. */
 typedef struct plan {
-    int pool_id;               /* -1: no host has the requested pool */
-    const regex_t *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
-    uint8_t *node_match;       /* per host: the pattern's match cache (sched_node_matches) */
+    int pool_id;         /* -1: no host has the requested pool */
+    pattern *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
+    uint8_t *node_match; /* per host: the pattern's match cache (sched_node_matches) */
 } plan;
 
 /* The pre-filter: everything about the request that does not depend on a
@@ -791,7 +664,11 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
                 return -1;
             }
         }
-        pl->node_regex = &entry->compiled;
+        pl->node_regex = entry->compiled;
+        /* Ordinary patterns take a few steps per name; this allows 256 a
+         * name on average, so only a pathological one runs out. */
+        pattern_set_budget(entry->compiled,
+                           (unsigned long long)engine->hosts->n_hosts * 256 + PATTERN_MATCH_LIMIT);
         pl->node_match = entry->node_match;
     }
     vmids->lo = VMID_MIN;
@@ -804,7 +681,7 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
         regex_entry *entry = regex_get(engine, req->vmid_regex, ANNOTATION_VMID_REGEX, err);
         if (!entry)
             return -1;
-        vmids->regex = &entry->compiled;
+        vmids->regex = entry->compiled;
     }
     return 0;
 }
@@ -841,7 +718,7 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const bool keep_dedicated =
         on[SCHED_FILTER_DEDICATED] && !req->dedicated && engine->params.dedicated_exclusive;
     const bool status_on = on[SCHED_FILTER_STATUS];
-    const regex_t *node_regex = pl->node_regex;
+    pattern *node_regex = pl->node_regex;
     uint8_t *node_match = pl->node_match;
     const bool slots_on = on[SCHED_FILTER_VM_SLOTS];
     const bool cpu_on = on[SCHED_FILTER_CPU];
@@ -1015,6 +892,10 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     size_t best = 0;
     size_t n = filter_and_score_any(engine, req, &pl, excluded_marked, out->reason_counts, &best);
     out->n_feasible = n;
+    if (pl.node_regex && pattern_too_costly(pl.node_regex)) {
+        refuse_costly(req->node_regex, ANNOTATION_NODE_REGEX, err);
+        return -1;
+    }
 
     if (n == 0) {
         int lead =
@@ -1037,7 +918,17 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     const host *node = &hosts->hosts[index];
 
     uint32_t scanned = 0;
+    if (vmids.regex)
+        /* 16 steps per candidate (an ordinary vmid pattern needs under 10):
+         * the whole scan then costs at most what VMID_REGEX_SCAN_LIMIT cheap
+         * matches do. */
+        pattern_set_budget(vmids.regex,
+                           (unsigned long long)VMID_REGEX_SCAN_LIMIT * 16 + PATTERN_MATCH_LIMIT);
     uint32_t vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &scanned);
+    if (vmids.regex && pattern_too_costly(vmids.regex)) {
+        refuse_costly(req->vmid_regex, ANNOTATION_VMID_REGEX, err);
+        return -1;
+    }
     if (vmid == 0) {
         int lead = snprintf(out->message, sizeof out->message,
                             "%zu/%zu nodes are available, but no vmid is free", n, out->n_hosts);

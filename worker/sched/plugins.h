@@ -16,11 +16,12 @@
 #define VF_PLUGINS_H
 
 #include <math.h>
-#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "engine.h"
+#include "pattern.h"
 
 /* The figures filters and scores read, per host, packed together and with
  * capacities precomputed when the snapshot is set: a pass over 10,000 of
@@ -105,15 +106,20 @@ static inline sched_reason sched_status_reason(uint8_t status)
     return SCHED_REASON_STATUS_UNKNOWN;
 }
 
-/* NodeRegex: whole-name match (the regex is anchored when compiled). The
+/* NodeRegex: whole-name match (pattern.h anchors every pattern). The
  * result per host is cached in `cache` (0 unknown, 1 match, 2 mismatch)
  * across decisions that use the same pattern on the same snapshot, so regex
- * requests cost little more than plain ones. */
-static inline bool sched_node_matches(const regex_t *regex, uint8_t *cache, const char *name)
+ * requests cost little more than plain ones. A pattern that has hit the
+ * match limits matches nothing more (the engine then refuses the request),
+ * so a hostile pattern costs one limit's worth, not one per host. */
+static inline bool sched_node_matches(pattern *regex, uint8_t *cache, const char *name)
 {
     uint8_t cached = *cache;
     if (cached == 0) {
-        cached = regexec(regex, name, 0, NULL, 0) == 0 ? 1 : 2;
+        cached =
+            !pattern_too_costly(regex) && pattern_match(regex, name, strlen(name)) == PATTERN_MATCH
+                ? 1
+                : 2;
         *cache = cached;
     }
     return cached == 1;
