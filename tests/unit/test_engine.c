@@ -290,6 +290,60 @@ static void test_catastrophic_pattern_bounded(void)
     world_close(&w);
 }
 
+/* node_name (or the annotation node.qemu-scheduler/name) asks for one exact
+ * host, like the seeds' and CAPPX's NodeName filter. It is categorical: it
+ * runs before capacity, so the named host's own shortage is its reason. */
+static void test_node_name(void)
+{
+    host hosts[3] = {fixture_host("pve-a"), fixture_host("pve-b"), fixture_host("pve-c")};
+    hosts[2].allocated_memory = 65000;
+    world w;
+    world_open(&w, hosts, 3, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 1, 1024);
+    strcpy(req.node_name, "pve-b");
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    CHECK_STR(d.node ? d.node->name : NULL, "pve-b");
+    CHECK(d.n_feasible == 1);
+    CHECK(d.host_reasons[0] == SCHED_REASON_NODE_NAME);
+    CHECK_CONTAINS(d.message, "1/3 nodes are available: 2 node name mismatch");
+
+    /* The named host is full: its own reason, the others' name mismatch. */
+    strcpy(req.node_name, "pve-c");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/3 nodes are available: 2 node name mismatch, 1 insufficient memory");
+
+    /* A name no host has says so. */
+    strcpy(req.node_name, "pve-z");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/3 nodes are available: 3 node name mismatch (no host is named pve-z)");
+
+    /* Name and regex together: both must hold. */
+    strcpy(req.node_name, "pve-a");
+    strcpy(req.node_regex, "pve-[bc]");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK(d.host_reasons[0] == SCHED_REASON_NODE_REGEX);
+    world_close(&w);
+
+    /* NodeName disabled: the name is ignored, as for any disabled plugin. */
+    sched_params p;
+    fixture_params(&p);
+    config_plugin off[] = {{CONFIG_PLUGIN_FILTER, "NodeName", false, false, 0, 3}};
+    p.plugins = off;
+    p.n_plugins = 1;
+    world_open(&w, hosts, 3, NULL, 0, &p);
+    fixture_request(&req, 1, 1024);
+    strcpy(req.node_name, "pve-z");
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    world_close(&w);
+}
+
 static void test_vmid_lowest_free(void)
 {
     host h = fixture_host("pve1");
@@ -809,6 +863,7 @@ int main(void)
     test_regex_anchoring();
     test_re2_syntax();
     test_catastrophic_pattern_bounded();
+    test_node_name();
     test_vmid_lowest_free();
     test_invalid_annotations();
     test_explanation_counts();

@@ -101,6 +101,7 @@ const char *sched_reason_text(sched_reason reason)
         [SCHED_REASON_MEMORY] = "insufficient memory",
         [SCHED_REASON_DISK] = "insufficient disk",
         [SCHED_REASON_ANTI_AFFINITY] = "anti-affinity",
+        [SCHED_REASON_NODE_NAME] = "node name mismatch",
     };
     return reason < SCHED_REASON_COUNT ? text[reason] : "unknown";
 }
@@ -641,6 +642,8 @@ static void explain_counts(sched_decision *out, size_t lead_len)
 /* What the pre-filter prepared for one request. */
 typedef struct plan {
     int pool_id;         /* -1: no host has the requested pool */
+    bool node_named;     /* the request names a host and NodeName is on */
+    long node_index;     /* then: the named host's index, -1 when no host has the name */
     pattern *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
     uint8_t *node_match; /* per host: the pattern's match cache (sched_node_matches) */
 } plan;
@@ -653,6 +656,13 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
     pl->pool_id = hostset_pool_id(engine->hosts, req->pool);
     pl->node_regex = NULL;
     pl->node_match = NULL;
+    pl->node_named = req->node_name[0] && engine->filter_on[SCHED_FILTER_NODE_NAME];
+    pl->node_index = -1;
+    if (pl->node_named) {
+        const host *named = hostset_find(engine->hosts, req->node_name);
+        if (named)
+            pl->node_index = (long)(named - engine->hosts->hosts);
+    }
     if (req->node_regex[0] && engine->filter_on[SCHED_FILTER_NODE_REGEX]) {
         regex_entry *entry = regex_get(engine, req->node_regex, ANNOTATION_NODE_REGEX, err);
         if (!entry)
@@ -718,6 +728,8 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const bool keep_dedicated =
         on[SCHED_FILTER_DEDICATED] && !req->dedicated && engine->params.dedicated_exclusive;
     const bool status_on = on[SCHED_FILTER_STATUS];
+    const bool node_named = pl->node_named;
+    const long node_index = pl->node_index;
     pattern *node_regex = pl->node_regex;
     uint8_t *node_match = pl->node_match;
     const bool slots_on = on[SCHED_FILTER_VM_SLOTS];
@@ -762,6 +774,8 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
             r = SCHED_REASON_DEDICATED_HOST;
         else if (status_on && h->status != HOST_ONLINE)
             r = sched_status_reason(h->status);
+        else if (node_named && !sched_node_name_fits(i, node_index))
+            r = SCHED_REASON_NODE_NAME;
         else if (node_regex && !sched_node_matches(node_regex, &node_match[i], hosts[i].name))
             r = SCHED_REASON_NODE_REGEX;
         else if (slots_on && !sched_vm_slots_fit(h, load))
@@ -909,6 +923,11 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
             size_t len = strlen(out->message);
             snprintf(out->message + len, sizeof out->message - len, " (no host is in pool %s)",
                      req->pool);
+        }
+        if (pl.node_named && pl.node_index < 0 && out->n_hosts > 0) {
+            size_t len = strlen(out->message);
+            snprintf(out->message + len, sizeof out->message - len, " (no host is named %s)",
+                     req->node_name);
         }
         return 0;
     }

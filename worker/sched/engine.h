@@ -43,6 +43,7 @@ typedef enum {
     SCHED_REASON_MEMORY,         /* insufficient memory */
     SCHED_REASON_DISK,           /* insufficient disk */
     SCHED_REASON_ANTI_AFFINITY,  /* excluded by the caller (spares spread over hosts) */
+    SCHED_REASON_NODE_NAME,      /* node name mismatch (the request named another host) */
     SCHED_REASON_COUNT
 } sched_reason;
 

@@ -48,6 +48,7 @@ typedef enum {
     SCHED_FILTER_POOL,
     SCHED_FILTER_DEDICATED,
     SCHED_FILTER_STATUS,
+    SCHED_FILTER_NODE_NAME,
     SCHED_FILTER_NODE_REGEX,
     SCHED_FILTER_VM_SLOTS,
     SCHED_FILTER_CPU,
@@ -104,6 +105,13 @@ static inline sched_reason sched_status_reason(uint8_t status)
         return SCHED_REASON_STATUS_UNKNOWN;
     }
     return SCHED_REASON_STATUS_UNKNOWN;
+}
+
+/* NodeName: the host the request names, by its index in the snapshot
+ * (resolved once per request; -1 when no host has that name). */
+static inline bool sched_node_name_fits(size_t index, long named_index)
+{
+    return (long)index == named_index;
 }
 
 /* NodeRegex: whole-name match (pattern.h anchors every pattern). The

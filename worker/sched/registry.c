@@ -8,6 +8,7 @@ const sched_plugin sched_plugins[] = {
     {"Pool", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_POOL},
     {"Dedicated", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_DEDICATED},
     {"NodeStatus", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_STATUS},
+    {"NodeName", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_NODE_NAME},
     {"NodeRegex", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_NODE_REGEX},
     {"VMSlots", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_VM_SLOTS},
     {"CPUOvercommit", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_CPU},
