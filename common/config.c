@@ -466,6 +466,8 @@ static int set_field(loader *ld, yaml_node_t *node, const char *path, const fiel
             *(int *)slot = (int)v;
         else
             *(int64_t *)slot = v;
+        if (f->has_flag)
+            *(bool *)((char *)base + f->flag_offset) = true;
         return 0;
     }
     case F_NUMBER:
@@ -624,8 +626,38 @@ static int check_user_name(loader *ld, yaml_node_t *node, const char *value, con
 
 /* ---- custom sections ------------------------------------------------------------------- */
 
+#define PLUGIN(member) offsetof(config_plugin, member)
+static const field plugin_arg_fields[] = {
+    {.key = "ratio",
+     .type = F_NUMBER,
+     .offset = PLUGIN(ratio),
+     .min_exclusive = true,
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_ratio)},
+    {.key = "reserve",
+     .type = F_NUMBER,
+     .offset = PLUGIN(reserve),
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_reserve)},
+    {.key = "subset_size",
+     .type = F_INT,
+     .offset = PLUGIN(subset_size),
+     .min = 1,
+     .max = 64,
+     .has_max = true,
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_subset_size)},
+    {.key = "seed",
+     .type = F_INT64,
+     .offset = PLUGIN(seed),
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_seed)},
+    {0},
+};
+
 static const field plugin_fields[] = {
     {.key = "enable", .type = F_BOOL, .offset = offsetof(config_plugin, enable)},
+    {.key = "args", .type = F_SECTION, .children = plugin_arg_fields},
     {.key = "weight",
      .type = F_NUMBER,
      .offset = offsetof(config_plugin, weight),
@@ -1027,6 +1059,8 @@ static const choice inventory_sources[] = {{"file", CONFIG_INVENTORY_FILE},
                                            {"http", CONFIG_INVENTORY_HTTP},
                                            {"proxmox", CONFIG_INVENTORY_PROXMOX},
                                            {NULL, 0}};
+static const choice strategies[] = {
+    {"spread", CONFIG_STRATEGY_SPREAD}, {"pack", CONFIG_STRATEGY_PACK}, {NULL, 0}};
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
 static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
@@ -1139,6 +1173,8 @@ static const field scheduler_fields[] = {
      .min = 0,
      .min_exclusive = true},
     {.key = "plugins", .type = F_SECTION, .children = plugin_kinds},
+    {.key = "strategy", .type = F_ENUM, .offset = CFG(scheduler.strategy), .choices = strategies},
+    {.key = "plugin_config", .type = F_PATH, .offset = CFG(scheduler.plugin_config)},
     {0},
 };
 
@@ -1325,6 +1361,78 @@ static void syntax_error(const yaml_parser_t *parser, const char *name, vf_error
                  parser->problem ? parser->problem : "invalid YAML");
 }
 
+/* scheduler.plugin_config: qemu-scheduler's own plugin-config file
+ * ({filters,scores,vmids}: Name: {enable: bool}, plus virtflow's weight and
+ * args), read once at load. Its entries go before the config file's own
+ * scheduler.plugins entries, which the engine applies later and so win. */
+static int load_plugin_config(vf_config *config, vf_error *err)
+{
+    const char *path = config->scheduler.plugin_config;
+    int rc = -1;
+    char *text = NULL;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    bool have_parser = false, have_doc = false;
+    loader ld = {.doc = &doc, .name = path, .base_dir = "", .err = err};
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int saved = errno;
+        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: cannot open: %s", path,
+                     strerror(saved));
+        goto out;
+    }
+    text = malloc(CONFIG_MAX_BYTES + 1);
+    if (!text) {
+        vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    size_t len = fread(text, 1, CONFIG_MAX_BYTES + 1, f);
+    if (ferror(f) || len > CONFIG_MAX_BYTES) {
+        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: cannot read it whole", path);
+        goto out;
+    }
+    if (!yaml_parser_initialize(&parser)) {
+        vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    have_parser = true;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        syntax_error(&parser, path, err);
+        goto out;
+    }
+    have_doc = true;
+    size_t before = config->scheduler.n_plugins;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root && !is_null(root) && walk_mapping(&ld, root, plugin_kinds, config, "") < 0)
+        goto out;
+    size_t added = config->scheduler.n_plugins - before;
+    config_plugin *all = config->scheduler.plugins;
+    for (size_t i = before; i < config->scheduler.n_plugins; i++)
+        all[i].file = path;
+    if (added && before) {
+        config_plugin *moved = malloc(added * sizeof *moved);
+        if (!moved) {
+            vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+            goto out;
+        }
+        memcpy(moved, all + before, added * sizeof *moved);
+        memmove(all + added, all, before * sizeof *all);
+        memcpy(all, moved, added * sizeof *moved);
+        free(moved);
+    }
+    rc = 0;
+out:
+    if (have_doc)
+        yaml_document_delete(&doc);
+    if (have_parser)
+        yaml_parser_delete(&parser);
+    if (f)
+        fclose(f);
+    free(text);
+    return rc;
+}
+
 /* Parses `text` over the defaults. `base_dir` ("" or ending in '/') anchors
  * relative paths. */
 static vf_config *load(const char *text, size_t len, const char *name, const char *base_dir,
@@ -1358,6 +1466,8 @@ static vf_config *load(const char *text, size_t len, const char *name, const cha
     }
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && !is_null(root) && walk_mapping(&ld, root, top_fields, config, "") < 0)
+        goto fail;
+    if (config->scheduler.plugin_config && load_plugin_config(config, err) < 0)
         goto fail;
 
     /* A second document would be silently ignored: say so instead. */
@@ -1488,6 +1598,7 @@ void config_free(vf_config *c)
     free(c->inventory.token_file);
     free(c->inventory.ca_file);
     free(c->scheduler.plugins);
+    free(c->scheduler.plugin_config);
     free(c->retry.delays_s);
     for (size_t i = 0; i < c->relay.n_receivers; i++)
         receiver_free(&c->relay.receivers[i]);

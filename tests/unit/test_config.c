@@ -203,6 +203,70 @@ static void test_plugins(void)
     config_free(c);
 }
 
+/* scheduler.plugin_config reads qemu-scheduler's own file; its entries come
+ * first, so the config file's own scheduler.plugins entries win; args and
+ * the strategy are parsed. */
+static void test_plugin_config_file(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/plugin_config.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->scheduler.strategy == CONFIG_STRATEGY_PACK);
+    CHECK_STR(c->scheduler.plugin_config, FIXTURES "/valid/../plugin_config/qemu-scheduler.yaml");
+    CHECK(c->scheduler.n_plugins == 5);
+    if (c->scheduler.n_plugins == 5) {
+        const config_plugin *p = c->scheduler.plugins;
+        /* From the plugin-config file, in its order, attributed to it. */
+        CHECK_STR(p[0].name, "CPUOvercommit");
+        CHECK(p[0].kind == CONFIG_PLUGIN_FILTER && !p[0].enable && p[0].line == 4);
+        CHECK(p[0].file == c->scheduler.plugin_config);
+        CHECK_STR(p[1].name, "MemoryOvercommit");
+        CHECK(p[1].enable && p[1].file);
+        CHECK_STR(p[2].name, "Regex");
+        CHECK(p[2].kind == CONFIG_PLUGIN_VMID && !p[2].enable && p[2].line == 9);
+        /* Then the config file's own, which the engine applies last. */
+        CHECK_STR(p[3].name, "CPUOvercommit");
+        CHECK(p[3].enable && p[3].file == NULL && p[3].line == 6);
+        CHECK(p[3].has_ratio && p[3].ratio == 8 && p[3].has_reserve && p[3].reserve == 2);
+        CHECK(!p[3].has_seed && !p[3].has_subset_size);
+        CHECK_STR(p[4].name, "Random");
+        CHECK(p[4].has_subset_size && p[4].subset_size == 2 && p[4].has_seed && p[4].seed == 7);
+    }
+    config_free(c);
+
+    /* A missing file names the key and the path. */
+    static const char missing[] = "scheduler:\n  plugin_config: /nonexistent/plugin-config.yaml\n";
+    vf_error_init(&err);
+    c = config_load_string(missing, strlen(missing), "c.yaml", &err);
+    CHECK(c == NULL && err.code == VF_ECONFIG);
+    CHECK_STR(err.text, "scheduler.plugin_config: /nonexistent/plugin-config.yaml: cannot open: No "
+                        "such file or directory");
+
+    /* An error inside it names its own file and line. */
+    char dir[] = "/tmp/vf-test-config.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char file[128], text[256];
+    snprintf(file, sizeof file, "%s/plugin-config.yaml", dir);
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("filters:\n  CPUOvercommit:\n    enable: no\n", f);
+        fclose(f);
+    }
+    snprintf(text, sizeof text, "scheduler:\n  plugin_config: %s\n", file);
+    vf_error_init(&err);
+    c = config_load_string(text, strlen(text), "c.yaml", &err);
+    CHECK(c == NULL);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3: filters.CPUOvercommit.enable: expected true or false", file);
+    CHECKF(strncmp(err.text, want, strlen(want)) == 0, "got \"%s\"", err.text);
+    unlink(file);
+    rmdir(dir);
+}
+
 static void test_receivers(void)
 {
     vf_error err;
@@ -546,6 +610,7 @@ int main(void)
     test_invalid_fixtures();
     test_defaults();
     test_plugins();
+    test_plugin_config_file();
     test_receivers();
     test_sources();
     test_example();

@@ -117,6 +117,7 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->subset_size = config->scheduler.subset_size;
     out->plugins = config->scheduler.plugins;
     out->n_plugins = config->scheduler.n_plugins;
+    out->pack = config->scheduler.strategy == CONFIG_STRATEGY_PACK;
 }
 
 static const char *kind_key(config_plugin_kind kind)
@@ -132,7 +133,108 @@ static const char *kind_key(config_plugin_kind kind)
     return "?";
 }
 
-/* Apply scheduler.plugins over the registry's defaults. */
+/* Where a plugin entry was written, for messages. */
+static void entry_where(const config_plugin *conf, char *out, size_t size)
+{
+    if (conf->file)
+        snprintf(out, size, "%s:%d: %s.%s", conf->file, conf->line, kind_key(conf->kind),
+                 conf->name);
+    else
+        snprintf(out, size, "line %d: scheduler.plugins.%s.%s", conf->line, kind_key(conf->kind),
+                 conf->name);
+}
+
+/* The registry index of the plugin `conf` names (directly or by an alias),
+ * or sched_plugin_count. */
+static size_t plugin_index(const config_plugin *conf)
+{
+    const char *name = conf->name;
+    for (size_t a = 0; a < sched_plugin_alias_count; a++)
+        if (sched_plugin_aliases[a].kind == conf->kind &&
+            strcmp(sched_plugin_aliases[a].name, name) == 0)
+            name = sched_plugin_aliases[a].means;
+    size_t p = 0;
+    while (p < sched_plugin_count &&
+           !(sched_plugins[p].kind == conf->kind && strcmp(sched_plugins[p].name, name) == 0))
+        p++;
+    return p;
+}
+
+/* Refuse an `args:` entry the plugin does not take. `takes` lists the ones
+ * it does ("ratio, reserve"), NULL for none. */
+static int check_args(const config_plugin *conf, const char *takes, vf_error *err)
+{
+    static const struct {
+        const char *name;
+        size_t flag;
+    } args[] = {
+        {"ratio", offsetof(config_plugin, has_ratio)},
+        {"reserve", offsetof(config_plugin, has_reserve)},
+        {"subset_size", offsetof(config_plugin, has_subset_size)},
+        {"seed", offsetof(config_plugin, has_seed)},
+    };
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        if (!*(const bool *)((const char *)conf + args[i].flag))
+            continue;
+        if (takes && strstr(takes, args[i].name))
+            continue;
+        char where[160];
+        entry_where(conf, where, sizeof where);
+        vf_error_set(err, VF_ECONFIG, "%s.args.%s: %s takes no argument %s (it takes: %s)", where,
+                     args[i].name, conf->name, args[i].name, takes ? takes : "none");
+        return -1;
+    }
+    return 0;
+}
+
+/* Random: qemu-scheduler's random score, here a random pick among the top
+ * subset_size hosts (a random score at equal weight does the same: it
+ * reorders hosts whose resource scores are close). */
+static int configure_random(sched_engine *engine, const config_plugin *conf, vf_error *err)
+{
+    if (check_args(conf, "subset_size, seed", err) < 0)
+        return -1;
+    if (conf->has_weight) {
+        char where[160];
+        entry_where(conf, where, sizeof where);
+        vf_error_set(err, VF_ECONFIG,
+                     "%s.weight: Random takes no weight: it picks at random among the top "
+                     "args.subset_size hosts",
+                     where);
+        return -1;
+    }
+    if (!conf->enable) {
+        engine->params.subset_size = 1;
+        return 0;
+    }
+    engine->params.subset_size =
+        conf->has_subset_size ? conf->subset_size : SCHED_RANDOM_DEFAULT_SUBSET;
+    if (conf->has_seed)
+        engine->params.seed = (uint64_t)conf->seed;
+    return 0;
+}
+
+/* A plugin's args: the overcommit filters carry scheduler.overcommit and
+ * scheduler.reserve for their resource. */
+static void apply_args(sched_engine *engine, const sched_plugin *plugin, const config_plugin *conf)
+{
+    if (plugin->kind != CONFIG_PLUGIN_FILTER)
+        return;
+    if (plugin->id == SCHED_FILTER_CPU) {
+        if (conf->has_ratio)
+            engine->params.overcommit_cpu = conf->ratio;
+        if (conf->has_reserve)
+            engine->params.reserve_cpu = conf->reserve;
+    } else if (plugin->id == SCHED_FILTER_MEMORY) {
+        if (conf->has_ratio)
+            engine->params.overcommit_memory = conf->ratio;
+        if (conf->has_reserve)
+            engine->params.reserve_memory = (int64_t)llround(conf->reserve);
+    }
+}
+
+/* Apply scheduler.strategy, then scheduler.plugins (and plugin_config's
+ * entries, which come first), over the registry's defaults. */
 static int configure_plugins(sched_engine *engine, const sched_params *params, vf_error *err)
 {
     bool enabled[64];
@@ -144,29 +246,51 @@ static int configure_plugins(sched_engine *engine, const sched_params *params, v
     for (size_t p = 0; p < sched_plugin_count; p++) {
         enabled[p] = sched_plugins[p].enabled_by_default;
         weight[p] = sched_plugins[p].default_weight;
+        /* FreeResources is 100 - MostAllocated: with both on at equal weight
+         * they cancel out, so the strategy switches one off as it turns the
+         * other on. Explicit entries below still win. */
+        if (params->pack && sched_plugins[p].kind == CONFIG_PLUGIN_SCORE &&
+            (sched_plugins[p].id == SCHED_SCORE_FREE ||
+             sched_plugins[p].id == SCHED_SCORE_MOST_ALLOCATED))
+            enabled[p] = sched_plugins[p].id == SCHED_SCORE_MOST_ALLOCATED;
     }
     for (size_t i = 0; i < params->n_plugins; i++) {
         const config_plugin *conf = &params->plugins[i];
-        size_t p = 0;
-        while (p < sched_plugin_count && !(sched_plugins[p].kind == conf->kind &&
-                                           strcmp(sched_plugins[p].name, conf->name) == 0))
-            p++;
+        if (conf->kind == CONFIG_PLUGIN_SCORE && strcmp(conf->name, SCHED_PLUGIN_RANDOM) == 0) {
+            if (configure_random(engine, conf, err) < 0)
+                return -1;
+            continue;
+        }
+        size_t p = plugin_index(conf);
         if (p == sched_plugin_count) {
-            char known[256] = "";
+            char known[320] = "";
             size_t used = 0;
-            for (size_t q = 0; q < sched_plugin_count; q++) {
-                if (sched_plugins[q].kind != conf->kind)
+            for (size_t q = 0; q < sched_plugin_count + sched_plugin_alias_count + 1; q++) {
+                const char *name = NULL;
+                if (q < sched_plugin_count && sched_plugins[q].kind == conf->kind)
+                    name = sched_plugins[q].name;
+                else if (q >= sched_plugin_count &&
+                         q < sched_plugin_count + sched_plugin_alias_count &&
+                         sched_plugin_aliases[q - sched_plugin_count].kind == conf->kind)
+                    name = sched_plugin_aliases[q - sched_plugin_count].name;
+                else if (q == sched_plugin_count + sched_plugin_alias_count &&
+                         conf->kind == CONFIG_PLUGIN_SCORE)
+                    name = SCHED_PLUGIN_RANDOM;
+                if (!name)
                     continue;
-                int wrote = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
-                                     sched_plugins[q].name);
+                int wrote =
+                    snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", name);
                 if (wrote > 0 && (size_t)wrote < sizeof known - used)
                     used += (size_t)wrote;
             }
-            vf_error_set(err, VF_ECONFIG,
-                         "line %d: scheduler.plugins.%s.%s: unknown plugin (known: %s)", conf->line,
-                         kind_key(conf->kind), conf->name, known);
+            char where[160];
+            entry_where(conf, where, sizeof where);
+            vf_error_set(err, VF_ECONFIG, "%s: unknown plugin (known: %s)", where, known);
             return -1;
         }
+        if (check_args(conf, sched_plugins[p].args, err) < 0)
+            return -1;
+        apply_args(engine, &sched_plugins[p], conf);
         enabled[p] = conf->enable;
         if (conf->has_weight)
             weight[p] = conf->weight;
@@ -217,17 +341,23 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     engine->params.n_plugins = 0;
     vmidset_init(&engine->reserved_vmids);
     engine->vmid_hint = VMID_MIN;
-    uint64_t seed = params->seed;
+    if (configure_plugins(engine, params, err) < 0) {
+        sched_engine_free(engine);
+        return NULL;
+    }
+    if (!(engine->params.overcommit_cpu > 0) || !(engine->params.overcommit_memory > 0)) {
+        vf_error_set(err, VF_ECONFIG, "scheduler: overcommit ratios must be > 0");
+        sched_engine_free(engine);
+        return NULL;
+    }
+    /* After the plugins: Random's args may set the seed. */
+    uint64_t seed = engine->params.seed;
     if (seed == 0) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         seed = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 32) ^ (uint64_t)(uintptr_t)engine;
     }
     engine->rng = seed | 1;
-    if (configure_plugins(engine, params, err) < 0) {
-        sched_engine_free(engine);
-        return NULL;
-    }
     return engine;
 }
 

@@ -74,7 +74,24 @@ typedef struct sched_plugin {
     bool enabled_by_default;
     double default_weight; /* scores only */
     int id;                /* by kind: sched_filter_id, sched_score_id or sched_vmid_plugin */
+    const char *args;      /* the `args:` it takes, for messages and the README; NULL none */
 } sched_plugin;
+
+/* Names other schedulers use for a plugin here (qemu-scheduler, CAPPX). */
+typedef struct sched_plugin_alias {
+    const char *name;
+    config_plugin_kind kind;
+    const char *means; /* the registered plugin's name */
+} sched_plugin_alias;
+
+extern const sched_plugin_alias sched_plugin_aliases[];
+extern const size_t sched_plugin_alias_count;
+
+/* qemu-scheduler's Random score: here, a random pick among the top
+ * `subset_size` hosts (args subset_size, default 3, and seed), so it is
+ * configured as a score but never summed. */
+#define SCHED_PLUGIN_RANDOM "Random"
+#define SCHED_RANDOM_DEFAULT_SUBSET 3
 
 extern const sched_plugin sched_plugins[];
 extern const size_t sched_plugin_count;
