@@ -31,7 +31,8 @@ static hostset *make_hosts(size_t n)
         memset(&h, 0, sizeof h);
         /* 60 characters: long names are where backtracking explodes. */
         snprintf(h.name, sizeof h.name,
-                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-%05zu", i);
+                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-%05u",
+                 (unsigned)(i % 100000));
         snprintf(h.ip, sizeof h.ip, "10.0.%zu.%zu", i >> 8, i & 255);
         snprintf(h.pool, sizeof h.pool, "default");
         h.status = HOST_ONLINE;
