@@ -5,7 +5,8 @@
  * exponentially, and a node pattern that backtracks exponentially on 1,000
  * 60-character host names. Prints figures; asserts nothing.
  *
- *   bench_pattern [repetitions]   (default 3) */
+ *   bench_pattern [repetitions [case]]   (default 3, every case; case 1..8
+ *   runs that one alone, e.g. under valgrind --tool=callgrind) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,12 @@ static hostset *make_hosts(size_t n)
     return set;
 }
 
+static int only_case, case_no;
+
 static void run(const char *label, const char *node_pattern, const char *vmid_pattern, int reps)
 {
+    if (only_case && ++case_no != only_case)
+        return;
     vf_error err;
     vf_error_init(&err);
     hostset *hosts = make_hosts(1000);
@@ -100,6 +105,7 @@ int main(int argc, char **argv)
     int reps = argc > 1 ? atoi(argv[1]) : 3;
     if (reps < 1)
         reps = 1;
+    only_case = argc > 2 ? atoi(argv[2]) : 0;
     run("vmid pattern matching nothing", "", "(12[0-9]|130)x", reps);
     run("vmid pattern, nested repetition", "", "([0-9]|[0-9]|[0-9])*x", reps);
     run("vmid pattern, 2^9 paths per id", "", "([0-9]|[0-9])*(a|b)", reps);

