@@ -50,7 +50,8 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- shared by the commands (ctl_common.c) ---- */
 
 /* The request flags of place and submit: --cpu N --memory MiB --disk GiB
- * --pool NAME --dedicated --vm-name NAME --annotation KEY=VALUE. Commands put
+ * --pool NAME --dedicated --vm-name NAME --node-name NAME --annotation
+ * KEY=VALUE. Commands put
  * CTL_REQUEST_LONGOPTS in their option table and number their own long
  * options from CTL_OPT_OWN. */
 enum {
@@ -60,6 +61,7 @@ enum {
     CTL_OPT_POOL,
     CTL_OPT_DEDICATED,
     CTL_OPT_VM_NAME,
+    CTL_OPT_NODE_NAME,
     CTL_OPT_ANNOTATION,
     CTL_OPT_OWN
 };
@@ -70,6 +72,7 @@ enum {
         {"pool", required_argument, NULL, CTL_OPT_POOL},                                           \
         {"dedicated", no_argument, NULL, CTL_OPT_DEDICATED},                                       \
         {"vm-name", required_argument, NULL, CTL_OPT_VM_NAME},                                     \
+        {"node-name", required_argument, NULL, CTL_OPT_NODE_NAME},                                 \
     {                                                                                              \
         "annotation", required_argument, NULL, CTL_OPT_ANNOTATION                                  \
     }
