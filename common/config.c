@@ -8,12 +8,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <amqp.h>
 #include <yaml.h>
@@ -1374,11 +1377,22 @@ static int load_plugin_config(vf_config *config, vf_error *err)
     yaml_document_t doc;
     bool have_parser = false, have_doc = false;
     loader ld = {.doc = &doc, .name = path, .base_dir = "", .err = err};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    FILE *f = NULL;
+    /* Non-blocking and regular files only: a FIFO or a device named here
+     * must not hang or feed the loader. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
         int saved = errno;
+        if (fd >= 0)
+            close(fd);
         vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: cannot open: %s", path,
                      strerror(saved));
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: not a regular file", path);
         goto out;
     }
     text = malloc(CONFIG_MAX_BYTES + 1);

@@ -245,6 +245,13 @@ static void test_plugin_config_file(void)
     CHECK_STR(err.text, "scheduler.plugin_config: /nonexistent/plugin-config.yaml: cannot open: No "
                         "such file or directory");
 
+    /* Only a regular file: a directory, a FIFO or a device is refused. */
+    static const char directory[] = "scheduler:\n  plugin_config: /tmp\n";
+    vf_error_init(&err);
+    c = config_load_string(directory, strlen(directory), "c.yaml", &err);
+    CHECK(c == NULL);
+    CHECK_STR(err.text, "scheduler.plugin_config: /tmp: not a regular file");
+
     /* An error inside it names its own file and line. */
     char dir[] = "/tmp/vf-test-config.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
