@@ -403,6 +403,50 @@ static void test_proxmox_token_errors(void)
     inventory_free(inv);
 }
 
+/* Pools straight through the parser: the first poolid in name order wins
+ * whatever order Proxmox lists them in; a malformed pool is an error, not a
+ * silently shared node. */
+static void test_proxmox_pools_parse(void)
+{
+    char *text = test_read_file("fixtures/inventory/proxmox/cluster-resources.json", NULL);
+    json_t *root = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    CHECK(root != NULL);
+    if (!root)
+        return;
+    json_t *pools = json_loads(
+        "[{\"poolid\": \"zz\", \"comment\": \"virtflow:dedicated\", \"members\": "
+        "[{\"id\": \"storage/pve1/a\", \"node\": \"pve1\", \"storage\": \"a\", \"type\": "
+        "\"storage\"}]},"
+        " {\"poolid\": \"aa\", \"members\": [{\"id\": \"storage/pve1/b\", \"node\": \"pve1\", "
+        "\"storage\": \"b\", \"type\": \"storage\"}, {\"id\": \"lxc/105\", \"node\": \"pve2\", "
+        "\"type\": \"lxc\", \"vmid\": 105}]}]",
+        0, NULL);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = source_proxmox_parse_pools(root, pools, &err);
+    CHECKF(set != NULL, "%s", err.text);
+    if (set) {
+        const host *pve1 = hostset_find(set, "pve1"), *pve2 = hostset_find(set, "pve2");
+        CHECK(pve1 && strcmp(pve1->pool, "aa") == 0 && !pve1->dedicated);
+        CHECK(pve2 && strcmp(pve2->pool, "default") == 0); /* a container says nothing */
+    }
+    hostset_free(set);
+    json_decref(pools);
+
+    pools = json_loads("[{\"poolid\": \"bad pool\"}]", 0, NULL);
+    vf_error_init(&err);
+    CHECK(source_proxmox_parse_pools(root, pools, &err) == NULL);
+    CHECK_STR(err.text, "pools[0]: pool without a valid poolid");
+    json_decref(pools);
+    pools = json_loads("[{\"poolid\": \"p\", \"members\": {}}]", 0, NULL);
+    vf_error_init(&err);
+    CHECK(source_proxmox_parse_pools(root, pools, &err) == NULL);
+    CHECK_STR(err.text, "pools[0] (p): members is not a list");
+    json_decref(pools);
+    json_decref(root);
+}
+
 static void test_proxmox_parse_rejects_wrong_shape(void)
 {
     char *text = test_read_file("fixtures/inventory/proxmox/not-data.json", NULL);
@@ -462,6 +506,7 @@ int main(void)
     test_proxmox();
     test_proxmox_token_errors();
     test_proxmox_parse_rejects_wrong_shape();
+    test_proxmox_pools_parse();
     test_server_gone();
     stop_fake();
     remove(token_path);
