@@ -44,10 +44,11 @@ struct httpd_request {
 };
 
 typedef struct httpd_response {
-    int status;            /* 200 unless set */
-    char content_type[96]; /* "text/plain; charset=utf-8" unless set */
-    char location[512];    /* Location header for redirects, "" for none */
-    char *body;            /* malloc'd; the server frees it */
+    int status;                /* 200 unless set */
+    char content_type[96];     /* "text/plain; charset=utf-8" unless set */
+    char location[512];        /* Location header for redirects, "" for none */
+    char security_policy[256]; /* Content-Security-Policy header, "" for none */
+    char *body;                /* malloc'd; the server frees it */
     size_t body_len;
 } httpd_response;
 
