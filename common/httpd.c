@@ -81,6 +81,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
         MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, resp->location);
     if (resp->security_policy[0])
         MHD_add_response_header(r, "Content-Security-Policy", resp->security_policy);
+    if (resp->authenticate[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, resp->authenticate);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return rc;

@@ -48,6 +48,7 @@ typedef struct httpd_response {
     char content_type[96];     /* "text/plain; charset=utf-8" unless set */
     char location[512];        /* Location header for redirects, "" for none */
     char security_policy[256]; /* Content-Security-Policy header, "" for none */
+    char authenticate[128];    /* WWW-Authenticate header (with a 401), "" for none */
     char *body;                /* malloc'd; the server frees it */
     size_t body_len;
 } httpd_response;
