@@ -35,7 +35,8 @@ typedef struct pending {
     bool too_big;
 } pending;
 
-static void log_mhd(void *cls, const char *fmt, va_list ap)
+/* libmicrohttpd passes its own format strings; the attribute tells clang so. */
+__attribute__((format(printf, 2, 0))) static void log_mhd(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
     char line[512];
