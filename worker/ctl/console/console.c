@@ -10,11 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* No script may run, whatever a page ends up holding; styles and pictures
  * come from the console itself (bars are SVG attributes, not style=). */
+/* How long `virtflowctl dead ...` may take: more than a broker that answers
+ * needs (a connect and a walk of up to 100 messages), less than a browser's
+ * patience. */
+#define CTL_DEADLINE_MS 15000
+
 static const char security_policy[] =
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'";
@@ -130,6 +138,13 @@ static bool basic_auth_ok(console *c, const httpd_request *req)
     return colon && token_matches(c->token, colon + 1);
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int console_run_ctl(console *c, const char *const *args, char **out, char **errors)
 {
     *out = NULL;
@@ -170,6 +185,8 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
         _exit(127);
     }
     close(out_pipe[1]);
+    int64_t deadline_ms = now_ms() + CTL_DEADLINE_MS;
+    bool timed_out = false;
     size_t len = 0, cap = 4096;
     char *buf = malloc(cap);
     for (;;) {
@@ -182,6 +199,18 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
                 buf = grown;
                 cap *= 2;
             }
+        }
+        /* Every page waits while this runs (one server thread): a broker
+         * that swallows packets must not hold the console for the link's
+         * own connect and RPC timeouts, so the command gets a deadline. */
+        int waited = poll(&(struct pollfd){.fd = out_pipe[0], .events = POLLIN}, 1,
+                          (int)(deadline_ms - now_ms() > 0 ? deadline_ms - now_ms() : 0));
+        if (waited < 0 && errno == EINTR)
+            continue;
+        if (waited <= 0) {
+            kill(pid, SIGKILL); /* our own child; its unacked messages go back */
+            timed_out = true;
+            break;
         }
         char sink[4096];
         ssize_t got = buf ? read(out_pipe[0], buf + len, cap - len - 1)
@@ -205,9 +234,14 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
     size_t elen = fread(errbuf, 1, sizeof errbuf - 1, err_file);
     errbuf[elen] = '\0';
     fclose(err_file);
+    if (timed_out)
+        snprintf(errbuf, sizeof errbuf,
+                 "virtflowctl %s did not answer within %d s (is the broker "
+                 "reachable?)",
+                 args[0], CTL_DEADLINE_MS / 1000);
     *out = buf;
     *errors = strdup(errbuf);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return !timed_out && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* POST /actions/redrive: `virtflowctl dead redrive ID`, the same code. */
