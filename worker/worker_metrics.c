@@ -27,18 +27,19 @@ struct worker_metrics {
     metrics *m;
     metrics_http *server;
 
-    metrics_family *tasks;     /* {kind, status, reason}: final states recorded */
-    metrics_family *messages;  /* {kind, outcome}: every message handled */
-    metrics_family *retries;   /* {kind} */
-    metrics_family *dead;      /* {reason} */
-    metrics_series *decision;  /* seconds */
-    metrics_series *latency;   /* publish-to-commit seconds */
-    metrics_series *batch;     /* messages per batch */
-    metrics_series *commit;    /* seconds */
-    metrics_series *fsync;     /* seconds */
-    metrics_series *connected; /* 0/1 */
-    metrics_series *consuming; /* 0/1 */
-    metrics_series *writable;  /* 0/1 */
+    metrics_family *tasks;       /* {kind, status, reason}: final states recorded */
+    metrics_family *messages;    /* {kind, outcome}: every message handled */
+    metrics_family *retries;     /* {kind} */
+    metrics_family *dead;        /* {reason} */
+    metrics_series *decision;    /* seconds */
+    metrics_series *latency;     /* publish-to-commit seconds */
+    metrics_series *batch;       /* messages per batch */
+    metrics_series *commit;      /* seconds */
+    metrics_series *fsync;       /* seconds */
+    metrics_series *ready_gauge; /* 0/1, what /readyz answers */
+    metrics_series *connected;   /* 0/1 */
+    metrics_series *consuming;   /* 0/1 */
+    metrics_series *writable;    /* 0/1 */
     metrics_series *inventory_age, *inventory_hosts;
     metrics_family *hosts;       /* {status} */
     metrics_family *free_vcpus;  /* {pool} */
@@ -135,6 +136,8 @@ static bool collect_store(worker_metrics *wm, live_sums *sums)
     return true;
 }
 
+static bool ready(void *arg, char *why, size_t size);
+
 static void collect(metrics *m, void *arg)
 {
     (void)m;
@@ -179,6 +182,8 @@ static void collect(metrics *m, void *arg)
     metrics_set(wm->connected, atomic_load(&wm->is_connected));
     metrics_set(wm->consuming, atomic_load(&wm->is_consuming));
     metrics_set(wm->writable, atomic_load(&wm->is_writable));
+    char why[256];
+    metrics_set(wm->ready_gauge, ready(wm, why, sizeof why));
 }
 
 static bool ready(void *arg, char *why, size_t size)
@@ -266,6 +271,10 @@ static int define(worker_metrics *wm, vf_error *err)
                               "Reservations held (not yet released or expired)", NULL, 0, err);
     wm->outbox = single(wm, METRICS_GAUGE, "virtflow_outbox_unconfirmed",
                         "Events in the outbox not yet confirmed by the broker", NULL, 0, err);
+    wm->ready_gauge = single(wm, METRICS_GAUGE, "virtflow_ready",
+                             "1 when /readyz answers 200: consuming, broker connected, store "
+                             "writable, inventory fresh",
+                             NULL, 0, err);
     wm->connected = single(wm, METRICS_GAUGE, "virtflow_broker_connected",
                            "1 while the broker connection is up", NULL, 0, err);
     wm->consuming = single(wm, METRICS_GAUGE, "virtflow_consuming",
@@ -277,7 +286,8 @@ static int define(worker_metrics *wm, vf_error *err)
     if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
         !wm->hosts || !wm->free_vcpus || !wm->free_memory || !wm->reservations || !wm->outbox ||
-        !wm->connected || !wm->consuming || !wm->writable || !wm->scrape_errors) {
+        !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
+        !wm->scrape_errors) {
         if (err->code == VF_OK)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
