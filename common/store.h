@@ -609,6 +609,14 @@ typedef struct store_delivery_filter {
 int store_delivery_list(store *s, const store_delivery_filter *filter, store_delivery_fn fn,
                         void *ctx, vf_error *err) __attribute__((warn_unused_result));
 
+/* Per receiver: deliveries not final yet ('pending' or 'delivering') and
+ * the created_at of the oldest of them (NULL when none), for the relay's
+ * backlog metrics. Borrowed during the callback. */
+typedef int (*store_backlog_fn)(const char *receiver, int64_t count, const char *oldest_at,
+                                void *ctx);
+int store_deliveries_backlog(store *s, store_backlog_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* ---- operator read-outs (store_stats.c) ---- */
 
 /* One group of rows, borrowed during the callback. */
