@@ -79,6 +79,7 @@ struct field {
     string_check validate; /* strings and string-list items */
     field_custom custom;   /* F_CUSTOM */
     int arg;               /* F_CUSTOM: handler's own parameter */
+    bool null_clears;      /* F_STRING: null turns the default off (NULL) instead of keeping it */
 };
 
 /* Longest amqp.urls entry whose user name is compared, bytes (a longer one
@@ -534,6 +535,13 @@ static int walk_mapping(loader *ld, yaml_node_t *map, const field *fields, void 
         if (!f->key)
             return fail(ld, key, key_path, "unknown key");
         yaml_node_t *value = node_at(ld, pair->value);
+        if (is_null(value) && f->null_clears) {
+            /* An address on by default (worker.http_listen): null is the way to say "none". */
+            char **slot = (char **)((char *)base + f->offset);
+            free(*slot);
+            *slot = NULL;
+            continue;
+        }
         if (is_null(value))
             continue; /* null means "not given": the default stays */
         if (set_field(ld, value, key_path, f, base) < 0)
@@ -592,6 +600,24 @@ static int check_store_url(loader *ld, yaml_node_t *node, const char *value, con
 static int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
 {
     return check_scheme(ld, node, value, path, "http://", "https://");
+}
+
+/* An HTTP listen address: HOST:PORT or [V6]:PORT, port 0-65535. Checked
+ * here so a typo is a configuration error with a line, not a failed bind. */
+static int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    const char *colon = strrchr(value, ':');
+    bool bracketed = value[0] == '[';
+    bool host_ok = colon && colon > value &&
+                   (bracketed ? colon[-1] == ']' && colon - value > 2
+                              : memchr(value, ':', (size_t)(colon - value)) == NULL);
+    char *end = NULL;
+    errno = 0;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (host_ok && colon[1] >= '0' && colon[1] <= '9' && end && *end == '\0' && errno == 0 &&
+        port >= 0 && port <= 65535 && strspn(value, " \t") == 0)
+        return 0;
+    return fail(ld, node, path, "expected HOST:PORT or [V6]:PORT (port 0-65535), or null for none");
 }
 
 /* Receiver names key the deliveries table and appear in logs. */
@@ -1067,6 +1093,8 @@ static const choice strategies[] = {
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
 static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
+static const choice log_formats[] = {
+    {"text", VF_LOG_FORMAT_TEXT}, {"json", VF_LOG_FORMAT_JSON}, {NULL, 0}};
 static const choice log_levels[] = {{"debug", VF_LOG_DEBUG},
                                     {"info", VF_LOG_INFO},
                                     {"warn", VF_LOG_WARN},
@@ -1077,6 +1105,7 @@ static const choice log_levels[] = {{"debug", VF_LOG_DEBUG},
 _Static_assert(sizeof(config_queue_type) == sizeof(int), "enum is int-sized");
 _Static_assert(sizeof(config_inventory_source) == sizeof(int), "enum is int-sized");
 _Static_assert(sizeof(vf_log_level) == sizeof(int), "enum is int-sized");
+_Static_assert(sizeof(vf_log_format) == sizeof(int), "enum is int-sized");
 
 static const field amqp_fields[] = {
     {.key = "urls",
@@ -1206,6 +1235,20 @@ static const field relay_fields[] = {
      .count_offset = CFG(relay.n_trusted_publishers),
      .nonempty = true, /* trusting nobody would park every event: say so at start */
      .validate = check_user_name},
+    {.key = "http_listen",
+     .type = F_STRING,
+     .offset = CFG(relay.http_listen),
+     .validate = check_listen,
+     .null_clears = true},
+    {0},
+};
+
+static const field worker_fields[] = {
+    {.key = "http_listen",
+     .type = F_STRING,
+     .offset = CFG(worker.http_listen),
+     .validate = check_listen,
+     .null_clears = true},
     {0},
 };
 
@@ -1271,6 +1314,7 @@ static const field spare_fields[] = {
 
 static const field log_fields[] = {
     {.key = "level", .type = F_ENUM, .offset = CFG(log.level), .choices = log_levels},
+    {.key = "format", .type = F_ENUM, .offset = CFG(log.format), .choices = log_formats},
     {0},
 };
 
@@ -1283,6 +1327,7 @@ static const field top_fields[] = {
     {.key = "relay", .type = F_SECTION, .children = relay_fields},
     {.key = "spare", .type = F_SECTION, .children = spare_fields},
     {.key = "log", .type = F_SECTION, .children = log_fields},
+    {.key = "worker", .type = F_SECTION, .children = worker_fields},
     {0},
 };
 
@@ -1340,6 +1385,11 @@ vf_config *config_defaults(void)
     c->spare.readiness.poll_s = 10;
 
     c->log.level = VF_LOG_INFO;
+    c->log.format = VF_LOG_FORMAT_TEXT;
+    c->worker.http_listen = strdup("127.0.0.1:9464");
+    c->relay.http_listen = strdup("127.0.0.1:9465");
+    if (!c->worker.http_listen || !c->relay.http_listen)
+        goto fail;
 
     if (!(c->store.path = strdup("virtflow.db")) ||
         !(c->inventory.path = strdup("deploy/inventory.example.yaml")) ||
@@ -1600,6 +1650,8 @@ void config_free(vf_config *c)
     if (!c)
         return;
     free(c->path);
+    free(c->worker.http_listen);
+    free(c->relay.http_listen);
     free_strings(c->amqp.urls, c->amqp.n_urls);
     free(c->amqp.password_file);
     free(c->amqp.ca_file);

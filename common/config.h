@@ -151,7 +151,14 @@ typedef struct vf_config {
          * empty list otherwise: `[]` is a configuration error. */
         char **trusted_publishers;
         size_t n_trusted_publishers;
+        /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9465; NULL = off */
+        char *http_listen;
     } relay;
+
+    struct {
+        /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9464; NULL = off */
+        char *http_listen;
+    } worker;
 
     struct {
         bool anti_affinity_strict; /* "strict" (default) or "preferred" */
@@ -176,7 +183,8 @@ typedef struct vf_config {
     } spare;
 
     struct {
-        vf_log_level level; /* default info */
+        vf_log_level level;   /* default info */
+        vf_log_format format; /* default text; json: one object per line */
     } log;
 } vf_config;
 

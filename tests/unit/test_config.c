@@ -548,6 +548,47 @@ static void test_errors_in_detail(void)
     CHECK(config_load_string(nul, strlen(nul), "c.yaml", NULL) == NULL);
 }
 
+/* worker.http_listen, relay.http_listen: on by default on loopback, null
+ * turns them off, and a bad address is an error with its line; log.format. */
+static void test_http_listen(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_defaults();
+    CHECK_STR(c->worker.http_listen, "127.0.0.1:9464");
+    CHECK_STR(c->relay.http_listen, "127.0.0.1:9465");
+    CHECK(c->log.format == VF_LOG_FORMAT_TEXT);
+    config_free(c);
+
+    static const char off[] = "worker:\n  http_listen: null\nrelay:\n  http_listen: ~\n"
+                              "log:\n  format: json\n";
+    c = config_load_string(off, strlen(off), "c.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK(c->worker.http_listen == NULL && c->relay.http_listen == NULL);
+        CHECK(c->log.format == VF_LOG_FORMAT_JSON);
+    }
+    config_free(c);
+
+    static const char *const good[] = {"0.0.0.0:9464", "[::1]:0", "localhost:65535"};
+    static const char *const bad[] = {"9464",  ":9464",    "[::1]9464", "::1:9464",
+                                      "host:", "host:12x", "host:-1",   " host:1"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0] + sizeof bad / sizeof bad[0]; i++) {
+        bool ok = i < sizeof good / sizeof good[0];
+        const char *value = ok ? good[i] : bad[i - sizeof good / sizeof good[0]];
+        char text[128];
+        snprintf(text, sizeof text, "worker:\n  http_listen: \"%s\"\n", value);
+        vf_error_init(&err);
+        c = config_load_string(text, strlen(text), "c.yaml", &err);
+        CHECKF((c != NULL) == ok, "%s: %s", value, c ? "accepted" : err.text);
+        if (c && ok)
+            CHECK_STR(c->worker.http_listen, value);
+        if (!ok)
+            CHECK_CONTAINS(err.text, "c.yaml:2: worker.http_listen: expected HOST:PORT");
+        config_free(c);
+    }
+}
+
 /* store.retention: each unit, and the parser virtflowctl prune shares. */
 static void test_retention(void)
 {
@@ -626,5 +667,6 @@ int main(void)
     test_errors_in_detail();
     test_trusted_publishers();
     test_retention();
+    test_http_listen();
     return test_summary();
 }

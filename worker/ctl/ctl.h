@@ -39,6 +39,7 @@ int ctl_stats(int argc, char **argv);
 int ctl_health(int argc, char **argv);
 int ctl_spares(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
+int ctl_serve(int argc, char **argv);
 
 /* Load the configuration named by -c (may be NULL: $VIRTFLOW_CONFIG, then
  * built-in defaults). Prints the error and returns NULL on failure. */
