@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "task_handler.h"
+#include "handler.h"
 
 typedef struct task_attempt {
     task_handler *h;

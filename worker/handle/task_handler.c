@@ -8,18 +8,6 @@
 #include "log.h"
 #include "task_attempt.h"
 
-void task_outcome_close(task_outcome *outcome)
-{
-    if (!outcome)
-        return;
-    free(outcome->event_id);
-    free(outcome->event_key);
-    free(outcome->event_body);
-    free(outcome->reply_body);
-    free(outcome->error);
-    memset(outcome, 0, sizeof *outcome);
-}
-
 static bool wants_reply(const task_message *msg)
 {
     return msg->reply_to && msg->reply_to[0];
