@@ -8,6 +8,7 @@
 
 #include "db.h"
 #include "store.h"
+#include "store_reservations.h"
 
 /* One slot per prepared statement; each is prepared on first use and kept
  * for the life of the handle (the worker runs these thousands of times per

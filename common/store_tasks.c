@@ -1,5 +1,5 @@
 /* store_tasks: the tasks and task_events tables. */
-#include "store.h"
+#include "store_tasks.h"
 #include "store_internal.h"
 
 #include <stdio.h>

@@ -8,6 +8,7 @@
 
 #include "ctl.h"
 #include "store.h"
+#include "store_deliveries.h"
 
 static void deliveries_usage(FILE *out)
 {

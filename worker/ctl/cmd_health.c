@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "store_tasks.h"
 
 static void health_usage(FILE *out)
 {

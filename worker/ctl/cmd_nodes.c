@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "inventory.h"
 #include "store_config.h"
+#include "store_reservations.h"
 
 static void nodes_usage(FILE *out)
 {

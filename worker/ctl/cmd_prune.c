@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ctl.h"
+#include "store_prune.h"
 
 /* Between batches, so a running worker's commits get the write lock. */
 #define PAUSE_BETWEEN_BATCHES_MS 50

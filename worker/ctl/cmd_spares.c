@@ -11,6 +11,7 @@
 #include "ctl.h"
 #include "ids.h"
 #include "store.h"
+#include "store_spares.h"
 
 static void spares_usage(FILE *out)
 {

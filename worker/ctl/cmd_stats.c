@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "store_stats.h"
 
 static void stats_usage(FILE *out)
 {

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "store_reservations.h"
+#include "store_stats.h"
+#include "store_tasks.h"
 
 static void task_usage(FILE *out)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "store_tasks.h"
 
 #define DEFAULT_LIMIT 50
 

@@ -10,6 +10,7 @@
 #include "amqp_link.h"
 #include "config.h"
 #include "store.h"
+#include "store_tasks.h"
 
 /* Exit statuses, the same for every command (documented in --help). */
 enum {

@@ -12,6 +12,7 @@
 
 #include "ctl.h"
 #include "ids.h"
+#include "store_tasks.h"
 #include "text_escape.h"
 #include "store_config.h"
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "handler.h"
+#include "store_tasks.h"
 
 typedef struct task_attempt {
     task_handler *h;

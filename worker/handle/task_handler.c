@@ -6,6 +6,8 @@
 
 #include "json_util.h"
 #include "log.h"
+#include "store_reservations.h"
+#include "store_tasks.h"
 #include "task_attempt.h"
 
 static bool wants_reply(const task_message *msg)

@@ -21,6 +21,8 @@
 #include "relay_sender.h"
 #include "store.h"
 #include "store_config.h"
+#include "store_deliveries.h"
+#include "store_hosts.h"
 
 #define BATCH_MAX 256        /* events recorded per transaction at most */
 #define IDLE_WAIT_MS 50      /* broker wait when no request is running */

@@ -17,6 +17,11 @@
 #include "spare_provision.h"
 #include "store.h"
 #include "store_config.h"
+#include "store_hosts.h"
+#include "store_outbox.h"
+#include "store_reservations.h"
+#include "store_spares.h"
+#include "store_tasks.h"
 
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
