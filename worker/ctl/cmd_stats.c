@@ -1,6 +1,5 @@
 /* virtflowctl stats: the store's counts beside the broker's queue depths, and
  * the oldest work still pending. Either half may be missing; both are said. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
