@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "log.h"
 #include "secret_file.h"
 
@@ -491,15 +492,10 @@ int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing
 {
     if (require_connected(link, err) < 0)
         return -1;
-    if (link->n_pending == link->cap_pending) {
-        size_t cap = link->cap_pending ? link->cap_pending * 2 : 64;
-        pending_publish *grown = realloc(link->pending, cap * sizeof *grown);
-        if (!grown) {
-            vf_error_set(err, VF_ENOMEM, "out of memory");
-            return -1;
-        }
-        link->pending = grown;
-        link->cap_pending = cap;
+    if (grow_array((void **)&link->pending, &link->cap_pending, link->n_pending + 1,
+                   sizeof *link->pending) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
     }
 
     amqp_table_entry_t headers[3];

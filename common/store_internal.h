@@ -114,8 +114,8 @@ int store_exec_change(store *s, db_stmt *st, const char *what, vf_error *err);
 typedef struct store_rows {
     int columns;
     int count;
-    int capacity;
-    char **values; /* count * columns, owned */
+    size_t capacity; /* rows allocated (grow_array) */
+    char **values;   /* count * columns, owned */
 } store_rows;
 
 /* Step st to the end (or `limit` rows, 0: no limit), copying every row into

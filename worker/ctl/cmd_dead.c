@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "grow.h"
 
 #define CONFIRM_TIMEOUT_MS 30000
 #define EXCERPT_BYTES 120
@@ -144,15 +145,9 @@ static int take_all(amqp_link *link, size_t limit, walk *w)
     for (;;) {
         if ((limit && w->n >= limit) || (w->n > 0 && w->n >= total))
             return 0;
-        if (w->n == w->cap) {
-            size_t cap = w->cap ? w->cap * 2 : 32;
-            held *grown = realloc(w->items, cap * sizeof *grown);
-            if (!grown) {
-                ctl_error("out of memory");
-                return -1;
-            }
-            w->items = grown;
-            w->cap = cap;
+        if (grow_array((void **)&w->items, &w->cap, w->n + 1, sizeof *w->items) < 0) {
+            ctl_error("out of memory");
+            return -1;
         }
         held *h = &w->items[w->n];
         memset(h, 0, sizeof *h);

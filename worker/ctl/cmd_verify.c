@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ctl.h"
+#include "grow.h"
 #include "signature.h"
 
 #define MAX_KEYS 8
@@ -40,25 +41,16 @@ static void verify_usage(FILE *out)
 
 static char *read_all(FILE *f, size_t *len)
 {
-    size_t cap = 4096, used = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf)
-        return NULL;
+    size_t cap = 0, used = 0;
+    char *buf = NULL;
     for (;;) {
-        if (used == cap) {
-            if (cap >= BODY_MAX) {
-                free(buf);
-                return NULL;
-            }
-            cap *= 2;
-            char *grown = realloc(buf, cap + 1);
-            if (!grown) {
-                free(buf);
-                return NULL;
-            }
-            buf = grown;
+        /* A body of BODY_MAX bytes or more is refused. */
+        if (used >= BODY_MAX || grow_array((void **)&buf, &cap, used + 2, 1) < 0) {
+            free(buf);
+            return NULL;
         }
-        size_t n = fread(buf + used, 1, cap - used, f);
+        /* One byte kept for the NUL. */
+        size_t n = fread(buf + used, 1, cap - used - 1, f);
         used += n;
         if (n == 0)
             break;
