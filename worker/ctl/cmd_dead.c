@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_link_admin.h"
 #include "ctl.h"
 #include "grow.h"
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_link_admin.h"
 #include "ctl.h"
 #include "store_stats.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "amqp_link_admin.h"
 #include "ctl.h"
 #include "ids.h"
 
