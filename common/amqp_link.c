@@ -415,12 +415,11 @@ int amqp_link_consume(amqp_link *link, const char *queue, vf_error *err)
         if (strcmp(link->queues[i], queue) == 0)
             return 0;
     }
-    char **grown = realloc(link->queues, (link->n_queues + 1) * sizeof *grown);
-    if (!grown) {
+    if (grow_array((void **)&link->queues, &link->cap_queues, link->n_queues + 1,
+                   sizeof *link->queues) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return -1;
     }
-    link->queues = grown;
     char *name = strdup(queue);
     if (!name) {
         vf_error_set(err, VF_ENOMEM, "out of memory");

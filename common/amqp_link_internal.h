@@ -53,7 +53,7 @@ struct amqp_link {
     void *confirm_user;
 
     char **queues; /* consumed queues, restarted at each connect */
-    size_t n_queues;
+    size_t n_queues, cap_queues;
 
     /* The content (header + body frames) being read after a deliver or return. */
     content_kind content;
