@@ -1,4 +1,5 @@
 #include "amqp_link.h"
+#include "amqp_link_internal.h"
 
 #include <amqp.h>
 #include <amqp_ssl_socket.h>
@@ -11,66 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "log.h"
 #include "secret_file.h"
 
-#define WORK_CHANNEL 1
-#define PROBE_CHANNEL 2 /* passive declares: a 404 there closes only that channel */
-#define FRAME_MAX 131072
-#define CONNECT_TIMEOUT_S 10
-#define RPC_TIMEOUT_S 30
-#define GENERATION_SHIFT 48
-#define SEQ_MASK ((UINT64_C(1) << GENERATION_SHIFT) - 1)
-
-typedef struct pending_publish {
-    uint64_t seq;  /* broker sequence number on the current channel */
-    bool returned; /* a basic.return was matched to it */
-} pending_publish;
-
-typedef struct ready_delivery {
-    amqp_link_delivery delivery;
-    struct ready_delivery *next;
-} ready_delivery;
-
-typedef enum { CONTENT_NONE, CONTENT_DELIVERY, CONTENT_RETURN } content_kind;
-
-struct amqp_link {
-    const vf_config *config;
-    char client_name[128];
-    char *password; /* from amqp.password_file, or NULL */
-
-    amqp_connection_state_t conn; /* NULL while disconnected */
-    bool connected;
-    bool probe_open;
-    uint16_t generation; /* bumped at each successful connect; never 0 once connected */
-    uint64_t next_seq;   /* sequence number the broker gives the next publish */
-    char peer[256];      /* redacted URL of the current broker */
-    char user[256];      /* login user of the current broker: every publish's user_id */
-
-    pending_publish *pending; /* ascending seq */
-    size_t n_pending, cap_pending;
-    bool return_seen; /* a basic.return waits for its ack */
-    char return_reason[256];
-    amqp_link_confirm_fn on_confirm;
-    void *confirm_user;
-
-    char **queues; /* consumed queues, restarted at each connect */
-    size_t n_queues;
-
-    /* The content (header + body frames) being read after a deliver or return. */
-    content_kind content;
-    bool content_from_get; /* the content answers our basic.get, not a consumer */
-    amqp_link_delivery partial;
-    amqp_link_delivery got; /* the finished basic.get message, while got_ready */
-    bool got_ready;
-    uint64_t body_received; /* bytes */
-
-    ready_delivery *ready_head, *ready_tail;
-};
-
 /* ---- small helpers ---- */
 
-static char *dup_bytes(amqp_bytes_t bytes)
+char *amqp_link_dup_bytes(amqp_bytes_t bytes)
 {
     char *s = malloc(bytes.len + 1);
     if (!s)
@@ -81,7 +29,7 @@ static char *dup_bytes(amqp_bytes_t bytes)
     return s;
 }
 
-static uint64_t encode_tag(const amqp_link *link, uint64_t seq)
+uint64_t amqp_link_encode_tag(const amqp_link *link, uint64_t seq)
 {
     return ((uint64_t)link->generation << GENERATION_SHIFT) | (seq & SEQ_MASK);
 }
@@ -94,7 +42,7 @@ static uint64_t decode_tag(const amqp_link *link, uint64_t tag)
     return tag & SEQ_MASK;
 }
 
-static int64_t now_ms(void)
+int64_t amqp_link_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -121,9 +69,9 @@ void amqp_link_delivery_close(amqp_link_delivery *d)
     memset(d, 0, sizeof *d);
 }
 
-static void report(amqp_link *link, uint64_t seq, bool ok, const char *reason)
+void amqp_link_report(amqp_link *link, uint64_t seq, bool ok, const char *reason)
 {
-    uint64_t tag = encode_tag(link, seq);
+    uint64_t tag = amqp_link_encode_tag(link, seq);
     if (!ok)
         log_warn("amqp: publish %llu failed: %s", (unsigned long long)seq, reason);
     if (link->on_confirm)
@@ -135,7 +83,7 @@ static void report(amqp_link *link, uint64_t seq, bool ok, const char *reason)
 static void drop_state(amqp_link *link, const char *why)
 {
     for (size_t i = 0; i < link->n_pending; i++)
-        report(link, link->pending[i].seq, false, why);
+        amqp_link_report(link, link->pending[i].seq, false, why);
     link->n_pending = 0;
     link->return_seen = false;
     amqp_link_delivery_close(&link->partial);
@@ -154,8 +102,7 @@ static void drop_state(amqp_link *link, const char *why)
 
 /* The connection is unusable: report, forget, close the socket so the broker
  * requeues our unacked deliveries at once. */
-static void link_fail(amqp_link *link, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void link_fail(amqp_link *link, const char *fmt, ...)
+void amqp_link_fail(amqp_link *link, const char *fmt, ...)
 {
     char why[256];
     va_list ap;
@@ -173,7 +120,7 @@ static void link_fail(amqp_link *link, const char *fmt, ...)
     link->probe_open = false;
 }
 
-static int require_connected(const amqp_link *link, vf_error *err)
+int amqp_link_require_connected(const amqp_link *link, vf_error *err)
 {
     if (link->connected)
         return 0;
@@ -344,7 +291,7 @@ static int open_socket(amqp_link *link, const struct amqp_connection_info *info,
     return status_ok(amqp_socket_open_noblock(socket, info->host, info->port, &tv), "connect", err);
 }
 
-static int start_consumer(amqp_link *link, const char *queue, vf_error *err)
+int amqp_link_start_consumer(amqp_link *link, const char *queue, vf_error *err)
 {
     /* Our own consumer tag: stable and readable in the management UI. */
     char tag[AMQP_TOPOLOGY_NAME_MAX + 160];
@@ -419,7 +366,7 @@ static int connect_one(amqp_link *link, const char *url, size_t index, vf_error 
     link->next_seq = 1;
     link->connected = true;
     for (size_t i = 0; i < link->n_queues; i++) {
-        if (start_consumer(link, link->queues[i], err) < 0) {
+        if (amqp_link_start_consumer(link, link->queues[i], err) < 0) {
             link->connected = false;
             goto out;
         }
@@ -458,531 +405,29 @@ int amqp_link_connect(amqp_link *link, vf_error *err)
     return -1;
 }
 
-/* ---- confirms ---- */
-
-static void settle(amqp_link *link, uint64_t seq, bool multiple, bool ack)
-{
-    /* RabbitMQ sends a mandatory publish's basic.return right before the ack
-     * of that same publish, and since it confirms an unroutable message while
-     * handling its publish, that ack's tag (the highest it covers, when
-     * multiple) is the returned publish. */
-    bool returned_here = link->return_seen;
-    link->return_seen = false;
-    size_t kept = 0;
-    for (size_t i = 0; i < link->n_pending; i++) {
-        pending_publish p = link->pending[i];
-        bool covered = multiple ? p.seq <= seq : p.seq == seq;
-        if (!covered) {
-            link->pending[kept++] = p;
-            continue;
-        }
-        if (returned_here && p.seq == seq)
-            p.returned = true;
-        if (p.returned)
-            report(link, p.seq, false, link->return_reason);
-        else
-            report(link, p.seq, ack, ack ? "confirmed" : "nacked by the broker");
-    }
-    link->n_pending = kept;
-}
-
-int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing_key,
-                      const amqp_link_message *message, uint64_t *publish_tag_out, vf_error *err)
-{
-    if (require_connected(link, err) < 0)
-        return -1;
-    if (link->n_pending == link->cap_pending) {
-        size_t cap = link->cap_pending ? link->cap_pending * 2 : 64;
-        pending_publish *grown = realloc(link->pending, cap * sizeof *grown);
-        if (!grown) {
-            vf_error_set(err, VF_ENOMEM, "out of memory");
-            return -1;
-        }
-        link->pending = grown;
-        link->cap_pending = cap;
-    }
-
-    amqp_table_entry_t headers[3];
-    int n = 0;
-    if (message->attempt > 0) {
-        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_ATTEMPT);
-        headers[n].value.kind = AMQP_FIELD_KIND_I64;
-        headers[n].value.value.i64 = message->attempt;
-        n++;
-    }
-    if (message->error) {
-        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_ERROR);
-        headers[n].value.kind = AMQP_FIELD_KIND_UTF8;
-        headers[n].value.value.bytes = amqp_cstring_bytes(message->error);
-        n++;
-    }
-    if (message->original_key) {
-        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_ROUTING_KEY);
-        headers[n].value.kind = AMQP_FIELD_KIND_UTF8;
-        headers[n].value.value.bytes = amqp_cstring_bytes(message->original_key);
-        n++;
-    }
-
-    amqp_basic_properties_t props;
-    memset(&props, 0, sizeof props);
-    props._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG;
-    props.content_type =
-        amqp_cstring_bytes(message->content_type ? message->content_type : "application/json");
-    props.delivery_mode = AMQP_DELIVERY_PERSISTENT;
-    if (message->message_id) {
-        props._flags |= AMQP_BASIC_MESSAGE_ID_FLAG;
-        props.message_id = amqp_cstring_bytes(message->message_id);
-    }
-    if (message->correlation_id) {
-        props._flags |= AMQP_BASIC_CORRELATION_ID_FLAG;
-        props.correlation_id = amqp_cstring_bytes(message->correlation_id);
-    }
-    if (message->reply_to) {
-        props._flags |= AMQP_BASIC_REPLY_TO_FLAG;
-        props.reply_to = amqp_cstring_bytes(message->reply_to);
-    }
-    /* Always our own login: the broker refuses any other, and consumers such
-     * as the relay decide by it whom to believe. */
-    if (link->user[0]) {
-        props._flags |= AMQP_BASIC_USER_ID_FLAG;
-        props.user_id = amqp_cstring_bytes(link->user);
-    }
-    if (n > 0) {
-        props._flags |= AMQP_BASIC_HEADERS_FLAG;
-        props.headers.num_entries = n;
-        props.headers.entries = headers;
-    }
-    amqp_bytes_t body = {.len = message->body_len, .bytes = (void *)(uintptr_t)message->body};
-    int status = amqp_basic_publish(link->conn, WORK_CHANNEL, amqp_cstring_bytes(exchange),
-                                    amqp_cstring_bytes(routing_key), 1 /* mandatory */,
-                                    0 /* immediate */, &props, body);
-    if (status != AMQP_STATUS_OK) {
-        vf_error_set(err, VF_EUNAVAILABLE, "publishing to %s with \"%s\": %s", exchange,
-                     routing_key, amqp_error_string2(status));
-        link_fail(link, "publish: %s", amqp_error_string2(status));
-        return -1;
-    }
-    uint64_t seq = link->next_seq++;
-    link->pending[link->n_pending++] = (pending_publish){.seq = seq};
-    if (publish_tag_out)
-        *publish_tag_out = encode_tag(link, seq);
-    return 0;
-}
-
-int amqp_link_dead_letter(amqp_link *link, const amqp_link_delivery *d, const char *why,
-                          uint64_t *publish_tag_out, vf_error *err)
-{
-    amqp_link_message msg = {.body = d->body,
-                             .body_len = d->body ? d->body_len : 0,
-                             .content_type = d->content_type,
-                             .message_id = d->message_id,
-                             .correlation_id = d->correlation_id,
-                             .reply_to = d->reply_to,
-                             .error = why,
-                             .original_key = d->routing_key};
-    return amqp_link_publish(link, AMQP_TOPOLOGY_DLX, d->routing_key ? d->routing_key : "", &msg,
-                             publish_tag_out, err);
-}
-
-const char *amqp_link_user(const amqp_link *link)
-{
-    return link->user;
-}
-
-/* ---- reading frames ---- */
-
-static int64_t header_integer(const amqp_field_value_t *v, bool *ok)
-{
-    *ok = true;
-    switch (v->kind) {
-    case AMQP_FIELD_KIND_I8:
-        return v->value.i8;
-    case AMQP_FIELD_KIND_U8:
-        return v->value.u8;
-    case AMQP_FIELD_KIND_I16:
-        return v->value.i16;
-    case AMQP_FIELD_KIND_U16:
-        return v->value.u16;
-    case AMQP_FIELD_KIND_I32:
-        return v->value.i32;
-    case AMQP_FIELD_KIND_U32:
-        return v->value.u32;
-    case AMQP_FIELD_KIND_I64:
-        return v->value.i64;
-    case AMQP_FIELD_KIND_U64:
-        return v->value.u64 > INT64_MAX ? INT64_MAX : (int64_t)v->value.u64;
-    default:
-        *ok = false;
-        return 0;
-    }
-}
-
-static char *header_text(const amqp_field_value_t *v)
-{
-    if (v->kind != AMQP_FIELD_KIND_UTF8 && v->kind != AMQP_FIELD_KIND_BYTES)
-        return NULL;
-    return dup_bytes(v->value.bytes);
-}
-
-static bool key_is(amqp_bytes_t key, const char *name)
-{
-    size_t n = strlen(name);
-    return key.len == n && memcmp(key.bytes, name, n) == 0;
-}
-
-/* The newest x-death entry (RabbitMQ puts it first): why the broker
- * dead-lettered the message, from where, and with which routing key, so a
- * redrive can send it back where it came from. Returns -1 on allocation failure. */
-static int copy_death(amqp_link_delivery *d, const amqp_field_value_t *v)
-{
-    if (v->kind != AMQP_FIELD_KIND_ARRAY || v->value.array.num_entries < 1 ||
-        v->value.array.entries[0].kind != AMQP_FIELD_KIND_TABLE)
-        return 0;
-    const amqp_table_t *t = &v->value.array.entries[0].value.table;
-    for (int i = 0; i < t->num_entries; i++) {
-        const amqp_table_entry_t *e = &t->entries[i];
-        char **slot = NULL;
-        const amqp_field_value_t *text = &e->value;
-        if (key_is(e->key, "reason"))
-            slot = &d->death_reason;
-        else if (key_is(e->key, "queue"))
-            slot = &d->death_queue;
-        else if (key_is(e->key, "routing-keys") && e->value.kind == AMQP_FIELD_KIND_ARRAY &&
-                 e->value.value.array.num_entries > 0) {
-            slot = &d->death_key;
-            text = &e->value.value.array.entries[0];
-        }
-        if (!slot || *slot)
-            continue;
-        if (text->kind != AMQP_FIELD_KIND_UTF8 && text->kind != AMQP_FIELD_KIND_BYTES)
-            continue;
-        if (!(*slot = header_text(text)))
-            return -1;
-    }
-    return 0;
-}
-
-/* Copy the properties we use out of pool memory. Returns -1 on allocation failure. */
-static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t *p)
-{
-    if ((p->_flags & AMQP_BASIC_CONTENT_TYPE_FLAG) &&
-        !(d->content_type = dup_bytes(p->content_type)))
-        return -1;
-    if ((p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG) && !(d->message_id = dup_bytes(p->message_id)))
-        return -1;
-    if ((p->_flags & AMQP_BASIC_CORRELATION_ID_FLAG) &&
-        !(d->correlation_id = dup_bytes(p->correlation_id)))
-        return -1;
-    if ((p->_flags & AMQP_BASIC_REPLY_TO_FLAG) && !(d->reply_to = dup_bytes(p->reply_to)))
-        return -1;
-    if ((p->_flags & AMQP_BASIC_USER_ID_FLAG) && !(d->user_id = dup_bytes(p->user_id)))
-        return -1;
-    if ((p->_flags & AMQP_BASIC_TIMESTAMP_FLAG) && p->timestamp <= INT64_MAX)
-        d->timestamp = (int64_t)p->timestamp;
-    if (!(p->_flags & AMQP_BASIC_HEADERS_FLAG))
-        return 0;
-    for (int i = 0; i < p->headers.num_entries; i++) {
-        const amqp_table_entry_t *e = &p->headers.entries[i];
-        if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ATTEMPT)) {
-            bool ok;
-            int64_t attempt = header_integer(&e->value, &ok);
-            if (ok && attempt > 0)
-                d->attempt = attempt;
-        } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ERROR) && !d->error) {
-            d->error = header_text(&e->value);
-        } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ROUTING_KEY) && !d->original_key) {
-            d->original_key = header_text(&e->value);
-        } else if (key_is(e->key, "x-death") && !d->death_reason && copy_death(d, &e->value) < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int finish_content(amqp_link *link)
-{
-    if (link->content == CONTENT_DELIVERY && link->content_from_get) {
-        amqp_link_delivery_close(&link->got);
-        link->got = link->partial;
-        memset(&link->partial, 0, sizeof link->partial);
-        link->got_ready = true;
-        link->content_from_get = false;
-    } else if (link->content == CONTENT_DELIVERY) {
-        ready_delivery *r = calloc(1, sizeof *r);
-        if (!r)
-            return -1;
-        r->delivery = link->partial;
-        memset(&link->partial, 0, sizeof link->partial);
-        if (link->ready_tail)
-            link->ready_tail->next = r;
-        else
-            link->ready_head = r;
-        link->ready_tail = r;
-    }
-    link->content = CONTENT_NONE;
-    return 0;
-}
-
-static int handle_method(amqp_link *link, const amqp_method_t *method, amqp_channel_t channel,
-                         vf_error *err)
-{
-    switch (method->id) {
-    case AMQP_BASIC_DELIVER_METHOD: {
-        const amqp_basic_deliver_t *m = method->decoded;
-        amqp_link_delivery *d = &link->partial;
-        amqp_link_delivery_close(d);
-        d->delivery_tag = encode_tag(link, m->delivery_tag);
-        d->redelivered = m->redelivered;
-        d->exchange = dup_bytes(m->exchange);
-        d->routing_key = dup_bytes(m->routing_key);
-        if (!d->exchange || !d->routing_key) {
-            vf_error_set(err, VF_ENOMEM, "out of memory");
-            link_fail(link, "out of memory");
-            return -1;
-        }
-        link->content = CONTENT_DELIVERY;
-        link->content_from_get = false;
-        link->body_received = 0;
-        return 0;
-    }
-    case AMQP_BASIC_RETURN_METHOD: {
-        const amqp_basic_return_t *m = method->decoded;
-        snprintf(link->return_reason, sizeof link->return_reason,
-                 "returned by the broker: %u %.*s (exchange \"%.*s\", key \"%.*s\")", m->reply_code,
-                 (int)m->reply_text.len, (const char *)m->reply_text.bytes, (int)m->exchange.len,
-                 (const char *)m->exchange.bytes, (int)m->routing_key.len,
-                 (const char *)m->routing_key.bytes);
-        link->return_seen = true;
-        link->content = CONTENT_RETURN;
-        link->body_received = 0;
-        return 0;
-    }
-    case AMQP_BASIC_ACK_METHOD: {
-        const amqp_basic_ack_t *m = method->decoded;
-        settle(link, m->delivery_tag, m->multiple, true);
-        return 0;
-    }
-    case AMQP_BASIC_NACK_METHOD: {
-        const amqp_basic_nack_t *m = method->decoded;
-        settle(link, m->delivery_tag, m->multiple, false);
-        return 0;
-    }
-    case AMQP_BASIC_CANCEL_METHOD:
-        /* The broker cancelled a consumer (queue deleted, node down): a fresh
-         * connect redeclares the queue and consumes again. */
-        vf_error_set(err, VF_EUNAVAILABLE, "the broker cancelled a consumer");
-        link_fail(link, "the broker cancelled a consumer");
-        return -1;
-    case AMQP_CHANNEL_CLOSE_METHOD: {
-        const amqp_channel_close_t *m = method->decoded;
-        char why[200];
-        snprintf(why, sizeof why, "broker closed channel %u: %u %.*s", channel, m->reply_code,
-                 (int)m->reply_text.len, (const char *)m->reply_text.bytes);
-        amqp_channel_close_ok_t ok = {0};
-        (void)amqp_send_method(link->conn, channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
-        vf_error_set(err, VF_EUNAVAILABLE, "%s", why);
-        link_fail(link, "%s", why);
-        return -1;
-    }
-    case AMQP_CONNECTION_CLOSE_METHOD: {
-        const amqp_connection_close_t *m = method->decoded;
-        char why[200];
-        snprintf(why, sizeof why, "broker closed the connection: %u %.*s", m->reply_code,
-                 (int)m->reply_text.len, (const char *)m->reply_text.bytes);
-        amqp_connection_close_ok_t ok = {0};
-        (void)amqp_send_method(link->conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
-        vf_error_set(err, VF_EUNAVAILABLE, "%s", why);
-        link_fail(link, "%s", why);
-        return -1;
-    }
-    default:
-        /* cancel-ok and other replies queued behind an RPC: nothing to do. */
-        log_debug("amqp: ignoring method 0x%08x on channel %u", (unsigned)method->id, channel);
-        return 0;
-    }
-}
-
-static int handle_header(amqp_link *link, const amqp_frame_t *frame, vf_error *err)
-{
-    if (link->content == CONTENT_NONE)
-        return 0;
-    uint64_t size = frame->payload.properties.body_size;
-    if (link->content == CONTENT_DELIVERY) {
-        amqp_link_delivery *d = &link->partial;
-        d->body_size = size;
-        int64_t max = link->config->amqp.max_message_bytes;
-        if (copy_properties(d, frame->payload.properties.decoded) < 0) {
-            vf_error_set(err, VF_ENOMEM, "out of memory");
-            link_fail(link, "out of memory");
-            return -1;
-        }
-        if (max > 0 && size > (uint64_t)max) {
-            /* Read and discard the body frames; the caller rejects it. */
-            d->too_large = true;
-            log_warn("amqp: delivery of %llu bytes on \"%s\" exceeds amqp.max_message_bytes %lld",
-                     (unsigned long long)size, d->routing_key, (long long)max);
-        } else {
-            d->body = malloc((size_t)size + 1);
-            if (!d->body) {
-                vf_error_set(err, VF_ENOMEM, "out of memory for a %llu-byte body",
-                             (unsigned long long)size);
-                link_fail(link, "out of memory");
-                return -1;
-            }
-            d->body[0] = '\0';
-        }
-    } else {
-        link->partial.body_size = size; /* a return: body read and dropped */
-    }
-    if (size == 0 && finish_content(link) < 0) {
-        vf_error_set(err, VF_ENOMEM, "out of memory");
-        link_fail(link, "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static int handle_body(amqp_link *link, const amqp_frame_t *frame, vf_error *err)
-{
-    if (link->content == CONTENT_NONE)
-        return 0;
-    amqp_link_delivery *d = &link->partial;
-    amqp_bytes_t fragment = frame->payload.body_fragment;
-    if (link->body_received + fragment.len > d->body_size) {
-        vf_error_set(err, VF_EUNAVAILABLE, "broker sent more body than announced");
-        link_fail(link, "protocol error: body longer than announced");
-        return -1;
-    }
-    if (link->content == CONTENT_DELIVERY && d->body) {
-        memcpy(d->body + link->body_received, fragment.bytes, fragment.len);
-        d->body[link->body_received + fragment.len] = '\0';
-        d->body_len = (size_t)(link->body_received + fragment.len);
-    }
-    link->body_received += fragment.len;
-    if (link->body_received == d->body_size) {
-        if (link->content == CONTENT_RETURN)
-            amqp_link_delivery_close(d);
-        if (finish_content(link) < 0) {
-            vf_error_set(err, VF_ENOMEM, "out of memory");
-            link_fail(link, "out of memory");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Read and handle one frame, waiting until deadline (ms on the monotonic
- * clock, -1: forever). Returns 1 when a frame was handled, 0 on timeout, -1
- * when the link failed. */
-static int pump(amqp_link *link, int64_t deadline_ms, vf_error *err)
-{
-    if (require_connected(link, err) < 0)
-        return -1;
-    /* Everything we keep has been copied out: pool memory can go. */
-    amqp_maybe_release_buffers(link->conn);
-    struct timeval tv, *tvp = NULL;
-    if (deadline_ms >= 0) {
-        int64_t left = deadline_ms - now_ms();
-        if (left < 0)
-            left = 0;
-        tv.tv_sec = left / 1000;
-        tv.tv_usec = (left % 1000) * 1000;
-        tvp = &tv;
-    }
-    amqp_frame_t frame;
-    int status = amqp_simple_wait_frame_noblock(link->conn, &frame, tvp);
-    if (status == AMQP_STATUS_TIMEOUT)
-        return 0;
-    if (status != AMQP_STATUS_OK) {
-        vf_error_set(err, VF_EUNAVAILABLE, "reading from the broker: %s",
-                     amqp_error_string2(status));
-        link_fail(link, "%s", amqp_error_string2(status));
-        return -1;
-    }
-    int rc = 0;
-    switch (frame.frame_type) {
-    case AMQP_FRAME_METHOD:
-        rc = handle_method(link, &frame.payload.method, frame.channel, err);
-        break;
-    case AMQP_FRAME_HEADER:
-        if (frame.channel == WORK_CHANNEL)
-            rc = handle_header(link, &frame, err);
-        break;
-    case AMQP_FRAME_BODY:
-        if (frame.channel == WORK_CHANNEL)
-            rc = handle_body(link, &frame, err);
-        break;
-    default:
-        break;
-    }
-    return rc < 0 ? -1 : 1;
-}
-
-static int64_t deadline_after(int timeout_ms)
-{
-    return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-}
-
-int amqp_link_wait_confirms(amqp_link *link, int timeout_ms, vf_error *err)
-{
-    int64_t deadline = deadline_after(timeout_ms);
-    while (link->n_pending > 0) {
-        int rc = pump(link, deadline, err);
-        if (rc < 0)
-            return -1;
-        if (rc == 0) {
-            vf_error_set(err, VF_EUNAVAILABLE, "%zu publish%s still unconfirmed after %d ms",
-                         link->n_pending, link->n_pending == 1 ? "" : "es", timeout_ms);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int amqp_link_next(amqp_link *link, amqp_link_delivery *out, int timeout_ms, vf_error *err)
-{
-    memset(out, 0, sizeof *out);
-    int64_t deadline = deadline_after(timeout_ms);
-    for (;;) {
-        if (link->ready_head) {
-            ready_delivery *r = link->ready_head;
-            link->ready_head = r->next;
-            if (!link->ready_head)
-                link->ready_tail = NULL;
-            *out = r->delivery;
-            free(r);
-            return 1;
-        }
-        int rc = pump(link, deadline, err);
-        if (rc <= 0)
-            return rc;
-    }
-}
-
 /* ---- consuming ---- */
 
 int amqp_link_consume(amqp_link *link, const char *queue, vf_error *err)
 {
-    if (require_connected(link, err) < 0)
+    if (amqp_link_require_connected(link, err) < 0)
         return -1;
     for (size_t i = 0; i < link->n_queues; i++) {
         if (strcmp(link->queues[i], queue) == 0)
             return 0;
     }
-    char **grown = realloc(link->queues, (link->n_queues + 1) * sizeof *grown);
-    if (!grown) {
+    if (grow_array((void **)&link->queues, &link->cap_queues, link->n_queues + 1,
+                   sizeof *link->queues) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return -1;
     }
-    link->queues = grown;
     char *name = strdup(queue);
     if (!name) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return -1;
     }
-    if (start_consumer(link, queue, err) < 0) {
+    if (amqp_link_start_consumer(link, queue, err) < 0) {
         free(name);
-        link_fail(link, "cannot consume %s", queue);
+        amqp_link_fail(link, "cannot consume %s", queue);
         return -1;
     }
     link->queues[link->n_queues++] = name;
@@ -999,7 +444,7 @@ int amqp_link_cancel(amqp_link *link, vf_error *err)
             amqp_basic_cancel(link->conn, WORK_CHANNEL, amqp_cstring_bytes(tag));
             if (amqp_topology_check_reply(amqp_get_rpc_reply(link->conn), "basic.cancel", err) <
                 0) {
-                link_fail(link, "cancelling the consumer of %s failed", link->queues[i]);
+                amqp_link_fail(link, "cancelling the consumer of %s failed", link->queues[i]);
                 rc = -1;
             }
         }
@@ -1012,7 +457,7 @@ int amqp_link_cancel(amqp_link *link, vf_error *err)
 static int ack_or_reject(amqp_link *link, uint64_t delivery_tag, bool multiple, bool ack,
                          bool requeue, vf_error *err)
 {
-    if (require_connected(link, err) < 0)
+    if (amqp_link_require_connected(link, err) < 0)
         return -1;
     uint64_t tag = decode_tag(link, delivery_tag);
     if (tag == 0) {
@@ -1026,7 +471,8 @@ static int ack_or_reject(amqp_link *link, uint64_t delivery_tag, bool multiple, 
     if (status != AMQP_STATUS_OK) {
         vf_error_set(err, VF_EUNAVAILABLE, "%s: %s", ack ? "basic.ack" : "basic.reject",
                      amqp_error_string2(status));
-        link_fail(link, "%s: %s", ack ? "basic.ack" : "basic.reject", amqp_error_string2(status));
+        amqp_link_fail(link, "%s: %s", ack ? "basic.ack" : "basic.reject",
+                       amqp_error_string2(status));
         return -1;
     }
     return 0;
@@ -1040,145 +486,4 @@ int amqp_link_ack(amqp_link *link, uint64_t delivery_tag, bool multiple, vf_erro
 int amqp_link_reject(amqp_link *link, uint64_t delivery_tag, bool requeue, vf_error *err)
 {
     return ack_or_reject(link, delivery_tag, false, false, requeue, err);
-}
-
-/* ---- queue depth ---- */
-
-int amqp_link_queue_depth(amqp_link *link, const char *queue, uint32_t *messages,
-                          uint32_t *consumers, vf_error *err)
-{
-    if (require_connected(link, err) < 0)
-        return -1;
-    if (!link->probe_open) {
-        amqp_channel_open(link->conn, PROBE_CHANNEL);
-        if (amqp_topology_check_reply(amqp_get_rpc_reply(link->conn), "opening a channel", err) <
-            0) {
-            link_fail(link, "cannot open a side channel");
-            return -1;
-        }
-        link->probe_open = true;
-    }
-    amqp_queue_declare_ok_t *ok =
-        amqp_queue_declare(link->conn, PROBE_CHANNEL, amqp_cstring_bytes(queue), 1 /* passive */, 0,
-                           0, 0, amqp_empty_table);
-    amqp_rpc_reply_t reply = amqp_get_rpc_reply(link->conn);
-    if (reply.reply_type == AMQP_RESPONSE_NORMAL && ok) {
-        if (messages)
-            *messages = ok->message_count;
-        if (consumers)
-            *consumers = ok->consumer_count;
-        return 0;
-    }
-    if (reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
-        reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
-        const amqp_channel_close_t *m = reply.reply.decoded;
-        bool missing = m->reply_code == AMQP_NOT_FOUND;
-        /* Only the side channel is gone: acknowledge and carry on. */
-        amqp_channel_close_ok_t close_ok = {0};
-        link->probe_open = false;
-        if (amqp_send_method(link->conn, PROBE_CHANNEL, AMQP_CHANNEL_CLOSE_OK_METHOD, &close_ok) !=
-            AMQP_STATUS_OK) {
-            link_fail(link, "cannot acknowledge a channel close");
-        }
-        if (missing) {
-            vf_error_set(err, VF_EINVAL, "queue %s does not exist", queue);
-            return -1;
-        }
-    }
-    char what[160];
-    snprintf(what, sizeof what, "inspecting queue %s", queue);
-    if (amqp_topology_check_reply(reply, what, err) == 0)
-        vf_error_set(err, VF_EINTERNAL, "%s: empty reply", what);
-    if (link->connected && reply.reply_type != AMQP_RESPONSE_SERVER_EXCEPTION)
-        link_fail(link, "%s failed", what);
-    if (reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
-        reply.reply.id == AMQP_CONNECTION_CLOSE_METHOD)
-        link_fail(link, "broker closed the connection");
-    return -1;
-}
-
-/* ---- reply queue and basic.get ---- */
-
-int amqp_link_reply_queue(amqp_link *link, char *name, size_t size, vf_error *err)
-{
-    if (require_connected(link, err) < 0)
-        return -1;
-    amqp_queue_declare_ok_t *ok = amqp_queue_declare(
-        link->conn, WORK_CHANNEL, amqp_empty_bytes, 0 /* passive */, 0 /* durable */,
-        1 /* exclusive */, 1 /* auto_delete */, amqp_empty_table);
-    if (amqp_topology_check_reply(amqp_get_rpc_reply(link->conn), "declaring a reply queue", err) <
-        0) {
-        link_fail(link, "cannot declare a reply queue");
-        return -1;
-    }
-    if (!ok || ok->queue.len == 0 || ok->queue.len >= size) {
-        vf_error_set(err, VF_EINVAL, "reply queue name does not fit in %zu bytes", size);
-        return -1;
-    }
-    memcpy(name, ok->queue.bytes, ok->queue.len);
-    name[ok->queue.len] = '\0';
-    if (start_consumer(link, name, err) < 0) {
-        link_fail(link, "cannot consume the reply queue");
-        return -1;
-    }
-    return 0;
-}
-
-int amqp_link_get(amqp_link *link, const char *queue, amqp_link_delivery *out, uint32_t *remaining,
-                  vf_error *err)
-{
-    memset(out, 0, sizeof *out);
-    if (require_connected(link, err) < 0)
-        return -1;
-    amqp_rpc_reply_t reply =
-        amqp_basic_get(link->conn, WORK_CHANNEL, amqp_cstring_bytes(queue), 0 /* no_ack */);
-    if (reply.reply_type == AMQP_RESPONSE_NORMAL && reply.reply.id == AMQP_BASIC_GET_EMPTY_METHOD)
-        return 0;
-    if (reply.reply_type != AMQP_RESPONSE_NORMAL || reply.reply.id != AMQP_BASIC_GET_OK_METHOD) {
-        bool missing =
-            reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
-            reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD &&
-            ((const amqp_channel_close_t *)reply.reply.decoded)->reply_code == AMQP_NOT_FOUND;
-        char what[160];
-        snprintf(what, sizeof what, "basic.get from %s", queue);
-        if (missing)
-            vf_error_set(err, VF_EINVAL, "queue %s does not exist", queue);
-        else if (amqp_topology_check_reply(reply, what, err) == 0)
-            vf_error_set(err, VF_EINTERNAL, "%s: unexpected reply", what);
-        link_fail(link, "%s failed", what);
-        return -1;
-    }
-    const amqp_basic_get_ok_t *m = reply.reply.decoded;
-    amqp_link_delivery *d = &link->partial;
-    amqp_link_delivery_close(d);
-    d->delivery_tag = encode_tag(link, m->delivery_tag);
-    d->redelivered = m->redelivered;
-    d->exchange = dup_bytes(m->exchange);
-    d->routing_key = dup_bytes(m->routing_key);
-    if (remaining)
-        *remaining = m->message_count;
-    if (!d->exchange || !d->routing_key) {
-        vf_error_set(err, VF_ENOMEM, "out of memory");
-        link_fail(link, "out of memory");
-        return -1;
-    }
-    link->content = CONTENT_DELIVERY;
-    link->content_from_get = true;
-    link->body_received = 0;
-    link->got_ready = false;
-    int64_t deadline = deadline_after(RPC_TIMEOUT_S * 1000);
-    while (!link->got_ready) {
-        int rc = pump(link, deadline, err);
-        if (rc < 0)
-            return -1;
-        if (rc == 0) {
-            vf_error_set(err, VF_EUNAVAILABLE, "basic.get from %s: message body never came", queue);
-            link_fail(link, "basic.get timed out");
-            return -1;
-        }
-    }
-    *out = link->got;
-    memset(&link->got, 0, sizeof link->got);
-    link->got_ready = false;
-    return 1;
 }

@@ -196,35 +196,6 @@ int amqp_link_reject(amqp_link *link, uint64_t delivery_tag, bool requeue, vf_er
  * be acked. Returns 0 or -1 with err. */
 int amqp_link_cancel(amqp_link *link, vf_error *err) __attribute__((warn_unused_result));
 
-/* A private queue for replies (reply_to): server-named, exclusive and
- * auto-delete, so it disappears with this connection, and consumed at once
- * (manual acks; replies come out of amqp_link_next like any delivery).
- * Unlike amqp_link_consume it is NOT restarted by a later connect: a reply
- * queue cannot outlive its connection, so after a failure the caller must
- * declare a new one (and ask again). Writes the queue's name, NUL-terminated,
- * into name. Returns 0, or -1 with err (VF_EUNAVAILABLE, VF_EINVAL when
- * `size` cannot hold the name). */
-int amqp_link_reply_queue(amqp_link *link, char *name, size_t size, vf_error *err)
-    __attribute__((warn_unused_result));
-
-/* Take one message from `queue` (basic.get, manual ack) to inspect it
- * without a consumer. The message stays unacked on this connection: settle it
- * with amqp_link_ack (gone) or amqp_link_reject (requeue=true puts it back);
- * messages left unsettled go back to the queue when the connection closes.
- * While unsettled a message is not handed out again, so successive calls walk
- * through the queue. Returns 1 with *out filled (owned:
- * amqp_link_delivery_close) and *remaining (optional) = messages left after
- * it, 0 when the queue is empty, -1 with err (VF_EINVAL: no such queue, which
- * closes the channel and so disconnects the link; VF_EUNAVAILABLE). */
-int amqp_link_get(amqp_link *link, const char *queue, amqp_link_delivery *out, uint32_t *remaining,
-                  vf_error *err) __attribute__((warn_unused_result));
-
-/* Messages ready in `queue` and its consumer count, by passive declare on a
- * side channel (a missing queue does not disturb publishing or consuming).
- * Returns 0, or -1 with err (VF_EINVAL: no such queue; VF_EUNAVAILABLE). */
-int amqp_link_queue_depth(amqp_link *link, const char *queue, uint32_t *messages,
-                          uint32_t *consumers, vf_error *err) __attribute__((warn_unused_result));
-
 /* The URL with its password removed, as logged: amqp://user@host:port/vhost.
  * Writes a NUL-terminated string into buf; returns 0, or -1 for a URL that
  * cannot be parsed (buf then says "(unparsable URL)"). */

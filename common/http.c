@@ -1,3 +1,4 @@
+#include "grow.h"
 #include "http.h"
 
 #include <pthread.h>
@@ -61,16 +62,8 @@ static size_t on_body(char *chunk, size_t size, size_t count, void *userdata)
         body->too_large = true;
         return 0; /* makes curl fail with CURLE_WRITE_ERROR */
     }
-    if (body->len + n + 1 > body->cap) {
-        size_t next = body->cap ? body->cap : 4096;
-        while (next < body->len + n + 1)
-            next *= 2;
-        char *grown = realloc(body->data, next);
-        if (!grown)
-            return 0;
-        body->data = grown;
-        body->cap = next;
-    }
+    if (grow_array((void **)&body->data, &body->cap, body->len + n + 1, 1) < 0)
+        return 0;
     memcpy(body->data + body->len, chunk, n);
     body->len += n;
     body->data[body->len] = '\0';
@@ -98,17 +91,11 @@ static char *encode_form(CURL *curl, const http_form_field *fields, size_t n_fie
         char *name = curl_easy_escape(curl, fields[i].name, 0);
         char *value = curl_easy_escape(curl, fields[i].value ? fields[i].value : "", 0);
         size_t need = (name ? strlen(name) : 0) + (value ? strlen(value) : 0) + 3;
-        if (name && value && len + need > cap) {
-            while (len + need > cap)
-                cap *= 2;
-            char *grown = realloc(body, cap);
-            if (!grown) {
-                curl_free(name);
-                curl_free(value);
-                free(body);
-                return NULL;
-            }
-            body = grown;
+        if (name && value && grow_array((void **)&body, &cap, len + need, 1) < 0) {
+            curl_free(name);
+            curl_free(value);
+            free(body);
+            return NULL;
         }
         if (!name || !value) {
             curl_free(name);

@@ -1,4 +1,5 @@
 #include "leases.h"
+#include "store_hosts.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -4,6 +4,7 @@
 #include "store_internal.h"
 #include "store_migrate.h"
 
+#include "grow.h"
 #include "log.h"
 
 #include <sqlite3.h>
@@ -122,15 +123,9 @@ int store_rows_collect(store *s, db_stmt *st, int limit, store_rows *rows, const
         if (rc != DB_ROW)
             goto out;
         rows->columns = db_column_count(st);
-        if (rows->count == rows->capacity) {
-            int capacity = rows->capacity ? rows->capacity * 2 : 16;
-            char **values =
-                realloc(rows->values, sizeof *values * (size_t)capacity * (size_t)rows->columns);
-            if (!values)
-                goto nomem;
-            rows->values = values;
-            rows->capacity = capacity;
-        }
+        if (grow_array((void **)&rows->values, &rows->capacity, (size_t)rows->count + 1,
+                       sizeof *rows->values * (size_t)rows->columns) < 0)
+            goto nomem;
         char **row = rows->values + (size_t)rows->count * (size_t)rows->columns;
         for (int c = 0; c < rows->columns; c++) {
             const char *text = db_column_text(st, c);
@@ -423,7 +418,8 @@ static store *store_ready(store *s, vf_error *err)
      * system (store_vacuum_step). SQLite takes this only before the first
      * page is written, so before the switch to WAL (which writes the
      * header); on an older store it is a no-op (README "Retention"). */
-    if (!store_is_pg(s) && version == 0 && set_pragma(s, "PRAGMA auto_vacuum=INCREMENTAL", NULL, err) != 0)
+    if (!store_is_pg(s) && version == 0 &&
+        set_pragma(s, "PRAGMA auto_vacuum=INCREMENTAL", NULL, err) != 0)
         goto fail;
     /* WAL: readers (virtflowctl) never block the worker and vice versa.
      * synchronous=FULL: a commit is fsynced before store_commit returns,

@@ -4,7 +4,7 @@
  * view, so each query is prepared for the call and freed, as store_stats
  * does; the cost that matters is the query's, which the indexes of
  * schema/008_console.sql keep to the rows shown. */
-#include "store.h"
+#include "store_console.h"
 #include "store_internal.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* store_deliveries: webhook deliveries, one row per event and receiver. */
-#include "store.h"
+#include "store_deliveries.h"
 #include "store_internal.h"
 
 #include <stdio.h>

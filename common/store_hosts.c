@@ -1,12 +1,13 @@
 /* store_hosts: host generations and leases, what lets several workers share
  * one store (schema/003_shared_store.sql). */
-#include "store.h"
+#include "store_hosts.h"
 #include "store_internal.h"
 
 #include <stdio.h>
 #include <unistd.h>
 
 #include "ids.h"
+#include "store_reservations.h"
 
 void store_owner_name(char out[STORE_OWNER_SIZE])
 {

@@ -8,6 +8,7 @@
 
 #include "db.h"
 #include "store.h"
+#include "store_reservations.h"
 
 /* One slot per prepared statement; each is prepared on first use and kept
  * for the life of the handle (the worker runs these thousands of times per
@@ -114,8 +115,8 @@ int store_exec_change(store *s, db_stmt *st, const char *what, vf_error *err);
 typedef struct store_rows {
     int columns;
     int count;
-    int capacity;
-    char **values; /* count * columns, owned */
+    size_t capacity; /* rows allocated (grow_array) */
+    char **values;   /* count * columns, owned */
 } store_rows;
 
 /* Step st to the end (or `limit` rows, 0: no limit), copying every row into

@@ -1,5 +1,5 @@
 /* store_outbox: events waiting for their publisher confirm. */
-#include "store.h"
+#include "store_outbox.h"
 #include "store_internal.h"
 
 int store_outbox_add(store *s, const char *event_id, const char *routing_key, const char *body,

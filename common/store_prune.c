@@ -6,8 +6,9 @@
  * slots; every value is still a bound parameter. The SQL is the same on both
  * backends; giving pages back and truncating the WAL are SQLite's (on
  * PostgreSQL autovacuum does that work). */
-#include "store.h"
+#include "store_prune.h"
 #include "store_internal.h"
+#include "store_outbox.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* store_reservations: capacity and vmids held for placements. */
-#include "store.h"
+#include "store_reservations.h"
 
 #include <stdio.h>
 #include <string.h>

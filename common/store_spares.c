@@ -1,5 +1,5 @@
 /* store_spares: the spares table (schema/002_spares.sql). */
-#include "store.h"
+#include "store_spares.h"
 #include "store_internal.h"
 
 #define SPARE_COLUMNS                                                                              \

@@ -1,8 +1,9 @@
 /* store_stats: operator read-outs (virtflowctl stats, task): counts per state
  * and a task's whole reservation record. Run rarely, so each query is
  * prepared for the call and freed, not kept in a statement slot. */
-#include "store.h"
+#include "store_stats.h"
 #include "store_internal.h"
+#include "store_reservations.h"
 
 #include <stdio.h>
 

@@ -1,10 +1,12 @@
 /* store_tasks: the tasks and task_events tables. */
-#include "store.h"
+#include "store_tasks.h"
 #include "store_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "grow.h"
 
 #define TASK_COLUMNS                                                                               \
     "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
@@ -223,27 +225,21 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
     /* Copy the rows first so the callback may use the store. */
     int result = -1;
     store_task *tasks = NULL;
-    int count = 0, capacity = 0;
+    size_t count = 0, capacity = 0;
     for (;;) {
         int rc = db_step(st, "listing tasks", err);
         if (rc == DB_DONE)
             break;
         if (rc != DB_ROW)
             goto out;
-        if (count == capacity) {
-            int grown = capacity ? capacity * 2 : 16;
-            store_task *more = realloc(tasks, sizeof *more * (size_t)grown);
-            if (!more)
-                goto nomem;
-            tasks = more;
-            capacity = grown;
-        }
+        if (grow_array((void **)&tasks, &capacity, count + 1, sizeof *tasks) < 0)
+            goto nomem;
         if (task_from_row(st, &tasks[count]) != 0)
             goto nomem;
         count++;
     }
     store_stmt_done(st);
-    for (int i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++)
         if (fn(&tasks[i], ctx) != 0)
             break;
     result = 0;
@@ -252,7 +248,7 @@ nomem:
     vf_error_set(err, VF_ENOMEM, "store %s: listing tasks: out of memory", s->path);
 out:
     store_stmt_done(st);
-    for (int i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++)
         store_task_clear(&tasks[i]);
     free(tasks);
     return result;

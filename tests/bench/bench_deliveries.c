@@ -17,6 +17,7 @@
  *
  * Usage: bench_deliveries [dir] [backlog rows] */
 #include "store.h"
+#include "store_deliveries.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

@@ -9,6 +9,9 @@
  *
  * Usage: bench_store [dir] [tasks per run] */
 #include "store.h"
+#include "store_outbox.h"
+#include "store_reservations.h"
+#include "store_tasks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -32,16 +32,27 @@ VF_DEBIAN_PACKAGES=(
 	postgresql           # the private test server (tests/lib/postgres.sh); psql reads it in tests
 	ca-certificates      # libcurl verifying https:// receivers and APIs
 	valgrind             # tests/valgrind.sh: unit tests under memcheck
+	docker-compose       # test_deploy_files: `docker-compose config` accepts docker-compose.yml (Compose v1)
+	'kubernetes-client|kubectl' # test_deploy_files: `kubectl kustomize deploy/kubernetes`; Debian's, or Kubernetes' own apt package
 	clang                # tests/fuzz: libFuzzer targets (-DVIRTFLOW_FUZZ=ON)
 	libclang-rt-14-dev   # libFuzzer's runtime for clang 14 (-fsanitize=fuzzer)
 )
 
 vf_packages_missing() {
-	local pkg status
-	for pkg in "${VF_DEBIAN_PACKAGES[@]}"; do
-		status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-		if [[ $status != "install ok installed" ]]; then
-			printf '%s\n' "$pkg"
+	local entry pkg status found
+	for entry in "${VF_DEBIAN_PACKAGES[@]}"; do
+		# "a|b": either package will do (both ship the same program); the
+		# first is the one installed when neither is.
+		found=0
+		for pkg in ${entry//|/ }; do
+			status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+			if [[ $status == "install ok installed" ]]; then
+				found=1
+				break
+			fi
+		done
+		if ((!found)); then
+			printf '%s\n' "${entry%%|*}"
 		fi
 	done
 }

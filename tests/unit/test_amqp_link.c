@@ -5,6 +5,7 @@
  * vhost (deleted at the end) and the forced-reconnect case runs; otherwise the
  * URL's vhost is used and the virtflow.* names are deleted first. */
 #include "amqp_link.h"
+#include "amqp_link_admin.h"
 #include "amqp_topology.h"
 #include "testlib.h"
 

@@ -6,6 +6,9 @@
 #include "reservations.h"
 #include "sched_fixture.h"
 #include "store.h"
+#include "store_hosts.h"
+#include "store_reservations.h"
+#include "store_tasks.h"
 #include "testlib.h"
 
 #include <stdio.h>

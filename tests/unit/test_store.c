@@ -1,6 +1,10 @@
 /* Tests of common/store against real SQLite files in a fresh directory
  * under /tmp. */
 #include "store.h"
+#include "store_deliveries.h"
+#include "store_outbox.h"
+#include "store_reservations.h"
+#include "store_tasks.h"
 #include "testlib.h"
 
 #include <sqlite3.h>

@@ -2,7 +2,7 @@
  * real SQLite file, and a PostgreSQL schema when VF_PG_URL is set: pages
  * follow each other without gaps or repeats (ties on created_at broken by
  * id), filters combine with the cursor, and tasks are counted per hour. */
-#include "store.h"
+#include "store_console.h"
 #include "testlib.h"
 
 #include <stdio.h>

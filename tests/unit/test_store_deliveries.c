@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include "db_internal.h"
+#include "store_deliveries.h"
 #include "store_internal.h"
 #include "testlib.h"
 

@@ -2,6 +2,12 @@
  * fresh directory under /tmp: what goes, what stays, batch bounds, dry-run
  * counts, idempotence across two handles, and the incremental vacuum. */
 #include "store.h"
+#include "store_deliveries.h"
+#include "store_outbox.h"
+#include "store_prune.h"
+#include "store_reservations.h"
+#include "store_spares.h"
+#include "store_tasks.h"
 #include "testlib.h"
 
 #include <sqlite3.h>

@@ -1,5 +1,10 @@
 /* store_counts and store_task_reservations against a real SQLite file. */
 #include "store.h"
+#include "store_deliveries.h"
+#include "store_outbox.h"
+#include "store_reservations.h"
+#include "store_stats.h"
+#include "store_tasks.h"
 #include "testlib.h"
 
 #include <stdio.h>

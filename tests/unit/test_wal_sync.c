@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "store_tasks.h"
 #include "testlib.h"
 #include "wal_sync.h"
 

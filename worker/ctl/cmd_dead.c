@@ -2,12 +2,13 @@
  * are taken with basic.get and held unacked while we look, so the walk sees
  * each one once; whatever is not moved goes back with a requeue. */
 #include <ctype.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_link_admin.h"
 #include "ctl.h"
+#include "grow.h"
 
 #define CONFIRM_TIMEOUT_MS 30000
 #define EXCERPT_BYTES 120
@@ -145,15 +146,9 @@ static int take_all(amqp_link *link, size_t limit, walk *w)
     for (;;) {
         if ((limit && w->n >= limit) || (w->n > 0 && w->n >= total))
             return 0;
-        if (w->n == w->cap) {
-            size_t cap = w->cap ? w->cap * 2 : 32;
-            held *grown = realloc(w->items, cap * sizeof *grown);
-            if (!grown) {
-                ctl_error("out of memory");
-                return -1;
-            }
-            w->items = grown;
-            w->cap = cap;
+        if (grow_array((void **)&w->items, &w->cap, w->n + 1, sizeof *w->items) < 0) {
+            ctl_error("out of memory");
+            return -1;
         }
         held *h = &w->items[w->n];
         memset(h, 0, sizeof *h);
@@ -188,60 +183,33 @@ static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
 
 int ctl_dead(int argc, char **argv)
 {
-    enum { OPT_REASON = 256, OPT_LIMIT, OPT_ALL, OPT_JSON };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"reason", required_argument, NULL, OPT_REASON},
-        {"limit", required_argument, NULL, OPT_LIMIT},
-        {"all", no_argument, NULL, OPT_ALL},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const char *reason = NULL, *id = NULL;
+    bool all = false;
+    long limit = 0;
+    const ctl_option options[] = {
+        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        dead_usage(stdout);
-        return CTL_EXIT_OK;
-    }
-    if (argc < 2 || (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "redrive") != 0)) {
+    ctl_args args;
+    int parsed = ctl_options_parse("dead", argc, argv, options, dead_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    if (args.operand_count < 1 ||
+        (strcmp(args.operands[0], "list") != 0 && strcmp(args.operands[0], "redrive") != 0)) {
         ctl_error("dead: expected 'list' or 'redrive' (try virtflowctl dead --help)");
         return CTL_EXIT_USAGE;
     }
-    bool redrive = strcmp(argv[1], "redrive") == 0;
-    const char *config_path = NULL, *reason = NULL, *id = NULL;
-    bool all = false, as_json = false;
-    long limit = redrive ? 0 : DEFAULT_LIST_LIMIT;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc - 1, argv + 1, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case OPT_REASON:
-            reason = optarg;
-            break;
-        case OPT_LIMIT:
-            if (ctl_parse_positive("--limit", optarg, &limit) < 0)
-                return CTL_EXIT_USAGE;
-            break;
-        case OPT_ALL:
-            all = true;
-            break;
-        case OPT_JSON:
-            as_json = true;
-            break;
-        case 'h':
-            dead_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            dead_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    int rest = argc - 1 - optind;
+    bool redrive = strcmp(args.operands[0], "redrive") == 0;
+    if (limit == 0)
+        limit = redrive ? 0 : DEFAULT_LIST_LIMIT;
+    const char *config_path = args.config_path;
+    bool as_json = args.json;
+    int rest = args.operand_count - 1;
     if (redrive) {
         if (rest == 1 && !all)
-            id = argv[1 + optind];
+            id = args.operands[1];
         else if (!(rest == 0 && all)) {
             ctl_error("dead redrive: give one message ID or --all");
             return CTL_EXIT_USAGE;

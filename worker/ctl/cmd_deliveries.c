@@ -1,13 +1,14 @@
 /* virtflowctl deliveries / redeliver: the relay's webhook deliveries as the
  * store records them, and the operator's way to send one again. */
-#include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
 #include "store.h"
+#include "store_deliveries.h"
 
 static void deliveries_usage(FILE *out)
 {
@@ -90,65 +91,33 @@ static store *open_store(const char *config_path, store_mode mode, vf_config **c
     return s;
 }
 
+/* The delivery states the store keeps (schema/001_init.sql). */
+static const char *const delivery_statuses[] = {"pending", "delivering", "delivered", "failed",
+                                                NULL};
+
 int ctl_deliveries(int argc, char **argv)
 {
-    enum { OPT_STATUS = 256, OPT_RECEIVER, OPT_EVENT, OPT_LIMIT, OPT_JSON };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"status", required_argument, NULL, OPT_STATUS},
-        {"receiver", required_argument, NULL, OPT_RECEIVER},
-        {"event", required_argument, NULL, OPT_EVENT},
-        {"limit", required_argument, NULL, OPT_LIMIT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_path = NULL;
     store_delivery_filter filter = {0};
-    list_ctx ctx = {0};
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case OPT_STATUS:
-            if (strcmp(optarg, "pending") && strcmp(optarg, "delivering") &&
-                strcmp(optarg, "delivered") && strcmp(optarg, "failed")) {
-                ctl_error("--status: expected pending, delivering, delivered or failed");
-                return CTL_EXIT_USAGE;
-            }
-            filter.status = optarg;
-            break;
-        case OPT_RECEIVER:
-            filter.receiver = optarg;
-            break;
-        case OPT_EVENT:
-            filter.event_id = optarg;
-            break;
-        case OPT_LIMIT:
-            filter.limit = atoi(optarg);
-            if (filter.limit <= 0) {
-                ctl_error("--limit: expected a positive number");
-                return CTL_EXIT_USAGE;
-            }
-            break;
-        case OPT_JSON:
-            ctx.json = true;
-            break;
-        case 'h':
-            deliveries_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            deliveries_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        ctl_error("unexpected argument '%s'", argv[optind]);
+    long limit = 0;
+    const ctl_option options[] = {
+        {"status", 0, CTL_OPTION_CHOICE, &filter.status, delivery_statuses, NULL, NULL},
+        {"receiver", 0, CTL_OPTION_STRING, &filter.receiver, NULL, NULL, NULL},
+        {"event", 0, CTL_OPTION_STRING, &filter.event_id, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    ctl_args args;
+    int parsed =
+        ctl_options_parse("deliveries", argc, argv, options, deliveries_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    if (args.operand_count > 0) {
+        ctl_error("unexpected argument '%s'", args.operands[0]);
         return CTL_EXIT_USAGE;
     }
+    filter.limit = limit > INT_MAX ? INT_MAX : (int)limit;
+    const char *config_path = args.config_path;
+    list_ctx ctx = {.json = args.json};
     int rc = CTL_EXIT_OK;
     vf_config *config = NULL;
     store *s = open_store(config_path, STORE_READ_ONLY, &config, &rc);
@@ -175,36 +144,21 @@ int ctl_deliveries(int argc, char **argv)
 
 int ctl_redeliver(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"receiver", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const char *receiver = NULL;
+    const ctl_option options[] = {
+        {"receiver", 'r', CTL_OPTION_STRING, &receiver, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
-    const char *config_path = NULL, *receiver = NULL;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:r:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case 'r':
-            receiver = optarg;
-            break;
-        case 'h':
-            redeliver_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            redeliver_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc) {
+    ctl_args args;
+    int parsed = ctl_options_parse("redeliver", argc, argv, options, redeliver_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    if (args.operand_count != 1) {
         ctl_error("give exactly one EVENT_ID (try virtflowctl redeliver --help)");
         return CTL_EXIT_USAGE;
     }
-    const char *event_id = argv[optind];
+    const char *config_path = args.config_path;
+    const char *event_id = args.operands[0];
     int rc = CTL_EXIT_OK;
     vf_config *config = NULL;
     store *s = open_store(config_path, STORE_READ_WRITE, &config, &rc);

@@ -1,12 +1,12 @@
 /* virtflowctl health: a probe for Kubernetes and systemd. Opens the store
  * read-only and runs one query; with --broker also logs in to the broker.
  * Writes nothing, prints one line. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
+#include "store_tasks.h"
 
 static void health_usage(FILE *out)
 {
@@ -31,40 +31,22 @@ static int first_task(const store_task *task, void *user)
 
 int ctl_health(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"store", required_argument, NULL, 's'},
-        {"broker", no_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_path = NULL, *store_path = NULL;
+    const char *store_path = NULL;
     bool broker = false;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case 's':
-            store_path = optarg;
-            break;
-        case 'b':
-            broker = true;
-            break;
-        case 'h':
-            health_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            health_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        ctl_error("health: unexpected argument '%s'", argv[optind]);
+    const ctl_option options[] = {
+        {"store", 0, CTL_OPTION_STRING, &store_path, NULL, NULL, NULL},
+        {"broker", 0, CTL_OPTION_SET, &broker, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    ctl_args args;
+    int parsed = ctl_options_parse("health", argc, argv, options, health_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    if (args.operand_count > 0) {
+        ctl_error("health: unexpected argument '%s'", args.operands[0]);
         return CTL_EXIT_USAGE;
     }
+    const char *config_path = args.config_path;
     vf_config *config = NULL;
     /* A probe with --store needs no config unless it also checks the broker. */
     if ((!store_path || broker) && !(config = ctl_load_config(config_path)))

@@ -1,6 +1,5 @@
 /* virtflowctl nodes: the inventory beside the store's live reservations, and
  * what is left on each host, counted the way the scheduler's filters count. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "engine.h"
 #include "inventory.h"
 #include "store_config.h"
+#include "store_reservations.h"
 
 static void nodes_usage(FILE *out)
 {

@@ -2,7 +2,6 @@
  * inventory and the store's live reservations, and print the decision with
  * its explanation. Nothing is reserved or recorded; no broker is needed. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,53 +46,24 @@ typedef struct place_options {
     bool any_flag;
 } place_options;
 
+/* Returns 0, 1 for --help (printed), -1 on a usage error (printed). */
 static int parse_options(int argc, char **argv, place_options *opt)
 {
-    enum { OPT_JSON = CTL_OPT_OWN, OPT_NO_RESERVATIONS };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"file", required_argument, NULL, 'f'},
-        CTL_REQUEST_LONGOPTS,
-        {"json", no_argument, NULL, OPT_JSON},
-        {"no-reservations", no_argument, NULL, OPT_NO_RESERVATIONS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const ctl_option options[] = {
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        CTL_REQUEST_OPTIONS(opt->flags),
+        {"no-reservations", 0, CTL_OPTION_CLEAR, &opt->use_reservations, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:f:h", longopts, NULL)) != -1) {
-        int rc = ctl_request_flag(c, optarg, opt->flags);
-        if (rc < 0)
-            return -1;
-        if (rc == 1) {
-            opt->any_flag = true;
-            continue;
-        }
-        switch (c) {
-        case 'c':
-            opt->config_path = optarg;
-            break;
-        case 'f':
-            opt->request_path = optarg;
-            break;
-        case OPT_JSON:
-            opt->json = true;
-            break;
-        case OPT_NO_RESERVATIONS:
-            opt->use_reservations = false;
-            break;
-        case 'h':
-            place_usage(stdout);
-            exit(CTL_EXIT_OK);
-        default:
-            place_usage(stderr);
-            return -1;
-        }
-        if (rc < 0)
-            return -1;
-    }
-    if (optind < argc) {
-        ctl_error("place: unexpected argument '%s'", argv[optind]);
+    ctl_args args;
+    int rc = ctl_options_parse("place", argc, argv, options, place_usage, false, &args);
+    if (rc >= 0)
+        return rc == CTL_EXIT_OK ? 1 : -1;
+    opt->config_path = args.config_path;
+    opt->json = args.json;
+    opt->any_flag = json_object_size(opt->flags) > 0;
+    if (args.operand_count > 0) {
+        ctl_error("place: unexpected argument '%s'", args.operands[0]);
         return -1;
     }
     if (opt->request_path && opt->any_flag) {
@@ -182,8 +152,11 @@ int ctl_place(int argc, char **argv)
     vf_error err;
     vf_error_init(&err);
 
-    if (parse_options(argc, argv, &opt) < 0)
+    int parsed = parse_options(argc, argv, &opt);
+    if (parsed != 0) {
+        status = parsed > 0 ? CTL_EXIT_OK : CTL_EXIT_USAGE;
         goto out;
+    }
 
     sched_request req;
     body = load_body(&opt, &err);

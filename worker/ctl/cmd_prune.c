@@ -1,12 +1,12 @@
 /* virtflowctl prune: delete (or with --dry-run, count) what retention would
  * delete at a given age, now, with the same batches as the worker's job. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "ctl.h"
+#include "store_prune.h"
 
 /* Between batches, so a running worker's commits get the write lock. */
 #define PAUSE_BETWEEN_BATCHES_MS 50
@@ -68,48 +68,26 @@ static void print_counts(const char *cutoff, bool dry_run, const store_prune_cou
 
 int ctl_prune(int argc, char **argv)
 {
-    enum { OPT_OLDER_THAN = 256, OPT_DRY_RUN, OPT_JSON };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"older-than", required_argument, NULL, OPT_OLDER_THAN},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const char *older_than = NULL;
+    bool dry_run = false;
+    const ctl_option options[] = {
+        {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL},
+        {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
-    const char *config_path = NULL;
-    bool dry_run = false, as_json = false;
+    ctl_args args;
+    int parsed = ctl_options_parse("prune", argc, argv, options, prune_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    const char *config_path = args.config_path;
+    bool as_json = args.json;
     int64_t older_than_s = -1;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case OPT_OLDER_THAN:
-            if (config_parse_duration(optarg, &older_than_s) < 0) {
-                ctl_error("--older-than: expected an age like 90s, 45m, 12h or 30d, got '%s'",
-                          optarg);
-                return CTL_EXIT_USAGE;
-            }
-            break;
-        case OPT_DRY_RUN:
-            dry_run = true;
-            break;
-        case OPT_JSON:
-            as_json = true;
-            break;
-        case 'h':
-            prune_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            prune_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
+    if (older_than && config_parse_duration(older_than, &older_than_s) < 0) {
+        ctl_error("--older-than: expected an age like 90s, 45m, 12h or 30d, got '%s'", older_than);
+        return CTL_EXIT_USAGE;
     }
-    if (optind < argc) {
-        ctl_error("prune: unexpected argument '%s'", argv[optind]);
+    if (args.operand_count > 0) {
+        ctl_error("prune: unexpected argument '%s'", args.operands[0]);
         return CTL_EXIT_USAGE;
     }
     if (older_than_s < 0) {

@@ -1,7 +1,6 @@
 /* virtflowctl serve: the web console over the store (worker/ctl/console/),
  * read-only unless started with --allow-actions and a token. This file holds
  * only the command line and the safety checks made before listening. */
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,43 +44,21 @@ static void serve_usage(FILE *out)
 
 int ctl_serve(int argc, char **argv)
 {
-    enum { OPT_LISTEN = 256, OPT_ALLOW_ACTIONS, OPT_TOKEN_FILE };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"allow-actions", no_argument, NULL, OPT_ALLOW_ACTIONS},
-        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_path = NULL, *listen = DEFAULT_LISTEN, *token_file = NULL;
+    const char *listen = DEFAULT_LISTEN, *token_file = NULL;
     bool allow_actions = false;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case OPT_LISTEN:
-            listen = optarg;
-            break;
-        case OPT_ALLOW_ACTIONS:
-            allow_actions = true;
-            break;
-        case OPT_TOKEN_FILE:
-            token_file = optarg;
-            break;
-        case 'h':
-            serve_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            serve_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        ctl_error("serve: unexpected argument '%s'", argv[optind]);
+    const ctl_option options[] = {
+        {"listen", 0, CTL_OPTION_STRING, &listen, NULL, NULL, NULL},
+        {"allow-actions", 0, CTL_OPTION_SET, &allow_actions, NULL, NULL, NULL},
+        {"token-file", 0, CTL_OPTION_PATH, &token_file, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    ctl_args args;
+    int parsed = ctl_options_parse("serve", argc, argv, options, serve_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    const char *config_path = args.config_path;
+    if (args.operand_count > 0) {
+        ctl_error("serve: unexpected argument '%s'", args.operands[0]);
         return CTL_EXIT_USAGE;
     }
     bool loopback = httpd_listen_is_loopback(listen);

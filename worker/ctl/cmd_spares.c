@@ -1,7 +1,6 @@
 /* virtflowctl spares: spare VMs the store records, by default those never
  * released, so forgotten spares (an upgrade that never sent spare.release)
  * are easy to find. Read-only. */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "ctl.h"
 #include "ids.h"
 #include "store.h"
+#include "store_spares.h"
 
 static void spares_usage(FILE *out)
 {
@@ -89,47 +89,28 @@ static int print_spare(const store_spare *s, void *user)
 
 int ctl_spares(int argc, char **argv)
 {
-    enum { OPT_OLDER = 256, OPT_ALL, OPT_JSON };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"older-than", required_argument, NULL, OPT_OLDER},
-        {"all", no_argument, NULL, OPT_ALL},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_path = NULL;
+    const char *older = NULL;
     list_ctx ctx = {.min_age_s = -1, .now = (int64_t)time(NULL)};
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case OPT_OLDER:
-            ctx.min_age_s = parse_age(optarg);
-            if (ctx.min_age_s < 0) {
-                ctl_error("--older-than: expected a number with s, m, h or d, e.g. 24h");
-                return CTL_EXIT_USAGE;
-            }
-            break;
-        case OPT_ALL:
-            ctx.all = true;
-            break;
-        case OPT_JSON:
-            ctx.json = true;
-            break;
-        case 'h':
-            spares_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            spares_usage(stderr);
+    const ctl_option options[] = {
+        {"older-than", 0, CTL_OPTION_STRING, &older, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &ctx.all, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    ctl_args args;
+    int parsed = ctl_options_parse("spares", argc, argv, options, spares_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    const char *config_path = args.config_path;
+    ctx.json = args.json;
+    if (older) {
+        ctx.min_age_s = parse_age(older);
+        if (ctx.min_age_s < 0) {
+            ctl_error("--older-than: expected a number with s, m, h or d, e.g. 24h");
             return CTL_EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        ctl_error("spares: unexpected argument '%s'", argv[optind]);
+    if (args.operand_count > 0) {
+        ctl_error("spares: unexpected argument '%s'", args.operands[0]);
         return CTL_EXIT_USAGE;
     }
     vf_config *config = ctl_load_config(config_path);

@@ -1,11 +1,12 @@
 /* virtflowctl stats: the store's counts beside the broker's queue depths, and
  * the oldest work still pending. Either half may be missing; both are said. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_link_admin.h"
 #include "ctl.h"
+#include "store_stats.h"
 
 static void stats_usage(FILE *out)
 {

@@ -1,12 +1,12 @@
 /* virtflowctl submit: publish one task.schedule request, confirmed by the
  * broker, and optionally wait for the worker's answer through reply_to. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "amqp_link_admin.h"
 #include "ctl.h"
 #include "ids.h"
 
@@ -53,59 +53,23 @@ typedef struct submit_options {
 /* Returns 0, 1 for --help (printed), -1 on a usage error (printed). */
 static int parse_options(int argc, char **argv, submit_options *opt)
 {
-    enum { OPT_TASK_ID = CTL_OPT_OWN, OPT_WAIT, OPT_TIMEOUT, OPT_JSON };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"file", required_argument, NULL, 'f'},
-        CTL_REQUEST_LONGOPTS,
-        {"task-id", required_argument, NULL, OPT_TASK_ID},
-        {"wait", no_argument, NULL, OPT_WAIT},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const ctl_option options[] = {
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        CTL_REQUEST_OPTIONS(opt->flags),
+        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL},
+        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL},
+        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:f:h", longopts, NULL)) != -1) {
-        int rc = ctl_request_flag(c, optarg, opt->flags);
-        if (rc < 0)
-            return -1;
-        if (rc == 1) {
-            opt->any_flag = true;
-            continue;
-        }
-        switch (c) {
-        case 'c':
-            opt->config_path = optarg;
-            break;
-        case 'f':
-            opt->request_path = optarg;
-            break;
-        case OPT_TASK_ID:
-            opt->task_id = optarg;
-            break;
-        case OPT_WAIT:
-            opt->wait = true;
-            break;
-        case OPT_TIMEOUT:
-            rc = ctl_parse_positive("--timeout", optarg, &opt->timeout_s);
-            break;
-        case OPT_JSON:
-            opt->json = true;
-            break;
-        case 'h':
-            submit_usage(stdout);
-            return 1;
-        default:
-            submit_usage(stderr);
-            return -1;
-        }
-        if (rc < 0)
-            return -1;
-    }
-    if (optind < argc) {
-        ctl_error("submit: unexpected argument '%s'", argv[optind]);
+    ctl_args args;
+    int rc = ctl_options_parse("submit", argc, argv, options, submit_usage, false, &args);
+    if (rc >= 0)
+        return rc == CTL_EXIT_OK ? 1 : -1;
+    opt->config_path = args.config_path;
+    opt->json = args.json;
+    opt->any_flag = json_object_size(opt->flags) > 0;
+    if (args.operand_count > 0) {
+        ctl_error("submit: unexpected argument '%s'", args.operands[0]);
         return -1;
     }
     if (opt->request_path && opt->any_flag) {

@@ -1,11 +1,13 @@
 /* virtflowctl task ID: one task's request, result, reservations and its whole
  * history (every attempt, with the per-host reasons of each rejection). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
+#include "store_reservations.h"
+#include "store_stats.h"
+#include "store_tasks.h"
 
 static void task_usage(FILE *out)
 {
@@ -167,38 +169,18 @@ static void print_human(const json_t *all)
 
 int ctl_task(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_path = NULL;
-    bool as_json = false;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case 'j':
-            as_json = true;
-            break;
-        case 'h':
-            task_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            task_usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc) {
+    ctl_args args;
+    int parsed = ctl_options_parse("task", argc, argv, NULL, task_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    if (args.operand_count != 1) {
         ctl_error("give exactly one task ID (try virtflowctl task --help; to list: "
                   "virtflowctl tasks)");
         return CTL_EXIT_USAGE;
     }
-    const char *id = argv[optind];
+    const char *config_path = args.config_path;
+    bool as_json = args.json;
+    const char *id = args.operands[0];
     vf_config *config = ctl_load_config(config_path);
     if (!config)
         return CTL_EXIT_CONFIG;

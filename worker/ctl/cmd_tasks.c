@@ -1,10 +1,10 @@
 /* virtflowctl tasks: the store's tasks, newest first, with filters. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
+#include "store_tasks.h"
 
 #define DEFAULT_LIMIT 50
 
@@ -16,7 +16,7 @@ static void tasks_usage(FILE *out)
             "\n"
             "List tasks, newest first, from the store (opened read-only).\n"
             "\n"
-            "  --status S   processing, retrying, completed, failed (spare tasks:\n"
+            "  --status S   queued, processing, retrying, completed, failed (spare tasks:\n"
             "               provisioning, waiting_ready, ready, releasing, released)\n"
             "  --reason R   invalid, unschedulable, exhausted (failed tasks)\n"
             "  --kind K     schedule or spare\n"
@@ -55,84 +55,51 @@ static int print_task(const store_task *t, void *user)
     return 0;
 }
 
+/* The values the store writes (DESIGN.md "Task states"). */
+static const char *const statuses[] = {
+    "queued",        "processing", "retrying",  "completed", "failed", "provisioning",
+    "waiting_ready", "ready",      "releasing", "released",  NULL,
+};
+static const char *const reasons[] = {"invalid", "unschedulable", "exhausted", NULL};
+static const char *const kinds[] = {"schedule", "spare", NULL};
+
 int ctl_tasks(int argc, char **argv)
 {
-    enum { OPT_STATUS = 256, OPT_REASON, OPT_KIND, OPT_SINCE, OPT_NODE, OPT_LIMIT, OPT_JSON };
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"status", required_argument, NULL, OPT_STATUS},
-        {"reason", required_argument, NULL, OPT_REASON},
-        {"kind", required_argument, NULL, OPT_KIND},
-        {"since", required_argument, NULL, OPT_SINCE},
-        {"node", required_argument, NULL, OPT_NODE},
-        {"limit", required_argument, NULL, OPT_LIMIT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *config_path = NULL;
     store_task_filter filter = {.limit = DEFAULT_LIMIT};
-    char since[STORE_TIME_SIZE];
-    list_ctx ctx = {0};
+    const char *since_text = NULL;
     long limit = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            config_path = optarg;
-            break;
-        case OPT_STATUS:
-            filter.status = optarg;
-            break;
-        case OPT_REASON:
-            if (strcmp(optarg, "invalid") && strcmp(optarg, "unschedulable") &&
-                strcmp(optarg, "exhausted")) {
-                ctl_error("--reason: expected invalid, unschedulable or exhausted");
-                return CTL_EXIT_USAGE;
-            }
-            filter.reason = optarg;
-            break;
-        case OPT_KIND:
-            if (strcmp(optarg, "schedule") && strcmp(optarg, "spare")) {
-                ctl_error("--kind: expected schedule or spare");
-                return CTL_EXIT_USAGE;
-            }
-            filter.kind = optarg;
-            break;
-        case OPT_SINCE:
-            if (ctl_parse_since(optarg, since) < 0) {
-                ctl_error("--since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
-                          "2026-11-22T01:02:03Z, got '%s'",
-                          optarg);
-                return CTL_EXIT_USAGE;
-            }
-            filter.since = since;
-            break;
-        case OPT_NODE:
-            filter.node = optarg;
-            break;
-        case OPT_LIMIT:
-            if (ctl_parse_positive("--limit", optarg, &limit) < 0)
-                return CTL_EXIT_USAGE;
-            filter.limit = limit > 1000000 ? 1000000 : (int)limit;
-            break;
-        case OPT_JSON:
-            ctx.json = true;
-            break;
-        case 'h':
-            tasks_usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            tasks_usage(stderr);
+    const ctl_option options[] = {
+        {"status", 0, CTL_OPTION_CHOICE, &filter.status, statuses, NULL, NULL},
+        {"reason", 0, CTL_OPTION_CHOICE, &filter.reason, reasons, NULL, NULL},
+        {"kind", 0, CTL_OPTION_CHOICE, &filter.kind, kinds, NULL, NULL},
+        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL},
+        {"node", 0, CTL_OPTION_STRING, &filter.node, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    ctl_args args;
+    int parsed = ctl_options_parse("tasks", argc, argv, options, tasks_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    char since[STORE_TIME_SIZE];
+    if (since_text) {
+        if (ctl_parse_since(since_text, since) < 0) {
+            ctl_error("--since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
+                      "2026-11-22T01:02:03Z, got '%s'",
+                      since_text);
             return CTL_EXIT_USAGE;
         }
+        filter.since = since;
     }
-    if (optind < argc) {
+    if (limit > 0)
+        filter.limit = limit > 1000000 ? 1000000 : (int)limit;
+    if (args.operand_count > 0) {
         ctl_error("tasks: unexpected argument '%s' (for one task: virtflowctl task ID)",
-                  argv[optind]);
+                  args.operands[0]);
         return CTL_EXIT_USAGE;
     }
+    list_ctx ctx = {.json = args.json};
+    const char *config_path = args.config_path;
     vf_config *config = ctl_load_config(config_path);
     if (!config)
         return CTL_EXIT_CONFIG;

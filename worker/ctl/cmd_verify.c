@@ -3,7 +3,6 @@
  * No configuration, broker or store is needed. */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 
 #include "ctl.h"
+#include "grow.h"
 #include "signature.h"
 
 #define MAX_KEYS 8
@@ -41,25 +41,16 @@ static void verify_usage(FILE *out)
 
 static char *read_all(FILE *f, size_t *len)
 {
-    size_t cap = 4096, used = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf)
-        return NULL;
+    size_t cap = 0, used = 0;
+    char *buf = NULL;
     for (;;) {
-        if (used == cap) {
-            if (cap >= BODY_MAX) {
-                free(buf);
-                return NULL;
-            }
-            cap *= 2;
-            char *grown = realloc(buf, cap + 1);
-            if (!grown) {
-                free(buf);
-                return NULL;
-            }
-            buf = grown;
+        /* A body of BODY_MAX bytes or more is refused. */
+        if (used >= BODY_MAX || grow_array((void **)&buf, &cap, used + 2, 1) < 0) {
+            free(buf);
+            return NULL;
         }
-        size_t n = fread(buf + used, 1, cap - used, f);
+        /* One byte kept for the NUL. */
+        size_t n = fread(buf + used, 1, cap - used - 1, f);
         used += n;
         if (n == 0)
             break;
@@ -105,110 +96,86 @@ static int read_headers(const char *path, char *id, char *ts, char *sig)
     return 0;
 }
 
-int ctl_verify(int argc, char **argv)
+/* The keys of --secret-file and --secret-env, in the order given. */
+typedef struct secrets {
+    signature_key *keys; /* MAX_KEYS of them */
+    size_t count;
+} secrets;
+
+static int add_secret(const ctl_option *option, const char *value)
 {
-    enum {
-        OPT_SECRET_FILE = 256,
-        OPT_SECRET_ENV,
-        OPT_ID,
-        OPT_TIMESTAMP,
-        OPT_SIGNATURE,
-        OPT_HEADERS,
-        OPT_BODY,
-        OPT_NOW,
-        OPT_JSON
-    };
-    static const struct option longopts[] = {
-        {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
-        {"secret-env", required_argument, NULL, OPT_SECRET_ENV},
-        {"id", required_argument, NULL, OPT_ID},
-        {"timestamp", required_argument, NULL, OPT_TIMESTAMP},
-        {"signature", required_argument, NULL, OPT_SIGNATURE},
-        {"headers", required_argument, NULL, OPT_HEADERS},
-        {"body", required_argument, NULL, OPT_BODY},
-        {"now", required_argument, NULL, OPT_NOW},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    static signature_key keys[MAX_KEYS];
-    size_t n_keys = 0;
-    static char id[HEADER_VALUE_MAX], ts[HEADER_VALUE_MAX], sig[HEADER_VALUE_MAX];
-    bool have_id = false, have_ts = false, have_sig = false;
-    const char *headers_path = NULL, *body_path = NULL;
-    int64_t now = (int64_t)time(NULL);
-    bool json = false;
-    int rc = CTL_EXIT_USAGE;
-    char *body = NULL;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        vf_error err;
-        vf_error_init(&err);
-        switch (c) {
-        case OPT_SECRET_FILE:
-        case OPT_SECRET_ENV:
-            if (n_keys == MAX_KEYS) {
-                ctl_error("at most %d secrets", MAX_KEYS);
-                goto out;
-            }
-            if (c == OPT_SECRET_FILE) {
-                if (signature_key_read_file(optarg, &keys[n_keys], &err) < 0) {
-                    ctl_error("bad secret: %s", err.text);
-                    goto out;
-                }
-            } else {
-                const char *value = getenv(optarg);
-                if (!value || signature_key_parse(value, &keys[n_keys], &err) < 0) {
-                    ctl_error("bad secret: %s: %s", optarg, value ? err.text : "not set");
-                    goto out;
-                }
-            }
-            n_keys++;
-            break;
-        case OPT_ID:
-            snprintf(id, sizeof id, "%s", optarg);
-            have_id = true;
-            break;
-        case OPT_TIMESTAMP:
-            snprintf(ts, sizeof ts, "%s", optarg);
-            have_ts = true;
-            break;
-        case OPT_SIGNATURE:
-            snprintf(sig, sizeof sig, "%s", optarg);
-            have_sig = true;
-            break;
-        case OPT_HEADERS:
-            headers_path = optarg;
-            break;
-        case OPT_BODY:
-            body_path = optarg;
-            break;
-        case OPT_NOW: {
-            char *end = NULL;
-            errno = 0;
-            long long value = strtoll(optarg, &end, 10);
-            if (errno || end == optarg || *end) {
-                ctl_error("--now: expected Unix seconds, got '%s'", optarg);
-                goto out;
-            }
-            now = value;
-            break;
+    secrets *given = option->target;
+    if (given->count == MAX_KEYS) {
+        ctl_error("at most %d secrets", MAX_KEYS);
+        return -1;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    signature_key *key = &given->keys[given->count];
+    if (strcmp(option->name, "secret-file") == 0) {
+        if (signature_key_read_file(value, key, &err) < 0) {
+            ctl_error("bad secret: %s", err.text);
+            return -1;
         }
-        case OPT_JSON:
-            json = true;
-            break;
-        case 'h':
-            verify_usage(stdout);
-            rc = CTL_EXIT_OK;
-            goto out;
-        default:
-            verify_usage(stderr);
-            goto out;
+    } else {
+        const char *text = getenv(value);
+        if (!text || signature_key_parse(text, key, &err) < 0) {
+            ctl_error("bad secret: %s: %s", value, text ? err.text : "not set");
+            return -1;
         }
     }
-    if (optind < argc) {
-        ctl_error("unexpected argument '%s'", argv[optind]);
+    given->count++;
+    return 0;
+}
+
+int ctl_verify(int argc, char **argv)
+{
+    static signature_key keys[MAX_KEYS];
+    secrets given = {.keys = keys};
+    static char id[HEADER_VALUE_MAX], ts[HEADER_VALUE_MAX], sig[HEADER_VALUE_MAX];
+    const char *id_text = NULL, *ts_text = NULL, *sig_text = NULL, *now_text = NULL;
+    const char *headers_path = NULL, *body_path = NULL;
+    const ctl_option options[] = {
+        {"secret-file", 0, CTL_OPTION_CALL, &given, NULL, add_secret, NULL},
+        {"secret-env", 0, CTL_OPTION_CALL, &given, NULL, add_secret, NULL},
+        {"id", 0, CTL_OPTION_STRING, &id_text, NULL, NULL, NULL},
+        {"timestamp", 0, CTL_OPTION_STRING, &ts_text, NULL, NULL, NULL},
+        {"signature", 0, CTL_OPTION_STRING, &sig_text, NULL, NULL, NULL},
+        {"headers", 0, CTL_OPTION_PATH, &headers_path, NULL, NULL, NULL},
+        {"body", 0, CTL_OPTION_PATH, &body_path, NULL, NULL, NULL},
+        {"now", 0, CTL_OPTION_STRING, &now_text, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    int64_t now = (int64_t)time(NULL);
+    int rc = CTL_EXIT_USAGE;
+    char *body = NULL;
+    ctl_args args;
+    int parsed = ctl_options_parse("verify", argc, argv, options, verify_usage, false, &args);
+    if (parsed >= 0) {
+        rc = parsed;
+        goto out;
+    }
+    bool json = args.json;
+    size_t n_keys = given.count;
+    bool have_id = id_text != NULL, have_ts = ts_text != NULL, have_sig = sig_text != NULL;
+    if (id_text)
+        snprintf(id, sizeof id, "%s", id_text);
+    if (ts_text)
+        snprintf(ts, sizeof ts, "%s", ts_text);
+    if (sig_text)
+        snprintf(sig, sizeof sig, "%s", sig_text);
+    if (now_text) {
+        char *end = NULL;
+        errno = 0;
+        long long value = strtoll(now_text, &end, 10);
+        if (errno || end == now_text || *end) {
+            ctl_error("--now: expected Unix seconds, got '%s'", now_text);
+            goto out;
+        }
+        now = value;
+    }
+    if (args.operand_count > 0) {
+        ctl_error("unexpected argument '%s'", args.operands[0]);
         goto out;
     }
     if (n_keys == 0) {

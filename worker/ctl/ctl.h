@@ -9,7 +9,9 @@
 
 #include "amqp_link.h"
 #include "config.h"
+#include "ctl_options.h"
 #include "store.h"
+#include "store_tasks.h"
 
 /* Exit statuses, the same for every command (documented in --help). */
 enum {
@@ -39,6 +41,7 @@ int ctl_stats(int argc, char **argv);
 int ctl_health(int argc, char **argv);
 int ctl_spares(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
+int ctl_completion(int argc, char **argv);
 int ctl_serve(int argc, char **argv);
 
 /* Load the configuration named by -c (may be NULL: $VIRTFLOW_CONFIG, then
@@ -51,31 +54,19 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- shared by the commands (ctl_common.c) ---- */
 
 /* The request flags of place and submit: --cpu N --memory MiB --disk GiB
- * --pool NAME --dedicated --vm-name NAME --node-name NAME --annotation
- * KEY=VALUE. Commands put
- * CTL_REQUEST_LONGOPTS in their option table and number their own long
- * options from CTL_OPT_OWN. */
-enum {
-    CTL_OPT_CPU = 0x100,
-    CTL_OPT_MEMORY,
-    CTL_OPT_DISK,
-    CTL_OPT_POOL,
-    CTL_OPT_DEDICATED,
-    CTL_OPT_VM_NAME,
-    CTL_OPT_NODE_NAME,
-    CTL_OPT_ANNOTATION,
-    CTL_OPT_OWN
-};
-#define CTL_REQUEST_LONGOPTS                                                                       \
-    {"cpu", required_argument, NULL, CTL_OPT_CPU},                                                 \
-        {"memory", required_argument, NULL, CTL_OPT_MEMORY},                                       \
-        {"disk", required_argument, NULL, CTL_OPT_DISK},                                           \
-        {"pool", required_argument, NULL, CTL_OPT_POOL},                                           \
-        {"dedicated", no_argument, NULL, CTL_OPT_DEDICATED},                                       \
-        {"vm-name", required_argument, NULL, CTL_OPT_VM_NAME},                                     \
-        {"node-name", required_argument, NULL, CTL_OPT_NODE_NAME},                                 \
+ * --pool NAME --dedicated --vm-name NAME --node-name HOST --annotation KEY=VALUE, each
+ * setting its field of the JSON object `request` (a json_t *) as the option
+ * table entries this expands to are applied. */
+#define CTL_REQUEST_OPTIONS(request)                                                               \
+    {"cpu", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_cpu"},               \
+        {"memory", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_memory"},     \
+        {"disk", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_disk"},         \
+        {"pool", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_pool"},         \
+        {"dedicated", 0, CTL_OPTION_CALL_BARE, (request), NULL, ctl_request_flag, "dedicated"},    \
+        {"vm-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "vm_name"},             \
+        {"node-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "node_name"},         \
     {                                                                                              \
-        "annotation", required_argument, NULL, CTL_OPT_ANNOTATION                                  \
+        "annotation", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "annotations"         \
     }
 
 /* The options of a command that takes only -c FILE, --json and --help.
@@ -84,10 +75,10 @@ enum {
 int ctl_only_common_options(int argc, char **argv, const char *command, void (*usage)(FILE *),
                             const char **config_path, bool *as_json);
 
-/* Apply request flag `option` (a getopt_long result) with `arg` to the
- * request body being built. Returns 1 when it was a request flag, 0 when it
- * is not one, -1 after printing what is wrong with the value. */
-int ctl_request_flag(int option, const char *arg, json_t *request);
+/* CTL_OPTION_CALL of the request flags: apply `value` to the request
+ * (option->target) under option->detail. Returns 0, or -1 after printing
+ * what is wrong with the value. */
+int ctl_request_flag(const ctl_option *option, const char *value);
 
 /* Open the store at `location` (an SQLite path or a postgresql:// URL) and
  * say what to do when that fails: no file ("start virtflow-worker once or

@@ -2,7 +2,6 @@
  * broker, JSON output, option parsing), with errors that say what to do. */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include "ctl.h"
 #include "ids.h"
+#include "store_tasks.h"
 #include "text_escape.h"
 #include "store_config.h"
 
@@ -187,84 +187,58 @@ static int request_integer(json_t *request, const char *key, const char *option,
         return -1;
     }
     json_object_set_new(request, key, json_integer(value));
-    return 1;
+    return 0;
 }
 
-int ctl_request_flag(int option, const char *arg, json_t *request)
+int ctl_request_flag(const ctl_option *option, const char *value)
 {
-    switch (option) {
-    case CTL_OPT_CPU:
-        return request_integer(request, "requested_cpu", "--cpu", arg);
-    case CTL_OPT_MEMORY:
-        return request_integer(request, "requested_memory", "--memory", arg);
-    case CTL_OPT_DISK:
-        return request_integer(request, "requested_disk", "--disk", arg);
-    case CTL_OPT_POOL:
-        json_object_set_new(request, "requested_pool", json_string(arg));
-        return 1;
-    case CTL_OPT_DEDICATED:
-        json_object_set_new(request, "dedicated", json_true());
-        return 1;
-    case CTL_OPT_VM_NAME:
-        json_object_set_new(request, "vm_name", json_string(arg));
-        return 1;
-    case CTL_OPT_NODE_NAME:
-        json_object_set_new(request, "node_name", json_string(arg));
-        return 1;
-    case CTL_OPT_ANNOTATION: {
-        const char *eq = strchr(arg, '=');
-        if (!eq || eq == arg) {
-            ctl_error("--annotation: expected KEY=VALUE, got '%s'", arg);
-            return -1;
-        }
-        json_t *annotations = json_object_get(request, "annotations");
-        if (!json_is_object(annotations)) {
-            annotations = json_object();
-            json_object_set_new(request, "annotations", annotations);
-        }
-        if (json_object_setn_new(annotations, arg, (size_t)(eq - arg), json_string(eq + 1)) < 0) {
-            ctl_error("--annotation: '%s' is not valid UTF-8", arg);
-            return -1;
-        }
-        return 1;
+    json_t *request = option->target;
+    const char *key = option->detail;
+    if (strcmp(option->name, "cpu") == 0 || strcmp(option->name, "memory") == 0 ||
+        strcmp(option->name, "disk") == 0) {
+        char name[32];
+        snprintf(name, sizeof name, "--%s", option->name);
+        return request_integer(request, key, name, value);
     }
-    default:
+    if (strcmp(option->name, "dedicated") == 0) {
+        json_object_set_new(request, key, json_true());
         return 0;
     }
+    if (strcmp(option->name, "annotation") == 0) {
+        const char *eq = strchr(value, '=');
+        if (!eq || eq == value) {
+            ctl_error("--annotation: expected KEY=VALUE, got '%s'", value);
+            return -1;
+        }
+        json_t *annotations = json_object_get(request, key);
+        if (!json_is_object(annotations)) {
+            annotations = json_object();
+            json_object_set_new(request, key, annotations);
+        }
+        if (json_object_setn_new(annotations, value, (size_t)(eq - value), json_string(eq + 1)) <
+            0) {
+            ctl_error("--annotation: '%s' is not valid UTF-8", value);
+            return -1;
+        }
+        return 0;
+    }
+    /* --pool, --vm-name, --node-name: text as given */
+    json_object_set_new(request, key, json_string(value));
+    return 0;
 }
 
 int ctl_only_common_options(int argc, char **argv, const char *command, void (*usage)(FILE *),
                             const char **config_path, bool *as_json)
 {
-    static const struct option longopts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    *config_path = NULL;
-    *as_json = false;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            *config_path = optarg;
-            break;
-        case 'j':
-            *as_json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CTL_EXIT_OK;
-        default:
-            usage(stderr);
-            return CTL_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        ctl_error("%s: unexpected argument '%s'", command, argv[optind]);
+    ctl_args args;
+    int rc = ctl_options_parse(command, argc, argv, NULL, usage, false, &args);
+    if (rc >= 0)
+        return rc;
+    if (args.operand_count > 0) {
+        ctl_error("%s: unexpected argument '%s'", command, args.operands[0]);
         return CTL_EXIT_USAGE;
     }
+    *config_path = args.config_path;
+    *as_json = args.json;
     return -1;
 }

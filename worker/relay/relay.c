@@ -14,6 +14,7 @@
 #include "amqp_link.h"
 #include "amqp_topology.h"
 #include "backoff.h"
+#include "grow.h"
 #include "log.h"
 #include "clock.h"
 #include "relay_metrics.h"
@@ -23,6 +24,8 @@
 #include "relay_sender.h"
 #include "store.h"
 #include "store_config.h"
+#include "store_deliveries.h"
+#include "store_hosts.h"
 
 #define BATCH_MAX 256        /* events recorded per transaction at most */
 #define IDLE_WAIT_MS 50      /* broker wait when no request is running */
@@ -276,15 +279,9 @@ static void park_untrusted(relay *r, const amqp_link_delivery *d)
                  "publisher (relay.trusted_publishers)");
     log_warn("event %s (routing key %s): %s; parked in %s", id,
              d->routing_key ? d->routing_key : "(none)", why, AMQP_TOPOLOGY_DEAD_QUEUE);
-    if (r->n_parks == r->cap_parks) {
-        size_t cap = r->cap_parks ? r->cap_parks * 2 : 16;
-        park *grown = realloc(r->parks, cap * sizeof *grown);
-        if (!grown) {
-            log_error("out of memory parking event %s; the broker will redeliver it", id);
-            return;
-        }
-        r->parks = grown;
-        r->cap_parks = cap;
+    if (grow_array((void **)&r->parks, &r->cap_parks, r->n_parks + 1, sizeof *r->parks) < 0) {
+        log_error("out of memory parking event %s; the broker will redeliver it", id);
+        return;
     }
     uint64_t tag = 0;
     vf_error err;
@@ -398,14 +395,9 @@ static void broker_step(relay *r, int wait_ms)
 
 static outcome *new_outcome(relay *r)
 {
-    if (r->n_outcomes == r->cap_outcomes) {
-        size_t cap = r->cap_outcomes ? r->cap_outcomes * 2 : 64;
-        outcome *grown = realloc(r->outcomes, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        r->outcomes = grown;
-        r->cap_outcomes = cap;
-    }
+    if (grow_array((void **)&r->outcomes, &r->cap_outcomes, r->n_outcomes + 1,
+                   sizeof *r->outcomes) < 0)
+        return NULL;
     outcome *o = &r->outcomes[r->n_outcomes++];
     memset(o, 0, sizeof *o);
     return o;
@@ -500,14 +492,8 @@ static int claim_one(const store_delivery *d, void *user)
 {
     claim_ctx *c = user;
     relay *r = c->r;
-    if (r->n_claimed == r->cap_claimed) {
-        size_t cap = r->cap_claimed ? r->cap_claimed * 2 : 64;
-        relay_request *grown = realloc(r->claimed, cap * sizeof *grown);
-        if (!grown)
-            return 1;
-        r->claimed = grown;
-        r->cap_claimed = cap;
-    }
+    if (grow_array((void **)&r->claimed, &r->cap_claimed, r->n_claimed + 1, sizeof *r->claimed) < 0)
+        return 1;
     relay_request *q = &r->claimed[r->n_claimed];
     memset(q, 0, sizeof *q);
     q->event_id = strdup(d->event_id);

@@ -8,7 +8,7 @@
 
 #include "log.h"
 #include "metrics_http.h"
-#include "store.h"
+#include "store_deliveries.h"
 #include "store_config.h"
 
 /* From a LAN receiver's milliseconds to a slow one's timeout (15 s default). */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "pattern.h"
 #include "plugins.h"
 #include "vmid.h"
@@ -505,15 +506,10 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
 
 int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)
 {
-    if (engine->n_held == engine->cap_held) {
-        size_t cap = engine->cap_held ? engine->cap_held * 2 : 256;
-        held *grown = realloc(engine->held, cap * sizeof *grown);
-        if (!grown) {
-            vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
-            return -1;
-        }
-        engine->held = grown;
-        engine->cap_held = cap;
+    if (grow_array((void **)&engine->held, &engine->cap_held, engine->n_held + 1,
+                   sizeof *engine->held) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
+        return -1;
     }
     if (res->vmid && vmidset_add(&engine->reserved_vmids, res->vmid) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory holding vmid %u", res->vmid);

@@ -2,6 +2,7 @@
  * two actions. */
 #include "console.h"
 #include "store_config.h"
+#include "store_deliveries.h"
 
 #include <errno.h>
 #include <fcntl.h>

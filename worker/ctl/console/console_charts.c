@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "console.h"
+#include "store_console.h"
 
 #define MAX_HOURS 168
 #define HOUR_LEN 14 /* "YYYY-MM-DDTHH" and its NUL */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "console.h"
+#include "store_deliveries.h"
 #include "../ctl.h"
 
 #define DELIVERIES_SHOWN 300

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "console.h"
+#include "store_reservations.h"
 #include "engine.h"
 
 typedef struct held {

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "console.h"
+#include "store_console.h"
+#include "store_stats.h"
 #include "../ctl.h"
 
 #define DEFAULT_PAGE 50

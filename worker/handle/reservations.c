@@ -6,6 +6,8 @@
 
 #include "grow.h"
 #include "ids.h"
+#include "store_hosts.h"
+#include "store_reservations.h"
 
 typedef struct holder {
     sched_engine *engine;

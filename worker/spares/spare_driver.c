@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "grow.h"
 #include "ids.h"
 #include "json_util.h"
 #include "leases.h"
@@ -17,6 +18,11 @@
 #include "spare_provision.h"
 #include "store.h"
 #include "store_config.h"
+#include "store_hosts.h"
+#include "store_outbox.h"
+#include "store_reservations.h"
+#include "store_spares.h"
+#include "store_tasks.h"
 
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
@@ -56,16 +62,11 @@ static void later(const clock_now *now, int64_t seconds, char out[STORE_TIME_SIZ
 static void note_released(spare_driver *d, const char *task_id)
 {
     pthread_mutex_lock(&d->lock);
-    if (d->n_released == d->cap_released) {
-        size_t cap = d->cap_released ? d->cap_released * 2 : 16;
-        char **grown = realloc(d->released, cap * sizeof *grown);
-        if (grown) {
-            d->released = grown;
-            d->cap_released = cap;
-        }
-    }
-    char *copy = strdup(task_id);
-    if (copy && d->n_released < d->cap_released)
+    char *copy = NULL;
+    if (grow_array((void **)&d->released, &d->cap_released, d->n_released + 1,
+                   sizeof *d->released) == 0)
+        copy = strdup(task_id);
+    if (copy)
         d->released[d->n_released++] = copy;
     else {
         free(copy);
@@ -188,15 +189,9 @@ static char *dup_or_null(const char *s, bool *oom)
 static int collect_spare(const store_spare *spare, void *user)
 {
     spare_list *list = user;
-    if (list->n == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 16;
-        spare_copy *grown = realloc(list->items, cap * sizeof *grown);
-        if (!grown) {
-            list->oom = true;
-            return 1;
-        }
-        list->items = grown;
-        list->cap = cap;
+    if (grow_array((void **)&list->items, &list->cap, list->n + 1, sizeof *list->items) < 0) {
+        list->oom = true;
+        return 1;
     }
     spare_copy *c = &list->items[list->n++];
     memset(c, 0, sizeof *c);

@@ -8,6 +8,8 @@
 #include "events.h"
 #include "ids.h"
 #include "json_util.h"
+#include "store_outbox.h"
+#include "store_tasks.h"
 
 void task_outcome_park(task_outcome *out, const char *fmt, ...)
 {

@@ -31,7 +31,7 @@
 #ifndef VF_SPARE_HANDLER_H
 #define VF_SPARE_HANDLER_H
 
-#include "task_handler.h"
+#include "handler.h"
 
 /* True for the routing keys this module handles. */
 bool spare_handler_accepts(const char *routing_key);

@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "task_handler.h"
+#include "handler.h"
+#include "store_tasks.h"
 
 typedef struct task_attempt {
     task_handler *h;

@@ -14,6 +14,8 @@
 #include "log.h"
 #include "store.h"
 #include "store_config.h"
+#include "store_hosts.h"
+#include "store_prune.h"
 
 /* Between two batches the main loop gets the write lock: SQLite's busy
  * handler polls at up to 25 ms steps in this range, so a longer pause than

@@ -6,19 +6,9 @@
 
 #include "json_util.h"
 #include "log.h"
+#include "store_reservations.h"
+#include "store_tasks.h"
 #include "task_attempt.h"
-
-void task_outcome_close(task_outcome *outcome)
-{
-    if (!outcome)
-        return;
-    free(outcome->event_id);
-    free(outcome->event_key);
-    free(outcome->event_body);
-    free(outcome->reply_body);
-    free(outcome->error);
-    memset(outcome, 0, sizeof *outcome);
-}
 
 static bool wants_reply(const task_message *msg)
 {

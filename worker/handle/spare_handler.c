@@ -10,6 +10,9 @@
 #include "ids.h"
 #include "json_util.h"
 #include "log.h"
+#include "store_reservations.h"
+#include "store_spares.h"
+#include "store_tasks.h"
 #include "task_attempt.h"
 
 #define SPARE_MAX_COUNT 64

@@ -9,7 +9,8 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "spare_handler.h"
-#include "store.h"
+#include "store_outbox.h"
+#include "store_reservations.h"
 #include "store_config.h"
 
 /* Seconds: a decision takes tens of microseconds, a commit milliseconds, a

@@ -1,515 +1,9 @@
+/* service: virtflow-worker's round (take a batch, record it in one
+ * transaction, sync, ack and publish) and the service's life: opening its
+ * parts, store outages, shutdown. The publisher, the inventory follower and
+ * the checkpointer are beside it (service_internal.h). */
 #include "service.h"
-
-#include <errno.h>
-#include <malloc.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "amqp_link.h"
-#include "backoff.h"
-#include "clock.h"
-#include "engine.h"
-#include "grow.h"
-#include "ids.h"
-#include "inventory.h"
-#include "leases.h"
-#include "log.h"
-#include "reservations.h"
-#include "retention.h"
-#include "spare_driver.h"
-#include "spare_handler.h"
-#include "store.h"
-#include "task_attempt.h"
-#include "store_config.h"
-#include "task_handler.h"
-#include "wal_sync.h"
-#include "worker_metrics.h"
-
-#define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
-#define CONFIRM_TIMEOUT_MS 30000
-#define OUTBOX_SWEEP_LIMIT 1000
-#define MAX_UNCONFIRMED 2000 /* publishes in flight before the loop waits for confirms */
-/* An unconfirmed event younger than this may be on its way from another
- * worker sharing the store: the sweep leaves it to that worker. */
-#define OUTBOX_GRACE_MS 2000
-
-typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD } publish_kind;
-
-/* A publish whose confirm has not been settled yet. Kept in publish order,
- * which is tag order within one connection. */
-typedef struct pending_publish {
-    uint64_t tag;
-    publish_kind kind;
-    uint64_t delivery_tag; /* PUB_RETRY, PUB_DEAD: the message to ack once confirmed */
-    char *event_id;        /* PUB_EVENT: owned, to mark in the outbox */
-    int state;             /* 0 waiting, 1 confirmed, -1 failed */
-} pending_publish;
-
-typedef struct batch_item {
-    amqp_link_delivery delivery;
-    task_outcome outcome;
-} batch_item;
-
-/* Messages taken together: recorded in one transaction, then acked and
- * published once that transaction is durable. */
-typedef struct batch {
-    batch_item *items;
-    size_t n_items, cap_items;
-    uint64_t sync_ticket; /* wal_sync ticket covering its commit */
-} batch;
-
-/* Event ids, owned. */
-typedef struct id_list {
-    char **ids;
-    size_t n, cap;
-} id_list;
-
-/* Why a round failed: the broker side, the store (nothing of the batch was
- * acked; try again), or a failed fsync, after which nothing can be acked. */
-typedef enum { ROUND_OK, ROUND_BROKER, ROUND_STORE, ROUND_FATAL } round_status;
-
-typedef struct service {
-    const vf_config *config;
-    volatile sig_atomic_t *stop;
-    char owner[STORE_OWNER_SIZE]; /* this worker instance, in the store's leases */
-    amqp_link *link;
-    store *store;
-    sched_engine *engine;
-    reservation_book *book; /* the engine's reservations and the host generations behind them */
-    inventory *inventory;
-    inventory_view view; /* the snapshot the engine decides over */
-    /* The reservation clock: when `view` was fetched (Unix ms, wall clock).
-     * Reservations expire against it, not against the wall clock, so that
-     * none ends while the inventory cannot show whether its VM exists. */
-    int64_t view_fetched_ms;
-    int64_t clock_recorded_ms; /* the last view_fetched_ms the store has */
-    /* `view.hosts`, or NULL while the snapshot is older than
-     * inventory.max_age_s: then tasks retry as if there were no inventory. */
-    const hostset *placeable;
-    bool inventory_too_old; /* placements stopped by inventory.max_age_s */
-    pthread_t refresher;
-    bool refresher_running;
-    pthread_t checkpointer;
-    bool checkpointer_running;
-    pthread_mutex_t refresh_lock;
-    pthread_cond_t refresh_wake;
-    bool refresher_stop;
-
-    wal_sync *sync;
-    batch batches[2];
-    batch *collecting; /* the batch being taken and recorded */
-    batch *syncing;    /* NULL, or the committed batch awaiting its sync */
-    pending_publish *pubs;
-    size_t n_pubs, cap_pubs;
-    id_list confirmed; /* events confirmed, to mark in the next transaction */
-    time_t last_sweep;
-    char note[VF_ERROR_TEXT + 64];
-    bool sync_failed; /* a WAL sync failed: nothing more may be acked */
-    uint64_t placed_since_summary;
-    uint64_t conflicts_since_summary; /* batches decided again: another worker got there first */
-    int64_t last_summary_us;          /* monotonic */
-    round_status early_status;        /* of a finish_syncing_early during this round */
-    vf_error early_err;
-    spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
-    /* Waits between store probes while consuming is paused. Reset only once
-     * a batch commits, so a store that takes the probe but still fails
-     * batches (a nearly full disk) is retried less and less often. */
-    backoff store_retry;
-    retention *retention;    /* store.retention: prunes old rows, on a thread of its own */
-    worker_metrics *metrics; /* worker.http_listen; NULL when off (every hook is a no-op) */
-} service;
-
-/* ---- inventory ---- */
-
-static void *refresh_loop(void *arg)
-{
-    service *svc = arg;
-    pthread_mutex_lock(&svc->refresh_lock);
-    while (!svc->refresher_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += svc->config->inventory.refresh_s;
-        while (!svc->refresher_stop &&
-               pthread_cond_timedwait(&svc->refresh_wake, &svc->refresh_lock, &until) != ETIMEDOUT)
-            ;
-        if (svc->refresher_stop)
-            break;
-        pthread_mutex_unlock(&svc->refresh_lock);
-        vf_error err;
-        vf_error_init(&err);
-        (void)inventory_refresh(svc->inventory, &err); /* logs its own failures */
-        /* Parsing a large inventory churns through megabytes that this
-         * thread's arena would otherwise keep resident between refreshes. */
-        malloc_trim(0);
-        pthread_mutex_lock(&svc->refresh_lock);
-    }
-    pthread_mutex_unlock(&svc->refresh_lock);
-    return NULL;
-}
-
-#define CHECKPOINT_INTERVAL_MS 500
-
-/* WAL checkpoints on a handle of their own, off the committing thread: they
- * copy pages and fsync the database, which inside a commit would stall every
- * message of that batch. The same thread renews this worker's leases. */
-static void *checkpoint_loop(void *arg)
-{
-    service *svc = arg;
-    vf_error err;
-    vf_error_init(&err);
-    store *own = store_config_open(svc->config, STORE_READ_WRITE, &err);
-    if (!own) {
-        log_warn("checkpoints: %s; the WAL is copied back inside commits instead", err.text);
-        return NULL;
-    }
-    int64_t renewed_ms = 0;
-    pthread_mutex_lock(&svc->refresh_lock);
-    while (!svc->refresher_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += CHECKPOINT_INTERVAL_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&svc->refresh_wake, &svc->refresh_lock, &until);
-        if (svc->refresher_stop)
-            break;
-        pthread_mutex_unlock(&svc->refresh_lock);
-        vf_error_init(&err);
-        if (store_checkpoint(own, NULL, NULL, &err) < 0)
-            log_warn("checkpoint: %s", err.text);
-        /* Here, not in the main loop: this thread waits neither for the
-         * broker nor for a batch, so a live worker keeps its leases. */
-        if (clock_wall_ms() - renewed_ms >= LEASE_RENEW_S * 1000) {
-            renewed_ms = clock_wall_ms();
-            vf_error_init(&err);
-            if (lease_renew_all(own, svc->owner, &err) < 0)
-                log_warn("leases: %s", err.text);
-        }
-        pthread_mutex_lock(&svc->refresh_lock);
-    }
-    pthread_mutex_unlock(&svc->refresh_lock);
-    store_close(own);
-    return NULL;
-}
-
-/* Reservations whose VMs the inventory now shows on their own hosts. */
-typedef struct materialised_vm {
-    int64_t vmid;
-    char node[HOST_NAME_LEN];
-} materialised_vm;
-
-typedef struct materialised {
-    materialised_vm *vms;
-    size_t n, cap;
-} materialised;
-
-static void note_materialised(const sched_reservation *res, void *user)
-{
-    materialised *m = user;
-    if (grow_array((void **)&m->vms, &m->cap, m->n + 1, sizeof *m->vms) == 0) {
-        m->vms[m->n].vmid = res->vmid;
-        snprintf(m->vms[m->n].node, sizeof m->vms[m->n].node, "%s", res->node);
-        m->n++;
-    }
-}
-
-/* Past inventory.max_age_s the snapshot no longer describes the hosts well
- * enough to place on: placements stop (tasks retry, then end exhausted)
- * until a refresh succeeds. Says so once when it starts and when it ends. */
-static void check_max_age(service *svc, const inventory_view *view)
-{
-    int max_age_s = svc->config->inventory.max_age_s;
-    bool too_old = view->hosts && view->age_s > max_age_s;
-    bool was_too_old = svc->inventory_too_old;
-    if (too_old) {
-        snprintf(svc->note, sizeof svc->note,
-                 "inventory is %.0f s old, older than inventory.max_age_s (%d s): no placement "
-                 "until a refresh succeeds; last error: %.160s",
-                 view->age_s, max_age_s, view->error[0] ? view->error : "none");
-        if (!was_too_old)
-            log_warn("%s", svc->note);
-    } else if (was_too_old && view->hosts) {
-        log_info("inventory: fresh again; placements resume");
-    }
-    svc->inventory_too_old = too_old;
-    svc->placeable = too_old ? NULL : view->hosts;
-}
-
-/* Switch the engine to the newest snapshot if there is one; collect the
- * reservations whose VMs the inventory now shows. */
-static int follow_inventory(service *svc, materialised *gone, vf_error *err)
-{
-    inventory_view next;
-    inventory_acquire(svc->inventory, &next);
-    inventory_view_describe(&next, svc->note, sizeof svc->note);
-    if (!next.hosts || next.hosts == svc->view.hosts) {
-        check_max_age(svc, &next);
-        inventory_release(&next);
-        return 0;
-    }
-    if (sched_engine_set_hosts(svc->engine, next.hosts, note_materialised, gone, err) < 0) {
-        inventory_release(&next);
-        return -1;
-    }
-    /* Refreshes happen every few seconds: say so only when the picture changes. */
-    if (!svc->view.hosts || svc->view.hosts->n_hosts != next.hosts->n_hosts)
-        log_info("inventory: deciding over %zu hosts%s%s", next.hosts->n_hosts,
-                 svc->note[0] ? "; " : "", svc->note);
-    else
-        log_debug("inventory: new snapshot of %zu hosts", next.hosts->n_hosts);
-    inventory_release(&svc->view);
-    svc->view = next;
-    svc->view_fetched_ms = clock_wall_ms() - (int64_t)(next.age_s * 1000);
-    check_max_age(svc, &svc->view);
-    return 0;
-}
-
-/* ---- publishing ---- */
-
-static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
-{
-    service *svc = user;
-    size_t lo = 0, hi = svc->n_pubs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (svc->pubs[mid].tag < tag)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == svc->n_pubs || svc->pubs[lo].tag != tag)
-        return;
-    pending_publish *pub = &svc->pubs[lo];
-    pub->state = ok ? 1 : -1;
-    if (!ok && pub->kind != PUB_REPLY)
-        log_warn("publish not confirmed: %s%s%s", reason ? reason : "unknown reason",
-                 pub->event_id ? "; event stays in the outbox: " : "",
-                 pub->event_id ? pub->event_id : "");
-}
-
-static int publish_tracked(service *svc, const char *exchange, const char *key,
-                           const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
-                           const char *event_id, vf_error *err)
-{
-    if (grow_array((void **)&svc->pubs, &svc->cap_pubs, svc->n_pubs + 1, sizeof *svc->pubs) < 0) {
-        vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
-        return -1;
-    }
-    char *id_copy = NULL;
-    if (event_id && !(id_copy = strdup(event_id))) {
-        vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
-        return -1;
-    }
-    uint64_t tag = 0;
-    if (amqp_link_publish(svc->link, exchange, key, msg, &tag, err) < 0) {
-        free(id_copy);
-        return -1;
-    }
-    svc->pubs[svc->n_pubs++] = (pending_publish){tag, kind, delivery_tag, id_copy, 0};
-    return 0;
-}
-
-static int id_list_add(id_list *list, char *id)
-{
-    if (grow_array((void **)&list->ids, &list->cap, list->n + 1, sizeof *list->ids) < 0)
-        return -1;
-    list->ids[list->n++] = id; /* takes ownership */
-    return 0;
-}
-
-static void id_list_clear(id_list *list)
-{
-    for (size_t i = 0; i < list->n; i++)
-        free(list->ids[i]);
-    list->n = 0;
-}
-
-/* Forget the first n ids (marked by a transaction that committed); ids added
- * meanwhile stay. */
-static void id_list_drop_first(id_list *list, size_t n)
-{
-    if (n > list->n)
-        n = list->n;
-    if (n == 0)
-        return; /* no marks: ids may still be NULL, which memmove must not get */
-    for (size_t i = 0; i < n; i++)
-        free(list->ids[i]);
-    memmove(list->ids, list->ids + n, (list->n - n) * sizeof *list->ids);
-    list->n -= n;
-}
-
-static bool id_list_has(const id_list *list, const char *id)
-{
-    for (size_t i = 0; i < list->n; i++)
-        if (strcmp(list->ids[i], id) == 0)
-            return true;
-    return false;
-}
-
-/* A retry or dead letter not yet settled, whatever its confirm said so far:
- * its message must be acked (or handed back) alone, so an ack-multiple of a
- * later batch must not cover it. Settled entries have left the list. */
-static bool republish_waiting(const service *svc)
-{
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        if (svc->pubs[i].kind == PUB_RETRY || svc->pubs[i].kind == PUB_DEAD)
-            return true;
-    return false;
-}
-
-/* Act on the confirms that have arrived: a confirmed event is marked in the
- * next transaction; a confirmed retry or dead letter lets its message be
- * acked; a failed one hands the message back to the broker to be processed
- * again (its task is "retrying", so nothing is scheduled twice). */
-static int settle_confirms(service *svc, vf_error *err)
-{
-    size_t kept = 0;
-    int rc = 0;
-    bool connected = amqp_link_is_connected(svc->link);
-    for (size_t i = 0; i < svc->n_pubs; i++) {
-        pending_publish *pub = &svc->pubs[i];
-        if (pub->state == 0 && connected) {
-            svc->pubs[kept++] = *pub;
-            continue;
-        }
-        if (pub->kind == PUB_EVENT && pub->state == 1) {
-            if (id_list_add(&svc->confirmed, pub->event_id) == 0)
-                pub->event_id = NULL;
-        } else if ((pub->kind == PUB_RETRY || pub->kind == PUB_DEAD) && connected && rc == 0) {
-            rc = pub->state == 1 ? amqp_link_ack(svc->link, pub->delivery_tag, false, err)
-                                 : amqp_link_reject(svc->link, pub->delivery_tag, true, err);
-        }
-        free(pub->event_id);
-    }
-    svc->n_pubs = kept;
-    return rc;
-}
-
-/* Mark the confirmed events in the open transaction; *marked tells how many
- * (the first ones of the list). They stay listed until that transaction
- * commits (id_list_drop_first): a batch rolled back (a store error, or another
- * worker's conflicting reservation) keeps them for the next one, instead of
- * leaving them to the sweep to publish again. */
-static int flush_confirmed(service *svc, const id_list *list, const char *at, size_t *marked,
-                           vf_error *err)
-{
-    *marked = list->n; /* confirms arriving meanwhile are appended after these */
-    for (size_t i = 0; i < *marked; i++)
-        if (store_outbox_mark_confirmed(svc->store, list->ids[i], at, err) < 0)
-            return -1;
-    return 0;
-}
-
-/* Marks in a transaction of their own, when no batch is coming to carry them. */
-static int flush_confirmed_now(service *svc, vf_error *err)
-{
-    if (svc->confirmed.n == 0)
-        return 0;
-    char now[STORE_TIME_SIZE];
-    store_now(now);
-    if (store_begin(svc->store, err) < 0)
-        return -1;
-    size_t marked = 0;
-    if (flush_confirmed(svc, &svc->confirmed, now, &marked, err) < 0 ||
-        store_commit(svc->store, err) < 0) {
-        vf_error ignored;
-        (void)store_rollback(svc->store, &ignored);
-        return -1;
-    }
-    id_list_drop_first(&svc->confirmed, marked);
-    return 0;
-}
-
-typedef struct sweep_ctx {
-    service *svc;
-    vf_error *err;
-    int failed;
-    size_t count;
-} sweep_ctx;
-
-/* Already on its way: published and awaiting its confirm, or confirmed and
- * awaiting its mark. */
-static bool in_flight(const service *svc, const char *event_id)
-{
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        if (svc->pubs[i].event_id && strcmp(svc->pubs[i].event_id, event_id) == 0)
-            return true;
-    return id_list_has(&svc->confirmed, event_id);
-}
-
-static int sweep_one(const store_outbox_event *event, void *arg)
-{
-    sweep_ctx *ctx = arg;
-    if (in_flight(ctx->svc, event->id))
-        return 0;
-    amqp_link_message msg = {
-        .body = event->body, .body_len = strlen(event->body), .message_id = event->id};
-    if (publish_tracked(ctx->svc, AMQP_TOPOLOGY_EXCHANGE, event->routing_key, &msg, PUB_EVENT, 0,
-                        event->id, ctx->err) < 0) {
-        ctx->failed = 1;
-        return 1;
-    }
-    ctx->count++;
-    return 0;
-}
-
-/* Wait until everything committed so far is durable. */
-static int sync_all(service *svc, vf_error *err)
-{
-    if (wal_sync_wait(svc->sync, wal_sync_request(svc->sync), err) < 0) {
-        svc->sync_failed = true;
-        return -1;
-    }
-    return 0;
-}
-
-/* Publish every event the outbox holds unconfirmed that is not already on
- * its way: left by a crash, a lost connection or a nack, or written outside
- * a batch (the spare lifecycle). Oldest first; those the broker confirms are
- * marked. Runs at connect and every OUTBOX_SWEEP_INTERVAL_S, under load too.
- * `stopping`: the last sweep of a stopping worker takes the young events too
- * (a worker killed just after a commit leaves its last batch unpublished, and
- * nobody may sweep again for a while); another live worker's event in flight
- * then goes out twice, which consumers deduplicate. */
-static int sweep_outbox(service *svc, bool stopping, vf_error *err)
-{
-    svc->last_sweep = time(NULL);
-    /* An outbox event goes out only once its commit is durable. */
-    if (sync_all(svc, err) < 0 || settle_confirms(svc, err) < 0 ||
-        flush_confirmed_now(svc, err) < 0)
-        return -1;
-    /* With several workers on one store, one of them (the lease holder)
-     * sweeps; the others' own events go out as usual after their batches. */
-    char grace[STORE_TIME_SIZE];
-    store_format_time(clock_wall_ms() - OUTBOX_GRACE_MS, grace);
-    int held = lease_hold(svc->store, "housekeeping", svc->owner, err);
-    if (held < 0)
-        return -1;
-    if (held == 0)
-        return 0;
-    /* Alone on the store, every unconfirmed event is ours or a dead worker's. */
-    int others = 0;
-    if (lease_others_alive(svc->store, svc->owner, &others, err) < 0)
-        return -1;
-    sweep_ctx ctx = {svc, err, 0, 0};
-    if (store_outbox_pending(svc->store, others && !stopping ? grace : NULL, OUTBOX_SWEEP_LIMIT,
-                             sweep_one, &ctx, err) < 0 ||
-        ctx.failed)
-        return -1;
-    if (ctx.count == 0)
-        return 0;
-    if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0)
-        return -1;
-    if (settle_confirms(svc, err) < 0)
-        return -1;
-    log_info("outbox: %zu events published from the outbox (unconfirmed earlier, or written "
-             "outside a batch)",
-             ctx.count);
-    return flush_confirmed_now(svc, err);
-}
+#include "service_internal.h"
 
 /* ---- batches ---- */
 
@@ -571,7 +65,7 @@ static void forget_reservations(service *svc, const batch *b)
 static int sync_inventory(service *svc, vf_error *err)
 {
     materialised gone = {0};
-    int rc = follow_inventory(svc, &gone, err);
+    int rc = service_follow_inventory(svc, &gone, err);
     if (rc == 0 && (gone.n || svc->view_fetched_ms > svc->clock_recorded_ms)) {
         size_t expired_held = sched_engine_expire(svc->engine, svc->view_fetched_ms / 1000);
         char now[STORE_TIME_SIZE], fetched[STORE_TIME_SIZE];
@@ -649,7 +143,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     if (rc < 0)
         return -1;
     size_t marked = 0;
-    rc = flush_confirmed(svc, &svc->confirmed, now, &marked, err);
+    rc = service_flush_confirmed(svc, &svc->confirmed, now, &marked, err);
     long reloaded = rc == 0 ? reservation_book_catch_up(svc->book, svc->store, err) : 0;
     if (reloaded < 0)
         rc = -1;
@@ -692,7 +186,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         return -1;
     }
     reservation_book_committed(svc->book);
-    id_list_drop_first(&svc->confirmed, marked);
+    service_id_list_drop_first(&svc->confirmed, marked);
     if (svc->metrics) {
         worker_metrics_batch(svc->metrics, b->n_items,
                              (double)(clock_mono_us() - handled_at) / 1e6);
@@ -728,7 +222,7 @@ static int record_batch(service *svc, batch *b, vf_error *err)
  * so its message is acked only when the republish is confirmed. */
 static int ack_and_publish(service *svc, const batch *b, vf_error *err)
 {
-    bool may_ack_multiple = !republish_waiting(svc);
+    bool may_ack_multiple = !service_republish_waiting(svc);
     uint64_t last_tag = 0;
     for (size_t i = 0; i < b->n_items; i++) {
         const amqp_link_delivery *d = &b->items[i].delivery;
@@ -760,8 +254,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
             amqp_link_message msg = {.body = o->event_body,
                                      .body_len = strlen(o->event_body),
                                      .message_id = o->event_id};
-            if (publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, o->event_key, &msg, PUB_EVENT, 0,
-                                o->event_id, err) < 0)
+            if (service_publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, o->event_key, &msg, PUB_EVENT,
+                                        0, o->event_id, err) < 0)
                 return -1;
         }
         if (o->reply_body && d->reply_to) {
@@ -769,7 +263,7 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .body_len = strlen(o->reply_body),
                                      .message_id = o->task_id,
                                      .correlation_id = d->correlation_id};
-            if (publish_tracked(svc, "", d->reply_to, &msg, PUB_REPLY, 0, NULL, err) < 0)
+            if (service_publish_tracked(svc, "", d->reply_to, &msg, PUB_REPLY, 0, NULL, err) < 0)
                 return -1;
         }
         if (o->action == TASK_RETRY) {
@@ -785,8 +279,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .correlation_id = d->correlation_id,
                                      .reply_to = d->reply_to,
                                      .attempt = o->next_attempt};
-            if (publish_tracked(svc, tier, d->routing_key, &msg, PUB_RETRY, d->delivery_tag, NULL,
-                                err) < 0)
+            if (service_publish_tracked(svc, tier, d->routing_key, &msg, PUB_RETRY, d->delivery_tag,
+                                        NULL, err) < 0)
                 return -1;
         }
         if (o->action == TASK_DEAD && !d->too_large) {
@@ -804,8 +298,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .attempt = attempt,
                                      .error = o->error,
                                      .original_key = d->routing_key};
-            if (publish_tracked(svc, AMQP_TOPOLOGY_DLX, d->routing_key, &msg, PUB_DEAD,
-                                d->delivery_tag, NULL, err) < 0)
+            if (service_publish_tracked(svc, AMQP_TOPOLOGY_DLX, d->routing_key, &msg, PUB_DEAD,
+                                        d->delivery_tag, NULL, err) < 0)
                 return -1;
         }
     }
@@ -897,24 +391,24 @@ static int open_parts(service *svc, vf_error *err)
         log_warn("inventory: first fetch failed: %s (tasks are retried until it answers)",
                  fetch.text);
     materialised gone = {0};
-    int rc = follow_inventory(svc, &gone, err);
+    int rc = service_follow_inventory(svc, &gone, err);
     free(gone.vms);
     if (rc < 0)
         return -1;
     svc->link = amqp_link_new(svc->config, "virtflow-worker", err);
     if (!svc->link)
         return -1;
-    amqp_link_set_confirm_callback(svc->link, on_confirm, svc);
+    amqp_link_set_confirm_callback(svc->link, service_on_confirm, svc);
     pthread_mutex_init(&svc->refresh_lock, NULL);
     pthread_cond_init(&svc->refresh_wake, NULL);
-    if (pthread_create(&svc->refresher, NULL, refresh_loop, svc) != 0) {
+    if (pthread_create(&svc->refresher, NULL, service_refresh_loop, svc) != 0) {
         vf_error_set(err, VF_EINTERNAL, "cannot start the inventory refresh thread");
         return -1;
     }
     svc->refresher_running = true;
     if (store_set_autocheckpoint(svc->store, 0, err) < 0)
         return -1;
-    if (pthread_create(&svc->checkpointer, NULL, checkpoint_loop, svc) != 0) {
+    if (pthread_create(&svc->checkpointer, NULL, service_checkpoint_loop, svc) != 0) {
         vf_error_set(err, VF_EINTERNAL, "cannot start the checkpoint thread");
         return -1;
     }
@@ -956,7 +450,7 @@ static void close_parts(service *svc)
     for (size_t i = 0; i < svc->n_pubs; i++)
         free(svc->pubs[i].event_id);
     free(svc->pubs);
-    id_list_clear(&svc->confirmed);
+    service_id_list_clear(&svc->confirmed);
     free(svc->confirmed.ids);
 
     amqp_link_free(svc->link);
@@ -990,7 +484,7 @@ static int connect_link(service *svc, vf_error *err)
         return -1;
     log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
              AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
-    return sweep_outbox(svc, false, err);
+    return service_sweep_outbox(svc, false, err);
 }
 
 /* ---- store outages ---- */
@@ -1052,7 +546,7 @@ static void wait_on_link(service *svc, double seconds)
             log_debug("store pause: %s", ignored.text);
         if (got == 1)
             amqp_link_delivery_close(&d);
-        (void)settle_confirms(svc, &ignored);
+        (void)service_settle_confirms(svc, &ignored);
     }
 }
 
@@ -1146,7 +640,7 @@ static round_status finish_syncing(service *svc, vf_error *err)
     if (svc->n_pubs > MAX_UNCONFIRMED) {
         /* Flow control: let the broker catch up before taking more. */
         if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0 ||
-            settle_confirms(svc, err) < 0)
+            service_settle_confirms(svc, err) < 0)
             return ROUND_BROKER;
     }
     return ROUND_OK;
@@ -1165,14 +659,15 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     batch *b = svc->collecting;
     /* With a batch awaiting its sync, take only what has already arrived:
      * that batch must not wait for the next message to be acked. */
-    if (collect(svc, b, svc->syncing ? 0 : wait_ms, err) < 0 || settle_confirms(svc, err) < 0)
+    if (collect(svc, b, svc->syncing ? 0 : wait_ms, err) < 0 ||
+        service_settle_confirms(svc, err) < 0)
         return ROUND_BROKER;
     *handled = b->n_items;
     if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S) {
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)
             return st;
-        if (sweep_outbox(svc, false, err) < 0)
+        if (service_sweep_outbox(svc, false, err) < 0)
             return svc->sync_failed ? ROUND_FATAL : ROUND_BROKER;
     }
     if (b->n_items) {
@@ -1192,7 +687,7 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     if (b->n_items) {
         svc->syncing = b;
         svc->collecting = b == &svc->batches[0] ? &svc->batches[1] : &svc->batches[0];
-    } else if (flush_confirmed_now(svc, err) < 0) {
+    } else if (service_flush_confirmed_now(svc, err) < 0) {
         return ROUND_STORE;
     }
     return ROUND_OK;
@@ -1282,7 +777,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         drop_batches(&svc);
         if (st == ROUND_OK && amqp_link_is_connected(svc.link) &&
             (amqp_link_wait_confirms(svc.link, CONFIRM_TIMEOUT_MS, &err) < 0 ||
-             settle_confirms(&svc, &err) < 0 || sweep_outbox(&svc, true, &err) < 0))
+             service_settle_confirms(&svc, &err) < 0 || service_sweep_outbox(&svc, true, &err) < 0))
             log_warn("outbox: %s (unconfirmed events are published again at the next start; "
                      "consumers deduplicate on id)",
                      err.text);

@@ -1,0 +1,128 @@
+/* config_internal: what the parts of the configuration loader share, and
+ * no one else. config_walk.c walks the YAML document along a table of fields
+ * (and parses scalars, durations, paths); config_keys.c is that table, every
+ * key with its type and bounds, and the sections whose shape needs code
+ * (plugins, receivers, headers); config_checks.c checks values and sections
+ * after the walk; config.c is the public API (defaults, load, free). */
+#ifndef VF_CONFIG_INTERNAL_H
+#define VF_CONFIG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+#include "config.h"
+
+/* A config file is a few kilobytes; anything far larger is a mistake. */
+#define CONFIG_MAX_BYTES (1024 * 1024)
+#define PATH_TEXT 160
+
+typedef struct loader {
+    yaml_document_t *doc;
+    const char *name;     /* file name as the caller gave it, for messages */
+    const char *base_dir; /* "" or a directory ending in '/' for relative paths */
+    vf_error *err;
+} loader;
+
+typedef struct choice {
+    const char *name;
+    int value;
+} choice;
+
+typedef enum {
+    F_STRING,      /* char *, any non-null scalar */
+    F_PATH,        /* char *, resolved against the file's directory */
+    F_INT,         /* int, plain integer scalar within [min, max] */
+    F_INT64,       /* int64_t, same */
+    F_NUMBER,      /* double, plain integer or decimal scalar */
+    F_BOOL,        /* bool, plain true/false */
+    F_ENUM,        /* one of `choices`, stored as `store` says */
+    F_STRING_LIST, /* char ** + size_t count */
+    F_PATH_LIST,   /* same, each resolved like F_PATH */
+    F_INT_LIST,    /* int * + size_t count, each within [min, max] */
+    F_SECTION,     /* nested mapping described by `children`, same base */
+    F_CUSTOM,      /* `custom` does it all */
+} field_type;
+
+typedef enum { STORE_INT = 0, STORE_BOOL, STORE_STRING } enum_store;
+
+typedef struct field field;
+typedef int (*field_custom)(loader *ld, yaml_node_t *value, void *base, const char *path,
+                            const field *f);
+typedef int (*section_check)(loader *ld, yaml_node_t *mapping, void *base, const char *path);
+typedef int (*string_check)(loader *ld, yaml_node_t *node, const char *value, const char *path);
+
+struct field {
+    const char *key;
+    field_type type;
+    size_t offset;
+    size_t count_offset; /* lists: where the element count lives */
+    double min, max;     /* numbers: inclusive bounds unless min_exclusive; max used if has_max */
+    bool min_exclusive;
+    bool has_max;
+    bool nonempty;         /* lists: an empty list is an error */
+    bool append;           /* lists: add to what is there instead of replacing it */
+    bool has_flag;         /* numbers: also set a bool at flag_offset when given */
+    size_t flag_offset;    /* numbers with has_flag: the bool to set */
+    const choice *choices; /* F_ENUM, terminated by a NULL name */
+    enum_store store;      /* F_ENUM */
+    const field *children; /* F_SECTION, terminated by a NULL key */
+    section_check check;   /* F_SECTION: cross-field checks after the walk */
+    string_check validate; /* strings and string-list items */
+    field_custom custom;   /* F_CUSTOM */
+    int arg;               /* F_CUSTOM: handler's own parameter */
+    bool null_clears;      /* F_STRING: null turns the default off (NULL) instead of keeping it */
+};
+
+/* Longest amqp.urls entry whose user name is compared, bytes (a longer one
+ * trusts nobody by default). */
+#define CONFIG_URL_COPY_MAX 4096
+
+/* ---- config_walk.c: errors, scalars, the walker, durations ---- */
+void config_mask_url(const char *url, char *out, size_t size);
+int config_fail_child(loader *ld, const yaml_node_t *node, const char *path, const char *key,
+                      const char *what);
+const char *config_scalar(const yaml_node_t *node);
+int config_fail(loader *ld, const yaml_node_t *node, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+yaml_node_t *config_key_node(loader *ld, yaml_node_t *map, const char *key);
+void config_child_path(char *out, size_t size, const char *path, const char *key);
+int config_node_line(const yaml_node_t *node);
+bool config_is_null(const yaml_node_t *node);
+yaml_node_t *config_node_at(loader *ld, int index);
+/* F_CUSTOM for durations ("90s", "45m", "12h", "30d"); named as the table names it. */
+int set_duration(loader *ld, yaml_node_t *node, void *base, const char *path, const field *f);
+int config_fail_nomem(loader *ld);
+void config_free_strings(char **v, size_t n);
+int config_walk_mapping(loader *ld, yaml_node_t *map, const field *fields, void *base,
+                        const char *path);
+char *config_resolve_path(loader *ld, const char *value);
+void config_item_path_at(char *out, size_t size, const char *path, size_t index);
+int config_get_string(loader *ld, yaml_node_t *node, const char *path, const char **out);
+int config_mapping_key(loader *ld, yaml_node_t *map, yaml_node_pair_t *pair, const char *path,
+                       yaml_node_t **key_out, char *key_path, size_t key_path_size);
+
+/* ---- config_checks.c: value and cross-field checks ----
+ * Named as the key table has always named them (no config_ prefix), so that
+ * a key added to the table on another branch still compiles. */
+int check_user_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_store_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_inventory(loader *ld, yaml_node_t *map, void *base, const char *path);
+int check_store(loader *ld, yaml_node_t *map, void *base, const char *path);
+int check_provisioner(loader *ld, yaml_node_t *map, void *base, const char *path);
+int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_env_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_receiver_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_readiness(loader *ld, yaml_node_t *map, void *base, const char *path);
+int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path);
+
+/* ---- config_keys.c: the key table ---- */
+/* Every top-level key: the table the walker starts from. */
+extern const field config_top_fields[];
+/* scheduler.plugins: {filters,scores,vmids}: the shape scheduler.plugin_config's file has too. */
+extern const field config_plugin_kinds[];
+void config_receiver_free(config_receiver *r);
+
+#endif

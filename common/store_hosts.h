@@ -1,0 +1,110 @@
+/* store_hosts: host generations and leases: several workers on one store. Part of the store: what
+ * store.h says about durability, timestamps, strings, errors, threads and listing callbacks holds
+ * here too. */
+#ifndef VF_STORE_HOSTS_H
+#define VF_STORE_HOSTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "store_reservations.h"
+
+/* ---- host generations: several workers on one store ----
+ *
+ * Every host has a generation in the store that each transaction changing
+ * its reservations bumps (a claim before adding, a trigger on release), as
+ * OpenStack Placement does for resource providers. A worker decides over reservations
+ * it loaded at known generations, and commits a reservation only while the
+ * host is still at the generation it decided from (store_host_claim): a
+ * decision made from a stale view cannot commit. A host never changed is at
+ * generation 0. changed_seq orders the changes store-wide, so a worker reads
+ * only the hosts changed since it last looked. */
+
+typedef struct store_host_generation {
+    const char *node;
+    int64_t generation;
+    int64_t changed_seq;
+} store_host_generation;
+
+typedef int (*store_host_generation_fn)(const store_host_generation *host, void *ctx);
+
+/* Call fn for each host changed after `since` (changed_seq > since), in
+ * change order. Returns 0 or -1. */
+int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
+                        vf_error *err) __attribute__((warn_unused_result));
+
+/* Inside a write transaction, before recording reservations on `node`: move
+ * the host from generation `expected` to expected + 1. Returns 0, or -1 with
+ * VF_ECONFLICT when another writer moved it first (roll back, reload the
+ * host, decide again), or another error. Once claimed, the host is the
+ * transaction's until it ends: further reservations on it in the same
+ * transaction need no claim. Reservations recorded without a claim are not
+ * seen by other workers until they reload the host for another reason.
+ * `changed_seq` is the host's new place in the store-wide change order: one
+ * above the latest (store_hosts_latest_seq) read in the same transaction,
+ * shared by every claim of the transaction. */
+int store_host_claim(store *s, const char *node, int64_t expected, int64_t changed_seq,
+                     vf_error *err) __attribute__((warn_unused_result));
+
+/* Whether one writer at a time holds the whole store from store_begin to the
+ * commit (SQLite), so that a transaction which caught up with the others'
+ * changes and then claimed hosts knows every change up to its own. False on
+ * PostgreSQL, where writers run side by side. */
+bool store_writers_serialized(const store *s);
+
+/* The largest changed_seq in the store (0: none) into *seq. Returns 0 or -1. */
+int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Call fn for every live reservation (not released, expires_at > now) on
+ * `node`, oldest first. */
+int store_reservations_live_node(store *s, const char *node, const char *now,
+                                 store_reservation_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* ---- leases: work that one worker drives at a time ----
+ *
+ * Work that outlives a message (the spare driver, the outbox sweep, marking
+ * expired reservations) is driven by the worker holding its lease, so several
+ * workers on one store never drive it twice, and another takes it over when
+ * the holder stops renewing (it died). */
+
+/* A name for this process among the store's users: "host:pid:random". */
+#define STORE_OWNER_SIZE 160
+void store_owner_name(char out[STORE_OWNER_SIZE]);
+
+/* Take or renew lease `name` for `owner` until `until`, unless another owner
+ * holds it unexpired at `now`. Returns 1 if `owner` holds it now, 0 if
+ * another does, -1 on error. */
+int store_lease_acquire(store *s, const char *name, const char *owner, const char *now,
+                        const char *until, vf_error *err) __attribute__((warn_unused_result));
+
+/* Give lease `name` up if `owner` holds it (a clean stop), so another worker
+ * need not wait for it to expire. Returns 0 or -1. */
+int store_lease_release(store *s, const char *name, const char *owner, vf_error *err);
+
+/* Extend every lease `owner` holds to `until`: a live worker keeps its leases
+ * while a long step runs. Returns the number renewed, or -1. */
+int store_leases_renew(store *s, const char *owner, const char *until, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The owner of lease `name` into holder (size bytes). Returns 1 and fills
+ * holder, 0 when nobody holds it, -1 on error. */
+int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Call fn with the owner of every lease whose name starts with `prefix` and
+ * that has not expired at `now`. Returns 0 or -1. */
+int store_leases_live(store *s, const char *prefix, const char *now,
+                      int (*fn)(const char *owner, void *ctx), void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Give lease `name` from `previous` (known to be dead) to `owner` until
+ * `until`. Returns 1 if taken, 0 if `previous` no longer held it, -1. */
+int store_lease_take_over(store *s, const char *name, const char *previous, const char *owner,
+                          const char *now, const char *until, vf_error *err)
+    __attribute__((warn_unused_result));
+
+#endif

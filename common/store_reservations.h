@@ -1,0 +1,71 @@
+/* store_reservations: reservations: the capacity and vmid a placement holds. Part of the store:
+ * what store.h says about durability, timestamps, strings, errors, threads and listing callbacks
+ * holds here too. */
+#ifndef VF_STORE_RESERVATIONS_H
+#define VF_STORE_RESERVATIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* ---- reservations ---- */
+
+typedef struct store_reservation {
+    int64_t id;
+    const char *task_id;
+    const char *node;
+    double cpu;     /* vCPUs */
+    int64_t memory; /* MiB */
+    int64_t disk;   /* GiB */
+    int64_t vmid;   /* -1: none */
+    const char *created_at;
+    const char *expires_at;
+    const char *released_at; /* NULL while held */
+} store_reservation;
+
+typedef int (*store_reservation_fn)(const store_reservation *reservation, void *ctx);
+
+/* Reserve capacity and a vmid (-1: none) on `node` for task_id (which must
+ * exist) until expires_at. A vmid is held by one unreleased reservation at
+ * most: one still held by another task is a VF_ECONFLICT error (the caller's
+ * view is stale: reload and decide again); one held by a reservation already
+ * expired at created_at is released first. */
+int store_reservation_add(store *s, const char *task_id, const char *node, double cpu,
+                          int64_t memory_mib, int64_t disk_gib, int64_t vmid,
+                          const char *created_at, const char *expires_at, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Call fn for every live reservation (not released, expires_at > now),
+ * oldest first. `now` is the reservation clock (store_reservation_clock). */
+int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
+                            vf_error *err) __attribute__((warn_unused_result));
+
+/* Release the live reservations of a task (spare.release, failure) or of a
+ * vmid on `node` (the inventory now shows that VM on that host; the same
+ * vmid elsewhere ends nothing). Return the number released, or -1. */
+int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
+                                   vf_error *err) __attribute__((warn_unused_result));
+
+/* The reservation clock (schema/003): expiry is judged against the time of
+ * the last successful inventory fetch, so it stands still while the
+ * inventory is stale. store_inventory_fresh_set records a fetch time (the
+ * latest of all writers is kept); store_reservation_clock writes into `out`
+ * the time to pass as `now` to store_reservations_live and
+ * store_reservations_expire: the recorded time, or the wall clock when none
+ * was ever recorded (or the recorded one is ahead of it). Return 0 or -1. */
+int store_inventory_fresh_set(store *s, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+int store_reservation_clock(store *s, char out[STORE_TIME_SIZE], vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Mark reservations whose expires_at <= now as released at `now`. Returns
+ * the number of rows changed, or -1. (Expired reservations are already
+ * ignored by store_reservations_live; this records when they ended.) */
+int store_reservations_expire(store *s, const char *now, vf_error *err)
+    __attribute__((warn_unused_result));
+
+#endif

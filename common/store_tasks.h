@@ -1,0 +1,104 @@
+/* store_tasks: the tasks table and its history (task_events). Part of the store: what store.h says
+ * about durability, timestamps, strings, errors, threads and listing callbacks holds here too. */
+#ifndef VF_STORE_TASKS_H
+#define VF_STORE_TASKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* ---- tasks ---- */
+
+/* One tasks row; every string is an owned copy (store_task_clear frees
+ * them), NULL when the column is NULL. */
+typedef struct store_task {
+    char *id;
+    char *kind;   /* "schedule" or "spare" */
+    char *status; /* DESIGN.md "Task states" */
+    char *reason; /* "invalid", "unschedulable", "exhausted" or NULL */
+    int attempts;
+    char *request; /* JSON text */
+    char *result;  /* JSON text */
+    char *error;
+    char *node;
+    int64_t vmid; /* -1: none */
+    char *created_at;
+    char *updated_at;
+} store_task;
+
+/* Free the strings of *t and zero it; t may be NULL or already cleared. */
+void store_task_clear(store_task *t);
+
+/* Input of store_task_insert and store_task_update: borrowed strings, NULL
+ * stored as SQL NULL. */
+typedef struct store_task_fields {
+    const char *id;
+    const char *kind; /* insert only */
+    const char *status;
+    const char *reason;
+    int attempts;
+    const char *request; /* insert only: JSON text */
+    const char *result;  /* JSON text */
+    const char *error;
+    const char *node;
+    int64_t vmid;   /* -1: none */
+    const char *at; /* insert: created_at = updated_at; update: updated_at */
+} store_task_fields;
+
+/* Read task `id` into *out (cleared first by the caller or zeroed).
+ * Returns 0 found, 1 not found (*out untouched), -1 error. */
+int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Record a new task. A task with the same id already recorded is a
+ * VF_EINVAL error (a redelivery must be recognised with store_task_get). */
+int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Overwrite status, reason, attempts, result, error, node, vmid and
+ * updated_at of task t->id (kind, request, created_at never change).
+ * Returns 0, 1 if no such task, -1 error. */
+int store_task_update(store *s, const store_task_fields *t, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Append one history row to task `task_id` (which must exist). `detail` is
+ * JSON text or NULL. */
+int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
+                         const char *detail, vf_error *err) __attribute__((warn_unused_result));
+
+/* One task_events row, borrowed during a callback. */
+typedef struct store_task_event {
+    int64_t id; /* increases with insertion order */
+    const char *task_id;
+    const char *at;
+    const char *status;
+    const char *detail; /* JSON text or NULL */
+} store_task_event;
+
+typedef int (*store_task_event_fn)(const store_task_event *event, void *ctx);
+
+/* Call fn for each history row of task_id, oldest first. A task without
+ * history (or unknown) calls fn zero times. */
+int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
+                      vf_error *err) __attribute__((warn_unused_result));
+
+/* Filters of store_task_list; NULL / 0 means "any". */
+typedef struct store_task_filter {
+    const char *status;
+    const char *reason;
+    const char *kind;
+    const char *node;
+    const char *since; /* created_at >= since */
+    int limit;         /* at most this many rows; 0: no limit */
+} store_task_filter;
+
+/* Borrowed during the callback: the strings die when it returns. */
+typedef int (*store_task_fn)(const store_task *task, void *ctx);
+
+/* Call fn for each task matching `filter` (NULL: all), newest first. */
+int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn, void *ctx,
+                    vf_error *err) __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,218 @@
+/* task_handler, task_attempt and events without a broker: each outcome of a
+ * task.schedule message (worker/handle/task_handler.h) decided against a real
+ * SQLite store and engine, with the handler's clock seam fixed, so every
+ * timestamp the handler writes (task row, history, event envelope) is known. */
+#include "events.h"
+#include "handler_fixture.h"
+#include "log.h"
+#include "store_tasks.h"
+#include "task_handler.h"
+
+#include <jansson.h>
+
+static int handle(fixture *f, const char *body, const char *id, int64_t attempt, task_outcome *out)
+{
+    return handle_with(f, task_handler_handle, "task.schedule", body, id, attempt, out);
+}
+
+static int count_event(const store_task_event *e, void *user)
+{
+    int *n = user;
+    (*n)++;
+    CHECK_STR(e->at, FIXED_TEXT);
+    return 0;
+}
+
+/* The row of `id` (cleared by the caller), checked to carry the fixed clock. */
+static bool get_task(fixture *f, const char *id, store_task *t)
+{
+    vf_error err;
+    vf_error_init(&err);
+    memset(t, 0, sizeof *t);
+    if (store_task_get(f->store, id, t, &err) != 0) {
+        CHECKF(false, "task %s not found: %s", id, err.text);
+        return false;
+    }
+    CHECK_STR(t->created_at, FIXED_TEXT);
+    CHECK_STR(t->updated_at, FIXED_TEXT);
+    return true;
+}
+
+static json_t *event_of(const task_outcome *out)
+{
+    json_error_t jerr;
+    json_t *event = out->event_body ? json_loads(out->event_body, 0, &jerr) : NULL;
+    CHECKF(event != NULL, "event body %s", out->event_body ? out->event_body : "(none)");
+    if (event) {
+        CHECK_STR(json_string_value(json_object_get(event, "timestamp")), "2026-11-22T01:02:03Z");
+        CHECK_STR(json_string_value(json_object_get(event, "id")), out->event_id);
+    }
+    return event;
+}
+
+static void test_placed(fixture *f)
+{
+    task_outcome out;
+    CHECK(handle(f, "{\"task_id\":\"t-placed\",\"requested_cpu\":2,\"requested_memory\":1024}",
+                 "t-placed", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && out.placed && out.reserved && !out.duplicate);
+    CHECK_STR(out.task_id, "t-placed");
+    CHECK_STR(out.event_key, "event.task.completed");
+    json_t *event = event_of(&out);
+    json_t *data = json_object_get(event, "data");
+    CHECK_STR(json_string_value(json_object_get(data, "status")), "completed");
+    CHECK(json_integer_value(json_object_get(data, "attempts")) == 1);
+    char node[32] = "";
+    const char *name = json_string_value(json_object_get(json_object_get(data, "node"), "name"));
+    snprintf(node, sizeof node, "%s", name ? name : "");
+    CHECK(strncmp(node, "bm-00", 5) == 0);
+    json_decref(event);
+
+    store_task t;
+    if (get_task(f, "t-placed", &t)) {
+        CHECK_STR(t.status, "completed");
+        CHECK(t.reason == NULL && t.attempts == 1);
+        CHECK_STR(t.node, node);
+    }
+    store_task_clear(&t);
+    int n = 0;
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_task_events(f->store, "t-placed", count_event, &n, &err) == 0);
+    CHECK(n >= 2); /* processing, then completed */
+    task_outcome_close(&out);
+
+    /* The same id again: recognised, nothing recorded, nothing reserved. */
+    CHECK(handle(f, "{\"task_id\":\"t-placed\",\"requested_cpu\":2,\"requested_memory\":1024}",
+                 "t-placed", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && out.duplicate && !out.reserved && !out.event_id);
+    task_outcome_close(&out);
+    int again = 0;
+    CHECK(store_task_events(f->store, "t-placed", count_event, &again, &err) == 0);
+    CHECK(again == n);
+}
+
+static void test_invalid(fixture *f)
+{
+    task_outcome out;
+    CHECK(handle(f, "{\"task_id\":\"t-invalid\",\"requested_cpu\":-4,\"requested_memory\":1024}",
+                 "t-invalid", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && !out.reserved);
+    CHECK_STR(out.event_key, "event.task.failed");
+    json_t *event = event_of(&out);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(event, "data"), "reason")),
+              "invalid");
+    json_decref(event);
+    store_task t;
+    if (get_task(f, "t-invalid", &t)) {
+        CHECK_STR(t.status, "failed");
+        CHECK_STR(t.reason, "invalid");
+    }
+    store_task_clear(&t);
+    task_outcome_close(&out);
+}
+
+static void test_unschedulable(fixture *f)
+{
+    const char *body = "{\"task_id\":\"t-huge\",\"requested_cpu\":64,\"requested_memory\":1024}";
+    task_outcome out;
+    /* First attempt: back through the first delay tier as attempt 2. */
+    CHECK(handle(f, body, "t-huge", 0, &out) == 0);
+    CHECK(out.action == TASK_RETRY && out.next_attempt == 2 && !out.reserved);
+    CHECK(out.delay_s == f->config->retry.delays_s[0]);
+    store_task t;
+    if (get_task(f, "t-huge", &t))
+        CHECK_STR(t.status, "retrying");
+    store_task_clear(&t);
+    task_outcome_close(&out);
+
+    /* The last attempt (the worker's own header, trusted): failed for good. */
+    CHECK(handle(f, body, "t-huge", f->config->retry.max_attempts, &out) == 0);
+    CHECK(out.action == TASK_ACK);
+    CHECK_STR(out.event_key, "event.task.failed");
+    json_t *event = event_of(&out);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(event, "data"), "reason")),
+              "unschedulable");
+    json_decref(event);
+    if (get_task(f, "t-huge", &t)) {
+        CHECK_STR(t.status, "failed");
+        CHECK_STR(t.reason, "unschedulable");
+        CHECK(t.attempts == f->config->retry.max_attempts);
+    }
+    store_task_clear(&t);
+    task_outcome_close(&out);
+}
+
+static void test_no_inventory(fixture *f)
+{
+    const char *body = "{\"task_id\":\"t-blind\",\"requested_cpu\":1,\"requested_memory\":256}";
+    f->handler.hosts = NULL;
+    f->handler.inventory_note = "inventory unreachable (test)";
+    task_outcome out;
+    CHECK(handle(f, body, "t-blind", 0, &out) == 0);
+    CHECK(out.action == TASK_RETRY && out.next_attempt == 2);
+    task_outcome_close(&out);
+    CHECK(handle(f, body, "t-blind", f->config->retry.max_attempts, &out) == 0);
+    CHECK(out.action == TASK_DEAD && out.error != NULL);
+    CHECK_STR(out.event_key, "event.task.failed");
+    store_task t;
+    if (get_task(f, "t-blind", &t)) {
+        CHECK_STR(t.status, "failed");
+        CHECK_STR(t.reason, "exhausted");
+    }
+    store_task_clear(&t);
+    task_outcome_close(&out);
+    f->handler.hosts = f->hosts;
+    f->handler.inventory_note = "";
+}
+
+static void test_unreadable(fixture *f)
+{
+    task_outcome out;
+    CHECK(handle(f, "not json at all", "t-garbage", 0, &out) == 0);
+    CHECK(out.action == TASK_DEAD && out.error != NULL && out.event_id == NULL);
+    vf_error err;
+    vf_error_init(&err);
+    store_task t;
+    memset(&t, 0, sizeof t);
+    CHECK(store_task_get(f->store, "t-garbage", &t, &err) == 1); /* no row */
+    store_task_clear(&t);
+    task_outcome_close(&out);
+}
+
+static void test_events(void)
+{
+    char id[IDS_LEN], key[64];
+    char *text =
+        events_build("spare.ready", json_pack("{s:s}", "task_id", "t-1"), FIXED_MS / 1000, id, key);
+    CHECK(text != NULL);
+    CHECK(strncmp(id, "evt_", 4) == 0);
+    CHECK_STR(key, "event.spare.ready");
+    json_error_t jerr;
+    json_t *event = text ? json_loads(text, 0, &jerr) : NULL;
+    CHECK_STR(json_string_value(json_object_get(event, "type")), "spare.ready");
+    CHECK_STR(json_string_value(json_object_get(event, "id")), id);
+    CHECK_STR(json_string_value(json_object_get(event, "timestamp")), "2026-11-22T01:02:03Z");
+    CHECK_STR(json_string_value(json_object_get(json_object_get(event, "data"), "task_id")), "t-1");
+    json_decref(event);
+    free(text);
+}
+
+int main(void)
+{
+    vf_log_set_level(VF_LOG_WARN);
+    test_events();
+    fixture f;
+    if (!fixture_open(&f)) {
+        CHECK(!"fixture");
+        fixture_close(&f);
+        return test_summary();
+    }
+    test_placed(&f);
+    test_invalid(&f);
+    test_unschedulable(&f);
+    test_no_inventory(&f);
+    test_unreadable(&f);
+    fixture_close(&f);
+    return test_summary();
+}

@@ -1,0 +1,211 @@
+/* ctl_options: see ctl_options.h. getopt_long does the reading, so every
+ * command accepts what getopt users expect (--name=VALUE, -fVALUE,
+ * unambiguous prefixes, options after operands); the tables say the rest. */
+#include "ctl_options.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include "ctl.h"
+
+/* The globals main found before the command: the starting point of every
+ * later parse. Set once, before any command runs. */
+static ctl_args globals;
+
+/* Where the bash completion goes while ctl_options_complete_bash has set
+ * it, and the current command's own words. */
+static FILE *completion_out;
+static const char *completion_words;
+
+enum { OPTION_CONFIG = 0, OPTION_JSON, OPTION_HELP, OPTION_OWN };
+
+/* The global options, in the table's own shape. */
+static const ctl_option global_options[] = {
+    {.name = "config", .letter = 'c', .kind = CTL_OPTION_PATH},
+    {.name = "json", .kind = CTL_OPTION_SET},
+    {.name = "help", .letter = 'h', .kind = CTL_OPTION_SET},
+};
+
+/* Room for the global options and the largest command's own. */
+#define MAX_OPTIONS 40
+
+void ctl_options_set_globals(const ctl_args *given)
+{
+    globals = *given;
+    globals.operand_count = 0;
+    globals.operands = NULL;
+}
+
+void ctl_options_complete_bash(FILE *out, const char *words)
+{
+    completion_out = out;
+    completion_words = words;
+}
+
+static bool takes_value(ctl_option_kind kind)
+{
+    return kind != CTL_OPTION_SET && kind != CTL_OPTION_CLEAR && kind != CTL_OPTION_CALL_BARE;
+}
+
+static const ctl_option *option_at(const ctl_option *options, size_t index)
+{
+    return index < OPTION_OWN ? &global_options[index] : &options[index - OPTION_OWN];
+}
+
+/* "a, b or c" */
+static void list_choices(const char *const *choices, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; choices[i] && used < size; i++) {
+        const char *sep = i == 0 ? "" : choices[i + 1] ? ", " : " or ";
+        int n = snprintf(buf + used, size - used, "%s%s", sep, choices[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static int apply(const char *command, const ctl_option *option, const char *value)
+{
+    switch (option->kind) {
+    case CTL_OPTION_SET:
+        *(bool *)option->target = true;
+        return 0;
+    case CTL_OPTION_CLEAR:
+        *(bool *)option->target = false;
+        return 0;
+    case CTL_OPTION_STRING:
+    case CTL_OPTION_PATH:
+        *(const char **)option->target = value;
+        return 0;
+    case CTL_OPTION_CHOICE:
+        for (size_t i = 0; option->choices[i]; i++) {
+            if (strcmp(value, option->choices[i]) == 0) {
+                *(const char **)option->target = value;
+                return 0;
+            }
+        }
+        char valid[512];
+        list_choices(option->choices, valid, sizeof valid);
+        ctl_error("%s: --%s: unknown value '%s' (expected %s)", command, option->name, value,
+                  valid);
+        return -1;
+    case CTL_OPTION_POSITIVE: {
+        char name[64];
+        snprintf(name, sizeof name, "--%s", option->name);
+        return ctl_parse_positive(name, value, option->target);
+    }
+    case CTL_OPTION_CALL:
+    case CTL_OPTION_CALL_BARE:
+        return option->call(option, value);
+    }
+    return -1;
+}
+
+/* One `case` branch of the completion function: the command's options, its
+ * own words, and what each option's value completes to. */
+static void complete_bash(const char *command, const ctl_option *options, size_t count)
+{
+    FILE *out = completion_out;
+    fprintf(out, "    %s)\n        opts=\"", command[0] ? command : "''");
+    for (size_t i = 0; i < count; i++) {
+        const ctl_option *o = option_at(options, i);
+        fprintf(out, "%s--%s", i ? " " : "", o->name);
+        if (o->letter)
+            fprintf(out, " -%c", o->letter);
+    }
+    fprintf(out, "\"\n        words=\"%s\"\n        case $prev in\n",
+            completion_words ? completion_words : "");
+    for (size_t i = 0; i < count; i++) {
+        const ctl_option *o = option_at(options, i);
+        if (!takes_value(o->kind))
+            continue;
+        fprintf(out, "        --%s", o->name);
+        if (o->letter)
+            fprintf(out, " | -%c", o->letter);
+        if (o->kind == CTL_OPTION_PATH) {
+            fprintf(out, ") values=@file ;;\n");
+        } else if (o->kind == CTL_OPTION_CHOICE) {
+            fprintf(out, ") values=\"");
+            for (size_t c = 0; o->choices[c]; c++)
+                fprintf(out, "%s%s", c ? " " : "", o->choices[c]);
+            fprintf(out, "\" ;;\n");
+        } else {
+            fprintf(out, ") values=@none ;;\n");
+        }
+    }
+    fprintf(out, "        esac\n        ;;\n");
+}
+
+int ctl_options_parse(const char *command, int argc, char **argv, const ctl_option *options,
+                      void (*usage)(FILE *), bool stop_at_operand, ctl_args *args)
+{
+    size_t count = OPTION_OWN;
+    while (options && options[count - OPTION_OWN].name)
+        count++;
+    if (count > MAX_OPTIONS) {
+        ctl_error("%s: too many options for the parser (%zu)", command, count);
+        return CTL_EXIT_USAGE;
+    }
+    if (completion_out) {
+        complete_bash(command, options, count);
+        return CTL_EXIT_OK;
+    }
+
+    struct option longopts[MAX_OPTIONS + 1];
+    char shortopts[2 * MAX_OPTIONS + 2];
+    size_t s = 0;
+    if (stop_at_operand)
+        shortopts[s++] = '+';
+    for (size_t i = 0; i < count; i++) {
+        const ctl_option *o = option_at(options, i);
+        longopts[i] =
+            (struct option){o->name, takes_value(o->kind) ? required_argument : no_argument, NULL,
+                            (int)(0x100 + i)};
+        if (o->letter) {
+            shortopts[s++] = o->letter;
+            if (takes_value(o->kind))
+                shortopts[s++] = ':';
+        }
+    }
+    longopts[count] = (struct option){NULL, 0, NULL, 0};
+    shortopts[s] = '\0';
+
+    *args = globals;
+    /* 0, not 1: glibc then starts afresh, dropping what it kept of the
+     * previous parse (main's parse of the global options). */
+    optind = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        size_t index = count;
+        if (c >= 0x100)
+            index = (size_t)(c - 0x100);
+        else
+            for (size_t i = 0; i < count; i++)
+                if (option_at(options, i)->letter == c)
+                    index = i;
+        if (index >= count) {
+            /* getopt has said what is wrong */
+            usage(stderr);
+            return CTL_EXIT_USAGE;
+        }
+        switch (index) {
+        case OPTION_CONFIG:
+            args->config_path = optarg;
+            break;
+        case OPTION_JSON:
+            args->json = true;
+            break;
+        case OPTION_HELP:
+            usage(stdout);
+            return CTL_EXIT_OK;
+        default:
+            if (apply(command, option_at(options, index), optarg) < 0)
+                return CTL_EXIT_USAGE;
+        }
+    }
+    args->operands = argv + optind;
+    args->operand_count = argc - optind;
+    return -1;
+}

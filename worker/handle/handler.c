@@ -1,0 +1,17 @@
+/* handler: see handler.h. */
+#include "handler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void task_outcome_close(task_outcome *outcome)
+{
+    if (!outcome)
+        return;
+    free(outcome->event_id);
+    free(outcome->event_key);
+    free(outcome->event_body);
+    free(outcome->reply_body);
+    free(outcome->error);
+    memset(outcome, 0, sizeof *outcome);
+}

@@ -1,0 +1,175 @@
+/* service_internal: what the parts of virtflow-worker's service share, and
+ * no one else. service.c runs the round (take a batch, record it in one
+ * transaction, sync, ack and publish) and the service's life; beside it
+ * service_publish.c (publishing with confirms, the outbox sweep),
+ * service_inventory.c (the inventory refresh thread and following its
+ * snapshots) and service_checkpoint.c (WAL checkpoints and lease renewal on a
+ * thread of their own). */
+#ifndef VF_SERVICE_INTERNAL_H
+#define VF_SERVICE_INTERNAL_H
+
+#include "service.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "amqp_link.h"
+#include "backoff.h"
+#include "clock.h"
+#include "engine.h"
+#include "grow.h"
+#include "ids.h"
+#include "inventory.h"
+#include "leases.h"
+#include "log.h"
+#include "reservations.h"
+#include "retention.h"
+#include "spare_driver.h"
+#include "spare_handler.h"
+#include "store.h"
+#include "store_hosts.h"
+#include "store_outbox.h"
+#include "store_reservations.h"
+#include "task_attempt.h"
+#include "store_config.h"
+#include "task_handler.h"
+#include "wal_sync.h"
+#include "worker_metrics.h"
+
+#define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
+#define CONFIRM_TIMEOUT_MS 30000
+#define OUTBOX_SWEEP_LIMIT 1000
+#define MAX_UNCONFIRMED 2000 /* publishes in flight before the loop waits for confirms */
+/* An unconfirmed event younger than this may be on its way from another
+ * worker sharing the store: the sweep leaves it to that worker. */
+#define OUTBOX_GRACE_MS 2000
+
+typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD } publish_kind;
+
+/* A publish whose confirm has not been settled yet. Kept in publish order,
+ * which is tag order within one connection. */
+typedef struct pending_publish {
+    uint64_t tag;
+    publish_kind kind;
+    uint64_t delivery_tag; /* PUB_RETRY, PUB_DEAD: the message to ack once confirmed */
+    char *event_id;        /* PUB_EVENT: owned, to mark in the outbox */
+    int state;             /* 0 waiting, 1 confirmed, -1 failed */
+} pending_publish;
+
+typedef struct batch_item {
+    amqp_link_delivery delivery;
+    task_outcome outcome;
+} batch_item;
+
+/* Messages taken together: recorded in one transaction, then acked and
+ * published once that transaction is durable. */
+typedef struct batch {
+    batch_item *items;
+    size_t n_items, cap_items;
+    uint64_t sync_ticket; /* wal_sync ticket covering its commit */
+} batch;
+
+/* Event ids, owned. */
+typedef struct id_list {
+    char **ids;
+    size_t n, cap;
+} id_list;
+
+/* Why a round failed: the broker side, the store (nothing of the batch was
+ * acked; try again), or a failed fsync, after which nothing can be acked. */
+typedef enum { ROUND_OK, ROUND_BROKER, ROUND_STORE, ROUND_FATAL } round_status;
+
+typedef struct service {
+    const vf_config *config;
+    volatile sig_atomic_t *stop;
+    char owner[STORE_OWNER_SIZE]; /* this worker instance, in the store's leases */
+    amqp_link *link;
+    store *store;
+    sched_engine *engine;
+    reservation_book *book; /* the engine's reservations and the host generations behind them */
+    inventory *inventory;
+    inventory_view view; /* the snapshot the engine decides over */
+    /* The reservation clock: when `view` was fetched (Unix ms, wall clock).
+     * Reservations expire against it, not against the wall clock, so that
+     * none ends while the inventory cannot show whether its VM exists. */
+    int64_t view_fetched_ms;
+    int64_t clock_recorded_ms; /* the last view_fetched_ms the store has */
+    /* `view.hosts`, or NULL while the snapshot is older than
+     * inventory.max_age_s: then tasks retry as if there were no inventory. */
+    const hostset *placeable;
+    bool inventory_too_old; /* placements stopped by inventory.max_age_s */
+    pthread_t refresher;
+    bool refresher_running;
+    pthread_t checkpointer;
+    bool checkpointer_running;
+    pthread_mutex_t refresh_lock;
+    pthread_cond_t refresh_wake;
+    bool refresher_stop;
+
+    wal_sync *sync;
+    batch batches[2];
+    batch *collecting; /* the batch being taken and recorded */
+    batch *syncing;    /* NULL, or the committed batch awaiting its sync */
+    pending_publish *pubs;
+    size_t n_pubs, cap_pubs;
+    id_list confirmed; /* events confirmed, to mark in the next transaction */
+    time_t last_sweep;
+    char note[VF_ERROR_TEXT + 64];
+    bool sync_failed; /* a WAL sync failed: nothing more may be acked */
+    uint64_t placed_since_summary;
+    uint64_t conflicts_since_summary; /* batches decided again: another worker got there first */
+    int64_t last_summary_us;          /* monotonic */
+    round_status early_status;        /* of a finish_syncing_early during this round */
+    vf_error early_err;
+    spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
+    /* Waits between store probes while consuming is paused. Reset only once
+     * a batch commits, so a store that takes the probe but still fails
+     * batches (a nearly full disk) is retried less and less often. */
+    backoff store_retry;
+    retention *retention;    /* store.retention: prunes old rows, on a thread of its own */
+    worker_metrics *metrics; /* worker.http_listen; NULL when off (every hook is a no-op) */
+} service;
+
+/* Reservations whose VMs the inventory now shows on their own hosts. */
+typedef struct materialised_vm {
+    int64_t vmid;
+    char node[HOST_NAME_LEN];
+} materialised_vm;
+
+typedef struct materialised {
+    materialised_vm *vms;
+    size_t n, cap;
+} materialised;
+
+/* ---- service_inventory.c ---- */
+
+/* The inventory refresh thread (arg: the service). */
+void *service_refresh_loop(void *arg);
+int service_follow_inventory(service *svc, materialised *gone, vf_error *err);
+
+/* ---- service_checkpoint.c ---- */
+
+/* The checkpoint and lease-renewal thread (arg: the service). */
+void *service_checkpoint_loop(void *arg);
+
+/* ---- service_publish.c ---- */
+
+void service_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
+int service_publish_tracked(service *svc, const char *exchange, const char *key,
+                            const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
+                            const char *event_id, vf_error *err);
+void service_id_list_clear(id_list *list);
+void service_id_list_drop_first(id_list *list, size_t n);
+bool service_republish_waiting(const service *svc);
+int service_settle_confirms(service *svc, vf_error *err);
+int service_flush_confirmed(service *svc, const id_list *list, const char *at, size_t *marked,
+                            vf_error *err);
+int service_flush_confirmed_now(service *svc, vf_error *err);
+int service_sweep_outbox(service *svc, bool stopping, vf_error *err);
+
+#endif

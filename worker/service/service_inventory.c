@@ -1,0 +1,92 @@
+/* service_inventory: the inventory refresh thread and following its
+ * snapshots (service_internal.h). */
+#include "service_internal.h"
+
+/* ---- inventory ---- */
+
+void *service_refresh_loop(void *arg)
+{
+    service *svc = arg;
+    pthread_mutex_lock(&svc->refresh_lock);
+    while (!svc->refresher_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += svc->config->inventory.refresh_s;
+        while (!svc->refresher_stop &&
+               pthread_cond_timedwait(&svc->refresh_wake, &svc->refresh_lock, &until) != ETIMEDOUT)
+            ;
+        if (svc->refresher_stop)
+            break;
+        pthread_mutex_unlock(&svc->refresh_lock);
+        vf_error err;
+        vf_error_init(&err);
+        (void)inventory_refresh(svc->inventory, &err); /* logs its own failures */
+        /* Parsing a large inventory churns through megabytes that this
+         * thread's arena would otherwise keep resident between refreshes. */
+        malloc_trim(0);
+        pthread_mutex_lock(&svc->refresh_lock);
+    }
+    pthread_mutex_unlock(&svc->refresh_lock);
+    return NULL;
+}
+
+static void note_materialised(const sched_reservation *res, void *user)
+{
+    materialised *m = user;
+    if (grow_array((void **)&m->vms, &m->cap, m->n + 1, sizeof *m->vms) == 0) {
+        m->vms[m->n].vmid = res->vmid;
+        snprintf(m->vms[m->n].node, sizeof m->vms[m->n].node, "%s", res->node);
+        m->n++;
+    }
+}
+
+/* Past inventory.max_age_s the snapshot no longer describes the hosts well
+ * enough to place on: placements stop (tasks retry, then end exhausted)
+ * until a refresh succeeds. Says so once when it starts and when it ends. */
+static void check_max_age(service *svc, const inventory_view *view)
+{
+    int max_age_s = svc->config->inventory.max_age_s;
+    bool too_old = view->hosts && view->age_s > max_age_s;
+    bool was_too_old = svc->inventory_too_old;
+    if (too_old) {
+        snprintf(svc->note, sizeof svc->note,
+                 "inventory is %.0f s old, older than inventory.max_age_s (%d s): no placement "
+                 "until a refresh succeeds; last error: %.160s",
+                 view->age_s, max_age_s, view->error[0] ? view->error : "none");
+        if (!was_too_old)
+            log_warn("%s", svc->note);
+    } else if (was_too_old && view->hosts) {
+        log_info("inventory: fresh again; placements resume");
+    }
+    svc->inventory_too_old = too_old;
+    svc->placeable = too_old ? NULL : view->hosts;
+}
+
+/* Switch the engine to the newest snapshot if there is one; collect the
+ * reservations whose VMs the inventory now shows. */
+int service_follow_inventory(service *svc, materialised *gone, vf_error *err)
+{
+    inventory_view next;
+    inventory_acquire(svc->inventory, &next);
+    inventory_view_describe(&next, svc->note, sizeof svc->note);
+    if (!next.hosts || next.hosts == svc->view.hosts) {
+        check_max_age(svc, &next);
+        inventory_release(&next);
+        return 0;
+    }
+    if (sched_engine_set_hosts(svc->engine, next.hosts, note_materialised, gone, err) < 0) {
+        inventory_release(&next);
+        return -1;
+    }
+    /* Refreshes happen every few seconds: say so only when the picture changes. */
+    if (!svc->view.hosts || svc->view.hosts->n_hosts != next.hosts->n_hosts)
+        log_info("inventory: deciding over %zu hosts%s%s", next.hosts->n_hosts,
+                 svc->note[0] ? "; " : "", svc->note);
+    else
+        log_debug("inventory: new snapshot of %zu hosts", next.hosts->n_hosts);
+    inventory_release(&svc->view);
+    svc->view = next;
+    svc->view_fetched_ms = clock_wall_ms() - (int64_t)(next.age_s * 1000);
+    check_max_age(svc, &svc->view);
+    return 0;
+}
