@@ -1,12 +1,16 @@
 /* bench_engine: decisions/s and node evaluations/s of the scheduling engine
- * for 100, 1,000 and 10,000 hosts, with default plugins, with a node-regex
- * annotation, and with every decision reserved (the worker's pattern).
- * One core, one engine. Prints figures; asserts nothing.
+ * for 100, 1,000, 10,000 and 100,000 hosts, with default plugins, with a
+ * node-regex annotation, and with every decision reserved (the worker's
+ * pattern). One core, one engine. Prints figures and the process's peak RSS
+ * so far; asserts nothing.
  *
- *   bench_engine [seconds-per-case]   (default 1.0) */
+ *   bench_engine [seconds-per-case] [max-hosts]   (default 1.0, 100000)
+ *   bench_engine --decisions N [max-hosts]        exactly N decisions per case,
+ *                                                 for callgrind instruction counts */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "engine.h"
@@ -56,7 +60,13 @@ static hostset *make_hosts(size_t n)
 
 typedef enum { PLAIN, REGEX, RESERVE } bench_mode;
 
-static void run(size_t n_hosts, bench_mode mode, double seconds)
+static long peak_rss_kib(void)
+{
+    struct rusage usage;
+    return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : -1;
+}
+
+static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_decisions)
 {
     hostset *hosts = make_hosts(n_hosts);
     sched_params params = {.overcommit_cpu = 4.0,
@@ -82,7 +92,7 @@ static void run(size_t n_hosts, bench_mode mode, double seconds)
     long decisions = 0, placed = 0;
     double start = now_s(), elapsed = 0;
     sched_decision d;
-    while (elapsed < seconds) {
+    while (fixed_decisions > 0 ? decisions < fixed_decisions : elapsed < seconds) {
         for (int batch = 0; batch < 50; batch++) {
             if (sched_engine_decide(engine, &req, &d, &err) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
@@ -112,22 +122,32 @@ static void run(size_t n_hosts, bench_mode mode, double seconds)
     }
     static const char *const names[] = {"default plugins", "node regex", "decide+reserve"};
     printf("%-16s hosts=%6zu  decisions/s=%10.0f  node-evaluations/s=%12.0f  us/decision=%8.2f  "
-           "placed=%ld/%ld\n",
+           "placed=%ld/%ld  peak-rss-kib=%ld\n",
            names[mode], n_hosts, (double)decisions / elapsed,
            (double)decisions * (double)n_hosts / elapsed, elapsed / (double)decisions * 1e6, placed,
-           decisions);
+           decisions, peak_rss_kib());
     sched_engine_free(engine);
     hostset_free(hosts);
 }
 
 int main(int argc, char **argv)
 {
-    double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+    double seconds = 1.0;
+    long fixed_decisions = 0;
+    int arg = 1;
+    if (arg + 1 < argc && strcmp(argv[arg], "--decisions") == 0) {
+        fixed_decisions = atol(argv[arg + 1]);
+        arg += 2;
+    } else if (arg < argc) {
+        seconds = atof(argv[arg++]);
+    }
     if (seconds <= 0)
         seconds = 1.0;
-    static const size_t sizes[] = {100, 1000, 10000};
+    size_t max_hosts = arg < argc ? (size_t)atol(argv[arg]) : 100000;
+    static const size_t sizes[] = {100, 1000, 10000, 100000};
     for (size_t m = 0; m < 3; m++)
-        for (size_t s = 0; s < 3; s++)
-            run(sizes[s], (bench_mode)m, seconds);
+        for (size_t s = 0; s < 4; s++)
+            if (sizes[s] <= max_hosts)
+                run(sizes[s], (bench_mode)m, seconds, fixed_decisions);
     return 0;
 }

@@ -43,6 +43,17 @@ static void decide_ok(world *w, const sched_request *req, sched_decision *d)
     CHECKF(rc == 0, "decide failed: %s", err.text);
 }
 
+/* decide_ok, with each host's reason also when placed (virtflowctl place). */
+static void decide_explained(world *w, const sched_request *req, sched_decision *d)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_decide_options options = {.host_reasons = true};
+    int rc = sched_engine_decide_with(w->engine, req, &options, d, &err);
+    CHECKF(rc == 0, "decide failed: %s", err.text);
+    CHECK(d->host_reasons != NULL);
+}
+
 /* The Python prototype sorted ascending and took the first: the most loaded
  * host. Under the default spread the least loaded one must win. */
 static void test_least_loaded_wins(void)
@@ -142,7 +153,7 @@ static void test_regex_anchoring(void)
     CHECK_STR(d.node ? d.node->name : NULL, "node1");
 
     strcpy(req.node_regex, "node[0-9]+");
-    decide_ok(&w, &req, &d);
+    decide_explained(&w, &req, &d);
     CHECK(d.n_feasible == 2);
     CHECK(d.host_reasons[0] == SCHED_REASON_NODE_REGEX); /* mynode1 sorts first */
 
@@ -381,7 +392,7 @@ static void test_dedicated_and_status(void)
     decide_ok(&w, &req, &d);
     CHECK_STR(d.node ? d.node->name : NULL, "b-dedicated");
     req.dedicated = false;
-    decide_ok(&w, &req, &d);
+    decide_explained(&w, &req, &d);
     CHECK_STR(d.node ? d.node->name : NULL, "a-shared");
     CHECK(d.n_feasible == 1);
     CHECK(d.host_reasons[1] == SCHED_REASON_DEDICATED_HOST);
@@ -412,7 +423,7 @@ static void test_slots_disk_and_ties(void)
     sched_decision d;
     fixture_request(&req, 1, 1024);
     req.disk = 20;
-    decide_ok(&w, &req, &d);
+    decide_explained(&w, &req, &d);
     CHECK_STR(d.node ? d.node->name : NULL, "h2");
     CHECK(d.host_reasons[0] == SCHED_REASON_DISK);     /* h1 */
     CHECK(d.host_reasons[2] == SCHED_REASON_VM_SLOTS); /* h3 */

@@ -240,12 +240,15 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         if (excluded[e] < set->n_hosts)
             is_excluded[excluded[e]] = true;
     }
-    sched_decide_options options = {excluded, n_excluded};
+    /* Sometimes per-host reasons for a placed decision too: the full pass. */
+    sched_decide_options options = {
+        .excluded = excluded, .n_excluded = n_excluded, .host_reasons = rnd(4) == 0};
     sched_decision d;
     vf_error err;
     vf_error_init(&err);
-    int rc = rnd(2) && n_excluded == 0 ? sched_engine_decide(engine, &req, &d, &err)
-                                       : sched_engine_decide_with(engine, &req, &options, &d, &err);
+    int rc = rnd(2) && n_excluded == 0 && !options.host_reasons
+                 ? sched_engine_decide(engine, &req, &d, &err)
+                 : sched_engine_decide_with(engine, &req, &options, &d, &err);
     CHECKF(rc == 0, "case %d: %s", case_no, err.text);
     if (rc != 0)
         return;
@@ -276,7 +279,10 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
 
     bool ok = d.n_hosts == set->n_hosts && d.n_feasible == feasible && d.placed == (feasible > 0) &&
               memcmp(d.reason_counts, counts, sizeof counts) == 0 &&
-              (set->n_hosts == 0 || memcmp(d.host_reasons, reasons, set->n_hosts) == 0);
+              /* Per-host reasons come with every failure and when asked for. */
+              (d.host_reasons || (d.placed && !options.host_reasons)) &&
+              (set->n_hosts == 0 || !d.host_reasons ||
+               memcmp(d.host_reasons, reasons, set->n_hosts) == 0);
     if (ok && d.placed) {
         size_t chosen = sched_decision_host_index(engine, &d);
         if (s->params.subset_size == 1) {
@@ -396,7 +402,7 @@ static void test_cases_cover_every_reason(void)
         sched_request req;
         random_request(&req);
         size_t excluded[2] = {0, 1};
-        sched_decide_options options = {excluded, 2};
+        sched_decide_options options = {.excluded = excluded, .n_excluded = 2};
         sched_decision d;
         if (engine && sched_engine_decide_with(engine, &req, &options, &d, &err) == 0)
             for (int r = 0; r < SCHED_REASON_COUNT; r++)

@@ -1,0 +1,423 @@
+#include "fitindex.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_STATUSES 4
+
+/* What a subtree's hosts have at least (room) or at most (bounds). */
+typedef struct fitnode {
+    uint32_t count;         /* hosts below */
+    int32_t min_slots_left; /* max_vms - current - reserved */
+    int64_t min_disk_left;  /* GiB: storage - reserved */
+    double min_cpu_room;    /* vCPUs a request may add and surely fit (loosened) */
+    double min_memory_room; /* MiB, likewise */
+    /* Committed fraction before the request: (allocated + reserved) / capacity,
+     * and 1 / capacity, so a request's fraction is used + want * inv. */
+    double lo_cpu_used, hi_cpu_used, lo_cpu_inv, hi_cpu_inv;
+    double lo_memory_used, hi_memory_used, lo_memory_inv, hi_memory_inv;
+    double max_slots_score; /* clamped VMSlots score */
+} fitnode;
+
+typedef struct group {
+    size_t leaves;       /* power of two >= members */
+    size_t node_offset;  /* into nodes: node k of this group is nodes[node_offset + k] */
+    size_t member_start; /* into members */
+    size_t n_members;
+} group;
+
+struct fitindex {
+    bool ready;
+    size_t n_hosts, n_pools;
+    group *groups;        /* per pool * 2 + dedicated */
+    fitnode *nodes;       /* every group's tree, 1-based within its group */
+    uint32_t *members;    /* host indexes per group, name order */
+    uint32_t *host_group; /* per host: its group, or UINT32_MAX when not indexed */
+    uint32_t *host_leaf;  /* per host: its leaf's position within the group's tree */
+    uint32_t *classes;    /* per pool * 8 + dedicated * 4 + status: host counts */
+    uint32_t *pool_sizes; /* per pool */
+    size_t cap_hosts, cap_nodes, cap_pools;
+};
+
+/* Far above rounding (a few units in the last place, ~1e-15 relative) and far
+ * below any difference a request or score makes. */
+#define LOOSEN 1e-9
+
+fitindex *fitindex_new(void)
+{
+    return calloc(1, sizeof(fitindex));
+}
+
+void fitindex_free(fitindex *index)
+{
+    if (!index)
+        return;
+    free(index->groups);
+    free(index->nodes);
+    free(index->members);
+    free(index->host_group);
+    free(index->host_leaf);
+    free(index->classes);
+    free(index->pool_sizes);
+    free(index);
+}
+
+void fitindex_clear(fitindex *index)
+{
+    index->ready = false;
+}
+
+bool fitindex_ready(const fitindex *index)
+{
+    return index->ready;
+}
+
+static const fitnode empty_node = {
+    .count = 0,
+    .min_slots_left = INT32_MAX,
+    .min_disk_left = INT64_MAX,
+    .min_cpu_room = INFINITY,
+    .min_memory_room = INFINITY,
+    .lo_cpu_used = INFINITY,
+    .hi_cpu_used = -INFINITY,
+    .lo_cpu_inv = INFINITY,
+    .hi_cpu_inv = -INFINITY,
+    .lo_memory_used = INFINITY,
+    .hi_memory_used = -INFINITY,
+    .lo_memory_inv = INFINITY,
+    .hi_memory_inv = -INFINITY,
+    .max_slots_score = -INFINITY,
+};
+
+/* Room a request may take and surely pass `after <= capacity + epsilon`
+ * (plugins.h), less a margin covering the rounding of the real test. */
+static double room(double capacity, double committed)
+{
+    double margin = LOOSEN * (1.0 + fabs(capacity) + fabs(committed));
+    return (capacity + SCHED_FIT_EPSILON) - committed - margin;
+}
+
+static void leaf_of(fitnode *n, const sched_hot *h, const sched_host_load *load)
+{
+    double cpu_committed = h->allocated_cpu + load->cpu;
+    double memory_committed = h->allocated_memory + (double)load->memory;
+    n->count = 1;
+    n->min_slots_left = h->max_vms - (h->current_vms + load->vms);
+    n->min_disk_left = h->storage - load->disk;
+    n->min_cpu_room = room(h->cpu_capacity, cpu_committed);
+    n->min_memory_room = room(h->memory_capacity, memory_committed);
+    /* sched_cpu_fraction: 1 whatever the request when there is no capacity. */
+    double cpu_used = h->cpu_capacity > 0 ? cpu_committed / h->cpu_capacity : 1.0;
+    double cpu_inv = h->cpu_capacity > 0 ? 1.0 / h->cpu_capacity : 0.0;
+    double memory_used = h->memory_capacity > 0 ? memory_committed / h->memory_capacity : 1.0;
+    double memory_inv = h->memory_capacity > 0 ? 1.0 / h->memory_capacity : 0.0;
+    n->lo_cpu_used = n->hi_cpu_used = cpu_used;
+    n->lo_cpu_inv = n->hi_cpu_inv = cpu_inv;
+    n->lo_memory_used = n->hi_memory_used = memory_used;
+    n->lo_memory_inv = n->hi_memory_inv = memory_inv;
+    n->max_slots_score = h->vm_slots_score;
+}
+
+static void combine(fitnode *n, const fitnode *a, const fitnode *b)
+{
+    n->count = a->count + b->count;
+    n->min_slots_left =
+        a->min_slots_left < b->min_slots_left ? a->min_slots_left : b->min_slots_left;
+    n->min_disk_left = a->min_disk_left < b->min_disk_left ? a->min_disk_left : b->min_disk_left;
+    n->min_cpu_room = fmin(a->min_cpu_room, b->min_cpu_room);
+    n->min_memory_room = fmin(a->min_memory_room, b->min_memory_room);
+    n->lo_cpu_used = fmin(a->lo_cpu_used, b->lo_cpu_used);
+    n->hi_cpu_used = fmax(a->hi_cpu_used, b->hi_cpu_used);
+    n->lo_cpu_inv = fmin(a->lo_cpu_inv, b->lo_cpu_inv);
+    n->hi_cpu_inv = fmax(a->hi_cpu_inv, b->hi_cpu_inv);
+    n->lo_memory_used = fmin(a->lo_memory_used, b->lo_memory_used);
+    n->hi_memory_used = fmax(a->hi_memory_used, b->hi_memory_used);
+    n->lo_memory_inv = fmin(a->lo_memory_inv, b->lo_memory_inv);
+    n->hi_memory_inv = fmax(a->hi_memory_inv, b->hi_memory_inv);
+    n->max_slots_score = fmax(a->max_slots_score, b->max_slots_score);
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+int fitindex_build(fitindex *index, const sched_hot *hot, const sched_host_load *load,
+                   size_t n_hosts, size_t n_pools, vf_error *err)
+{
+    index->ready = false;
+    size_t n_groups = n_pools * 2;
+    /* Per-pool arrays are small; sized exactly each build. */
+    if (n_pools > index->cap_pools || !index->groups) {
+        size_t want = n_pools ? n_pools : 1;
+        group *groups = realloc(index->groups, want * 2 * sizeof *groups);
+        if (groups)
+            index->groups = groups;
+        uint32_t *classes = realloc(index->classes, want * 8 * sizeof *classes);
+        if (classes)
+            index->classes = classes;
+        uint32_t *sizes = realloc(index->pool_sizes, want * sizeof *sizes);
+        if (sizes)
+            index->pool_sizes = sizes;
+        if (!groups || !classes || !sizes)
+            goto oom;
+        index->cap_pools = want;
+    }
+    if (n_hosts > index->cap_hosts) {
+        uint32_t *host_group = realloc(index->host_group, n_hosts * sizeof *host_group);
+        if (host_group)
+            index->host_group = host_group;
+        uint32_t *host_leaf = realloc(index->host_leaf, n_hosts * sizeof *host_leaf);
+        if (host_leaf)
+            index->host_leaf = host_leaf;
+        uint32_t *members = realloc(index->members, n_hosts * sizeof *members);
+        if (members)
+            index->members = members;
+        if (!host_group || !host_leaf || !members)
+            goto oom;
+        index->cap_hosts = n_hosts;
+    }
+
+    memset(index->groups, 0, n_groups * sizeof *index->groups);
+    memset(index->classes, 0, n_pools * 8 * sizeof *index->classes);
+    memset(index->pool_sizes, 0, n_pools * sizeof *index->pool_sizes);
+    for (size_t i = 0; i < n_hosts; i++) {
+        const sched_hot *h = &hot[i];
+        index->host_group[i] = UINT32_MAX;
+        if (h->pool_id >= n_pools)
+            continue;
+        uint8_t status = h->status < N_STATUSES ? h->status : HOST_UNKNOWN;
+        index->classes[h->pool_id * 8 + (h->dedicated ? 4 : 0) + status]++;
+        index->pool_sizes[h->pool_id]++;
+        if (status == HOST_ONLINE)
+            index->groups[h->pool_id * 2 + (h->dedicated ? 1 : 0)].n_members++;
+    }
+    size_t members = 0, nodes = 0;
+    for (size_t g = 0; g < n_groups; g++) {
+        group *gr = &index->groups[g];
+        gr->member_start = members;
+        members += gr->n_members;
+        gr->leaves = pow2_at_least(gr->n_members ? gr->n_members : 1);
+        gr->node_offset = nodes;
+        nodes += 2 * gr->leaves;
+        gr->n_members = 0; /* refilled below */
+    }
+    if (nodes > index->cap_nodes) {
+        fitnode *grown = realloc(index->nodes, nodes * sizeof *grown);
+        if (!grown)
+            goto oom;
+        index->nodes = grown;
+        index->cap_nodes = nodes;
+    }
+    for (size_t i = 0; i < n_hosts; i++) {
+        const sched_hot *h = &hot[i];
+        if (h->pool_id >= n_pools || h->status != HOST_ONLINE)
+            continue;
+        uint32_t g = h->pool_id * 2 + (h->dedicated ? 1 : 0);
+        group *gr = &index->groups[g];
+        index->members[gr->member_start + gr->n_members] = (uint32_t)i;
+        index->host_group[i] = g;
+        index->host_leaf[i] = (uint32_t)(gr->leaves + gr->n_members);
+        gr->n_members++;
+    }
+    for (size_t g = 0; g < n_groups; g++) {
+        const group *gr = &index->groups[g];
+        fitnode *tree = &index->nodes[gr->node_offset];
+        for (size_t k = 0; k < gr->leaves; k++) {
+            if (k < gr->n_members) {
+                uint32_t i = index->members[gr->member_start + k];
+                leaf_of(&tree[gr->leaves + k], &hot[i], &load[i]);
+            } else {
+                tree[gr->leaves + k] = empty_node;
+            }
+        }
+        for (size_t k = gr->leaves - 1; k >= 1; k--)
+            combine(&tree[k], &tree[2 * k], &tree[2 * k + 1]);
+        tree[0] = empty_node;
+    }
+    index->n_hosts = n_hosts;
+    index->n_pools = n_pools;
+    index->ready = true;
+    return 0;
+oom:
+    vf_error_set(err, VF_ENOMEM, "out of memory indexing %zu hosts", n_hosts);
+    return -1;
+}
+
+void fitindex_update(fitindex *index, const sched_hot *hot, const sched_host_load *load,
+                     size_t host_index)
+{
+    if (!index->ready || host_index >= index->n_hosts)
+        return;
+    uint32_t g = index->host_group[host_index];
+    if (g == UINT32_MAX)
+        return;
+    const group *gr = &index->groups[g];
+    fitnode *tree = &index->nodes[gr->node_offset];
+    size_t k = index->host_leaf[host_index];
+    leaf_of(&tree[k], &hot[host_index], &load[host_index]);
+    for (k >>= 1; k >= 1; k >>= 1)
+        combine(&tree[k], &tree[2 * k], &tree[2 * k + 1]);
+}
+
+uint32_t fitindex_class_count(const fitindex *index, int pool_id, bool dedicated,
+                              host_status status)
+{
+    if (!index->ready || pool_id < 0 || (size_t)pool_id >= index->n_pools ||
+        (unsigned)status >= N_STATUSES)
+        return 0;
+    return index->classes[(size_t)pool_id * 8 + (dedicated ? 4 : 0) + (size_t)status];
+}
+
+uint32_t fitindex_pool_size(const fitindex *index, int pool_id)
+{
+    if (!index->ready || pool_id < 0 || (size_t)pool_id >= index->n_pools)
+        return 0;
+    return index->pool_sizes[pool_id];
+}
+
+/* A search's fixed inputs and state, for the recursion. */
+typedef struct search {
+    fitindex_query *q;
+    const fitnode *tree;
+    const uint32_t *members; /* the group's, by leaf position */
+    size_t leaves;
+    bool free_on, most_on, balanced_on, slots_score_on;
+    double threshold; /* the best's score + epsilon: what a better host must beat */
+    double best_sum;
+} search;
+
+/* Whether every host below surely passes every enabled capacity filter. */
+static bool all_fit(const search *s, const fitnode *n)
+{
+    const fitindex_query *q = s->q;
+    return (!q->slots_on || n->min_slots_left >= 1) &&
+           (!q->cpu_on || q->want_cpu <= n->min_cpu_room) &&
+           (!q->memory_on || q->want_memory <= n->min_memory_room) &&
+           (!q->disk_on || n->min_disk_left >= q->want_disk);
+}
+
+static double loosen_down(double v)
+{
+    return v - LOOSEN * (1.0 + fabs(v));
+}
+
+static double loosen_up(double v)
+{
+    return v + LOOSEN * (1.0 + fabs(v));
+}
+
+/* No host below scores more than this (the full pass's score, weights
+ * divided). */
+static double score_bound(const search *s, const fitnode *n)
+{
+    const fitindex_query *q = s->q;
+    double lo_cf = loosen_down(n->lo_cpu_used + q->want_cpu * n->lo_cpu_inv);
+    double hi_cf = loosen_up(n->hi_cpu_used + q->want_cpu * n->hi_cpu_inv);
+    double lo_mf = loosen_down(n->lo_memory_used + q->want_memory * n->lo_memory_inv);
+    double hi_mf = loosen_up(n->hi_memory_used + q->want_memory * n->hi_memory_inv);
+    double sum = 0;
+    if (s->free_on)
+        sum += q->w_free * sched_score_clamp(sched_score_free(lo_cf, lo_mf));
+    if (s->most_on)
+        sum += q->w_most * sched_score_clamp(sched_score_most_allocated(hi_cf, hi_mf));
+    if (s->balanced_on) {
+        double gap = fmax(0.0, fmax(lo_cf - hi_mf, lo_mf - hi_cf));
+        sum += q->w_balanced * sched_score_clamp(100.0 * (1.0 - gap));
+    }
+    if (s->slots_score_on)
+        sum += q->w_slots * n->max_slots_score;
+    double bound = q->weights > 0 ? sum / q->weights : sum;
+    return bound + LOOSEN * (1.0 + fabs(bound));
+}
+
+/* The first failing capacity filter of host `i`, as the full pass orders them. */
+static sched_reason leaf_reason(const fitindex_query *q, uint32_t i, double cpu_after,
+                                double memory_after)
+{
+    const sched_hot *h = &q->hot[i];
+    const sched_host_load *load = &q->load[i];
+    if (q->slots_on && !sched_vm_slots_fit(h, load))
+        return SCHED_REASON_VM_SLOTS;
+    if (q->cpu_on && !sched_cpu_fits(h, cpu_after))
+        return SCHED_REASON_CPU;
+    if (q->memory_on && !sched_memory_fits(h, memory_after))
+        return SCHED_REASON_MEMORY;
+    if (q->disk_on && !sched_disk_fits(h, load, q->want_disk))
+        return SCHED_REASON_DISK;
+    return SCHED_REASON_NONE;
+}
+
+/* Visit node k in name order. `counted`: an ancestor already counted every
+ * host below as feasible. */
+static void visit(search *s, size_t k, bool counted)
+{
+    const fitnode *n = &s->tree[k];
+    fitindex_query *q = s->q;
+    q->visited++;
+    if (n->count == 0)
+        return;
+    if (!counted && all_fit(s, n)) {
+        q->counts[SCHED_REASON_NONE] += n->count;
+        counted = true;
+    }
+    /* Hosts that cannot beat the best change nothing, in the full pass
+     * either; counted ones need no visit at all. */
+    if (counted && q->found && score_bound(s, n) <= s->threshold)
+        return;
+    if (k < s->leaves) {
+        visit(s, 2 * k, counted);
+        visit(s, 2 * k + 1, counted);
+        return;
+    }
+    uint32_t i = s->members[k - s->leaves];
+    const sched_hot *h = &q->hot[i];
+    const sched_host_load *load = &q->load[i];
+    double cpu_after = sched_cpu_after(h, load, q->want_cpu);
+    double memory_after = sched_memory_after(h, load, q->want_memory);
+    if (!counted) {
+        sched_reason r = leaf_reason(q, i, cpu_after, memory_after);
+        q->counts[r]++;
+        if (r != SCHED_REASON_NONE)
+            return;
+    }
+    double sum =
+        fitindex_score_sum(h, cpu_after, memory_after, s->free_on, s->most_on, s->balanced_on,
+                           s->slots_score_on, q->w_free, q->w_most, q->w_balanced, q->w_slots);
+    if (q->found && sum <= s->best_sum)
+        return; /* cannot score above the best's score, let alone its threshold */
+    double score = q->weights > 0 ? sum / q->weights : sum;
+    if (!q->found || score > s->threshold) {
+        q->found = true;
+        q->best = i;
+        q->best_score = score;
+        s->best_sum = sum;
+        s->threshold = score + q->score_epsilon;
+    }
+}
+
+void fitindex_search(const fitindex *index, int pool_id, bool dedicated, fitindex_query *q)
+{
+    q->found = false;
+    q->visited = 0;
+    if (!index->ready || pool_id < 0 || (size_t)pool_id >= index->n_pools)
+        return;
+    const group *gr = &index->groups[(size_t)pool_id * 2 + (dedicated ? 1 : 0)];
+    search s = {
+        .q = q,
+        .tree = &index->nodes[gr->node_offset],
+        .members = &index->members[gr->member_start],
+        .leaves = gr->leaves,
+        .free_on = q->w_free > 0,
+        .most_on = q->w_most > 0,
+        .balanced_on = q->w_balanced > 0,
+        .slots_score_on = q->w_slots > 0,
+    };
+    visit(&s, 1, false);
+}
