@@ -4,9 +4,10 @@
  * pattern). One core, one engine. Prints figures and the process's peak RSS
  * so far; asserts nothing.
  *
- *   bench_engine [seconds-per-case] [max-hosts]   (default 1.0, 100000)
- *   bench_engine --decisions N [max-hosts]        exactly N decisions per case,
- *                                                 for callgrind instruction counts */
+ *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
+ *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
+ *                                                        for callgrind instruction counts
+ * case: plain, regex or reserve; with a case, only max-hosts is run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,16 @@ int main(int argc, char **argv)
     }
     if (seconds <= 0)
         seconds = 1.0;
-    size_t max_hosts = arg < argc ? (size_t)atol(argv[arg]) : 100000;
+    size_t max_hosts = arg < argc ? (size_t)atol(argv[arg++]) : 100000;
+    static const char *const cases[] = {"plain", "regex", "reserve"};
+    int only = -1;
+    for (int m = 0; m < 3 && arg < argc; m++)
+        if (strcmp(argv[arg], cases[m]) == 0)
+            only = m;
+    if (only >= 0) {
+        run(max_hosts, (bench_mode)only, seconds, fixed_decisions);
+        return 0;
+    }
     static const size_t sizes[] = {100, 1000, 10000, 100000};
     for (size_t m = 0; m < 3; m++)
         for (size_t s = 0; s < 4; s++)

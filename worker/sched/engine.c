@@ -271,16 +271,30 @@ const sched_params *sched_engine_params(const sched_engine *engine)
     return &engine->params;
 }
 
-static bool vmid_taken(const sched_engine *engine, uint32_t vmid)
-{
-    return vmidset_has(&engine->reserved_vmids, vmid) ||
-           (engine->hosts && hostset_vmid_used(engine->hosts, vmid));
-}
-
 static void advance_hint(sched_engine *engine)
 {
-    while (engine->vmid_hint <= VMID_MAX && vmid_taken(engine, engine->vmid_hint))
+    /* Walk the sorted used list alongside the hint, as vmid_pick does: after
+     * the oldest reservation ends, the hint drops to its id and the next one
+     * steps over every live reservation's id, one binary search each before. */
+    const uint32_t *used = engine->hosts ? engine->hosts->used_vmids : NULL;
+    size_t n_used = engine->hosts ? engine->hosts->n_used_vmids : 0;
+    size_t lo = 0, hi = n_used;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (used[mid] < engine->vmid_hint)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (engine->vmid_hint <= VMID_MAX) {
+        while (lo < n_used && used[lo] < engine->vmid_hint)
+            lo++;
+        bool taken = (lo < n_used && used[lo] == engine->vmid_hint) ||
+                     vmidset_has(&engine->reserved_vmids, engine->vmid_hint);
+        if (!taken)
+            break;
         engine->vmid_hint++;
+    }
 }
 
 static void apply_load(sched_engine *engine, const held *h, int sign)
@@ -310,6 +324,8 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
                            vf_error *err)
 {
     size_t n = hosts->n_hosts ? hosts->n_hosts : 1;
+    /* The index points into the per-host arrays, which may move below. */
+    fitindex_clear(engine->index);
     if (n > engine->capacity) {
         sched_host_load *load = realloc(engine->load, n * sizeof *load);
         if (load)
@@ -332,8 +348,7 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         }
         engine->capacity = n;
     }
-    engine->hosts = hosts;
-    fitindex_clear(engine->index); /* rebuilt below, once the reservations are re-applied */
+    engine->hosts = hosts; /* the index is rebuilt below, once reservations are re-applied */
     for (size_t i = 0; i < hosts->n_hosts; i++) {
         const host *h = &hosts->hosts[i];
         engine->hot[i] = (sched_hot){
@@ -1020,7 +1035,7 @@ static bool index_applies(const sched_engine *engine, const sched_request *req, 
 static size_t decide_by_index(sched_engine *engine, const sched_request *req, const plan *pl,
                               uint32_t counts[SCHED_REASON_COUNT])
 {
-    const fitindex *index = engine->index;
+    fitindex *index = engine->index;
     const int pool = pl->pool_id;
     counts[SCHED_REASON_POOL] = (uint32_t)engine->hosts->n_hosts - fitindex_pool_size(index, pool);
     /* The other dedication is rejected before the status is looked at. */

@@ -18,6 +18,11 @@
  * visit. Hosts that are offline, in another pool or of the other dedication
  * are counted per class (categorical filters need no per-host work).
  *
+ * A request shape (pool, dedication, vCPUs, MiB, GiB) searched a second time
+ * gets its scores kept: every member's reason and score with a max-tree over
+ * them, updated with the host's path on each load change, so a decision for a
+ * flavour the worker sees over and over is a few descents (O(log n)).
+ *
  * Maintained by the engine: built when a snapshot is set, updated in O(log n)
  * when a host's reservations change. No I/O. */
 #ifndef VF_FITINDEX_H
@@ -77,7 +82,7 @@ typedef struct fitindex_query {
 
 /* Search the online hosts of pool `pool_id` with dedication `dedicated`:
  * adds their reasons to q->counts and finds the best. */
-void fitindex_search(const fitindex *index, int pool_id, bool dedicated, fitindex_query *q);
+void fitindex_search(fitindex *index, int pool_id, bool dedicated, fitindex_query *q);
 
 /* The weighted score sum of a feasible host, as the full pass computes it
  * (scores summed in sched_score_id order, clamped, each times its weight). */
