@@ -180,6 +180,43 @@ static void test_regex_anchoring(void)
     world_close(&w);
 }
 
+/* The engine keeps scores per request shape, node regex included. A host the
+ * pattern does not match stays rejected for that reason when reservations
+ * fill it up, and capacity freed on a matching host counts again at once. */
+static void test_kept_scores_follow_reservations(void)
+{
+    host hosts[2] = {fixture_host("node-a"), fixture_host("node-b")};
+    world w;
+    world_open(&w, hosts, 2, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 4, 4096);
+    strcpy(req.node_regex, "node-a");
+    for (int twice = 0; twice < 2; twice++) { /* the second decision reads kept scores */
+        decide_ok(&w, &req, &d);
+        CHECK_STR(d.node ? d.node->name : NULL, "node-a");
+    }
+    vf_error err;
+    vf_error_init(&err);
+    sched_reservation fill = {.task_id = "fill-b", .node = "node-b", .cpu = 64, .memory = 1024};
+    CHECK(sched_engine_reserve(w.engine, &fill, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "node-a");
+    CHECK(d.reason_counts[SCHED_REASON_NODE_REGEX] == 1);
+    CHECK(d.reason_counts[SCHED_REASON_CPU] == 0);
+
+    sched_reservation full_a = {.task_id = "fill-a", .node = "node-a", .cpu = 64, .memory = 1024};
+    CHECK(sched_engine_reserve(w.engine, &full_a, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK(d.reason_counts[SCHED_REASON_CPU] == 1);
+    CHECK(d.host_reasons && d.host_reasons[0] == SCHED_REASON_CPU);
+    CHECK(sched_engine_release(w.engine, "fill-a") == 1);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "node-a");
+    world_close(&w);
+}
+
 static void test_vmid_lowest_free(void)
 {
     host h = fixture_host("pve1");
@@ -699,6 +736,7 @@ int main(void)
     test_least_loaded_wins();
     test_overcommit_limits();
     test_regex_anchoring();
+    test_kept_scores_follow_reservations();
     test_vmid_lowest_free();
     test_invalid_annotations();
     test_explanation_counts();

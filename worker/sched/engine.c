@@ -1014,21 +1014,22 @@ static double score_part(sched_score_id id, const sched_hot *h, const sched_host
 /* Whether the free-capacity index can take this decision: it holds the
  * online hosts per (pool, dedicated), so the request must select exactly one
  * such group with the categorical filters on, and the only per-host filters
- * left must be the capacity ones. Anything else (a node regex, exclusions,
+ * left must be the node regex and capacity ones. Anything else (exclusions,
  * a random pick among the top N, filters switched off) takes the full pass. */
 static bool index_applies(const sched_engine *engine, const sched_request *req, const plan *pl,
                           bool excluded_marked, bool want_host_reasons)
 {
     const bool *on = engine->filter_on;
     return fitindex_ready(engine->index) && !excluded_marked && !want_host_reasons &&
-           engine->params.subset_size == 1 && pl->pool_id >= 0 && !pl->node_regex &&
-           on[SCHED_FILTER_POOL] && on[SCHED_FILTER_DEDICATED] && on[SCHED_FILTER_STATUS] &&
+           engine->params.subset_size == 1 && pl->pool_id >= 0 && on[SCHED_FILTER_POOL] &&
+           on[SCHED_FILTER_DEDICATED] && on[SCHED_FILTER_STATUS] &&
            (req->dedicated || engine->params.dedicated_exclusive) && req->cpu >= 0 &&
            req->memory >= 0 && req->disk >= 0;
 }
 
 /* The decision by the index (index_applies holds): the same counts and the
- * same best as filter_and_score, without a pass over every host. Returns how
+ * same best as filter_and_score, without a pass over every host (a node
+ * regex: only from kept scores, matched once per host and pattern). Returns how
  * many hosts are feasible, with engine->candidates[0] and engine->total[0]
  * the best's index and score; 0 when none is (the caller then takes the full
  * pass, which also explains per host). */
@@ -1066,6 +1067,10 @@ static size_t decide_by_index(sched_engine *engine, const sched_request *req, co
         .w_slots = w[SCHED_SCORE_VM_SLOTS],
         .weights = engine->weights,
         .score_epsilon = SCORE_EPSILON,
+        .node_regex = pl->node_regex,
+        .node_match = pl->node_match,
+        .node_pattern = pl->node_regex ? req->node_regex : NULL,
+        .hosts = engine->hosts->hosts,
     };
     fitindex_search(index, pool, req->dedicated, &q);
     if (!q.found)

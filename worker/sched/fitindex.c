@@ -3,6 +3,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ typedef struct shape_key {
     double want_cpu, want_memory;
     int64_t want_disk;
     double w_free, w_most, w_balanced, w_slots, weights;
+    char node_pattern[REQUEST_ANNOTATION_LEN]; /* "" when none */
 } shape_key;
 
 typedef struct shape {
@@ -466,6 +468,10 @@ static sched_reason host_verdict(const fitindex_query *q, uint32_t i, double *sc
 {
     const sched_hot *h = &q->hot[i];
     const sched_host_load *load = &q->load[i];
+    if (q->node_regex && !sched_node_matches(q->node_regex, &q->node_match[i], q->hosts[i].name)) {
+        *score = -INFINITY;
+        return SCHED_REASON_NODE_REGEX;
+    }
     double cpu_after = sched_cpu_after(h, load, q->want_cpu);
     double memory_after = sched_memory_after(h, load, q->want_memory);
     sched_reason r = leaf_reason(q, i, cpu_after, memory_after);
@@ -497,6 +503,8 @@ static void shape_key_of(shape_key *key, int pool_id, bool dedicated, const fiti
     key->w_balanced = q->w_balanced;
     key->w_slots = q->w_slots;
     key->weights = q->weights;
+    if (q->node_pattern)
+        snprintf(key->node_pattern, sizeof key->node_pattern, "%s", q->node_pattern);
 }
 
 /* Score every member of the shape's group. Returns false when out of memory
@@ -528,6 +536,12 @@ static bool shape_build(fitindex *index, shape *sh)
     sh->max = max;
     sh->reason = reason;
     sh->built = true;
+    /* A name never changes with load: updates keep a regex mismatch as it is
+     * and need not reach the regex, which the engine may free meanwhile. */
+    sh->query.node_regex = NULL;
+    sh->query.node_match = NULL;
+    sh->query.node_pattern = NULL;
+    sh->query.hosts = NULL;
     return true;
 }
 
@@ -538,6 +552,8 @@ static void shapes_update(fitindex *index, uint32_t group, size_t leaf, uint32_t
         if (!sh->built || sh->group != group)
             continue;
         size_t leaves = index->groups[group].leaves;
+        if (sh->reason[leaf - leaves] == SCHED_REASON_NODE_REGEX)
+            continue;
         double score;
         sched_reason r = host_verdict(&sh->query, host_index, &score);
         sh->counts[sh->reason[leaf - leaves]]--;
@@ -645,6 +661,9 @@ static shape *shape_for(fitindex *index, int pool_id, bool dedicated, const fiti
     victim->query = *q;
     memset(victim->query.counts, 0, sizeof victim->query.counts);
     victim->group = (uint32_t)pool_id * 2 + (dedicated ? 1 : 0);
+    /* The bounds cannot serve a node regex: build at once (one pass). */
+    if (q->node_regex && shape_build(index, victim))
+        return victim;
     return NULL;
 }
 
@@ -659,6 +678,8 @@ void fitindex_search(fitindex *index, int pool_id, bool dedicated, fitindex_quer
         shape_search(index, sh, q);
         return;
     }
+    if (q->node_regex)
+        return; /* not found: the engine takes the full pass */
     const group *gr = &index->groups[(size_t)pool_id * 2 + (dedicated ? 1 : 0)];
     search s = {
         .q = q,

@@ -72,6 +72,14 @@ typedef struct fitindex_query {
     double w_free, w_most, w_balanced, w_slots; /* 0: off */
     double weights;                             /* their sum, in score id order */
     double score_epsilon;                       /* the tie distance */
+    /* A node-regex annotation (NULL: none): its pattern text, the compiled
+     * regex and its per-host match cache (sched_node_matches), and the
+     * hosts' names. Only kept scores serve such a request (built on its first
+     * search); the bounds do not know names. */
+    const regex_t *node_regex;
+    uint8_t *node_match;
+    const char *node_pattern;
+    const host *hosts;
     /* Out: */
     uint32_t counts[SCHED_REASON_COUNT]; /* added to: VM slots, cpu, memory, disk, none */
     bool found;
