@@ -7,7 +7,7 @@
  *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
  *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
  *                                                        for callgrind instruction counts
- * case: plain, regex or reserve; with a case, only max-hosts is run. */
+ * case: plain, regex, reserve or varied; with a case, only max-hosts is run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +59,9 @@ static hostset *make_hosts(size_t n)
     return set;
 }
 
-typedef enum { PLAIN, REGEX, RESERVE } bench_mode;
+/* VARIED: decide + reserve with a different vCPU count each time (97 shapes,
+ * more than the engine keeps scores for), the worst case for kept scores. */
+typedef enum { PLAIN, REGEX, RESERVE, VARIED } bench_mode;
 
 static long peak_rss_kib(void)
 {
@@ -95,6 +97,8 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     sched_decision d;
     while (fixed_decisions > 0 ? decisions < fixed_decisions : elapsed < seconds) {
         for (int batch = 0; batch < 50; batch++) {
+            if (mode == VARIED)
+                req.cpu = 1 + (int32_t)(decisions % 97);
             if (sched_engine_decide(engine, &req, &d, &err) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
                 exit(1);
@@ -103,7 +107,7 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
             if (!d.placed)
                 continue;
             placed++;
-            if (mode == RESERVE) {
+            if (mode == RESERVE || mode == VARIED) {
                 sched_reservation res;
                 char task[32];
                 snprintf(task, sizeof task, "t%ld", decisions);
@@ -129,7 +133,8 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
         exit(1);
     }
     double set_hosts_ms = (now_s() - set_start) * 1e3;
-    static const char *const names[] = {"default plugins", "node regex", "decide+reserve"};
+    static const char *const names[] = {"default plugins", "node regex", "decide+reserve",
+                                        "varied shapes"};
     printf("%-16s hosts=%6zu  decisions/s=%10.0f  node-evaluations/s=%12.0f  us/decision=%8.2f  "
            "placed=%ld/%ld  set-hosts-ms=%.2f  peak-rss-kib=%ld\n",
            names[mode], n_hosts, (double)decisions / elapsed,
@@ -153,9 +158,9 @@ int main(int argc, char **argv)
     if (seconds <= 0)
         seconds = 1.0;
     size_t max_hosts = arg < argc ? (size_t)atol(argv[arg++]) : 100000;
-    static const char *const cases[] = {"plain", "regex", "reserve"};
+    static const char *const cases[] = {"plain", "regex", "reserve", "varied"};
     int only = -1;
-    for (int m = 0; m < 3 && arg < argc; m++)
+    for (int m = 0; m < 4 && arg < argc; m++)
         if (strcmp(argv[arg], cases[m]) == 0)
             only = m;
     if (only >= 0) {
@@ -163,7 +168,7 @@ int main(int argc, char **argv)
         return 0;
     }
     static const size_t sizes[] = {100, 1000, 10000, 100000};
-    for (size_t m = 0; m < 3; m++)
+    for (size_t m = 0; m < 4; m++)
         for (size_t s = 0; s < 4; s++)
             if (sizes[s] <= max_hosts)
                 run(sizes[s], (bench_mode)m, seconds, fixed_decisions);

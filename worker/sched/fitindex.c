@@ -74,6 +74,11 @@ struct fitindex {
     size_t cap_hosts, cap_nodes, cap_pools;
     shape shapes[SHAPES];
     uint64_t clock; /* counts searches, for shape replacement */
+    /* When bound searches keep giving up (many shapes, a fleet filled
+     * evenly), the next ones are not tried for a while: each costs a tenth
+     * of a full pass before the full pass runs anyway. */
+    uint32_t give_ups;   /* in a row */
+    uint32_t skips_left; /* bound searches not to try */
 };
 
 /* Far above rounding (a few units in the last place, ~1e-15 relative) and far
@@ -351,6 +356,8 @@ typedef struct search {
     bool free_on, most_on, balanced_on, slots_score_on;
     double threshold; /* the best's score + epsilon: what a better host must beat */
     double best_sum;
+    size_t budget; /* node visits before the bounds are deemed too loose */
+    bool gave_up;
 } search;
 
 /* Whether every host below surely passes every enabled capacity filter. */
@@ -420,7 +427,10 @@ static void visit(search *s, size_t k, bool counted)
 {
     const fitnode *n = &s->tree[k];
     fitindex_query *q = s->q;
-    q->visited++;
+    if (s->gave_up || ++q->visited > s->budget) {
+        s->gave_up = true;
+        return;
+    }
     if (n->count == 0)
         return;
     if (!counted && all_fit(s, n)) {
@@ -680,6 +690,10 @@ void fitindex_search(fitindex *index, int pool_id, bool dedicated, fitindex_quer
     }
     if (q->node_regex)
         return; /* not found: the engine takes the full pass */
+    if (index->skips_left > 0) {
+        index->skips_left--;
+        return;
+    }
     const group *gr = &index->groups[(size_t)pool_id * 2 + (dedicated ? 1 : 0)];
     search s = {
         .q = q,
@@ -690,6 +704,20 @@ void fitindex_search(fitindex *index, int pool_id, bool dedicated, fitindex_quer
         .most_on = q->w_most > 0,
         .balanced_on = q->w_balanced > 0,
         .slots_score_on = q->w_slots > 0,
+        /* A node visit costs several times what the full pass spends on a
+         * host: when many hosts score close to the best (a fleet evenly
+         * filled), give up early and let the engine take the full pass. */
+        .budget = gr->n_members / 16 + 64,
     };
     visit(&s, 1, false);
+    if (s.gave_up) {
+        q->found = false;
+        memset(q->counts, 0, sizeof q->counts);
+        if (++index->give_ups >= 4) {
+            index->give_ups = 0;
+            index->skips_left = 64;
+        }
+    } else {
+        index->give_ups = 0;
+    }
 }

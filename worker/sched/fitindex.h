@@ -89,7 +89,10 @@ typedef struct fitindex_query {
 } fitindex_query;
 
 /* Search the online hosts of pool `pool_id` with dedication `dedicated`:
- * adds their reasons to q->counts and finds the best. */
+ * adds their reasons to q->counts and finds the best. q->found is false when
+ * no host is feasible, and also when the search gave up (a request with a
+ * node regex on its first search, or bounds too loose to skip much): the
+ * caller then takes its full pass. */
 void fitindex_search(fitindex *index, int pool_id, bool dedicated, fitindex_query *q);
 
 /* The weighted score sum of a feasible host, as the full pass computes it
