@@ -20,6 +20,7 @@ static const ctl_command commands[] = {
     {"health", "probe: the store answers (and --broker: the broker accepts a login)", ctl_health},
     {"spares", "list spare VMs not yet released (age, upgrade, host, vmid, state)", ctl_spares},
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
+    {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
 };
 
 void ctl_error(const char *fmt, ...)

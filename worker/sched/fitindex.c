@@ -540,6 +540,13 @@ static bool shape_build(fitindex *index, shape *sh)
         reason[k] = (uint8_t)r;
         max[gr->leaves + k] = score;
     }
+    if (sh->query.node_regex && pattern_too_costly(sh->query.node_regex)) {
+        /* The engine refuses the request; scores kept now would answer the
+         * same pattern later without matching it again, so keep none. */
+        free(max);
+        free(reason);
+        return false;
+    }
     for (size_t k = gr->leaves - 1; k >= 1; k--)
         max[k] = max_of(max[2 * k], max[2 * k + 1]);
     max[0] = -INFINITY;

@@ -76,7 +76,7 @@ typedef struct fitindex_query {
      * regex and its per-host match cache (sched_node_matches), and the
      * hosts' names. Only kept scores serve such a request (built on its first
      * search); the bounds do not know names. */
-    const regex_t *node_regex;
+    pattern *node_regex;
     uint8_t *node_match;
     const char *node_pattern;
     const host *hosts;
