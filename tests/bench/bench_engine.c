@@ -1,12 +1,17 @@
 /* bench_engine: decisions/s and node evaluations/s of the scheduling engine
- * for 100, 1,000 and 10,000 hosts, with default plugins, with a node-regex
- * annotation, and with every decision reserved (the worker's pattern).
- * One core, one engine. Prints figures; asserts nothing.
+ * for 100, 1,000, 10,000 and 100,000 hosts, with default plugins, with a
+ * node-regex annotation, and with every decision reserved (the worker's
+ * pattern). One core, one engine. Prints figures and the process's peak RSS
+ * so far; asserts nothing.
  *
- *   bench_engine [seconds-per-case]   (default 1.0) */
+ *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
+ *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
+ *                                                        for callgrind instruction counts
+ * case: plain, regex, reserve or varied; with a case, only max-hosts is run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "engine.h"
@@ -54,9 +59,17 @@ static hostset *make_hosts(size_t n)
     return set;
 }
 
-typedef enum { PLAIN, REGEX, RESERVE } bench_mode;
+/* VARIED: decide + reserve with a different vCPU count each time (97 shapes,
+ * more than the engine keeps scores for), the worst case for kept scores. */
+typedef enum { PLAIN, REGEX, RESERVE, VARIED } bench_mode;
 
-static void run(size_t n_hosts, bench_mode mode, double seconds)
+static long peak_rss_kib(void)
+{
+    struct rusage usage;
+    return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : -1;
+}
+
+static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_decisions)
 {
     hostset *hosts = make_hosts(n_hosts);
     sched_params params = {.overcommit_cpu = 4.0,
@@ -82,8 +95,10 @@ static void run(size_t n_hosts, bench_mode mode, double seconds)
     long decisions = 0, placed = 0;
     double start = now_s(), elapsed = 0;
     sched_decision d;
-    while (elapsed < seconds) {
+    while (fixed_decisions > 0 ? decisions < fixed_decisions : elapsed < seconds) {
         for (int batch = 0; batch < 50; batch++) {
+            if (mode == VARIED)
+                req.cpu = 1 + (int32_t)(decisions % 97);
             if (sched_engine_decide(engine, &req, &d, &err) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
                 exit(1);
@@ -92,7 +107,7 @@ static void run(size_t n_hosts, bench_mode mode, double seconds)
             if (!d.placed)
                 continue;
             placed++;
-            if (mode == RESERVE) {
+            if (mode == RESERVE || mode == VARIED) {
                 sched_reservation res;
                 char task[32];
                 snprintf(task, sizeof task, "t%ld", decisions);
@@ -110,24 +125,52 @@ static void run(size_t n_hosts, bench_mode mode, double seconds)
         }
         elapsed = now_s() - start;
     }
-    static const char *const names[] = {"default plugins", "node regex", "decide+reserve"};
+    /* What a refresh costs the consumer: the engine switching to a snapshot
+     * (here the same one again) with the live reservations re-applied. */
+    double set_start = now_s();
+    if (sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
+        fprintf(stderr, "bench: %s\n", err.text);
+        exit(1);
+    }
+    double set_hosts_ms = (now_s() - set_start) * 1e3;
+    static const char *const names[] = {"default plugins", "node regex", "decide+reserve",
+                                        "varied shapes"};
     printf("%-16s hosts=%6zu  decisions/s=%10.0f  node-evaluations/s=%12.0f  us/decision=%8.2f  "
-           "placed=%ld/%ld\n",
+           "placed=%ld/%ld  set-hosts-ms=%.2f  peak-rss-kib=%ld\n",
            names[mode], n_hosts, (double)decisions / elapsed,
            (double)decisions * (double)n_hosts / elapsed, elapsed / (double)decisions * 1e6, placed,
-           decisions);
+           decisions, set_hosts_ms, peak_rss_kib());
     sched_engine_free(engine);
     hostset_free(hosts);
 }
 
 int main(int argc, char **argv)
 {
-    double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+    double seconds = 1.0;
+    long fixed_decisions = 0;
+    int arg = 1;
+    if (arg + 1 < argc && strcmp(argv[arg], "--decisions") == 0) {
+        fixed_decisions = atol(argv[arg + 1]);
+        arg += 2;
+    } else if (arg < argc) {
+        seconds = atof(argv[arg++]);
+    }
     if (seconds <= 0)
         seconds = 1.0;
-    static const size_t sizes[] = {100, 1000, 10000};
-    for (size_t m = 0; m < 3; m++)
-        for (size_t s = 0; s < 3; s++)
-            run(sizes[s], (bench_mode)m, seconds);
+    size_t max_hosts = arg < argc ? (size_t)atol(argv[arg++]) : 100000;
+    static const char *const cases[] = {"plain", "regex", "reserve", "varied"};
+    int only = -1;
+    for (int m = 0; m < 4 && arg < argc; m++)
+        if (strcmp(argv[arg], cases[m]) == 0)
+            only = m;
+    if (only >= 0) {
+        run(max_hosts, (bench_mode)only, seconds, fixed_decisions);
+        return 0;
+    }
+    static const size_t sizes[] = {100, 1000, 10000, 100000};
+    for (size_t m = 0; m < 4; m++)
+        for (size_t s = 0; s < 4; s++)
+            if (sizes[s] <= max_hosts)
+                run(sizes[s], (bench_mode)m, seconds, fixed_decisions);
     return 0;
 }

@@ -43,6 +43,17 @@ static void decide_ok(world *w, const sched_request *req, sched_decision *d)
     CHECKF(rc == 0, "decide failed: %s", err.text);
 }
 
+/* decide_ok, with each host's reason also when placed (virtflowctl place). */
+static void decide_explained(world *w, const sched_request *req, sched_decision *d)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_decide_options options = {.host_reasons = true};
+    int rc = sched_engine_decide_with(w->engine, req, &options, d, &err);
+    CHECKF(rc == 0, "decide failed: %s", err.text);
+    CHECK(d->host_reasons != NULL);
+}
+
 /* The Python prototype sorted ascending and took the first: the most loaded
  * host. Under the default spread the least loaded one must win. */
 static void test_least_loaded_wins(void)
@@ -142,7 +153,7 @@ static void test_regex_anchoring(void)
     CHECK_STR(d.node ? d.node->name : NULL, "node1");
 
     strcpy(req.node_regex, "node[0-9]+");
-    decide_ok(&w, &req, &d);
+    decide_explained(&w, &req, &d);
     CHECK(d.n_feasible == 2);
     CHECK(d.host_reasons[0] == SCHED_REASON_NODE_REGEX); /* mynode1 sorts first */
 
@@ -346,6 +357,43 @@ static void test_node_name(void)
     strcpy(req.node_name, "pve-z");
     decide_ok(&w, &req, &d);
     CHECK(d.placed);
+    world_close(&w);
+}
+
+/* The engine keeps scores per request shape, node regex included. A host the
+ * pattern does not match stays rejected for that reason when reservations
+ * fill it up, and capacity freed on a matching host counts again at once. */
+static void test_kept_scores_follow_reservations(void)
+{
+    host hosts[2] = {fixture_host("node-a"), fixture_host("node-b")};
+    world w;
+    world_open(&w, hosts, 2, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 4, 4096);
+    strcpy(req.node_regex, "node-a");
+    for (int twice = 0; twice < 2; twice++) { /* the second decision reads kept scores */
+        decide_ok(&w, &req, &d);
+        CHECK_STR(d.node ? d.node->name : NULL, "node-a");
+    }
+    vf_error err;
+    vf_error_init(&err);
+    sched_reservation fill = {.task_id = "fill-b", .node = "node-b", .cpu = 64, .memory = 1024};
+    CHECK(sched_engine_reserve(w.engine, &fill, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "node-a");
+    CHECK(d.reason_counts[SCHED_REASON_NODE_REGEX] == 1);
+    CHECK(d.reason_counts[SCHED_REASON_CPU] == 0);
+
+    sched_reservation full_a = {.task_id = "fill-a", .node = "node-a", .cpu = 64, .memory = 1024};
+    CHECK(sched_engine_reserve(w.engine, &full_a, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK(d.reason_counts[SCHED_REASON_CPU] == 1);
+    CHECK(d.host_reasons && d.host_reasons[0] == SCHED_REASON_CPU);
+    CHECK(sched_engine_release(w.engine, "fill-a") == 1);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "node-a");
     world_close(&w);
 }
 
@@ -559,7 +607,7 @@ static void test_dedicated_and_status(void)
     decide_ok(&w, &req, &d);
     CHECK_STR(d.node ? d.node->name : NULL, "b-dedicated");
     req.dedicated = false;
-    decide_ok(&w, &req, &d);
+    decide_explained(&w, &req, &d);
     CHECK_STR(d.node ? d.node->name : NULL, "a-shared");
     CHECK(d.n_feasible == 1);
     CHECK(d.host_reasons[1] == SCHED_REASON_DEDICATED_HOST);
@@ -590,7 +638,7 @@ static void test_slots_disk_and_ties(void)
     sched_decision d;
     fixture_request(&req, 1, 1024);
     req.disk = 20;
-    decide_ok(&w, &req, &d);
+    decide_explained(&w, &req, &d);
     CHECK_STR(d.node ? d.node->name : NULL, "h2");
     CHECK(d.host_reasons[0] == SCHED_REASON_DISK);     /* h1 */
     CHECK(d.host_reasons[2] == SCHED_REASON_VM_SLOTS); /* h3 */
@@ -1074,6 +1122,7 @@ int main(void)
     test_least_loaded_wins();
     test_overcommit_limits();
     test_regex_anchoring();
+    test_kept_scores_follow_reservations();
     test_re2_syntax();
     test_catastrophic_pattern_bounded();
     test_node_name();

@@ -99,11 +99,15 @@ static void random_setup(setup *s)
     s->params.n_plugins = n;
 }
 
+/* Set by the fleet-scale cases: every inventory near-tied (below), every
+ * request one of the flavours. */
+static bool force_near_ties, only_flavours;
+
 static hostset *random_hosts(size_t n)
 {
     /* Sometimes near-ties: vast memory that differs by a few MiB per host, so
      * scores differ around SCORE_EPSILON and the tie rule decides. */
-    int near_tie_shift = rnd(4) == 0 ? 30 + (int)rnd(8) : 0;
+    int near_tie_shift = force_near_ties ? 36 + (int)rnd(2) : rnd(4) == 0 ? 30 + (int)rnd(8) : 0;
     static const char *const pools[] = {"default", "default", "gpu", "edge"};
     vf_error err;
     vf_error_init(&err);
@@ -228,12 +232,25 @@ static void random_request(sched_request *req)
 {
     static const char *const pools[] = {"default", "default", "gpu", "edge", "nowhere"};
     static const char *const patterns[] = {"n-0[0-9]*", "n-.*[13579]", "n-[1-4].*", "n-9999"};
-    fixture_request(req, 1 + (int)rnd(8), 1 + (int64_t)rnd(16384));
+    /* Half the time one of a few flavours, as a worker sees them: the engine
+     * keeps scores per request shape, and those must stay exact as
+     * reservations come and go. */
+    static const struct {
+        int cpu;
+        int64_t memory, disk;
+    } flavours[] = {{2, 2048, 20}, {1, 512, 0}, {4, 8192, 40}};
+    bool flavour = rnd(2) || only_flavours;
+    size_t f = rnd(3);
+    fixture_request(req, flavour ? flavours[f].cpu : 1 + (int)rnd(8),
+                    flavour ? flavours[f].memory : 1 + (int64_t)rnd(16384));
     snprintf(req->pool, sizeof req->pool, "%s", pools[rnd(5)]);
     req->dedicated = rnd(6) == 0;
-    req->disk = rnd(2) ? (int64_t)rnd(120) : 0;
-    if (rnd(6) == 0)
-        snprintf(req->node_regex, sizeof req->node_regex, "%s", patterns[rnd(4)]);
+    req->disk = flavour ? flavours[f].disk : rnd(2) ? (int64_t)rnd(120) : 0;
+    /* The fleet-scale cases repeat two patterns often, so kept scores for a
+     * pattern see reservations land on hosts it does not match. */
+    if (rnd(only_flavours ? 3 : 6) == 0)
+        snprintf(req->node_regex, sizeof req->node_regex, "%s",
+                 patterns[rnd(only_flavours ? 2 : 4)]);
     /* Sometimes a host that exists (names are i * 33 + 0..32), sometimes not. */
     if (rnd(8) == 0)
         snprintf(req->node_name, sizeof req->node_name, "n-%04u", rnd(2) ? rnd(10) * 33 : rnd(300));
@@ -250,27 +267,34 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
     random_request(&req);
     size_t excluded[8];
     size_t n_excluded = rnd(3) == 0 ? rnd(8) : 0;
-    bool is_excluded[MAX_HOSTS] = {false};
+    bool *is_excluded = calloc(set->n_hosts + 1, sizeof *is_excluded);
+    uint8_t *reasons = calloc(set->n_hosts + 1, sizeof *reasons);
+    double *totals = calloc(set->n_hosts + 1, sizeof *totals);
+    if (!is_excluded || !reasons || !totals) {
+        CHECK(!"out of memory");
+        exit(test_summary());
+    }
     for (size_t e = 0; e < n_excluded; e++) {
         excluded[e] = rnd((uint32_t)set->n_hosts + 3); /* some out of range */
         if (excluded[e] < set->n_hosts)
             is_excluded[excluded[e]] = true;
     }
-    sched_decide_options options = {excluded, n_excluded};
+    /* Sometimes per-host reasons for a placed decision too: the full pass. */
+    sched_decide_options options = {
+        .excluded = excluded, .n_excluded = n_excluded, .host_reasons = rnd(4) == 0};
     sched_decision d;
     vf_error err;
     vf_error_init(&err);
-    int rc = rnd(2) && n_excluded == 0 ? sched_engine_decide(engine, &req, &d, &err)
-                                       : sched_engine_decide_with(engine, &req, &options, &d, &err);
+    int rc = rnd(2) && n_excluded == 0 && !options.host_reasons
+                 ? sched_engine_decide(engine, &req, &d, &err)
+                 : sched_engine_decide_with(engine, &req, &options, &d, &err);
     CHECKF(rc == 0, "case %d: %s", case_no, err.text);
     if (rc != 0)
-        return;
+        goto out;
 
     n_decisions++;
     n_placed += d.placed;
     n_contested += d.n_feasible >= 10;
-    uint8_t reasons[MAX_HOSTS];
-    double totals[MAX_HOSTS];
     uint32_t counts[SCHED_REASON_COUNT] = {0};
     size_t feasible = 0, best = SIZE_MAX;
     for (size_t i = 0; i < set->n_hosts; i++) {
@@ -292,7 +316,10 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
 
     bool ok = d.n_hosts == set->n_hosts && d.n_feasible == feasible && d.placed == (feasible > 0) &&
               memcmp(d.reason_counts, counts, sizeof counts) == 0 &&
-              (set->n_hosts == 0 || memcmp(d.host_reasons, reasons, set->n_hosts) == 0);
+              /* Per-host reasons come with every failure and when asked for. */
+              (d.host_reasons || (d.placed && !options.host_reasons)) &&
+              (set->n_hosts == 0 || !d.host_reasons ||
+               memcmp(d.host_reasons, reasons, set->n_hosts) == 0);
     if (ok && d.placed) {
         size_t chosen = sched_decision_host_index(engine, &d);
         if (s->params.subset_size == 1) {
@@ -346,16 +373,22 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         l->disk += req.disk;
         l->vms++;
     }
+out:
+    free(is_excluded);
+    free(reasons);
+    free(totals);
 }
 
-static void test_engine_matches_reference(void)
+/* `cases` random setups over up to `max_hosts` hosts (at least `min_hosts`),
+ * each with 1..max_decisions decisions. */
+static void run_cases(int cases, size_t min_hosts, size_t max_hosts, uint32_t max_decisions)
 {
-    for (int c = 0; c < CASES; c++) {
+    for (int c = 0; c < cases; c++) {
         setup s;
         random_setup(&s);
         vf_error err;
         vf_error_init(&err);
-        hostset *set = random_hosts(rnd(MAX_HOSTS + 1));
+        hostset *set = random_hosts(min_hosts + rnd((uint32_t)(max_hosts - min_hosts) + 1));
         sched_engine *engine = sched_engine_new(&s.params, &err);
         CHECKF(engine != NULL, "case %d: %s", c, err.text);
         if (!engine) {
@@ -363,8 +396,11 @@ static void test_engine_matches_reference(void)
             continue;
         }
         CHECK(sched_engine_set_hosts(engine, set, NULL, NULL, &err) == 0);
-        ref_load loads[MAX_HOSTS];
-        memset(loads, 0, sizeof loads);
+        ref_load *loads = calloc(set->n_hosts + 1, sizeof *loads);
+        if (!loads) {
+            CHECK(!"out of memory");
+            exit(test_summary());
+        }
         /* Reservations made outside any decision, on known and unknown nodes. */
         for (uint32_t r = rnd(4); r > 0 && set->n_hosts > 0; r--) {
             sched_reservation res;
@@ -383,11 +419,17 @@ static void test_engine_matches_reference(void)
                 loads[i].vms++;
             }
         }
-        for (uint32_t k = 1 + rnd(5); k > 0; k--)
+        for (uint32_t k = 1 + rnd(max_decisions); k > 0; k--)
             compare_one(&s, engine, set, loads, c);
+        free(loads);
         sched_engine_free(engine);
         hostset_free(set);
     }
+}
+
+static void test_engine_matches_reference(void)
+{
+    run_cases(CASES, 0, MAX_HOSTS, 5);
     /* A comparison of mostly empty decisions would prove little. */
     printf("%zu decisions, %zu placed, %zu with 10+ feasible hosts\n", n_decisions, n_placed,
            n_contested);
@@ -412,7 +454,7 @@ static void test_cases_cover_every_reason(void)
         sched_request req;
         random_request(&req);
         size_t excluded[2] = {0, 1};
-        sched_decide_options options = {excluded, 2};
+        sched_decide_options options = {.excluded = excluded, .n_excluded = 2};
         sched_decision d;
         if (engine && sched_engine_decide_with(engine, &req, &options, &d, &err) == 0)
             for (int r = 0; r < SCHED_REASON_COUNT; r++)
@@ -424,10 +466,28 @@ static void test_cases_cover_every_reason(void)
         CHECKF(seen[r] > 0, "no case produced reason %d (%s)", r, sched_reason_text(r));
 }
 
+/* Fleet scale: 10,000 hosts, where the engine decides through its
+ * free-capacity index and per-shape scores instead of a pass over every
+ * host, with long runs of decisions and reservations on one engine so kept
+ * scores are updated many times over. */
+static void test_engine_matches_reference_at_10000_hosts(void)
+{
+    size_t before = n_decisions, placed_before = n_placed;
+    only_flavours = true;
+    run_cases(4, 10000, 10000, 150);
+    force_near_ties = true; /* where the tie rule, not the top score, picks */
+    run_cases(3, 10000, 10000, 150);
+    force_near_ties = only_flavours = false;
+    printf("10,000 hosts: %zu decisions, %zu placed\n", n_decisions - before,
+           n_placed - placed_before);
+    CHECK(n_placed - placed_before > (n_decisions - before) / 4);
+}
+
 int main(void)
 {
     test_cases_cover_every_reason();
     rng_state = 0x9e3779b97f4a7c15ULL;
     test_engine_matches_reference();
+    test_engine_matches_reference_at_10000_hosts();
     return test_summary();
 }

@@ -36,7 +36,7 @@ static void decide(world *w, const sched_request *req, const size_t *excluded, s
 {
     vf_error err;
     vf_error_init(&err);
-    sched_decide_options options = {excluded, n_excluded};
+    sched_decide_options options = {.excluded = excluded, .n_excluded = n_excluded};
     int rc = sched_engine_decide_with(w->engine, req, &options, d, &err);
     CHECKF(rc == 0, "decide failed: %s", err.text);
 }

@@ -203,7 +203,9 @@ int ctl_place(int argc, char **argv)
     }
 
     sched_decision decision;
-    if (sched_engine_decide(engine, &req, &decision, &err) < 0)
+    /* The "rejected:" list names every host, placed or not. */
+    sched_decide_options explain = {.host_reasons = true};
+    if (sched_engine_decide_with(engine, &req, &explain, &decision, &err) < 0)
         goto invalid;
     if (opt.json) {
         json_t *result = sched_decision_to_json(&decision, hosts);

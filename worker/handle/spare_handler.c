@@ -234,7 +234,7 @@ static int place_all(context *c, const prepare_request *p, placed_spare *placed,
         (int64_t)p->ready_timeout_s + h->config->scheduler.reservation_ttl_s +
         (int64_t)h->config->spare.provisioner.timeout_s * (h->config->retry.max_attempts + 1);
     for (int i = 0; i < p->count; i++) {
-        sched_decide_options options = {excluded, (size_t)i};
+        sched_decide_options options = {.excluded = excluded, .n_excluded = (size_t)i};
         if (sched_engine_decide_with(h->engine, &p->req, &options, last, err) < 0)
             goto undo;
         if (!last->placed && !h->config->spare.anti_affinity_strict &&

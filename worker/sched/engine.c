@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fitindex.h"
 #include "grow.h"
 #include "pattern.h"
 #include "plugins.h"
@@ -74,6 +75,7 @@ struct sched_engine {
     uint32_t *candidates;  /* scratch: feasible host indexes, in name order */
     double *total;         /* scratch, per candidate: its weighted score */
     size_t capacity;       /* length of the per-host arrays */
+    fitindex *index;       /* over hot and load; not ready: decide by the full pass */
 
     held *held;
     size_t n_held, cap_held;
@@ -359,6 +361,12 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
         seed = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 32) ^ (uint64_t)(uintptr_t)engine;
     }
     engine->rng = seed | 1;
+    engine->index = fitindex_new();
+    if (!engine->index) {
+        vf_error_set(err, VF_ENOMEM, "out of memory creating the scheduler");
+        sched_engine_free(engine);
+        return NULL;
+    }
     return engine;
 }
 
@@ -382,6 +390,7 @@ void sched_engine_free(sched_engine *engine)
     free(engine->reasons);
     free(engine->candidates);
     free(engine->total);
+    fitindex_free(engine->index);
     for (size_t i = 0; i < engine->n_held; i++)
         free(engine->held[i].names);
     free(engine->held);
@@ -394,16 +403,30 @@ const sched_params *sched_engine_params(const sched_engine *engine)
     return &engine->params;
 }
 
-static bool vmid_taken(const sched_engine *engine, uint32_t vmid)
-{
-    return vmidset_has(&engine->reserved_vmids, vmid) ||
-           (engine->hosts && hostset_vmid_used(engine->hosts, vmid));
-}
-
 static void advance_hint(sched_engine *engine)
 {
-    while (engine->vmid_hint <= VMID_MAX && vmid_taken(engine, engine->vmid_hint))
+    /* Walk the sorted used list alongside the hint, as vmid_pick does: after
+     * the oldest reservation ends, the hint drops to its id and the next one
+     * steps over every live reservation's id, one binary search each before. */
+    const uint32_t *used = engine->hosts ? engine->hosts->used_vmids : NULL;
+    size_t n_used = engine->hosts ? engine->hosts->n_used_vmids : 0;
+    size_t lo = 0, hi = n_used;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (used[mid] < engine->vmid_hint)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (engine->vmid_hint <= VMID_MAX) {
+        while (lo < n_used && used[lo] < engine->vmid_hint)
+            lo++;
+        bool taken = (lo < n_used && used[lo] == engine->vmid_hint) ||
+                     vmidset_has(&engine->reserved_vmids, engine->vmid_hint);
+        if (!taken)
+            break;
         engine->vmid_hint++;
+    }
 }
 
 static void apply_load(sched_engine *engine, const held *h, int sign)
@@ -417,6 +440,7 @@ static void apply_load(sched_engine *engine, const held *h, int sign)
     load->vms += sign;
     sched_hot *hot = &engine->hot[h->host_index];
     hot->vm_slots_score = sched_score_clamp(sched_score_vm_slots(hot, load));
+    fitindex_update(engine->index, engine->hot, engine->load, (size_t)h->host_index);
 }
 
 static int32_t index_of(const sched_engine *engine, const char *node)
@@ -432,6 +456,8 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
                            vf_error *err)
 {
     size_t n = hosts->n_hosts ? hosts->n_hosts : 1;
+    /* The index points into the per-host arrays, which may move below. */
+    fitindex_clear(engine->index);
     if (n > engine->capacity) {
         sched_host_load *load = realloc(engine->load, n * sizeof *load);
         if (load)
@@ -454,7 +480,7 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         }
         engine->capacity = n;
     }
-    engine->hosts = hosts;
+    engine->hosts = hosts; /* the index is rebuilt below, once reservations are re-applied */
     for (size_t i = 0; i < hosts->n_hosts; i++) {
         const host *h = &hosts->hosts[i];
         engine->hot[i] = (sched_hot){
@@ -501,6 +527,13 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     engine->n_held = kept;
     engine->vmid_hint = VMID_MIN;
     advance_hint(engine);
+    /* Without the index every decision takes the full pass: the same
+     * decisions, only slower, so running short of memory here is no error. */
+    vf_error ignored;
+    vf_error_init(&ignored);
+    if (fitindex_build(engine->index, engine->hot, engine->load, hosts->n_hosts, hosts->n_pools,
+                       &ignored) < 0)
+        fitindex_clear(engine->index);
     return 0;
 }
 
@@ -995,6 +1028,78 @@ static double score_part(sched_score_id id, const sched_hot *h, const sched_host
     return sched_score_clamp(v);
 }
 
+/* Whether the free-capacity index can take this decision: it holds the
+ * online hosts per (pool, dedicated), so the request must select exactly one
+ * such group with the categorical filters on, and the only per-host filters
+ * left must be the node regex and capacity ones. Anything else (a named
+ * node, exclusions,
+ * a random pick among the top N, filters switched off) takes the full pass. */
+static bool index_applies(const sched_engine *engine, const sched_request *req, const plan *pl,
+                          bool excluded_marked, bool want_host_reasons)
+{
+    const bool *on = engine->filter_on;
+    return fitindex_ready(engine->index) && !excluded_marked && !want_host_reasons &&
+           engine->params.subset_size == 1 && pl->pool_id >= 0 && !pl->node_named &&
+           on[SCHED_FILTER_POOL] && on[SCHED_FILTER_DEDICATED] && on[SCHED_FILTER_STATUS] &&
+           (req->dedicated || engine->params.dedicated_exclusive) && req->cpu >= 0 &&
+           req->memory >= 0 && req->disk >= 0;
+}
+
+/* The decision by the index (index_applies holds): the same counts and the
+ * same best as filter_and_score, without a pass over every host (a node
+ * regex: only from kept scores, matched once per host and pattern). Returns how
+ * many hosts are feasible, with engine->candidates[0] and engine->total[0]
+ * the best's index and score; 0 when none is (the caller then takes the full
+ * pass, which also explains per host). */
+static size_t decide_by_index(sched_engine *engine, const sched_request *req, const plan *pl,
+                              uint32_t counts[SCHED_REASON_COUNT])
+{
+    fitindex *index = engine->index;
+    const int pool = pl->pool_id;
+    counts[SCHED_REASON_POOL] = (uint32_t)engine->hosts->n_hosts - fitindex_pool_size(index, pool);
+    /* The other dedication is rejected before the status is looked at. */
+    bool other = !req->dedicated;
+    uint32_t others = 0;
+    for (int status = HOST_ONLINE; status <= HOST_UNKNOWN; status++)
+        others += fitindex_class_count(index, pool, other, (host_status)status);
+    counts[req->dedicated ? SCHED_REASON_NOT_DEDICATED : SCHED_REASON_DEDICATED_HOST] = others;
+    for (int status = HOST_OFFLINE; status <= HOST_UNKNOWN; status++)
+        counts[sched_status_reason((uint8_t)status)] +=
+            fitindex_class_count(index, pool, req->dedicated, (host_status)status);
+
+    const double *w = engine->score_weight;
+    const bool *on = engine->filter_on;
+    fitindex_query q = {
+        .hot = engine->hot,
+        .load = engine->load,
+        .slots_on = on[SCHED_FILTER_VM_SLOTS],
+        .cpu_on = on[SCHED_FILTER_CPU],
+        .memory_on = on[SCHED_FILTER_MEMORY],
+        .disk_on = on[SCHED_FILTER_DISK] && req->disk != 0,
+        .want_cpu = req->cpu,
+        .want_memory = (double)req->memory,
+        .want_disk = req->disk,
+        .w_free = w[SCHED_SCORE_FREE],
+        .w_most = w[SCHED_SCORE_MOST_ALLOCATED],
+        .w_balanced = w[SCHED_SCORE_BALANCED],
+        .w_slots = w[SCHED_SCORE_VM_SLOTS],
+        .weights = engine->weights,
+        .score_epsilon = SCORE_EPSILON,
+        .node_regex = pl->node_regex,
+        .node_match = pl->node_match,
+        .node_pattern = pl->node_regex ? req->node_regex : NULL,
+        .hosts = engine->hosts->hosts,
+    };
+    fitindex_search(index, pool, req->dedicated, &q);
+    if (!q.found)
+        return 0;
+    for (int r = 0; r < SCHED_REASON_COUNT; r++)
+        counts[r] += q.counts[r];
+    engine->candidates[0] = q.best;
+    engine->total[0] = q.best_score;
+    return counts[SCHED_REASON_NONE];
+}
+
 int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_decision *out,
                         vf_error *err)
 {
@@ -1030,7 +1135,16 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
                 engine->reasons[options->excluded[e]] = SCHED_REASON_ANTI_AFFINITY;
     }
     size_t best = 0;
-    size_t n = filter_and_score_any(engine, req, &pl, excluded_marked, out->reason_counts, &best);
+    bool want_host_reasons = options && options->host_reasons;
+    size_t n = 0;
+    if (index_applies(engine, req, &pl, excluded_marked, want_host_reasons))
+        n = decide_by_index(engine, req, &pl, out->reason_counts);
+    if (n > 0) {
+        out->host_reasons = NULL; /* the index charged hosts to reasons in aggregate */
+    } else {
+        memset(out->reason_counts, 0, sizeof out->reason_counts);
+        n = filter_and_score_any(engine, req, &pl, excluded_marked, out->reason_counts, &best);
+    }
     out->n_feasible = n;
     if (pl.node_regex && pattern_too_costly(pl.node_regex)) {
         refuse_costly(req->node_regex, ANNOTATION_NODE_REGEX, err);
@@ -1075,6 +1189,13 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         return -1;
     }
     if (vmid == 0) {
+        if (!out->host_reasons) {
+            /* Not placed after all: explain per host, as a failure always does. */
+            memset(out->reason_counts, 0, sizeof out->reason_counts);
+            size_t ignored = 0;
+            filter_and_score_any(engine, req, &pl, false, out->reason_counts, &ignored);
+            out->host_reasons = engine->reasons;
+        }
         int lead = snprintf(out->message, sizeof out->message,
                             "%zu/%zu nodes are available, but no vmid is free", n, out->n_hosts);
         size_t used = lead > 0 ? (size_t)lead : 0;

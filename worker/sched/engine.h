@@ -97,7 +97,11 @@ typedef struct sched_decision {
     /* When not placed, and for the explanation: */
     uint32_t reason_counts[SCHED_REASON_COUNT];
     const uint8_t *host_reasons; /* per host index (sched_reason); borrowed from the engine,
-                                    valid until its next decide or set_hosts */
+                                    valid until its next decide or set_hosts. Always set
+                                    when not placed; when placed, NULL unless asked for
+                                    (sched_decide_options.host_reasons): the free-capacity
+                                    index (fitindex.h) counts hosts per reason without
+                                    visiting each, and reason_counts are always exact. */
     char message[512];           /* "placed on bm-003 ..." or "0/12 nodes are available: ..." */
 } sched_decision;
 
@@ -135,6 +139,9 @@ typedef struct sched_decide_options {
      * ("anti-affinity"); a host failing a filter keeps that filter's reason. */
     const size_t *excluded;
     size_t n_excluded;
+    /* Fill the decision's host_reasons even when it is placed (a pass over
+     * every host: virtflowctl place lists them; the worker does not). */
+    bool host_reasons;
 } sched_decide_options;
 
 /* sched_engine_decide with options (NULL: none). Same returns. */
