@@ -14,6 +14,7 @@
 #include "json_util.h"
 #include "leases.h"
 #include "log.h"
+#include "spare_kube.h"
 #include "spare_provision.h"
 #include "store.h"
 #include "store_config.h"
@@ -298,11 +299,18 @@ static int settle_prepare(spare_driver *d, const char *task_id, const clock_now 
         if (rc == 0)
             log_info("task %s: all %zu spares of upgrade %s are ready", task_id, list.n,
                      first->upgrade_id);
-    } else if (created == list.n && strcmp(status, "provisioning") == 0) {
+    } else if (list.n > 0 && created == list.n && strcmp(status, "provisioning") == 0) {
         rc = set_task_status(d, task_id, now, "waiting_ready", NULL, NULL, NULL, NULL, err);
         if (rc == 0)
             rc = history(d, task_id, now, "waiting_ready",
                          json_pack("{s:i}", "spares", (int)list.n), err);
+        const store_spare *first = &list.items[0].row;
+        if (rc == 0)
+            rc = emit(d, now, "spare.waiting_ready",
+                      json_pack("{s:s, s:s, s:s, s:i, s:s?}", "task_id", task_id, "upgrade_id",
+                                first->upgrade_id, "status", "waiting_ready", "count", (int)list.n,
+                                "ready_by", first->ready_by),
+                      first->cluster, err);
     }
     spare_list_free(&list);
     return rc;
@@ -466,8 +474,17 @@ typedef struct step_outcome {
     bool interrupted;
     spare_provision_result result;
     char error[VF_ERROR_TEXT];
-    int ready; /* waiting_ready: 1 ready */
+    int ready;   /* waiting_ready: 1 ready */
+    bool polled; /* provisioning with a gitlab pipeline pending: its status was asked */
+    char pipeline_status[32]; /* polled: gitlab's answer; "" when the poll failed */
+    int evicted;              /* releasing: pods evicted from the node */
 } step_outcome;
+
+static bool pipeline_pending(const spare_driver *d, const store_spare *s)
+{
+    return is(s, "provisioning") && s->pipeline_id > 0 && d->config->spare.provisioner.type &&
+           strcmp(d->config->spare.provisioner.type, "gitlab") == 0;
+}
 
 /* The I/O of the step, outside any transaction. */
 static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, step_outcome *o)
@@ -475,17 +492,93 @@ static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, s
     memset(o, 0, sizeof *o);
     spare_target target = {s->name,   s->node, s->ip,      s->vmid,      s->cpu,
                            s->memory, s->disk, s->cluster, s->upgrade_id};
-    if (is(s, "provisioning") || is(s, "releasing")) {
+    if (pipeline_pending(d, s)) {
+        vf_error err;
+        vf_error_init(&err);
+        o->polled = true;
+        if (spare_pipeline_status(d->config, s->pipeline_id, o->pipeline_status,
+                                  sizeof o->pipeline_status, &err) < 0)
+            snprintf(o->error, sizeof o->error, "%s", err.text);
+    } else if (is(s, "provisioning") || is(s, "releasing")) {
         vf_error err;
         vf_error_init(&err);
         const char *action = is(s, "provisioning") ? "create" : "destroy";
-        o->ok = spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
+        spare_kube_api api;
+        /* The node leaves Kubernetes before its VM goes. */
+        o->ok = true;
+        if (is(s, "releasing"))
+            o->ok = spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
+                    spare_kube_release(d->config, &api, s->name, &d->stop, &o->evicted, &err) == 0;
+        if (o->ok)
+            o->ok =
+                spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
         o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop;
         snprintf(o->error, sizeof o->error, "%s", err.text);
     } else if (is(s, "waiting_ready")) {
         (void)now;
-        o->ready = spare_readiness_check(d->config, s->name, o->error, sizeof o->error);
+        o->ready = spare_readiness_check(d->config, s->cluster, s->name, o->error, sizeof o->error);
     }
+}
+
+static int pipeline_poll_s(const spare_driver *d)
+{
+    int poll_s = d->config->spare.readiness.poll_s;
+    return poll_s > 0 && poll_s < 10 ? poll_s : 10;
+}
+
+/* A pending gitlab pipeline was polled: success makes the spare created
+ * (waiting_ready); failed, canceled or skipped, or no success by the
+ * deadline (provisioner.timeout_s from the trigger), fails it. */
+static int record_pipeline(spare_driver *d, const store_spare *s, const step_outcome *o,
+                           const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    const char *status = o->pipeline_status;
+    const char *url = s->pipeline_url ? s->pipeline_url : "";
+    if (strcmp(status, "success") == 0) {
+        char ready_by[STORE_TIME_SIZE];
+        later(now, s->ready_timeout_s, ready_by);
+        next.state = "waiting_ready";
+        next.attempts = 0;
+        next.next_at = now->text;
+        next.ready_by = ready_by;
+        next.last_error = NULL;
+        int rc = change_spare(d, s, &next, now, err);
+        if (rc == 0)
+            rc = history(d, s->task_id, now, "provisioning",
+                         json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "spare", s->name, "step",
+                                   "created", "host", s->node, "pipeline_id",
+                                   (json_int_t)s->pipeline_id, "pipeline_status", status, "web_url",
+                                   url),
+                         err);
+        if (rc == 0)
+            rc = settle_prepare(d, s->task_id, now, err);
+        log_info("task %s: spare %s created on %s (pipeline %lld succeeded)", s->task_id, s->name,
+                 s->node, (long long)s->pipeline_id);
+        return rc;
+    }
+    char why[VF_ERROR_TEXT + 256];
+    bool finished_badly = strcmp(status, "failed") == 0 || strcmp(status, "canceled") == 0 ||
+                          strcmp(status, "skipped") == 0;
+    if (finished_badly) {
+        snprintf(why, sizeof why, "gitlab pipeline %lld %s %.200s", (long long)s->pipeline_id,
+                 status, url);
+        return fail_prepare(d, s, "provision", false, why, now, err);
+    }
+    const char *last = status[0] ? status : o->error;
+    if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
+        snprintf(why, sizeof why,
+                 "gitlab pipeline %lld did not succeed within %d s (last: %s) %.200s",
+                 (long long)s->pipeline_id, d->config->spare.provisioner.timeout_s, last, url);
+        return fail_prepare(d, s, "provision", false, why, now, err);
+    }
+    char next_at[STORE_TIME_SIZE];
+    later(now, pipeline_poll_s(d), next_at);
+    next.next_at = next_at;
+    char text[VF_ERROR_TEXT + 64];
+    snprintf(text, sizeof text, "pipeline %s", last);
+    next.last_error = text;
+    return change_spare(d, s, &next, now, err);
 }
 
 /* Record the step's outcome in one transaction. */
@@ -497,7 +590,34 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
     int max_attempts = d->config->retry.max_attempts;
     const char *history_task = s->release_task_id ? s->release_task_id : s->task_id;
     int rc = 0;
-    if (is(s, "provisioning") && o->ok) {
+    bool created = is(s, "provisioning") && o->ok;
+    if (o->polled)
+        return record_pipeline(d, s, o, now, err);
+    if (created && o->result.pipeline_id > 0) {
+        /* Triggered: created only once the pipeline succeeds. ready_by is
+         * the pipeline's deadline while provisioning. */
+        char deadline[STORE_TIME_SIZE];
+        later(now, d->config->spare.provisioner.timeout_s, deadline);
+        later(now, pipeline_poll_s(d), next_at);
+        next.attempts = 0;
+        next.next_at = next_at;
+        next.ready_by = deadline;
+        next.pipeline_id = o->result.pipeline_id;
+        next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
+        next.last_error = NULL;
+        rc = change_spare(d, s, &next, now, err);
+        if (rc == 0)
+            rc = history(d, s->task_id, now, "provisioning",
+                         json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
+                                   "pipeline triggered", "host", s->node, "pipeline_id",
+                                   (json_int_t)o->result.pipeline_id, "web_url",
+                                   o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                         err);
+        log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
+                 (long long)o->result.pipeline_id);
+        return rc;
+    }
+    if (created) {
         later(now, s->ready_timeout_s, ready_by);
         next.state = "waiting_ready";
         next.attempts = 0;
@@ -561,8 +681,9 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
         rc = change_spare(d, s, &next, now, err);
         if (rc == 0)
             rc = history(d, history_task, now, "releasing",
-                         json_pack("{s:s, s:s, s:s}", "spare", s->name, "step", "destroyed", "host",
-                                   s->node),
+                         json_pack("{s:s, s:s, s:s, s:s, s:i}", "spare", s->name, "step",
+                                   "destroyed", "host", s->node, "kubernetes",
+                                   d->config->spare.release_kubernetes, "pods_evicted", o->evicted),
                          err);
         if (rc == 0 && s->release_task_id)
             rc = settle_release(d, s->release_task_id, now, err);

@@ -23,6 +23,7 @@ typedef struct task_attempt {
     int attempt;         /* 1 for the first */
     store_task existing; /* owned: the row as found; zeroed when new */
     json_t *body;        /* owned: the message, a JSON object */
+    json_t *event_extra; /* borrowed, may be NULL: fields added to task.retrying */
 } task_attempt;
 
 /* The attempt a message stands for: its x-virtflow-attempt clamped to
