@@ -22,6 +22,8 @@
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
 #define RETRY_CAP_S 60
+/* How often spare.max_age is looked at: a whole-table scan, so not every tick. */
+#define MAX_AGE_CHECK_MS 5000
 
 struct spare_driver {
     const vf_config *config;
@@ -167,7 +169,7 @@ static int get_status(spare_driver *d, const char *task_id, char *buf, size_t si
 /* Owned copies of the spares of one task (listing rows are borrowed). */
 typedef struct spare_copy {
     store_spare row;
-    char *strings[12];
+    char *strings[13];
 } spare_copy;
 
 typedef struct spare_list {
@@ -207,20 +209,20 @@ static int collect_spare(const store_spare *spare, void *user)
                              &c->row.node,         &c->row.ip,
                              &c->row.state,        &c->row.next_at,
                              &c->row.ready_by,     &c->row.release_task_id,
-                             &c->row.pipeline_url, &c->row.updated_at};
-    for (size_t i = 0; i < 12; i++) {
+                             &c->row.pipeline_url, &c->row.updated_at,
+                             &c->row.created_at};
+    for (size_t i = 0; i < 13; i++) {
         c->strings[i] = dup_or_null(*fields[i], &list->oom);
         *fields[i] = c->strings[i];
     }
     c->row.last_error = NULL; /* not needed by the decisions here */
-    c->row.created_at = NULL;
     return 0;
 }
 
 static void spare_list_free(spare_list *list)
 {
     for (size_t i = 0; i < list->n; i++)
-        for (size_t k = 0; k < 12; k++)
+        for (size_t k = 0; k < 13; k++)
             free(list->items[i].strings[k]);
     free(list->items);
     memset(list, 0, sizeof *list);
@@ -772,9 +774,128 @@ static int step_one(const store_spare *spare, void *user)
     return 0;
 }
 
+/* ---- spare.max_age ---- */
+
+static bool forgotten(const store_spare *s, const char *cutoff)
+{
+    return (is(s, "ready") || is(s, "waiting_ready")) && !s->release_task_id && s->created_at &&
+           strcmp(s->created_at, cutoff) < 0;
+}
+
+/* Release by policy the spares of `upgrade_id` an upgrade forgot, as a
+ * spare.release would: a release task of its own (id
+ * "release:max_age:<upgrade>:<ms>") takes them, so the usual steps finish
+ * it with spare.released. Inside the caller's transaction. */
+static int release_forgotten(spare_driver *d, const spare_list *all, const char *upgrade_id,
+                             const char *cutoff, const clock_now *now, vf_error *err)
+{
+    char task_id[160];
+    snprintf(task_id, sizeof task_id, "release:max_age:%s:%lld", upgrade_id, (long long)now->ms);
+    json_t *request = json_pack("{s:s, s:s, s:I}", "upgrade_id", upgrade_id, "policy", "max_age",
+                                "max_age_s", (json_int_t)d->config->spare.max_age_s);
+    char *request_text = json_util_dump(request);
+    json_decref(request);
+    store_task_fields fields = {.id = task_id,
+                                .kind = "spare",
+                                .status = "releasing",
+                                .attempts = 1,
+                                .request = request_text,
+                                .vmid = -1,
+                                .at = now->text};
+    int rc = store_task_insert(d->store, &fields, err) < 0 ? -1 : 0;
+    free(request_text);
+    json_t *names = json_array();
+    json_t *prepares = json_object();
+    for (size_t i = 0; rc == 0 && i < all->n; i++) {
+        const store_spare *s = &all->items[i].row;
+        if (strcmp(s->upgrade_id, upgrade_id) != 0 || !forgotten(s, cutoff))
+            continue;
+        store_spare next = *s;
+        next.state = "releasing";
+        next.attempts = 0;
+        next.next_at = now->text;
+        next.release_task_id = task_id;
+        next.last_error = NULL;
+        rc = change_spare(d, s, &next, now, err) < 0 ? -1 : 0;
+        json_array_append_new(names, json_string(s->name));
+        json_object_set_new(prepares, s->task_id, json_true());
+    }
+    const char *prepare_id;
+    json_t *unused;
+    json_object_foreach(prepares, prepare_id, unused)
+    {
+        char status[32] = "";
+        if (rc == 0)
+            rc = get_status(d, prepare_id, status, sizeof status, err);
+        if (rc == 0 && strcmp(status, "failed") != 0)
+            rc = set_task_status(d, prepare_id, now, "releasing", NULL, NULL, NULL, NULL, err);
+        if (rc == 0)
+            rc = history(d, prepare_id, now, "releasing",
+                         json_pack("{s:s, s:s}", "release_task_id", task_id, "policy", "max_age"),
+                         err);
+    }
+    if (rc == 0)
+        rc = history(d, task_id, now, "releasing",
+                     json_pack("{s:s, s:I, s:O}", "policy", "max_age", "max_age_s",
+                               (json_int_t)d->config->spare.max_age_s, "spares", names),
+                     err);
+    if (rc == 0)
+        log_warn("upgrade %s: %zu spares older than spare.max_age (%lld s) were never released; "
+                 "releasing them (task %s)",
+                 upgrade_id, json_array_size(names), (long long)d->config->spare.max_age_s,
+                 task_id);
+    json_decref(names);
+    json_decref(prepares);
+    return rc;
+}
+
+static void expire_forgotten(spare_driver *d)
+{
+    clock_now now;
+    read_clock(&now);
+    char cutoff[STORE_TIME_SIZE];
+    later(&now, -d->config->spare.max_age_s, cutoff);
+    vf_error err;
+    vf_error_init(&err);
+    spare_list all;
+    if (load_spares(d, STORE_SPARES_ALL, NULL, &all, &err) < 0) {
+        log_warn("spares: %s; spare.max_age checked again later", err.text);
+        spare_list_free(&all);
+        return;
+    }
+    json_t *upgrades = json_object();
+    for (size_t i = 0; i < all.n; i++)
+        if (forgotten(&all.items[i].row, cutoff))
+            json_object_set_new(upgrades, all.items[i].row.upgrade_id, json_true());
+    const char *upgrade_id;
+    json_t *unused;
+    json_object_foreach(upgrades, upgrade_id, unused)
+    {
+        /* Only the lease holder acts, as for every other step. */
+        if (d->stop || !hold_lease(d))
+            break;
+        if (store_begin(d->store, &err) < 0) {
+            log_warn("spares: %s; spare.max_age checked again later", err.text);
+            break;
+        }
+        int rc = release_forgotten(d, &all, upgrade_id, cutoff, &now, &err);
+        if (rc == 0 && store_commit(d->store, &err) < 0)
+            rc = -1;
+        if (rc != 0) {
+            vf_error ignored;
+            (void)store_rollback(d->store, &ignored);
+            log_warn("upgrade %s: releasing by spare.max_age failed: %s; tried again later",
+                     upgrade_id, err.text);
+        }
+    }
+    json_decref(upgrades);
+    spare_list_free(&all);
+}
+
 static void *drive(void *arg)
 {
     spare_driver *d = arg;
+    int64_t max_age_checked_ms = 0;
     while (!d->stop) {
         clock_now now;
         read_clock(&now);
@@ -783,6 +904,10 @@ static void *drive(void *arg)
         if (store_spare_list(d->store, STORE_SPARES_DUE, now.text, SCAN_LIMIT, step_one, d, &err) <
             0)
             log_warn("spares: %s", err.text);
+        if (d->config->spare.max_age_s > 0 && now.ms - max_age_checked_ms >= MAX_AGE_CHECK_MS) {
+            max_age_checked_ms = now.ms;
+            expire_forgotten(d);
+        }
         pthread_mutex_lock(&d->lock);
         if (!d->stop) {
             struct timespec until;

@@ -59,6 +59,7 @@ class World:
                             ("gitlab-api.token", "glpat-test\n")):
             with open(os.path.join(self.directory, name), "w") as f:
                 f.write(token)
+            os.chmod(os.path.join(self.directory, name), 0o600)  # as a secret should be
         spare = """spare:
   anti_affinity: %s
   name_pattern: "spare-{upgrade_id}-{index}"
