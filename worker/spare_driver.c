@@ -43,6 +43,13 @@ typedef struct clock_now {
     char text[STORE_TIME_SIZE];
 } clock_now;
 
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void read_clock(clock_now *now)
 {
     struct timespec ts;
@@ -488,6 +495,57 @@ static bool pipeline_pending(const spare_driver *d, const store_spare *s)
            strcmp(d->config->spare.provisioner.type, "gitlab") == 0;
 }
 
+static int pipeline_poll_s(const spare_driver *d)
+{
+    int poll_s = d->config->spare.readiness.poll_s;
+    return poll_s > 0 && poll_s < 10 ? poll_s : 10;
+}
+
+/* A destroy pipeline is waited for within the step, as a command
+ * provisioner is (a spare being released has no later state to poll from;
+ * a restart does the step again, and destroying twice is harmless).
+ * Returns 0 on success, or -1 with err: VF_EUNAVAILABLE (failed, canceled,
+ * skipped, or not done within provisioner.timeout_s: the step is retried),
+ * VF_EINTERNAL when stopped. */
+static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error *err)
+{
+    int64_t deadline = monotonic_ms() + (int64_t)d->config->spare.provisioner.timeout_s * 1000;
+    char status[32] = "", last[VF_ERROR_TEXT] = "not polled yet";
+    for (;;) {
+        vf_error poll_err;
+        vf_error_init(&poll_err);
+        if (spare_pipeline_status(d->config, pipeline_id, status, sizeof status, &poll_err) == 0) {
+            if (strcmp(status, "success") == 0)
+                return 0;
+            if (strcmp(status, "failed") == 0 || strcmp(status, "canceled") == 0 ||
+                strcmp(status, "skipped") == 0) {
+                vf_error_set(err, VF_EUNAVAILABLE, "gitlab destroy pipeline %lld %s",
+                             (long long)pipeline_id, status);
+                return -1;
+            }
+            snprintf(last, sizeof last, "%s", status);
+        } else {
+            snprintf(last, sizeof last, "%s", poll_err.text);
+        }
+        if (monotonic_ms() >= deadline) {
+            vf_error_set(err, VF_EUNAVAILABLE,
+                         "gitlab destroy pipeline %lld did not succeed within %d s (last: %s)",
+                         (long long)pipeline_id, d->config->spare.provisioner.timeout_s, last);
+            return -1;
+        }
+        /* Sleep in short slices so that a stop is not kept waiting. */
+        for (int slice = 0; slice < pipeline_poll_s(d) * 10 && !d->stop; slice++) {
+            struct timespec pause = {0, 100 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+        if (d->stop) {
+            vf_error_set(err, VF_EINTERNAL, "gitlab destroy pipeline %lld: interrupted by shutdown",
+                         (long long)pipeline_id);
+            return -1;
+        }
+    }
+}
+
 /* The I/O of the step, outside any transaction. */
 static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, step_outcome *o)
 {
@@ -514,18 +572,14 @@ static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, s
         if (o->ok)
             o->ok =
                 spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
+        if (o->ok && is(s, "releasing") && o->result.pipeline_id > 0)
+            o->ok = wait_destroy_pipeline(d, o->result.pipeline_id, &err) == 0;
         o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop;
         snprintf(o->error, sizeof o->error, "%s", err.text);
     } else if (is(s, "waiting_ready")) {
         (void)now;
         o->ready = spare_readiness_check(d->config, s->cluster, s->name, o->error, sizeof o->error);
     }
-}
-
-static int pipeline_poll_s(const spare_driver *d)
-{
-    int poll_s = d->config->spare.readiness.poll_s;
-    return poll_s > 0 && poll_s < 10 ? poll_s : 10;
 }
 
 /* A pending gitlab pipeline was polled: success makes the spare created

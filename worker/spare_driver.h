@@ -20,7 +20,8 @@
  *   waiting_ready -> probe every readiness.poll_s; Ready: ready; past the
  *                    deadline: the task fails
  *   releasing     -> the Node out of Kubernetes (spare.release.kubernetes,
- *                    spare_kube.h), then destroy; ok: released; error:
+ *                    spare_kube.h), then destroy (a gitlab destroy pipeline
+ *                    is waited for within the step); ok: released; error:
  *                    retried as for create, then the spare is left failed
  *                    with its error
  *
