@@ -677,6 +677,8 @@ static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t 
         return -1;
     if ((p->_flags & AMQP_BASIC_USER_ID_FLAG) && !(d->user_id = dup_bytes(p->user_id)))
         return -1;
+    if ((p->_flags & AMQP_BASIC_TIMESTAMP_FLAG) && p->timestamp <= INT64_MAX)
+        d->timestamp = (int64_t)p->timestamp;
     if (!(p->_flags & AMQP_BASIC_HEADERS_FLAG))
         return 0;
     for (int i = 0; i < p->headers.num_entries; i++) {

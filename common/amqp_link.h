@@ -81,6 +81,9 @@ typedef struct amqp_link_delivery {
      * value), else 0; whoever published it: the worker decides whether to
      * believe it (task_attempt_number). */
     int64_t attempt;
+    /* The AMQP timestamp property as the publisher set it (Unix seconds), 0
+     * when absent: the start of the publish-to-commit latency metric. */
+    int64_t timestamp;
     char *error;        /* x-virtflow-error */
     char *original_key; /* x-virtflow-routing-key */
     /* From the newest x-death entry, set when the broker dead-lettered the

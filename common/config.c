@@ -8,12 +8,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <amqp.h>
 #include <yaml.h>
@@ -76,6 +79,7 @@ struct field {
     string_check validate; /* strings and string-list items */
     field_custom custom;   /* F_CUSTOM */
     int arg;               /* F_CUSTOM: handler's own parameter */
+    bool null_clears;      /* F_STRING: null turns the default off (NULL) instead of keeping it */
 };
 
 /* Longest amqp.urls entry whose user name is compared, bytes (a longer one
@@ -466,6 +470,8 @@ static int set_field(loader *ld, yaml_node_t *node, const char *path, const fiel
             *(int *)slot = (int)v;
         else
             *(int64_t *)slot = v;
+        if (f->has_flag)
+            *(bool *)((char *)base + f->flag_offset) = true;
         return 0;
     }
     case F_NUMBER:
@@ -529,6 +535,13 @@ static int walk_mapping(loader *ld, yaml_node_t *map, const field *fields, void 
         if (!f->key)
             return fail(ld, key, key_path, "unknown key");
         yaml_node_t *value = node_at(ld, pair->value);
+        if (is_null(value) && f->null_clears) {
+            /* An address on by default (worker.http_listen): null is the way to say "none". */
+            char **slot = (char **)((char *)base + f->offset);
+            free(*slot);
+            *slot = NULL;
+            continue;
+        }
         if (is_null(value))
             continue; /* null means "not given": the default stays */
         if (set_field(ld, value, key_path, f, base) < 0)
@@ -589,6 +602,24 @@ static int check_http_url(loader *ld, yaml_node_t *node, const char *value, cons
     return check_scheme(ld, node, value, path, "http://", "https://");
 }
 
+/* An HTTP listen address: HOST:PORT or [V6]:PORT, port 0-65535. Checked
+ * here so a typo is a configuration error with a line, not a failed bind. */
+static int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    const char *colon = strrchr(value, ':');
+    bool bracketed = value[0] == '[';
+    bool host_ok = colon && colon > value &&
+                   (bracketed ? colon[-1] == ']' && colon - value > 2
+                              : memchr(value, ':', (size_t)(colon - value)) == NULL);
+    char *end = NULL;
+    errno = 0;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (host_ok && colon[1] >= '0' && colon[1] <= '9' && end && *end == '\0' && errno == 0 &&
+        port >= 0 && port <= 65535 && strspn(value, " \t") == 0)
+        return 0;
+    return fail(ld, node, path, "expected HOST:PORT or [V6]:PORT (port 0-65535), or null for none");
+}
+
 /* Receiver names key the deliveries table and appear in logs. */
 static int check_receiver_name(loader *ld, yaml_node_t *node, const char *value, const char *path)
 {
@@ -624,8 +655,38 @@ static int check_user_name(loader *ld, yaml_node_t *node, const char *value, con
 
 /* ---- custom sections ------------------------------------------------------------------- */
 
+#define PLUGIN(member) offsetof(config_plugin, member)
+static const field plugin_arg_fields[] = {
+    {.key = "ratio",
+     .type = F_NUMBER,
+     .offset = PLUGIN(ratio),
+     .min_exclusive = true,
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_ratio)},
+    {.key = "reserve",
+     .type = F_NUMBER,
+     .offset = PLUGIN(reserve),
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_reserve)},
+    {.key = "subset_size",
+     .type = F_INT,
+     .offset = PLUGIN(subset_size),
+     .min = 1,
+     .max = 64,
+     .has_max = true,
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_subset_size)},
+    {.key = "seed",
+     .type = F_INT64,
+     .offset = PLUGIN(seed),
+     .has_flag = true,
+     .flag_offset = PLUGIN(has_seed)},
+    {0},
+};
+
 static const field plugin_fields[] = {
     {.key = "enable", .type = F_BOOL, .offset = offsetof(config_plugin, enable)},
+    {.key = "args", .type = F_SECTION, .children = plugin_arg_fields},
     {.key = "weight",
      .type = F_NUMBER,
      .offset = offsetof(config_plugin, weight),
@@ -1099,11 +1160,15 @@ static const choice inventory_sources[] = {{"file", CONFIG_INVENTORY_FILE},
                                            {"http", CONFIG_INVENTORY_HTTP},
                                            {"proxmox", CONFIG_INVENTORY_PROXMOX},
                                            {NULL, 0}};
+static const choice strategies[] = {
+    {"spread", CONFIG_STRATEGY_SPREAD}, {"pack", CONFIG_STRATEGY_PACK}, {NULL, 0}};
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
 static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
 static const choice release_kubernetes_modes[] = {
     {"none", 0}, {"delete", 0}, {"drain_delete", 0}, {NULL, 0}};
+static const choice log_formats[] = {
+    {"text", VF_LOG_FORMAT_TEXT}, {"json", VF_LOG_FORMAT_JSON}, {NULL, 0}};
 static const choice log_levels[] = {{"debug", VF_LOG_DEBUG},
                                     {"info", VF_LOG_INFO},
                                     {"warn", VF_LOG_WARN},
@@ -1114,6 +1179,7 @@ static const choice log_levels[] = {{"debug", VF_LOG_DEBUG},
 _Static_assert(sizeof(config_queue_type) == sizeof(int), "enum is int-sized");
 _Static_assert(sizeof(config_inventory_source) == sizeof(int), "enum is int-sized");
 _Static_assert(sizeof(vf_log_level) == sizeof(int), "enum is int-sized");
+_Static_assert(sizeof(vf_log_format) == sizeof(int), "enum is int-sized");
 
 static const field amqp_fields[] = {
     {.key = "urls",
@@ -1213,6 +1279,8 @@ static const field scheduler_fields[] = {
      .min = 0,
      .min_exclusive = true},
     {.key = "plugins", .type = F_SECTION, .children = plugin_kinds},
+    {.key = "strategy", .type = F_ENUM, .offset = CFG(scheduler.strategy), .choices = strategies},
+    {.key = "plugin_config", .type = F_PATH, .offset = CFG(scheduler.plugin_config)},
     {0},
 };
 
@@ -1241,6 +1309,20 @@ static const field relay_fields[] = {
      .count_offset = CFG(relay.n_trusted_publishers),
      .nonempty = true, /* trusting nobody would park every event: say so at start */
      .validate = check_user_name},
+    {.key = "http_listen",
+     .type = F_STRING,
+     .offset = CFG(relay.http_listen),
+     .validate = check_listen,
+     .null_clears = true},
+    {0},
+};
+
+static const field worker_fields[] = {
+    {.key = "http_listen",
+     .type = F_STRING,
+     .offset = CFG(worker.http_listen),
+     .validate = check_listen,
+     .null_clears = true},
     {0},
 };
 
@@ -1319,6 +1401,7 @@ static const field spare_fields[] = {
 
 static const field log_fields[] = {
     {.key = "level", .type = F_ENUM, .offset = CFG(log.level), .choices = log_levels},
+    {.key = "format", .type = F_ENUM, .offset = CFG(log.format), .choices = log_formats},
     {0},
 };
 
@@ -1331,6 +1414,7 @@ static const field top_fields[] = {
     {.key = "relay", .type = F_SECTION, .children = relay_fields},
     {.key = "spare", .type = F_SECTION, .children = spare_fields},
     {.key = "log", .type = F_SECTION, .children = log_fields},
+    {.key = "worker", .type = F_SECTION, .children = worker_fields},
     {0},
 };
 
@@ -1388,6 +1472,11 @@ vf_config *config_defaults(void)
     c->spare.readiness.poll_s = 10;
 
     c->log.level = VF_LOG_INFO;
+    c->log.format = VF_LOG_FORMAT_TEXT;
+    c->worker.http_listen = strdup("127.0.0.1:9464");
+    c->relay.http_listen = strdup("127.0.0.1:9465");
+    if (!c->worker.http_listen || !c->relay.http_listen)
+        goto fail;
 
     if (!(c->store.path = strdup("virtflow.db")) ||
         !(c->inventory.path = strdup("deploy/inventory.example.yaml")) ||
@@ -1411,6 +1500,89 @@ static void syntax_error(const yaml_parser_t *parser, const char *name, vf_error
 {
     vf_error_set(err, VF_ECONFIG, "%s:%zu: %s", name, parser->problem_mark.line + 1,
                  parser->problem ? parser->problem : "invalid YAML");
+}
+
+/* scheduler.plugin_config: qemu-scheduler's own plugin-config file
+ * ({filters,scores,vmids}: Name: {enable: bool}, plus virtflow's weight and
+ * args), read once at load. Its entries go before the config file's own
+ * scheduler.plugins entries, which the engine applies later and so win. */
+static int load_plugin_config(vf_config *config, vf_error *err)
+{
+    const char *path = config->scheduler.plugin_config;
+    int rc = -1;
+    char *text = NULL;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    bool have_parser = false, have_doc = false;
+    loader ld = {.doc = &doc, .name = path, .base_dir = "", .err = err};
+    FILE *f = NULL;
+    /* Non-blocking and regular files only: a FIFO or a device named here
+     * must not hang or feed the loader. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: cannot open: %s", path,
+                     strerror(saved));
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: not a regular file", path);
+        goto out;
+    }
+    text = malloc(CONFIG_MAX_BYTES + 1);
+    if (!text) {
+        vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    size_t len = fread(text, 1, CONFIG_MAX_BYTES + 1, f);
+    if (ferror(f) || len > CONFIG_MAX_BYTES) {
+        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: cannot read it whole", path);
+        goto out;
+    }
+    if (!yaml_parser_initialize(&parser)) {
+        vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    have_parser = true;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        syntax_error(&parser, path, err);
+        goto out;
+    }
+    have_doc = true;
+    size_t before = config->scheduler.n_plugins;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root && !is_null(root) && walk_mapping(&ld, root, plugin_kinds, config, "") < 0)
+        goto out;
+    size_t added = config->scheduler.n_plugins - before;
+    config_plugin *all = config->scheduler.plugins;
+    for (size_t i = before; i < config->scheduler.n_plugins; i++)
+        all[i].file = path;
+    if (added && before) {
+        config_plugin *moved = malloc(added * sizeof *moved);
+        if (!moved) {
+            vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+            goto out;
+        }
+        memcpy(moved, all + before, added * sizeof *moved);
+        memmove(all + added, all, before * sizeof *all);
+        memcpy(all, moved, added * sizeof *moved);
+        free(moved);
+    }
+    rc = 0;
+out:
+    if (have_doc)
+        yaml_document_delete(&doc);
+    if (have_parser)
+        yaml_parser_delete(&parser);
+    if (f)
+        fclose(f);
+    free(text);
+    return rc;
 }
 
 /* Parses `text` over the defaults. `base_dir` ("" or ending in '/') anchors
@@ -1446,6 +1618,8 @@ static vf_config *load(const char *text, size_t len, const char *name, const cha
     }
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && !is_null(root) && walk_mapping(&ld, root, top_fields, config, "") < 0)
+        goto fail;
+    if (config->scheduler.plugin_config && load_plugin_config(config, err) < 0)
         goto fail;
 
     /* A second document would be silently ignored: say so instead. */
@@ -1564,6 +1738,8 @@ void config_free(vf_config *c)
     if (!c)
         return;
     free(c->path);
+    free(c->worker.http_listen);
+    free(c->relay.http_listen);
     free_strings(c->amqp.urls, c->amqp.n_urls);
     free(c->amqp.password_file);
     free(c->amqp.ca_file);
@@ -1576,6 +1752,7 @@ void config_free(vf_config *c)
     free(c->inventory.token_file);
     free(c->inventory.ca_file);
     free(c->scheduler.plugins);
+    free(c->scheduler.plugin_config);
     free(c->retry.delays_s);
     for (size_t i = 0; i < c->relay.n_receivers; i++)
         receiver_free(&c->relay.receivers[i]);

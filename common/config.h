@@ -44,7 +44,20 @@ typedef struct config_plugin {
     bool has_weight; /* weight given in the file */
     double weight;   /* >= 0 */
     int line;        /* where the entry starts, for error messages */
+    /* `args:`, each with has_*: given in the file. The engine refuses an
+     * argument the plugin does not take. */
+    bool has_ratio;
+    double ratio; /* CPUOvercommit, MemoryOvercommit: the overcommit ratio, > 0 */
+    bool has_reserve;
+    double reserve; /* CPUOvercommit: cores, MemoryOvercommit: MiB kept free, >= 0 */
+    bool has_subset_size;
+    int subset_size; /* Random: pick among the top N, >= 1 */
+    bool has_seed;
+    int64_t seed;     /* Random: >= 0; 0 = from the clock */
+    const char *file; /* NULL: the config file itself; else scheduler.plugin_config (borrowed) */
 } config_plugin;
+
+typedef enum { CONFIG_STRATEGY_SPREAD = 0, CONFIG_STRATEGY_PACK } config_strategy;
 
 typedef struct config_header {
     char *name;
@@ -121,8 +134,12 @@ typedef struct vf_config {
         bool dedicated_exclusive; /* default true */
         int subset_size;          /* default 1, >= 1 */
         int reservation_ttl_s;    /* default 900, > 0 */
-        config_plugin *plugins;
+        config_plugin *plugins;   /* scheduler.plugin_config's entries first, then
+                                     scheduler.plugins' (the engine applies them in
+                                     order, so the config file's own entries win) */
         size_t n_plugins;
+        config_strategy strategy; /* spread (default) | pack */
+        char *plugin_config;      /* qemu-scheduler's plugin-config YAML; NULL = none */
     } scheduler;
 
     struct {
@@ -142,7 +159,14 @@ typedef struct vf_config {
          * empty list otherwise: `[]` is a configuration error. */
         char **trusted_publishers;
         size_t n_trusted_publishers;
+        /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9465; NULL = off */
+        char *http_listen;
     } relay;
+
+    struct {
+        /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9464; NULL = off */
+        char *http_listen;
+    } worker;
 
     struct {
         bool anti_affinity_strict; /* "strict" (default) or "preferred" */
@@ -174,7 +198,8 @@ typedef struct vf_config {
     } spare;
 
     struct {
-        vf_log_level level; /* default info */
+        vf_log_level level;   /* default info */
+        vf_log_format format; /* default text; json: one object per line */
     } log;
 } vf_config;
 

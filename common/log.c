@@ -2,14 +2,19 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include <jansson.h>
 
 #include "text_escape.h"
 
 vf_log_level vf_log_threshold = VF_LOG_INFO;
 static const char *program = "virtflow";
+static vf_log_format format = VF_LOG_FORMAT_TEXT;
+static _Thread_local vf_log_ids context;
 
 int vf_log_parse_level(const char *name, vf_log_level *out)
 {
@@ -40,6 +45,57 @@ void vf_log_set_program(const char *name)
     program = name;
 }
 
+void vf_log_set_format(vf_log_format f)
+{
+    format = f;
+}
+
+void vf_log_set_ids(const vf_log_ids *ids)
+{
+    if (ids)
+        context = *ids;
+    else
+        memset(&context, 0, sizeof context);
+}
+
+/* Adds `value`, escaped, as `key` (leaves it out when NULL). The escaped text
+ * is valid UTF-8, which jansson insists on; jansson then quotes it. */
+static void add_escaped(json_t *line, const char *key, const char *value, size_t len)
+{
+    if (!value)
+        return;
+    char escaped[2048 * TEXT_ESCAPE_GROWTH + 1];
+    (void)text_escape(escaped, sizeof escaped, value, len);
+    json_object_set_new(line, key, json_string(escaped));
+}
+
+/* One JSON object per line. Falls back to a fixed line when memory runs
+ * out, so a line is never lost silently nor half-written. */
+static void write_json(const char *time_text, const char *level, const char *message, size_t len)
+{
+    json_t *line = json_object();
+    json_object_set_new(line, "time", json_string(time_text));
+    json_object_set_new(line, "level", json_string(level));
+    add_escaped(line, "program", program, strlen(program));
+    add_escaped(line, "message", message, len);
+    if (context.task)
+        add_escaped(line, "task", context.task, strlen(context.task));
+    if (context.event)
+        add_escaped(line, "event", context.event, strlen(context.event));
+    if (context.receiver)
+        add_escaped(line, "receiver", context.receiver, strlen(context.receiver));
+    if (context.message_id)
+        add_escaped(line, "message_id", context.message_id, strlen(context.message_id));
+    char *text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(line);
+    if (text)
+        fprintf(stderr, "%s\n", text);
+    else
+        fprintf(stderr, "{\"time\":\"%s\",\"level\":\"%s\",\"message\":\"(out of memory)\"}\n",
+                time_text, level);
+    free(text);
+}
+
 void vf_log_write(vf_log_level level, const char *fmt, ...)
 {
     static const char *const level_names[] = {"debug", "info", "warn", "error"};
@@ -49,12 +105,9 @@ void vf_log_write(vf_log_level level, const char *fmt, ...)
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
-    int n = snprintf(line, sizeof line,
-                     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     now.tv_nsec / 1000000, program, level_names[level]);
-    if (n < 0)
-        return;
+    char time_text[64];
+    snprintf(time_text, sizeof time_text, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000);
     va_list ap;
     va_start(ap, fmt);
     int len = vsnprintf(message, sizeof message, fmt, ap);
@@ -63,6 +116,13 @@ void vf_log_write(vf_log_level level, const char *fmt, ...)
         return;
     if ((size_t)len >= sizeof message)
         len = (int)sizeof message - 1;
+    if (format == VF_LOG_FORMAT_JSON) {
+        write_json(time_text, level_names[level], message, (size_t)len);
+        return;
+    }
+    int n = snprintf(line, sizeof line, "%s %s %s: ", time_text, program, level_names[level]);
+    if (n < 0)
+        return;
     /* Log lines carry task ids, message ids, routing keys and error texts that
      * clients and receivers chose. Escaping the whole message catches every
      * caller: a newline cannot forge a second line, and an escape sequence

@@ -6,6 +6,22 @@
 
 typedef enum { VF_LOG_DEBUG = 0, VF_LOG_INFO, VF_LOG_WARN, VF_LOG_ERROR } vf_log_level;
 
+/* text: "TIME PROGRAM LEVEL: message", for people. json: one object per
+ * line, {"time","level","program","message"} plus the ids of the current
+ * log context as fields, for Loki or Elasticsearch. */
+typedef enum { VF_LOG_FORMAT_TEXT = 0, VF_LOG_FORMAT_JSON } vf_log_format;
+
+/* The ids a line is about, as fields of a JSON line ("task", "event",
+ * "receiver", "message_id"). Set per thread while a task or event is being
+ * handled, so call sites need not repeat them; NULL members are left out.
+ * The strings are borrowed: clear the context before they die. */
+typedef struct vf_log_ids {
+    const char *task;
+    const char *event;
+    const char *receiver;
+    const char *message_id;
+} vf_log_ids;
+
 extern vf_log_level vf_log_threshold;
 
 /* Parse "debug", "info", "warn"/"warning", "error". Returns 0 or -1. */
@@ -13,6 +29,11 @@ int vf_log_parse_level(const char *name, vf_log_level *out);
 void vf_log_set_level(vf_log_level level);
 /* Program name printed in every line ("virtflow-worker"). Borrowed; must outlive logging. */
 void vf_log_set_program(const char *name);
+void vf_log_set_format(vf_log_format format);
+
+/* This thread's log context: `ids` is copied (the strings are not); NULL
+ * clears it. */
+void vf_log_set_ids(const vf_log_ids *ids);
 
 void vf_log_write(vf_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

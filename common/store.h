@@ -609,6 +609,14 @@ typedef struct store_delivery_filter {
 int store_delivery_list(store *s, const store_delivery_filter *filter, store_delivery_fn fn,
                         void *ctx, vf_error *err) __attribute__((warn_unused_result));
 
+/* Per receiver: deliveries not final yet ('pending' or 'delivering') and
+ * the created_at of the oldest of them (NULL when none), for the relay's
+ * backlog metrics. Borrowed during the callback. */
+typedef int (*store_backlog_fn)(const char *receiver, int64_t count, const char *oldest_at,
+                                void *ctx);
+int store_deliveries_backlog(store *s, store_backlog_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* ---- operator read-outs (store_stats.c) ---- */
 
 /* One group of rows, borrowed during the callback. */
@@ -633,6 +641,33 @@ int store_counts(store *s, store_count_fn fn, void *ctx, vf_error *err)
  * first (store_reservations_live only sees the live ones). */
 int store_task_reservations(store *s, const char *task_id, store_reservation_fn fn, void *ctx,
                             vf_error *err) __attribute__((warn_unused_result));
+
+/* ---- console read-outs (store_console.c) ---- */
+
+/* store_task_list one page at a time: the tasks matching `filter` that come
+ * after the cursor in newest-first order, i.e. (created_at, id) below
+ * (before_created_at, before_id), at most filter->limit of them. Both cursor
+ * strings NULL: the first page. The next page's cursor is the last row's
+ * created_at and id, so a page costs the same however deep it is. */
+int store_task_page(store *s, const store_task_filter *filter, const char *before_created_at,
+                    const char *before_id, store_task_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Tasks created in one hour with one status and reason, borrowed during the
+ * callback. */
+typedef struct store_task_hour {
+    const char *hour; /* "YYYY-MM-DDTHH", UTC */
+    const char *status;
+    const char *reason; /* NULL unless failed */
+    int64_t count;
+} store_task_hour;
+
+typedef int (*store_task_hour_fn)(const store_task_hour *hour, void *ctx);
+
+/* Call fn per (hour, status, reason) of the tasks created since `since`,
+ * oldest hour first. */
+int store_task_hours(store *s, const char *since, store_task_hour_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* ---- retention (store_prune.c) ----
  *

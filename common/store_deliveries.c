@@ -191,3 +191,26 @@ int store_delivery_redeliver(store *s, const char *event_id, const char *receive
         store_bind_text(st, 3, receiver);
     return store_exec_change(s, st, "redelivering", err);
 }
+
+int store_deliveries_backlog(store *s, store_backlog_fn fn, void *ctx, vf_error *err)
+{
+    /* Two equality groups on the (receiver, status, ...) index: no table scan
+     * of delivered rows, which are nearly all of them. */
+    db_stmt *st = store_stmt(s, STORE_STMT_DELIVERIES_BACKLOG,
+                             "SELECT receiver, COUNT(*), MIN(created_at) FROM deliveries "
+                             "WHERE status IN ('pending', 'delivering') GROUP BY receiver",
+                             err);
+    if (!st)
+        return -1;
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 0, &rows, "counting the delivery backlog", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    for (int i = 0; i < rows.count; i++)
+        if (fn(store_rows_text(&rows, i, 0), store_rows_int(&rows, i, 1),
+               store_rows_text(&rows, i, 2), ctx) != 0)
+            break;
+    store_rows_free(&rows);
+    return 0;
+}

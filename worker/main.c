@@ -62,6 +62,7 @@ int main(int argc, char **argv)
         return 3;
     }
     vf_log_set_level(config->log.level);
+    vf_log_set_format(config->log.format);
     if (http_global_init(&err) < 0) {
         log_error("%s", err.text);
         config_free(config);

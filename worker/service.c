@@ -26,6 +26,7 @@
 #include "store_config.h"
 #include "task_handler.h"
 #include "wal_sync.h"
+#include "worker_metrics.h"
 
 #define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
 #define CONFIRM_TIMEOUT_MS 30000
@@ -117,7 +118,8 @@ typedef struct service {
      * a batch commits, so a store that takes the probe but still fails
      * batches (a nearly full disk) is retried less and less often. */
     backoff store_retry;
-    retention *retention; /* store.retention: prunes old rows, on a thread of its own */
+    retention *retention;    /* store.retention: prunes old rows, on a thread of its own */
+    worker_metrics *metrics; /* worker.http_listen; NULL when off (every hook is a no-op) */
 } service;
 
 /* ---- inventory ---- */
@@ -655,7 +657,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         log_debug("reservations: reloaded %ld hosts changed by other writers", reloaded);
     task_handler handler = {svc->store, svc->engine,   svc->config, svc->placeable,
                             svc->note,  clock_wall_ms, svc->book,   svc->owner};
-    int64_t started_at = clock_mono_us();
+    int64_t started_at = clock_mono_us(), first_at = started_at;
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];
         const amqp_link_delivery *d = &item->delivery;
@@ -665,15 +667,22 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         rc = spare_handler_accepts(d->routing_key)
                  ? spare_handler_handle(&handler, &msg, &item->outcome, err)
                  : task_handler_handle(&handler, &msg, &item->outcome, err);
-        if (i % EARLY_FINISH_EVERY == EARLY_FINISH_EVERY - 1)
+        if (svc->metrics) {
+            int64_t decided_at = clock_mono_us();
+            worker_metrics_decided(svc->metrics, (double)(decided_at - started_at) / 1e6);
+            started_at = decided_at;
+        }
+        if (i % EARLY_FINISH_EVERY == EARLY_FINISH_EVERY - 1) {
             finish_syncing_early(svc);
+            if (svc->metrics)
+                started_at = clock_mono_us(); /* acking the batch before is not deciding */
+        }
     }
     int64_t handled_at = clock_mono_us();
     if (rc == 0)
         rc = store_commit(svc->store, err);
     log_debug("batch of %zu: handled in %.2f ms, committed in %.2f ms", b->n_items,
-              (double)(handled_at - started_at) / 1e3,
-              (double)(clock_mono_us() - handled_at) / 1e3);
+              (double)(handled_at - first_at) / 1e3, (double)(clock_mono_us() - handled_at) / 1e3);
     if (rc < 0) {
         vf_error ignored;
         vf_error_init(&ignored);
@@ -684,6 +693,14 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     }
     reservation_book_committed(svc->book);
     id_list_drop_first(&svc->confirmed, marked);
+    if (svc->metrics) {
+        worker_metrics_batch(svc->metrics, b->n_items,
+                             (double)(clock_mono_us() - handled_at) / 1e6);
+        int64_t committed_ms = clock_wall_ms();
+        for (size_t i = 0; i < b->n_items; i++)
+            worker_metrics_outcome(svc->metrics, &b->items[i].delivery, &b->items[i].outcome,
+                                   committed_ms);
+    }
     return 0;
 }
 
@@ -805,6 +822,9 @@ static void log_outcomes(service *svc, const batch *b)
     for (size_t i = 0; i < b->n_items; i++) {
         const amqp_link_delivery *d = &b->items[i].delivery;
         const task_outcome *o = &b->items[i].outcome;
+        vf_log_set_ids(&(vf_log_ids){.task = o->task_id[0] ? o->task_id : NULL,
+                                     .event = o->event_id,
+                                     .message_id = d->message_id});
         if (o->placed) {
             svc->placed_since_summary++;
             log_debug("task %s: %s", o->task_id, o->summary);
@@ -814,6 +834,7 @@ static void log_outcomes(service *svc, const batch *b)
             log_warn("message %s on %s: %s", d->message_id ? d->message_id : "(no id)",
                      d->routing_key ? d->routing_key : "?", o->summary);
     }
+    vf_log_set_ids(NULL);
 }
 
 /* The periodic line for ordinary placements; `final` at stop. */
@@ -868,6 +889,8 @@ static int open_parts(service *svc, vf_error *err)
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;
+    svc->metrics = worker_metrics_start(svc->config, svc->inventory);
+    wal_sync_observe(svc->sync, worker_metrics_fsync_series(svc->metrics));
     vf_error fetch;
     vf_error_init(&fetch);
     if (inventory_refresh(svc->inventory, &fetch) < 0)
@@ -905,6 +928,7 @@ static int open_parts(service *svc, vf_error *err)
 
 static void close_parts(service *svc)
 {
+    worker_metrics_stop(svc->metrics); /* first: its scrapes read the inventory */
     retention_stop(svc->retention);
     spare_driver_stop(svc->spares);
     if (svc->store) {
@@ -1047,6 +1071,8 @@ static round_status pause_for_store(service *svc, vf_error *err)
     char why[VF_ERROR_TEXT];
     snprintf(why, sizeof why, "%s", err->text);
     vf_error_init(err);
+    worker_metrics_store_writable(svc->metrics, false);
+    worker_metrics_link(svc->metrics, amqp_link_is_connected(svc->link), false);
     round_status st = ROUND_OK;
     if (amqp_link_is_connected(svc->link) && amqp_link_cancel(svc->link, err) < 0)
         st = ROUND_BROKER;
@@ -1080,6 +1106,7 @@ static round_status pause_for_store(service *svc, vf_error *err)
         return ROUND_OK;
     log_info("store: writable again after %.0f s; consuming again",
              (double)(clock_mono_us() - started) / 1e6);
+    worker_metrics_store_writable(svc->metrics, true);
     vf_error_init(err);
     if (!amqp_link_is_connected(svc->link)) {
         vf_error_set(err, VF_EUNAVAILABLE, "the connection was lost while the store was down");
@@ -1198,6 +1225,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
                     st = ROUND_FATAL;
                     break;
                 }
+                worker_metrics_link(svc.metrics, false, false);
                 double wait = backoff_next(&retry);
                 log_warn("broker: %s; trying again in %.1f s", err.text, wait);
                 amqp_link_close(svc.link);
@@ -1205,6 +1233,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
                 continue;
             }
         }
+        worker_metrics_link(svc.metrics, true, true);
         size_t handled;
         st = round_trip(&svc, 500, &handled, &err);
         if (st == ROUND_OK) {
@@ -1224,6 +1253,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         drop_batches(&svc);
         if (st == ROUND_FATAL)
             break;
+        worker_metrics_link(svc.metrics, false, false);
         double wait = backoff_next(&retry);
         log_warn("broker: %s; reconnecting in %.1f s", err.text, wait);
         amqp_link_close(svc.link);
@@ -1241,6 +1271,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
 
     /* Graceful stop: no new deliveries; finish what is in hand; flush the outbox. */
     log_info("stopping: finishing the messages in hand");
+    worker_metrics_link(svc.metrics, amqp_link_is_connected(svc.link), false);
     if (amqp_link_is_connected(svc.link) && amqp_link_cancel(svc.link, &err) == 0) {
         for (;;) {
             size_t handled;

@@ -146,6 +146,8 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
     }
     if (rc < 0)
         return -1;
+    snprintf(a->out->status, sizeof a->out->status, "%s", status);
+    snprintf(a->out->reason, sizeof a->out->reason, "%s", reason ? reason : "");
     json_t *received = json_pack("{s:i, s:s?, s:s?, s:b, s:s?}", "attempt", a->attempt,
                                  "routing_key", msg->routing_key, "message_id", msg->message_id,
                                  "redelivered", msg->redelivered, "worker", a->h->worker);

@@ -81,6 +81,8 @@ typedef struct task_outcome {
     int next_attempt;
     int delay_s;
     char *error;       /* owned; for TASK_DEAD (x-virtflow-error) and logs */
+    char status[16];   /* the task's status as recorded ("" when nothing was), for metrics */
+    char reason[16];   /* its reason when failed, else "" */
     char summary[768]; /* one line for the log */
 } task_outcome;
 

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "clock.h"
+
 struct wal_sync {
     store *store;
     pthread_t thread;
@@ -14,7 +16,8 @@ struct wal_sync {
     uint64_t completed;  /* every ticket up to this one is durable */
     bool failed;
     bool stop;
-    vf_error error; /* the failure, once failed */
+    vf_error error;           /* the failure, once failed */
+    metrics_series *observed; /* fsync durations, or NULL */
 };
 
 static void *sync_loop(void *arg)
@@ -30,7 +33,9 @@ static void *sync_loop(void *arg)
         pthread_mutex_unlock(&w->lock);
         vf_error err;
         vf_error_init(&err);
+        int64_t started = clock_mono_us();
         int rc = store_sync(w->store, &err);
+        metrics_observe(w->observed, (double)(clock_mono_us() - started) / 1e6);
         pthread_mutex_lock(&w->lock);
         if (rc < 0) {
             w->failed = true;
@@ -111,4 +116,9 @@ void wal_sync_stop(wal_sync *w)
     pthread_cond_destroy(&w->work);
     pthread_cond_destroy(&w->done);
     free(w);
+}
+
+void wal_sync_observe(wal_sync *w, metrics_series *histogram)
+{
+    w->observed = histogram;
 }

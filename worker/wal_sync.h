@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "metrics.h"
 #include "store.h"
 #include "vf_error.h"
 
@@ -27,6 +28,10 @@ wal_sync *wal_sync_start(store *s, vf_error *err) __attribute__((warn_unused_res
 
 /* A ticket covering every commit made on the store before this call. */
 uint64_t wal_sync_request(wal_sync *w);
+
+/* Observe every fsync's duration (seconds) into `histogram` from now on;
+ * call before the first request. NULL: none. */
+void wal_sync_observe(wal_sync *w, metrics_series *histogram);
 
 /* Block until the sync for `ticket` is done: 0, or -1 with err when a sync
  * has failed (now or earlier). */

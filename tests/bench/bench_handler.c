@@ -8,7 +8,13 @@
  * broker's share (reading deliveries, publishing, acking) is not in it: the
  * worker figures in bench_worker.py include both.
  *
- *   bench_handler [tasks] [hosts] [batch]    (default 20000 1000 100) */
+ *   bench_handler [tasks] [hosts] [batch] [book|nobook] [metrics|nometrics]
+ *   (default 20000 1000 100 book nometrics)
+ *
+ * "metrics" adds what the worker's main loop does for worker.http_listen:
+ * the per-message decision timing and the counters added after each commit
+ * (worker_metrics.h), with the endpoints listening on a free loopback port
+ * but not scraped. Compare the two under callgrind for the cost per task. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +28,8 @@
 #include "log.h"
 #include "store.h"
 #include "task_handler.h"
+#include "worker_metrics.h"
+#include "clock.h"
 
 static double clock_s(clockid_t id)
 {
@@ -71,6 +79,7 @@ int main(int argc, char **argv)
      * before each batch and claiming each host at its generation; "nobook":
      * neither, to measure what the shared-store checks cost one worker. */
     bool with_book = argc <= 4 || strcmp(argv[4], "nobook") != 0;
+    bool with_metrics = argc > 5 && strcmp(argv[5], "metrics") == 0;
     if (n <= 0 || n_hosts <= 0 || per_batch <= 0) {
         fprintf(stderr, "usage: %s [tasks] [hosts] [batch] [book|nobook]\n", argv[0]);
         return 2;
@@ -94,7 +103,12 @@ int main(int argc, char **argv)
     store *s = NULL;
     reservation_book *book = NULL;
     task_outcome *outcomes = calloc((size_t)per_batch, sizeof *outcomes);
+    worker_metrics *wm = NULL;
     if (!config || !hosts || !outcomes)
+        goto out;
+    free(config->worker.http_listen);
+    config->worker.http_listen = with_metrics ? strdup("127.0.0.1:0") : NULL;
+    if (with_metrics && !(wm = worker_metrics_start(config, NULL)))
         goto out;
     sched_params_from_config(&params, config);
     if (!(engine = sched_engine_new(&params, &err)) ||
@@ -108,8 +122,11 @@ int main(int argc, char **argv)
 
     task_handler handler = {s, engine, config, hosts, "", wall_ms, book, "bench:1:w_bench"};
     double cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), wall0 = clock_s(CLOCK_MONOTONIC);
+    char routing_key[] = "task.schedule";
+    amqp_link_delivery delivery = {.routing_key = routing_key};
     for (long done = 0; done < n;) {
         long count = n - done < per_batch ? n - done : per_batch;
+        int64_t started_at = wm ? clock_mono_us() : 0;
         if (store_begin(s, &err) < 0 || (book && reservation_book_catch_up(book, s, &err) < 0))
             goto out;
         for (long i = 0; i < count; i++) {
@@ -130,9 +147,27 @@ int main(int argc, char **argv)
                                 NULL};
             if (task_handler_handle(&handler, &msg, &outcomes[i], &err) < 0)
                 goto out;
+            if (wm) { /* as service.c's record_pass */
+                int64_t decided_at = clock_mono_us();
+                worker_metrics_decided(wm, (double)(decided_at - started_at) / 1e6);
+                started_at = decided_at;
+            }
         }
-        if (store_commit(s, &err) < 0 || store_sync(s, &err) < 0)
+        int64_t handled_at = wm ? clock_mono_us() : 0;
+        if (store_commit(s, &err) < 0)
             goto out;
+        if (wm) {
+            worker_metrics_batch(wm, (size_t)count, (double)(clock_mono_us() - handled_at) / 1e6);
+            int64_t committed_ms = clock_wall_ms();
+            for (long i = 0; i < count; i++)
+                worker_metrics_outcome(wm, &delivery, &outcomes[i], committed_ms);
+        }
+        int64_t sync_at = wm ? clock_mono_us() : 0;
+        if (store_sync(s, &err) < 0)
+            goto out;
+        if (wm) /* as wal_sync.c */
+            metrics_observe(worker_metrics_fsync_series(wm),
+                            (double)(clock_mono_us() - sync_at) / 1e6);
         if (book)
             reservation_book_committed(book);
         for (long i = 0; i < count; i++)
@@ -141,10 +176,10 @@ int main(int argc, char **argv)
     }
     double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     double wall = clock_s(CLOCK_MONOTONIC) - wall0;
-    printf("handler: %ld tasks, %ld hosts, batches of %ld%s: %.1f us CPU per task, %.0f tasks/s "
+    printf("handler: %ld tasks, %ld hosts, batches of %ld%s%s: %.1f us CPU per task, %.0f tasks/s "
            "(wall, one thread, fdatasync per batch)\n",
-           n, n_hosts, per_batch, book ? "" : " (no generation checks)", cpu / (double)n * 1e6,
-           (double)n / wall);
+           n, n_hosts, per_batch, book ? "" : " (no generation checks)",
+           wm ? ", with the metrics hooks" : "", cpu / (double)n * 1e6, (double)n / wall);
     status = 0;
 out:
     if (status != 0)
@@ -152,6 +187,7 @@ out:
     for (long i = 0; outcomes && i < per_batch; i++)
         task_outcome_close(&outcomes[i]);
     free(outcomes);
+    worker_metrics_stop(wm);
     reservation_book_free(book);
     store_close(s);
     sched_engine_free(engine);

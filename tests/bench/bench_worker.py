@@ -6,6 +6,11 @@ with 1,000 hosts; p99 < 25 ms at 1,000 tasks/s offered; resident memory
 
   VF_AMQP_URL=... VF_RABBITMQCTL=... bench_worker.py [--tasks N] [--rate R]
       [--seconds S] [--rss-tasks M] [--queue-type classic|quorum] [--repeat K] [--no-pin]
+      [--metrics-cost]
+
+--metrics-cost prints only the cost of worker.http_listen on throughput:
+turns alternate between a worker without the endpoints (null) and one with
+them on a free loopback port, scraped every second while it works; medians.
 
 The throughput comparison runs twice: with everything sharing the machine's
 cores, then with the broker pinned to CPU 0 and the worker (or the ceiling's
@@ -90,15 +95,31 @@ def ceiling(n, queue_type):
     return float(rates[-1]) if rates else float("nan")
 
 
-def throughput(n, hosts, queue_type):
-    vhost, directory, config, db = setup("tput", hosts, queue_type)
+def scrape_while(worker, stop):
+    """GET /metrics every second until stop is set, as a (busy) Prometheus would."""
+    while not stop.is_set():
+        found = re.search(r"/readyz on port (\d+)", worker.log())
+        if found:
+            vftest.http_get(int(found.group(1)), "/metrics")
+        stop.wait(1.0)
+
+
+def throughput(n, hosts, queue_type, extra="", scrape=False):
+    vhost, directory, config, db = setup("tput", hosts, queue_type, extra)
     try:
         start_and_stop(config, directory)
         vftest.publish_tasks(vhost.url, n, "tput")
         worker = vftest.Worker(config, directory).start()
+        stop = threading.Event()
+        scraper = threading.Thread(target=scrape_while, args=(worker, stop))
+        if scrape:
+            scraper.start()
         t0 = time.time()
         wait_finished(db, n, 0.01)
         elapsed = time.time() - t0
+        stop.set()
+        if scrape:
+            scraper.join()
         worker.stop()
         return n / elapsed, elapsed
     finally:
@@ -212,6 +233,21 @@ def compare(args, placement):
              args.repeat))
 
 
+def metrics_cost(args):
+    """Throughput without and with worker.http_listen, in alternating turns."""
+    off, on = [], []
+    for turn in range(args.repeat):
+        for into, extra, scrape in ((off, "worker:\n  http_listen: null\n", False),
+                                    (on, "worker:\n  http_listen: 127.0.0.1:0\n", True)):
+            rate, elapsed = throughput(args.tasks, args.hosts, args.queue_type, extra, scrape)
+            into.append(rate)
+        print("turn %d: without metrics %.0f tasks/s, with metrics (scraped every second) %.0f "
+              "tasks/s" % (turn + 1, off[-1], on[-1]), flush=True)
+    a, b = statistics.median(off), statistics.median(on)
+    print("metrics cost: %d tasks, %d hosts, %d turns: median %.0f tasks/s without, %.0f with: "
+          "%+.1f %%" % (args.tasks, args.hosts, args.repeat, a, b, (b - a) / a * 100))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=20000)
@@ -224,11 +260,16 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="ceiling/worker turns")
     parser.add_argument("--no-pin", dest="pin", action="store_false",
                         help="skip the second comparison with the broker on a CPU of its own")
+    parser.add_argument("--metrics-cost", action="store_true",
+                        help="only the throughput cost of worker.http_listen")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the resident-memory figure (timing-insensitive)")
     args = parser.parse_args()
     vftest.skip_without_broker()
     print("machine: %d cores" % os.cpu_count())
+    if args.metrics_cost:
+        metrics_cost(args)
+        return
     if args.memory_only:
         rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type)
         print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"

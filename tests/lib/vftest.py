@@ -19,7 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 import uuid
 
 import pika
@@ -348,3 +350,49 @@ PROGRESS_EVENTS = ("task.retrying", "spare.provisioning", "spare.waiting_ready")
 
 def tempdir(tag):
     return tempfile.mkdtemp(prefix="vf-%s-" % tag)
+
+
+# ---- the programs' HTTP endpoints (worker.http_listen, relay.http_listen) ----
+
+def http_get(port, path):
+    """(status, body text) of GET http://127.0.0.1:port/path; 4xx/5xx too."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    """Prometheus text format -> ({(name, frozenset of (label, raw value))}: value,
+    set of family names from # TYPE). Fails on a line that is not a sample."""
+    samples, families = {}, set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            families.add(line.split()[2])
+            continue
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        assert m, "not a sample line: %r" % line
+        samples[(m.group(1), frozenset(_LABEL.findall(m.group(3) or "")))] = float(m.group(4))
+    return samples, families
+
+
+def metric_value(samples, name, **labels):
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def deploy_metric_names():
+    """Metric family names the alert rules and the dashboard use (histogram
+    suffixes taken off), so the tests can check each exists in a real scrape."""
+    names = set()
+    for rel in ("deploy/prometheus/rules.yml", "deploy/grafana/virtflow-dashboard.json"):
+        with open(os.path.join(SOURCE, rel)) as f:
+            for name in re.findall(r"virtflow_[a-z0-9_]+", f.read()):
+                names.add(re.sub(r"_(bucket|sum|count)$", "", name))
+    return names

@@ -203,6 +203,77 @@ static void test_plugins(void)
     config_free(c);
 }
 
+/* scheduler.plugin_config reads qemu-scheduler's own file; its entries come
+ * first, so the config file's own scheduler.plugins entries win; args and
+ * the strategy are parsed. */
+static void test_plugin_config_file(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/plugin_config.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->scheduler.strategy == CONFIG_STRATEGY_PACK);
+    CHECK_STR(c->scheduler.plugin_config, FIXTURES "/valid/../plugin_config/qemu-scheduler.yaml");
+    CHECK(c->scheduler.n_plugins == 5);
+    if (c->scheduler.n_plugins == 5) {
+        const config_plugin *p = c->scheduler.plugins;
+        /* From the plugin-config file, in its order, attributed to it. */
+        CHECK_STR(p[0].name, "CPUOvercommit");
+        CHECK(p[0].kind == CONFIG_PLUGIN_FILTER && !p[0].enable && p[0].line == 4);
+        CHECK(p[0].file == c->scheduler.plugin_config);
+        CHECK_STR(p[1].name, "MemoryOvercommit");
+        CHECK(p[1].enable && p[1].file);
+        CHECK_STR(p[2].name, "Regex");
+        CHECK(p[2].kind == CONFIG_PLUGIN_VMID && !p[2].enable && p[2].line == 9);
+        /* Then the config file's own, which the engine applies last. */
+        CHECK_STR(p[3].name, "CPUOvercommit");
+        CHECK(p[3].enable && p[3].file == NULL && p[3].line == 6);
+        CHECK(p[3].has_ratio && p[3].ratio == 8 && p[3].has_reserve && p[3].reserve == 2);
+        CHECK(!p[3].has_seed && !p[3].has_subset_size);
+        CHECK_STR(p[4].name, "Random");
+        CHECK(p[4].has_subset_size && p[4].subset_size == 2 && p[4].has_seed && p[4].seed == 7);
+    }
+    config_free(c);
+
+    /* A missing file names the key and the path. */
+    static const char missing[] = "scheduler:\n  plugin_config: /nonexistent/plugin-config.yaml\n";
+    vf_error_init(&err);
+    c = config_load_string(missing, strlen(missing), "c.yaml", &err);
+    CHECK(c == NULL && err.code == VF_ECONFIG);
+    CHECK_STR(err.text, "scheduler.plugin_config: /nonexistent/plugin-config.yaml: cannot open: No "
+                        "such file or directory");
+
+    /* Only a regular file: a directory, a FIFO or a device is refused. */
+    static const char directory[] = "scheduler:\n  plugin_config: /tmp\n";
+    vf_error_init(&err);
+    c = config_load_string(directory, strlen(directory), "c.yaml", &err);
+    CHECK(c == NULL);
+    CHECK_STR(err.text, "scheduler.plugin_config: /tmp: not a regular file");
+
+    /* An error inside it names its own file and line. */
+    char dir[] = "/tmp/vf-test-config.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char file[128], text[256];
+    snprintf(file, sizeof file, "%s/plugin-config.yaml", dir);
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("filters:\n  CPUOvercommit:\n    enable: no\n", f);
+        fclose(f);
+    }
+    snprintf(text, sizeof text, "scheduler:\n  plugin_config: %s\n", file);
+    vf_error_init(&err);
+    c = config_load_string(text, strlen(text), "c.yaml", &err);
+    CHECK(c == NULL);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3: filters.CPUOvercommit.enable: expected true or false", file);
+    CHECKF(strncmp(err.text, want, strlen(want)) == 0, "got \"%s\"", err.text);
+    unlink(file);
+    rmdir(dir);
+}
+
 static void test_receivers(void)
 {
     vf_error err;
@@ -299,7 +370,7 @@ static void test_example(void)
     CHECK_STR(c->inventory.path, "../deploy/inventory.example.yaml");
     CHECK_STR(c->store.path, "../deploy/virtflow.db");
     CHECK(c->amqp.queue_type == CONFIG_QUEUE_CLASSIC);
-    CHECK(c->scheduler.n_plugins == 14);
+    CHECK(c->scheduler.n_plugins == 15);
     CHECK(c->relay.n_receivers == 1);
     if (c->relay.n_receivers == 1) {
         const config_receiver *r = &c->relay.receivers[0];
@@ -477,6 +548,47 @@ static void test_errors_in_detail(void)
     CHECK(config_load_string(nul, strlen(nul), "c.yaml", NULL) == NULL);
 }
 
+/* worker.http_listen, relay.http_listen: on by default on loopback, null
+ * turns them off, and a bad address is an error with its line; log.format. */
+static void test_http_listen(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_defaults();
+    CHECK_STR(c->worker.http_listen, "127.0.0.1:9464");
+    CHECK_STR(c->relay.http_listen, "127.0.0.1:9465");
+    CHECK(c->log.format == VF_LOG_FORMAT_TEXT);
+    config_free(c);
+
+    static const char off[] = "worker:\n  http_listen: null\nrelay:\n  http_listen: ~\n"
+                              "log:\n  format: json\n";
+    c = config_load_string(off, strlen(off), "c.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK(c->worker.http_listen == NULL && c->relay.http_listen == NULL);
+        CHECK(c->log.format == VF_LOG_FORMAT_JSON);
+    }
+    config_free(c);
+
+    static const char *const good[] = {"0.0.0.0:9464", "[::1]:0", "localhost:65535"};
+    static const char *const bad[] = {"9464",  ":9464",    "[::1]9464", "::1:9464",
+                                      "host:", "host:12x", "host:-1",   " host:1"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0] + sizeof bad / sizeof bad[0]; i++) {
+        bool ok = i < sizeof good / sizeof good[0];
+        const char *value = ok ? good[i] : bad[i - sizeof good / sizeof good[0]];
+        char text[128];
+        snprintf(text, sizeof text, "worker:\n  http_listen: \"%s\"\n", value);
+        vf_error_init(&err);
+        c = config_load_string(text, strlen(text), "c.yaml", &err);
+        CHECKF((c != NULL) == ok, "%s: %s", value, c ? "accepted" : err.text);
+        if (c && ok)
+            CHECK_STR(c->worker.http_listen, value);
+        if (!ok)
+            CHECK_CONTAINS(err.text, "c.yaml:2: worker.http_listen: expected HOST:PORT");
+        config_free(c);
+    }
+}
+
 /* store.retention: each unit, and the parser virtflowctl prune shares. */
 static void test_retention(void)
 {
@@ -589,6 +701,7 @@ int main(void)
     test_invalid_fixtures();
     test_defaults();
     test_plugins();
+    test_plugin_config_file();
     test_receivers();
     test_sources();
     test_example();
@@ -597,5 +710,6 @@ int main(void)
     test_errors_in_detail();
     test_trusted_publishers();
     test_retention();
+    test_http_listen();
     return test_summary();
 }

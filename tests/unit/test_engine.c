@@ -169,6 +169,186 @@ static void test_regex_anchoring(void)
     world_close(&w);
 }
 
+/* qemu-scheduler's users write Go's RE2: \d, \w, (?i), non-greedy, named
+ * groups mean what they meant there; under POSIX ERE node\d+ was "node" and a
+ * literal 'd', so such a request failed as unschedulable. */
+static void test_re2_syntax(void)
+{
+    host hosts[4] = {fixture_host("node1"), fixture_host("node12"), fixture_host("Node7"),
+                     fixture_host("nodex")};
+    world w;
+    world_open(&w, hosts, 4, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 1, 1024);
+
+    strcpy(req.node_regex, "node\\d+");
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    CHECKF(d.n_feasible == 2, "node\\d+ kept %zu", d.n_feasible); /* node1, node12 */
+
+    strcpy(req.node_regex, "(?i)NODE\\d");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 2); /* Node7, node1 */
+
+    strcpy(req.node_regex, "\\w+?\\d{2}");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 1);
+    CHECK_STR(d.node ? d.node->name : NULL, "node12");
+
+    strcpy(req.node_regex, "(?P<kind>node)[[:alpha:]]");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 1);
+    CHECK_STR(d.node ? d.node->name : NULL, "nodex");
+
+    /* Still whole-name: \d matches node1 but not node12's prefix alone. */
+    strcpy(req.node_regex, "node\\d");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 1);
+
+    /* vmid patterns too: \d{3} after 12 in use leaves 120s... */
+    req.node_regex[0] = '\0';
+    strcpy(req.vmid_regex, "13\\d");
+    decide_ok(&w, &req, &d);
+    CHECK(d.vmid == 130);
+
+    /* What RE2 does not accept is refused as invalid, with the reason. */
+    static const struct {
+        const char *pattern, *reason;
+    } refused[] = {
+        {"(node)\\1", "back-references (\\1..\\9) are not RE2 syntax"},
+        {"(?<n>a)\\k<n>", "back-references (\\g, \\k) are not RE2 syntax"},
+        {"node(?=1)\\d", "lookahead (?= (?! is not RE2 syntax"},
+        {"(?<!x)node1", "lookbehind (?<= (?<! is not RE2 syntax"},
+        {"(?>node)1", "atomic groups (?> are not RE2 syntax"},
+        {"node\\d++", "possessive quantifiers (like a*+) are not RE2 syntax"},
+        {"node\\C", "\\C (one code unit) is not RE2 syntax"},
+        {"(a(?R)?b)", "recursion is not RE2 syntax"},
+        {"node(?C1)1", "callouts (?C are not RE2 syntax"},
+        {"(*LIMIT_MATCH=99999999)node1", "(*VERB) directives are not RE2 syntax"},
+        {"(?x)node 1", "the flag (?x) is not RE2 syntax (RE2 knows i, m, s, U)"},
+        {"node\\R", "the escape \\R is not RE2 syntax"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        fixture_request(&req, 1, 1024);
+        strcpy(req.node_regex, refused[i].pattern);
+        vf_error err;
+        vf_error_init(&err);
+        CHECKF(sched_engine_decide(w.engine, &req, &d, &err) == -1, "%s accepted",
+               refused[i].pattern);
+        CHECK(err.code == VF_EINVAL);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "annotations.node.qemu-scheduler/regex: \"%s\" is not a valid regex: %s",
+                 refused[i].pattern, refused[i].reason);
+        CHECK_STR(err.text, want);
+    }
+    world_close(&w);
+}
+
+/* PCRE2 backtracks: a pattern with nested repetition can take exponential
+ * time on a long name. It is refused as invalid once it runs past the match
+ * limits instead of stalling the worker, and refused at once when repeated. */
+static void test_catastrophic_pattern_bounded(void)
+{
+    host hosts[200];
+    for (int i = 0; i < 200; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa%03d", i);
+        hosts[i] = fixture_host(name);
+    }
+    world w;
+    world_open(&w, hosts, 200, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    vf_error err;
+    static const char *const node_patterns[] = {"(a|aa)+(b|c)", "(a*)*(b|c)", ".*a.*a.*a.*-0"};
+    for (size_t i = 0; i < sizeof node_patterns / sizeof node_patterns[0]; i++) {
+        for (int round = 0; round < 2; round++) {
+            fixture_request(&req, 1, 1024);
+            strcpy(req.node_regex, node_patterns[i]);
+            vf_error_init(&err);
+            CHECKF(sched_engine_decide(w.engine, &req, &d, &err) == -1, "%s accepted",
+                   node_patterns[i]);
+            CHECK(err.code == VF_EINVAL);
+            CHECK_CONTAINS(err.text, "is not a valid regex: too costly to match");
+        }
+    }
+    /* A vmid pattern that costs 2^9 paths on every 9-digit candidate runs
+     * out of its budget long before the million-id scan ends. */
+    fixture_request(&req, 1, 1024);
+    strcpy(req.vmid_regex, "(\\d|\\d)*(a|b)");
+    vf_error_init(&err);
+    CHECK(sched_engine_decide(w.engine, &req, &d, &err) == -1);
+    CHECK_CONTAINS(err.text, "annotations.vmid.qemu-scheduler/regex: \"(\\d|\\d)*(a|b)\" is not "
+                             "a valid regex: too costly");
+    /* An ordinary pattern still works on the same engine. */
+    fixture_request(&req, 1, 1024);
+    strcpy(req.node_regex, "a+\\d{2}7");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 20);
+    world_close(&w);
+}
+
+/* node_name (or the annotation node.qemu-scheduler/name) asks for one exact
+ * host, like the seeds' and CAPPX's NodeName filter. It is categorical: it
+ * runs before capacity, so the named host's own shortage is its reason. */
+static void test_node_name(void)
+{
+    host hosts[3] = {fixture_host("pve-a"), fixture_host("pve-b"), fixture_host("pve-c")};
+    hosts[2].allocated_memory = 65000;
+    world w;
+    world_open(&w, hosts, 3, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 1, 1024);
+    strcpy(req.node_name, "pve-b");
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    CHECK_STR(d.node ? d.node->name : NULL, "pve-b");
+    CHECK(d.n_feasible == 1);
+    CHECK(d.host_reasons[0] == SCHED_REASON_NODE_NAME);
+    CHECK_CONTAINS(d.message, "1/3 nodes are available: 2 node name mismatch");
+
+    /* The named host is full: its own reason, the others' name mismatch. */
+    strcpy(req.node_name, "pve-c");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/3 nodes are available: 2 node name mismatch, 1 insufficient memory");
+
+    /* A name no host has says so. */
+    strcpy(req.node_name, "pve-z");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/3 nodes are available: 3 node name mismatch (no host is named pve-z)");
+
+    /* Name and regex together: both must hold. */
+    strcpy(req.node_name, "pve-a");
+    strcpy(req.node_regex, "pve-[bc]");
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK(d.host_reasons[0] == SCHED_REASON_NODE_REGEX);
+    world_close(&w);
+
+    /* NodeName disabled: the name is ignored, as for any disabled plugin. */
+    sched_params p;
+    fixture_params(&p);
+    config_plugin off[] = {{.kind = CONFIG_PLUGIN_FILTER,
+                            .name = "NodeName",
+                            .enable = false,
+                            .has_weight = false,
+                            .weight = 0,
+                            .line = 3}};
+    p.plugins = off;
+    p.n_plugins = 1;
+    world_open(&w, hosts, 3, NULL, 0, &p);
+    fixture_request(&req, 1, 1024);
+    strcpy(req.node_name, "pve-z");
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed);
+    world_close(&w);
+}
+
 static void test_vmid_lowest_free(void)
 {
     host h = fixture_host("pve1");
@@ -246,29 +426,27 @@ static void test_invalid_annotations(void)
          "annotations.vmid.qemu-scheduler/regex: \"(12[0-9]\" is not a valid regex"},
         {"", "", "node[", "annotations.node.qemu-scheduler/regex: \"node[\" is not a valid regex"},
         {"", "", "*x{2,1}", "annotations.node.qemu-scheduler/regex:"},
-        /* Bounded so glibc's regcomp cannot be made to build a huge automaton. */
+        /* RE2 refuses what PCRE2 alone would give a meaning. */
         {"", "", "node[0-9]++",
          "annotations.node.qemu-scheduler/regex: \"node[0-9]++\" is not a "
-         "valid regex: repetition operators may not follow one another"},
+         "valid regex: possessive quantifiers"},
         {"", "1{2}*", "",
          "annotations.vmid.qemu-scheduler/regex: \"1{2}*\" is not a valid regex: "
          "repetition operators may not follow one another"},
-        {"", "", "a{65}",
-         "annotations.node.qemu-scheduler/regex: \"a{65}\" is not a valid regex: "
-         "repetition counts above 64 are not supported"},
-        {"", "", "((a{64}){64}){64}",
-         "annotations.node.qemu-scheduler/regex: \"((a{64}){64}){64}\" is not a valid regex: "
-         "repetitions nested too deep"},
-        /* An unmatched ')' must not close the anchoring group: "bm-001)|(x"
-         * would otherwise match every name that starts with bm-001. */
+        {"", "", "a{1001}",
+         "annotations.node.qemu-scheduler/regex: \"a{1001}\" is not a valid regex: "
+         "repetition counts above 1000 are not RE2 syntax"},
+        /* An unmatched ')' is an error, never a literal. */
         {"", "", "bm-001)|(x",
-         "annotations.node.qemu-scheduler/regex: \"bm-001)|(x\" is not a valid regex: Unmatched )"},
+         "annotations.node.qemu-scheduler/regex: \"bm-001)|(x\" is not a valid regex: "
+         "unmatched closing parenthesis"},
         {"", "12)|(1", "",
-         "annotations.vmid.qemu-scheduler/regex: \"12)|(1\" is not a valid regex: Unmatched )"},
-        /* Back-references backtrack for seconds per name in glibc. */
+         "annotations.vmid.qemu-scheduler/regex: \"12)|(1\" is not a valid regex: unmatched "
+         "closing parenthesis"},
+        /* Back-references are not RE2 syntax (and backtrack for seconds). */
         {"", "", "(.*)(.*)\\1\\2b",
          "annotations.node.qemu-scheduler/regex: \"(.*)(.*)\\1\\2b\" is not a valid regex: "
-         "back-references are not supported"},
+         "back-references (\\1..\\9) are not RE2 syntax"},
         {"", "", "x'); DROP TABLE tasks;--",
          "annotations.node.qemu-scheduler/regex: \"x'); DROP TABLE tasks;--\" is not a valid "
          "regex"},
@@ -438,9 +616,24 @@ static void test_plugin_config(void)
     fixture_params(&p);
     /* Pack instead of spread: the busier host that still fits wins. */
     config_plugin plugins[] = {
-        {CONFIG_PLUGIN_SCORE, "FreeResources", false, false, 0, 10},
-        {CONFIG_PLUGIN_SCORE, "MostAllocated", true, true, 2, 11},
-        {CONFIG_PLUGIN_SCORE, "Balanced", false, false, 0, 12},
+        {.kind = CONFIG_PLUGIN_SCORE,
+         .name = "FreeResources",
+         .enable = false,
+         .has_weight = false,
+         .weight = 0,
+         .line = 10},
+        {.kind = CONFIG_PLUGIN_SCORE,
+         .name = "MostAllocated",
+         .enable = true,
+         .has_weight = true,
+         .weight = 2,
+         .line = 11},
+        {.kind = CONFIG_PLUGIN_SCORE,
+         .name = "Balanced",
+         .enable = false,
+         .has_weight = false,
+         .weight = 0,
+         .line = 12},
     };
     p.plugins = plugins;
     p.n_plugins = 3;
@@ -457,7 +650,12 @@ static void test_plugin_config(void)
     world_close(&w);
 
     /* Disabling a filter removes its check. */
-    config_plugin no_cpu[] = {{CONFIG_PLUGIN_FILTER, "CPUOvercommit", false, false, 0, 5}};
+    config_plugin no_cpu[] = {{.kind = CONFIG_PLUGIN_FILTER,
+                               .name = "CPUOvercommit",
+                               .enable = false,
+                               .has_weight = false,
+                               .weight = 0,
+                               .line = 5}};
     fixture_params(&p);
     p.plugins = no_cpu;
     p.n_plugins = 1;
@@ -470,7 +668,12 @@ static void test_plugin_config(void)
     world_close(&w);
 
     /* An unknown plugin name is a configuration error naming the line and the known ones. */
-    config_plugin typo[] = {{CONFIG_PLUGIN_FILTER, "CPUOvercomit", false, false, 0, 17}};
+    config_plugin typo[] = {{.kind = CONFIG_PLUGIN_FILTER,
+                             .name = "CPUOvercomit",
+                             .enable = false,
+                             .has_weight = false,
+                             .weight = 0,
+                             .line = 17}};
     p.plugins = typo;
     vf_error err;
     vf_error_init(&err);
@@ -481,7 +684,12 @@ static void test_plugin_config(void)
     CHECK_CONTAINS(err.text, "CPUOvercommit");
 
     /* vmid plugins disabled: the annotation no longer narrows the choice. */
-    config_plugin no_range[] = {{CONFIG_PLUGIN_VMID, "Range", false, false, 0, 3}};
+    config_plugin no_range[] = {{.kind = CONFIG_PLUGIN_VMID,
+                                 .name = "Range",
+                                 .enable = false,
+                                 .has_weight = false,
+                                 .weight = 0,
+                                 .line = 3}};
     fixture_params(&p);
     p.plugins = no_range;
     p.n_plugins = 1;
@@ -491,6 +699,184 @@ static void test_plugin_config(void)
     decide_ok(&w, &req, &d);
     CHECK(d.vmid == 100);
     world_close(&w);
+}
+
+/* scheduler.strategy: pack turns MostAllocated on and FreeResources off
+ * (FreeResources is 100 - MostAllocated: both on at equal weight cancel
+ * out). The fullest host that still fits wins; explicit plugins still win. */
+static void test_strategy_pack(void)
+{
+    host hosts[4] = {fixture_host("empty"), fixture_host("half"), fixture_host("full"),
+                     fixture_host("three-quarters")};
+    hosts[1].allocated_cpu = 32;
+    hosts[1].allocated_memory = 32768;
+    hosts[2].allocated_cpu = 64; /* 16 cores x 4: no room for even one vCPU */
+    hosts[2].allocated_memory = 65536;
+    hosts[3].allocated_cpu = 48;
+    hosts[3].allocated_memory = 49152;
+    sched_params p;
+    fixture_params(&p);
+    world w;
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 2, 2048);
+
+    /* spread (the default): the emptiest. */
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "empty");
+    world_close(&w);
+
+    /* pack: the fullest that still fits (full has no room). */
+    p.pack = true;
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "three-quarters");
+    bool free_part = false, most_part = false;
+    for (size_t i = 0; i < d.n_parts; i++) {
+        free_part |= strcmp(d.parts[i].plugin, "FreeResources") == 0;
+        most_part |= strcmp(d.parts[i].plugin, "MostAllocated") == 0;
+    }
+    CHECK(most_part && !free_part);
+    /* Successive placements keep filling that host first. */
+    sched_reservation res;
+    sched_reservation_from_decision(&res, &d, &req, "pack-1", 0);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "three-quarters");
+    world_close(&w);
+
+    /* Weights refine it, explicit entries win: FreeResources switched back
+     * on at weight 3 outweighs MostAllocated at 1 and spreads again. */
+    config_plugin back[] = {{.kind = CONFIG_PLUGIN_SCORE,
+                             .name = "FreeResources",
+                             .enable = true,
+                             .has_weight = true,
+                             .weight = 3,
+                             .line = 9}};
+    p.plugins = back;
+    p.n_plugins = 1;
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "empty");
+    world_close(&w);
+}
+
+/* Per-plugin args, qemu-scheduler's and CAPPX's names, and Random. */
+static void test_plugin_args_and_aliases(void)
+{
+    host h = fixture_host("small"); /* 16 cores, 64 GiB */
+    sched_params p;
+    fixture_params(&p);
+    world w;
+    sched_request req;
+    sched_decision d;
+    vf_error err;
+
+    /* CPUOvercommit's ratio overrides scheduler.overcommit.cpu (4 here):
+     * 16 cores x 1 = 16 vCPUs, so 20 no longer fit; its reserve too. */
+    config_plugin ratio[] = {
+        {.kind = CONFIG_PLUGIN_FILTER,
+         .name = "CPUOvercommit",
+         .enable = true,
+         .line = 4,
+         .has_ratio = true,
+         .ratio = 1},
+        {.kind = CONFIG_PLUGIN_FILTER,
+         .name = "MemoryOvercommit",
+         .enable = true,
+         .line = 5,
+         .has_reserve = true,
+         .reserve = 65000},
+    };
+    p.plugins = ratio;
+    p.n_plugins = 2;
+    world_open(&w, &h, 1, NULL, 0, &p);
+    CHECK(sched_engine_params(w.engine)->overcommit_cpu == 1);
+    CHECK(sched_engine_params(w.engine)->reserve_memory == 65000);
+    fixture_request(&req, 20, 512);
+    decide_ok(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK_STR(d.message, "0/1 nodes are available: 1 insufficient cpu");
+    fixture_request(&req, 2, 1024); /* 536 MiB left after the reserve */
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.message, "0/1 nodes are available: 1 insufficient memory");
+    world_close(&w);
+
+    /* An argument the plugin does not take is refused, naming what it takes. */
+    config_plugin wrong[] = {{.kind = CONFIG_PLUGIN_FILTER,
+                              .name = "Disk",
+                              .enable = true,
+                              .line = 8,
+                              .has_ratio = true,
+                              .ratio = 2}};
+    p.plugins = wrong;
+    p.n_plugins = 1;
+    vf_error_init(&err);
+    CHECK(sched_engine_new(&p, &err) == NULL);
+    CHECK_STR(err.text,
+              "line 8: scheduler.plugins.filters.Disk.args.ratio: Disk takes no argument ratio (it "
+              "takes: none)");
+
+    /* From a plugin-config file, the message names that file. */
+    wrong[0].file = "/etc/virtflow/plugin-config.yaml";
+    wrong[0].has_ratio = false;
+    snprintf(wrong[0].name, sizeof wrong[0].name, "NodeResourceFit");
+    vf_error_init(&err);
+    CHECK(sched_engine_new(&p, &err) == NULL);
+    CHECK_CONTAINS(err.text, "/etc/virtflow/plugin-config.yaml:8: filters.NodeResourceFit: "
+                             "unknown plugin (known: Pool, ");
+
+    /* qemu-scheduler's score names: NodeResource is FreeResources; Random a
+     * random pick among the top subset_size (seeded). */
+    config_plugin seeds[] = {
+        {.kind = CONFIG_PLUGIN_SCORE,
+         .name = "NodeResource",
+         .enable = true,
+         .has_weight = true,
+         .weight = 5,
+         .line = 2},
+        {.kind = CONFIG_PLUGIN_SCORE,
+         .name = "Random",
+         .enable = true,
+         .line = 3,
+         .has_subset_size = true,
+         .subset_size = 4,
+         .has_seed = true,
+         .seed = 99},
+    };
+    fixture_params(&p);
+    p.plugins = seeds;
+    p.n_plugins = 2;
+    host many[6] = {fixture_host("r1"), fixture_host("r2"), fixture_host("r3"),
+                    fixture_host("r4"), fixture_host("r5"), fixture_host("r6")};
+    world_open(&w, many, 6, NULL, 0, &p);
+    CHECK(sched_engine_params(w.engine)->subset_size == 4);
+    CHECK(sched_engine_params(w.engine)->seed == 99);
+    bool seen[6] = {false};
+    fixture_request(&req, 1, 512);
+    for (int i = 0; i < 64; i++) {
+        decide_ok(&w, &req, &d);
+        if (d.node)
+            seen[d.node - w.hosts->hosts] = true;
+        CHECK(d.n_parts >= 1 && strcmp(d.parts[0].plugin, "FreeResources") == 0 &&
+              d.parts[0].weight == 5);
+    }
+    int distinct = 0;
+    for (int i = 0; i < 6; i++)
+        distinct += seen[i];
+    CHECKF(distinct == 4, "Random with subset_size 4 picked %d distinct hosts", distinct);
+    world_close(&w);
+
+    /* Random takes no weight. */
+    seeds[1].has_weight = true;
+    seeds[1].weight = 1;
+    vf_error_init(&err);
+    CHECK(sched_engine_new(&p, &err) == NULL);
+    CHECK_CONTAINS(err.text,
+                   "line 3: scheduler.plugins.scores.Random.weight: Random takes no weight");
 }
 
 static void test_subset_random_pick(void)
@@ -688,6 +1074,9 @@ int main(void)
     test_least_loaded_wins();
     test_overcommit_limits();
     test_regex_anchoring();
+    test_re2_syntax();
+    test_catastrophic_pattern_bounded();
+    test_node_name();
     test_vmid_lowest_free();
     test_invalid_annotations();
     test_explanation_counts();
@@ -695,6 +1084,8 @@ int main(void)
     test_slots_disk_and_ties();
     test_plugin_config();
     test_subset_random_pick();
+    test_strategy_pack();
+    test_plugin_args_and_aliases();
     test_reservation_lifecycle();
     test_burst_never_overcommits();
     test_decision_json();

@@ -30,9 +30,20 @@ static uint32_t rnd(uint32_t n) /* 0..n-1 */
     return n ? (uint32_t)((x * 2685821657736338717ULL) >> 33) % n : 0;
 }
 
-enum { F_POOL, F_DEDICATED, F_STATUS, F_REGEX, F_SLOTS, F_CPU, F_MEMORY, F_DISK, N_FILTERS };
+enum {
+    F_POOL,
+    F_DEDICATED,
+    F_STATUS,
+    F_NAME,
+    F_REGEX,
+    F_SLOTS,
+    F_CPU,
+    F_MEMORY,
+    F_DISK,
+    N_FILTERS
+};
 static const char *const filter_names[N_FILTERS] = {
-    "Pool",    "Dedicated",     "NodeStatus",       "NodeRegex",
+    "Pool",    "Dedicated",     "NodeStatus",       "NodeName", "NodeRegex",
     "VMSlots", "CPUOvercommit", "MemoryOvercommit", "Disk"};
 enum { S_FREE, S_MOST, S_BALANCED, S_SLOTS, N_SCORES };
 static const char *const score_names[N_SCORES] = {"FreeResources", "MostAllocated", "Balanced",
@@ -166,6 +177,8 @@ static sched_reason ref_reason(const setup *s, const hostset *set, const host *h
         return h->status == HOST_OFFLINE       ? SCHED_REASON_OFFLINE
                : h->status == HOST_MAINTENANCE ? SCHED_REASON_MAINTENANCE
                                                : SCHED_REASON_STATUS_UNKNOWN;
+    if (s->filter_on[F_NAME] && req->node_name[0] && strcmp(req->node_name, h->name) != 0)
+        return SCHED_REASON_NODE_NAME;
     if (s->filter_on[F_REGEX] && req->node_regex[0] && !name_matches(req->node_regex, h->name))
         return SCHED_REASON_NODE_REGEX;
     if (s->filter_on[F_SLOTS] && !(h->current_vms + load->vms < h->max_vms))
@@ -221,6 +234,9 @@ static void random_request(sched_request *req)
     req->disk = rnd(2) ? (int64_t)rnd(120) : 0;
     if (rnd(6) == 0)
         snprintf(req->node_regex, sizeof req->node_regex, "%s", patterns[rnd(4)]);
+    /* Sometimes a host that exists (names are i * 33 + 0..32), sometimes not. */
+    if (rnd(8) == 0)
+        snprintf(req->node_name, sizeof req->node_name, "n-%04u", rnd(2) ? rnd(10) * 33 : rnd(300));
 }
 
 static int failures_reported = 0;

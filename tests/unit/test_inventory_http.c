@@ -12,6 +12,7 @@
 #include "http.h"
 #include "inventory.h"
 #include "source.h"
+#include "engine.h"
 #include "testlib.h"
 
 #define SECRET "3f1c2a9e-6d4b-4e1f-9a77-token-secret"
@@ -46,6 +47,10 @@ static int start_fake(void)
                "/wrong-shape=fixtures/inventory/nodeapi/wrong-shape.json", "--route",
                "/bad-host=fixtures/inventory/nodeapi/bad-host.json", "--route",
                "/api2/json/cluster/resources=fixtures/inventory/proxmox/cluster-resources.json",
+               "--route", "/api2/json/pools=fixtures/inventory/proxmox/pools.json", "--route",
+               "/api2/json/pools/gpu=fixtures/inventory/proxmox/pool-gpu.json", "--route",
+               "/api2/json/pools/prod=fixtures/inventory/proxmox/pool-prod.json", "--route",
+               "/api2/json/pools/zz-backup=fixtures/inventory/proxmox/pool-zz-backup.json",
                "--proxmox-token", TOKEN, (char *)NULL);
         _exit(127);
     }
@@ -284,15 +289,21 @@ static void test_proxmox(void)
         /* VMs 100 and 101 (stopped) count; template 9000 does not. */
         CHECK(pve1 && pve1->allocated_cpu == 6 && pve1->allocated_memory == 12288);
         CHECK(pve1 && pve1->current_vms == 2 && pve1->max_vms == 1000);
-        CHECK(pve1 && strcmp(pve1->pool, "default") == 0 && !pve1->dedicated);
+        /* Pools from Proxmox: pve1's storage local-lvm is in pool prod (and
+         * its backup storage in zz-backup, which sorts later). */
+        CHECK(pve1 && strcmp(pve1->pool, "prod") == 0 && !pve1->dedicated);
         const host *pve2 = hostset_find(set, "pve2");
         CHECK(pve2 && pve2->allocated_cpu == 9 && pve2->allocated_memory == 16896);
         CHECK(pve2 && pve2->current_vms == 2 && pve2->memory == 65536);
         CHECK(pve2 && pve2->usage_mem == 0.75 && pve2->storage == 90);
+        /* pve2's storage is in gpu, whose comment marks it dedicated. */
+        CHECK(pve2 && strcmp(pve2->pool, "gpu") == 0 && pve2->dedicated);
         /* The offline node is kept, so decisions can say "node offline". */
         const host *pve3 = hostset_find(set, "pve3");
         CHECK(pve3 && pve3->status == HOST_OFFLINE && pve3->cpu == 0);
         CHECK(pve3 && pve3->current_vms == 1);
+        /* Only a guest of pve3 is in a pool: the node stays in default. */
+        CHECK(pve3 && strcmp(pve3->pool, "default") == 0 && !pve3->dedicated);
         const uint32_t used[] = {100, 101, 102, 103, 105, 9000};
         CHECK(set->n_used_vmids == 6);
         for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
@@ -301,6 +312,34 @@ static void test_proxmox(void)
         /* Each guest on its node: what ends a reservation for that node. */
         CHECK(hostset_guest_on(set, 100, "pve1") && hostset_guest_on(set, 102, "pve2"));
         CHECK(hostset_guest_on(set, 103, "pve3") && !hostset_guest_on(set, 102, "pve1"));
+
+        /* The engine sees them: a dedicated gpu request lands on pve2, a
+         * shared one cannot (dedicated_exclusive keeps it off pve2). */
+        sched_params params;
+        memset(&params, 0, sizeof params);
+        params.overcommit_cpu = 4;
+        params.overcommit_memory = 1;
+        params.subset_size = 1;
+        params.dedicated_exclusive = true;
+        sched_engine *engine = sched_engine_new(&params, &err);
+        CHECK(engine && sched_engine_set_hosts(engine, set, NULL, NULL, &err) == 0);
+        sched_request req;
+        sched_request_init(&req);
+        req.cpu = 1;
+        req.memory = 1024;
+        snprintf(req.pool, sizeof req.pool, "gpu");
+        req.dedicated = true;
+        sched_decision d;
+        CHECK(engine && sched_engine_decide(engine, &req, &d, &err) == 0);
+        CHECK_STR(d.node ? d.node->name : NULL, "pve2");
+        req.dedicated = false;
+        CHECK(engine && sched_engine_decide(engine, &req, &d, &err) == 0);
+        CHECK(!d.placed);
+        CHECK_CONTAINS(d.message, "dedicated host");
+        snprintf(req.pool, sizeof req.pool, "prod");
+        CHECK(engine && sched_engine_decide(engine, &req, &d, &err) == 0);
+        CHECK_STR(d.node ? d.node->name : NULL, "pve1");
+        sched_engine_free(engine);
     }
     hostset_free(set);
 
@@ -364,6 +403,50 @@ static void test_proxmox_token_errors(void)
     inventory_free(inv);
 }
 
+/* Pools straight through the parser: the first poolid in name order wins
+ * whatever order Proxmox lists them in; a malformed pool is an error, not a
+ * silently shared node. */
+static void test_proxmox_pools_parse(void)
+{
+    char *text = test_read_file("fixtures/inventory/proxmox/cluster-resources.json", NULL);
+    json_t *root = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    CHECK(root != NULL);
+    if (!root)
+        return;
+    json_t *pools = json_loads(
+        "[{\"poolid\": \"zz\", \"comment\": \"virtflow:dedicated\", \"members\": "
+        "[{\"id\": \"storage/pve1/a\", \"node\": \"pve1\", \"storage\": \"a\", \"type\": "
+        "\"storage\"}]},"
+        " {\"poolid\": \"aa\", \"members\": [{\"id\": \"storage/pve1/b\", \"node\": \"pve1\", "
+        "\"storage\": \"b\", \"type\": \"storage\"}, {\"id\": \"lxc/105\", \"node\": \"pve2\", "
+        "\"type\": \"lxc\", \"vmid\": 105}]}]",
+        0, NULL);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = source_proxmox_parse_pools(root, pools, &err);
+    CHECKF(set != NULL, "%s", err.text);
+    if (set) {
+        const host *pve1 = hostset_find(set, "pve1"), *pve2 = hostset_find(set, "pve2");
+        CHECK(pve1 && strcmp(pve1->pool, "aa") == 0 && !pve1->dedicated);
+        CHECK(pve2 && strcmp(pve2->pool, "default") == 0); /* a container says nothing */
+    }
+    hostset_free(set);
+    json_decref(pools);
+
+    pools = json_loads("[{\"poolid\": \"bad pool\"}]", 0, NULL);
+    vf_error_init(&err);
+    CHECK(source_proxmox_parse_pools(root, pools, &err) == NULL);
+    CHECK_STR(err.text, "pools[0]: pool without a valid poolid");
+    json_decref(pools);
+    pools = json_loads("[{\"poolid\": \"p\", \"members\": {}}]", 0, NULL);
+    vf_error_init(&err);
+    CHECK(source_proxmox_parse_pools(root, pools, &err) == NULL);
+    CHECK_STR(err.text, "pools[0] (p): members is not a list");
+    json_decref(pools);
+    json_decref(root);
+}
+
 static void test_proxmox_parse_rejects_wrong_shape(void)
 {
     char *text = test_read_file("fixtures/inventory/proxmox/not-data.json", NULL);
@@ -423,6 +506,7 @@ int main(void)
     test_proxmox();
     test_proxmox_token_errors();
     test_proxmox_parse_rejects_wrong_shape();
+    test_proxmox_pools_parse();
     test_server_gone();
     stop_fake();
     remove(token_path);

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "log.h"
 #include "testlib.h"
 
@@ -48,6 +50,63 @@ static void emit_debug(void)
     log_debug("hidden %s", "\x1b");
 }
 
+static void emit_json_mix(void)
+{
+    vf_log_set_ids(&(vf_log_ids){
+        .task = "t\"1\n", .event = "evt_1", .receiver = "up\x1b[2J", .message_id = "m\xff"});
+    log_warn("quotes \" and \\ backslash, newline\nsecond, tab\t, ESC \x1b[2J, BEL \x07, NUL-free "
+             "C1 \xc2\x9b, bad UTF-8 \xff\xfe, unicode \xc3\xa9");
+    vf_log_set_ids(NULL);
+    log_info("no ids here: %s", "{\"json\": \"inside\"}");
+    emit_long();
+}
+
+/* log.format: json: every line is one JSON object with time, level, program
+ * and message, plus the ids of the thread's log context; whatever the
+ * message holds, nothing breaks a line or the JSON. */
+static void test_json(void)
+{
+    vf_log_set_format(VF_LOG_FORMAT_JSON);
+    const char *out = captured(emit_json_mix);
+    vf_log_set_format(VF_LOG_FORMAT_TEXT);
+    CHECK(!strchr(out, '\x1b') && !strchr(out, '\x07'));
+    int lines = 0;
+    for (const char *line = out; *line;) {
+        const char *end = strchr(line, '\n');
+        CHECKF(end != NULL, "a line without its newline: %s", line);
+        if (!end)
+            break;
+        json_error_t jerr;
+        json_t *obj = json_loadb(line, (size_t)(end - line), JSON_REJECT_DUPLICATES, &jerr);
+        CHECKF(json_is_object(obj), "line %d is not a JSON object (%s): %.*s", lines + 1, jerr.text,
+               (int)(end - line), line);
+        const char *fields[] = {"time", "level", "program", "message"};
+        for (size_t i = 0; obj && i < 4; i++)
+            CHECKF(json_is_string(json_object_get(obj, fields[i])), "line %d: no %s", lines + 1,
+                   fields[i]);
+        if (lines == 0 && obj) {
+            CHECK_STR(json_string_value(json_object_get(obj, "level")), "warn");
+            CHECK_STR(json_string_value(json_object_get(obj, "program")), "test-log");
+            CHECK_STR(json_string_value(json_object_get(obj, "task")), "t\"1\\n");
+            CHECK_STR(json_string_value(json_object_get(obj, "event")), "evt_1");
+            CHECK_STR(json_string_value(json_object_get(obj, "receiver")), "up\\x1b[2J");
+            CHECK_STR(json_string_value(json_object_get(obj, "message_id")), "m\\xff");
+            CHECK_CONTAINS(json_string_value(json_object_get(obj, "message")),
+                           "quotes \" and \\ backslash, newline\\nsecond");
+            CHECK_CONTAINS(json_string_value(json_object_get(obj, "message")), "unicode \xc3\xa9");
+        }
+        if (lines == 1 && obj) {
+            CHECK(json_object_get(obj, "task") == NULL); /* the context was cleared */
+            CHECK_STR(json_string_value(json_object_get(obj, "message")),
+                      "no ids here: {\"json\": \"inside\"}");
+        }
+        json_decref(obj);
+        lines++;
+        line = end + 1;
+    }
+    CHECKF(lines == 3, "%d lines", lines);
+}
+
 int main(void)
 {
     vf_log_set_program("test-log");
@@ -67,5 +126,6 @@ int main(void)
     /* Below the threshold nothing is written at all. */
     vf_log_set_level(VF_LOG_INFO);
     CHECK_STR(captured(emit_debug), "");
+    test_json();
     return test_summary();
 }

@@ -104,6 +104,15 @@ int ctl_nodes(int argc, char **argv)
     }
     sched_params params;
     sched_params_from_config(&params, config);
+    /* The plugins' args (CPUOvercommit's ratio, …) refine the ratios and
+     * reserves: take them as the engine resolves them. */
+    sched_engine *resolver = sched_engine_new(&params, &err);
+    if (!resolver) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    params = *sched_engine_params(resolver);
+    sched_engine_free(resolver);
     if (as_json)
         array = json_array();
     else

@@ -21,6 +21,7 @@ static void place_usage(FILE *out)
     fprintf(out,
             "usage: virtflowctl place [-c CONFIG] (-f REQUEST.json | --cpu N --memory MiB\n"
             "                         [--disk GiB] [--pool NAME] [--dedicated] [--vm-name NAME]\n"
+            "                         [--node-name HOST]\n"
             "                         [--annotation KEY=VALUE]...) [--no-reservations] [--json]\n"
             "\n"
             "Dry-run a placement: where would this request go now, and why. Reads the\n"

@@ -40,6 +40,7 @@ int ctl_health(int argc, char **argv);
 int ctl_spares(int argc, char **argv);
 int ctl_spare(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
+int ctl_serve(int argc, char **argv);
 
 /* Load the configuration named by -c (may be NULL: $VIRTFLOW_CONFIG, then
  * built-in defaults). Prints the error and returns NULL on failure. */
@@ -51,7 +52,8 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- shared by the commands (ctl_common.c) ---- */
 
 /* The request flags of place and submit: --cpu N --memory MiB --disk GiB
- * --pool NAME --dedicated --vm-name NAME --annotation KEY=VALUE. Commands put
+ * --pool NAME --dedicated --vm-name NAME --node-name NAME --annotation
+ * KEY=VALUE. Commands put
  * CTL_REQUEST_LONGOPTS in their option table and number their own long
  * options from CTL_OPT_OWN. */
 enum {
@@ -61,6 +63,7 @@ enum {
     CTL_OPT_POOL,
     CTL_OPT_DEDICATED,
     CTL_OPT_VM_NAME,
+    CTL_OPT_NODE_NAME,
     CTL_OPT_ANNOTATION,
     CTL_OPT_OWN
 };
@@ -71,6 +74,7 @@ enum {
         {"pool", required_argument, NULL, CTL_OPT_POOL},                                           \
         {"dedicated", no_argument, NULL, CTL_OPT_DEDICATED},                                       \
         {"vm-name", required_argument, NULL, CTL_OPT_VM_NAME},                                     \
+        {"node-name", required_argument, NULL, CTL_OPT_NODE_NAME},                                 \
     {                                                                                              \
         "annotation", required_argument, NULL, CTL_OPT_ANNOTATION                                  \
     }

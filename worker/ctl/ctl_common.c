@@ -208,6 +208,9 @@ int ctl_request_flag(int option, const char *arg, json_t *request)
     case CTL_OPT_VM_NAME:
         json_object_set_new(request, "vm_name", json_string(arg));
         return 1;
+    case CTL_OPT_NODE_NAME:
+        json_object_set_new(request, "node_name", json_string(arg));
+        return 1;
     case CTL_OPT_ANNOTATION: {
         const char *eq = strchr(arg, '=');
         if (!eq || eq == arg) {

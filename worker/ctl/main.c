@@ -21,6 +21,7 @@ static const ctl_command commands[] = {
     {"spares", "list spare VMs not yet released (age, upgrade, host, vmid, state)", ctl_spares},
     {"spare", "publish spare.prepare or spare.release (--wait to follow it to its end)", ctl_spare},
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
+    {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
 };
 
 void ctl_error(const char *fmt, ...)

@@ -40,4 +40,14 @@ hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
 hostset *source_proxmox_parse(const json_t *root, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* The same, with the cluster's resource pools: `pools` is an array shaped
+ * like Proxmox VE's GET /api2/json/pools answer's data with members
+ * ([{"poolid", "comment", "members": [{"id", "node", "type", ...}]}]), or
+ * NULL. A node belongs to the pool holding one of its storages, and is
+ * dedicated when that pool's comment contains PROXMOX_DEDICATED_MARK
+ * (source_proxmox.c says why). */
+#define PROXMOX_DEDICATED_MARK "virtflow:dedicated"
+hostset *source_proxmox_parse_pools(const json_t *root, const json_t *pools, vf_error *err)
+    __attribute__((warn_unused_result));
+
 #endif

@@ -10,14 +10,29 @@
  *   non-template qemu and lxc guests, running or stopped (a stopped guest can
  *   be started at any time), current_vms = their count.
  *   max_vms = 1000: Proxmox has no per-node guest limit.
- *   pool = "default", dedicated = false: Proxmox has no such notion for nodes
- *   (its resource pools group guests, not nodes). A future
- *   inventory.proxmox_pools mapping could assign them; not implemented.
+ *   pool, dedicated: from Proxmox's resource pools (below); a node in none
+ *   is in pool "default" and shared.
  *   ip and model stay empty: cluster/resources does not carry them.
  * Offline nodes are kept (usually with no capacity figures) so the scheduler
  * can say "node offline" instead of not knowing the node.
  * Every qemu and lxc vmid, templates included, is recorded as used.
- * Items of other types (storage, pool, sdn, ...) are ignored. */
+ * Items of other types (storage, pool, sdn, ...) are ignored.
+ *
+ * Pools and dedication. Proxmox VE has no node tags and its resource pools
+ * cannot hold a node, only guests and storages (GET /api2/json/pools/{poolid}
+ * answers {"data": {"comment": "...", "members": [{"id": "storage/pve1/local",
+ * "node": "pve1", "storage": "local", "type": "storage", ...}, {"id":
+ * "qemu/100", "node": "pve1", "type": "qemu", "vmid": 100, ...}]}}). A node's
+ * local storage is bound to that node, so an administrator puts a node in
+ * pool P by adding one of its storages (say `local`) to P: the node is in
+ * the pool whose members include a storage on it. Guests say nothing (they
+ * migrate), and a shared storage appears once per node, so adding one puts
+ * every node that sees it in the pool. A node with storages in several
+ * pools takes the first poolid in name order. A node is dedicated when its
+ * pool's comment contains "virtflow:dedicated" (comments are free text an
+ * administrator edits in the same dialog). Pools need Pool.Audit on
+ * /pool/{poolid}, which the PVEAuditor role has; a pool the token cannot
+ * see is simply not listed. */
 #include "source.h"
 
 #include <errno.h>
@@ -103,7 +118,51 @@ static int add_guest(hostset *set, const json_t *item, size_t index, vf_error *e
     return 0;
 }
 
+/* Assign the pool of every node with a storage in `pool` (one item of the
+ * pools array), unless an earlier poolid in name order already has it. */
+static int apply_pool(hostset *set, const json_t *pool, size_t index, vf_error *err)
+{
+    const char *poolid = json_string_value(json_object_get(pool, "poolid"));
+    size_t len = poolid ? strlen(poolid) : 0;
+    if (!poolid || len == 0 || len >= HOST_POOL_LEN ||
+        strspn(poolid, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+            len) {
+        vf_error_set(err, VF_EUNAVAILABLE, "pools[%zu]: pool without a valid poolid", index);
+        return -1;
+    }
+    const char *comment = json_string_value(json_object_get(pool, "comment"));
+    bool dedicated = comment && strstr(comment, PROXMOX_DEDICATED_MARK);
+    const json_t *members = json_object_get(pool, "members");
+    if (members && !json_is_array(members)) {
+        vf_error_set(err, VF_EUNAVAILABLE, "pools[%zu] (%s): members is not a list", index, poolid);
+        return -1;
+    }
+    size_t i;
+    const json_t *member;
+    json_array_foreach(members, i, member)
+    {
+        const char *type = json_string_value(json_object_get(member, "type"));
+        const char *node = json_string_value(json_object_get(member, "node"));
+        if (!type || strcmp(type, "storage") != 0 || !node)
+            continue;
+        host *h = find_unsorted(set, node);
+        if (!h)
+            continue;
+        /* "default" until a pool claims it; the first poolid in name order wins. */
+        if (strcmp(h->pool, "default") != 0 && strcmp(h->pool, poolid) <= 0)
+            continue;
+        memcpy(h->pool, poolid, len + 1);
+        h->dedicated = dedicated;
+    }
+    return 0;
+}
+
 hostset *source_proxmox_parse(const json_t *root, vf_error *err)
+{
+    return source_proxmox_parse_pools(root, NULL, err);
+}
+
+hostset *source_proxmox_parse_pools(const json_t *root, const json_t *pools, vf_error *err)
 {
     const json_t *data = json_object_get(root, "data");
     if (!json_is_array(data)) {
@@ -135,6 +194,19 @@ hostset *source_proxmox_parse(const json_t *root, vf_error *err)
             add_guest(set, item, i, err) < 0)
             goto fail;
     }
+    if (pools && !json_is_array(pools)) {
+        vf_error_set(err, VF_EUNAVAILABLE, "pools: expected a list");
+        goto fail;
+    }
+    json_array_foreach(pools, i, item)
+    {
+        if (!json_is_object(item)) {
+            vf_error_set(err, VF_EUNAVAILABLE, "pools[%zu]: expected an object", i);
+            goto fail;
+        }
+        if (apply_pool(set, item, i, err) < 0)
+            goto fail;
+    }
     if (hostset_finish(set, err) < 0)
         goto fail;
     return set;
@@ -161,31 +233,21 @@ static int read_token(const char *path, char *buf, size_t size, vf_error *err)
     return 0;
 }
 
-hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
+/* GET {base}{path} with the token header; the parsed JSON body, or NULL
+ * with err naming the URL (never the token). */
+static json_t *get_json(const source_remote *remote, const char *authorization, const char *base,
+                        int base_len, const char *path, vf_error *err)
 {
-    hostset *set = NULL;
     json_t *root = NULL;
     http_response response = {0};
-    char token[TOKEN_MAX];
-    char authorization[TOKEN_MAX + 64];
     char *url = NULL;
     char shown[256];
-    authorization[0] = '\0';
-
-    size_t base_len = strlen(remote->url);
-    while (base_len > 0 && remote->url[base_len - 1] == '/')
-        base_len--;
-    if (asprintf(&url, "%.*s/api2/json/cluster/resources", (int)base_len, remote->url) < 0) {
+    if (asprintf(&url, "%.*s%s", base_len, base, path) < 0) {
         url = NULL;
         vf_error_set(err, VF_ENOMEM, "out of memory");
         goto out;
     }
     http_redact_url(url, shown, sizeof shown);
-    if (read_token(remote->token_file, token, sizeof token, err) < 0)
-        goto out;
-    snprintf(authorization, sizeof authorization, "Authorization: PVEAPIToken=%s", token);
-    explicit_bzero(token, sizeof token);
-
     const char *headers[] = {authorization, "Accept: application/json"};
     http_request request = {
         .url = url,
@@ -216,18 +278,102 @@ hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
     }
     json_error_t json_err;
     root = json_loadb(response.body, response.body_len, 0, &json_err);
-    if (!root) {
+    if (!root)
         vf_error_set(err, VF_EUNAVAILABLE, "GET %s: response is not JSON: line %d: %s", shown,
                      json_err.line, json_err.text);
-        goto out;
+out:
+    free(url);
+    http_response_close(&response);
+    return root;
+}
+
+/* The cluster's pools with their members, in the shape
+ * source_proxmox_parse_pools takes: GET /pools lists them (poolid, comment),
+ * GET /pools/{poolid} gives each one's members (the list carries members only
+ * on Proxmox VE 8.1 and later, and only when asked for one pool). */
+static json_t *fetch_pools(const source_remote *remote, const char *authorization, const char *base,
+                           int base_len, vf_error *err)
+{
+    json_t *list = get_json(remote, authorization, base, base_len, "/api2/json/pools", err);
+    if (!list)
+        return NULL;
+    json_t *pools = json_array();
+    const json_t *data = json_object_get(list, "data");
+    if (!pools || !json_is_array(data)) {
+        vf_error_set(err, VF_EUNAVAILABLE, "GET /api2/json/pools: expected {\"data\": [...]}");
+        goto fail;
     }
-    set = source_proxmox_parse(root, err);
-    if (!set)
-        vf_error_prefix(err, "GET %s", shown);
+    size_t i;
+    const json_t *item;
+    json_array_foreach(data, i, item)
+    {
+        const char *poolid = json_string_value(json_object_get(item, "poolid"));
+        size_t len = poolid ? strlen(poolid) : 0;
+        if (!poolid || len == 0 || len >= HOST_POOL_LEN ||
+            strspn(poolid, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+                len) {
+            vf_error_set(err, VF_EUNAVAILABLE, "GET /api2/json/pools: data[%zu]: no valid poolid",
+                         i);
+            goto fail;
+        }
+        char path[HOST_POOL_LEN + 32];
+        snprintf(path, sizeof path, "/api2/json/pools/%s", poolid);
+        json_t *one = get_json(remote, authorization, base, base_len, path, err);
+        if (!one)
+            goto fail;
+        const json_t *config = json_object_get(one, "data");
+        json_t *pool = json_pack("{s:s, s:O?, s:O?}", "poolid", poolid, "comment",
+                                 json_object_get(config, "comment"), "members",
+                                 json_object_get(config, "members"));
+        json_decref(one);
+        if (!pool || json_array_append_new(pools, pool) < 0) {
+            vf_error_set(err, VF_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    json_decref(list);
+    return pools;
+fail:
+    json_decref(list);
+    json_decref(pools);
+    return NULL;
+}
+
+hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
+{
+    hostset *set = NULL;
+    json_t *root = NULL, *pools = NULL;
+    char token[TOKEN_MAX];
+    char authorization[TOKEN_MAX + 64];
+    authorization[0] = '\0';
+
+    size_t base_len = strlen(remote->url);
+    while (base_len > 0 && remote->url[base_len - 1] == '/')
+        base_len--;
+    if (read_token(remote->token_file, token, sizeof token, err) < 0)
+        goto out;
+    snprintf(authorization, sizeof authorization, "Authorization: PVEAPIToken=%s", token);
+    explicit_bzero(token, sizeof token);
+
+    root = get_json(remote, authorization, remote->url, (int)base_len,
+                    "/api2/json/cluster/resources", err);
+    if (!root)
+        goto out;
+    pools = fetch_pools(remote, authorization, remote->url, (int)base_len, err);
+    if (!pools)
+        goto out;
+    set = source_proxmox_parse_pools(root, pools, err);
+    if (!set) {
+        char *url = NULL, shown[256];
+        if (asprintf(&url, "%.*s/api2/json/cluster/resources", (int)base_len, remote->url) >= 0) {
+            http_redact_url(url, shown, sizeof shown);
+            vf_error_prefix(err, "GET %s", shown);
+            free(url);
+        }
+    }
 out:
     explicit_bzero(authorization, sizeof authorization);
-    free(url);
     json_decref(root);
-    http_response_close(&response);
+    json_decref(pools);
     return set;
 }

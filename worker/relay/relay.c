@@ -15,6 +15,8 @@
 #include "amqp_topology.h"
 #include "backoff.h"
 #include "log.h"
+#include "clock.h"
+#include "relay_metrics.h"
 #include "relay_policy.h"
 #include "relay_receivers.h"
 #include "leases.h"
@@ -57,6 +59,8 @@ typedef struct outcome {
     int code;
     char *error;
     char delivered_at[STORE_TIME_SIZE];
+    double seconds;   /* the attempt's POST, for metrics; < 0 unknown */
+    bool interrupted; /* given back at stop: not an attempt */
 } outcome;
 
 struct relay {
@@ -84,7 +88,8 @@ struct relay {
     uint64_t rng;
     park *parks; /* untrusted events on their way to virtflow.dead */
     size_t n_parks, cap_parks;
-    relay_result result; /* scratch, large */
+    relay_result result;    /* scratch, large */
+    relay_metrics *metrics; /* relay.http_listen; NULL when off */
 };
 
 static int64_t now_ms(void)
@@ -180,6 +185,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
         goto fail;
     amqp_link_set_confirm_callback(r->link, park_confirmed, r);
     log_trusted_publishers(config);
+    r->metrics = relay_metrics_start(config);
     size_t enabled = 0;
     for (size_t i = 0; i < r->n_receivers; i++) {
         if (!r->receivers[i].config->enabled)
@@ -224,6 +230,7 @@ void relay_free(relay *r)
 {
     if (!r)
         return;
+    relay_metrics_stop(r->metrics);
     for (size_t i = 0; i < r->n_batch; i++)
         incoming_clear(&r->batch[i]);
     for (size_t i = 0; i < r->n_outcomes; i++)
@@ -287,6 +294,7 @@ static void park_untrusted(relay *r, const amqp_link_delivery *d)
         return;
     }
     r->parks[r->n_parks++] = (park){.publish_tag = tag, .delivery_tag = d->delivery_tag};
+    relay_metrics_parked(r->metrics);
 }
 
 /* Ack what is safely parked. A copy the broker did not confirm is rejected
@@ -356,11 +364,13 @@ static void broker_step(relay *r, int wait_ms)
         if (amqp_link_connect(r->link, &err) < 0 ||
             (!r->consuming && amqp_link_consume(r->link, AMQP_TOPOLOGY_RELAY_QUEUE, &err) < 0)) {
             double delay = backoff_next(&r->reconnect);
+            relay_metrics_link(r->metrics, false, false);
             log_warn("broker: %s; next try in %.1f s (deliveries go on)", err.text, delay);
             r->next_connect_ms = now_ms() + (int64_t)(delay * 1000);
             return;
         }
         r->consuming = true;
+        relay_metrics_link(r->metrics, true, true);
         backoff_reset(&r->reconnect);
         log_info("consuming %s", AMQP_TOPOLOGY_RELAY_QUEUE);
     }
@@ -371,6 +381,7 @@ static void broker_step(relay *r, int wait_ms)
         int rc = amqp_link_next(r->link, &d, wait_ms, &err);
         wait_ms = 0;
         if (rc < 0) {
+            relay_metrics_link(r->metrics, false, false);
             log_warn("broker: %s; reconnecting", err.text);
             r->next_connect_ms = now_ms() + (int64_t)(backoff_next(&r->reconnect) * 1000);
             return;
@@ -441,6 +452,8 @@ static void record_result(relay *r, relay_result *res)
     o->receiver = q->receiver;
     o->attempts = q->attempts_before + 1;
     o->code = res->transport_ok ? (int)res->status : 0;
+    o->seconds = q->started_us ? (double)(clock_mono_us() - q->started_us) / 1e6 : -1;
+    vf_log_set_ids(&(vf_log_ids){.event = o->event_id, .receiver = rcv->config->name});
     bool success = res->transport_ok && res->status >= 200 && res->status < 300;
     if (success) {
         o->status = "delivered";
@@ -472,6 +485,7 @@ static void record_result(relay *r, relay_result *res)
                      rcv->config->name, o->attempts, reason, delay);
         }
     }
+    vf_log_set_ids(NULL);
     free(q->body);
     q->body = NULL;
     r->changed = true;
@@ -628,7 +642,17 @@ static void commit_turn(relay *r, bool scan)
         goto failed;
     if (write_turn(r, now, &err) < 0 || store_commit(r->store, &err) < 0) {
         store_rollback(r->store, NULL);
+        relay_metrics_store_writable(r->metrics, false);
         goto failed;
+    }
+    relay_metrics_store_writable(r->metrics, true);
+    relay_metrics_events(r->metrics, r->n_batch);
+    for (size_t i = 0; i < r->n_outcomes && r->metrics; i++) {
+        const outcome *o = &r->outcomes[i];
+        if (!o->interrupted)
+            relay_metrics_delivery(r->metrics, r->receivers[o->receiver].config->name,
+                                   strcmp(o->status, "pending") == 0 ? "retrying" : o->status,
+                                   o->seconds);
     }
     for (size_t i = 0; i < r->n_batch; i++) {
         vf_error ack_err;
@@ -649,6 +673,7 @@ static void commit_turn(relay *r, bool scan)
         relay_request *q = &r->claimed[i];
         vf_error start_err;
         vf_error_init(&start_err);
+        q->started_us = clock_mono_us();
         if (relay_sender_start(r->sender, q, now_s, &start_err) < 0) {
             /* Stays 'delivering' until the next start requeues it. */
             log_error("event %s to %s: cannot start the request: %s", q->event_id,
@@ -683,6 +708,7 @@ static void give_back(relay_request *q, void *ctx)
         o->attempts = q->attempts_before;
         format_ms(now_ms(), o->next_at);
         o->error = strdup("interrupted by shutdown");
+        o->interrupted = true;
     }
     request_clear(q);
 }

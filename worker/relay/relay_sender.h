@@ -29,6 +29,7 @@ typedef struct relay_request {
     size_t body_len;     /* bytes, sent exactly as they are */
     size_t receiver;     /* index into the receivers array */
     int attempts_before; /* attempts recorded before this one */
+    int64_t started_us;  /* monotonic, when the POST started (the caller's, for metrics) */
     void *user;          /* caller's, returned as it is */
 } relay_request;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pattern.h"
 #include "plugins.h"
 #include "vmid.h"
 #include "vmidset.h"
@@ -15,7 +16,7 @@
 typedef struct regex_entry {
     char pattern[REQUEST_ANNOTATION_LEN];
     bool in_use;
-    regex_t compiled;
+    pattern *compiled;   /* owned */
     uint8_t *node_match; /* per host of the current snapshot; NULL until used */
     uint64_t last_used;
 } regex_entry;
@@ -100,6 +101,7 @@ const char *sched_reason_text(sched_reason reason)
         [SCHED_REASON_MEMORY] = "insufficient memory",
         [SCHED_REASON_DISK] = "insufficient disk",
         [SCHED_REASON_ANTI_AFFINITY] = "anti-affinity",
+        [SCHED_REASON_NODE_NAME] = "node name mismatch",
     };
     return reason < SCHED_REASON_COUNT ? text[reason] : "unknown";
 }
@@ -115,6 +117,7 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->subset_size = config->scheduler.subset_size;
     out->plugins = config->scheduler.plugins;
     out->n_plugins = config->scheduler.n_plugins;
+    out->pack = config->scheduler.strategy == CONFIG_STRATEGY_PACK;
 }
 
 static const char *kind_key(config_plugin_kind kind)
@@ -130,7 +133,108 @@ static const char *kind_key(config_plugin_kind kind)
     return "?";
 }
 
-/* Apply scheduler.plugins over the registry's defaults. */
+/* Where a plugin entry was written, for messages. */
+static void entry_where(const config_plugin *conf, char *out, size_t size)
+{
+    if (conf->file)
+        snprintf(out, size, "%s:%d: %s.%s", conf->file, conf->line, kind_key(conf->kind),
+                 conf->name);
+    else
+        snprintf(out, size, "line %d: scheduler.plugins.%s.%s", conf->line, kind_key(conf->kind),
+                 conf->name);
+}
+
+/* The registry index of the plugin `conf` names (directly or by an alias),
+ * or sched_plugin_count. */
+static size_t plugin_index(const config_plugin *conf)
+{
+    const char *name = conf->name;
+    for (size_t a = 0; a < sched_plugin_alias_count; a++)
+        if (sched_plugin_aliases[a].kind == conf->kind &&
+            strcmp(sched_plugin_aliases[a].name, name) == 0)
+            name = sched_plugin_aliases[a].means;
+    size_t p = 0;
+    while (p < sched_plugin_count &&
+           !(sched_plugins[p].kind == conf->kind && strcmp(sched_plugins[p].name, name) == 0))
+        p++;
+    return p;
+}
+
+/* Refuse an `args:` entry the plugin does not take. `takes` lists the ones
+ * it does ("ratio, reserve"), NULL for none. */
+static int check_args(const config_plugin *conf, const char *takes, vf_error *err)
+{
+    static const struct {
+        const char *name;
+        size_t flag;
+    } args[] = {
+        {"ratio", offsetof(config_plugin, has_ratio)},
+        {"reserve", offsetof(config_plugin, has_reserve)},
+        {"subset_size", offsetof(config_plugin, has_subset_size)},
+        {"seed", offsetof(config_plugin, has_seed)},
+    };
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        if (!*(const bool *)((const char *)conf + args[i].flag))
+            continue;
+        if (takes && strstr(takes, args[i].name))
+            continue;
+        char where[160];
+        entry_where(conf, where, sizeof where);
+        vf_error_set(err, VF_ECONFIG, "%s.args.%s: %s takes no argument %s (it takes: %s)", where,
+                     args[i].name, conf->name, args[i].name, takes ? takes : "none");
+        return -1;
+    }
+    return 0;
+}
+
+/* Random: qemu-scheduler's random score, here a random pick among the top
+ * subset_size hosts (a random score at equal weight does the same: it
+ * reorders hosts whose resource scores are close). */
+static int configure_random(sched_engine *engine, const config_plugin *conf, vf_error *err)
+{
+    if (check_args(conf, "subset_size, seed", err) < 0)
+        return -1;
+    if (conf->has_weight) {
+        char where[160];
+        entry_where(conf, where, sizeof where);
+        vf_error_set(err, VF_ECONFIG,
+                     "%s.weight: Random takes no weight: it picks at random among the top "
+                     "args.subset_size hosts",
+                     where);
+        return -1;
+    }
+    if (!conf->enable) {
+        engine->params.subset_size = 1;
+        return 0;
+    }
+    engine->params.subset_size =
+        conf->has_subset_size ? conf->subset_size : SCHED_RANDOM_DEFAULT_SUBSET;
+    if (conf->has_seed)
+        engine->params.seed = (uint64_t)conf->seed;
+    return 0;
+}
+
+/* A plugin's args: the overcommit filters carry scheduler.overcommit and
+ * scheduler.reserve for their resource. */
+static void apply_args(sched_engine *engine, const sched_plugin *plugin, const config_plugin *conf)
+{
+    if (plugin->kind != CONFIG_PLUGIN_FILTER)
+        return;
+    if (plugin->id == SCHED_FILTER_CPU) {
+        if (conf->has_ratio)
+            engine->params.overcommit_cpu = conf->ratio;
+        if (conf->has_reserve)
+            engine->params.reserve_cpu = conf->reserve;
+    } else if (plugin->id == SCHED_FILTER_MEMORY) {
+        if (conf->has_ratio)
+            engine->params.overcommit_memory = conf->ratio;
+        if (conf->has_reserve)
+            engine->params.reserve_memory = (int64_t)llround(conf->reserve);
+    }
+}
+
+/* Apply scheduler.strategy, then scheduler.plugins (and plugin_config's
+ * entries, which come first), over the registry's defaults. */
 static int configure_plugins(sched_engine *engine, const sched_params *params, vf_error *err)
 {
     bool enabled[64];
@@ -142,29 +246,51 @@ static int configure_plugins(sched_engine *engine, const sched_params *params, v
     for (size_t p = 0; p < sched_plugin_count; p++) {
         enabled[p] = sched_plugins[p].enabled_by_default;
         weight[p] = sched_plugins[p].default_weight;
+        /* FreeResources is 100 - MostAllocated: with both on at equal weight
+         * they cancel out, so the strategy switches one off as it turns the
+         * other on. Explicit entries below still win. */
+        if (params->pack && sched_plugins[p].kind == CONFIG_PLUGIN_SCORE &&
+            (sched_plugins[p].id == SCHED_SCORE_FREE ||
+             sched_plugins[p].id == SCHED_SCORE_MOST_ALLOCATED))
+            enabled[p] = sched_plugins[p].id == SCHED_SCORE_MOST_ALLOCATED;
     }
     for (size_t i = 0; i < params->n_plugins; i++) {
         const config_plugin *conf = &params->plugins[i];
-        size_t p = 0;
-        while (p < sched_plugin_count && !(sched_plugins[p].kind == conf->kind &&
-                                           strcmp(sched_plugins[p].name, conf->name) == 0))
-            p++;
+        if (conf->kind == CONFIG_PLUGIN_SCORE && strcmp(conf->name, SCHED_PLUGIN_RANDOM) == 0) {
+            if (configure_random(engine, conf, err) < 0)
+                return -1;
+            continue;
+        }
+        size_t p = plugin_index(conf);
         if (p == sched_plugin_count) {
-            char known[256] = "";
+            char known[320] = "";
             size_t used = 0;
-            for (size_t q = 0; q < sched_plugin_count; q++) {
-                if (sched_plugins[q].kind != conf->kind)
+            for (size_t q = 0; q < sched_plugin_count + sched_plugin_alias_count + 1; q++) {
+                const char *name = NULL;
+                if (q < sched_plugin_count && sched_plugins[q].kind == conf->kind)
+                    name = sched_plugins[q].name;
+                else if (q >= sched_plugin_count &&
+                         q < sched_plugin_count + sched_plugin_alias_count &&
+                         sched_plugin_aliases[q - sched_plugin_count].kind == conf->kind)
+                    name = sched_plugin_aliases[q - sched_plugin_count].name;
+                else if (q == sched_plugin_count + sched_plugin_alias_count &&
+                         conf->kind == CONFIG_PLUGIN_SCORE)
+                    name = SCHED_PLUGIN_RANDOM;
+                if (!name)
                     continue;
-                int wrote = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
-                                     sched_plugins[q].name);
+                int wrote =
+                    snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", name);
                 if (wrote > 0 && (size_t)wrote < sizeof known - used)
                     used += (size_t)wrote;
             }
-            vf_error_set(err, VF_ECONFIG,
-                         "line %d: scheduler.plugins.%s.%s: unknown plugin (known: %s)", conf->line,
-                         kind_key(conf->kind), conf->name, known);
+            char where[160];
+            entry_where(conf, where, sizeof where);
+            vf_error_set(err, VF_ECONFIG, "%s: unknown plugin (known: %s)", where, known);
             return -1;
         }
+        if (check_args(conf, sched_plugins[p].args, err) < 0)
+            return -1;
+        apply_args(engine, &sched_plugins[p], conf);
         enabled[p] = conf->enable;
         if (conf->has_weight)
             weight[p] = conf->weight;
@@ -215,17 +341,23 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     engine->params.n_plugins = 0;
     vmidset_init(&engine->reserved_vmids);
     engine->vmid_hint = VMID_MIN;
-    uint64_t seed = params->seed;
+    if (configure_plugins(engine, params, err) < 0) {
+        sched_engine_free(engine);
+        return NULL;
+    }
+    if (!(engine->params.overcommit_cpu > 0) || !(engine->params.overcommit_memory > 0)) {
+        vf_error_set(err, VF_ECONFIG, "scheduler: overcommit ratios must be > 0");
+        sched_engine_free(engine);
+        return NULL;
+    }
+    /* After the plugins: Random's args may set the seed. */
+    uint64_t seed = engine->params.seed;
     if (seed == 0) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         seed = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 32) ^ (uint64_t)(uintptr_t)engine;
     }
     engine->rng = seed | 1;
-    if (configure_plugins(engine, params, err) < 0) {
-        sched_engine_free(engine);
-        return NULL;
-    }
     return engine;
 }
 
@@ -243,8 +375,7 @@ void sched_engine_free(sched_engine *engine)
         return;
     forget_regex_matches(engine);
     for (size_t i = 0; i < REGEX_CACHE_SIZE; i++)
-        if (engine->regexes[i].in_use)
-            regfree(&engine->regexes[i].compiled);
+        pattern_free(engine->regexes[i].compiled);
     free(engine->load);
     free(engine->hot);
     free(engine->reasons);
@@ -520,178 +651,51 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
     return &engine->load[host_index];
 }
 
-/* Bounds on what a pattern may make glibc build. glibc copies a repeated
- * subexpression once per repetition ("a{3}" is "aaa", "a+" is "aa*"), so
- * nested or stacked repetitions multiply: "u" followed by sixty '+' made
- * regcomp allocate over 4 GiB (found by fuzz_task_message). Host names have
- * at most 63 characters and vmids 9 digits, so no useful pattern needs more. */
-#define REGEX_MAX_COUNT 64    /* largest n or m in {n}, {n,}, {n,m} */
-#define REGEX_MAX_COPIES 4096 /* atoms after expanding every repetition */
-#define REGEX_MAX_DEPTH 32    /* nested groups */
-
-/* The repetition factor of an interval "{n}", "{n,}" or "{n,m}" at p (just
- * past the '{'), setting *end to its '}'; 0 when p does not start one (glibc
- * then reads the '{' as a literal or regcomp reports it). */
-static long interval_factor(const char *p, const char **end)
+/* The error for a pattern that hit the PCRE2 limits (pattern.h). */
+static void refuse_costly(const char *pattern_text, const char *what, vf_error *err)
 {
-    long n = 0, m = -1;
-    const char *q = p;
-    if (*q < '0' || *q > '9')
-        return 0;
-    while (*q >= '0' && *q <= '9' && n <= 100000)
-        n = n * 10 + (*q++ - '0');
-    if (*q == ',') {
-        q++;
-        if (*q >= '0' && *q <= '9') {
-            m = 0;
-            while (*q >= '0' && *q <= '9' && m <= 100000)
-                m = m * 10 + (*q++ - '0');
-        }
-    }
-    if (*q != '}')
-        return 0;
-    *end = q;
-    long factor = m > n ? m : n;
-    return factor > 0 ? factor : 1;
+    vf_error_set(err, VF_EINVAL,
+                 "annotations.%s: \"%.64s\" is not a valid regex: too costly to match (it ran "
+                 "past the backtracking limits; avoid nested repetition like (a+)+)",
+                 what, pattern_text);
 }
 
-/* What regcomp alone would let through but an annotation must not carry;
- * returns why, or NULL when the pattern is fine.
- * - An unmatched ')': glibc reads it as a literal, so "bm-1)|(x" would close
- *   the anchoring group below early and match "bm-10".
- * - A back-reference (\1..\9): glibc's matcher backtracks over them, and a
- *   256-character pattern with a few of them takes seconds per host name
- *   (measured: six "(.*)" then \2..\7, the anchoring group being \1, against
- *   a 63-character name: 5 s per name), stalling the worker's batch.
- *   qemu-scheduler's regexes (Go, RE2) have no back-references either, so
- *   no user pattern loses anything.
- * - Repetitions past the bounds above, and repetition operators following
- *   one another ("a++", "a{2}*"), which POSIX leaves undefined.
- * Bracket expressions ("[)]", "[[:alpha:]]") are skipped; an unterminated
- * one is left for regcomp to report. */
-static const char *pattern_refused(const char *p)
-{
-    long copies[REGEX_MAX_DEPTH + 1] = {0}; /* expanded atoms so far, per open group */
-    long last = 0;                          /* expanded size of the last atom */
-    bool repeated = false;                  /* the last token was a repetition */
-    int depth = 0;
-    for (; *p; p++) {
-        long factor = 0;
-        const char *end = p;
-        if (*p == '*' || *p == '?')
-            factor = 1;
-        else if (*p == '+')
-            factor = 2;
-        else if (*p == '{')
-            factor = interval_factor(p + 1, &end);
-        if (factor > 0) {
-            if (repeated)
-                return "repetition operators may not follow one another (like a++)";
-            if (factor > REGEX_MAX_COUNT)
-                return "repetition counts above 64 are not supported";
-            copies[depth] += last * (factor - 1);
-            last *= factor;
-            repeated = true;
-            p = end;
-            if (copies[depth] > REGEX_MAX_COPIES)
-                return "repetitions nested too deep (the pattern would expand past 4096 atoms)";
-            continue;
-        }
-        repeated = false;
-        if (*p == '\\') {
-            if (!p[1])
-                break;
-            p++;
-            if (*p >= '1' && *p <= '9')
-                return "back-references are not supported";
-            last = 1;
-        } else if (*p == '[') {
-            p++;
-            if (*p == '^')
-                p++;
-            if (*p == ']')
-                p++;
-            while (*p && *p != ']') {
-                if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
-                    char term[3] = {p[1], ']', '\0'};
-                    const char *close = strstr(p + 2, term);
-                    if (!close)
-                        return NULL;
-                    p = close + 1;
-                }
-                p++;
-            }
-            if (!*p)
-                return NULL;
-            last = 1;
-        } else if (*p == '(') {
-            if (++depth > REGEX_MAX_DEPTH)
-                return "groups nested too deep";
-            copies[depth] = 0;
-            last = 0;
-            continue;
-        } else if (*p == ')') {
-            if (--depth < 0)
-                return "Unmatched ) or \\)";
-            last = copies[depth + 1];
-            copies[depth] += last;
-            if (copies[depth] > REGEX_MAX_COPIES)
-                return "repetitions nested too deep (the pattern would expand past 4096 atoms)";
-            continue;
-        } else if (*p == '|' || *p == '^' || *p == '$') {
-            last = 0;
-            continue;
-        } else {
-            last = 1;
-        }
-        copies[depth] += last;
-    }
-    return NULL;
-}
-
-/* Compiled, anchored regex for `pattern`, from the cache. `what` names the
- * annotation in the error. */
-static regex_entry *regex_get(sched_engine *engine, const char *pattern, const char *what,
+/* Compiled, anchored pattern for `pattern_text`, from the cache. `what` names
+ * the annotation in the error. A cached pattern that once hit the match
+ * limits is refused at once, so a hostile request repeated costs nothing. */
+static regex_entry *regex_get(sched_engine *engine, const char *pattern_text, const char *what,
                               vf_error *err)
 {
     engine->clock++;
     regex_entry *victim = &engine->regexes[0];
     for (size_t i = 0; i < REGEX_CACHE_SIZE; i++) {
         regex_entry *entry = &engine->regexes[i];
-        if (entry->in_use && strcmp(entry->pattern, pattern) == 0) {
+        if (entry->in_use && strcmp(entry->pattern, pattern_text) == 0) {
             entry->last_used = engine->clock;
+            if (pattern_too_costly(entry->compiled)) {
+                refuse_costly(pattern_text, what, err);
+                return NULL;
+            }
             return entry;
         }
         if (!entry->in_use || (victim->in_use && entry->last_used < victim->last_used))
             victim = entry;
     }
-    /* Anchor so the pattern must match the whole name or number, as
-     * qemu-scheduler's users expect: node1 must not match node10. */
-    const char *refused = pattern_refused(pattern);
-    if (refused) {
-        vf_error_set(err, VF_EINVAL, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
-                     pattern, refused);
+    vf_error why;
+    vf_error_init(&why);
+    pattern *compiled = pattern_new(pattern_text, &why);
+    if (!compiled) {
+        vf_error_set(err, why.code, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
+                     pattern_text, why.text);
         return NULL;
     }
-    char anchored[REQUEST_ANNOTATION_LEN + 8];
-    snprintf(anchored, sizeof anchored, "^(%s)$", pattern);
-    regex_t compiled;
-    int rc = regcomp(&compiled, anchored, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[128];
-        regerror(rc, &compiled, why, sizeof why);
-        vf_error_set(err, VF_EINVAL, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
-                     pattern, why);
-        return NULL;
-    }
-    if (victim->in_use)
-        regfree(&victim->compiled);
+    pattern_free(victim->compiled);
     free(victim->node_match);
     victim->node_match = NULL;
     victim->compiled = compiled;
     victim->in_use = true;
     victim->last_used = engine->clock;
-    snprintf(victim->pattern, sizeof victim->pattern, "%s", pattern);
+    snprintf(victim->pattern, sizeof victim->pattern, "%s", pattern_text);
     return victim;
 }
 
@@ -767,9 +771,11 @@ static void explain_counts(sched_decision *out, size_t lead_len)
 
 /* What the pre-filter prepared for one request. */
 typedef struct plan {
-    int pool_id;               /* -1: no host has the requested pool */
-    const regex_t *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
-    uint8_t *node_match;       /* per host: the pattern's match cache (sched_node_matches) */
+    int pool_id;         /* -1: no host has the requested pool */
+    bool node_named;     /* the request names a host and NodeName is on */
+    long node_index;     /* then: the named host's index, -1 when no host has the name */
+    pattern *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
+    uint8_t *node_match; /* per host: the pattern's match cache (sched_node_matches) */
 } plan;
 
 /* The pre-filter: everything about the request that does not depend on a
@@ -780,6 +786,13 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
     pl->pool_id = hostset_pool_id(engine->hosts, req->pool);
     pl->node_regex = NULL;
     pl->node_match = NULL;
+    pl->node_named = req->node_name[0] && engine->filter_on[SCHED_FILTER_NODE_NAME];
+    pl->node_index = -1;
+    if (pl->node_named) {
+        const host *named = hostset_find(engine->hosts, req->node_name);
+        if (named)
+            pl->node_index = (long)(named - engine->hosts->hosts);
+    }
     if (req->node_regex[0] && engine->filter_on[SCHED_FILTER_NODE_REGEX]) {
         regex_entry *entry = regex_get(engine, req->node_regex, ANNOTATION_NODE_REGEX, err);
         if (!entry)
@@ -791,7 +804,11 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
                 return -1;
             }
         }
-        pl->node_regex = &entry->compiled;
+        pl->node_regex = entry->compiled;
+        /* Ordinary patterns take a few steps per name; this allows 256 a
+         * name on average, so only a pathological one runs out. */
+        pattern_set_budget(entry->compiled,
+                           (unsigned long long)engine->hosts->n_hosts * 256 + PATTERN_MATCH_LIMIT);
         pl->node_match = entry->node_match;
     }
     vmids->lo = VMID_MIN;
@@ -804,7 +821,7 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
         regex_entry *entry = regex_get(engine, req->vmid_regex, ANNOTATION_VMID_REGEX, err);
         if (!entry)
             return -1;
-        vmids->regex = &entry->compiled;
+        vmids->regex = entry->compiled;
     }
     return 0;
 }
@@ -841,7 +858,9 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const bool keep_dedicated =
         on[SCHED_FILTER_DEDICATED] && !req->dedicated && engine->params.dedicated_exclusive;
     const bool status_on = on[SCHED_FILTER_STATUS];
-    const regex_t *node_regex = pl->node_regex;
+    const bool node_named = pl->node_named;
+    const long node_index = pl->node_index;
+    pattern *node_regex = pl->node_regex;
     uint8_t *node_match = pl->node_match;
     const bool slots_on = on[SCHED_FILTER_VM_SLOTS];
     const bool cpu_on = on[SCHED_FILTER_CPU];
@@ -885,6 +904,8 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
             r = SCHED_REASON_DEDICATED_HOST;
         else if (status_on && h->status != HOST_ONLINE)
             r = sched_status_reason(h->status);
+        else if (node_named && !sched_node_name_fits(i, node_index))
+            r = SCHED_REASON_NODE_NAME;
         else if (node_regex && !sched_node_matches(node_regex, &node_match[i], hosts[i].name))
             r = SCHED_REASON_NODE_REGEX;
         else if (slots_on && !sched_vm_slots_fit(h, load))
@@ -1015,6 +1036,10 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     size_t best = 0;
     size_t n = filter_and_score_any(engine, req, &pl, excluded_marked, out->reason_counts, &best);
     out->n_feasible = n;
+    if (pl.node_regex && pattern_too_costly(pl.node_regex)) {
+        refuse_costly(req->node_regex, ANNOTATION_NODE_REGEX, err);
+        return -1;
+    }
 
     if (n == 0) {
         int lead =
@@ -1029,6 +1054,11 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
             snprintf(out->message + len, sizeof out->message - len, " (no host is in pool %s)",
                      req->pool);
         }
+        if (pl.node_named && pl.node_index < 0 && out->n_hosts > 0) {
+            size_t len = strlen(out->message);
+            snprintf(out->message + len, sizeof out->message - len, " (no host is named %s)",
+                     req->node_name);
+        }
         return 0;
     }
 
@@ -1037,7 +1067,17 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     const host *node = &hosts->hosts[index];
 
     uint32_t scanned = 0;
+    if (vmids.regex)
+        /* 16 steps per candidate (an ordinary vmid pattern needs under 10):
+         * the whole scan then costs at most what VMID_REGEX_SCAN_LIMIT cheap
+         * matches do. */
+        pattern_set_budget(vmids.regex,
+                           (unsigned long long)VMID_REGEX_SCAN_LIMIT * 16 + PATTERN_MATCH_LIMIT);
     uint32_t vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &scanned);
+    if (vmids.regex && pattern_too_costly(vmids.regex)) {
+        refuse_costly(req->vmid_regex, ANNOTATION_VMID_REGEX, err);
+        return -1;
+    }
     if (vmid == 0) {
         int lead = snprintf(out->message, sizeof out->message,
                             "%zu/%zu nodes are available, but no vmid is free", n, out->n_hosts);

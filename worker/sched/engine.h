@@ -43,6 +43,7 @@ typedef enum {
     SCHED_REASON_MEMORY,         /* insufficient memory */
     SCHED_REASON_DISK,           /* insufficient disk */
     SCHED_REASON_ANTI_AFFINITY,  /* excluded by the caller (spares spread over hosts) */
+    SCHED_REASON_NODE_NAME,      /* node name mismatch (the request named another host) */
     SCHED_REASON_COUNT
 } sched_reason;
 
@@ -59,6 +60,7 @@ typedef struct sched_params {
     uint64_t seed;                /* random source for subset picks; 0 = from the clock */
     const config_plugin *plugins; /* borrowed during sched_engine_new only */
     size_t n_plugins;
+    bool pack; /* scheduler.strategy: pack (MostAllocated on, FreeResources off) */
 } sched_params;
 
 /* Take the scheduler section of a loaded config. */

@@ -16,11 +16,12 @@
 #define VF_PLUGINS_H
 
 #include <math.h>
-#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "engine.h"
+#include "pattern.h"
 
 /* The figures filters and scores read, per host, packed together and with
  * capacities precomputed when the snapshot is set: a pass over 10,000 of
@@ -47,6 +48,7 @@ typedef enum {
     SCHED_FILTER_POOL,
     SCHED_FILTER_DEDICATED,
     SCHED_FILTER_STATUS,
+    SCHED_FILTER_NODE_NAME,
     SCHED_FILTER_NODE_REGEX,
     SCHED_FILTER_VM_SLOTS,
     SCHED_FILTER_CPU,
@@ -72,7 +74,24 @@ typedef struct sched_plugin {
     bool enabled_by_default;
     double default_weight; /* scores only */
     int id;                /* by kind: sched_filter_id, sched_score_id or sched_vmid_plugin */
+    const char *args;      /* the `args:` it takes, for messages and the README; NULL none */
 } sched_plugin;
+
+/* Names other schedulers use for a plugin here (qemu-scheduler, CAPPX). */
+typedef struct sched_plugin_alias {
+    const char *name;
+    config_plugin_kind kind;
+    const char *means; /* the registered plugin's name */
+} sched_plugin_alias;
+
+extern const sched_plugin_alias sched_plugin_aliases[];
+extern const size_t sched_plugin_alias_count;
+
+/* qemu-scheduler's Random score: here, a random pick among the top
+ * `subset_size` hosts (args subset_size, default 3, and seed), so it is
+ * configured as a score but never summed. */
+#define SCHED_PLUGIN_RANDOM "Random"
+#define SCHED_RANDOM_DEFAULT_SUBSET 3
 
 extern const sched_plugin sched_plugins[];
 extern const size_t sched_plugin_count;
@@ -105,15 +124,27 @@ static inline sched_reason sched_status_reason(uint8_t status)
     return SCHED_REASON_STATUS_UNKNOWN;
 }
 
-/* NodeRegex: whole-name match (the regex is anchored when compiled). The
+/* NodeName: the host the request names, by its index in the snapshot
+ * (resolved once per request; -1 when no host has that name). */
+static inline bool sched_node_name_fits(size_t index, long named_index)
+{
+    return (long)index == named_index;
+}
+
+/* NodeRegex: whole-name match (pattern.h anchors every pattern). The
  * result per host is cached in `cache` (0 unknown, 1 match, 2 mismatch)
  * across decisions that use the same pattern on the same snapshot, so regex
- * requests cost little more than plain ones. */
-static inline bool sched_node_matches(const regex_t *regex, uint8_t *cache, const char *name)
+ * requests cost little more than plain ones. A pattern that has hit the
+ * match limits matches nothing more (the engine then refuses the request),
+ * so a hostile pattern costs one limit's worth, not one per host. */
+static inline bool sched_node_matches(pattern *regex, uint8_t *cache, const char *name)
 {
     uint8_t cached = *cache;
     if (cached == 0) {
-        cached = regexec(regex, name, 0, NULL, 0) == 0 ? 1 : 2;
+        cached =
+            !pattern_too_costly(regex) && pattern_match(regex, name, strlen(name)) == PATTERN_MATCH
+                ? 1
+                : 2;
         *cache = cached;
     }
     return cached == 1;

@@ -5,20 +5,30 @@
 #include "plugins.h"
 
 const sched_plugin sched_plugins[] = {
-    {"Pool", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_POOL},
-    {"Dedicated", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_DEDICATED},
-    {"NodeStatus", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_STATUS},
-    {"NodeRegex", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_NODE_REGEX},
-    {"VMSlots", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_VM_SLOTS},
-    {"CPUOvercommit", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_CPU},
-    {"MemoryOvercommit", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_MEMORY},
-    {"Disk", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_DISK},
-    {"FreeResources", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_FREE},
-    {"MostAllocated", CONFIG_PLUGIN_SCORE, false, 1, SCHED_SCORE_MOST_ALLOCATED},
-    {"Balanced", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_BALANCED},
-    {"VMSlots", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_VM_SLOTS},
-    {"Range", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_RANGE},
-    {"Regex", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_REGEX},
+    {"Pool", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_POOL, NULL},
+    {"Dedicated", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_DEDICATED, NULL},
+    {"NodeStatus", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_STATUS, NULL},
+    {"NodeName", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_NODE_NAME, NULL},
+    {"NodeRegex", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_NODE_REGEX, NULL},
+    {"VMSlots", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_VM_SLOTS, NULL},
+    {"CPUOvercommit", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_CPU, "ratio, reserve"},
+    {"MemoryOvercommit", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_MEMORY, "ratio, reserve"},
+    {"Disk", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_DISK, NULL},
+    {"FreeResources", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_FREE, NULL},
+    {"MostAllocated", CONFIG_PLUGIN_SCORE, false, 1, SCHED_SCORE_MOST_ALLOCATED, NULL},
+    {"Balanced", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_BALANCED, NULL},
+    {"VMSlots", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_VM_SLOTS, NULL},
+    {"Range", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_RANGE, NULL},
+    {"Regex", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_REGEX, NULL},
 };
 
 const size_t sched_plugin_count = sizeof sched_plugins / sizeof sched_plugins[0];
+
+/* qemu-scheduler's (and CAPPX's) score NodeResource prefers the node with
+ * the most free CPU and memory: FreeResources. */
+const sched_plugin_alias sched_plugin_aliases[] = {
+    {"NodeResource", CONFIG_PLUGIN_SCORE, "FreeResources"},
+};
+
+const size_t sched_plugin_alias_count =
+    sizeof sched_plugin_aliases / sizeof sched_plugin_aliases[0];

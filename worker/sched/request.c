@@ -29,10 +29,12 @@ static int parse_annotations(const json_t *body, sched_request *out, vf_error *e
     static const struct {
         const char *key;
         size_t offset;
+        size_t size;
     } known[] = {
-        {ANNOTATION_NODE_REGEX, offsetof(sched_request, node_regex)},
-        {ANNOTATION_VMID_RANGE, offsetof(sched_request, vmid_range)},
-        {ANNOTATION_VMID_REGEX, offsetof(sched_request, vmid_regex)},
+        {ANNOTATION_NODE_REGEX, offsetof(sched_request, node_regex), REQUEST_ANNOTATION_LEN},
+        {ANNOTATION_NODE_NAME, offsetof(sched_request, node_name), HOST_NAME_LEN},
+        {ANNOTATION_VMID_RANGE, offsetof(sched_request, vmid_range), REQUEST_ANNOTATION_LEN},
+        {ANNOTATION_VMID_REGEX, offsetof(sched_request, vmid_regex), REQUEST_ANNOTATION_LEN},
     };
     const char *key;
     const json_t *value;
@@ -47,8 +49,7 @@ static int parse_annotations(const json_t *body, sched_request *out, vf_error *e
             if (strcmp(key, known[i].key) != 0)
                 continue;
             char *dest = (char *)out + known[i].offset;
-            if (json_util_string(annotations, key, true, NULL, dest, REQUEST_ANNOTATION_LEN, err) <
-                0) {
+            if (json_util_string(annotations, key, true, NULL, dest, known[i].size, err) < 0) {
                 vf_error_prefix(err, "annotations");
                 return -1;
             }
@@ -82,9 +83,9 @@ int sched_request_parse_placement(const json_t *body, sched_request *out, vf_err
 
 int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
 {
-    static const char *const allowed[] = {"task_id",        "requested_cpu",  "requested_memory",
-                                          "requested_disk", "requested_pool", "dedicated",
-                                          "vm_name",        "annotations",    NULL};
+    static const char *const allowed[] = {
+        "task_id",   "requested_cpu", "requested_memory", "requested_disk", "requested_pool",
+        "dedicated", "vm_name",       "annotations",      "node_name",      NULL};
     sched_request_init(out);
     if (sched_request_parse_placement(body, out, err) < 0)
         return -1;
@@ -96,6 +97,18 @@ int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
     if (json_util_string(body, "vm_name", false, name_chars, out->vm_name, sizeof out->vm_name,
                          err) < 0)
         return -1;
+    char node_name[HOST_NAME_LEN] = "";
+    if (json_util_string(body, "node_name", false, NULL, node_name, sizeof node_name, err) < 0)
+        return -1;
+    if (node_name[0] && out->node_name[0] && strcmp(node_name, out->node_name) != 0) {
+        vf_error_set(err, VF_EINVAL,
+                     "node_name: \"%s\" disagrees with annotations.%s: \"%s\" (give one, or the "
+                     "same name in both)",
+                     node_name, ANNOTATION_NODE_NAME, out->node_name);
+        return -1;
+    }
+    if (node_name[0])
+        memcpy(out->node_name, node_name, sizeof node_name);
     return 0;
 }
 
@@ -113,6 +126,8 @@ json_t *sched_request_to_json(const sched_request *req)
     json_object_set_new(obj, "dedicated", json_boolean(req->dedicated));
     if (req->vm_name[0])
         json_object_set_new(obj, "vm_name", json_string(req->vm_name));
+    if (req->node_name[0])
+        json_object_set_new(obj, "node_name", json_string(req->node_name));
     json_t *annotations = json_object();
     if (req->node_regex[0])
         json_object_set_new(annotations, ANNOTATION_NODE_REGEX, json_string(req->node_regex));

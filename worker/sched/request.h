@@ -27,6 +27,9 @@
 extern const char request_task_id_chars[];
 
 #define ANNOTATION_NODE_REGEX "node.qemu-scheduler/regex"
+/* Not one of qemu-scheduler's annotation keys (its NodeName plugin reads the
+ * name from its own context); the same prefix, so CAPPX manifests can carry it. */
+#define ANNOTATION_NODE_NAME "node.qemu-scheduler/name"
 #define ANNOTATION_VMID_RANGE "vmid.qemu-scheduler/range"
 #define ANNOTATION_VMID_REGEX "vmid.qemu-scheduler/regex"
 
@@ -38,6 +41,9 @@ typedef struct sched_request {
     char pool[HOST_POOL_LEN];          /* default "default" */
     bool dedicated;
     char vm_name[REQUEST_VM_NAME_LEN]; /* "" when absent */
+    /* The exact host wanted (the request's node_name, or the annotation
+     * node.qemu-scheduler/name; both given must agree); "" = any. */
+    char node_name[HOST_NAME_LEN];
     /* Annotation values, "" when absent. Other annotation keys are accepted
      * and ignored: CAPPX passes a machine's annotations as they are. */
     char node_regex[REQUEST_ANNOTATION_LEN];

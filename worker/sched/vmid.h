@@ -2,10 +2,10 @@
 #ifndef VF_VMID_H
 #define VF_VMID_H
 
-#include <regex.h>
 #include <stdint.h>
 
 #include "hostset.h"
+#include "pattern.h"
 #include "vf_error.h"
 #include "vmidset.h"
 
@@ -19,14 +19,16 @@ int vmid_parse_range(const char *text, uint32_t *lo, uint32_t *hi, vf_error *err
     __attribute__((warn_unused_result));
 
 typedef struct vmid_query {
-    uint32_t lo, hi;      /* inclusive search domain */
-    const regex_t *regex; /* whole-number match; NULL = any */
+    uint32_t lo, hi; /* inclusive search domain */
+    pattern *regex;  /* whole-number match; NULL = any */
 } vmid_query;
 
 /* Lowest id in the domain that matches the regex and is neither in
  * `used` nor in `reserved`. `hint`: every id in [VMID_MIN, hint) is known to
  * be taken, so the scan may start there. Returns the id, or 0 when none is
- * free (*scanned tells how many candidates were examined). */
+ * free (*scanned tells how many candidates were examined). The scan stops
+ * early, returning 0, when the pattern hits its match limits
+ * (pattern_too_costly then tells so). */
 uint32_t vmid_pick(const vmid_query *query, const hostset *used, const vmidset *reserved,
                    uint32_t hint, uint32_t *scanned);
 

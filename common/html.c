@@ -1,0 +1,150 @@
+/* html: see html.h. */
+#include "html.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void html_init(html *page)
+{
+    memset(page, 0, sizeof *page);
+}
+
+void html_close(html *page)
+{
+    free(page->data);
+    memset(page, 0, sizeof *page);
+}
+
+/* Room for `more` bytes and a NUL. */
+static bool reserve(html *page, size_t more)
+{
+    if (page->failed)
+        return false;
+    if (more > (size_t)-1 / 2 - page->len) {
+        page->failed = true;
+        return false;
+    }
+    size_t need = page->len + more + 1;
+    if (need <= page->cap)
+        return true;
+    size_t cap = page->cap ? page->cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    char *grown = realloc(page->data, cap);
+    if (!grown) {
+        page->failed = true;
+        return false;
+    }
+    page->data = grown;
+    page->cap = cap;
+    return true;
+}
+
+static void append(html *page, const char *bytes, size_t n)
+{
+    if (!reserve(page, n))
+        return;
+    memcpy(page->data + page->len, bytes, n);
+    page->len += n;
+    page->data[page->len] = '\0';
+}
+
+void html_raw(html *page, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        page->failed = true;
+        return;
+    }
+    if (!reserve(page, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(page->data + page->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    page->len += (size_t)n;
+}
+
+/* The character reference of a byte that means something to HTML, or NULL. */
+static const char *reference(unsigned char ch)
+{
+    switch (ch) {
+    case '&':
+        return "&amp;";
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '"':
+        return "&quot;";
+    case '\'':
+        return "&#39;";
+    default:
+        return NULL;
+    }
+}
+
+void html_text(html *page, const char *text)
+{
+    if (!text)
+        return;
+    const char *run = text; /* bytes kept as they are, appended in one go */
+    for (const char *p = text; *p; p++) {
+        const char *ref = reference((unsigned char)*p);
+        if (!ref)
+            continue;
+        append(page, run, (size_t)(p - run));
+        append(page, ref, strlen(ref));
+        run = p + 1;
+    }
+    append(page, run, strlen(run));
+}
+
+void html_url_part(html *page, const char *text)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    if (!text)
+        return;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        unsigned char ch = *p;
+        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+            ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+            append(page, (const char *)p, 1);
+        } else {
+            char encoded[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+            append(page, encoded, 3);
+        }
+    }
+}
+
+char *html_take(html *page, size_t *len)
+{
+    if (page->failed) {
+        html_close(page);
+        return NULL;
+    }
+    if (!page->data && !reserve(page, 0))
+        return NULL;
+    if (!page->data)
+        return NULL;
+    char *out = page->data;
+    out[page->len] = '\0';
+    if (len)
+        *len = page->len;
+    memset(page, 0, sizeof *page);
+    return out;
+}
+
+char *html_escape_dup(const char *text)
+{
+    if (!text)
+        return NULL;
+    html page;
+    html_init(&page);
+    html_text(&page, text);
+    return html_take(&page, NULL);
+}

@@ -1,0 +1,181 @@
+/* metrics: the exposition text a Prometheus server parses. Label values and
+ * help texts are escaped (a receiver name with a quote must not end the
+ * label early), histogram buckets are cumulative and end with +Inf, _count
+ * equals the +Inf bucket, and increments from several threads all count.
+ * The endpoints are asked over real HTTP on loopback. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "metrics.h"
+#include "metrics_http.h"
+#include "testlib.h"
+
+static char *render(metrics *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(metrics_render(m, &text, &len) == 0);
+    CHECK(text && strlen(text) == len);
+    return text;
+}
+
+static void test_counters_and_escaping(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    metrics *m = metrics_new();
+    const char *labels[] = {"receiver", "outcome"};
+    metrics_family *f = metrics_family_add(m, METRICS_COUNTER, "virtflow_test_total",
+                                           "Help with \\ and\nnewline", 2, labels, NULL, 0, &err);
+    CHECKF(f != NULL, "%s", err.text);
+    const char *hostile[] = {"a\"b\\c\nd", "ok"};
+    metrics_add(metrics_series_get(f, hostile), 2);
+    metrics_add(metrics_series_get(f, hostile), 3); /* the same series again */
+    const char *plain[] = {"upgradectrl", "failed"};
+    metrics_add(metrics_series_get(f, plain), 1);
+    metrics_family *g = metrics_family_add(m, METRICS_GAUGE, "virtflow_test_gauge", "A gauge", 0,
+                                           NULL, NULL, 0, &err);
+    metrics_set(metrics_series_only(g), 2.5);
+    char *text = render(m);
+    CHECK_CONTAINS(text, "# HELP virtflow_test_total Help with \\\\ and\\nnewline\n"
+                         "# TYPE virtflow_test_total counter\n");
+    CHECK_CONTAINS(text, "virtflow_test_total{receiver=\"a\\\"b\\\\c\\nd\",outcome=\"ok\"} 5\n");
+    CHECK_CONTAINS(text, "virtflow_test_total{receiver=\"upgradectrl\",outcome=\"failed\"} 1\n");
+    CHECK_CONTAINS(text, "# TYPE virtflow_test_gauge gauge\nvirtflow_test_gauge 2.5\n");
+    free(text);
+
+    /* Invalid names never reach the output. */
+    const char *bad_label[] = {"le:x"};
+    CHECK(metrics_family_add(m, METRICS_COUNTER, "9bad", "x", 0, NULL, NULL, 0, &err) == NULL);
+    CHECK(metrics_family_add(m, METRICS_COUNTER, "ok_name", "x", 1, bad_label, NULL, 0, &err) ==
+          NULL);
+    metrics_free(m);
+}
+
+static void test_histogram_cumulative(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    metrics *m = metrics_new();
+    const double bounds[] = {0.001, 0.01, 0.1};
+    const char *labels[] = {"kind"};
+    metrics_family *h = metrics_family_add(m, METRICS_HISTOGRAM, "virtflow_test_seconds",
+                                           "Durations", 1, labels, bounds, 3, &err);
+    CHECKF(h != NULL, "%s", err.text);
+    const char *kind[] = {"schedule"};
+    metrics_series *s = metrics_series_get(h, kind);
+    metrics_observe(s, 0.0005); /* first bucket */
+    metrics_observe(s, 0.001);  /* le is inclusive: still the first */
+    metrics_observe(s, 0.05);   /* third */
+    metrics_observe(s, 7);      /* only +Inf */
+    char *text = render(m);
+    CHECK_CONTAINS(text, "# TYPE virtflow_test_seconds histogram\n"
+                         "virtflow_test_seconds_bucket{kind=\"schedule\",le=\"0.001\"} 2\n"
+                         "virtflow_test_seconds_bucket{kind=\"schedule\",le=\"0.01\"} 2\n"
+                         "virtflow_test_seconds_bucket{kind=\"schedule\",le=\"0.1\"} 3\n"
+                         "virtflow_test_seconds_bucket{kind=\"schedule\",le=\"+Inf\"} 4\n"
+                         "virtflow_test_seconds_sum{kind=\"schedule\"} 7.0515");
+    CHECK_CONTAINS(text, "virtflow_test_seconds_count{kind=\"schedule\"} 4\n");
+    free(text);
+
+    const double unordered[] = {1, 1};
+    CHECK(metrics_family_add(m, METRICS_HISTOGRAM, "virtflow_bad", "x", 0, NULL, unordered, 2,
+                             &err) == NULL);
+    metrics_free(m);
+}
+
+#define THREADS 4
+#define PER_THREAD 100000
+
+static void *hammer(void *arg)
+{
+    metrics_family *f = arg;
+    const char *labels[] = {"x"};
+    metrics_series *s = metrics_series_get(f, labels);
+    for (int i = 0; i < PER_THREAD; i++)
+        metrics_add(s, 1);
+    return NULL;
+}
+
+static void test_threads_exact(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    metrics *m = metrics_new();
+    const char *labels[] = {"k"};
+    metrics_family *f = metrics_family_add(m, METRICS_COUNTER, "virtflow_hammer_total", "x", 1,
+                                           labels, NULL, 0, &err);
+    pthread_t threads[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&threads[i], NULL, hammer, f);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
+    const char *x[] = {"x"};
+    CHECK(metrics_value(metrics_series_get(f, x)) == (double)THREADS * PER_THREAD);
+    metrics_free(m);
+}
+
+static bool never_ready(void *ctx, char *why, size_t size)
+{
+    (void)ctx;
+    snprintf(why, size, "broker not connected");
+    return false;
+}
+
+static void collect(metrics *m, void *ctx)
+{
+    (void)m;
+    metrics_set(ctx, 42);
+}
+
+static void test_endpoints(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    metrics *m = metrics_new();
+    metrics_family *g = metrics_family_add(m, METRICS_GAUGE, "virtflow_scraped",
+                                           "Set at scrape time", 0, NULL, NULL, 0, &err);
+    metrics_set_collect(m, collect, metrics_series_only(g));
+    metrics_http *srv = metrics_http_start("127.0.0.1:0", m, never_ready, NULL, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv) {
+        metrics_free(m);
+        return;
+    }
+    static const struct {
+        const char *path;
+        int status;
+        const char *body;
+    } cases[] = {{"/metrics", 200, "virtflow_scraped 42\n"},
+                 {"/healthz", 200, "ok\n"},
+                 {"/readyz", 503, "not ready: broker not connected\n"},
+                 {"/nothing", 404, "not found"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char url[128];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d%s", metrics_http_port(srv), cases[i].path);
+        http_request req = {.url = url};
+        http_response resp = {0};
+        CHECKF(http_get(&req, &resp, &err) == 0, "%s", err.text);
+        CHECKF(resp.status == cases[i].status, "%s: %ld", cases[i].path, (long)resp.status);
+        CHECK_CONTAINS(resp.body ? resp.body : "", cases[i].body);
+        http_response_close(&resp);
+    }
+    metrics_http_stop(srv);
+    metrics_free(m);
+}
+
+int main(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    if (http_global_init(&err) < 0)
+        return 1;
+    test_counters_and_escaping();
+    test_histogram_cumulative();
+    test_threads_exact();
+    test_endpoints();
+    return test_summary();
+}

@@ -1,0 +1,399 @@
+/* console: routing, the page frame, the safety rules (see console.h) and the
+ * two actions. */
+#include "console.h"
+#include "store_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* No script may run, whatever a page ends up holding; styles and pictures
+ * come from the console itself (bars are SVG attributes, not style=). */
+/* How long `virtflowctl dead ...` may take: more than a broker that answers
+ * needs (a connect and a walk of up to 100 messages), less than a browser's
+ * patience. */
+#define CTL_DEADLINE_MS 15000
+
+static const char security_policy[] =
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'";
+
+static const char stylesheet[] =
+    "body{font-family:sans-serif;margin:0;color:#222;background:#fafafa}"
+    "nav{background:#234;padding:.5em 1em}nav a{color:#cde;margin-right:1.2em;"
+    "text-decoration:none}nav a.on{color:#fff;font-weight:bold}"
+    "main{padding:1em 1.5em}h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}"
+    "table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px solid #ddd;"
+    "padding:.25em .6em;text-align:left;vertical-align:top;font-size:.9em}"
+    "th{background:#eef}tr.failed td.status{color:#a00}tr.completed td.status{color:#070}"
+    "pre{background:#f0f0f0;padding:.5em;white-space:pre-wrap;word-break:break-all}"
+    ".error{color:#a00;font-weight:bold}.muted{color:#777}form.inline{display:inline}"
+    "form.filters input,form.filters select{margin-right:.5em}"
+    ".reason{color:#a00}code{word-break:break-all}";
+
+static const struct {
+    const char *path;
+    const char *label;
+} nav[] = {
+    {"/tasks", "Tasks"},       {"/hosts", "Hosts"},     {"/deliveries", "Deliveries"},
+    {"/dead", "Dead letters"}, {"/charts", "Pictures"},
+};
+
+void console_page_start(html *page, const char *title, const char *active)
+{
+    html_raw(page, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<link rel=\"stylesheet\" href=\"/console.css\"><title>");
+    html_text(page, title);
+    html_raw(page,
+             " - virtflow</title></head><body><nav><strong class=\"muted\">virtflow</strong> ");
+    for (size_t i = 0; i < sizeof nav / sizeof nav[0]; i++)
+        html_raw(page, "<a href=\"%s\"%s>%s</a>", nav[i].path,
+                 strcmp(nav[i].path, active) == 0 ? " class=\"on\"" : "", nav[i].label);
+    html_raw(page, "</nav><main><h1>");
+    html_text(page, title);
+    html_raw(page, "</h1>\n");
+}
+
+void console_page_end(html *page)
+{
+    html_raw(page, "</main></body></html>\n");
+}
+
+void console_page_error(html *page, const char *message)
+{
+    html_raw(page, "<p class=\"error\" id=\"error\">");
+    html_text(page, message);
+    html_raw(page, "</p>\n");
+}
+
+void console_token_field(html *page)
+{
+    html_raw(page, "<input type=\"password\" name=\"token\" placeholder=\"token\" "
+                   "autocomplete=\"off\" required>");
+}
+
+void console_bar(html *page, double allocated, double reserved, double capacity, int width)
+{
+    double scale = capacity > 0 ? width / capacity : 0;
+    double a = allocated * scale, r = reserved * scale;
+    if (a < 0)
+        a = 0;
+    if (a > width)
+        a = width;
+    if (r < 0)
+        r = 0;
+    if (a + r > width)
+        r = width - a;
+    html_raw(page,
+             "<svg class=\"bar\" width=\"%d\" height=\"14\" role=\"img\">"
+             "<rect width=\"%d\" height=\"14\" fill=\"#dfe8df\"/>"
+             "<rect class=\"allocated\" width=\"%.1f\" height=\"14\" fill=\"#5577aa\"/>"
+             "<rect class=\"reserved\" x=\"%.1f\" width=\"%.1f\" height=\"14\" fill=\"#e0a030\"/>"
+             "</svg>",
+             width, width, a, a, r);
+}
+
+/* SHA-256 of both sides, compared with CRYPTO_memcmp: the time taken says
+ * nothing about how much of the token was right, nor its length. */
+static bool token_matches(const char *expected, const char *given)
+{
+    unsigned char a[EVP_MAX_MD_SIZE], b[EVP_MAX_MD_SIZE];
+    unsigned int alen = 0, blen = 0;
+    if (!expected || !given)
+        return false;
+    if (!EVP_Digest(expected, strlen(expected), a, &alen, EVP_sha256(), NULL) ||
+        !EVP_Digest(given, strlen(given), b, &blen, EVP_sha256(), NULL) || alen != blen)
+        return false;
+    return CRYPTO_memcmp(a, b, alen) == 0;
+}
+
+/* Off loopback: HTTP Basic with the token as the password. */
+static bool basic_auth_ok(console *c, const httpd_request *req)
+{
+    const char *header = httpd_header(req, "Authorization");
+    if (!header || strncasecmp(header, "Basic ", 6) != 0)
+        return false;
+    const char *b64 = header + 6;
+    size_t n = strlen(b64);
+    if (n == 0 || n > 4 * 1024 || n % 4 != 0)
+        return false;
+    unsigned char decoded[3 * 1024 + 4];
+    int len = EVP_DecodeBlock(decoded, (const unsigned char *)b64, (int)n);
+    if (len < 0)
+        return false;
+    /* EVP_DecodeBlock counts the padding as zero bytes: drop them. */
+    for (size_t i = n; i > 0 && b64[i - 1] == '=' && len > 0; i--)
+        len--;
+    decoded[len] = '\0';
+    const char *colon = memchr(decoded, ':', (size_t)len);
+    return colon && token_matches(c->token, colon + 1);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int console_run_ctl(console *c, const char *const *args, char **out, char **errors)
+{
+    *out = NULL;
+    *errors = NULL;
+    const char *argv[24];
+    size_t n = 0;
+    argv[n++] = "virtflowctl";
+    for (size_t i = 0; args[i] && n < 20; i++)
+        argv[n++] = args[i];
+    if (c->config_path) {
+        argv[n++] = "-c";
+        argv[n++] = c->config_path;
+    }
+    argv[n] = NULL;
+    int out_pipe[2];
+    FILE *err_file = tmpfile();
+    if (!err_file)
+        return -1;
+    if (pipe(out_pipe) < 0) {
+        fclose(err_file);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(out_pipe[0]);
+        close(out_pipe[1]);
+        fclose(err_file);
+        return -1;
+    }
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        dup2(out_pipe[1], 1);
+        dup2(fileno(err_file), 2);
+        close(out_pipe[0]);
+        execv(c->self_exe, (char *const *)argv);
+        _exit(127);
+    }
+    close(out_pipe[1]);
+    int64_t deadline_ms = now_ms() + CTL_DEADLINE_MS;
+    bool timed_out = false;
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (buf && len + 1 >= cap) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+            } else {
+                buf = grown;
+                cap *= 2;
+            }
+        }
+        /* Every page waits while this runs (one server thread): a broker
+         * that swallows packets must not hold the console for the link's
+         * own connect and RPC timeouts, so the command gets a deadline. */
+        int waited = poll(&(struct pollfd){.fd = out_pipe[0], .events = POLLIN}, 1,
+                          (int)(deadline_ms - now_ms() > 0 ? deadline_ms - now_ms() : 0));
+        if (waited < 0 && errno == EINTR)
+            continue;
+        if (waited <= 0) {
+            kill(pid, SIGKILL); /* our own child; its unacked messages go back */
+            timed_out = true;
+            break;
+        }
+        char sink[4096];
+        ssize_t got = buf ? read(out_pipe[0], buf + len, cap - len - 1)
+                          : read(out_pipe[0], sink, sizeof sink);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        if (buf)
+            len += (size_t)got;
+    }
+    close(out_pipe[0]);
+    if (buf)
+        buf[len] = '\0';
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    /* stderr: a few lines at most, read back from the start. */
+    char errbuf[2048];
+    rewind(err_file);
+    size_t elen = fread(errbuf, 1, sizeof errbuf - 1, err_file);
+    errbuf[elen] = '\0';
+    fclose(err_file);
+    if (timed_out)
+        snprintf(errbuf, sizeof errbuf,
+                 "virtflowctl %s did not answer within %d s (is the broker "
+                 "reachable?)",
+                 args[0], CTL_DEADLINE_MS / 1000);
+    *out = buf;
+    *errors = strdup(errbuf);
+    return !timed_out && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* POST /actions/redrive: `virtflowctl dead redrive ID`, the same code. */
+static int action_redrive(console *c, const httpd_request *req, html *page)
+{
+    char id[512];
+    console_page_start(page, "Redrive", "/dead");
+    if (!httpd_form(req, "message_id", id, sizeof id) || !id[0]) {
+        console_page_error(page, "message_id is missing");
+        console_page_end(page);
+        return 400;
+    }
+    const char *args[] = {"dead", "redrive", "--json", id, NULL};
+    char *out = NULL, *errors = NULL;
+    int rc = console_run_ctl(c, args, &out, &errors);
+    if (rc == 0) {
+        html_raw(page, "<p id=\"outcome\">Redriven: <code>");
+        html_text(page, id);
+        html_raw(page, "</code></p>");
+    } else {
+        html_raw(page, "<p class=\"error\" id=\"outcome\">Not redriven: <code>");
+        html_text(page, id);
+        html_raw(page, "</code></p><pre>");
+        html_text(page, errors && errors[0] ? errors : "virtflowctl dead redrive failed");
+        html_raw(page, "</pre>");
+    }
+    html_raw(page, "<p><a href=\"/dead\">Back to the dead letters</a></p>");
+    console_page_end(page);
+    free(out);
+    free(errors);
+    return rc == 0 ? 200 : rc == 1 ? 404 : 502;
+}
+
+/* POST /actions/redeliver: what `virtflowctl redeliver` does, on a
+ * read-write handle of its own for this one change. */
+static int action_redeliver(console *c, const httpd_request *req, html *page)
+{
+    char event_id[512], receiver[256];
+    console_page_start(page, "Redeliver", "/deliveries");
+    if (!httpd_form(req, "event_id", event_id, sizeof event_id) || !event_id[0]) {
+        console_page_error(page, "event_id is missing");
+        console_page_end(page);
+        return 400;
+    }
+    bool one_receiver = httpd_form(req, "receiver", receiver, sizeof receiver) && receiver[0];
+    vf_error err;
+    vf_error_init(&err);
+    store *rw = store_config_open(c->config, STORE_READ_WRITE, &err);
+    int status = 200;
+    if (!rw) {
+        console_page_error(page, err.text);
+        status = 503;
+    } else {
+        char now[STORE_TIME_SIZE];
+        store_now(now);
+        int changed =
+            store_delivery_redeliver(rw, event_id, one_receiver ? receiver : NULL, now, &err);
+        if (changed < 0) {
+            console_page_error(page, err.text);
+            status = 503;
+        } else if (changed == 0) {
+            console_page_error(page, "no failed or delivered delivery of that event to reset");
+            status = 404;
+        } else {
+            html_raw(page, "<p id=\"outcome\">%d deliver%s of <code>", changed,
+                     changed == 1 ? "y" : "ies");
+            html_text(page, event_id);
+            html_raw(page, "</code> reset to pending.</p>");
+        }
+    }
+    store_close(rw);
+    html_raw(page, "<p><a href=\"/deliveries\">Back to the deliveries</a></p>");
+    console_page_end(page);
+    return status;
+}
+
+static void reply_page(httpd_response *resp, int status, html *page)
+{
+    size_t len = 0;
+    char *body = html_take(page, &len);
+    if (!body) {
+        httpd_reply_text(resp, 500, "text/plain; charset=utf-8", "out of memory\n");
+        return;
+    }
+    httpd_reply_take(resp, status, "text/html; charset=utf-8", body, len);
+}
+
+static int refuse(html *page, const char *title, const char *message, int status)
+{
+    console_page_start(page, title, "");
+    console_page_error(page, message);
+    console_page_end(page);
+    return status;
+}
+
+void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
+{
+    console *c = ctx;
+    snprintf(resp->security_policy, sizeof resp->security_policy, "%s", security_policy);
+    if (c->require_auth && !basic_auth_ok(c, req)) {
+        snprintf(resp->authenticate, sizeof resp->authenticate,
+                 "Basic realm=\"virtflow console\", charset=\"UTF-8\"");
+        httpd_reply_text(resp, 401, "text/plain; charset=utf-8",
+                         "the token is needed (any user name, the token as the password)\n");
+        return;
+    }
+    const char *path = req->path;
+    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    bool post = strcmp(req->method, "POST") == 0;
+    if (get && strcmp(path, "/console.css") == 0) {
+        httpd_reply_text(resp, 200, "text/css; charset=utf-8", stylesheet);
+        return;
+    }
+    if (get && strcmp(path, "/") == 0) {
+        snprintf(resp->location, sizeof resp->location, "/tasks");
+        httpd_reply_text(resp, 303, "text/plain; charset=utf-8", "see /tasks\n");
+        return;
+    }
+    html page;
+    html_init(&page);
+    int status;
+    if (post) {
+        char token[1024];
+        if (!c->allow_actions)
+            status = refuse(&page, "Refused",
+                            "This console is read-only: actions need virtflowctl serve "
+                            "--allow-actions --token-file FILE.",
+                            403);
+        else if (!httpd_form(req, "token", token, sizeof token) || !token_matches(c->token, token))
+            status = refuse(&page, "Refused", "Wrong or missing token.", 403);
+        else if (strcmp(path, "/actions/redrive") == 0)
+            status = action_redrive(c, req, &page);
+        else if (strcmp(path, "/actions/redeliver") == 0)
+            status = action_redeliver(c, req, &page);
+        else
+            status = refuse(&page, "Not found", "No such action.", 404);
+    } else if (!get) {
+        status = refuse(&page, "Method not allowed", "Only GET and POST.", 405);
+    } else if (strcmp(path, "/tasks") == 0) {
+        status = console_tasks_page(c, req, &page);
+    } else if (strcmp(path, "/task") == 0) {
+        status = console_task_page(c, req, &page);
+    } else if (strcmp(path, "/hosts") == 0) {
+        status = console_hosts_page(c, req, &page);
+    } else if (strcmp(path, "/deliveries") == 0) {
+        status = console_deliveries_page(c, req, &page);
+    } else if (strcmp(path, "/dead") == 0) {
+        status = console_dead_page(c, req, &page);
+    } else if (strcmp(path, "/charts") == 0) {
+        status = console_charts_page(c, req, &page);
+    } else {
+        status = refuse(&page, "Not found", "No such page.", 404);
+    }
+    reply_page(resp, status, &page);
+}

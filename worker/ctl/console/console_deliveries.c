@@ -1,0 +1,196 @@
+/* console_deliveries: /deliveries (webhook deliveries grouped by receiver,
+ * each with its attempts, last answer and what comes next) and /dead (the
+ * messages parked in virtflow.dead with their reasons, read through
+ * `virtflowctl dead list`, which holds them unacked while it looks and puts
+ * them back). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "console.h"
+#include "../ctl.h"
+
+#define DELIVERIES_SHOWN 300
+#define DEAD_SHOWN "100"
+
+static int collect_delivery(const store_delivery *d, void *user)
+{
+    json_t *rows = user;
+    json_t *row = json_object();
+    /* json_string refuses text that is not UTF-8: keep the row, lose the field. */
+    json_object_set_new(row, "event_id", json_string(d->event_id));
+    json_object_set_new(row, "receiver", json_string(d->receiver ? d->receiver : ""));
+    json_object_set_new(row, "status", json_string(d->status));
+    json_object_set_new(row, "attempts", json_integer(d->attempts));
+    json_object_set_new(row, "last_code", json_integer(d->last_code));
+    if (d->last_error)
+        json_object_set_new(row, "last_error", json_string(d->last_error));
+    if (d->next_attempt_at)
+        json_object_set_new(row, "next_attempt_at", json_string(d->next_attempt_at));
+    if (d->delivered_at)
+        json_object_set_new(row, "delivered_at", json_string(d->delivered_at));
+    json_object_set_new(row, "created_at", json_string(d->created_at));
+    json_array_append_new(rows, row);
+    return 0;
+}
+
+static const char *field(const json_t *row, const char *name)
+{
+    return json_string_value(json_object_get(row, name));
+}
+
+static void redeliver_form(html *page, const char *event_id, const char *receiver)
+{
+    html_raw(page, "<form class=\"inline\" method=\"post\" action=\"/actions/redeliver\">"
+                   "<input type=\"hidden\" name=\"event_id\" value=\"");
+    html_text(page, event_id);
+    html_raw(page, "\"><input type=\"hidden\" name=\"receiver\" value=\"");
+    html_text(page, receiver);
+    html_raw(page, "\">");
+    console_token_field(page);
+    html_raw(page, "<button>Redeliver</button></form>");
+}
+
+int console_deliveries_page(console *c, const httpd_request *req, html *page)
+{
+    store_delivery_filter filter = {.limit = DELIVERIES_SHOWN};
+    const char *receiver = httpd_query(req, "receiver");
+    const char *status_filter = httpd_query(req, "status");
+    filter.receiver = receiver && receiver[0] ? receiver : NULL;
+    filter.status = status_filter && status_filter[0] ? status_filter : NULL;
+    console_page_start(page, "Deliveries", "/deliveries");
+    json_t *rows = json_array();
+    vf_error err;
+    vf_error_init(&err);
+    if (store_delivery_list(c->store, &filter, collect_delivery, rows, &err) < 0) {
+        console_page_error(page, err.text);
+        console_page_end(page);
+        json_decref(rows);
+        return 503;
+    }
+    html_raw(page, "<p class=\"muted\">The newest %d deliveries%s, by receiver.</p>",
+             DELIVERIES_SHOWN, filter.status || filter.receiver ? " matching the filter" : "");
+    if (json_array_size(rows) == 0)
+        html_raw(page, "<p class=\"muted\" id=\"empty\">No deliveries recorded.</p>");
+    /* One table per receiver, receivers in the order of their newest row. */
+    json_t *done = json_object();
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *name = field(row, "receiver");
+        if (!name || json_object_get(done, name))
+            continue;
+        json_object_set_new(done, name, json_true());
+        html_raw(page, "<h2 class=\"receiver\">");
+        html_text(page, name);
+        html_raw(page,
+                 "</h2><table class=\"deliveries\"><thead><tr><th>Event</th><th>Status</th>"
+                 "<th>Attempts</th><th>Last code</th><th>Last error</th><th>Delivered / "
+                 "next attempt</th><th>Created</th>%s</tr></thead><tbody>",
+                 c->allow_actions ? "<th></th>" : "");
+        size_t k;
+        json_t *other;
+        json_array_foreach(rows, k, other)
+        {
+            if (k < i || strcmp(field(other, "receiver"), name) != 0)
+                continue;
+            const char *st = field(other, "status");
+            html_raw(page, "<tr class=\"");
+            html_text(page, st);
+            html_raw(page, "\"><td><code>");
+            html_text(page, field(other, "event_id"));
+            html_raw(page, "</code></td><td class=\"status\">");
+            html_text(page, st);
+            html_raw(page, "</td><td>%lld</td><td>",
+                     (long long)json_integer_value(json_object_get(other, "attempts")));
+            json_int_t code = json_integer_value(json_object_get(other, "last_code"));
+            if (code)
+                html_raw(page, "%lld", (long long)code);
+            html_raw(page, "</td><td class=\"reason\">");
+            html_text(page, field(other, "last_error"));
+            html_raw(page, "</td><td>");
+            html_text(page, field(other, "delivered_at") ? field(other, "delivered_at")
+                                                         : field(other, "next_attempt_at"));
+            html_raw(page, "</td><td>");
+            html_text(page, field(other, "created_at"));
+            html_raw(page, "</td>");
+            if (c->allow_actions) {
+                html_raw(page, "<td>");
+                if (st && (strcmp(st, "failed") == 0 || strcmp(st, "delivered") == 0))
+                    redeliver_form(page, field(other, "event_id"), name);
+                html_raw(page, "</td>");
+            }
+            html_raw(page, "</tr>\n");
+        }
+        html_raw(page, "</tbody></table>");
+    }
+    json_decref(done);
+    json_decref(rows);
+    console_page_end(page);
+    return 200;
+}
+
+int console_dead_page(console *c, const httpd_request *req, html *page)
+{
+    (void)req;
+    console_page_start(page, "Dead letters", "/dead");
+    const char *args[] = {"dead", "list", "--json", "--limit", DEAD_SHOWN, NULL};
+    char *out = NULL, *errors = NULL;
+    int rc = console_run_ctl(c, args, &out, &errors);
+    json_t *messages = rc == 0 && out ? json_loads(out, 0, NULL) : NULL;
+    if (!json_is_array(messages)) {
+        /* The broker is the usual cause: say so, and keep the page. */
+        html_raw(page, "<p class=\"error\" id=\"error\">The dead letters could not be read%s: ",
+                 rc == CTL_EXIT_UNAVAILABLE ? " (is the broker reachable?)" : "");
+        html_text(page, errors && errors[0] ? errors : "virtflowctl dead list failed");
+        html_raw(page, "</p>");
+    } else {
+        html_raw(page,
+                 "<p class=\"muted\">%zu message(s) parked in virtflow.dead (at most %s "
+                 "shown). Redrive publishes one again as it was, with its attempt count "
+                 "starting over.</p>",
+                 json_array_size(messages), DEAD_SHOWN);
+        html_raw(page,
+                 "<table id=\"dead\"><thead><tr><th>Message</th><th>Why</th><th>Routing "
+                 "key</th><th>Attempt</th><th>Body</th>%s</tr></thead><tbody>",
+                 c->allow_actions ? "<th></th>" : "");
+        size_t i;
+        json_t *m;
+        json_array_foreach(messages, i, m)
+        {
+            const char *id = field(m, "message_id");
+            html_raw(page, "<tr><td><code>");
+            html_text(page, id ? id : "(no id)");
+            html_raw(page, "</code></td><td class=\"reason\">");
+            html_text(page, field(m, "error"));
+            html_raw(page, "</td><td>");
+            html_text(page, field(m, "routing_key"));
+            html_raw(page, "</td><td>%lld</td><td><code>",
+                     (long long)json_integer_value(json_object_get(m, "attempt")));
+            html_text(page, field(m, "body_excerpt"));
+            html_raw(page, "</code></td>");
+            if (c->allow_actions) {
+                html_raw(page, "<td>");
+                if (id) {
+                    html_raw(page, "<form class=\"inline\" method=\"post\" "
+                                   "action=\"/actions/redrive\"><input type=\"hidden\" "
+                                   "name=\"message_id\" value=\"");
+                    html_text(page, id);
+                    html_raw(page, "\">");
+                    console_token_field(page);
+                    html_raw(page, "<button>Redrive</button></form>");
+                }
+                html_raw(page, "</td>");
+            }
+            html_raw(page, "</tr>\n");
+        }
+        html_raw(page, "</tbody></table>");
+    }
+    json_decref(messages);
+    free(out);
+    free(errors);
+    console_page_end(page);
+    return 200;
+}

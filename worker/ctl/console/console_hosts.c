@@ -1,0 +1,248 @@
+/* console_hosts: /hosts, the inventory beside the store's live reservations
+ * as bars per host and per pool, counted the way `virtflowctl nodes` and the
+ * scheduler's filters count (capacity after reserve and overcommit, minus
+ * what guests hold, minus what is reserved); and the utilisation picture. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "console.h"
+#include "engine.h"
+
+typedef struct held {
+    double cpu;     /* vCPUs */
+    int64_t memory; /* MiB */
+    int64_t disk;   /* GiB */
+    int count;
+} held;
+
+typedef struct held_ctx {
+    const hostset *hosts;
+    held *per_host;
+    int64_t unknown_hosts;
+} held_ctx;
+
+static int add_reservation(const store_reservation *r, void *user)
+{
+    held_ctx *ctx = user;
+    for (size_t i = 0; i < ctx->hosts->n_hosts; i++) {
+        if (strcmp(ctx->hosts->hosts[i].name, r->node) == 0) {
+            ctx->per_host[i].cpu += r->cpu;
+            ctx->per_host[i].memory += r->memory;
+            ctx->per_host[i].disk += r->disk;
+            ctx->per_host[i].count++;
+            return 0;
+        }
+    }
+    ctx->unknown_hosts++;
+    return 0;
+}
+
+/* One host's (or pool's) numbers. */
+typedef struct usage {
+    double cpu_cap, cpu_allocated, cpu_reserved; /* vCPUs */
+    double mem_cap, mem_allocated, mem_reserved; /* MiB */
+    int64_t disk_free, vm_free, reservations;
+} usage;
+
+typedef struct picture {
+    hostset *hosts;
+    usage *per_host;
+    int64_t unknown_hosts;
+} picture;
+
+static void picture_free(picture *p)
+{
+    hostset_free(p->hosts);
+    free(p->per_host);
+}
+
+/* Fetch the inventory and the live reservations. Returns 0, or -1 with a
+ * message in error. */
+static int picture_load(console *c, picture *p, char *error, size_t error_size)
+{
+    memset(p, 0, sizeof *p);
+    vf_error err;
+    vf_error_init(&err);
+    if (!(p->hosts = inventory_fetch(c->inventory, &err))) {
+        snprintf(error, error_size, "inventory unavailable: %s", err.text);
+        return -1;
+    }
+    size_t n = p->hosts->n_hosts ? p->hosts->n_hosts : 1;
+    held *per_host = calloc(n, sizeof *per_host);
+    p->per_host = calloc(n, sizeof *p->per_host);
+    if (!per_host || !p->per_host) {
+        free(per_host);
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    held_ctx ctx = {p->hosts, per_host, 0};
+    char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
+    if (store_reservation_clock(c->store, now, &err) < 0 ||
+        store_reservations_live(c->store, now, add_reservation, &ctx, &err) < 0) {
+        snprintf(error, error_size, "%s", err.text);
+        free(per_host);
+        return -1;
+    }
+    p->unknown_hosts = ctx.unknown_hosts;
+    sched_params params;
+    sched_params_from_config(&params, c->config);
+    for (size_t i = 0; i < p->hosts->n_hosts; i++) {
+        const host *h = &p->hosts->hosts[i];
+        usage *u = &p->per_host[i];
+        u->cpu_cap = sched_cpu_capacity(&params, h);
+        u->cpu_allocated = h->allocated_cpu;
+        u->cpu_reserved = per_host[i].cpu;
+        u->mem_cap = sched_memory_capacity(&params, h);
+        u->mem_allocated = (double)h->allocated_memory;
+        u->mem_reserved = (double)per_host[i].memory;
+        u->disk_free = h->storage - per_host[i].disk;
+        u->vm_free = (int64_t)h->max_vms - h->current_vms - per_host[i].count;
+        u->reservations = per_host[i].count;
+    }
+    free(per_host);
+    return 0;
+}
+
+static void usage_cells(html *page, const usage *u)
+{
+    double cpu_free = u->cpu_cap - u->cpu_allocated - u->cpu_reserved;
+    double mem_free = u->mem_cap - u->mem_allocated - u->mem_reserved;
+    html_raw(page, "<td>");
+    console_bar(page, u->cpu_allocated, u->cpu_reserved, u->cpu_cap, 160);
+    html_raw(page, "</td><td class=\"cpu-free\">%.1f / %.1f</td><td>", cpu_free, u->cpu_cap);
+    console_bar(page, u->mem_allocated, u->mem_reserved, u->mem_cap, 160);
+    html_raw(page,
+             "</td><td class=\"mem-free\">%.0f / %.0f</td><td>%lld</td><td>%lld</td>"
+             "<td>%lld</td>",
+             mem_free, u->mem_cap, (long long)u->disk_free, (long long)u->vm_free,
+             (long long)u->reservations);
+}
+
+static const char usage_head[] =
+    "<th>vCPU (guests, reserved)</th><th>vCPU free / cap</th><th>Memory (guests, reserved)</th>"
+    "<th>MiB free / cap</th><th>Disk GiB free</th><th>VM slots free</th><th>Reservations</th>";
+
+int console_hosts_page(console *c, const httpd_request *req, html *page)
+{
+    (void)req;
+    console_page_start(page, "Hosts", "/hosts");
+    picture p;
+    char error[1024];
+    if (picture_load(c, &p, error, sizeof error) < 0) {
+        console_page_error(page, error);
+        console_page_end(page);
+        picture_free(&p);
+        return 503;
+    }
+    html_raw(page, "<p class=\"muted\">Bars: <svg width=\"10\" height=\"10\"><rect width=\"10\" "
+                   "height=\"10\" fill=\"#5577aa\"/></svg> held by guests, <svg width=\"10\" "
+                   "height=\"10\"><rect width=\"10\" height=\"10\" fill=\"#e0a030\"/></svg> "
+                   "reserved by placements, light: free. Capacity after scheduler.reserve and "
+                   "scheduler.overcommit.</p>");
+
+    /* Pools in the order they first appear. */
+    html_raw(page,
+             "<h2>Pools</h2><table id=\"pools\"><thead><tr><th>Pool</th><th>Hosts</th>%s"
+             "</tr></thead><tbody>",
+             usage_head);
+    for (size_t i = 0; i < p.hosts->n_hosts; i++) {
+        const char *pool = p.hosts->hosts[i].pool;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(p.hosts->hosts[k].pool, pool) == 0;
+        if (seen)
+            continue;
+        usage sum = {0};
+        int members = 0;
+        for (size_t k = i; k < p.hosts->n_hosts; k++) {
+            if (strcmp(p.hosts->hosts[k].pool, pool) != 0)
+                continue;
+            const usage *u = &p.per_host[k];
+            members++;
+            sum.cpu_cap += u->cpu_cap;
+            sum.cpu_allocated += u->cpu_allocated;
+            sum.cpu_reserved += u->cpu_reserved;
+            sum.mem_cap += u->mem_cap;
+            sum.mem_allocated += u->mem_allocated;
+            sum.mem_reserved += u->mem_reserved;
+            sum.disk_free += u->disk_free;
+            sum.vm_free += u->vm_free;
+            sum.reservations += u->reservations;
+        }
+        html_raw(page, "<tr class=\"pool\"><td>");
+        html_text(page, pool);
+        html_raw(page, "</td><td>%d</td>", members);
+        usage_cells(page, &sum);
+        html_raw(page, "</tr>\n");
+    }
+    html_raw(page, "</tbody></table>");
+
+    html_raw(page,
+             "<h2>Hosts</h2><table id=\"hosts\"><thead><tr><th>Host</th><th>Pool</th>"
+             "<th>Status</th>%s</tr></thead><tbody>",
+             usage_head);
+    for (size_t i = 0; i < p.hosts->n_hosts; i++) {
+        const host *h = &p.hosts->hosts[i];
+        html_raw(page, "<tr class=\"host\" id=\"host-");
+        html_url_part(page, h->name);
+        html_raw(page, "\"><td class=\"name\">");
+        html_text(page, h->name);
+        html_raw(page, "</td><td>");
+        html_text(page, h->pool);
+        html_raw(page, "%s</td><td>%s</td>", h->dedicated ? " (dedicated)" : "",
+                 host_status_name(h->status));
+        usage_cells(page, &p.per_host[i]);
+        html_raw(page, "</tr>\n");
+    }
+    html_raw(page, "</tbody></table>");
+    if (p.unknown_hosts > 0)
+        html_raw(page,
+                 "<p class=\"muted\">%lld live reservation(s) on hosts the inventory "
+                 "does not list.</p>",
+                 (long long)p.unknown_hosts);
+    console_page_end(page);
+    picture_free(&p);
+    return 200;
+}
+
+int console_hosts_svg(console *c, html *page, char *error, size_t error_size)
+{
+    picture p;
+    if (picture_load(c, &p, error, error_size) < 0) {
+        picture_free(&p);
+        return -1;
+    }
+    /* Two bars per host: vCPU and memory, each the share of capacity held
+     * by guests and by reservations. */
+    const int label = 150, bar = 420, row = 34;
+    int height = 30 + row * (int)p.hosts->n_hosts;
+    html_raw(page,
+             "<svg id=\"utilisation\" width=\"%d\" height=\"%d\" role=\"img\" "
+             "font-family=\"sans-serif\" font-size=\"12\">"
+             "<text x=\"%d\" y=\"14\">vCPU and memory in use (guests + reserved), %% of "
+             "capacity</text>",
+             label + bar + 80, height, label);
+    for (size_t i = 0; i < p.hosts->n_hosts; i++) {
+        const usage *u = &p.per_host[i];
+        int y = 24 + row * (int)i;
+        double cpu = u->cpu_cap > 0 ? (u->cpu_allocated + u->cpu_reserved) / u->cpu_cap : 0;
+        double mem = u->mem_cap > 0 ? (u->mem_allocated + u->mem_reserved) / u->mem_cap : 0;
+        cpu = cpu < 0 ? 0 : cpu > 1 ? 1 : cpu;
+        mem = mem < 0 ? 0 : mem > 1 ? 1 : mem;
+        html_raw(page, "<text x=\"0\" y=\"%d\">", y + 16);
+        html_text(page, p.hosts->hosts[i].name);
+        html_raw(page,
+                 "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"13\" fill=\"#e8e8e8\"/>"
+                 "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"13\" fill=\"#5577aa\"/>"
+                 "<text x=\"%d\" y=\"%d\">cpu %.0f%%</text>"
+                 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"13\" fill=\"#e8e8e8\"/>"
+                 "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"13\" fill=\"#55aa77\"/>"
+                 "<text x=\"%d\" y=\"%d\">mem %.0f%%</text>",
+                 label, y, bar, label, y, cpu * bar, label + bar + 6, y + 11, cpu * 100, label,
+                 y + 15, bar, label, y + 15, mem * bar, label + bar + 6, y + 26, mem * 100);
+    }
+    html_raw(page, "</svg>");
+    picture_free(&p);
+    return 0;
+}

@@ -1,0 +1,417 @@
+/* console_tasks: /tasks (filtered like `virtflowctl tasks`, newest first, a
+ * page at a time with a keyset cursor) and /task?id= (one task: request,
+ * result, reservations, the whole history with each attempt's per-host
+ * reasons grouped as reason -> hosts). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "console.h"
+#include "../ctl.h"
+
+#define DEFAULT_PAGE 50
+#define MAX_PAGE 500
+
+typedef struct list_ctx {
+    html *page;
+    int count;
+    char last_created[STORE_TIME_SIZE + 8];
+    char last_id[512];
+} list_ctx;
+
+static void task_link(html *page, const char *id)
+{
+    html_raw(page, "<a class=\"task\" href=\"/task?id=");
+    html_url_part(page, id);
+    html_raw(page, "\">");
+    html_text(page, id);
+    html_raw(page, "</a>");
+}
+
+static int task_row(const store_task *t, void *user)
+{
+    list_ctx *ctx = user;
+    html *page = ctx->page;
+    ctx->count++;
+    snprintf(ctx->last_created, sizeof ctx->last_created, "%s", t->created_at ? t->created_at : "");
+    snprintf(ctx->last_id, sizeof ctx->last_id, "%s", t->id ? t->id : "");
+    html_raw(page, "<tr class=\"");
+    html_text(page, t->status);
+    html_raw(page, "\"><td>");
+    task_link(page, t->id);
+    html_raw(page, "</td><td>");
+    html_text(page, t->kind);
+    html_raw(page, "</td><td class=\"status\">");
+    html_text(page, t->status);
+    html_raw(page, "</td><td class=\"reason\">");
+    html_text(page, t->reason);
+    html_raw(page, "</td><td>%d</td><td>", t->attempts);
+    html_text(page, t->node);
+    html_raw(page, "</td><td>");
+    if (t->vmid >= 0)
+        html_raw(page, "%lld", (long long)t->vmid);
+    html_raw(page, "</td><td>");
+    html_text(page, t->created_at);
+    html_raw(page, "</td><td>");
+    if (t->error) {
+        /* The start of it: the whole error is on the task's page. */
+        char shown[161];
+        snprintf(shown, sizeof shown, "%s", t->error);
+        html_text(page, shown);
+        if (strlen(t->error) >= sizeof shown)
+            html_raw(page, "&hellip;");
+    }
+    html_raw(page, "</td></tr>\n");
+    return 0;
+}
+
+static void select_field(html *page, const char *name, const char *current,
+                         const char *const *choices)
+{
+    html_raw(page, "<label>%s <select name=\"%s\"><option value=\"\">any</option>", name, name);
+    for (size_t i = 0; choices[i]; i++) {
+        html_raw(page, "<option%s>%s</option>",
+                 current && strcmp(current, choices[i]) == 0 ? " selected" : "", choices[i]);
+    }
+    html_raw(page, "</select></label>");
+}
+
+static void text_field(html *page, const char *name, const char *current, const char *hint)
+{
+    html_raw(page, "<label>%s <input name=\"%s\" size=\"14\" placeholder=\"%s\" value=\"", name,
+             name, hint);
+    html_text(page, current);
+    html_raw(page, "\"></label>");
+}
+
+static bool one_of(const char *value, const char *const *choices)
+{
+    for (size_t i = 0; choices[i]; i++)
+        if (strcmp(value, choices[i]) == 0)
+            return true;
+    return false;
+}
+
+/* A query argument, NULL when absent or empty (an empty form field). */
+static const char *arg(const httpd_request *req, const char *name)
+{
+    const char *value = httpd_query(req, name);
+    return value && value[0] ? value : NULL;
+}
+
+static void keep_arg(html *page, const char *name, const char *value)
+{
+    if (!value)
+        return;
+    html_raw(page, "&amp;%s=", name);
+    html_url_part(page, value);
+}
+
+int console_tasks_page(console *c, const httpd_request *req, html *page)
+{
+    static const char *const statuses[] = {
+        "processing",    "retrying", "completed", "failed",   "provisioning",
+        "waiting_ready", "ready",    "releasing", "released", NULL};
+    static const char *const kinds[] = {"schedule", "spare", NULL};
+    static const char *const reasons[] = {"invalid", "unschedulable", "exhausted", NULL};
+    store_task_filter filter = {.limit = DEFAULT_PAGE};
+    filter.status = arg(req, "status");
+    filter.kind = arg(req, "kind");
+    filter.reason = arg(req, "reason");
+    filter.node = arg(req, "node");
+    const char *since_text = arg(req, "since");
+    const char *before = arg(req, "before");
+    const char *before_id = arg(req, "before_id");
+    const char *limit_text = arg(req, "limit");
+    char since[STORE_TIME_SIZE];
+
+    console_page_start(page, "Tasks", "/tasks");
+    html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/tasks\">");
+    select_field(page, "status", filter.status, statuses);
+    select_field(page, "kind", filter.kind, kinds);
+    select_field(page, "reason", filter.reason, reasons);
+    text_field(page, "node", filter.node, "host");
+    text_field(page, "since", since_text, "1h, 2d, RFC 3339");
+    html_raw(page, "<button>Filter</button></form>\n");
+
+    const char *problem = NULL;
+    if (filter.kind && !one_of(filter.kind, kinds))
+        problem = "kind: expected schedule or spare";
+    else if (filter.reason && !one_of(filter.reason, reasons))
+        problem = "reason: expected invalid, unschedulable or exhausted";
+    else if (since_text && ctl_parse_since(since_text, since) < 0)
+        problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
+                  "2026-11-22T01:02:03Z";
+    else if ((before != NULL) != (before_id != NULL))
+        problem = "before and before_id go together (the last row of the previous page)";
+    if (limit_text) {
+        char *end;
+        long limit = strtol(limit_text, &end, 10);
+        if (*end || limit < 1 || limit > MAX_PAGE)
+            problem = "limit: expected a number from 1 to 500";
+        else
+            filter.limit = (int)limit;
+    }
+    if (problem) {
+        console_page_error(page, problem);
+        console_page_end(page);
+        return 400;
+    }
+    if (since_text)
+        filter.since = since;
+
+    html_raw(page, "<table id=\"tasks\"><thead><tr><th>Task</th><th>Kind</th><th>Status</th>"
+                   "<th>Reason</th><th>Att.</th><th>Node</th><th>VMID</th><th>Created</th>"
+                   "<th>Error</th></tr></thead><tbody>\n");
+    list_ctx ctx = {.page = page};
+    vf_error err;
+    vf_error_init(&err);
+    int status = 200;
+    if (store_task_page(c->store, &filter, before, before_id, task_row, &ctx, &err) < 0) {
+        html_raw(page, "</tbody></table>");
+        console_page_error(page, err.text);
+        status = 503;
+    } else {
+        html_raw(page, "</tbody></table>\n");
+        if (ctx.count == 0)
+            html_raw(page, "<p class=\"muted\" id=\"empty\">No tasks match.</p>");
+        if (ctx.count == filter.limit) {
+            /* The cursor is the last row shown; the filters ride along. */
+            html_raw(page, "<p><a id=\"older\" href=\"/tasks?before=");
+            html_url_part(page, ctx.last_created);
+            html_raw(page, "&amp;before_id=");
+            html_url_part(page, ctx.last_id);
+            keep_arg(page, "status", filter.status);
+            keep_arg(page, "kind", filter.kind);
+            keep_arg(page, "reason", filter.reason);
+            keep_arg(page, "node", filter.node);
+            keep_arg(page, "since", since_text);
+            keep_arg(page, "limit", limit_text);
+            html_raw(page, "\">Older &rarr;</a></p>");
+        }
+    }
+    console_page_end(page);
+    return status;
+}
+
+/* ---- one task ---- */
+
+static char *pretty(const json_t *value)
+{
+    return json_dumps(value, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY |
+                                 JSON_REAL_PRECISION(15));
+}
+
+static void json_block(html *page, const char *title, const char *id, const char *text)
+{
+    html_raw(page, "<h2>%s</h2>", title);
+    if (!text) {
+        html_raw(page, "<p class=\"muted\">none</p>");
+        return;
+    }
+    json_t *value = json_loads(text, JSON_DECODE_ANY, NULL);
+    char *shown = value ? pretty(value) : NULL;
+    html_raw(page, "<pre id=\"%s\">", id);
+    html_text(page, shown ? shown : text);
+    html_raw(page, "</pre>");
+    free(shown);
+    json_decref(value);
+}
+
+static void field_row(html *page, const char *name, const char *value)
+{
+    if (!value)
+        return;
+    html_raw(page, "<tr><th>%s</th><td class=\"%s\">", name, name);
+    html_text(page, value);
+    html_raw(page, "</td></tr>");
+}
+
+/* The per-host reasons of one attempt as reason -> hosts: twelve hosts
+ * rejected for three reasons read as three lines, not twelve. */
+static void rejections_table(html *page, const json_t *rejections, json_int_t omitted)
+{
+    json_t *by_reason = json_object(); /* reason -> array of hosts, first seen first */
+    const char *host;
+    const json_t *why;
+    json_object_foreach((json_t *)rejections, host, why)
+    {
+        char *text = json_is_string(why) ? NULL : json_dumps(why, JSON_COMPACT | JSON_ENCODE_ANY);
+        const char *reason = text ? text : json_string_value(why);
+        if (!reason)
+            reason = "?";
+        json_t *hosts = json_object_get(by_reason, reason);
+        if (!hosts) {
+            hosts = json_array();
+            json_object_set_new(by_reason, reason, hosts);
+        }
+        json_array_append_new(hosts, json_string(host));
+        free(text);
+    }
+    html_raw(page, "<table class=\"rejections\"><thead><tr><th>Reason</th><th>Hosts</th>"
+                   "<th></th></tr></thead><tbody>");
+    const char *reason;
+    const json_t *hosts;
+    json_object_foreach(by_reason, reason, hosts)
+    {
+        html_raw(page, "<tr><td class=\"reason\">");
+        html_text(page, reason);
+        html_raw(page, "</td><td>%zu</td><td class=\"hosts\">", json_array_size(hosts));
+        size_t i;
+        const json_t *h;
+        json_array_foreach(hosts, i, h)
+        {
+            if (i)
+                html_raw(page, ", ");
+            html_text(page, json_string_value(h));
+        }
+        html_raw(page, "</td></tr>");
+    }
+    html_raw(page, "</tbody></table>");
+    if (omitted > 0)
+        html_raw(page, "<p class=\"muted\">%lld more hosts not recorded (counted below).</p>",
+                 (long long)omitted);
+    json_decref(by_reason);
+}
+
+static void detail_cell(html *page, const char *detail_text)
+{
+    json_t *detail = detail_text ? json_loads(detail_text, JSON_DECODE_ANY, NULL) : NULL;
+    if (!json_is_object(detail)) {
+        html_raw(page, "<code>");
+        html_text(page, detail_text);
+        html_raw(page, "</code>");
+        json_decref(detail);
+        return;
+    }
+    json_int_t omitted = json_integer_value(json_object_get(detail, "rejections_omitted"));
+    const char *key;
+    const json_t *value;
+    html_raw(page, "<table class=\"detail\">");
+    json_object_foreach(detail, key, value)
+    {
+        if (strcmp(key, "rejections_omitted") == 0)
+            continue;
+        html_raw(page, "<tr><th>");
+        html_text(page, key);
+        html_raw(page, "</th><td>");
+        if (strcmp(key, "rejections") == 0 && json_is_object(value)) {
+            rejections_table(page, value, omitted);
+        } else if (strcmp(key, "rejection_counts") == 0 && json_is_object(value)) {
+            const char *reason;
+            const json_t *count;
+            html_raw(page, "<table class=\"counts\">");
+            json_object_foreach((json_t *)value, reason, count)
+            {
+                html_raw(page, "<tr><td class=\"reason\">");
+                html_text(page, reason);
+                html_raw(page, "</td><td>%lld</td></tr>", (long long)json_integer_value(count));
+            }
+            html_raw(page, "</table>");
+        } else if (json_is_string(value)) {
+            html_text(page, json_string_value(value));
+        } else {
+            char *text = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY |
+                                               JSON_REAL_PRECISION(15));
+            html_raw(page, "<code>");
+            html_text(page, text);
+            html_raw(page, "</code>");
+            free(text);
+        }
+        html_raw(page, "</td></tr>");
+    }
+    html_raw(page, "</table>");
+    json_decref(detail);
+}
+
+static int history_row(const store_task_event *e, void *user)
+{
+    html *page = user;
+    html_raw(page, "<tr><td>");
+    html_text(page, e->at);
+    html_raw(page, "</td><td class=\"status\">");
+    html_text(page, e->status);
+    html_raw(page, "</td><td>");
+    detail_cell(page, e->detail);
+    html_raw(page, "</td></tr>\n");
+    return 0;
+}
+
+static int reservation_row(const store_reservation *r, void *user)
+{
+    html *page = user;
+    html_raw(page, "<tr><td>");
+    html_text(page, r->node);
+    html_raw(page, "</td><td>%g</td><td>%lld</td><td>%lld</td><td>", r->cpu, (long long)r->memory,
+             (long long)r->disk);
+    if (r->vmid >= 0)
+        html_raw(page, "%lld", (long long)r->vmid);
+    html_raw(page, "</td><td>");
+    html_text(page, r->created_at);
+    html_raw(page, "</td><td>");
+    html_text(page, r->expires_at);
+    html_raw(page, "</td><td>");
+    html_text(page, r->released_at ? r->released_at : "held");
+    html_raw(page, "</td></tr>");
+    return 0;
+}
+
+int console_task_page(console *c, const httpd_request *req, html *page)
+{
+    const char *id = httpd_query(req, "id");
+    if (!id || !id[0]) {
+        console_page_start(page, "Task", "/tasks");
+        console_page_error(page, "which task? /task?id=TASK_ID");
+        console_page_end(page);
+        return 400;
+    }
+    char title[600];
+    snprintf(title, sizeof title, "Task %s", id);
+    console_page_start(page, title, "/tasks");
+    store_task task = {0};
+    vf_error err;
+    vf_error_init(&err);
+    int found = store_task_get(c->store, id, &task, &err);
+    if (found != 0) {
+        console_page_error(page, found < 0 ? err.text : "No such task in the store.");
+        console_page_end(page);
+        return found < 0 ? 503 : 404;
+    }
+    html_raw(page, "<table id=\"summary\">");
+    field_row(page, "id", task.id);
+    field_row(page, "kind", task.kind);
+    field_row(page, "status", task.status);
+    field_row(page, "reason", task.reason);
+    char number[32];
+    snprintf(number, sizeof number, "%d", task.attempts);
+    field_row(page, "attempts", number);
+    field_row(page, "node", task.node);
+    if (task.vmid >= 0) {
+        snprintf(number, sizeof number, "%lld", (long long)task.vmid);
+        field_row(page, "vmid", number);
+    }
+    field_row(page, "error", task.error);
+    field_row(page, "created_at", task.created_at);
+    field_row(page, "updated_at", task.updated_at);
+    html_raw(page, "</table>");
+    json_block(page, "Request", "request", task.request);
+    json_block(page, "Result", "result", task.result);
+
+    int status = 200;
+    html_raw(page, "<h2>Reservations</h2><table id=\"reservations\"><thead><tr><th>Node</th>"
+                   "<th>vCPU</th><th>MiB</th><th>GiB</th><th>VMID</th><th>From</th>"
+                   "<th>Expires</th><th>Released</th></tr></thead><tbody>");
+    if (store_task_reservations(c->store, id, reservation_row, page, &err) < 0)
+        status = 503;
+    html_raw(page, "</tbody></table><h2>History</h2><table id=\"history\"><thead><tr>"
+                   "<th>At</th><th>Status</th><th>Detail</th></tr></thead><tbody>");
+    if (status == 200 && store_task_events(c->store, id, history_row, page, &err) < 0)
+        status = 503;
+    html_raw(page, "</tbody></table>");
+    if (status != 200)
+        console_page_error(page, err.text);
+    console_page_end(page);
+    store_task_clear(&task);
+    return status;
+}

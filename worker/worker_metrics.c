@@ -1,0 +1,426 @@
+#include "worker_metrics.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "metrics_http.h"
+#include "spare_handler.h"
+#include "store.h"
+#include "store_config.h"
+
+/* Seconds: a decision takes tens of microseconds, a commit milliseconds, a
+ * message waits in the queue up to minutes while the worker is behind. */
+static const double fast_seconds[] = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
+                                      0.001,   0.0025,   0.005,   0.01,   0.025,   0.05,
+                                      0.1,     0.25,     0.5,     1,      2.5};
+static const double latency_seconds[] = {0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800};
+static const double batch_sizes[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+struct worker_metrics {
+    const vf_config *config;
+    inventory *inv;
+    metrics *m;
+    metrics_http *server;
+
+    metrics_family *tasks;       /* {kind, status, reason}: final states recorded */
+    metrics_family *messages;    /* {kind, outcome}: every message handled */
+    metrics_family *retries;     /* {kind} */
+    metrics_family *dead;        /* {reason} */
+    metrics_series *decision;    /* seconds */
+    metrics_series *latency;     /* publish-to-commit seconds */
+    metrics_series *batch;       /* messages per batch */
+    metrics_series *commit;      /* seconds */
+    metrics_series *fsync;       /* seconds */
+    metrics_series *ready_gauge; /* 0/1, what /readyz answers */
+    metrics_series *connected;   /* 0/1 */
+    metrics_series *consuming;   /* 0/1 */
+    metrics_series *writable;    /* 0/1 */
+    metrics_series *inventory_age, *inventory_hosts;
+    metrics_family *hosts;       /* {status} */
+    metrics_family *free_vcpus;  /* {pool} */
+    metrics_family *free_memory; /* {pool} MiB */
+    metrics_series *reservations, *outbox, *scrape_errors;
+
+    atomic_bool is_connected, is_consuming, is_writable;
+    store *scrape_store; /* the server thread's own handle, opened at the first scrape */
+};
+
+static metrics_family *family(worker_metrics *wm, metrics_type type, const char *name,
+                              const char *help, size_t n_labels, const char *const *labels,
+                              const double *buckets, size_t n_buckets, vf_error *err)
+{
+    return metrics_family_add(wm->m, type, name, help, n_labels, labels, buckets, n_buckets, err);
+}
+
+static metrics_series *single(worker_metrics *wm, metrics_type type, const char *name,
+                              const char *help, const double *buckets, size_t n_buckets,
+                              vf_error *err)
+{
+    return metrics_series_only(family(wm, type, name, help, 0, NULL, buckets, n_buckets, err));
+}
+
+/* ---- scrape time ---- */
+
+typedef struct node_sum {
+    const char *node;
+    double cpu;
+    int64_t memory;
+} node_sum;
+
+typedef struct live_sums {
+    node_sum *nodes;
+    size_t n, cap;
+    size_t count;
+} live_sums;
+
+static int add_live(const store_reservation *r, void *arg)
+{
+    live_sums *sums = arg;
+    sums->count++;
+    for (size_t i = 0; i < sums->n; i++)
+        if (strcmp(sums->nodes[i].node, r->node) == 0) {
+            sums->nodes[i].cpu += r->cpu;
+            sums->nodes[i].memory += r->memory;
+            return 0;
+        }
+    if (sums->n == sums->cap) {
+        size_t cap = sums->cap ? sums->cap * 2 : 64;
+        node_sum *grown = realloc(sums->nodes, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        sums->nodes = grown;
+        sums->cap = cap;
+    }
+    char *node = strdup(r->node);
+    if (!node)
+        return -1;
+    sums->nodes[sums->n++] = (node_sum){node, r->cpu, r->memory};
+    return 0;
+}
+
+static void live_sums_free(live_sums *sums)
+{
+    for (size_t i = 0; i < sums->n; i++)
+        free((char *)sums->nodes[i].node);
+    free(sums->nodes);
+}
+
+/* Reservations and the outbox, from the store. False when the store could
+ * not be read (the gauges keep their last values; scrape errors count). */
+static bool collect_store(worker_metrics *wm, live_sums *sums)
+{
+    vf_error err;
+    vf_error_init(&err);
+    if (!wm->scrape_store &&
+        !(wm->scrape_store = store_config_open(wm->config, STORE_READ_ONLY, &err))) {
+        log_debug("metrics: %s", err.text);
+        return false;
+    }
+    char now[STORE_TIME_SIZE];
+    int64_t pending = 0;
+    if (store_reservation_clock(wm->scrape_store, now, &err) < 0 ||
+        store_reservations_live(wm->scrape_store, now, add_live, sums, &err) < 0 ||
+        store_outbox_count_pending(wm->scrape_store, &pending, &err) < 0) {
+        log_debug("metrics: %s", err.text);
+        store_close(wm->scrape_store); /* a fresh handle next time */
+        wm->scrape_store = NULL;
+        return false;
+    }
+    metrics_set(wm->reservations, (double)sums->count);
+    metrics_set(wm->outbox, (double)pending);
+    return true;
+}
+
+static bool ready(void *arg, char *why, size_t size);
+
+static void collect(metrics *m, void *arg)
+{
+    (void)m;
+    worker_metrics *wm = arg;
+    live_sums sums = {0};
+    if (!collect_store(wm, &sums))
+        metrics_add(wm->scrape_errors, 1);
+    inventory_view view;
+    inventory_acquire(wm->inv, &view);
+    metrics_set(wm->inventory_age, view.hosts ? view.age_s : -1);
+    static const char *const status_names[] = {"online", "offline", "maintenance", "unknown"};
+    metrics_family_zero(wm->hosts);
+    metrics_family_zero(wm->free_vcpus);
+    metrics_family_zero(wm->free_memory);
+    const vf_config *c = wm->config;
+    size_t n_hosts = view.hosts ? view.hosts->n_hosts : 0;
+    metrics_set(wm->inventory_hosts, (double)n_hosts);
+    for (size_t i = 0; i < n_hosts; i++) {
+        const host *h = &view.hosts->hosts[i];
+        const char *status[] = {status_names[h->status <= HOST_UNKNOWN ? h->status : HOST_UNKNOWN]};
+        metrics_set(metrics_series_get(wm->hosts, status),
+                    metrics_value(metrics_series_get(wm->hosts, status)) + 1);
+        const char *pool[] = {h->pool};
+        metrics_series *vcpus = metrics_series_get(wm->free_vcpus, pool);
+        metrics_series *memory = metrics_series_get(wm->free_memory, pool);
+        if (h->status != HOST_ONLINE)
+            continue; /* nothing is placed there: no free capacity to count */
+        double cpu =
+            h->cpu * c->scheduler.overcommit_cpu - c->scheduler.reserve_cpu - h->allocated_cpu;
+        double mem = (double)h->memory * c->scheduler.overcommit_memory -
+                     (double)c->scheduler.reserve_memory - (double)h->allocated_memory;
+        for (size_t k = 0; k < sums.n; k++)
+            if (strcmp(sums.nodes[k].node, h->name) == 0) {
+                cpu -= sums.nodes[k].cpu;
+                mem -= (double)sums.nodes[k].memory;
+            }
+        metrics_set(vcpus, metrics_value(vcpus) + (cpu > 0 ? cpu : 0));
+        metrics_set(memory, metrics_value(memory) + (mem > 0 ? mem : 0));
+    }
+    inventory_release(&view);
+    live_sums_free(&sums);
+    metrics_set(wm->connected, atomic_load(&wm->is_connected));
+    metrics_set(wm->consuming, atomic_load(&wm->is_consuming));
+    metrics_set(wm->writable, atomic_load(&wm->is_writable));
+    char why[256];
+    metrics_set(wm->ready_gauge, ready(wm, why, sizeof why));
+}
+
+static bool ready(void *arg, char *why, size_t size)
+{
+    worker_metrics *wm = arg;
+    if (!atomic_load(&wm->is_connected)) {
+        snprintf(why, size, "broker not connected");
+        return false;
+    }
+    if (!atomic_load(&wm->is_writable)) {
+        snprintf(why, size, "store not writable");
+        return false;
+    }
+    if (!atomic_load(&wm->is_consuming)) {
+        snprintf(why, size, "not consuming");
+        return false;
+    }
+    inventory_view view;
+    inventory_acquire(wm->inv, &view);
+    bool fresh = view.hosts && view.age_s <= wm->config->inventory.max_age_s;
+    if (!view.hosts)
+        snprintf(why, size, "no inventory yet%s%.200s", view.error[0] ? ": " : "", view.error);
+    else if (!fresh)
+        snprintf(why, size, "inventory is %.0f s old (inventory.max_age_s %d)%s%.200s", view.age_s,
+                 wm->config->inventory.max_age_s, view.error[0] ? ": " : "", view.error);
+    inventory_release(&view);
+    return fresh;
+}
+
+/* ---- start, stop ---- */
+
+static int define(worker_metrics *wm, vf_error *err)
+{
+    const char *task_labels[] = {"kind", "status", "reason"};
+    const char *message_labels[] = {"kind", "outcome"};
+    const char *kind[] = {"kind"};
+    const char *reason[] = {"reason"};
+    const char *status[] = {"status"};
+    const char *pool[] = {"pool"};
+    wm->tasks = family(wm, METRICS_COUNTER, "virtflow_tasks_total",
+                       "Tasks that reached a final state (completed or failed), by kind, status "
+                       "and reason; equals the store's counts",
+                       3, task_labels, NULL, 0, err);
+    wm->messages = family(wm, METRICS_COUNTER, "virtflow_task_messages_total",
+                          "Messages handled, by kind and outcome (completed, failed, retrying, "
+                          "duplicate, dead, or a spare state)",
+                          2, message_labels, NULL, 0, err);
+    wm->retries = family(wm, METRICS_COUNTER, "virtflow_retries_total",
+                         "Messages sent back through a retry delay tier", 1, kind, NULL, 0, err);
+    wm->dead = family(wm, METRICS_COUNTER, "virtflow_dead_letters_total",
+                      "Messages parked in virtflow.dead, by reason (malformed, too_large, "
+                      "exhausted, kind_mismatch)",
+                      1, reason, NULL, 0, err);
+    wm->decision =
+        single(wm, METRICS_HISTOGRAM, "virtflow_decision_duration_seconds",
+               "Time to decide and record one message", fast_seconds, COUNT(fast_seconds), err);
+    wm->latency = single(wm, METRICS_HISTOGRAM, "virtflow_publish_to_commit_seconds",
+                         "From the request's AMQP timestamp (whole seconds, as published) to the "
+                         "commit of its outcome",
+                         latency_seconds, COUNT(latency_seconds), err);
+    wm->batch =
+        single(wm, METRICS_HISTOGRAM, "virtflow_batch_size",
+               "Messages recorded per store transaction", batch_sizes, COUNT(batch_sizes), err);
+    wm->commit =
+        single(wm, METRICS_HISTOGRAM, "virtflow_commit_duration_seconds",
+               "Time to commit one batch's transaction", fast_seconds, COUNT(fast_seconds), err);
+    wm->fsync = single(wm, METRICS_HISTOGRAM, "virtflow_fsync_duration_seconds",
+                       "Time of one WAL sync (fsync) making committed batches durable",
+                       fast_seconds, COUNT(fast_seconds), err);
+    wm->inventory_age =
+        single(wm, METRICS_GAUGE, "virtflow_inventory_age_seconds",
+               "Age of the newest inventory snapshot; -1 before the first fetch", NULL, 0, err);
+    wm->inventory_hosts = single(wm, METRICS_GAUGE, "virtflow_inventory_hosts",
+                                 "Hosts in the newest inventory snapshot", NULL, 0, err);
+    wm->hosts = family(wm, METRICS_GAUGE, "virtflow_hosts", "Hosts in the inventory by status", 1,
+                       status, NULL, 0, err);
+    wm->free_vcpus = family(wm, METRICS_GAUGE, "virtflow_free_vcpus",
+                            "vCPUs still placeable per pool on online hosts (overcommit and "
+                            "reserve applied, live reservations taken off)",
+                            1, pool, NULL, 0, err);
+    wm->free_memory =
+        family(wm, METRICS_GAUGE, "virtflow_free_memory_mib",
+               "Memory still placeable per pool on online hosts, MiB", 1, pool, NULL, 0, err);
+    wm->reservations = single(wm, METRICS_GAUGE, "virtflow_reservations_live",
+                              "Reservations held (not yet released or expired)", NULL, 0, err);
+    wm->outbox = single(wm, METRICS_GAUGE, "virtflow_outbox_unconfirmed",
+                        "Events in the outbox not yet confirmed by the broker", NULL, 0, err);
+    wm->ready_gauge = single(wm, METRICS_GAUGE, "virtflow_ready",
+                             "1 when /readyz answers 200: consuming, broker connected, store "
+                             "writable, inventory fresh",
+                             NULL, 0, err);
+    wm->connected = single(wm, METRICS_GAUGE, "virtflow_broker_connected",
+                           "1 while the broker connection is up", NULL, 0, err);
+    wm->consuming = single(wm, METRICS_GAUGE, "virtflow_consuming",
+                           "1 while the worker consumes its queues", NULL, 0, err);
+    wm->writable = single(wm, METRICS_GAUGE, "virtflow_store_writable",
+                          "1 unless the store refused the last write", NULL, 0, err);
+    wm->scrape_errors = single(wm, METRICS_COUNTER, "virtflow_scrape_errors_total",
+                               "Scrapes whose store-backed gauges could not be read", NULL, 0, err);
+    if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
+        !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
+        !wm->hosts || !wm->free_vcpus || !wm->free_memory || !wm->reservations || !wm->outbox ||
+        !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
+        !wm->scrape_errors) {
+        if (err->code == VF_OK)
+            vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
+        return -1;
+    }
+    return 0;
+}
+
+worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv)
+{
+    if (!config->worker.http_listen)
+        return NULL;
+    vf_error err;
+    vf_error_init(&err);
+    worker_metrics *wm = calloc(1, sizeof *wm);
+    if (!wm || !(wm->m = metrics_new())) {
+        free(wm);
+        vf_error_set(&err, VF_ENOMEM, "out of memory");
+        wm = NULL;
+        goto fail;
+    }
+    wm->config = config;
+    wm->inv = inv;
+    atomic_init(&wm->is_connected, false);
+    atomic_init(&wm->is_consuming, false);
+    atomic_init(&wm->is_writable, true);
+    if (define(wm, &err) < 0)
+        goto fail;
+    metrics_set_collect(wm->m, collect, wm);
+    wm->server = metrics_http_start(config->worker.http_listen, wm->m, ready, wm, &err);
+    if (!wm->server)
+        goto fail;
+    log_info("serving /metrics, /healthz and /readyz on port %d (worker.http_listen %s)",
+             metrics_http_port(wm->server), config->worker.http_listen);
+    return wm;
+fail:
+    /* Placing VMs matters more than being watched: a worker whose port is
+     * taken (a second worker on the host) keeps working, says so, and its
+     * scrape target shows down. */
+    log_error("worker.http_listen %s: %s; running without /metrics, /healthz and /readyz",
+              config->worker.http_listen, err.text);
+    if (wm)
+        metrics_free(wm->m);
+    free(wm);
+    return NULL;
+}
+
+void worker_metrics_stop(worker_metrics *wm)
+{
+    if (!wm)
+        return;
+    metrics_http_stop(wm->server);
+    store_close(wm->scrape_store);
+    metrics_free(wm->m);
+    free(wm);
+}
+
+metrics *worker_metrics_registry(worker_metrics *wm)
+{
+    return wm ? wm->m : NULL;
+}
+
+metrics_series *worker_metrics_fsync_series(worker_metrics *wm)
+{
+    return wm ? wm->fsync : NULL;
+}
+
+/* ---- hooks ---- */
+
+void worker_metrics_link(worker_metrics *wm, bool connected, bool consuming)
+{
+    if (!wm)
+        return;
+    atomic_store_explicit(&wm->is_connected, connected, memory_order_relaxed);
+    atomic_store_explicit(&wm->is_consuming, consuming, memory_order_relaxed);
+}
+
+void worker_metrics_store_writable(worker_metrics *wm, bool writable)
+{
+    if (wm)
+        atomic_store_explicit(&wm->is_writable, writable, memory_order_relaxed);
+}
+
+void worker_metrics_decided(worker_metrics *wm, double seconds)
+{
+    if (wm)
+        metrics_observe(wm->decision, seconds);
+}
+
+void worker_metrics_batch(worker_metrics *wm, size_t n, double commit_seconds)
+{
+    if (!wm)
+        return;
+    metrics_observe(wm->batch, (double)n);
+    metrics_observe(wm->commit, commit_seconds);
+}
+
+static const char *dead_reason(const amqp_link_delivery *d, const task_outcome *o)
+{
+    if (d->too_large)
+        return "too_large";
+    if (!o->task_id[0])
+        return "malformed";
+    if (!o->status[0])
+        return "kind_mismatch"; /* the id names a task of the other kind: nothing recorded */
+    return o->reason[0] ? o->reason : "exhausted";
+}
+
+void worker_metrics_outcome(worker_metrics *wm, const amqp_link_delivery *d, const task_outcome *o,
+                            int64_t commit_wall_ms)
+{
+    if (!wm)
+        return;
+    const char *kind = spare_handler_accepts(d->routing_key) ? "spare" : "schedule";
+    const char *outcome = o->duplicate             ? "duplicate"
+                          : o->action == TASK_DEAD ? "dead"
+                          : o->status[0]           ? o->status
+                                                   : "none";
+    const char *message_labels[] = {kind, outcome};
+    metrics_add(metrics_series_get(wm->messages, message_labels), 1);
+    if (!o->duplicate &&
+        (strcmp(o->status, "completed") == 0 || strcmp(o->status, "failed") == 0)) {
+        const char *task_labels[] = {kind, o->status, o->reason};
+        metrics_add(metrics_series_get(wm->tasks, task_labels), 1);
+    }
+    if (o->action == TASK_RETRY) {
+        const char *labels[] = {kind};
+        metrics_add(metrics_series_get(wm->retries, labels), 1);
+    } else if (o->action == TASK_DEAD) {
+        const char *labels[] = {dead_reason(d, o)};
+        metrics_add(metrics_series_get(wm->dead, labels), 1);
+    }
+    if (d->timestamp > 0 && !o->duplicate) {
+        double seconds = (double)(commit_wall_ms - d->timestamp * 1000) / 1e3;
+        metrics_observe(wm->latency, seconds > 0 ? seconds : 0);
+    }
+}
