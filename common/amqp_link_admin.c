@@ -100,6 +100,22 @@ int amqp_link_reply_queue(amqp_link *link, char *name, size_t size, vf_error *er
     return 0;
 }
 
+int amqp_link_bind(amqp_link *link, const char *queue, const char *exchange, const char *key,
+                   vf_error *err)
+{
+    if (amqp_link_require_connected(link, err) < 0)
+        return -1;
+    amqp_queue_bind(link->conn, WORK_CHANNEL, amqp_cstring_bytes(queue),
+                    amqp_cstring_bytes(exchange), amqp_cstring_bytes(key), amqp_empty_table);
+    char what[160];
+    snprintf(what, sizeof what, "binding queue %s to %s with \"%s\"", queue, exchange, key);
+    if (amqp_topology_check_reply(amqp_get_rpc_reply(link->conn), what, err) < 0) {
+        amqp_link_fail(link, "cannot bind a queue");
+        return -1;
+    }
+    return 0;
+}
+
 int amqp_link_get(amqp_link *link, const char *queue, amqp_link_delivery *out, uint32_t *remaining,
                   vf_error *err)
 {

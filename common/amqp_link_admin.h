@@ -20,6 +20,11 @@
 int amqp_link_reply_queue(amqp_link *link, char *name, size_t size, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Bind `queue` (say a reply queue, to watch events) to `exchange` with
+ * routing key `key`. Returns 0, or -1 with err (VF_EUNAVAILABLE). */
+int amqp_link_bind(amqp_link *link, const char *queue, const char *exchange, const char *key,
+                   vf_error *err) __attribute__((warn_unused_result));
+
 /* Take one message from `queue` (basic.get, manual ack) to inspect it
  * without a consumer. The message stays unacked on this connection: settle it
  * with amqp_link_ack (gone) or amqp_link_reject (requeue=true puts it back);

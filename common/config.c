@@ -90,6 +90,7 @@ vf_config *config_defaults(void)
         !(c->spare.provisioner.type = strdup("none")) ||
         !(c->spare.provisioner.ref = strdup("main")) ||
         !(c->spare.readiness.type = strdup("none")) ||
+        !(c->spare.release_kubernetes = strdup("none")) ||
         copy_ints(&c->retry.delays_s, &c->retry.n_delays, delays,
                   sizeof delays / sizeof delays[0]) < 0 ||
         copy_ints(&c->relay.schedule_s, &c->relay.n_schedule, schedule,
@@ -377,6 +378,9 @@ void config_free(vf_config *c)
     free(c->spare.readiness.api_url);
     free(c->spare.readiness.token_file);
     free(c->spare.readiness.ca_file);
+    free(c->spare.provisioner.api_token_file);
+    free(c->spare.release_kubernetes);
+    config_clusters_free(c);
     free(c);
 }
 

@@ -80,6 +80,14 @@ typedef struct config_receiver {
     char *ca_file;     /* https:// trust anchors; NULL = the system store */
 } config_receiver;
 
+/* spare.clusters.NAME: the Kubernetes API server of one cluster. */
+typedef struct config_cluster {
+    char *name;
+    char *api_url;
+    char *token_file;
+    char *ca_file; /* NULL: the system store */
+} config_cluster;
+
 typedef struct vf_config {
     char *path; /* file it came from, or NULL for built-in defaults */
 
@@ -171,7 +179,8 @@ typedef struct vf_config {
             char *token_file;
             char **command; /* argv */
             size_t n_command;
-            int timeout_s; /* default 600 */
+            int timeout_s;        /* default 600; also bounds waiting for a gitlab pipeline */
+            char *api_token_file; /* gitlab: token with read_api, to poll pipelines */
         } provisioner;
         struct {
             char *type; /* none | kubernetes; default none */
@@ -180,6 +189,12 @@ typedef struct vf_config {
             char *ca_file;
             int poll_s; /* default 10 */
         } readiness;
+        /* A request's `cluster` names one of these; empty: every cluster
+         * uses readiness.api_url (the single-cluster default). */
+        config_cluster *clusters;
+        size_t n_clusters;
+        char *release_kubernetes; /* none | delete | drain_delete; default none */
+        int64_t max_age_s;        /* spares older than this are released by policy; 0: never */
     } spare;
 
     struct {
@@ -187,6 +202,9 @@ typedef struct vf_config {
         vf_log_format format; /* default text; json: one object per line */
     } log;
 } vf_config;
+
+/* The cluster called `name` in spare.clusters, or NULL. Borrowed from c. */
+const config_cluster *config_spare_cluster(const vf_config *c, const char *name);
 
 /* Built-in defaults. Returns an owned config, or NULL when out of memory. */
 vf_config *config_defaults(void);

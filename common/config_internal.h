@@ -124,5 +124,6 @@ extern const field config_top_fields[];
 /* scheduler.plugins: {filters,scores,vmids}: the shape scheduler.plugin_config's file has too. */
 extern const field config_plugin_kinds[];
 void config_receiver_free(config_receiver *r);
+void config_clusters_free(vf_config *c);
 
 #endif

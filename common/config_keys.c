@@ -305,6 +305,8 @@ static const choice strategies[] = {
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
 static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
+static const choice release_kubernetes_modes[] = {
+    {"none", 0}, {"delete", 0}, {"drain_delete", 0}, {NULL, 0}};
 static const choice log_formats[] = {
     {"text", VF_LOG_FORMAT_TEXT}, {"json", VF_LOG_FORMAT_JSON}, {NULL, 0}};
 static const choice log_levels[] = {{"debug", VF_LOG_DEBUG},
@@ -477,6 +479,7 @@ static const field provisioner_fields[] = {
     {.key = "project", .type = F_STRING, .offset = CFG(spare.provisioner.project)},
     {.key = "ref", .type = F_STRING, .offset = CFG(spare.provisioner.ref)},
     {.key = "token_file", .type = F_PATH, .offset = CFG(spare.provisioner.token_file)},
+    {.key = "api_token_file", .type = F_PATH, .offset = CFG(spare.provisioner.api_token_file)},
     {.key = "command",
      .type = F_STRING_LIST,
      .offset = CFG(spare.provisioner.command),
@@ -509,6 +512,88 @@ static const field readiness_fields[] = {
     {0},
 };
 
+/* spare.clusters: {NAME: {api_url, token_file, ca_file}}. */
+#define CLUSTER(member) offsetof(config_cluster, member)
+
+static const field cluster_fields[] = {
+    {.key = "api_url", .type = F_STRING, .offset = CLUSTER(api_url), .validate = check_http_url},
+    {.key = "token_file", .type = F_PATH, .offset = CLUSTER(token_file)},
+    {.key = "ca_file", .type = F_PATH, .offset = CLUSTER(ca_file)},
+    {0},
+};
+
+void config_clusters_free(vf_config *c)
+{
+    for (size_t i = 0; i < c->spare.n_clusters; i++) {
+        free(c->spare.clusters[i].name);
+        free(c->spare.clusters[i].api_url);
+        free(c->spare.clusters[i].token_file);
+        free(c->spare.clusters[i].ca_file);
+    }
+    free(c->spare.clusters);
+    c->spare.clusters = NULL;
+    c->spare.n_clusters = 0;
+}
+
+static int set_clusters(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
+{
+    (void)f;
+    vf_config *c = base;
+    if (map->type != YAML_MAPPING_NODE)
+        return config_fail(ld, map, path, "expected a mapping of cluster names");
+    config_clusters_free(c);
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    /* Zeroed entries are safe to free: the count is set at once. */
+    c->spare.clusters = calloc(n ? n : 1, sizeof *c->spare.clusters);
+    if (!c->spare.clusters)
+        return config_fail_nomem(ld);
+    c->spare.n_clusters = n;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_pair_t *pair = &map->data.mapping.pairs.start[i];
+        yaml_node_t *key = NULL;
+        char key_path[PATH_TEXT];
+        if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
+            return -1;
+        config_cluster *cluster = &c->spare.clusters[i];
+        const char *name = config_scalar(key);
+        /* The same characters a request's cluster may use. */
+        if (!*name || strlen(name) > 63 ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+                strlen(name))
+            return config_fail(ld, key, key_path,
+                               "a cluster name is 1..63 characters of [A-Za-z0-9._-]");
+        if (!(cluster->name = strdup(name)))
+            return config_fail_nomem(ld);
+        yaml_node_t *value = config_node_at(ld, pair->value);
+        if (!value || config_is_null(value))
+            return config_fail(ld, key, key_path, "expected a mapping with api_url and token_file");
+        if (config_walk_mapping(ld, value, cluster_fields, cluster, key_path) < 0)
+            return -1;
+        if (!cluster->api_url)
+            return config_fail_child(ld, value, key_path, "api_url", "required");
+        if (!cluster->token_file)
+            return config_fail_child(ld, value, key_path, "token_file", "required");
+    }
+    return 0;
+}
+
+const config_cluster *config_spare_cluster(const vf_config *c, const char *name)
+{
+    for (size_t i = 0; name && i < c->spare.n_clusters; i++)
+        if (strcmp(c->spare.clusters[i].name, name) == 0)
+            return &c->spare.clusters[i];
+    return NULL;
+}
+
+static const field spare_release_fields[] = {
+    {.key = "kubernetes",
+     .type = F_ENUM,
+     .offset = CFG(spare.release_kubernetes),
+     .choices = release_kubernetes_modes,
+     .store = STORE_STRING},
+    {0},
+};
+
 static const field spare_fields[] = {
     {.key = "anti_affinity",
      .type = F_ENUM,
@@ -521,6 +606,9 @@ static const field spare_fields[] = {
      .children = provisioner_fields,
      .check = check_provisioner},
     {.key = "readiness", .type = F_SECTION, .children = readiness_fields, .check = check_readiness},
+    {.key = "clusters", .type = F_CUSTOM, .custom = set_clusters},
+    {.key = "release", .type = F_SECTION, .children = spare_release_fields},
+    {.key = "max_age", .type = F_CUSTOM, .offset = CFG(spare.max_age_s), .custom = set_duration},
     {0},
 };
 

@@ -111,23 +111,29 @@ static char *encode_form(CURL *curl, const http_form_field *fields, size_t n_fie
 }
 
 static int perform(const char *method, const http_request *request, const http_form_field *fields,
-                   size_t n_fields, http_response *response, vf_error *err);
+                   size_t n_fields, const char *raw, http_response *response, vf_error *err);
 
 int http_get(const http_request *request, http_response *response, vf_error *err)
 {
-    return perform("GET", request, NULL, 0, response, err);
+    return perform("GET", request, NULL, 0, NULL, response, err);
 }
 
 int http_post_form(const http_request *request, const http_form_field *fields, size_t n_fields,
                    http_response *response, vf_error *err)
 {
-    return perform("POST", request, fields, n_fields, response, err);
+    return perform("POST", request, fields, n_fields, NULL, response, err);
+}
+
+int http_send(const http_request *request, const char *method, const char *body,
+              http_response *response, vf_error *err)
+{
+    return perform(method, request, NULL, 0, body ? body : "", response, err);
 }
 
 static int perform(const char *method, const http_request *request, const http_form_field *fields,
-                   size_t n_fields, http_response *response, vf_error *err)
+                   size_t n_fields, const char *raw, http_response *response, vf_error *err)
 {
-    bool post = strcmp(method, "POST") == 0;
+    bool post = strcmp(method, "POST") == 0 && !raw;
     char *form = NULL;
     int rc = -1;
     CURL *curl = NULL;
@@ -183,6 +189,12 @@ static int perform(const char *method, const http_request *request, const http_f
         }
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(form));
+    } else if (raw) {
+        /* Any other method, its body sent as given (the caller's headers
+         * say its type); an empty body is sent as Content-Length: 0. */
+        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, raw);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(raw));
     } else {
         curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     }

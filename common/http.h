@@ -61,6 +61,12 @@ typedef struct http_form_field {
 int http_post_form(const http_request *request, const http_form_field *fields, size_t n_fields,
                    http_response *response, vf_error *err) __attribute__((warn_unused_result));
 
+/* Perform `method` (POST, PATCH, DELETE, ...) with `body` (NULL: empty) sent
+ * as it is; put its Content-Type among the request's headers. Same safe
+ * defaults, returns and errors as http_get. */
+int http_send(const http_request *request, const char *method, const char *body,
+              http_response *response, vf_error *err) __attribute__((warn_unused_result));
+
 /* Free the body and reset. NULL and already-closed responses are fine. */
 void http_response_close(http_response *response);
 

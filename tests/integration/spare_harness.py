@@ -55,9 +55,11 @@ class World:
         self.inventory = os.path.join(self.directory, "hosts.json")
         self.hosts = vftest.write_inventory(self.inventory, n_hosts)
         self.fake = Fake(*fake_args)
-        for name, token in (("gitlab.token", "glptt-test\n"), ("k8s.token", "k8s-test\n")):
+        for name, token in (("gitlab.token", "glptt-test\n"), ("k8s.token", "k8s-test\n"),
+                            ("gitlab-api.token", "glpat-test\n")):
             with open(os.path.join(self.directory, name), "w") as f:
                 f.write(token)
+            os.chmod(os.path.join(self.directory, name), 0o600)  # as a secret should be
         spare = """spare:
   anti_affinity: %s
   name_pattern: "spare-{upgrade_id}-{index}"
@@ -67,6 +69,7 @@ class World:
     project: "42"
     ref: main
     token_file: gitlab.token
+    api_token_file: gitlab-api.token
     command: %s
     timeout_s: 5
   readiness:

@@ -189,7 +189,8 @@ def main():
         outcomes = {}
         for _, body in events:
             ev = json.loads(body)
-            outcomes.setdefault(ev["data"]["task_id"], set()).add(ev["id"])
+            if ev["type"] not in vftest.PROGRESS_EVENTS:
+                outcomes.setdefault(ev["data"]["task_id"], set()).add(ev["id"])
         dup_events = sum(1 for ids in outcomes.values() if len(ids) > 1)
         undelivered = sum(1 for i in event_ids if i not in good.ok)
         print("\nsoak figures (%.0f s of faults)" % DURATION)

@@ -634,6 +634,48 @@ static void test_retention(void)
     config_free(c);
 }
 
+/* spare.clusters, spare.release.kubernetes, spare.max_age and
+ * spare.provisioner.api_token_file (UpgradeCtrl's whole spare flow). */
+static void test_spare_clusters(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_defaults();
+    CHECK(c && c->spare.n_clusters == 0 && c->spare.max_age_s == 0);
+    if (c) {
+        CHECK_STR(c->spare.release_kubernetes, "none");
+        CHECK(c->spare.provisioner.api_token_file == NULL);
+        CHECK(config_spare_cluster(c, "prod-a") == NULL);
+    }
+    config_free(c);
+    static const char yaml[] =
+        "spare:\n"
+        "  provisioner: {api_token_file: /etc/virtflow/gitlab-api.token}\n"
+        "  clusters:\n"
+        "    prod-a: {api_url: \"https://a.example:6443\", token_file: a.token}\n"
+        "    prod-b:\n"
+        "      api_url: https://b.example:6443\n"
+        "      token_file: /etc/virtflow/b.token\n"
+        "      ca_file: /etc/virtflow/b-ca.pem\n"
+        "  release: {kubernetes: drain_delete}\n"
+        "  max_age: 2d\n";
+    c = config_load_string(yaml, strlen(yaml), "c.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->spare.n_clusters == 2);
+    const config_cluster *b = config_spare_cluster(c, "prod-b");
+    CHECK(b && !strcmp(b->api_url, "https://b.example:6443") &&
+          !strcmp(b->ca_file, "/etc/virtflow/b-ca.pem"));
+    const config_cluster *a = config_spare_cluster(c, "prod-a");
+    CHECK(a && a->ca_file == NULL && !strcmp(a->token_file, "a.token"));
+    CHECK(config_spare_cluster(c, "prod-z") == NULL);
+    CHECK_STR(c->spare.release_kubernetes, "drain_delete");
+    CHECK(c->spare.max_age_s == 2 * 86400);
+    CHECK_STR(c->spare.provisioner.api_token_file, "/etc/virtflow/gitlab-api.token");
+    config_free(c);
+}
+
 /* store.url replaces the SQLite path; its files resolve like the others. */
 static void test_store_postgresql(void)
 {
@@ -655,6 +697,7 @@ int main(void)
 {
     test_valid_fixtures();
     test_store_postgresql();
+    test_spare_clusters();
     test_invalid_fixtures();
     test_defaults();
     test_plugins();

@@ -40,6 +40,7 @@ int ctl_nodes(int argc, char **argv);
 int ctl_stats(int argc, char **argv);
 int ctl_health(int argc, char **argv);
 int ctl_spares(int argc, char **argv);
+int ctl_spare(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
 int ctl_completion(int argc, char **argv);
 int ctl_serve(int argc, char **argv);

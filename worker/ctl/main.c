@@ -19,6 +19,7 @@ static const ctl_command commands[] = {
     {"stats", "counts by status and reason, queue depths, oldest pending work", ctl_stats},
     {"health", "probe: the store answers (and --broker: the broker accepts a login)", ctl_health},
     {"spares", "list spare VMs not yet released (age, upgrade, host, vmid, state)", ctl_spares},
+    {"spare", "publish spare.prepare or spare.release (--wait to follow it to its end)", ctl_spare},
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
     {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
     {"completion", "print the bash completion script (completion bash)", ctl_completion},
@@ -30,6 +31,7 @@ static const struct {
     const char *words;
 } command_words[] = {
     {"dead", "list redrive"},
+    {"spare", "prepare release"},
     {"completion", "bash"},
 };
 

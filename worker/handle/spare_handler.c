@@ -13,6 +13,7 @@
 #include "store_reservations.h"
 #include "store_spares.h"
 #include "store_tasks.h"
+#include "spare_kube.h"
 #include "task_attempt.h"
 
 #define SPARE_MAX_COUNT 64
@@ -158,6 +159,19 @@ static int record_failure(const context *c, const char *reason, const char *erro
     return rc;
 }
 
+/* retrying, with the task.retrying event naming the upgrade and cluster. */
+static int retry(context *c, const char *why, json_t *detail, vf_error *err)
+{
+    json_t *extra = json_pack("{s:s}", "upgrade_id", c->upgrade_id);
+    if (extra && c->cluster[0])
+        json_object_set_new(extra, "cluster", json_string(c->cluster));
+    c->a.event_extra = extra;
+    int rc = task_attempt_retry(&c->a, why, detail, err);
+    c->a.event_extra = NULL;
+    json_decref(extra);
+    return rc;
+}
+
 /* ---- spare.prepare ---- */
 
 typedef struct prepare_request {
@@ -185,6 +199,11 @@ static int parse_prepare(const json_t *body, context *c, prepare_request *p, vf_
         return -1;
     p->count = (int)count;
     p->ready_timeout_s = (int)timeout;
+    /* The cluster picks the Kubernetes API; one that is not configured
+     * could never be watched for Ready. */
+    spare_kube_api api;
+    if (spare_kube_api_for(c->a.h->config, c->cluster, &api, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -284,6 +303,12 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
             &c->a, "provisioning",
             json_pack("{s:s, s:O, s:i}", "step", "placed", "spares", list, "attempt", c->a.attempt),
             err);
+    if (rc == 0)
+        rc = emit_event(c, "spare.provisioning",
+                        json_pack("{s:s, s:s, s:s, s:O, s:i}", "task_id", c->a.out->task_id,
+                                  "upgrade_id", c->upgrade_id, "status", "provisioning", "spares",
+                                  list, "attempts", c->a.attempt),
+                        err);
     json_decref(list);
     for (int i = 0; rc == 0 && i < p->count; i++) {
         const placed_spare *s = &placed[i];
@@ -350,7 +375,7 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
         const char *why =
             h->inventory_note && h->inventory_note[0] ? h->inventory_note : "no inventory yet";
         if (!last_attempt)
-            return task_attempt_retry(&c->a, why, NULL, err);
+            return retry(c, why, NULL, err);
         int rc = record_failure(c, "exhausted", why, NULL, err);
         c->a.out->action = TASK_DEAD;
         c->a.out->error = strdup(why);
@@ -371,7 +396,7 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
     sched_rejections_sample(detail, SCHED_HISTORY_HOSTS);
     if (last_attempt)
         return record_failure(c, "unschedulable", why, detail, err);
-    return task_attempt_retry(&c->a, why, detail, err);
+    return retry(c, why, detail, err);
 }
 
 /* ---- spare.release ---- */

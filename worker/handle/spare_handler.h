@@ -6,15 +6,18 @@
  * spare.prepare
  *   not readable                          -> park in virtflow.dead
  *   task id already known, not retrying   -> ack, nothing again
- *   invalid request                       -> failed/invalid + spare.failed
+ *   invalid request (also a cluster that
+ *   spare.clusters does not list)         -> failed/invalid + spare.failed
  *                                            (task.failed when upgrade_id itself
  *                                            is unusable: spare.failed needs one)
  *   all `count` spares placed on distinct hosts (spare.anti_affinity strict;
  *   preferred reuses hosts only when too few are left)
  *                                         -> provisioning: one reservation and one
  *                                            spares row per spare, all in this
- *                                            transaction; the spare driver goes on
- *   not all placed, attempts left         -> retrying (nothing reserved)
+ *                                            transaction, and spare.provisioning;
+ *                                            the spare driver goes on
+ *   not all placed, attempts left         -> retrying (nothing reserved) +
+ *                                            task.retrying
  *   not all placed, last attempt          -> failed/unschedulable + spare.failed
  *   no inventory                          -> retrying, then failed/exhausted
  *

@@ -197,11 +197,22 @@ int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail,
     json_object_set_new(history, "error", json_string(error));
     json_object_set_new(history, "next_attempt", json_integer(out->next_attempt));
     json_object_set_new(history, "delay_s", json_integer(out->delay_s));
+    /* A progress event, so that a watcher sees more than the end. */
+    json_t *event =
+        json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i}", "task_id", out->task_id, "kind", a->kind,
+                  "status", "retrying", "error", error, "attempt", a->attempt, "next_attempt",
+                  out->next_attempt, "delay_s", out->delay_s);
+    if (a->event_extra && event)
+        json_object_update(event, a->event_extra);
     int rc = task_attempt_write(a, "retrying", NULL, NULL, error, NULL, -1, err);
     if (rc == 0)
         rc = task_attempt_history(a, "retrying", history, err);
     else
         json_decref(history);
+    if (rc == 0)
+        rc = task_attempt_event(a, "task.retrying", event, err);
+    else
+        json_decref(event);
     snprintf(out->summary, sizeof out->summary, "retrying in %d s (attempt %d of %d): %s",
              out->delay_s, out->next_attempt, a->h->config->retry.max_attempts, error);
     return rc;

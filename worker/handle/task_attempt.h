@@ -24,6 +24,7 @@ typedef struct task_attempt {
     int attempt;         /* 1 for the first */
     store_task existing; /* owned: the row as found; zeroed when new */
     json_t *body;        /* owned: the message, a JSON object */
+    json_t *event_extra; /* borrowed, may be NULL: fields added to task.retrying */
 } task_attempt;
 
 /* The attempt a message stands for: its x-virtflow-attempt clamped to
@@ -59,7 +60,8 @@ int task_attempt_event(const task_attempt *a, const char *type, json_t *data, vf
     __attribute__((warn_unused_result));
 
 /* Not done and attempts remain: row "retrying", history with `detail`
- * (stolen, may be NULL), and the outcome asks for the next delay tier. */
+ * (stolen, may be NULL), the progress event task.retrying (with
+ * a->event_extra's fields), and the outcome asks for the next delay tier. */
 int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail, vf_error *err)
     __attribute__((warn_unused_result));
 

@@ -5,9 +5,10 @@
  *   task id already final                        -> ack, schedule nothing
  *   invalid request                              -> failed/invalid + task.failed
  *   placed                                       -> completed + reservation + task.completed
- *   no host fits, attempts left                  -> retrying, back through a delay tier
+ *   no host fits, attempts left                  -> retrying + task.retrying, back through
+ *                                                   a delay tier
  *   no host fits, last attempt                   -> failed/unschedulable + task.failed
- *   no inventory, attempts left                  -> retrying
+ *   no inventory, attempts left                  -> retrying + task.retrying
  *   no inventory, last attempt                   -> failed/exhausted + task.failed + parked
  *
  * The task row, its history rows, the reservation and the outbox event are

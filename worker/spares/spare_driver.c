@@ -15,6 +15,7 @@
 #include "json_util.h"
 #include "leases.h"
 #include "log.h"
+#include "spare_kube.h"
 #include "spare_provision.h"
 #include "store.h"
 #include "store_config.h"
@@ -27,6 +28,8 @@
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
 #define RETRY_CAP_S 60
+/* How often spare.max_age is looked at: a whole-table scan, so not every tick. */
+#define MAX_AGE_CHECK_MS 5000
 
 struct spare_driver {
     const vf_config *config;
@@ -45,6 +48,13 @@ typedef struct clock_now {
     int64_t ms;
     char text[STORE_TIME_SIZE];
 } clock_now;
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void read_clock(clock_now *now)
 {
@@ -167,7 +177,7 @@ static int get_status(spare_driver *d, const char *task_id, char *buf, size_t si
 /* Owned copies of the spares of one task (listing rows are borrowed). */
 typedef struct spare_copy {
     store_spare row;
-    char *strings[12];
+    char *strings[13];
 } spare_copy;
 
 typedef struct spare_list {
@@ -201,20 +211,20 @@ static int collect_spare(const store_spare *spare, void *user)
                              &c->row.node,         &c->row.ip,
                              &c->row.state,        &c->row.next_at,
                              &c->row.ready_by,     &c->row.release_task_id,
-                             &c->row.pipeline_url, &c->row.updated_at};
-    for (size_t i = 0; i < 12; i++) {
+                             &c->row.pipeline_url, &c->row.updated_at,
+                             &c->row.created_at};
+    for (size_t i = 0; i < 13; i++) {
         c->strings[i] = dup_or_null(*fields[i], &list->oom);
         *fields[i] = c->strings[i];
     }
     c->row.last_error = NULL; /* not needed by the decisions here */
-    c->row.created_at = NULL;
     return 0;
 }
 
 static void spare_list_free(spare_list *list)
 {
     for (size_t i = 0; i < list->n; i++)
-        for (size_t k = 0; k < 12; k++)
+        for (size_t k = 0; k < 13; k++)
             free(list->items[i].strings[k]);
     free(list->items);
     memset(list, 0, sizeof *list);
@@ -293,11 +303,18 @@ static int settle_prepare(spare_driver *d, const char *task_id, const clock_now 
         if (rc == 0)
             log_info("task %s: all %zu spares of upgrade %s are ready", task_id, list.n,
                      first->upgrade_id);
-    } else if (created == list.n && strcmp(status, "provisioning") == 0) {
+    } else if (list.n > 0 && created == list.n && strcmp(status, "provisioning") == 0) {
         rc = set_task_status(d, task_id, now, "waiting_ready", NULL, NULL, NULL, NULL, err);
         if (rc == 0)
             rc = history(d, task_id, now, "waiting_ready",
                          json_pack("{s:i}", "spares", (int)list.n), err);
+        const store_spare *first = &list.items[0].row;
+        if (rc == 0)
+            rc = emit(d, now, "spare.waiting_ready",
+                      json_pack("{s:s, s:s, s:s, s:i, s:s?}", "task_id", task_id, "upgrade_id",
+                                first->upgrade_id, "status", "waiting_ready", "count", (int)list.n,
+                                "ready_by", first->ready_by),
+                      first->cluster, err);
     }
     spare_list_free(&list);
     return rc;
@@ -461,8 +478,68 @@ typedef struct step_outcome {
     bool interrupted;
     spare_provision_result result;
     char error[VF_ERROR_TEXT];
-    int ready; /* waiting_ready: 1 ready */
+    int ready;   /* waiting_ready: 1 ready */
+    bool polled; /* provisioning with a gitlab pipeline pending: its status was asked */
+    char pipeline_status[32]; /* polled: gitlab's answer; "" when the poll failed */
+    int evicted;              /* releasing: pods evicted from the node */
 } step_outcome;
+
+static bool pipeline_pending(const spare_driver *d, const store_spare *s)
+{
+    return is(s, "provisioning") && s->pipeline_id > 0 && d->config->spare.provisioner.type &&
+           strcmp(d->config->spare.provisioner.type, "gitlab") == 0;
+}
+
+static int pipeline_poll_s(const spare_driver *d)
+{
+    int poll_s = d->config->spare.readiness.poll_s;
+    return poll_s > 0 && poll_s < 10 ? poll_s : 10;
+}
+
+/* A destroy pipeline is waited for within the step, as a command
+ * provisioner is (a spare being released has no later state to poll from;
+ * a restart does the step again, and destroying twice is harmless).
+ * Returns 0 on success, or -1 with err: VF_EUNAVAILABLE (failed, canceled,
+ * skipped, or not done within provisioner.timeout_s: the step is retried),
+ * VF_EINTERNAL when stopped. */
+static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error *err)
+{
+    int64_t deadline = monotonic_ms() + (int64_t)d->config->spare.provisioner.timeout_s * 1000;
+    char status[32] = "", last[VF_ERROR_TEXT] = "not polled yet";
+    for (;;) {
+        vf_error poll_err;
+        vf_error_init(&poll_err);
+        if (spare_pipeline_status(d->config, pipeline_id, status, sizeof status, &poll_err) == 0) {
+            if (strcmp(status, "success") == 0)
+                return 0;
+            if (strcmp(status, "failed") == 0 || strcmp(status, "canceled") == 0 ||
+                strcmp(status, "skipped") == 0) {
+                vf_error_set(err, VF_EUNAVAILABLE, "gitlab destroy pipeline %lld %s",
+                             (long long)pipeline_id, status);
+                return -1;
+            }
+            snprintf(last, sizeof last, "%s", status);
+        } else {
+            snprintf(last, sizeof last, "%s", poll_err.text);
+        }
+        if (monotonic_ms() >= deadline) {
+            vf_error_set(err, VF_EUNAVAILABLE,
+                         "gitlab destroy pipeline %lld did not succeed within %d s (last: %s)",
+                         (long long)pipeline_id, d->config->spare.provisioner.timeout_s, last);
+            return -1;
+        }
+        /* Sleep in short slices so that a stop is not kept waiting. */
+        for (int slice = 0; slice < pipeline_poll_s(d) * 10 && !d->stop; slice++) {
+            struct timespec pause = {0, 100 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+        if (d->stop) {
+            vf_error_set(err, VF_EINTERNAL, "gitlab destroy pipeline %lld: interrupted by shutdown",
+                         (long long)pipeline_id);
+            return -1;
+        }
+    }
+}
 
 /* The I/O of the step, outside any transaction. */
 static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, step_outcome *o)
@@ -470,17 +547,89 @@ static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, s
     memset(o, 0, sizeof *o);
     spare_target target = {s->name,   s->node, s->ip,      s->vmid,      s->cpu,
                            s->memory, s->disk, s->cluster, s->upgrade_id};
-    if (is(s, "provisioning") || is(s, "releasing")) {
+    if (pipeline_pending(d, s)) {
+        vf_error err;
+        vf_error_init(&err);
+        o->polled = true;
+        if (spare_pipeline_status(d->config, s->pipeline_id, o->pipeline_status,
+                                  sizeof o->pipeline_status, &err) < 0)
+            snprintf(o->error, sizeof o->error, "%s", err.text);
+    } else if (is(s, "provisioning") || is(s, "releasing")) {
         vf_error err;
         vf_error_init(&err);
         const char *action = is(s, "provisioning") ? "create" : "destroy";
-        o->ok = spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
+        spare_kube_api api;
+        /* The node leaves Kubernetes before its VM goes. */
+        o->ok = true;
+        if (is(s, "releasing"))
+            o->ok = spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
+                    spare_kube_release(d->config, &api, s->name, &d->stop, &o->evicted, &err) == 0;
+        if (o->ok)
+            o->ok =
+                spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
+        if (o->ok && is(s, "releasing") && o->result.pipeline_id > 0)
+            o->ok = wait_destroy_pipeline(d, o->result.pipeline_id, &err) == 0;
         o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop;
         snprintf(o->error, sizeof o->error, "%s", err.text);
     } else if (is(s, "waiting_ready")) {
         (void)now;
-        o->ready = spare_readiness_check(d->config, s->name, o->error, sizeof o->error);
+        o->ready = spare_readiness_check(d->config, s->cluster, s->name, o->error, sizeof o->error);
     }
+}
+
+/* A pending gitlab pipeline was polled: success makes the spare created
+ * (waiting_ready); failed, canceled or skipped, or no success by the
+ * deadline (provisioner.timeout_s from the trigger), fails it. */
+static int record_pipeline(spare_driver *d, const store_spare *s, const step_outcome *o,
+                           const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    const char *status = o->pipeline_status;
+    const char *url = s->pipeline_url ? s->pipeline_url : "";
+    if (strcmp(status, "success") == 0) {
+        char ready_by[STORE_TIME_SIZE];
+        later(now, s->ready_timeout_s, ready_by);
+        next.state = "waiting_ready";
+        next.attempts = 0;
+        next.next_at = now->text;
+        next.ready_by = ready_by;
+        next.last_error = NULL;
+        int rc = change_spare(d, s, &next, now, err);
+        if (rc == 0)
+            rc = history(d, s->task_id, now, "provisioning",
+                         json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "spare", s->name, "step",
+                                   "created", "host", s->node, "pipeline_id",
+                                   (json_int_t)s->pipeline_id, "pipeline_status", status, "web_url",
+                                   url),
+                         err);
+        if (rc == 0)
+            rc = settle_prepare(d, s->task_id, now, err);
+        log_info("task %s: spare %s created on %s (pipeline %lld succeeded)", s->task_id, s->name,
+                 s->node, (long long)s->pipeline_id);
+        return rc;
+    }
+    char why[VF_ERROR_TEXT + 256];
+    bool finished_badly = strcmp(status, "failed") == 0 || strcmp(status, "canceled") == 0 ||
+                          strcmp(status, "skipped") == 0;
+    if (finished_badly) {
+        snprintf(why, sizeof why, "gitlab pipeline %lld %s %.200s", (long long)s->pipeline_id,
+                 status, url);
+        return fail_prepare(d, s, "provision", false, why, now, err);
+    }
+    const char *last = status[0] ? status : o->error;
+    if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
+        snprintf(why, sizeof why,
+                 "gitlab pipeline %lld did not succeed within %d s (last: %s) %.200s",
+                 (long long)s->pipeline_id, d->config->spare.provisioner.timeout_s, last, url);
+        return fail_prepare(d, s, "provision", false, why, now, err);
+    }
+    char next_at[STORE_TIME_SIZE];
+    later(now, pipeline_poll_s(d), next_at);
+    next.next_at = next_at;
+    char text[VF_ERROR_TEXT + 64];
+    snprintf(text, sizeof text, "pipeline %s", last);
+    next.last_error = text;
+    return change_spare(d, s, &next, now, err);
 }
 
 /* Record the step's outcome in one transaction. */
@@ -492,7 +641,34 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
     int max_attempts = d->config->retry.max_attempts;
     const char *history_task = s->release_task_id ? s->release_task_id : s->task_id;
     int rc = 0;
-    if (is(s, "provisioning") && o->ok) {
+    bool created = is(s, "provisioning") && o->ok;
+    if (o->polled)
+        return record_pipeline(d, s, o, now, err);
+    if (created && o->result.pipeline_id > 0) {
+        /* Triggered: created only once the pipeline succeeds. ready_by is
+         * the pipeline's deadline while provisioning. */
+        char deadline[STORE_TIME_SIZE];
+        later(now, d->config->spare.provisioner.timeout_s, deadline);
+        later(now, pipeline_poll_s(d), next_at);
+        next.attempts = 0;
+        next.next_at = next_at;
+        next.ready_by = deadline;
+        next.pipeline_id = o->result.pipeline_id;
+        next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
+        next.last_error = NULL;
+        rc = change_spare(d, s, &next, now, err);
+        if (rc == 0)
+            rc = history(d, s->task_id, now, "provisioning",
+                         json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
+                                   "pipeline triggered", "host", s->node, "pipeline_id",
+                                   (json_int_t)o->result.pipeline_id, "web_url",
+                                   o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                         err);
+        log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
+                 (long long)o->result.pipeline_id);
+        return rc;
+    }
+    if (created) {
         later(now, s->ready_timeout_s, ready_by);
         next.state = "waiting_ready";
         next.attempts = 0;
@@ -556,8 +732,9 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
         rc = change_spare(d, s, &next, now, err);
         if (rc == 0)
             rc = history(d, history_task, now, "releasing",
-                         json_pack("{s:s, s:s, s:s}", "spare", s->name, "step", "destroyed", "host",
-                                   s->node),
+                         json_pack("{s:s, s:s, s:s, s:s, s:i}", "spare", s->name, "step",
+                                   "destroyed", "host", s->node, "kubernetes",
+                                   d->config->spare.release_kubernetes, "pods_evicted", o->evicted),
                          err);
         if (rc == 0 && s->release_task_id)
             rc = settle_release(d, s->release_task_id, now, err);
@@ -646,9 +823,128 @@ static int step_one(const store_spare *spare, void *user)
     return 0;
 }
 
+/* ---- spare.max_age ---- */
+
+static bool forgotten(const store_spare *s, const char *cutoff)
+{
+    return (is(s, "ready") || is(s, "waiting_ready")) && !s->release_task_id && s->created_at &&
+           strcmp(s->created_at, cutoff) < 0;
+}
+
+/* Release by policy the spares of `upgrade_id` an upgrade forgot, as a
+ * spare.release would: a release task of its own (id
+ * "release:max_age:<upgrade>:<ms>") takes them, so the usual steps finish
+ * it with spare.released. Inside the caller's transaction. */
+static int release_forgotten(spare_driver *d, const spare_list *all, const char *upgrade_id,
+                             const char *cutoff, const clock_now *now, vf_error *err)
+{
+    char task_id[160];
+    snprintf(task_id, sizeof task_id, "release:max_age:%s:%lld", upgrade_id, (long long)now->ms);
+    json_t *request = json_pack("{s:s, s:s, s:I}", "upgrade_id", upgrade_id, "policy", "max_age",
+                                "max_age_s", (json_int_t)d->config->spare.max_age_s);
+    char *request_text = json_util_dump(request);
+    json_decref(request);
+    store_task_fields fields = {.id = task_id,
+                                .kind = "spare",
+                                .status = "releasing",
+                                .attempts = 1,
+                                .request = request_text,
+                                .vmid = -1,
+                                .at = now->text};
+    int rc = store_task_insert(d->store, &fields, err) < 0 ? -1 : 0;
+    free(request_text);
+    json_t *names = json_array();
+    json_t *prepares = json_object();
+    for (size_t i = 0; rc == 0 && i < all->n; i++) {
+        const store_spare *s = &all->items[i].row;
+        if (strcmp(s->upgrade_id, upgrade_id) != 0 || !forgotten(s, cutoff))
+            continue;
+        store_spare next = *s;
+        next.state = "releasing";
+        next.attempts = 0;
+        next.next_at = now->text;
+        next.release_task_id = task_id;
+        next.last_error = NULL;
+        rc = change_spare(d, s, &next, now, err) < 0 ? -1 : 0;
+        json_array_append_new(names, json_string(s->name));
+        json_object_set_new(prepares, s->task_id, json_true());
+    }
+    const char *prepare_id;
+    json_t *unused;
+    json_object_foreach(prepares, prepare_id, unused)
+    {
+        char status[32] = "";
+        if (rc == 0)
+            rc = get_status(d, prepare_id, status, sizeof status, err);
+        if (rc == 0 && strcmp(status, "failed") != 0)
+            rc = set_task_status(d, prepare_id, now, "releasing", NULL, NULL, NULL, NULL, err);
+        if (rc == 0)
+            rc = history(d, prepare_id, now, "releasing",
+                         json_pack("{s:s, s:s}", "release_task_id", task_id, "policy", "max_age"),
+                         err);
+    }
+    if (rc == 0)
+        rc = history(d, task_id, now, "releasing",
+                     json_pack("{s:s, s:I, s:O}", "policy", "max_age", "max_age_s",
+                               (json_int_t)d->config->spare.max_age_s, "spares", names),
+                     err);
+    if (rc == 0)
+        log_warn("upgrade %s: %zu spares older than spare.max_age (%lld s) were never released; "
+                 "releasing them (task %s)",
+                 upgrade_id, json_array_size(names), (long long)d->config->spare.max_age_s,
+                 task_id);
+    json_decref(names);
+    json_decref(prepares);
+    return rc;
+}
+
+static void expire_forgotten(spare_driver *d)
+{
+    clock_now now;
+    read_clock(&now);
+    char cutoff[STORE_TIME_SIZE];
+    later(&now, -d->config->spare.max_age_s, cutoff);
+    vf_error err;
+    vf_error_init(&err);
+    spare_list all;
+    if (load_spares(d, STORE_SPARES_ALL, NULL, &all, &err) < 0) {
+        log_warn("spares: %s; spare.max_age checked again later", err.text);
+        spare_list_free(&all);
+        return;
+    }
+    json_t *upgrades = json_object();
+    for (size_t i = 0; i < all.n; i++)
+        if (forgotten(&all.items[i].row, cutoff))
+            json_object_set_new(upgrades, all.items[i].row.upgrade_id, json_true());
+    const char *upgrade_id;
+    json_t *unused;
+    json_object_foreach(upgrades, upgrade_id, unused)
+    {
+        /* Only the lease holder acts, as for every other step. */
+        if (d->stop || !hold_lease(d))
+            break;
+        if (store_begin(d->store, &err) < 0) {
+            log_warn("spares: %s; spare.max_age checked again later", err.text);
+            break;
+        }
+        int rc = release_forgotten(d, &all, upgrade_id, cutoff, &now, &err);
+        if (rc == 0 && store_commit(d->store, &err) < 0)
+            rc = -1;
+        if (rc != 0) {
+            vf_error ignored;
+            (void)store_rollback(d->store, &ignored);
+            log_warn("upgrade %s: releasing by spare.max_age failed: %s; tried again later",
+                     upgrade_id, err.text);
+        }
+    }
+    json_decref(upgrades);
+    spare_list_free(&all);
+}
+
 static void *drive(void *arg)
 {
     spare_driver *d = arg;
+    int64_t max_age_checked_ms = 0;
     while (!d->stop) {
         clock_now now;
         read_clock(&now);
@@ -657,6 +953,10 @@ static void *drive(void *arg)
         if (store_spare_list(d->store, STORE_SPARES_DUE, now.text, SCAN_LIMIT, step_one, d, &err) <
             0)
             log_warn("spares: %s", err.text);
+        if (d->config->spare.max_age_s > 0 && now.ms - max_age_checked_ms >= MAX_AGE_CHECK_MS) {
+            max_age_checked_ms = now.ms;
+            expire_forgotten(d);
+        }
         pthread_mutex_lock(&d->lock);
         if (!d->stop) {
             struct timespec until;

@@ -11,11 +11,24 @@
  *
  *   provisioning  -> create; ok: waiting_ready (deadline = ready_timeout_s);
  *                    error: retried with backoff (1, 2, 4 ... 60 s) up to
- *                    retry.max_attempts, then the task fails
+ *                    retry.max_attempts, then the task fails. A gitlab
+ *                    trigger keeps the spare provisioning with its pipeline
+ *                    id and ready_by = the pipeline's deadline
+ *                    (provisioner.timeout_s); the pipeline is polled until
+ *                    success (waiting_ready), or failed/canceled/skipped or
+ *                    the deadline (the task fails)
  *   waiting_ready -> probe every readiness.poll_s; Ready: ready; past the
  *                    deadline: the task fails
- *   releasing     -> destroy; ok: released; error: retried as for create,
- *                    then the spare is left failed with its error
+ *   releasing     -> the Node out of Kubernetes (spare.release.kubernetes,
+ *                    spare_kube.h), then destroy (a gitlab destroy pipeline
+ *                    is waited for within the step); ok: released; error:
+ *                    retried as for create, then the spare is left failed
+ *                    with its error
+ *
+ * Progress events: spare.waiting_ready when every spare of a task is
+ * created. With spare.max_age, the lease holder releases spares still ready
+ * (or waiting) that long after placement through a release task of its own
+ * ("release:max_age:<upgrade>:<ms>"), which ends like any other.
  *
  * A prepare task is ready (spare.ready) once all its spares are; when one
  * spare fails, the task fails (spare.failed names the spare and the step),

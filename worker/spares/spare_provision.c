@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "http.h"
+#include "spare_kube.h"
 
 extern char **environ;
 
@@ -269,7 +270,8 @@ int spare_provision_run(const vf_config *config, const spare_target *target, con
     return -1;
 }
 
-int spare_readiness_check(const vf_config *config, const char *name, char *why, size_t size)
+int spare_readiness_check(const vf_config *config, const char *cluster, const char *name, char *why,
+                          size_t size)
 {
     if (!config->spare.readiness.type || strcmp(config->spare.readiness.type, "kubernetes") != 0) {
         snprintf(why, size, "no readiness check configured");
@@ -277,64 +279,70 @@ int spare_readiness_check(const vf_config *config, const char *name, char *why, 
     }
     vf_error err;
     vf_error_init(&err);
-    char token[TOKEN_MAX];
-    if (!config->spare.readiness.api_url) {
-        snprintf(why, size, "spare.readiness.api_url is not set");
-        return 0;
-    }
-    if (read_token(config->spare.readiness.token_file, "spare.readiness.token_file", token,
-                   sizeof token, &err) < 0) {
+    spare_kube_api api;
+    if (spare_kube_api_for(config, cluster, &api, &err) < 0) {
         snprintf(why, size, "%s", err.text);
         return 0;
     }
+    return spare_kube_ready(&api, config->spare.readiness.poll_s, name, why, size);
+}
+
+int spare_pipeline_status(const vf_config *config, int64_t pipeline_id, char *status, size_t size,
+                          vf_error *err)
+{
+    if (!config->spare.provisioner.url || !config->spare.provisioner.project) {
+        vf_error_set(err, VF_ECONFIG, "spare.provisioner: gitlab needs url and project");
+        return -1;
+    }
+    /* A trigger token cannot read pipelines: that takes a token with
+     * read_api. Without one the request goes unauthenticated, which a public
+     * project answers. */
+    char token[TOKEN_MAX] = "";
+    if (config->spare.provisioner.api_token_file &&
+        read_token(config->spare.provisioner.api_token_file, "spare.provisioner.api_token_file",
+                   token, sizeof token, err) < 0)
+        return -1;
     char header[TOKEN_MAX + 32];
-    snprintf(header, sizeof header, "Authorization: Bearer %s", token);
+    snprintf(header, sizeof header, "PRIVATE-TOKEN: %s", token);
+    bool authenticated = token[0] != '\0';
     memset(token, 0, sizeof token);
-    const char *headers[] = {header, "Accept: application/json"};
-    char url[1024];
-    size_t base = strlen(config->spare.readiness.api_url);
-    while (base > 0 && config->spare.readiness.api_url[base - 1] == '/')
+    char *project = curl_escape(config->spare.provisioner.project, 0);
+    if (!project) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
+    }
+    char url[2048];
+    size_t base = strlen(config->spare.provisioner.url);
+    while (base > 0 && config->spare.provisioner.url[base - 1] == '/')
         base--;
-    snprintf(url, sizeof url, "%.*s/api/v1/nodes/%s", (int)base, config->spare.readiness.api_url,
-             name);
+    snprintf(url, sizeof url, "%.*s/api/v4/projects/%s/pipelines/%lld", (int)base,
+             config->spare.provisioner.url, project, (long long)pipeline_id);
+    curl_free(project);
+    const char *headers[] = {"Accept: application/json", header};
     http_request req = {
-        .url = url,
-        .headers = headers,
-        .n_headers = 2,
-        .timeout_s =
-            config->spare.readiness.poll_s > 10
-                ? 10
-                : (config->spare.readiness.poll_s > 1 ? config->spare.readiness.poll_s : 2),
-        .ca_file = config->spare.readiness.ca_file};
+        .url = url, .headers = headers, .n_headers = authenticated ? 2 : 1, .timeout_s = 10};
     http_response resp;
-    int rc = http_get(&req, &resp, &err);
+    int rc = http_get(&req, &resp, err);
     memset(header, 0, sizeof header);
-    if (rc < 0) {
-        snprintf(why, size, "%s", err.text);
-        return 0;
+    if (rc < 0)
+        return -1;
+    rc = -1;
+    json_t *body = json_loadb(resp.body, resp.body_len, 0, NULL);
+    const char *value = json_string_value(json_object_get(body, "status"));
+    if (resp.status != 200)
+        vf_error_set(err, VF_EUNAVAILABLE, "gitlab pipeline %lld: HTTP %ld%s",
+                     (long long)pipeline_id, resp.status,
+                     resp.status == 401 || resp.status == 404
+                         ? " (spare.provisioner.api_token_file needs a token with read_api)"
+                         : "");
+    else if (!value)
+        vf_error_set(err, VF_EUNAVAILABLE, "gitlab pipeline %lld: the answer has no status",
+                     (long long)pipeline_id);
+    else {
+        snprintf(status, size, "%s", value);
+        rc = 0;
     }
-    int ready = 0;
-    if (resp.status == 404) {
-        snprintf(why, size, "node not joined yet (404)");
-    } else if (resp.status != 200) {
-        snprintf(why, size, "Kubernetes API answered HTTP %ld", resp.status);
-    } else {
-        json_t *node = json_loadb(resp.body, resp.body_len, 0, NULL);
-        json_t *conditions = json_object_get(json_object_get(node, "status"), "conditions");
-        size_t i;
-        json_t *condition;
-        snprintf(why, size, "node has no Ready condition yet");
-        json_array_foreach(conditions, i, condition)
-        {
-            const char *type = json_string_value(json_object_get(condition, "type"));
-            const char *status = json_string_value(json_object_get(condition, "status"));
-            if (type && strcmp(type, "Ready") == 0) {
-                ready = status && strcmp(status, "True") == 0;
-                snprintf(why, size, "Ready is %s", status ? status : "(missing)");
-            }
-        }
-        json_decref(node);
-    }
+    json_decref(body);
     http_response_close(&resp);
-    return ready;
+    return rc;
 }

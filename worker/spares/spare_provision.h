@@ -9,7 +9,9 @@
  *                        exit 0 is success; its process group is killed at
  *                        provisioner.timeout_s
  *   provisioner none     nothing to do: success
- *   readiness kubernetes GET {api_url}/api/v1/nodes/{name} with a bearer token:
+ *                        spare_pipeline_status then follows the pipeline
+ *   readiness kubernetes GET {api_url}/api/v1/nodes/{name} with a bearer token
+ *                        (the API of the spare's cluster, spare_kube.h):
  *                        the node's Ready condition is "True"
  *   readiness none       ready at once
  *
@@ -20,6 +22,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -52,8 +55,19 @@ int spare_provision_run(const vf_config *config, const spare_target *target, con
                         volatile const sig_atomic_t *stop, spare_provision_result *out,
                         vf_error *err) __attribute__((warn_unused_result));
 
-/* Is node `name` Ready? Returns 1 ready, 0 not (yet): *why says why ("not
- * joined yet (404)", "Ready is False", "HTTP 503", the connection error). */
-int spare_readiness_check(const vf_config *config, const char *name, char *why, size_t size);
+/* Is node `name` Ready, in the Kubernetes API of `cluster` (spare_kube)?
+ * Returns 1 ready, 0 not (yet): *why says why ("not joined yet (404)",
+ * "Ready is False", "HTTP 503", the connection error, an unknown cluster). */
+int spare_readiness_check(const vf_config *config, const char *cluster, const char *name, char *why,
+                          size_t size);
+
+/* The status of gitlab pipeline `pipeline_id` (GET
+ * {url}/api/v4/projects/{project}/pipelines/{id}, PRIVATE-TOKEN from
+ * provisioner.api_token_file): created, waiting_for_resource, preparing,
+ * pending, running, success, failed, canceled, skipped, manual, scheduled.
+ * Returns 0 with `status` filled, or -1 with err VF_EUNAVAILABLE (HTTP error,
+ * unreachable) or VF_ECONFIG. */
+int spare_pipeline_status(const vf_config *config, int64_t pipeline_id, char *status, size_t size,
+                          vf_error *err) __attribute__((warn_unused_result));
 
 #endif

@@ -1,0 +1,364 @@
+/* virtflowctl spare prepare|release: publish one spare.prepare or
+ * spare.release request, confirmed by the broker, and with --wait follow it
+ * to its end through the events the worker publishes (a spare's end comes
+ * from the spare driver long after the request was acked, so reply_to never
+ * carries it). The events are read from a private queue bound before the
+ * request is published, so none is missed; only events whose AMQP user_id
+ * is a trusted publisher (relay.trusted_publishers) are believed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl.h"
+#include "amqp_link_admin.h"
+#include "ids.h"
+
+#define CONFIRM_TIMEOUT_MS 30000
+#define DEFAULT_WAIT_S 1800
+
+static void spare_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: virtflowctl spare prepare [-c CONFIG] (-f REQUEST.json | --upgrade-id ID\n"
+            "                         --count N --cpu N --memory MiB [--disk GiB] [--pool NAME]\n"
+            "                         [--dedicated] [--annotation KEY=VALUE]... [--cluster NAME]\n"
+            "                         [--ready-timeout S]) [--task-id ID] [--wait [--timeout S]]\n"
+            "                         [--json]\n"
+            "       virtflowctl spare release [-c CONFIG] --upgrade-id ID [--task-id ID]\n"
+            "                         [--wait [--timeout S]] [--json]\n"
+            "\n"
+            "Publish a spare.prepare (provision spare nodes for a cluster upgrade) or a\n"
+            "spare.release (deprovision them) to exchange virtflow, wait for the broker's\n"
+            "confirm, and print the task id (the body's task_id, else --task-id, else a new\n"
+            "tsk_... id; it is also the message_id).\n"
+            "\n"
+            "  --wait              follow the task through its events (spare.provisioning,\n"
+            "                      spare.waiting_ready, task.retrying, one line each) until\n"
+            "                      spare.ready, spare.released or spare.failed\n"
+            "  --timeout S         how long --wait waits (default %d s)\n"
+            "  --json              print {\"task_id\": ...}, or with --wait the final event\n"
+            "\n"
+            "exit status: 0 published (with --wait: ready or released), 1 failed\n"
+            "(unschedulable, exhausted), 2 usage or invalid request, 3 configuration error,\n"
+            "4 broker unreachable, publish not confirmed, or no end within --timeout.\n",
+            DEFAULT_WAIT_S);
+}
+
+typedef struct spare_options {
+    bool prepare; /* else release */
+    const char *config_path;
+    const char *request_path;
+    const char *task_id;
+    bool json;
+    bool wait;
+    long timeout_s;
+    json_t *flags; /* the body built from flags */
+    bool any_flag;
+} spare_options;
+
+/* Returns 0, 1 for --help (printed), -1 on a usage error (printed). */
+static int parse_options(int argc, char **argv, spare_options *opt)
+{
+    const char *upgrade_id = NULL, *cluster = NULL;
+    long count = 0, ready_timeout = 0;
+    json_t *placement = opt->flags; /* what --cpu, --memory, ... set */
+    const ctl_option options[] = {
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        CTL_REQUEST_OPTIONS(placement),
+        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL},
+        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL},
+        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL},
+        {"upgrade-id", 0, CTL_OPTION_STRING, &upgrade_id, NULL, NULL, NULL},
+        {"count", 0, CTL_OPTION_POSITIVE, &count, NULL, NULL, NULL},
+        {"cluster", 0, CTL_OPTION_STRING, &cluster, NULL, NULL, NULL},
+        {"ready-timeout", 0, CTL_OPTION_POSITIVE, &ready_timeout, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    ctl_args args;
+    int rc = ctl_options_parse("spare", argc, argv, options, spare_usage, false, &args);
+    if (rc >= 0)
+        return rc == CTL_EXIT_OK ? 1 : -1;
+    opt->config_path = args.config_path;
+    opt->json = args.json;
+    if (args.operand_count < 1) {
+        spare_usage(stderr);
+        return -1;
+    }
+    if (strcmp(args.operands[0], "prepare") != 0 && strcmp(args.operands[0], "release") != 0) {
+        ctl_error("spare: unknown action '%s' (prepare or release)", args.operands[0]);
+        return -1;
+    }
+    opt->prepare = strcmp(args.operands[0], "prepare") == 0;
+    if (args.operand_count > 1) {
+        ctl_error("spare: unexpected argument '%s'", args.operands[1]);
+        return -1;
+    }
+    if (json_object_get(placement, "vm_name")) {
+        ctl_error("spare: --vm-name does not apply: spare names come from spare.name_pattern");
+        return -1;
+    }
+    if (json_object_get(placement, "node_name")) {
+        ctl_error("spare: --node-name does not apply: name a host with --annotation "
+                  "node.qemu-scheduler/name=HOST");
+        return -1;
+    }
+    bool prepare_flags =
+        json_object_size(placement) > 0 || count > 0 || cluster || ready_timeout > 0;
+    if (!opt->prepare && prepare_flags) {
+        ctl_error("spare release: takes only --upgrade-id (placement flags are for prepare)");
+        return -1;
+    }
+    if (upgrade_id)
+        json_object_set_new(placement, "upgrade_id", json_string(upgrade_id));
+    if (cluster)
+        json_object_set_new(placement, "cluster", json_string(cluster));
+    if (count > 0)
+        json_object_set_new(placement, "count", json_integer(count));
+    if (ready_timeout > 0)
+        json_object_set_new(placement, "ready_timeout_s", json_integer(ready_timeout));
+    opt->any_flag = json_object_size(placement) > 0;
+    if (opt->request_path && opt->any_flag) {
+        ctl_error("spare: give the request either with -f or with flags, not both");
+        return -1;
+    }
+    if (!opt->request_path && !upgrade_id) {
+        ctl_error("spare: no request: give -f REQUEST.json or --upgrade-id ID");
+        return -1;
+    }
+    return 0;
+}
+
+/* The body to send, as text (owned), and the task id to use. */
+static char *build_body(const spare_options *opt, char task_id[IDS_LEN * 3])
+{
+    json_t *body = NULL;
+    if (opt->request_path) {
+        json_error_t jerr;
+        body = strcmp(opt->request_path, "-") == 0
+                   ? json_loadf(stdin, JSON_DECODE_ANY, &jerr)
+                   : json_load_file(opt->request_path, JSON_DECODE_ANY, &jerr);
+        if (!body) {
+            ctl_error("invalid request: %s:%d: not valid JSON: %s", opt->request_path, jerr.line,
+                      jerr.text);
+            return NULL;
+        }
+        if (!json_is_object(body)) {
+            ctl_error("invalid request: %s: the body must be a JSON object", opt->request_path);
+            json_decref(body);
+            return NULL;
+        }
+    } else {
+        body = json_incref(opt->flags);
+    }
+    const char *in_body = json_string_value(json_object_get(body, "task_id"));
+    if (in_body && opt->task_id && strcmp(in_body, opt->task_id) != 0) {
+        ctl_error("invalid request: the body's task_id %s differs from --task-id %s", in_body,
+                  opt->task_id);
+        json_decref(body);
+        return NULL;
+    }
+    if (in_body || opt->task_id) {
+        snprintf(task_id, IDS_LEN * 3, "%s", in_body ? in_body : opt->task_id);
+    } else {
+        char fresh[IDS_LEN];
+        ids_new("tsk", fresh);
+        snprintf(task_id, IDS_LEN * 3, "%s", fresh);
+    }
+    /* spare.release takes only upgrade_id: its task id travels as the
+     * message_id. A prepare built from flags carries it in the body too. */
+    if (!opt->request_path && opt->prepare)
+        json_object_set_new(body, "task_id", json_string(task_id));
+    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(body);
+    return text;
+}
+
+typedef struct confirm_state {
+    bool done, ok;
+    char reason[256];
+} confirm_state;
+
+static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+{
+    (void)tag;
+    confirm_state *state = user;
+    state->done = true;
+    state->ok = ok;
+    snprintf(state->reason, sizeof state->reason, "%s", reason ? reason : "");
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void print_spares(json_t *spares)
+{
+    size_t i;
+    json_t *spare;
+    json_array_foreach(spares, i, spare)
+    {
+        if (json_is_string(spare)) {
+            printf("  %s\n", ctl_text(json_string_value(spare)));
+            continue;
+        }
+        printf("  %s on %s (%s), vmid %lld\n",
+               ctl_text(json_string_value(json_object_get(spare, "name"))),
+               ctl_text(json_string_value(json_object_get(spare, "host"))),
+               ctl_text(json_string_value(json_object_get(spare, "ip"))),
+               (long long)json_integer_value(json_object_get(spare, "vmid")));
+    }
+}
+
+/* One event of our task. Returns -1 while the task goes on, else the exit
+ * status (the event was final). */
+static int follow_event(const char *type, json_t *data, bool as_json)
+{
+    const char *error = json_string_value(json_object_get(data, "error"));
+    const char *reason = json_string_value(json_object_get(data, "reason"));
+    bool final = strcmp(type, "spare.ready") == 0 || strcmp(type, "spare.released") == 0 ||
+                 strcmp(type, "spare.failed") == 0 || strcmp(type, "task.failed") == 0;
+    if (as_json) {
+        if (final)
+            ctl_print_json(data);
+    } else if (strcmp(type, "spare.provisioning") == 0) {
+        printf("provisioning:\n");
+        print_spares(json_object_get(data, "spares"));
+    } else if (strcmp(type, "spare.waiting_ready") == 0) {
+        printf("waiting_ready: %lld spares created, waiting for Kubernetes Ready\n",
+               (long long)json_integer_value(json_object_get(data, "count")));
+    } else if (strcmp(type, "task.retrying") == 0) {
+        printf("retrying in %lld s (attempt %lld): %s\n",
+               (long long)json_integer_value(json_object_get(data, "delay_s")),
+               (long long)json_integer_value(json_object_get(data, "next_attempt")),
+               ctl_text(error));
+    } else if (strcmp(type, "spare.ready") == 0 || strcmp(type, "spare.released") == 0) {
+        printf("%s:\n", strcmp(type, "spare.ready") == 0 ? "ready" : "released");
+        print_spares(json_object_get(data, "spares"));
+    } else if (final) {
+        printf("failed (%s): %s\n", reason ? ctl_text(reason) : "no reason", ctl_text(error));
+    }
+    fflush(stdout);
+    if (!final)
+        return -1;
+    if (strcmp(type, "spare.ready") == 0 || strcmp(type, "spare.released") == 0)
+        return CTL_EXIT_OK;
+    if (reason && strcmp(reason, "invalid") == 0)
+        return CTL_EXIT_USAGE;
+    return CTL_EXIT_NEGATIVE;
+}
+
+/* Read events until our task's final one. Returns the exit status. */
+static int follow(amqp_link *link, const vf_config *config, const char *task_id, long timeout_s,
+                  bool as_json)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int64_t deadline = monotonic_ms() + timeout_s * 1000;
+    for (;;) {
+        int64_t left = deadline - monotonic_ms();
+        if (left <= 0) {
+            ctl_error("task %s did not end within %ld s: see virtflowctl task %s", task_id,
+                      timeout_s, task_id);
+            return CTL_EXIT_UNAVAILABLE;
+        }
+        amqp_link_delivery event;
+        int got = amqp_link_next(link, &event, (int)left, &err);
+        if (got < 0) {
+            ctl_error("waiting for task %s: %s (see virtflowctl task %s)", task_id, err.text,
+                      task_id);
+            return CTL_EXIT_UNAVAILABLE;
+        }
+        if (got == 0)
+            continue;
+        /* Anyone allowed to publish on virtflow could forge an event. */
+        bool trusted = event.user_id && config_trusts_publisher(config, event.user_id);
+        json_t *body = trusted && event.body
+                           ? json_loadb((const char *)event.body, event.body_len, 0, NULL)
+                           : NULL;
+        if (amqp_link_ack(link, event.delivery_tag, false, NULL) < 0)
+            ctl_error("could not ack an event (harmless)");
+        amqp_link_delivery_close(&event);
+        const char *type = json_string_value(json_object_get(body, "type"));
+        json_t *data = json_object_get(body, "data");
+        const char *of = json_string_value(json_object_get(data, "task_id"));
+        int status = -1;
+        if (type && of && strcmp(of, task_id) == 0)
+            status = follow_event(type, data, as_json);
+        json_decref(body);
+        if (status >= 0)
+            return status;
+    }
+}
+
+int ctl_spare(int argc, char **argv)
+{
+    int status = CTL_EXIT_USAGE;
+    spare_options opt = {.timeout_s = DEFAULT_WAIT_S, .flags = json_object()};
+    vf_config *config = NULL;
+    amqp_link *link = NULL;
+    char *body = NULL;
+    char task_id[IDS_LEN * 3];
+    vf_error err;
+    vf_error_init(&err);
+
+    int parsed = parse_options(argc, argv, &opt);
+    if (parsed != 0) {
+        status = parsed > 0 ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+        goto out;
+    }
+    if (!(body = build_body(&opt, task_id)))
+        goto out;
+    status = CTL_EXIT_CONFIG;
+    if (!(config = ctl_load_config(opt.config_path)))
+        goto out;
+    status = CTL_EXIT_UNAVAILABLE;
+    if (!(link = ctl_connect(config, "spare")))
+        goto out;
+    confirm_state confirm = {0};
+    amqp_link_set_confirm_callback(link, on_confirm, &confirm);
+    char queue[256] = "";
+    static const char *const watched[] = {"event.spare.#", "event.task.retrying",
+                                          "event.task.failed"};
+    if (opt.wait) {
+        int rc = amqp_link_reply_queue(link, queue, sizeof queue, &err);
+        for (size_t i = 0; rc == 0 && i < sizeof watched / sizeof watched[0]; i++)
+            rc = amqp_link_bind(link, queue, AMQP_TOPOLOGY_EXCHANGE, watched[i], &err);
+        if (rc < 0) {
+            ctl_error("cannot set up a queue for the task's events: %s", err.text);
+            goto out;
+        }
+    }
+    amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = task_id};
+    const char *key =
+        opt.prepare ? AMQP_TOPOLOGY_KEY_SPARE_PREPARE : AMQP_TOPOLOGY_KEY_SPARE_RELEASE;
+    if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, key, &msg, NULL, &err) < 0 ||
+        amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
+        ctl_error("publishing task %s: %s", task_id, err.text);
+        goto out;
+    }
+    if (!confirm.ok) {
+        ctl_error("the broker did not accept task %s: %s", task_id, confirm.reason);
+        goto out;
+    }
+    if (!opt.wait || !opt.json) {
+        if (opt.json) {
+            json_t *obj = json_pack("{s:s}", "task_id", task_id);
+            ctl_print_json(obj);
+            json_decref(obj);
+        } else {
+            printf("%s\n", ctl_text(task_id));
+            fflush(stdout);
+        }
+    }
+    status = opt.wait ? follow(link, config, task_id, opt.timeout_s, opt.json) : CTL_EXIT_OK;
+out:
+    amqp_link_free(link);
+    config_free(config);
+    free(body);
+    json_decref(opt.flags);
+    return status;
+}
