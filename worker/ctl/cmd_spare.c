@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "amqp_link_admin.h"
 #include "ids.h"
@@ -129,72 +130,6 @@ static int parse_options(int argc, char **argv, spare_options *opt)
     return 0;
 }
 
-/* The body to send, as text (owned), and the task id to use. */
-static char *build_body(const spare_options *opt, char task_id[IDS_LEN * 3])
-{
-    json_t *body = NULL;
-    if (opt->request_path) {
-        json_error_t jerr;
-        body = strcmp(opt->request_path, "-") == 0
-                   ? json_loadf(stdin, JSON_DECODE_ANY, &jerr)
-                   : json_load_file(opt->request_path, JSON_DECODE_ANY, &jerr);
-        if (!body) {
-            ctl_error("invalid request: %s:%d: not valid JSON: %s", opt->request_path, jerr.line,
-                      jerr.text);
-            return NULL;
-        }
-        if (!json_is_object(body)) {
-            ctl_error("invalid request: %s: the body must be a JSON object", opt->request_path);
-            json_decref(body);
-            return NULL;
-        }
-    } else {
-        body = json_incref(opt->flags);
-    }
-    const char *in_body = json_string_value(json_object_get(body, "task_id"));
-    if (in_body && opt->task_id && strcmp(in_body, opt->task_id) != 0) {
-        ctl_error("invalid request: the body's task_id %s differs from --task-id %s", in_body,
-                  opt->task_id);
-        json_decref(body);
-        return NULL;
-    }
-    if (in_body || opt->task_id) {
-        snprintf(task_id, IDS_LEN * 3, "%s", in_body ? in_body : opt->task_id);
-    } else {
-        char fresh[IDS_LEN];
-        ids_new("tsk", fresh);
-        snprintf(task_id, IDS_LEN * 3, "%s", fresh);
-    }
-    /* spare.release takes only upgrade_id: its task id travels as the
-     * message_id. A prepare built from flags carries it in the body too. */
-    if (!opt->request_path && opt->prepare)
-        json_object_set_new(body, "task_id", json_string(task_id));
-    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(body);
-    return text;
-}
-
-typedef struct confirm_state {
-    bool done, ok;
-    char reason[256];
-} confirm_state;
-
-static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
-{
-    (void)tag;
-    confirm_state *state = user;
-    state->done = true;
-    state->ok = ok;
-    snprintf(state->reason, sizeof state->reason, "%s", reason ? reason : "");
-}
-
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void print_spares(json_t *spares)
 {
     size_t i;
@@ -257,9 +192,9 @@ static int follow(amqp_link *link, const vf_config *config, const char *task_id,
 {
     vf_error err;
     vf_error_init(&err);
-    int64_t deadline = monotonic_ms() + timeout_s * 1000;
+    int64_t deadline = clock_mono_us() / 1000 + timeout_s * 1000;
     for (;;) {
-        int64_t left = deadline - monotonic_ms();
+        int64_t left = deadline - clock_mono_us() / 1000;
         if (left <= 0) {
             ctl_error("task %s did not end within %ld s: see virtflowctl task %s", task_id,
                       timeout_s, task_id);
@@ -301,7 +236,7 @@ int ctl_spare(int argc, char **argv)
     vf_config *config = NULL;
     amqp_link *link = NULL;
     char *body = NULL;
-    char task_id[IDS_LEN * 3];
+    char task_id[CTL_TASK_ID_SIZE];
     vf_error err;
     vf_error_init(&err);
 
@@ -310,7 +245,10 @@ int ctl_spare(int argc, char **argv)
         status = parsed > 0 ? CTL_EXIT_OK : CTL_EXIT_USAGE;
         goto out;
     }
-    if (!(body = build_body(&opt, task_id)))
+    /* spare.release takes only upgrade_id: its task id travels as the
+     * message_id. A prepare built from flags carries it in the body too. */
+    if (!(body = ctl_request_body(opt.request_path, opt.flags, opt.task_id,
+                                  !opt.request_path && opt.prepare, task_id)))
         goto out;
     status = CTL_EXIT_CONFIG;
     if (!(config = ctl_load_config(opt.config_path)))
@@ -318,8 +256,8 @@ int ctl_spare(int argc, char **argv)
     status = CTL_EXIT_UNAVAILABLE;
     if (!(link = ctl_connect(config, "spare")))
         goto out;
-    confirm_state confirm = {0};
-    amqp_link_set_confirm_callback(link, on_confirm, &confirm);
+    ctl_confirm confirm = {0};
+    amqp_link_set_confirm_callback(link, ctl_on_confirm, &confirm);
     char queue[256] = "";
     static const char *const watched[] = {"event.spare.#", "event.task.retrying",
                                           "event.task.failed"};

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "amqp_link_admin.h"
+#include "clock.h"
 #include "ctl.h"
 #include "ids.h"
 
@@ -83,72 +84,6 @@ static int parse_options(int argc, char **argv, submit_options *opt)
     return 0;
 }
 
-/* The body to send, as text (owned), and the task id to use. */
-static char *build_body(const submit_options *opt, char task_id[IDS_LEN * 3])
-{
-    json_t *body = NULL;
-    if (opt->request_path) {
-        json_error_t jerr;
-        body = strcmp(opt->request_path, "-") == 0
-                   ? json_loadf(stdin, JSON_DECODE_ANY, &jerr)
-                   : json_load_file(opt->request_path, JSON_DECODE_ANY, &jerr);
-        if (!body) {
-            ctl_error("invalid request: %s:%d: not valid JSON: %s", opt->request_path, jerr.line,
-                      jerr.text);
-            return NULL;
-        }
-        if (!json_is_object(body)) {
-            ctl_error("invalid request: %s: the body must be a JSON object", opt->request_path);
-            json_decref(body);
-            return NULL;
-        }
-    } else {
-        body = json_incref(opt->flags);
-    }
-    const char *in_body = json_string_value(json_object_get(body, "task_id"));
-    if (in_body && opt->task_id && strcmp(in_body, opt->task_id) != 0) {
-        ctl_error("invalid request: the body's task_id %s differs from --task-id %s", in_body,
-                  opt->task_id);
-        json_decref(body);
-        return NULL;
-    }
-    if (in_body || opt->task_id) {
-        snprintf(task_id, IDS_LEN * 3, "%s", in_body ? in_body : opt->task_id);
-    } else {
-        char fresh[IDS_LEN];
-        ids_new("tsk", fresh);
-        snprintf(task_id, IDS_LEN * 3, "%s", fresh);
-    }
-    /* Flags build the body, so the id can travel in it too (readable in the
-     * store's request column); a file's body is sent exactly as written. */
-    if (!opt->request_path)
-        json_object_set_new(body, "task_id", json_string(task_id));
-    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(body);
-    return text;
-}
-
-typedef struct confirm_state {
-    bool done, ok;
-    char reason[256];
-} confirm_state;
-
-static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
-{
-    (void)tag;
-    confirm_state *state = user;
-    state->done = true;
-    state->ok = ok;
-    snprintf(state->reason, sizeof state->reason, "%s", reason ? reason : "");
-}
-
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Print the worker's result and turn it into the exit status. */
 static int report_result(json_t *result, bool as_json)
 {
@@ -184,7 +119,7 @@ int ctl_submit(int argc, char **argv)
     vf_config *config = NULL;
     amqp_link *link = NULL;
     char *body = NULL;
-    char task_id[IDS_LEN * 3];
+    char task_id[CTL_TASK_ID_SIZE];
     vf_error err;
     vf_error_init(&err);
 
@@ -193,7 +128,10 @@ int ctl_submit(int argc, char **argv)
         status = parsed > 0 ? CTL_EXIT_OK : CTL_EXIT_USAGE;
         goto out;
     }
-    if (!(body = build_body(&opt, task_id)))
+    /* Flags build the body, so the id can travel in it too (readable in the
+     * store's request column); a file's body is sent exactly as written. */
+    if (!(body = ctl_request_body(opt.request_path, opt.flags, opt.task_id, !opt.request_path,
+                                  task_id)))
         goto out;
     status = CTL_EXIT_CONFIG;
     if (!(config = ctl_load_config(opt.config_path)))
@@ -201,8 +139,8 @@ int ctl_submit(int argc, char **argv)
     status = CTL_EXIT_UNAVAILABLE;
     if (!(link = ctl_connect(config, "submit")))
         goto out;
-    confirm_state confirm = {0};
-    amqp_link_set_confirm_callback(link, on_confirm, &confirm);
+    ctl_confirm confirm = {0};
+    amqp_link_set_confirm_callback(link, ctl_on_confirm, &confirm);
     char reply_queue[256] = "";
     if (opt.wait && amqp_link_reply_queue(link, reply_queue, sizeof reply_queue, &err) < 0) {
         ctl_error("cannot set up a reply queue: %s", err.text);
@@ -238,9 +176,9 @@ int ctl_submit(int argc, char **argv)
         printf("%s\n", ctl_text(task_id));
         fflush(stdout);
     }
-    int64_t deadline = monotonic_ms() + opt.timeout_s * 1000;
+    int64_t deadline = clock_mono_us() / 1000 + opt.timeout_s * 1000;
     for (;;) {
-        int64_t left = deadline - monotonic_ms();
+        int64_t left = deadline - clock_mono_us() / 1000;
         if (left <= 0) {
             ctl_error("no result for task %s within %ld s (it may still be retrying): see "
                       "virtflowctl task %s",

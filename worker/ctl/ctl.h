@@ -9,6 +9,7 @@
 
 #include "amqp_link.h"
 #include "config.h"
+#include "ids.h"
 #include "ctl_options.h"
 #include "store.h"
 #include "store_tasks.h"
@@ -126,5 +127,24 @@ int ctl_parse_since(const char *text, char out[STORE_TIME_SIZE]);
 
 /* Parse a positive integer option; prints the error and returns -1 otherwise. */
 int ctl_parse_positive(const char *option, const char *text, long *out);
+
+/* The task id buffer of ctl_request_body: a client's id may be long. */
+#define CTL_TASK_ID_SIZE (IDS_LEN * 3)
+
+/* The body submit and spare publish, as compact text (owned), or NULL after
+ * printing why: the JSON object in file `path` ("-": stdin) sent as written,
+ * else the object `flags` built. The task id (the body's task_id, else
+ * `task_id_flag`, else a new tsk_ id; the two must agree) goes to `task_id`,
+ * and into the body too when `id_in_body`. */
+char *ctl_request_body(const char *path, json_t *flags, const char *task_id_flag, bool id_in_body,
+                       char task_id[CTL_TASK_ID_SIZE]);
+
+/* What the broker said of one confirmed publish: ctl_on_confirm is the
+ * amqp_link confirm callback that fills it (user = the ctl_confirm). */
+typedef struct ctl_confirm {
+    bool done, ok;
+    char reason[256];
+} ctl_confirm;
+void ctl_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
 
 #endif

@@ -242,3 +242,55 @@ int ctl_only_common_options(int argc, char **argv, const char *command, void (*u
     *as_json = args.json;
     return -1;
 }
+
+/* ---- request bodies and publish confirms (submit, spare) ---- */
+
+char *ctl_request_body(const char *path, json_t *flags, const char *task_id_flag, bool id_in_body,
+                       char task_id[CTL_TASK_ID_SIZE])
+{
+    json_t *body = NULL;
+    if (path) {
+        json_error_t jerr;
+        body = strcmp(path, "-") == 0 ? json_loadf(stdin, JSON_DECODE_ANY, &jerr)
+                                      : json_load_file(path, JSON_DECODE_ANY, &jerr);
+        if (!body) {
+            ctl_error("invalid request: %s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
+            return NULL;
+        }
+        if (!json_is_object(body)) {
+            ctl_error("invalid request: %s: the body must be a JSON object", path);
+            json_decref(body);
+            return NULL;
+        }
+    } else {
+        body = json_incref(flags);
+    }
+    const char *in_body = json_string_value(json_object_get(body, "task_id"));
+    if (in_body && task_id_flag && strcmp(in_body, task_id_flag) != 0) {
+        ctl_error("invalid request: the body's task_id %s differs from --task-id %s", in_body,
+                  task_id_flag);
+        json_decref(body);
+        return NULL;
+    }
+    if (in_body || task_id_flag) {
+        snprintf(task_id, CTL_TASK_ID_SIZE, "%s", in_body ? in_body : task_id_flag);
+    } else {
+        char fresh[IDS_LEN];
+        ids_new("tsk", fresh);
+        snprintf(task_id, CTL_TASK_ID_SIZE, "%s", fresh);
+    }
+    if (id_in_body)
+        json_object_set_new(body, "task_id", json_string(task_id));
+    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(body);
+    return text;
+}
+
+void ctl_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+{
+    (void)tag;
+    ctl_confirm *state = user;
+    state->done = true;
+    state->ok = ok;
+    snprintf(state->reason, sizeof state->reason, "%s", reason ? reason : "");
+}
