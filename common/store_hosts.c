@@ -84,14 +84,14 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
      * decided from, and holds the host until the commit. (No RETURNING: it
      * costs SQLite 3.40 more than the update itself.) PostgreSQL numbers the
      * change from a sequence: it cannot see the others' uncommitted numbers. */
-    db_stmt *st = store_stmt(s, STORE_STMT_HOST_CLAIM,
-                             store_is_pg(s)
-                                 ? "UPDATE host_generations SET generation = generation + 1, "
-                                   "changed_seq = nextval('host_generations_seq') "
-                                   "WHERE node = ?1 AND generation = ?2"
-                                 : "UPDATE host_generations SET generation = generation + 1, "
-                                   "changed_seq = ?3 WHERE node = ?1 AND generation = ?2",
-                             err);
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_HOST_CLAIM,
+                   store_is_pg(s) ? "UPDATE host_generations SET generation = generation + 1, "
+                                    "changed_seq = nextval('host_generations_seq') "
+                                    "WHERE node = ?1 AND generation = ?2"
+                                  : "UPDATE host_generations SET generation = generation + 1, "
+                                    "changed_seq = ?3 WHERE node = ?1 AND generation = ?2",
+                   err);
     if (!st)
         return -1;
     store_bind_text(st, 1, node);
@@ -153,18 +153,26 @@ bool store_writers_serialized(const store *s)
     return !store_is_pg(s);
 }
 
-int store_reservations_live_node(store *s, const char *node, const char *now,
-                                 store_reservation_fn fn, void *ctx, vf_error *err)
+int store_reservations_counted_node(store *s, const char *node, const char *now,
+                                    const char *view_at, store_reservation_fn fn, void *ctx,
+                                    vf_error *err)
 {
-    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LIVE_NODE,
-                             "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                             "WHERE node = ?1 AND released_at IS NULL AND expires_at > ?2 "
-                             "ORDER BY id",
-                             err);
+    /* The sets of store_reservations_counted, for one host. */
+    db_stmt *st = store_stmt(
+        s, STORE_STMT_RESERVATIONS_COUNTED_NODE,
+        "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+        "WHERE node = ?1 AND released_at IS NULL AND expires_at > ?2 "
+        "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+        "WHERE node = ?1 AND bound_at IS NOT NULL AND bound_at > ?3 "
+        "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+        "WHERE node = ?1 AND bound_at IS NOT NULL AND expires_at > ?2 AND bound_at <= ?3 "
+        "ORDER BY 1",
+        err);
     if (!st)
         return -1;
     store_bind_text(st, 1, node);
     store_bind_text(st, 2, now);
+    store_bind_text(st, 3, view_at);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "listing a host's reservations", err) != 0) {
         store_rows_free(&rows);
@@ -262,9 +270,10 @@ int store_leases_live(store *s, const char *prefix, const char *now,
                       int (*fn)(const char *owner, void *ctx), void *ctx, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_LEASES_LIVE,
-                                  "SELECT owner FROM leases WHERE substr(name, 1, length(CAST(?1 AS TEXT))) = CAST(?1 AS TEXT) "
-                                  "AND expires_at > ?2",
-                                  err);
+                             "SELECT owner FROM leases WHERE substr(name, 1, length(CAST(?1 AS "
+                             "TEXT))) = CAST(?1 AS TEXT) "
+                             "AND expires_at > ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, prefix);

@@ -24,10 +24,11 @@ typedef enum {
     STORE_STMT_TASK_EVENTS,
     STORE_STMT_RESERVATION_ADD,
     STORE_STMT_RESERVATIONS_LIVE,
+    STORE_STMT_RESERVATIONS_COUNTED,
     STORE_STMT_RESERVATION_RELEASE_TASK,
     STORE_STMT_RESERVATION_RELEASE_VMID,
     STORE_STMT_RESERVATIONS_EXPIRE,
-    STORE_STMT_RESERVATIONS_LIVE_NODE,
+    STORE_STMT_RESERVATIONS_COUNTED_NODE,
     STORE_STMT_RESERVATION_RELEASE_EXPIRED_VMID,
     STORE_STMT_HOSTS_CHANGED,
     STORE_STMT_HOST_LOCK,
@@ -127,7 +128,7 @@ void store_rows_free(store_rows *rows);
 
 /* The reservations columns, in the order store_reservation_rows_each reads. */
 #define STORE_RESERVATION_COLUMNS                                                                  \
-    "id, task_id, node, cpu, memory, disk, vmid, created_at, expires_at, released_at"
+    "id, task_id, node, cpu, memory, disk, vmid, created_at, expires_at, released_at, bound_at"
 
 /* Call fn for each collected row of a SELECT STORE_RESERVATION_COLUMNS, until
  * it returns non-zero. */

@@ -81,6 +81,7 @@ void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn
             .created_at = store_rows_text(rows, i, 7),
             .expires_at = store_rows_text(rows, i, 8),
             .released_at = store_rows_text(rows, i, 9),
+            .bound_at = store_rows_text(rows, i, 10),
         };
         if (fn(&r, ctx) != 0)
             break;
@@ -107,6 +108,35 @@ int store_reservations_live(store *s, const char *now, store_reservation_fn fn, 
     return 0;
 }
 
+/* Three disjoint sets, each one index range (schema/009): held; ended by
+ * an inventory fetched after the reader's view; ended by one fetched before
+ * it but not expired. */
+int store_reservations_counted(store *s, const char *now, const char *view_at,
+                               store_reservation_fn fn, void *ctx, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_COUNTED,
+                             "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                             "WHERE released_at IS NULL AND expires_at > ?1 "
+                             "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                             "WHERE bound_at IS NOT NULL AND bound_at > ?2 "
+                             "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                             "WHERE bound_at IS NOT NULL AND expires_at > ?1 AND bound_at <= ?2 "
+                             "ORDER BY 1",
+                             err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, now);
+    store_bind_text(st, 2, view_at);
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 0, &rows, "listing reservations", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    store_reservation_rows_each(&rows, fn, ctx);
+    store_rows_free(&rows);
+    return 0;
+}
+
 int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_TASK,
@@ -121,10 +151,10 @@ int store_reservation_release_task(store *s, const char *task_id, const char *at
 }
 
 int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
-                                   vf_error *err)
+                                   const char *shown_at, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_VMID,
-                             "UPDATE reservations SET released_at = ?2 "
+                             "UPDATE reservations SET released_at = ?2, bound_at = ?4 "
                              "WHERE vmid = ?1 AND node = ?3 AND released_at IS NULL",
                              err);
     if (!st)
@@ -132,6 +162,7 @@ int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, con
     db_bind_int64(st, 1, vmid);
     store_bind_text(st, 2, at);
     store_bind_text(st, 3, node);
+    store_bind_text(st, 4, shown_at);
     return store_exec_change(s, st, "releasing a vmid's reservation", err);
 }
 

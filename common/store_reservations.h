@@ -23,6 +23,7 @@ typedef struct store_reservation {
     const char *created_at;
     const char *expires_at;
     const char *released_at; /* NULL while held */
+    const char *bound_at;    /* ended because an inventory fetched at this time showed its VM */
 } store_reservation;
 
 typedef int (*store_reservation_fn)(const store_reservation *reservation, void *ctx);
@@ -42,13 +43,27 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
 int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
                             vf_error *err) __attribute__((warn_unused_result));
 
+/* Call fn, oldest first, for every reservation a reader deciding from an
+ * inventory snapshot fetched at `view_at` must count: the live ones, and
+ * those ended because an inventory showed their VM (bound_at set) that
+ * either was fetched after `view_at` or has not expired yet (schema/009).
+ * The reader skips those whose VM its own snapshot shows. `now` is the
+ * reservation clock (store_reservation_clock); pass it as `view_at` too
+ * when there is no snapshot yet. */
+int store_reservations_counted(store *s, const char *now, const char *view_at,
+                               store_reservation_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Release the live reservations of a task (spare.release, failure) or of a
- * vmid on `node` (the inventory now shows that VM on that host; the same
- * vmid elsewhere ends nothing). Return the number released, or -1. */
+ * vmid on `node` (the inventory fetched at `shown_at` shows that VM on that
+ * host; the same vmid elsewhere ends nothing; the end is stamped bound_at
+ * and keeps counting for readers with an older view: see
+ * store_reservations_live). Return the number released, or -1. */
 int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
     __attribute__((warn_unused_result));
 int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
-                                   vf_error *err) __attribute__((warn_unused_result));
+                                   const char *shown_at, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* The reservation clock (schema/003): expiry is judged against the time of
  * the last successful inventory fetch, so it stands still while the

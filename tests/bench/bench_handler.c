@@ -116,8 +116,8 @@ int main(int argc, char **argv)
         goto out;
     if (!(s = store_open(path, STORE_READ_WRITE, &err)) || store_defer_sync(s, &err) < 0)
         goto out;
-    if (with_book &&
-        (!(book = reservation_book_new(engine, &err)) || reservation_book_load(book, s, &err) < 0))
+    if (with_book && (!(book = reservation_book_new(engine, &err)) ||
+                      reservation_book_load(book, s, 0, &err) < 0))
         goto out;
 
     task_handler handler = {s, engine, config, hosts, "", wall_ms, book, "bench:1:w_bench"};
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     for (long done = 0; done < n;) {
         long count = n - done < per_batch ? n - done : per_batch;
         int64_t started_at = wm ? clock_mono_us() : 0;
-        if (store_begin(s, &err) < 0 || (book && reservation_book_catch_up(book, s, &err) < 0))
+        if (store_begin(s, &err) < 0 || (book && reservation_book_catch_up(book, s, 0, &err) < 0))
             goto out;
         for (long i = 0; i < count; i++) {
             char body[160], id[48];

@@ -2,6 +2,7 @@
  * generations, vmid uniqueness and leases: two "workers" — two store
  * handles, two engines, two books — share one real SQLite file, as several
  * worker processes on one machine do. */
+#include "ids.h"
 #include "leases.h"
 #include "reservations.h"
 #include "sched_fixture.h"
@@ -41,7 +42,7 @@ static void worker_open(worker *w, const char *path)
     CHECK(sched_engine_set_hosts(w->engine, hosts, NULL, NULL, &err) == 0);
     w->book = reservation_book_new(w->engine, &err);
     CHECK(w->book != NULL);
-    CHECKF(reservation_book_load(w->book, w->store, &err) >= 0, "%s", err.text);
+    CHECKF(reservation_book_load(w->book, w->store, 0, &err) >= 0, "%s", err.text);
 }
 
 static void worker_close(worker *w)
@@ -118,7 +119,7 @@ static void test_stale_view_cannot_commit(const char *path)
 
     /* Worker b reserves on bm-1 and commits. */
     CHECK(store_begin(b.store, &err) == 0);
-    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 0);
+    CHECK(reservation_book_catch_up(b.book, b.store, 0, &err) == 0);
     add_task(b.store, "t-b1");
     CHECKF(reserve(&b, "t-b1", "bm-1", 100, 8, FAR_FUTURE, &err) == 0, "%s", err.text);
     CHECK(commit(&b));
@@ -136,7 +137,7 @@ static void test_stale_view_cannot_commit(const char *path)
     /* Caught up, worker a sees b's reservation and may claim bm-1. */
     vf_error_init(&err);
     CHECK(store_begin(a.store, &err) == 0);
-    CHECK(reservation_book_catch_up(a.book, a.store, &err) == 1);
+    CHECK(reservation_book_catch_up(a.book, a.store, 0, &err) == 1);
     CHECK(reserved_cpu(&a, "bm-1") == 8);
     add_task(a.store, "t-a1");
     CHECKF(reserve(&a, "t-a1", "bm-1", 101, 8, FAR_FUTURE, &err) == 0, "%s", err.text);
@@ -145,10 +146,10 @@ static void test_stale_view_cannot_commit(const char *path)
 
     /* Its own change is no news to a; b reloads bm-1 and sees both. */
     CHECK(store_begin(a.store, &err) == 0);
-    CHECKF(reservation_book_catch_up(a.book, a.store, &err) == 0, "%s", err.text);
+    CHECKF(reservation_book_catch_up(a.book, a.store, 0, &err) == 0, "%s", err.text);
     CHECK(store_rollback(a.store, &err) == 0);
     CHECK(store_begin(b.store, &err) == 0);
-    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(reservation_book_catch_up(b.book, b.store, 0, &err) == 1);
     CHECK(store_rollback(b.store, &err) == 0);
     CHECK(reserved_cpu(&b, "bm-1") == 16);
 
@@ -156,13 +157,13 @@ static void test_stale_view_cannot_commit(const char *path)
      * operator would) reaches b's picture too. */
     CHECK(store_reservation_release_task(a.store, "t-b1", "2026-11-22T02:00:00.000Z", &err) == 1);
     CHECK(store_begin(b.store, &err) == 0);
-    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(reservation_book_catch_up(b.book, b.store, 0, &err) == 1);
     CHECK(store_rollback(b.store, &err) == 0);
     CHECK(reserved_cpu(&b, "bm-1") == 8);
 
     /* A rolled-back claim leaves the book as it was: no false conflict. */
     CHECK(store_begin(a.store, &err) == 0);
-    CHECK(reservation_book_catch_up(a.book, a.store, &err) == 1);
+    CHECK(reservation_book_catch_up(a.book, a.store, 0, &err) == 1);
     add_task(a.store, "t-a2");
     CHECK(reserve(&a, "t-a2", "bm-2", 102, 4, FAR_FUTURE, &err) == 0);
     rollback(&a, "t-a2");
@@ -173,6 +174,133 @@ static void test_stale_view_cannot_commit(const char *path)
 
     worker_close(&a);
     worker_close(&b);
+}
+
+/* The inventory fetched at `at` shows the VM of these holds: end them, as
+ * the worker's inventory sync does. */
+typedef struct shown {
+    store *store;
+    const char *at;
+    int ended;
+} shown;
+
+static void end_shown(const sched_reservation *res, void *user)
+{
+    shown *sh = user;
+    vf_error err;
+    vf_error_init(&err);
+    int rc = store_reservation_release_vmid(sh->store, res->vmid, res->node,
+                                            "2026-11-22T02:00:05.000Z", sh->at, &err);
+    CHECKF(rc >= 0, "%s", err.text);
+    sh->ended += rc > 0 ? rc : 0;
+}
+
+static int64_t ms_of(const char *text)
+{
+    int64_t s = 0;
+    CHECK(ids_parse_time(text, &s) == 0);
+    return s * 1000;
+}
+
+static long catch_up_at(worker *w, const char *view_at)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_begin(w->store, &err) == 0);
+    long n = reservation_book_catch_up(w->book, w->store, ms_of(view_at), &err);
+    CHECKF(n >= 0, "%s", err.text);
+    CHECK(store_rollback(w->store, &err) == 0);
+    return n;
+}
+
+/* Issue 21, item 1: a ends a hold because its newer inventory shows the VM;
+ * b, whose snapshot is older and does not, must keep counting it (else a
+ * second VM goes to a full host, with the same vmid). It counts until b's
+ * snapshot shows the VM, or is newer than the one that did and the hold's
+ * time has run out. */
+static void test_diverging_views(const char *path)
+{
+    worker a, b, c;
+    worker_open(&a, path);
+    worker_open(&b, path);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *with_vms = hostset_new();
+    const char *names[] = {"bm-1", "bm-2", "bm-3"};
+    for (size_t i = 0; i < 3; i++) {
+        host h = fixture_host(names[i]);
+        CHECK(hostset_add(with_vms, &h, &err) == 0);
+    }
+    CHECK(hostset_add_guest(with_vms, 100, 0, &err) == 0);
+    CHECK(hostset_add_guest(with_vms, 101, 0, &err) == 0);
+    CHECK(hostset_finish(with_vms, &err) == 0);
+
+    /* t1 holds 8 vCPUs and vmid 100 far into the future; t2 holds 4 vCPUs
+     * and vmid 101 until 01:10, long past by the wall clock. */
+    CHECK(store_begin(a.store, &err) == 0);
+    CHECK(reservation_book_catch_up(a.book, a.store, 0, &err) == 0);
+    add_task(a.store, "t1");
+    add_task(a.store, "t2");
+    CHECKF(reserve(&a, "t1", "bm-1", 100, 8, FAR_FUTURE, &err) == 0, "%s", err.text);
+    CHECKF(reserve(&a, "t2", "bm-1", 101, 4, "2026-11-22T01:10:00.000Z", &err) == 0, "%s",
+           err.text);
+    CHECK(commit(&a));
+    /* b sees t1 only: t2 has expired by the store's clock (the wall clock
+     * here: no inventory fetch was recorded). */
+    CHECK(catch_up_at(&b, "2026-11-22T01:30:00.000Z") == 1);
+    CHECK(reserved_cpu(&b, "bm-1") == 8);
+
+    /* a's inventory, fetched at 02:00, shows both VMs: a ends both holds. */
+    shown sh = {a.store, "2026-11-22T02:00:00.000Z", 0};
+    CHECK(store_begin(a.store, &err) == 0);
+    CHECKF(sched_engine_set_hosts(a.engine, with_vms, end_shown, &sh, &err) == 0, "%s", err.text);
+    CHECK(store_commit(a.store, &err) == 0);
+    CHECK(sh.ended == 2); /* a's engine still held t2: its expiry had not run */
+    CHECK(reserved_cpu(&a, "bm-1") == 0);
+
+    /* b's snapshot (01:30) is older than the evidence: both count again,
+     * t2 too, although its time ran out: a VM is there, b cannot see it. */
+    CHECK(catch_up_at(&b, "2026-11-22T01:30:00.000Z") == 1);
+    CHECK(reserved_cpu(&b, "bm-1") == 12);
+
+    /* A worker that started now (no snapshot: t1 only, unexpired) and then
+     * got an old snapshot counts both. */
+    worker_open(&c, path);
+    CHECK(reserved_cpu(&c, "bm-1") == 8);
+    CHECK(catch_up_at(&c, "2026-11-22T01:30:00.000Z") >= 0);
+    CHECK(reserved_cpu(&c, "bm-1") == 12);
+    worker_close(&c);
+
+    /* b's next snapshot still lacks the VMs but is newer than the evidence:
+     * t2 ends with b's expiry pass; t1 counts until it expires. */
+    CHECK(catch_up_at(&b, "2026-11-22T02:30:00.000Z") == 0);
+    CHECK(sched_engine_expire(b.engine, ms_of("2026-11-22T02:30:00.000Z") / 1000) == 1);
+    CHECK(reserved_cpu(&b, "bm-1") == 8);
+    worker_open(&c, path);
+    CHECK(catch_up_at(&c, "2026-11-22T02:30:00.000Z") >= 0);
+    CHECK(reserved_cpu(&c, "bm-1") == 8);
+    worker_close(&c);
+
+    /* b's snapshot shows the VM: the host's own figures count it now. */
+    CHECK(sched_engine_set_hosts(b.engine, with_vms, NULL, NULL, &err) == 0);
+    CHECK(reserved_cpu(&b, "bm-1") == 0);
+    worker_open(&c, path);
+    CHECK(sched_engine_set_hosts(c.engine, with_vms, NULL, NULL, &err) == 0);
+    CHECK(catch_up_at(&c, "2026-11-22T02:30:00.000Z") >= 0);
+    CHECK(reserved_cpu(&c, "bm-1") == 0);
+    worker_close(&c);
+
+    /* Back on a snapshot without the VMs but newer than the evidence, a
+     * fresh worker still counts t1 (not expired), yet no longer t2. */
+    CHECK(sched_engine_set_hosts(b.engine, hosts, NULL, NULL, &err) == 0);
+    worker_open(&c, path);
+    CHECK(catch_up_at(&c, "2026-11-22T03:00:00.000Z") >= 0);
+    CHECK(reserved_cpu(&c, "bm-1") == 8);
+    worker_close(&c);
+
+    worker_close(&a);
+    worker_close(&b);
+    hostset_free(with_vms);
 }
 
 /* PostgreSQL: two workers deciding at the same time from the same picture.
@@ -196,7 +324,7 @@ static void test_concurrent_claims_conflict(const char *url)
     CHECKF(reserve(&a, "c-0", "bm-3", 699, 4, FAR_FUTURE, &err) == 0, "%s", err.text);
     CHECK(commit(&a));
     CHECK(store_begin(b.store, &err) == 0);
-    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(reservation_book_catch_up(b.book, b.store, 0, &err) == 1);
     CHECK(store_rollback(b.store, &err) == 0);
 
     CHECK(store_begin(a.store, &err) == 0);
@@ -212,7 +340,7 @@ static void test_concurrent_claims_conflict(const char *url)
 
     vf_error_init(&err);
     CHECK(store_begin_exclusive(b.store, &err) == 0);
-    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(reservation_book_catch_up(b.book, b.store, 0, &err) == 1);
     CHECKF(reservation_book_claim(b.book, b.store, "bm-3", &err) == 0, "%s", err.text);
     CHECK(commit(&b));
     worker_close(&a);
@@ -248,7 +376,7 @@ static void test_vmid_held_once(const char *path)
     CHECK(reserve(&a, "v-old", "bm-1", 501, 1, PAST, &err) == 0);
     CHECK(commit(&a));
     CHECK(store_begin(b.store, &err) == 0);
-    CHECK(reservation_book_catch_up(b.book, b.store, &err) == 1);
+    CHECK(reservation_book_catch_up(b.book, b.store, 0, &err) == 1);
     add_task(b.store, "v-new");
     CHECKF(reserve(&b, "v-new", "bm-2", 501, 1, FAR_FUTURE, &err) == 0, "%s", err.text);
     CHECK(commit(&b));
@@ -360,15 +488,17 @@ int main(void)
     test_vmid_held_once(path);
     snprintf(path, sizeof path, "%s/lease.db", dir);
     test_leases(path);
+    snprintf(path, sizeof path, "%s/diverging.db", dir);
+    test_diverging_views(path);
 
     /* The same on PostgreSQL, where store_host_claim locks the host's row
      * instead of relying on SQLite's single write lock. */
     char url[512];
     bool skipped = false;
-    const char *names_pg[] = {"stale", "vmid", "lease"};
+    const char *names_pg[] = {"stale", "vmid", "lease", "diverging"};
     void (*tests_pg[])(const char *) = {test_stale_view_cannot_commit, test_vmid_held_once,
-                                        test_leases};
-    for (size_t i = 0; i < 3; i++) {
+                                        test_leases, test_diverging_views};
+    for (size_t i = 0; i < 4; i++) {
         if (test_pg_url(names_pg[i], url, sizeof url, &skipped) == 0)
             tests_pg[i](url);
         else

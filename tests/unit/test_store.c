@@ -590,9 +590,12 @@ static void test_reservations(store *s)
     CHECK(seen.count == 2);
 
     /* The vmid on another host is not this reservation's VM. */
-    CHECK(store_reservation_release_vmid(s, 121, "bm-001", "2026-11-22T08:02:00.000Z", &err) == 0);
-    CHECK(store_reservation_release_vmid(s, 121, "bm-002", "2026-11-22T08:02:00.000Z", &err) == 1);
-    CHECK(store_reservation_release_vmid(s, 121, "bm-002", "2026-11-22T08:02:00.000Z", &err) == 0);
+    CHECK(store_reservation_release_vmid(s, 121, "bm-001", "2026-11-22T08:02:00.000Z",
+                                         "2026-11-22T08:01:58.000Z", &err) == 0);
+    CHECK(store_reservation_release_vmid(s, 121, "bm-002", "2026-11-22T08:02:00.000Z",
+                                         "2026-11-22T08:01:58.000Z", &err) == 1);
+    CHECK(store_reservation_release_vmid(s, 121, "bm-002", "2026-11-22T08:02:00.000Z",
+                                         "2026-11-22T08:01:58.000Z", &err) == 0);
     memset(&seen, 0, sizeof seen);
     CHECK(store_reservations_live(s, "2026-11-22T08:03:00.000Z", collect_reservation, &seen,
                                   &err) == 0);

@@ -74,7 +74,8 @@ static void add_reservation(store *s, const char *task_id, int64_t vmid, const c
     CHECKF(store_reservation_add(s, task_id, "bm-001", 1, 512, 0, vmid, OLD, FAR, &err) == 0, "%s",
            err.text);
     if (released_at)
-        CHECK(store_reservation_release_vmid(s, vmid, "bm-001", released_at, &err) == 1);
+        CHECK(store_reservation_release_vmid(s, vmid, "bm-001", released_at, released_at, &err) ==
+              1);
 }
 
 static void add_spare(store *s, const char *task_id, int index, const char *state,

@@ -86,7 +86,8 @@ static void run(const char *path)
                                 "2026-01-03T00:15:00.000Z", &err) == 0);
     CHECK(store_reservation_add(st, "t-ok", "bm-2", 2, 1024, 10, -1, "2026-01-03T00:00:00.000Z",
                                 "2099-01-03T00:15:00.000Z", &err) == 0);
-    CHECK(store_reservation_release_vmid(st, 120, "bm-1", "2026-01-03T00:05:00.000Z", &err) == 1);
+    CHECK(store_reservation_release_vmid(st, 120, "bm-1", "2026-01-03T00:05:00.000Z",
+                                         "2026-01-03T00:05:00.000Z", &err) == 1);
     store_close(st);
 
     /* Read-only, as virtflowctl opens it. */

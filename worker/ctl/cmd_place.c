@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "engine.h"
 #include "inventory.h"
@@ -103,7 +104,8 @@ static long load_reservations(const vf_config *config, sched_engine *engine, boo
     store *s = store_config_open(config, STORE_READ_ONLY, err);
     if (!s)
         return -1;
-    long count = reservations_hold_live(s, engine, err);
+    /* The snapshot was fetched just now. */
+    long count = reservations_hold_live(s, engine, clock_wall_ms(), err);
     store_close(s);
     return count;
 }

@@ -29,6 +29,16 @@ static int hold(const store_reservation *row, void *ctx)
     res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
     if (ids_parse_time(row->expires_at, &res.expires) < 0)
         res.expires = 0; /* unreadable expiry: hold it until released */
+    if (row->bound_at) {
+        /* Ended because another view showed the VM: ours does not (yet) when
+         * it is older than that view, so it counts until ours is newer than
+         * both that view and the expiry (store_reservations_counted). */
+        if (sched_engine_shows_guest(h->engine, res.vmid, res.node))
+            return 0; /* our snapshot counts it already */
+        int64_t bound = 0;
+        if (res.expires && ids_parse_time(row->bound_at, &bound) == 0 && bound >= res.expires)
+            res.expires = bound + 1;
+    }
     if (sched_engine_reserve(h->engine, &res, h->err) < 0) {
         h->failed = true;
         return 1; /* stop: the error is in h->err */
@@ -37,18 +47,35 @@ static int hold(const store_reservation *row, void *ctx)
     return 0;
 }
 
-long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
+/* The time of the snapshot the engine decides from, as store text: that of
+ * `view_ms`, or the reservation clock `now` while there is none. */
+static void view_text(int64_t view_ms, const char *now, char out[STORE_TIME_SIZE])
+{
+    if (view_ms <= 0 || store_format_time(view_ms, out) < 0)
+        snprintf(out, STORE_TIME_SIZE, "%s", now);
+}
+
+/* Hold what a reader deciding from `view_at` counts; the reservation clock
+ * into `now`. */
+static long hold_counted(store *s, sched_engine *engine, int64_t view_ms, char now[STORE_TIME_SIZE],
+                         char view_at[STORE_TIME_SIZE], vf_error *err)
 {
     /* Judged against the inventory clock, not the wall clock: a hold whose
      * time ran out while the inventory was stale still counts (see
      * schema/005_inventory_clock.sql). */
-    char now[STORE_TIME_SIZE];
     if (store_reservation_clock(s, now, err) < 0)
         return -1;
+    view_text(view_ms, now, view_at);
     holder h = {engine, 0, err, false};
-    if (store_reservations_live(s, now, hold, &h, err) < 0 || h.failed)
+    if (store_reservations_counted(s, now, view_at, hold, &h, err) < 0 || h.failed)
         return -1;
     return h.count;
+}
+
+long reservations_hold_live(store *s, sched_engine *engine, int64_t view_ms, vf_error *err)
+{
+    char now[STORE_TIME_SIZE], view_at[STORE_TIME_SIZE];
+    return hold_counted(s, engine, view_ms, now, view_at, err);
 }
 
 /* ---- the worker's book ---- */
@@ -71,6 +98,10 @@ struct reservation_book {
     bool serialized;  /* ...on a store with one writer at a time (store_writers_serialized) */
     bool reload_all;  /* a conflict showed the picture stale in a way the change order may
                          not reveal (PostgreSQL): take the whole store's picture again */
+    /* The snapshot time the picture was taken for (store text). A newer one
+     * counts a subset of what it held (schema/009): the engine's expiry and
+     * snapshot switch drop the rest. An older one may count more. */
+    char view_at[STORE_TIME_SIZE];
 };
 
 reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
@@ -122,6 +153,7 @@ typedef struct catch_up {
     reservation_book *book;
     store *store;
     const char *now;
+    const char *view_at;
     bool loading; /* at start: the engine already holds everything */
     long reloaded;
     vf_error *err;
@@ -148,7 +180,8 @@ static int reload_host(const store_host_generation *changed, void *arg)
     /* Another writer changed this host: take the store's picture of it. */
     sched_engine_release_node(book->engine, changed->node);
     holder h = {book->engine, 0, c->err, false};
-    if (store_reservations_live_node(c->store, changed->node, c->now, hold, &h, c->err) < 0 ||
+    if (store_reservations_counted_node(c->store, changed->node, c->now, c->view_at, hold, &h,
+                                        c->err) < 0 ||
         h.failed) {
         c->failed = true;
         return 1;
@@ -162,37 +195,47 @@ static long follow_changes(reservation_book *book, store *s, bool loading, vf_er
     char now[STORE_TIME_SIZE]; /* the reservation clock, as reservations_hold_live */
     if (store_reservation_clock(s, now, err) < 0)
         return -1;
-    catch_up c = {book, s, now, loading, 0, err, false};
+    catch_up c = {book, s, now, book->view_at, loading, 0, err, false};
     if (store_hosts_changed(s, book->seen_seq, reload_host, &c, err) < 0 || c.failed)
         return -1;
     return c.reloaded;
 }
 
-long reservation_book_load(reservation_book *book, store *s, vf_error *err)
+long reservation_book_load(reservation_book *book, store *s, int64_t view_ms, vf_error *err)
 {
     /* Generations first: a change made between the two reads is then seen
      * again at the first catch-up, never missed. */
+    char now[STORE_TIME_SIZE];
     if (follow_changes(book, s, true, err) < 0)
         return -1;
-    return reservations_hold_live(s, book->engine, err);
+    return hold_counted(s, book->engine, view_ms, now, book->view_at, err);
 }
 
 /* Forget the picture and take the store's whole one again, as at start. */
-static long reload_everything(reservation_book *book, store *s, vf_error *err)
+static long reload_everything(reservation_book *book, store *s, int64_t view_ms, vf_error *err)
 {
     sched_engine_release_all(book->engine);
     book->n_hosts = 0;
     book->seen_seq = 0;
-    if (reservation_book_load(book, s, err) < 0)
+    if (reservation_book_load(book, s, view_ms, err) < 0)
         return -1;
     book->reload_all = false;
     return (long)book->n_hosts;
 }
 
-long reservation_book_catch_up(reservation_book *book, store *s, vf_error *err)
+long reservation_book_catch_up(reservation_book *book, store *s, int64_t view_ms, vf_error *err)
 {
-    long reloaded =
-        book->reload_all ? reload_everything(book, s, err) : follow_changes(book, s, false, err);
+    char view_at[STORE_TIME_SIZE];
+    view_text(view_ms, book->view_at, view_at);
+    /* A snapshot older than the picture's (a worker that started before its
+     * first fetch, a source that went back) may count reservations the
+     * picture left out: take it whole again. A newer one only narrows. */
+    if (strcmp(view_at, book->view_at) < 0)
+        book->reload_all = true;
+    else
+        memcpy(book->view_at, view_at, sizeof view_at);
+    long reloaded = book->reload_all ? reload_everything(book, s, view_ms, err)
+                                     : follow_changes(book, s, false, err);
     int64_t latest = 0;
     if (reloaded < 0 || store_hosts_latest_seq(s, &latest, err) < 0)
         return -1;

@@ -13,10 +13,14 @@
 #include "engine.h"
 #include "store.h"
 
-/* Hold every live reservation of `s` (not released, not expired by the
- * reservation clock, store_reservation_clock) in `engine`. Returns how many, or -1 with err (store
+/* Hold in `engine` every reservation of `s` that a decision over the
+ * engine's current snapshot, fetched at `view_ms` (Unix ms; 0: no snapshot
+ * yet), must count (store_reservations_counted): the live ones (not
+ * released, not expired by the reservation clock, store_reservation_clock)
+ * and those another view saw materialise while the engine's snapshot does
+ * not show their VMs. Returns how many were held, or -1 with err (store
  * error, VF_ENOMEM). */
-long reservations_hold_live(store *s, sched_engine *engine, vf_error *err)
+long reservations_hold_live(store *s, sched_engine *engine, int64_t view_ms, vf_error *err)
     __attribute__((warn_unused_result));
 
 typedef struct reservation_book reservation_book;
@@ -27,15 +31,18 @@ reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
     __attribute__((warn_unused_result));
 void reservation_book_free(reservation_book *book);
 
-/* Start of a worker: hold every live reservation in the engine and learn
- * every host's generation. Returns the number of reservations held, or -1. */
-long reservation_book_load(reservation_book *book, store *s, vf_error *err)
+/* Start of a worker: hold every reservation a decision over a snapshot
+ * fetched at `view_ms` counts (as reservations_hold_live) in the engine and
+ * learn every host's generation. Returns the number held, or -1. */
+long reservation_book_load(reservation_book *book, store *s, int64_t view_ms, vf_error *err)
     __attribute__((warn_unused_result));
 
-/* In the write transaction that will record a batch, before deciding it:
- * reload the live reservations of every host another writer changed since
- * the book last looked. Returns the number of hosts reloaded, or -1. */
-long reservation_book_catch_up(reservation_book *book, store *s, vf_error *err)
+/* In the write transaction that will record a batch, before deciding it
+ * over a snapshot fetched at `view_ms` (0: none yet): reload the counted
+ * reservations of every host another writer changed since the book last
+ * looked (all hosts when the snapshot is older than the one the picture was
+ * taken for). Returns the number of hosts reloaded, or -1. */
+long reservation_book_catch_up(reservation_book *book, store *s, int64_t view_ms, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Before recording a reservation on `node` in the open transaction: the

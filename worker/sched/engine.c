@@ -537,6 +537,11 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     return 0;
 }
 
+bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node)
+{
+    return vmid && engine->hosts && hostset_guest_on(engine->hosts, vmid, node);
+}
+
 int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)
 {
     if (grow_array((void **)&engine->held, &engine->cap_held, engine->n_held + 1,

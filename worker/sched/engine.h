@@ -152,6 +152,11 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
 /* Index of a placed decision's host in the current snapshot. */
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision);
 
+/* Whether the current snapshot shows guest `vmid` on host `node`: its
+ * resources are then in that host's figures, and a reservation for it must
+ * not be held as well (see sched_engine_set_hosts). */
+bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node);
+
 /* Hold resources and vmid until released or expired. The node may be absent
  * from the snapshot (its vmid is still held). Returns 0 or -1 (VF_ENOMEM). */
 int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)

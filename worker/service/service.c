@@ -75,7 +75,7 @@ static int sync_inventory(service *svc, vf_error *err)
         rc = store_begin(svc->store, err);
         for (size_t i = 0; rc == 0 && i < gone.n; i++)
             rc = store_reservation_release_vmid(svc->store, gone.vms[i].vmid, gone.vms[i].node, now,
-                                                err) < 0
+                                                fetched, err) < 0
                      ? -1
                      : 0;
         if (rc == 0)
@@ -144,7 +144,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         return -1;
     size_t marked = 0;
     rc = service_flush_confirmed(svc, &svc->confirmed, now, &marked, err);
-    long reloaded = rc == 0 ? reservation_book_catch_up(svc->book, svc->store, err) : 0;
+    long reloaded =
+        rc == 0 ? reservation_book_catch_up(svc->book, svc->store, svc->view_fetched_ms, err) : 0;
     if (reloaded < 0)
         rc = -1;
     else if (reloaded > 0)
@@ -374,7 +375,7 @@ static int open_parts(service *svc, vf_error *err)
     svc->book = reservation_book_new(svc->engine, err);
     if (!svc->book)
         return -1;
-    long held = reservation_book_load(svc->book, svc->store, err);
+    long held = reservation_book_load(svc->book, svc->store, 0, err);
     if (held < 0)
         return -1;
     char where[512];
