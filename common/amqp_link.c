@@ -227,7 +227,7 @@ size_t amqp_link_unconfirmed(const amqp_link *link)
 
 static const char *vhost_of(const struct amqp_connection_info *info)
 {
-    /* "amqp://host/" parses to an empty vhost; DESIGN's default URL means "/". */
+    /* "amqp://host/" parses to an empty vhost; docs/contracts.md's default URL means "/". */
     return (info->vhost && info->vhost[0]) ? info->vhost : "/";
 }
 

@@ -1,7 +1,7 @@
 /* amqp_link: the programs' one connection to RabbitMQ (rabbitmq-c 0.11).
  *
  * A link owns one AMQP connection with one channel in confirm mode, and
- * enforces DESIGN.md's delivery rules: manual acks within a prefetch window;
+ * enforces docs/contracts.md's delivery rules: manual acks within a prefetch window;
  * every publish persistent (delivery_mode 2), mandatory and confirmed;
  * heartbeats; the topology of amqp_topology.h declared at every connect.
  *

@@ -165,7 +165,7 @@ static int declare_dead_queue(amqp_connection_state_t conn, const vf_config *con
                  "rabbitmqctl set_policy virtflow-dead '^virtflow\\.dead$' "
                  "'{\"max-length\":%d,\"message-ttl\":%lld,\"overflow\":\"drop-head\"}' "
                  "--apply-to queues, or redrive it and delete it so it is declared anew "
-                 "(README \"Retention\")",
+                 "(docs/upgrading.md)",
                  AMQP_TOPOLOGY_DEAD_QUEUE, (int)m->reply_text.len,
                  (const char *)m->reply_text.bytes, AMQP_TOPOLOGY_DEAD_MAX_LENGTH,
                  (long long)AMQP_TOPOLOGY_DEAD_TTL_MS, AMQP_TOPOLOGY_DEAD_MAX_LENGTH,

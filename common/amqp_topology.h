@@ -1,4 +1,4 @@
-/* amqp_topology: the broker names of DESIGN.md "Broker topology", and the one
+/* amqp_topology: the broker names of docs/contracts.md "Broker topology", and the one
  * place that declares them.
  *
  * Every program declares the whole topology at each connect; declarations are
@@ -22,7 +22,7 @@
  *                            drop-head (the oldest go first). Where an older
  *                            virtflow declared it without these, the broker refuses
  *                            the declare (406); the queue is then used as it is and a
- *                            warning says how to bound it (README "Retention").
+ *                            warning says how to bound it (docs/upgrading.md).
  *   virtflow.retry.<N>s      one per retry.delays_s entry: a FANOUT exchange and a
  *                            queue of the same name bound to it; the queue has
  *                            x-message-ttl N*1000 ms and x-dead-letter-exchange

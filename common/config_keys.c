@@ -1,6 +1,7 @@
 /* config_keys: the key table, every configuration key with its type,
  * bounds and default checks, and the sections whose shape needs code
- * (config_internal.h). README "Configuration" lists the same keys. */
+ * (config_internal.h). docs/configuration.md is generated from this table
+ * (config_reference.c): every key carries its .doc. */
 #include "config_internal.h"
 
 #include <errno.h>

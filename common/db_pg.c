@@ -102,7 +102,7 @@ db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
     if (!options->read_only && encoding && strcmp(encoding, "SQL_ASCII") != 0)
         log_warn("%s: database encoding is %s, not SQL_ASCII: text that is not valid in it "
                  "(a receiver's reply in a delivery error, say) will be refused rather than "
-                 "kept byte for byte (README \"PostgreSQL\")",
+                 "kept byte for byte (docs/operations.md \"PostgreSQL store\")",
                  label, encoding);
     return d;
 fail:

@@ -1,5 +1,5 @@
 /* secret_file: read one secret (the AMQP password, a webhook secret, an API
- * token) from a file, the same way everywhere (DESIGN.md: secrets come from
+ * token) from a file, the same way everywhere (docs/contracts.md: secrets come from
  * *_file keys, never from the command line, and are never logged).
  *
  * The file holds one line; surrounding whitespace (the newline editors add)

@@ -1,4 +1,4 @@
-/* signature: Standard Webhooks signing and verification (DESIGN.md "Webhooks").
+/* signature: Standard Webhooks signing and verification (docs/contracts.md "Webhooks").
  *
  * A secret is "whsec_" followed by the base64 of the key bytes. The signed
  * string is "<id>.<timestamp>.<body>" (timestamp in Unix seconds, decimal),

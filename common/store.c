@@ -417,7 +417,7 @@ static store *store_ready(store *s, vf_error *err)
     /* A new store gives the pages that retention frees back to the file
      * system (store_vacuum_step). SQLite takes this only before the first
      * page is written, so before the switch to WAL (which writes the
-     * header); on an older store it is a no-op (README "Retention"). */
+     * header); on an older store it is a no-op (docs/upgrading.md). */
     if (!store_is_pg(s) && version == 0 &&
         set_pragma(s, "PRAGMA auto_vacuum=INCREMENTAL", NULL, err) != 0)
         goto fail;

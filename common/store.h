@@ -1,8 +1,8 @@
 /* store: the SQLite file that holds tasks, their history, reservations, the
- * event outbox and webhook deliveries (DESIGN.md "SQLite store"), or the
- * same tables in a PostgreSQL database (store_open_at with a URL; README
- * "PostgreSQL store"). Everything below holds for both unless it says
- * otherwise; the SQL goes through common/db.h.
+ * event outbox and webhook deliveries (docs/contracts.md "Store"), or the
+ * same tables in a PostgreSQL database (store_open_at with a URL;
+ * docs/operations.md "PostgreSQL store"). Everything below holds for both
+ * unless it says otherwise; the SQL goes through common/db.h.
  *
  * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
  * WAL is fsynced at every COMMIT, so a committed transaction survives both a

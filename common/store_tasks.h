@@ -16,7 +16,7 @@
 typedef struct store_task {
     char *id;
     char *kind;   /* "schedule" or "spare" */
-    char *status; /* DESIGN.md "Task states" */
+    char *status; /* docs/contracts.md "Task states" */
     char *reason; /* "invalid", "unschedulable", "exhausted" or NULL */
     int attempts;
     char *request; /* JSON text */

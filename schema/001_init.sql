@@ -11,7 +11,7 @@
 CREATE TABLE tasks (
     id         TEXT PRIMARY KEY NOT NULL,
     kind       TEXT NOT NULL CHECK (kind IN ('schedule', 'spare')),
-    status     TEXT NOT NULL,            -- see DESIGN.md "Task states"
+    status     TEXT NOT NULL,            -- see docs/contracts.md "Task states"
     reason     TEXT,                     -- invalid | unschedulable | exhausted, when failed
     attempts   INTEGER NOT NULL DEFAULT 0,
     request    TEXT,                     -- JSON: the request body as received

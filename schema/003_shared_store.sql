@@ -3,7 +3,7 @@
 -- Every worker decides over reservations it holds in memory. With several
 -- workers writing the same store, a worker must learn what the others
 -- reserved before it decides, and a decision made from a stale view must not
--- commit (DESIGN.md "SQLite store"; README "Running several workers"). As in
+-- commit (docs/contracts.md "Store"; docs/operations.md "Running several workers"). As in
 -- OpenStack Placement, every host has a generation that each transaction
 -- changing its reservations bumps. A worker claims a host before it records
 -- reservations on it (store_host_claim): the claim moves the host from the

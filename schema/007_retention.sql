@@ -13,7 +13,7 @@
 -- store_open sets PRAGMA auto_vacuum = INCREMENTAL on a new store before 001
 -- runs; a store created earlier keeps auto_vacuum = NONE (its freed pages are
 -- reused, the file does not shrink) until an operator runs VACUUM once (see
--- README "Retention").
+-- docs/upgrading.md "SQLite stores created before retention").
 
 -- Final tasks by status and age: status IN ('completed', 'failed',
 -- 'released') AND updated_at < cutoff.

@@ -91,7 +91,7 @@ vf_postgres_start() {
 	fi
 	chmod 700 "$dir"
 	if [[ ! -f $dir/data/PG_VERSION ]]; then
-		# As the README says to create the database: SQL_ASCII keeps strings
+		# As docs/operations.md ("PostgreSQL store") says to create the database: SQL_ASCII keeps strings
 		# byte for byte as SQLite does (a UTF8 database refuses invalid
 		# UTF-8), and the C locale sorts text byte by byte.
 		vf_postgres__as_owner "$bin/initdb" -D "$dir/data" -U virtflow --auth=trust \

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check an event body against schema/event.json (DESIGN.md, Events).
+"""Check an event body against schema/event.json (docs/contracts.md, Events).
 
 Integration tests call this on events the worker really published, so a
 drift between the programs and the published contract fails a test.

@@ -55,7 +55,7 @@ static int print_task(const store_task *t, void *user)
     return 0;
 }
 
-/* The values the store writes (DESIGN.md "Task states"). */
+/* The values the store writes (docs/contracts.md "Task states"). */
 static const char *const statuses[] = {
     "queued",        "processing", "retrying",  "completed", "failed", "provisioning",
     "waiting_ready", "ready",      "releasing", "released",  NULL,

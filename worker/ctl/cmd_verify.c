@@ -1,5 +1,5 @@
 /* virtflowctl verify: check a webhook's signature the way a receiver must
- * (DESIGN.md "Webhooks"), e.g. to debug a receiver that rejects deliveries.
+ * (docs/contracts.md "Webhooks"), e.g. to debug a receiver that rejects deliveries.
  * No configuration, broker or store is needed. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* virtflowctl: for operators and clients (DESIGN.md "Programs"). */
+/* virtflowctl: for operators and clients (docs/contracts.md "Programs"). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* events: the completion events virtflow publishes (DESIGN.md "Events"):
+/* events: the completion events virtflow publishes (docs/contracts.md "Events"):
  *   {"id":"evt_…","type":"task.completed","timestamp":"…Z","data":{…}}
  * published on exchange `virtflow` with routing key event.<type>. */
 #ifndef VF_EVENTS_H

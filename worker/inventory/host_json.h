@@ -1,6 +1,6 @@
 /* host_json: one inventory host from a JSON object (file and http sources).
  *
- * Fields (DESIGN.md, Inventory sources); null counts as absent:
+ * Fields (docs/contracts.md, Inventory sources); null counts as absent:
  *   name              required, 1-63 characters of [A-Za-z0-9._-]
  *   ip                text, default ""
  *   pool              1-63 characters of [A-Za-z0-9._-], default "default"

@@ -1,4 +1,4 @@
-/* virtflow-relay: delivers events as signed webhooks (DESIGN.md "Programs"). */
+/* virtflow-relay: delivers events as signed webhooks (docs/contracts.md "Programs"). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* relay: consume events from virtflow.relay, record one delivery per matching
- * receiver in SQLite, then deliver them as signed webhooks (DESIGN.md
+ * receiver in SQLite, then deliver them as signed webhooks (docs/contracts.md
  * "Webhooks").
  *
  * Ownership of an event passes from the broker to the store: a message is

@@ -1,4 +1,4 @@
-/* engine: the placement pipeline (DESIGN.md "Scheduling").
+/* engine: the placement pipeline (docs/contracts.md "Scheduling").
  *
  *   pre-filter  resolve the pool, compile the node and vmid annotations
  *               (an invalid one makes the request invalid, never ignored)
@@ -199,7 +199,7 @@ static inline double sched_memory_capacity(const sched_params *params, const hos
 }
 const sched_params *sched_engine_params(const sched_engine *engine);
 
-/* The decision as the result object a task records (DESIGN.md):
+/* The decision as the result object a task records (docs/contracts.md):
  * placed:  {"status":"completed","node":{name,ip,pool},"vmid","score","scores":{..},
  *           "feasible":n,"hosts":n,"explanation":"..."}
  * not:     {"status":"failed","reason":"unschedulable","error":"0/12 nodes ...",

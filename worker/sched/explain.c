@@ -1,5 +1,5 @@
 /* The decision as the JSON result object a task records and virtflowctl
- * prints (DESIGN.md: status, node, vmid, score, or error and reason). */
+ * prints (docs/contracts.md: status, node, vmid, score, or error and reason). */
 #include <math.h>
 
 #include "engine.h"

@@ -74,7 +74,7 @@ typedef struct sched_plugin {
     bool enabled_by_default;
     double default_weight; /* scores only */
     int id;                /* by kind: sched_filter_id, sched_score_id or sched_vmid_plugin */
-    const char *args;      /* the `args:` it takes, for messages and the README; NULL none */
+    const char *args;      /* the `args:` it takes, for messages and the docs; NULL none */
 } sched_plugin;
 
 /* Names other schedulers use for a plugin here (qemu-scheduler, CAPPX). */

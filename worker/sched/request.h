@@ -1,5 +1,5 @@
 /* request: what a client asks for when it publishes task.schedule
- * (DESIGN.md "Requests"), parsed and checked field by field.
+ * (docs/contracts.md "Requests"), parsed and checked field by field.
  *
  * Parsing only checks form: types, ranges, lengths. Whether the annotations'
  * regexes and vmid range are well formed is checked by the engine's
@@ -23,7 +23,7 @@
 #define REQUEST_MAX_MEMORY (16LL << 20) /* MiB: 16 TiB */
 #define REQUEST_MAX_DISK (1LL << 20)    /* GiB: 1 PiB */
 
-/* Characters allowed in a task id (DESIGN.md): [A-Za-z0-9._:-]. */
+/* Characters allowed in a task id (docs/contracts.md): [A-Za-z0-9._:-]. */
 extern const char request_task_id_chars[];
 
 #define ANNOTATION_NODE_REGEX "node.qemu-scheduler/regex"

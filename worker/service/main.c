@@ -1,5 +1,5 @@
 /* virtflow-worker: consumes task.schedule, schedules, records, publishes
- * completion events (DESIGN.md "Programs"). */
+ * completion events (docs/contracts.md "Programs"). */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>

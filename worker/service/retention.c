@@ -171,7 +171,7 @@ retention *retention_start(const vf_config *config, const char *owner, vf_error 
         log_warn("store %s was created without auto_vacuum=INCREMENTAL: pruned pages are "
                  "reused but the file never shrinks; to shrink it once, stop every program "
                  "using it and run: sqlite3 %s 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;' "
-                 "(README \"Retention\")",
+                 "(docs/upgrading.md)",
                  config->store.path, config->store.path);
     log_info("retention: deleting final rows older than %" PRId64 " s, every %" PRId64 " ms",
              config->store.retention_s, retention_interval_ms(config->store.retention_s));

@@ -1,5 +1,5 @@
 /* retention: virtflow-worker's background job that keeps the store from
- * growing without limit (store.retention, README "Retention").
+ * growing without limit (store.retention, docs/operations.md "Retention").
  *
  * On a thread of its own with its own store handle (like the spare driver),
  * it prunes every interval: a minute, or a quarter of store.retention when
