@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "log.h"
 #include "vf_error.h"
@@ -237,6 +238,12 @@ bool config_trusts_publisher(const vf_config *config, const char *user);
  * 100 years). Returns 0, or -1 for anything else (no sign, no space, no
  * fraction, no missing unit). Shared with virtflowctl prune --older-than. */
 int config_parse_duration(const char *text, int64_t *seconds) __attribute__((warn_unused_result));
+
+/* Writes the configuration reference, docs/configuration.md, as Markdown:
+ * every key of the key table with its type, default and meaning, one table
+ * per top-level section. Returns 0, or -1 with err: VF_ECONFIG naming a key
+ * that has no description, VF_ENOMEM, VF_EIO when `out` fails. */
+int config_write_reference(FILE *out, vf_error *err) __attribute__((warn_unused_result));
 
 /* Frees the config and every string and list in it; NULL is a no-op. */
 void config_free(vf_config *config);

@@ -73,6 +73,15 @@ struct field {
     field_custom custom;   /* F_CUSTOM */
     int arg;               /* F_CUSTOM: handler's own parameter */
     bool null_clears;      /* F_STRING: null turns the default off (NULL) instead of keeping it */
+
+    /* The reference, docs/configuration.md, is written from these
+     * (config_reference.c); the loader does not read them. */
+    const char *doc;           /* what the key means: every key that is not a section has one */
+    const char *default_text;  /* the default as YAML, where the defaults cannot show it */
+    const char *type_text;     /* F_CUSTOM: what the value is */
+    const field *items;        /* F_CUSTOM lists and maps of sections: one item's fields */
+    const char *item_path;     /* how an item shows in a key path: "[]" or ".NAME" */
+    const void *item_defaults; /* an item holding the defaults, read only; NULL: all zero */
 };
 
 /* Longest amqp.urls entry whose user name is compared, bytes (a longer one
@@ -124,6 +133,10 @@ extern const field config_top_fields[];
 /* scheduler.plugins: {filters,scores,vmids}: the shape scheduler.plugin_config's file has too. */
 extern const field config_plugin_kinds[];
 void config_receiver_free(config_receiver *r);
+
+/* ---- config_walk.c, for the reference ---- */
+/* "an integer in 1..65535", "a number > 0": the bounds `f` checks. */
+void config_describe_range(const field *f, bool integer, char *out, size_t size);
 void config_clusters_free(vf_config *c);
 
 #endif

@@ -96,9 +96,26 @@ static int set_plugins(loader *ld, yaml_node_t *map, void *base, const char *pat
 }
 
 const field config_plugin_kinds[] = {
-    {.key = "filters", .type = F_CUSTOM, .custom = set_plugins, .arg = CONFIG_PLUGIN_FILTER},
-    {.key = "scores", .type = F_CUSTOM, .custom = set_plugins, .arg = CONFIG_PLUGIN_SCORE},
-    {.key = "vmids", .type = F_CUSTOM, .custom = set_plugins, .arg = CONFIG_PLUGIN_VMID},
+    {.key = "filters",
+     .doc = "hosts a request cannot use are removed; `Name: {enable: false}` turns one off, `Name: "
+            "{args: {...}}` sets its arguments; which are on by default, their arguments: "
+            "[scheduling.md](scheduling.md#plugins-their-arguments-and-defaults)",
+     .type_text = "a mapping of plugin names",
+     .type = F_CUSTOM,
+     .custom = set_plugins,
+     .arg = CONFIG_PLUGIN_FILTER},
+    {.key = "scores",
+     .doc = "each 0..100, weighted and summed; highest wins; `Name: {enable: bool, weight: n}`",
+     .type_text = "a mapping of plugin names",
+     .type = F_CUSTOM,
+     .custom = set_plugins,
+     .arg = CONFIG_PLUGIN_SCORE},
+    {.key = "vmids",
+     .doc = "how the VM id is chosen",
+     .type_text = "a mapping of plugin names",
+     .type = F_CUSTOM,
+     .custom = set_plugins,
+     .arg = CONFIG_PLUGIN_VMID},
     {0},
 };
 
@@ -176,34 +193,78 @@ static int add_secret_file(loader *ld, yaml_node_t *node, void *base, const char
 
 #define RECEIVER(member) offsetof(config_receiver, member)
 
+/* A receiver's defaults: receiver_defaults() copies them into each receiver,
+ * and the reference reads them from here. */
+static char receiver_default_event[] = "*";
+static char *receiver_default_events[] = {receiver_default_event};
+static const config_receiver receiver_template = {
+    .events = receiver_default_events,
+    .n_events = 1,
+    .timeout_s = 15,
+    .enabled = true,
+    .max_in_flight = 8,
+};
+
 static const field receiver_fields[] = {
-    {.key = "name", .type = F_STRING, .offset = RECEIVER(name), .validate = check_receiver_name},
-    {.key = "url", .type = F_STRING, .offset = RECEIVER(url), .validate = check_http_url},
+    {.key = "name",
+     .doc = "unique, [A-Za-z0-9._-]; names the receiver in logs and deliveries",
+     .type = F_STRING,
+     .offset = RECEIVER(name),
+     .validate = check_receiver_name},
+    {.key = "url",
+     .doc = "http:// or https:// endpoint the signed events are POSTed to",
+     .type = F_STRING,
+     .offset = RECEIVER(url),
+     .validate = check_http_url},
     {.key = "events",
+     .doc = "event type patterns (`task.*`, `spare.ready`, `*`)",
      .type = F_STRING_LIST,
      .offset = RECEIVER(events),
      .count_offset = RECEIVER(n_events),
      .nonempty = true},
     {.key = "secret_files",
+     .doc = "files holding whsec_... secrets, several while rotating",
      .type = F_PATH_LIST,
      .offset = RECEIVER(secret_files),
      .count_offset = RECEIVER(n_secret_files),
      .append = true}, /* together with secret_file, in either order */
-    {.key = "secret_file", .type = F_CUSTOM, .custom = add_secret_file},
+    {.key = "secret_file",
+     .doc = "one more entry of `secret_files`",
+     .type_text = "a path",
+     .type = F_CUSTOM,
+     .custom = add_secret_file},
     {.key = "secret_env",
+     .doc = "or: name of an environment variable holding a whsec_... secret",
      .type = F_STRING,
      .offset = RECEIVER(secret_env),
      .validate = check_env_name},
-    {.key = "timeout_s", .type = F_NUMBER, .offset = RECEIVER(timeout_s), .min_exclusive = true},
-    {.key = "headers", .type = F_CUSTOM, .custom = set_headers},
-    {.key = "enabled", .type = F_BOOL, .offset = RECEIVER(enabled)},
+    {.key = "timeout_s",
+     .doc = "seconds per delivery attempt",
+     .type = F_NUMBER,
+     .offset = RECEIVER(timeout_s),
+     .min_exclusive = true},
+    {.key = "headers",
+     .doc = "extra request headers, name: value",
+     .type_text = "a mapping of strings",
+     .default_text = "{}",
+     .type = F_CUSTOM,
+     .custom = set_headers},
+    {.key = "enabled",
+     .doc = "false keeps the receiver configured but sends nothing",
+     .type = F_BOOL,
+     .offset = RECEIVER(enabled)},
     {.key = "max_in_flight",
+     .doc = "concurrent deliveries to this receiver",
      .type = F_INT,
      .offset = RECEIVER(max_in_flight),
      .min = 1,
      .max = 1024,
      .has_max = true},
-    {.key = "ca_file", .type = F_PATH, .offset = RECEIVER(ca_file)},
+    {.key = "ca_file",
+     .doc = "https:// trust anchors (PEM) for this receiver; null = the system store. Certificates "
+            "are always verified",
+     .type = F_PATH,
+     .offset = RECEIVER(ca_file)},
     {0},
 };
 
@@ -224,16 +285,14 @@ void config_receiver_free(config_receiver *r)
 
 static int receiver_defaults(config_receiver *r)
 {
-    r->events = calloc(1, sizeof *r->events);
+    *r = receiver_template;
+    r->events = calloc(receiver_template.n_events, sizeof *r->events);
+    r->n_events = 0;
     if (!r->events)
         return -1;
-    r->events[0] = strdup("*");
-    if (!r->events[0])
-        return -1;
-    r->n_events = 1;
-    r->timeout_s = 15;
-    r->enabled = true;
-    r->max_in_flight = 8;
+    for (; r->n_events < receiver_template.n_events; r->n_events++)
+        if (!(r->events[r->n_events] = strdup(receiver_template.events[r->n_events])))
+            return -1;
     return 0;
 }
 
@@ -324,79 +383,151 @@ _Static_assert(sizeof(vf_log_format) == sizeof(int), "enum is int-sized");
 
 static const field amqp_fields[] = {
     {.key = "urls",
+     .doc = "brokers tried in turn (a cluster); amqps:// verifies certificates",
      .type = F_STRING_LIST,
      .offset = CFG(amqp.urls),
      .count_offset = CFG(amqp.n_urls),
      .nonempty = true,
      .validate = check_amqp_url},
-    {.key = "password_file", .type = F_PATH, .offset = CFG(amqp.password_file)},
-    {.key = "queue_type", .type = F_ENUM, .offset = CFG(amqp.queue_type), .choices = queue_types},
+    {.key = "password_file",
+     .doc = "file holding the AMQP password; overrides the password in the URLs",
+     .type = F_PATH,
+     .offset = CFG(amqp.password_file)},
+    {.key = "queue_type",
+     .doc = "quorum (for a real cluster) or classic (a one-node dev broker); a queue's type cannot "
+            "change in place",
+     .type = F_ENUM,
+     .offset = CFG(amqp.queue_type),
+     .choices = queue_types},
     {.key = "prefetch",
+     .doc = "unacknowledged messages a consumer may hold at once",
      .type = F_INT,
      .offset = CFG(amqp.prefetch),
      .min = 1,
      .max = 65535,
      .has_max = true},
-    {.key = "heartbeat_s", .type = F_INT, .offset = CFG(amqp.heartbeat_s), .min = 0},
-    {.key = "single_active_consumer", .type = F_BOOL, .offset = CFG(amqp.single_active_consumer)},
+    {.key = "heartbeat_s",
+     .doc = "AMQP heartbeat interval in seconds; 0 disables heartbeats",
+     .type = F_INT,
+     .offset = CFG(amqp.heartbeat_s),
+     .min = 0},
+    {.key = "single_active_consumer",
+     .doc = "let only one worker consume each queue at a time",
+     .type = F_BOOL,
+     .offset = CFG(amqp.single_active_consumer)},
     {.key = "max_message_bytes",
+     .doc = "larger request bodies are rejected as invalid",
      .type = F_INT64,
      .offset = CFG(amqp.max_message_bytes),
      .min = 1,
      .max = 134217728,
      .has_max = true},
-    {.key = "ca_file", .type = F_PATH, .offset = CFG(amqp.ca_file)},
-    {.key = "tls_verify", .type = F_BOOL, .offset = CFG(amqp.tls_verify)},
+    {.key = "ca_file",
+     .doc = "PEM trust anchors for amqps://; null uses the system store",
+     .type = F_PATH,
+     .offset = CFG(amqp.ca_file)},
+    {.key = "tls_verify",
+     .doc = "check the broker's certificate; false is logged loudly",
+     .type = F_BOOL,
+     .offset = CFG(amqp.tls_verify)},
     {0},
 };
 
 static const field store_fields[] = {
-    {.key = "path", .type = F_PATH, .offset = CFG(store.path)},
+    {.key = "path",
+     .doc = "SQLite file holding tasks, history, reservations, outbox and deliveries",
+     .type = F_PATH,
+     .offset = CFG(store.path)},
     {.key = "retention",
+     .doc = "final tasks with their history, released reservations, confirmed events and finished "
+            "deliveries older than this are deleted (`90s`, `45m`, `12h`, `30d`; "
+            "[Retention](operations.md#retention))",
+     .type_text = "a duration",
      .type = F_CUSTOM,
      .offset = CFG(store.retention_s),
      .custom = set_duration},
-    {.key = "url", .type = F_STRING, .offset = CFG(store.url), .validate = check_store_url},
-    {.key = "password_file", .type = F_PATH, .offset = CFG(store.password_file)},
-    {.key = "ca_file", .type = F_PATH, .offset = CFG(store.ca_file)},
-    {.key = "tls_verify", .type = F_BOOL, .offset = CFG(store.tls_verify)},
+    {.key = "url",
+     .doc = "`postgresql://USER@HOST:PORT/DB`: PostgreSQL instead of the file (several machines); "
+            "setting it and `store.path` is an error",
+     .type = F_STRING,
+     .offset = CFG(store.url),
+     .validate = check_store_url},
+    {.key = "password_file",
+     .doc = "url only: file holding the database password; a password in the URL also works but is "
+            "never logged",
+     .type = F_PATH,
+     .offset = CFG(store.password_file)},
+    {.key = "ca_file",
+     .doc = "url only: PEM trust anchors; given, the server's certificate and host name are "
+            "checked (`sslmode=verify-full`); without it the URL's `sslmode` applies (libpq's "
+            "default: `prefer`)",
+     .type = F_PATH,
+     .offset = CFG(store.ca_file)},
+    {.key = "tls_verify",
+     .doc = "url only: `false` with `ca_file` still requires TLS but checks nothing "
+            "(`sslmode=require`), logged loudly",
+     .type = F_BOOL,
+     .offset = CFG(store.tls_verify)},
     {0},
 };
 
 static const field inventory_fields[] = {
     {.key = "source",
+     .doc = "where hosts come from",
      .type = F_ENUM,
      .offset = CFG(inventory.source),
      .choices = inventory_sources},
-    {.key = "path", .type = F_PATH, .offset = CFG(inventory.path)},
-    {.key = "url", .type = F_STRING, .offset = CFG(inventory.url), .validate = check_http_url},
-    {.key = "token_file", .type = F_PATH, .offset = CFG(inventory.token_file)},
+    {.key = "path",
+     .doc = "file: a list of hosts, YAML or JSON, top level or under `nodes:`",
+     .type = F_PATH,
+     .offset = CFG(inventory.path)},
+    {.key = "url",
+     .doc = "http: virtflow-scheduler node API; proxmox: https://pve:8006",
+     .type = F_STRING,
+     .offset = CFG(inventory.url),
+     .validate = check_http_url},
+    {.key = "token_file",
+     .doc = "proxmox: file holding \"USER@REALM!TOKENID=SECRET\"",
+     .type = F_PATH,
+     .offset = CFG(inventory.token_file)},
     {.key = "refresh_s",
+     .doc = "seconds between inventory reloads",
      .type = F_INT,
      .offset = CFG(inventory.refresh_s),
      .min = 0,
      .min_exclusive = true},
     {.key = "max_age_s",
+     .doc = "while refreshes fail, a snapshot older than this stops placements: tasks retry as "
+            "infrastructure errors, then end `exhausted` (must be > `refresh_s`)",
      .type = F_INT,
      .offset = CFG(inventory.max_age_s),
      .min = 0,
      .min_exclusive = true},
     {.key = "timeout_s",
+     .doc = "http/proxmox request timeout in seconds",
      .type = F_NUMBER,
      .offset = CFG(inventory.timeout_s),
      .min = 0,
      .min_exclusive = true},
-    {.key = "ca_file", .type = F_PATH, .offset = CFG(inventory.ca_file)},
-    {.key = "tls_verify", .type = F_BOOL, .offset = CFG(inventory.tls_verify)},
+    {.key = "ca_file",
+     .doc = "PEM trust anchors for https inventory; null uses the system store",
+     .type = F_PATH,
+     .offset = CFG(inventory.ca_file)},
+    {.key = "tls_verify",
+     .doc = "check the inventory server's certificate",
+     .type = F_BOOL,
+     .offset = CFG(inventory.tls_verify)},
     {0},
 };
 
 static const field overcommit_fields[] = {
     {.key = "cpu",
+     .doc = "vCPUs a host may be allocated per core",
      .type = F_NUMBER,
      .offset = CFG(scheduler.overcommit_cpu),
      .min_exclusive = true},
     {.key = "memory",
+     .doc = "ratio of its memory a host may be allocated",
      .type = F_NUMBER,
      .offset = CFG(scheduler.overcommit_memory),
      .min_exclusive = true},
@@ -404,30 +535,62 @@ static const field overcommit_fields[] = {
 };
 
 static const field reserve_fields[] = {
-    {.key = "cpu", .type = F_NUMBER, .offset = CFG(scheduler.reserve_cpu), .min = 0},
-    {.key = "memory", .type = F_INT64, .offset = CFG(scheduler.reserve_memory), .min = 0},
+    {.key = "cpu",
+     .doc = "cores kept free on every host",
+     .type = F_NUMBER,
+     .offset = CFG(scheduler.reserve_cpu),
+     .min = 0},
+    {.key = "memory",
+     .doc = "MiB kept free on every host",
+     .type = F_INT64,
+     .offset = CFG(scheduler.reserve_memory),
+     .min = 0},
     {0},
 };
 
 static const field scheduler_fields[] = {
     {.key = "overcommit", .type = F_SECTION, .children = overcommit_fields},
     {.key = "reserve", .type = F_SECTION, .children = reserve_fields},
-    {.key = "dedicated_exclusive", .type = F_BOOL, .offset = CFG(scheduler.dedicated_exclusive)},
-    {.key = "subset_size", .type = F_INT, .offset = CFG(scheduler.subset_size), .min = 1},
+    {.key = "dedicated_exclusive",
+     .doc = "shared (non-dedicated) requests stay off dedicated hosts",
+     .type = F_BOOL,
+     .offset = CFG(scheduler.dedicated_exclusive)},
+    {.key = "subset_size",
+     .doc = "> 1 picks at random among the top N hosts instead of the best one",
+     .type = F_INT,
+     .offset = CFG(scheduler.subset_size),
+     .min = 1},
     {.key = "reservation_ttl_s",
+     .doc = "seconds a placement's reservation lives if the VM never shows up (judged against the "
+            "last successful inventory fetch)",
      .type = F_INT,
      .offset = CFG(scheduler.reservation_ttl_s),
      .min = 0,
      .min_exclusive = true},
     {.key = "plugins", .type = F_SECTION, .children = config_plugin_kinds},
-    {.key = "strategy", .type = F_ENUM, .offset = CFG(scheduler.strategy), .choices = strategies},
-    {.key = "plugin_config", .type = F_PATH, .offset = CFG(scheduler.plugin_config)},
+    {.key = "strategy",
+     .doc = "spread: `FreeResources` on, `MostAllocated` off; pack: the opposite, so the fullest "
+            "host that fits wins; explicit `scheduler.plugins` entries still win",
+     .type = F_ENUM,
+     .offset = CFG(scheduler.strategy),
+     .choices = strategies},
+    {.key = "plugin_config",
+     .doc = "a qemu-scheduler plugin-config YAML file (`filters`/`scores`/`vmids`: `Name: {enable: "
+            "bool}`); its entries apply first, `scheduler.plugins` last",
+     .type = F_PATH,
+     .offset = CFG(scheduler.plugin_config)},
     {0},
 };
 
 static const field retry_fields[] = {
-    {.key = "max_attempts", .type = F_INT, .offset = CFG(retry.max_attempts), .min = 1},
+    {.key = "max_attempts",
+     .doc = "attempts before a task fails as unschedulable or exhausted",
+     .type = F_INT,
+     .offset = CFG(retry.max_attempts),
+     .min = 1},
     {.key = "delays_s",
+     .doc = "delay before each retry, in seconds; the last repeats; one delay queue "
+            "`virtflow.retry.<N>s` per entry",
      .type = F_INT_LIST,
      .offset = CFG(retry.delays_s),
      .count_offset = CFG(retry.n_delays),
@@ -437,20 +600,35 @@ static const field retry_fields[] = {
 };
 
 static const field relay_fields[] = {
-    {.key = "receivers", .type = F_CUSTOM, .custom = set_receivers},
+    {.key = "receivers",
+     .doc = "where the relay POSTs signed events: a list of receivers, each with the keys below",
+     .type_text = "a list",
+     .default_text = "[]",
+     .items = receiver_fields,
+     .item_path = "[]",
+     .item_defaults = &receiver_template,
+     .type = F_CUSTOM,
+     .custom = set_receivers},
     {.key = "schedule_s",
+     .doc = "delay before each delivery attempt, seconds (with 10 % jitter either way); after the "
+            "last the delivery is `failed`",
      .type = F_INT_LIST,
      .offset = CFG(relay.schedule_s),
      .count_offset = CFG(relay.n_schedule),
      .min = 0,
      .nonempty = true},
     {.key = "trusted_publishers",
+     .doc = "AMQP users (`user_id`) whose events the relay delivers and whose `x-virtflow-attempt` "
+            "the worker believes; null = the user names of `amqp.urls` (right when the worker and "
+            "the relay log in as one user); `[]` is an error "
+            "([security.md](security.md#security-model))",
      .type = F_STRING_LIST,
      .offset = CFG(relay.trusted_publishers),
      .count_offset = CFG(relay.n_trusted_publishers),
      .nonempty = true, /* trusting nobody would park every event: say so at start */
      .validate = check_user_name},
     {.key = "http_listen",
+     .doc = "the relay's `/metrics`, `/healthz`, `/readyz`; null = off",
      .type = F_STRING,
      .offset = CFG(relay.http_listen),
      .validate = check_listen,
@@ -460,6 +638,8 @@ static const field relay_fields[] = {
 
 static const field worker_fields[] = {
     {.key = "http_listen",
+     .doc = "the worker's `/metrics`, `/healthz`, `/readyz` (HOST:PORT or [V6]:PORT; port 0 picks "
+            "one); null = off ([metrics and health](operations.md#metrics-and-health))",
      .type = F_STRING,
      .offset = CFG(worker.http_listen),
      .validate = check_listen,
@@ -469,23 +649,39 @@ static const field worker_fields[] = {
 
 static const field provisioner_fields[] = {
     {.key = "type",
+     .doc = "how spare VMs are created",
      .type = F_ENUM,
      .offset = CFG(spare.provisioner.type),
      .choices = provisioner_types,
      .store = STORE_STRING},
     {.key = "url",
+     .doc = "gitlab: https://gitlab.example",
      .type = F_STRING,
      .offset = CFG(spare.provisioner.url),
      .validate = check_http_url},
-    {.key = "project", .type = F_STRING, .offset = CFG(spare.provisioner.project)},
-    {.key = "ref", .type = F_STRING, .offset = CFG(spare.provisioner.ref)},
-    {.key = "token_file", .type = F_PATH, .offset = CFG(spare.provisioner.token_file)},
-    {.key = "api_token_file", .type = F_PATH, .offset = CFG(spare.provisioner.api_token_file)},
+    {.key = "project",
+     .doc = "gitlab: project id",
+     .type = F_STRING,
+     .offset = CFG(spare.provisioner.project)},
+    {.key = "ref",
+     .doc = "gitlab: branch or tag the pipeline runs on",
+     .type = F_STRING,
+     .offset = CFG(spare.provisioner.ref)},
+    {.key = "token_file",
+     .doc = "gitlab: file holding the pipeline trigger token",
+     .type = F_PATH,
+     .offset = CFG(spare.provisioner.token_file)},
+    {.key = "api_token_file",
+     .doc = "gitlab: file holding a token with `read_api`, to follow the pipeline",
+     .type = F_PATH,
+     .offset = CFG(spare.provisioner.api_token_file)},
     {.key = "command",
+     .doc = "command: argv to run, request values in VIRTFLOW_* variables",
      .type = F_STRING_LIST,
      .offset = CFG(spare.provisioner.command),
      .count_offset = CFG(spare.provisioner.n_command)},
     {.key = "timeout_s",
+     .doc = "seconds a provisioning run may take; gitlab: until the pipeline succeeds",
      .type = F_INT,
      .offset = CFG(spare.provisioner.timeout_s),
      .min = 0,
@@ -495,17 +691,26 @@ static const field provisioner_fields[] = {
 
 static const field readiness_fields[] = {
     {.key = "type",
+     .doc = "how a spare is known to be ready",
      .type = F_ENUM,
      .offset = CFG(spare.readiness.type),
      .choices = readiness_types,
      .store = STORE_STRING},
     {.key = "api_url",
+     .doc = "kubernetes: https://k8s.example:6443",
      .type = F_STRING,
      .offset = CFG(spare.readiness.api_url),
      .validate = check_http_url},
-    {.key = "token_file", .type = F_PATH, .offset = CFG(spare.readiness.token_file)},
-    {.key = "ca_file", .type = F_PATH, .offset = CFG(spare.readiness.ca_file)},
+    {.key = "token_file",
+     .doc = "kubernetes: file holding a bearer token",
+     .type = F_PATH,
+     .offset = CFG(spare.readiness.token_file)},
+    {.key = "ca_file",
+     .doc = "kubernetes: PEM trust anchors for the API server",
+     .type = F_PATH,
+     .offset = CFG(spare.readiness.ca_file)},
     {.key = "poll_s",
+     .doc = "seconds between readiness checks; also between pipeline polls (at most 10)",
      .type = F_INT,
      .offset = CFG(spare.readiness.poll_s),
      .min = 0,
@@ -517,9 +722,19 @@ static const field readiness_fields[] = {
 #define CLUSTER(member) offsetof(config_cluster, member)
 
 static const field cluster_fields[] = {
-    {.key = "api_url", .type = F_STRING, .offset = CLUSTER(api_url), .validate = check_http_url},
-    {.key = "token_file", .type = F_PATH, .offset = CLUSTER(token_file)},
-    {.key = "ca_file", .type = F_PATH, .offset = CLUSTER(ca_file)},
+    {.key = "api_url",
+     .doc = "the cluster's Kubernetes API server (required)",
+     .type = F_STRING,
+     .offset = CLUSTER(api_url),
+     .validate = check_http_url},
+    {.key = "token_file",
+     .doc = "file holding a bearer token (required)",
+     .type = F_PATH,
+     .offset = CLUSTER(token_file)},
+    {.key = "ca_file",
+     .doc = "PEM trust anchors for the API server",
+     .type = F_PATH,
+     .offset = CLUSTER(ca_file)},
     {0},
 };
 
@@ -588,6 +803,7 @@ const config_cluster *config_spare_cluster(const vf_config *c, const char *name)
 
 static const field spare_release_fields[] = {
     {.key = "kubernetes",
+     .doc = "on release: none, delete (the Node), or drain_delete (cordon, evict its pods, delete)",
      .type = F_ENUM,
      .offset = CFG(spare.release_kubernetes),
      .choices = release_kubernetes_modes,
@@ -597,25 +813,51 @@ static const field spare_release_fields[] = {
 
 static const field spare_fields[] = {
     {.key = "anti_affinity",
+     .doc = "spares of one upgrade on different hosts: strict, or preferred (best effort)",
      .type = F_ENUM,
      .offset = CFG(spare.anti_affinity_strict),
      .choices = anti_affinities,
      .store = STORE_BOOL},
-    {.key = "name_pattern", .type = F_STRING, .offset = CFG(spare.name_pattern)},
+    {.key = "name_pattern",
+     .doc = "the VM's name, also its Kubernetes node name",
+     .type = F_STRING,
+     .offset = CFG(spare.name_pattern)},
     {.key = "provisioner",
      .type = F_SECTION,
      .children = provisioner_fields,
      .check = check_provisioner},
     {.key = "readiness", .type = F_SECTION, .children = readiness_fields, .check = check_readiness},
-    {.key = "clusters", .type = F_CUSTOM, .custom = set_clusters},
+    {.key = "clusters",
+     .doc = "`NAME: {api_url, token_file, ca_file}` per cluster; a request's `cluster` picks one "
+            "(unknown: `invalid`); empty: every cluster uses `spare.readiness`",
+     .type_text = "a mapping of cluster names",
+     .default_text = "{}",
+     .items = cluster_fields,
+     .item_path = ".NAME",
+     .type = F_CUSTOM,
+     .custom = set_clusters},
     {.key = "release", .type = F_SECTION, .children = spare_release_fields},
-    {.key = "max_age", .type = F_CUSTOM, .offset = CFG(spare.max_age_s), .custom = set_duration},
+    {.key = "max_age",
+     .doc = "e.g. `7d`: spares never released after this long are released by policy; null = never",
+     .type_text = "a duration",
+     .type = F_CUSTOM,
+     .offset = CFG(spare.max_age_s),
+     .custom = set_duration},
     {0},
 };
 
 static const field log_fields[] = {
-    {.key = "level", .type = F_ENUM, .offset = CFG(log.level), .choices = log_levels},
-    {.key = "format", .type = F_ENUM, .offset = CFG(log.format), .choices = log_formats},
+    {.key = "level",
+     .doc = "the least level logged",
+     .type = F_ENUM,
+     .offset = CFG(log.level),
+     .choices = log_levels},
+    {.key = "format",
+     .doc = "text, or json: one JSON object per line (`time`, `level`, `program`, `message`, and "
+            "`task`, `event`, `receiver`, `message_id` when the line is about one)",
+     .type = F_ENUM,
+     .offset = CFG(log.format),
+     .choices = log_formats},
     {0},
 };
 

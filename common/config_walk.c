@@ -128,13 +128,20 @@ int config_get_string(loader *ld, yaml_node_t *node, const char *path, const cha
     return 0;
 }
 
-static void describe_range(const field *f, bool integer, char *out, size_t size)
+void config_describe_range(const field *f, bool integer, char *out, size_t size)
 {
     const char *kind = integer ? "an integer" : "a number";
     if (f->has_max)
-        snprintf(out, size, "expected %s in %.17g..%.17g", kind, f->min, f->max);
+        snprintf(out, size, "%s in %.17g..%.17g", kind, f->min, f->max);
     else
-        snprintf(out, size, "expected %s %s %.17g", kind, f->min_exclusive ? ">" : ">=", f->min);
+        snprintf(out, size, "%s %s %.17g", kind, f->min_exclusive ? ">" : ">=", f->min);
+}
+
+static void describe_range(const field *f, bool integer, char *out, size_t size)
+{
+    char range[80];
+    config_describe_range(f, integer, range, sizeof range);
+    snprintf(out, size, "expected %s", range);
 }
 
 static bool in_range(const field *f, double v)
