@@ -183,8 +183,8 @@ static void test_unreadable(fixture *f)
 static void test_events(void)
 {
     char id[IDS_LEN], key[64];
-    char *text =
-        events_build("spare.ready", json_pack("{s:s}", "task_id", "t-1"), FIXED_MS / 1000, id, key);
+    char *text = events_build(EVENT_SPARE_READY, json_pack("{s:s}", "task_id", "t-1"),
+                              FIXED_MS / 1000, id, key);
     CHECK(text != NULL);
     CHECK(strncmp(id, "evt_", 4) == 0);
     CHECK_STR(key, "event.spare.ready");

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "event_types.h"
 #include "ctl.h"
 #include "amqp_link_admin.h"
 #include "ids.h"
@@ -150,28 +151,29 @@ static void print_spares(json_t *spares)
 
 /* One event of our task. Returns -1 while the task goes on, else the exit
  * status (the event was final). */
-static int follow_event(const char *type, json_t *data, bool as_json)
+static int follow_event(const char *type_name, json_t *data, bool as_json)
 {
     const char *error = json_string_value(json_object_get(data, "error"));
     const char *reason = json_string_value(json_object_get(data, "reason"));
-    bool final = strcmp(type, "spare.ready") == 0 || strcmp(type, "spare.released") == 0 ||
-                 strcmp(type, "spare.failed") == 0 || strcmp(type, "task.failed") == 0;
+    int type = event_types_find(type_name);
+    bool final = type >= 0 && event_types_is_final((event_type)type);
+    bool done = type == EVENT_SPARE_READY || type == EVENT_SPARE_RELEASED;
     if (as_json) {
         if (final)
             ctl_print_json(data);
-    } else if (strcmp(type, "spare.provisioning") == 0) {
+    } else if (type == EVENT_SPARE_PROVISIONING) {
         printf("provisioning:\n");
         print_spares(json_object_get(data, "spares"));
-    } else if (strcmp(type, "spare.waiting_ready") == 0) {
+    } else if (type == EVENT_SPARE_WAITING_READY) {
         printf("waiting_ready: %lld spares created, waiting for Kubernetes Ready\n",
                (long long)json_integer_value(json_object_get(data, "count")));
-    } else if (strcmp(type, "task.retrying") == 0) {
+    } else if (type == EVENT_TASK_RETRYING) {
         printf("retrying in %lld s (attempt %lld): %s\n",
                (long long)json_integer_value(json_object_get(data, "delay_s")),
                (long long)json_integer_value(json_object_get(data, "next_attempt")),
                ctl_text(error));
-    } else if (strcmp(type, "spare.ready") == 0 || strcmp(type, "spare.released") == 0) {
-        printf("%s:\n", strcmp(type, "spare.ready") == 0 ? "ready" : "released");
+    } else if (done) {
+        printf("%s:\n", type == EVENT_SPARE_READY ? "ready" : "released");
         print_spares(json_object_get(data, "spares"));
     } else if (final) {
         printf("failed (%s): %s\n", reason ? ctl_text(reason) : "no reason", ctl_text(error));
@@ -179,7 +181,7 @@ static int follow_event(const char *type, json_t *data, bool as_json)
     fflush(stdout);
     if (!final)
         return -1;
-    if (strcmp(type, "spare.ready") == 0 || strcmp(type, "spare.released") == 0)
+    if (done)
         return CTL_EXIT_OK;
     if (reason && strcmp(reason, "invalid") == 0)
         return CTL_EXIT_USAGE;

@@ -5,9 +5,14 @@
 
 #include "json_util.h"
 
-char *events_build(const char *type, json_t *data, int64_t now_s, char id[IDS_LEN],
+char *events_build(event_type type_value, json_t *data, int64_t now_s, char id[IDS_LEN],
                    char routing_key[64])
 {
+    const char *type = event_types_name(type_value);
+    if (!type) {
+        json_decref(data);
+        return NULL;
+    }
     char timestamp[32];
     ids_new("evt", id);
     ids_rfc3339(now_s, timestamp);

@@ -122,9 +122,9 @@ static int update_status(const context *c, const char *status, json_t *result, v
 }
 
 /* Spare events also name the cluster. */
-static int emit_event(const context *c, const char *type, json_t *data, vf_error *err)
+static int emit_event(const context *c, event_type type, json_t *data, vf_error *err)
 {
-    if (c->cluster[0] && strncmp(type, "spare.", 6) == 0)
+    if (c->cluster[0] && strncmp(event_types_name(type), "spare.", 6) == 0)
         json_object_set_new(data, "cluster", json_string(c->cluster));
     return task_attempt_event(&c->a, type, data, err);
 }
@@ -152,7 +152,7 @@ static int record_failure(const context *c, const char *reason, const char *erro
     else
         json_decref(detail_row);
     if (rc == 0)
-        rc = emit_event(c, c->upgrade_id[0] ? "spare.failed" : "task.failed", event, err);
+        rc = emit_event(c, c->upgrade_id[0] ? EVENT_SPARE_FAILED : EVENT_TASK_FAILED, event, err);
     else
         json_decref(event);
     snprintf(c->a.out->summary, sizeof c->a.out->summary, "failed (%s): %s", reason, error);
@@ -304,7 +304,7 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
             json_pack("{s:s, s:O, s:i}", "step", "placed", "spares", list, "attempt", c->a.attempt),
             err);
     if (rc == 0)
-        rc = emit_event(c, "spare.provisioning",
+        rc = emit_event(c, EVENT_SPARE_PROVISIONING,
                         json_pack("{s:s, s:s, s:s, s:O, s:i}", "task_id", c->a.out->task_id,
                                   "upgrade_id", c->upgrade_id, "status", "provisioning", "spares",
                                   list, "attempts", c->a.attempt),
@@ -523,7 +523,7 @@ static int handle_release(context *c, const json_t *body, vf_error *err)
                           scan.n_in_progress ? "already being released" : "already released"),
                 err);
         if (rc == 0)
-            rc = emit_event(c, "spare.released",
+            rc = emit_event(c, EVENT_SPARE_RELEASED,
                             json_pack("{s:s, s:s, s:s, s:[]}", "task_id", c->a.out->task_id,
                                       "upgrade_id", c->upgrade_id, "status", "released", "spares"),
                             err);

@@ -156,12 +156,12 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
     return task_attempt_history(a, "processing", received, err);
 }
 
-int task_attempt_event(const task_attempt *a, const char *type, json_t *data, vf_error *err)
+int task_attempt_event(const task_attempt *a, event_type type, json_t *data, vf_error *err)
 {
     char id[IDS_LEN], key[64];
     char *body = events_build(type, data, a->now_ms / 1000, id, key);
     if (!body) {
-        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", type);
+        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", event_types_name(type));
         return -1;
     }
     if (store_outbox_add(a->h->store, id, key, body, a->now, err) < 0) {
@@ -210,7 +210,7 @@ int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail,
     else
         json_decref(history);
     if (rc == 0)
-        rc = task_attempt_event(a, "task.retrying", event, err);
+        rc = task_attempt_event(a, EVENT_TASK_RETRYING, event, err);
     else
         json_decref(event);
     snprintf(out->summary, sizeof out->summary, "retrying in %d s (attempt %d of %d): %s",

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "event_types.h"
 #include "handler.h"
 #include "store_tasks.h"
 
@@ -56,7 +57,7 @@ int task_attempt_history_text(const task_attempt *a, const char *status, const c
 
 /* An outbox row of `type` with `data` (stolen), kept in the outcome for the
  * caller to publish after the commit. */
-int task_attempt_event(const task_attempt *a, const char *type, json_t *data, vf_error *err)
+int task_attempt_event(const task_attempt *a, event_type type, json_t *data, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Not done and attempts remain: row "retrying", history with `detail`

@@ -34,7 +34,7 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
     else
         json_decref(history);
     if (rc == 0)
-        rc = task_attempt_event(a, "task.failed",
+        rc = task_attempt_event(a, EVENT_TASK_FAILED,
                                 json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", out->task_id,
                                           "status", "failed", "error", error, "reason", reason,
                                           "attempts", a->attempt),
@@ -103,7 +103,7 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     if (rc == 0)
         rc = reserve(rec, req, decision, err);
     if (rc == 0)
-        rc = task_attempt_event(rec, "task.completed", event, err);
+        rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
     else
         json_decref(event);
     if (wants_reply(rec->msg)) {

@@ -113,7 +113,7 @@ static int history(spare_driver *d, const char *task_id, const clock_now *now, c
     return rc;
 }
 
-static int emit(spare_driver *d, const clock_now *now, const char *type, json_t *data,
+static int emit(spare_driver *d, const clock_now *now, event_type type, json_t *data,
                 const char *cluster, vf_error *err)
 {
     char id[IDS_LEN], key[64];
@@ -121,7 +121,7 @@ static int emit(spare_driver *d, const clock_now *now, const char *type, json_t 
         json_object_set_new(data, "cluster", json_string(cluster));
     char *body = events_build(type, data, now->ms / 1000, id, key);
     if (!body) {
-        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", type);
+        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", event_types_name(type));
         return -1;
     }
     int rc = store_outbox_add(d->store, id, key, body, now->text, err);
@@ -294,7 +294,7 @@ static int settle_prepare(spare_driver *d, const char *task_id, const clock_now 
         if (rc == 0)
             rc = history(d, task_id, now, "ready", json_pack("{s:O}", "spares", spares), err);
         if (rc == 0)
-            rc = emit(d, now, "spare.ready",
+            rc = emit(d, now, EVENT_SPARE_READY,
                       json_pack("{s:s, s:s, s:s, s:O, s:i}", "task_id", task_id, "upgrade_id",
                                 first->upgrade_id, "status", "ready", "spares", spares, "attempts",
                                 attempts),
@@ -310,7 +310,7 @@ static int settle_prepare(spare_driver *d, const char *task_id, const clock_now 
                          json_pack("{s:i}", "spares", (int)list.n), err);
         const store_spare *first = &list.items[0].row;
         if (rc == 0)
-            rc = emit(d, now, "spare.waiting_ready",
+            rc = emit(d, now, EVENT_SPARE_WAITING_READY,
                       json_pack("{s:s, s:s, s:s, s:i, s:s?}", "task_id", task_id, "upgrade_id",
                                 first->upgrade_id, "status", "waiting_ready", "count", (int)list.n,
                                 "ready_by", first->ready_by),
@@ -365,7 +365,7 @@ static int fail_prepare(spare_driver *d, const store_spare *failing, const char 
     if (rc == 0)
         rc = store_reservation_release_task(d->store, task_id, now->text, err) < 0 ? -1 : 0;
     if (rc == 0)
-        rc = emit(d, now, "spare.failed",
+        rc = emit(d, now, EVENT_SPARE_FAILED,
                   json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "task_id", task_id,
                             "upgrade_id", failing->upgrade_id, "status", "failed", "error", message,
                             "reason", "exhausted", "spare", failing->name, "step", step, "attempts",
@@ -432,7 +432,7 @@ static int settle_release(spare_driver *d, const char *release_task_id, const cl
             rc = history(d, release_task_id, now, "released", json_pack("{s:O}", "spares", names),
                          err);
         if (rc == 0)
-            rc = emit(d, now, "spare.released",
+            rc = emit(d, now, EVENT_SPARE_RELEASED,
                       json_pack("{s:s, s:s, s:s, s:O}", "task_id", release_task_id, "upgrade_id",
                                 first->upgrade_id, "status", "released", "spares", names),
                       first->cluster, err);
@@ -449,7 +449,7 @@ static int settle_release(spare_driver *d, const char *release_task_id, const cl
             rc = history(d, release_task_id, now, "failed",
                          json_pack("{s:s, s:s}", "reason", "exhausted", "error", message), err);
         if (rc == 0)
-            rc = emit(d, now, "spare.failed",
+            rc = emit(d, now, EVENT_SPARE_FAILED,
                       json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "task_id", release_task_id,
                                 "upgrade_id", first->upgrade_id, "status", "failed", "error",
                                 message, "reason", "exhausted", "step", "destroy", "attempts",

@@ -1,0 +1,36 @@
+#include "event_types.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    bool final;
+} types[EVENT_TYPE_COUNT] = {
+    [EVENT_TASK_COMPLETED] = {"task.completed", true},
+    [EVENT_TASK_FAILED] = {"task.failed", true},
+    [EVENT_SPARE_READY] = {"spare.ready", true},
+    [EVENT_SPARE_FAILED] = {"spare.failed", true},
+    [EVENT_SPARE_RELEASED] = {"spare.released", true},
+    [EVENT_TASK_RETRYING] = {"task.retrying", false},
+    [EVENT_SPARE_PROVISIONING] = {"spare.provisioning", false},
+    [EVENT_SPARE_WAITING_READY] = {"spare.waiting_ready", false},
+};
+
+const char *event_types_name(event_type type)
+{
+    return (unsigned)type < EVENT_TYPE_COUNT ? types[type].name : NULL;
+}
+
+bool event_types_is_final(event_type type)
+{
+    return (unsigned)type < EVENT_TYPE_COUNT && types[type].final;
+}
+
+int event_types_find(const char *name)
+{
+    for (int i = 0; name && i < EVENT_TYPE_COUNT; i++)
+        if (types[i].name && strcmp(types[i].name, name) == 0)
+            return i;
+    return -1;
+}

@@ -1,0 +1,36 @@
+/* event_types: the one table of the event types virtflow publishes
+ * (docs/contracts.md "Events"), each on routing key event.<type>. The code
+ * that emits events names them by this enum, so no other string can go out;
+ * schema/event.json's enum lists the same types, and
+ * tests/unit/test_event_types.c checks the two against each other. */
+#ifndef VF_EVENT_TYPES_H
+#define VF_EVENT_TYPES_H
+
+#include <stdbool.h>
+
+typedef enum {
+    /* final: the task's outcome */
+    EVENT_TASK_COMPLETED,
+    EVENT_TASK_FAILED,
+    EVENT_SPARE_READY,
+    EVENT_SPARE_FAILED,
+    EVENT_SPARE_RELEASED,
+    /* progress: a watcher may ignore them */
+    EVENT_TASK_RETRYING,
+    EVENT_SPARE_PROVISIONING,
+    EVENT_SPARE_WAITING_READY,
+    EVENT_TYPE_COUNT
+} event_type;
+
+/* The type as events carry it ("task.completed"), a static string; NULL for a
+ * value outside the table. */
+const char *event_types_name(event_type type);
+
+/* True for the types that end a task (the final events), false for progress
+ * events and values outside the table. */
+bool event_types_is_final(event_type type);
+
+/* The type called `name`, or -1 when the table has none (NULL included). */
+int event_types_find(const char *name);
+
+#endif
