@@ -151,7 +151,7 @@ static void default_of(const field *f, const void *base, char *buf, size_t size)
     case F_BOOL:
         append(buf, size, "%s", *(const bool *)slot ? "true" : "false");
         break;
-    case F_ENUM:
+    case F_ENUM: {
         if (f->store == STORE_STRING) {
             const char *text = *(char *const *)slot;
             append(buf, size, "%s", text ? text : "null");
@@ -164,6 +164,7 @@ static void default_of(const field *f, const void *base, char *buf, size_t size)
                 break;
             }
         break;
+    }
     case F_STRING_LIST:
     case F_PATH_LIST: {
         char *const *items = *(char **const *)slot;
