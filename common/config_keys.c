@@ -207,12 +207,12 @@ static const config_receiver receiver_template = {
 
 static const field receiver_fields[] = {
     {.key = "name",
-     .doc = "unique, [A-Za-z0-9._-]; names the receiver in logs and deliveries",
+     .doc = "required, unique, [A-Za-z0-9._-]; names the receiver in logs and deliveries",
      .type = F_STRING,
      .offset = RECEIVER(name),
      .validate = check_receiver_name},
     {.key = "url",
-     .doc = "http:// or https:// endpoint the signed events are POSTed to",
+     .doc = "required: the http:// or https:// endpoint the signed events are POSTed to",
      .type = F_STRING,
      .offset = RECEIVER(url),
      .validate = check_http_url},
@@ -223,7 +223,8 @@ static const field receiver_fields[] = {
      .count_offset = RECEIVER(n_events),
      .nonempty = true},
     {.key = "secret_files",
-     .doc = "files holding whsec_... secrets, several while rotating",
+     .doc = "files holding whsec_... secrets, several while rotating; required unless `secret_env` "
+            "is set",
      .type = F_PATH_LIST,
      .offset = RECEIVER(secret_files),
      .count_offset = RECEIVER(n_secret_files),
