@@ -570,8 +570,9 @@ static const field scheduler_fields[] = {
      .min_exclusive = true},
     {.key = "plugins", .type = F_SECTION, .children = config_plugin_kinds},
     {.key = "strategy",
-     .doc = "spread: `FreeResources` on, `MostAllocated` off; pack: the opposite, so the fullest "
-            "host that fits wins; explicit `scheduler.plugins` entries still win",
+     .doc = "spread: `FreeResources` on, `MostAllocated` off, `VMSlots` prefers free slots; pack: "
+            "the opposite, `VMSlots` prefers used slots, so the fullest host that fits wins; "
+            "explicit `scheduler.plugins` entries still win",
      .type = F_ENUM,
      .offset = CFG(scheduler.strategy),
      .choices = strategies},

@@ -812,6 +812,48 @@ static void test_strategy_pack(void)
     world_close(&w);
 }
 
+/* Issue 24, item 2: under pack every default score prefers the fuller host.
+ * Hosts differ in CPU, memory and VM slots at once: a host 75% full on all
+ * three must beat one 44% full, which VMSlots (free slots) used to prefer
+ * strongly enough to win. Under spread the emptier one still wins. */
+static void test_pack_means_pack(void)
+{
+    host hosts[2] = {fixture_host("emptier"), fixture_host("fuller")};
+    hosts[0].allocated_cpu = 28;
+    hosts[0].allocated_memory = 28672;
+    hosts[0].max_vms = 100;
+    hosts[0].current_vms = 40;
+    hosts[1].allocated_cpu = 48;
+    hosts[1].allocated_memory = 49152;
+    hosts[1].max_vms = 100;
+    hosts[1].current_vms = 75;
+    sched_params p;
+    fixture_params(&p);
+    world w;
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 2, 2048);
+
+    world_open(&w, hosts, 2, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "emptier");
+    world_close(&w);
+
+    p.pack = true;
+    world_open(&w, hosts, 2, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "fuller");
+    bool slots_part = false;
+    for (size_t i = 0; i < d.n_parts; i++)
+        if (strcmp(d.parts[i].plugin, "VMSlots") == 0) {
+            slots_part = true;
+            CHECKF(d.parts[i].score == 76.0, "VMSlots under pack: %g (76 of 100 slots used)",
+                   d.parts[i].score);
+        }
+    CHECK(slots_part);
+    world_close(&w);
+}
+
 /* Per-plugin args, qemu-scheduler's and CAPPX's names, and Random. */
 static void test_plugin_args_and_aliases(void)
 {
@@ -1134,6 +1176,7 @@ int main(void)
     test_plugin_config();
     test_subset_random_pick();
     test_strategy_pack();
+    test_pack_means_pack();
     test_plugin_args_and_aliases();
     test_reservation_lifecycle();
     test_burst_never_overcommits();

@@ -439,7 +439,7 @@ static void apply_load(sched_engine *engine, const held *h, int sign)
     load->disk += sign * h->disk;
     load->vms += sign;
     sched_hot *hot = &engine->hot[h->host_index];
-    hot->vm_slots_score = sched_score_clamp(sched_score_vm_slots(hot, load));
+    hot->vm_slots_score = sched_score_clamp(sched_score_vm_slots(hot, load, engine->params.pack));
     fitindex_update(engine->index, engine->hot, engine->load, (size_t)h->host_index);
 }
 
@@ -497,7 +497,7 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         };
         static const sched_host_load no_load = {0};
         engine->hot[i].vm_slots_score =
-            sched_score_clamp(sched_score_vm_slots(&engine->hot[i], &no_load));
+            sched_score_clamp(sched_score_vm_slots(&engine->hot[i], &no_load, engine->params.pack));
     }
     forget_regex_matches(engine);
     memset(engine->load, 0, n * sizeof *engine->load);
@@ -1010,8 +1010,8 @@ static size_t filter_and_score_any(sched_engine *engine, const sched_request *re
 }
 
 /* One score plugin's clamped value for one host, for a decision's breakdown. */
-static double score_part(sched_score_id id, const sched_hot *h, const sched_host_load *load,
-                         double cpu_fraction, double memory_fraction)
+static double score_part(sched_score_id id, const sched_hot *h, double cpu_fraction,
+                         double memory_fraction)
 {
     double v = 0;
     switch (id) {
@@ -1025,7 +1025,7 @@ static double score_part(sched_score_id id, const sched_hot *h, const sched_host
         v = sched_score_balanced(cpu_fraction, memory_fraction);
         break;
     case SCHED_SCORE_VM_SLOTS:
-        v = sched_score_vm_slots(h, load);
+        v = h->vm_slots_score; /* the value the decision summed */
         break;
     case SCHED_SCORE_COUNT:
         break;
@@ -1226,7 +1226,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     for (int s = 0; s < SCHED_SCORE_COUNT; s++) {
         if (!(engine->score_weight[s] > 0))
             continue;
-        double v = score_part((sched_score_id)s, h, load, cpu_fraction, memory_fraction);
+        double v = score_part((sched_score_id)s, h, cpu_fraction, memory_fraction);
         out->parts[out->n_parts++] =
             (sched_score_part){engine->score_name[s], v, engine->score_weight[s]};
     }

@@ -227,12 +227,17 @@ static inline double sched_score_balanced(double cpu_fraction, double memory_fra
     return 100.0 * (1.0 - fabs(cpu_fraction - memory_fraction));
 }
 
-/* VMSlots: prefer hosts with more guest slots left after placement (kept,
- * clamped, in sched_hot.vm_slots_score). */
-static inline double sched_score_vm_slots(const sched_hot *h, const sched_host_load *load)
+/* VMSlots: prefer hosts with more guest slots left after placement; under
+ * strategy: pack, fewer, so that it prefers the fuller host as MostAllocated
+ * does instead of pulling the other way (kept, clamped, in
+ * sched_hot.vm_slots_score). */
+static inline double sched_score_vm_slots(const sched_hot *h, const sched_host_load *load,
+                                          bool pack)
 {
-    int32_t left = h->max_vms - (h->current_vms + load->vms + 1);
-    return h->max_vms > 0 ? 100.0 * left / h->max_vms : 0.0;
+    int32_t used = h->current_vms + load->vms + 1;
+    if (h->max_vms <= 0)
+        return 0.0;
+    return 100.0 * (pack ? used : h->max_vms - used) / h->max_vms;
 }
 
 /* Normalisation: a score plugin's value counts only within 0..100. */
