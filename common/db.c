@@ -258,7 +258,7 @@ bool db_in_transaction(const db *d)
         return d->sqlite && !sqlite3_get_autocommit(d->sqlite);
     if (!d->pg)
         return false;
-    if (PQstatus(d->pg) != CONNECTION_OK)
+    if (!db_pg_usable(d))
         return d->tx_open; /* lost with the connection, but the caller must still roll back */
     PGTransactionStatusType status = PQtransactionStatus(d->pg);
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
@@ -266,5 +266,17 @@ bool db_in_transaction(const db *d)
 
 bool db_transaction_failed(const db *d)
 {
-    return d && d->kind == DB_POSTGRES && d->pg && PQtransactionStatus(d->pg) == PQTRANS_INERROR;
+    return d && d->kind == DB_POSTGRES && d->pg && db_pg_usable(d) &&
+           PQtransactionStatus(d->pg) == PQTRANS_INERROR;
+}
+
+int db_set_timeout(db *d, int timeout_ms, vf_error *err)
+{
+    return d->kind == DB_POSTGRES ? db_pg_set_timeout(d, timeout_ms, err) : 0;
+}
+
+void db_set_wait_hook(db *d, db_wait_fn fn, void *user)
+{
+    d->wait_hook = fn;
+    d->wait_user = user;
 }

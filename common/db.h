@@ -51,11 +51,36 @@ typedef struct db_pg_options {
     bool read_only;       /* every transaction read-only (default_transaction_read_only) */
 } db_pg_options;
 
+/* TCP keepalives and tcp_user_timeout are on by default (see db_open_pg), so a
+ * dead host or a cut network is noticed by the kernel; the URL's own values win. */
+
 /* Connect to PostgreSQL. `label` as for db_open_sqlite: it must not hold the
  * password. Returns an owned handle or NULL with err set (VF_EUNAVAILABLE
  * when the server cannot be reached, VF_EIO otherwise). */
 db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* PostgreSQL: bound every later command by `timeout_ms` (0: no bound, the
+ * default, which migrations run under). The server cancels a statement that
+ * runs longer (statement_timeout: VF_EUNAVAILABLE, the session stays). A
+ * server that does not answer at all, frozen, partitioned or on a dead host,
+ * is not waited for beyond DB_PG_ANSWER_GRACE_MS more: the command fails
+ * with VF_EUNAVAILABLE and the connection is dropped as if it were lost (an
+ * open transaction is gone with it: roll back; a COMMIT's outcome is then
+ * unknown, as for any connection lost during a COMMIT). Connecting again is
+ * bounded by connect_timeout (10 s unless the URL says otherwise). SQLite: a
+ * no-op (its bound is the busy timeout). Returns 0 or -1 with err. */
+#define DB_PG_ANSWER_GRACE_MS 2000
+int db_set_timeout(db *d, int timeout_ms, vf_error *err) __attribute__((warn_unused_result));
+
+/* Called while a command waits for the PostgreSQL server, at least every
+ * DB_WAIT_HOOK_INTERVAL_MS: for work that must go on while the store is slow
+ * or frozen, such as heartbeats on another connection. It runs on the
+ * calling thread in the middle of a db call: it must not use this handle.
+ * NULL removes it. SQLite never calls it. */
+#define DB_WAIT_HOOK_INTERVAL_MS 500
+typedef void (*db_wait_fn)(void *user);
+void db_set_wait_hook(db *d, db_wait_fn fn, void *user);
 
 /* Roll back an open transaction, free every statement prepared on the
  * handle, close it. NULL is a no-op. */

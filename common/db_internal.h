@@ -10,17 +10,24 @@
 
 struct db {
     db_kind kind;
-    char *label;     /* owned; starts every error message, never a password */
-    db_stmt *stmts;  /* every statement prepared on the handle, freed by db_close */
-    sqlite3 *sqlite; /* DB_SQLITE */
-    PGconn *pg;      /* DB_POSTGRES */
-    bool read_only;  /* DB_POSTGRES: re-applied after a reconnection */
-    unsigned epoch;  /* DB_POSTGRES: bumped at each reconnection, which forgets
-                      * every prepared statement of the session */
-    unsigned names;  /* DB_POSTGRES: statements named so far */
-    bool tx_open;    /* DB_POSTGRES: a transaction was open after the last command;
-                      * if the connection is then lost, so is the transaction, and
-                      * nothing runs until the caller's ROLLBACK (db_pg_exec) */
+    char *label;            /* owned; starts every error message, never a password */
+    db_stmt *stmts;         /* every statement prepared on the handle, freed by db_close */
+    sqlite3 *sqlite;        /* DB_SQLITE */
+    PGconn *pg;             /* DB_POSTGRES */
+    bool read_only;         /* DB_POSTGRES: re-applied after a reconnection */
+    unsigned epoch;         /* DB_POSTGRES: bumped at each reconnection, which forgets
+                             * every prepared statement of the session */
+    unsigned names;         /* DB_POSTGRES: statements named so far */
+    bool tx_open;           /* DB_POSTGRES: a transaction was open after the last command;
+                             * if the connection is then lost, so is the transaction, and
+                             * nothing runs until the caller's ROLLBACK (db_pg_exec) */
+    bool abandoned;         /* DB_POSTGRES: a round trip outlived its deadline: the
+                             * connection is treated as lost and replaced at next use */
+    int timeout_ms;         /* DB_POSTGRES: db_set_timeout's bound; 0: none */
+    int connect_timeout_ms; /* DB_POSTGRES: bound of connecting (libpq's connect_timeout) */
+    db_wait_fn wait_hook;   /* db_set_wait_hook; NULL: none */
+    void *wait_user;
+    int64_t hooked_ms; /* when the wait hook last ran (monotonic ms) */
 };
 
 struct db_stmt {
@@ -54,5 +61,8 @@ void db_pg_reset(db_stmt *st);
 void db_pg_free(db_stmt *st);
 int db_pg_step(db_stmt *st, const char *what, vf_error *err);
 void db_pg_close(db *d);
+int db_pg_set_timeout(db *d, int timeout_ms, vf_error *err);
+/* Whether the connection can carry a command: up, and not abandoned. */
+bool db_pg_usable(const db *d);
 
 #endif

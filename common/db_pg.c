@@ -1,11 +1,24 @@
 /* db_pg: the PostgreSQL backend of db (libpq; see db.h). Statements are
- * prepared server-side once per session (PQprepare) and run with
- * PQexecPrepared; parameters and results travel as text. */
+ * prepared server-side once per session and run by name; parameters and
+ * results travel as text.
+ *
+ * Every exchange with the server, connecting included, goes through libpq's
+ * asynchronous calls and a poll() of our own, never a blocking PQexec: only
+ * so can a wait have a deadline that holds when the server stops answering
+ * (a stopped process, a frozen VM or a cut network answers nothing, and
+ * neither its statement_timeout nor TCP keepalives fire: the kernel still
+ * acknowledges the bytes), and only so can the wait hook run meanwhile.
+ * Cancelling is not attempted: PQcancel of libpq 15 blocks on the very
+ * server that does not answer. The connection is dropped instead; the
+ * server rolls the session's transaction back when it notices. */
 #include "db.h"
 #include "db_internal.h"
 
+#include "clock.h"
 #include "log.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +64,200 @@ static void ignore_notice(void *arg, const char *message)
     (void)message;
 }
 
+bool db_pg_usable(const db *d)
+{
+    return d->pg && !d->abandoned && PQstatus(d->pg) == CONNECTION_OK;
+}
+
+static int64_t now_ms(void)
+{
+    return clock_mono_us() / 1000;
+}
+
+/* The deadline of a command starting now: the server's own statement
+ * timeout answers first; this catches a server that cannot answer. -1: none. */
+static int64_t command_deadline(const db *d)
+{
+    return d->timeout_ms > 0 ? now_ms() + d->timeout_ms + DB_PG_ANSWER_GRACE_MS : -1;
+}
+
+/* Wait until the socket is ready for `events` or the deadline (now_ms
+ * clock, -1: none) passes, calling the wait hook every
+ * DB_WAIT_HOOK_INTERVAL_MS meanwhile. Returns the poll revents (> 0), 0
+ * when the deadline passed, -1 when poll failed. */
+static int wait_socket(db *d, short events, int64_t deadline)
+{
+    for (;;) {
+        int64_t now = now_ms();
+        if (deadline >= 0 && now >= deadline)
+            return 0;
+        if (d->wait_hook && now - d->hooked_ms >= DB_WAIT_HOOK_INTERVAL_MS) {
+            d->wait_hook(d->wait_user);
+            d->hooked_ms = now;
+        }
+        int64_t wait = d->wait_hook ? d->hooked_ms + DB_WAIT_HOOK_INTERVAL_MS - now : -1;
+        if (deadline >= 0 && (wait < 0 || deadline - now < wait))
+            wait = deadline - now;
+        struct pollfd p = {.fd = PQsocket(d->pg), .events = events};
+        if (p.fd < 0)
+            return -1;
+        int rc = poll(&p, 1, (int)wait);
+        if (rc > 0)
+            return p.revents;
+        if (rc < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+/* Drive PQconnectPoll or PQresetPoll to the end, within the connect
+ * timeout. Returns 0 connected, -1 with err (VF_EUNAVAILABLE). */
+static int finish_connecting(db *d, bool resetting, const char *what, vf_error *err)
+{
+    int64_t deadline = now_ms() + d->connect_timeout_ms;
+    PostgresPollingStatusType state = PGRES_POLLING_WRITING;
+    while (state != PGRES_POLLING_OK && state != PGRES_POLLING_FAILED) {
+        int ready = wait_socket(d, state == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);
+        if (ready == 0) {
+            vf_error_set(err, VF_EUNAVAILABLE, "%s: %s: no answer within %d ms", d->label, what,
+                         d->connect_timeout_ms);
+            return -1;
+        }
+        if (ready < 0)
+            break; /* no socket: PQconnectPoll reports the failure */
+        state = resetting ? PQresetPoll(d->pg) : PQconnectPoll(d->pg);
+    }
+    if (PQstatus(d->pg) != CONNECTION_OK) {
+        const char *message = PQerrorMessage(d->pg);
+        int len = (int)strcspn(message, "\n");
+        vf_error_set(err, VF_EUNAVAILABLE, "%s: %s: %.*s", d->label, what, len, message);
+        return -1;
+    }
+    d->abandoned = false;
+    /* Sends must not block either (closing resets this, PQresetStart too). */
+    if (PQsetnonblocking(d->pg, 1) != 0) {
+        fail(d, NULL, what, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Give up on the connection: the server did not answer in time. Nothing
+ * more is read from it; the next command connects again (db_pg_exec's
+ * ROLLBACK first, inside a transaction). */
+static void abandon(db *d, const char *what, vf_error *err)
+{
+    d->abandoned = true;
+    int waited = d->timeout_ms + DB_PG_ANSWER_GRACE_MS;
+    vf_error_set(err, VF_EUNAVAILABLE,
+                 "%s: %s: no answer from the server within %d ms (the statement timeout and %d "
+                 "ms more): connection dropped",
+                 d->label, what, waited, DB_PG_ANSWER_GRACE_MS);
+    log_warn("%s: %s: no answer from the server within %d ms; dropping the connection", d->label,
+             what, waited);
+}
+
+/* The results of the command just sent, as PQexec would give them: the last
+ * one, or the first error. NULL with err set when the server did not answer
+ * in time (the connection is abandoned) or the connection failed. */
+static PGresult *await_result(db *d, const char *what, vf_error *err)
+{
+    int64_t deadline = command_deadline(d);
+    for (;;) {
+        int left = PQflush(d->pg);
+        if (left <= 0)
+            break; /* sent, or failed: PQgetResult reports it */
+        int ready = wait_socket(d, POLLIN | POLLOUT, deadline);
+        if (ready == 0) {
+            abandon(d, what, err);
+            return NULL;
+        }
+        if (ready < 0 || ((ready & POLLIN) && !PQconsumeInput(d->pg)))
+            break;
+    }
+    PGresult *kept = NULL;
+    for (;;) {
+        while (!PQisBusy(d->pg)) {
+            PGresult *result = PQgetResult(d->pg);
+            if (!result) {
+                if (!kept)
+                    fail(d, NULL, what, err);
+                return kept;
+            }
+            ExecStatusType status = PQresultStatus(result);
+            bool kept_failed = kept && PQresultStatus(kept) != PGRES_COMMAND_OK &&
+                               PQresultStatus(kept) != PGRES_TUPLES_OK;
+            if (kept_failed || status == PGRES_COPY_IN || status == PGRES_COPY_OUT) {
+                PQclear(result);
+                continue;
+            }
+            PQclear(kept);
+            kept = result;
+        }
+        int ready = wait_socket(d, POLLIN, deadline);
+        if (ready == 0) {
+            PQclear(kept);
+            abandon(d, what, err);
+            return NULL;
+        }
+        if (ready < 0) {
+            PQclear(kept);
+            d->abandoned = true;
+            vf_error_set(err, VF_EUNAVAILABLE, "%s: %s: waiting for the server: %s", d->label, what,
+                         strerror(errno));
+            return NULL;
+        }
+        /* A failed read leaves the connection bad: PQgetResult then says why. */
+        (void)PQconsumeInput(d->pg);
+    }
+}
+
+/* PQexec within the deadline: the result (owned) or NULL with err set. */
+static PGresult *run_query(db *d, const char *sql, const char *what, vf_error *err)
+{
+    if (!PQsendQuery(d->pg, sql)) {
+        fail(d, NULL, what, err);
+        return NULL;
+    }
+    return await_result(d, what, err);
+}
+
 static int session_setup(db *d, vf_error *err)
 {
     PQsetNoticeProcessor(d->pg, ignore_notice, NULL);
     if (d->read_only &&
         db_pg_exec(d, "SET default_transaction_read_only = on", "opening read-only", err) != 0)
         return -1;
+    if (d->timeout_ms > 0) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "SET statement_timeout = %d", d->timeout_ms);
+        if (db_pg_exec(d, sql, "setting statement_timeout", err) != 0)
+            return -1;
+    }
     return 0;
+}
+
+int db_pg_set_timeout(db *d, int timeout_ms, vf_error *err)
+{
+    d->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+    char sql[64];
+    snprintf(sql, sizeof sql, "SET statement_timeout = %d", d->timeout_ms);
+    return db_pg_exec(d, sql, "setting statement_timeout", err);
+}
+
+/* connect_timeout as libpq understood it (the URL's, or our default), in
+ * ms; libpq leaves it to us once connecting is asynchronous. As libpq: at
+ * least 2 s, and 0 or none means no limit (here: an hour). */
+static int connect_timeout_ms(const PGconn *conn)
+{
+    int seconds = 0;
+    PQconninfoOption *options = PQconninfo((PGconn *)conn);
+    for (PQconninfoOption *o = options; o && o->keyword; o++)
+        if (strcmp(o->keyword, "connect_timeout") == 0 && o->val)
+            seconds = atoi(o->val);
+    PQconninfoFree(options);
+    if (seconds <= 0 || seconds > 3600)
+        seconds = 3600;
+    return (seconds < 2 ? 2 : seconds) * 1000;
 }
 
 db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
@@ -72,11 +272,19 @@ db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
     d->read_only = options->read_only;
     d->epoch = 1;
     /* Keywords before dbname are defaults the URL may override; those after
-     * it override the URL (PQconnectdbParams with expand_dbname). */
-    const char *keys[8], *values[8];
+     * it override the URL (PQconnectStartParams with expand_dbname). The
+     * keepalives let the kernel notice a dead host or a cut network while
+     * the connection is idle (about 25 s), tcp_user_timeout while data waits
+     * for the server's acknowledgement. */
+    const char *keys[16], *values[16];
     int n = 0;
     keys[n] = "connect_timeout", values[n++] = "10";
     keys[n] = "fallback_application_name", values[n++] = "virtflow";
+    keys[n] = "keepalives", values[n++] = "1";
+    keys[n] = "keepalives_idle", values[n++] = "10";
+    keys[n] = "keepalives_interval", values[n++] = "5";
+    keys[n] = "keepalives_count", values[n++] = "3";
+    keys[n] = "tcp_user_timeout", values[n++] = "30000";
     keys[n] = "dbname", values[n++] = options->url;
     if (options->password)
         keys[n] = "password", values[n++] = options->password;
@@ -85,17 +293,20 @@ db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
     if (options->ca_file)
         keys[n] = "sslrootcert", values[n++] = options->ca_file;
     keys[n] = NULL, values[n] = NULL;
-    d->pg = PQconnectdbParams(keys, values, 1);
+    d->pg = PQconnectStartParams(keys, values, 1);
     if (!d->pg) {
         vf_error_set(err, VF_ENOMEM, "%s: connecting: out of memory", label);
         goto fail;
     }
-    if (PQstatus(d->pg) != CONNECTION_OK) {
+    d->connect_timeout_ms = connect_timeout_ms(d->pg);
+    if (PQstatus(d->pg) == CONNECTION_BAD) {
         const char *message = PQerrorMessage(d->pg);
         int len = (int)strcspn(message, "\n");
         vf_error_set(err, VF_EUNAVAILABLE, "%s: connecting: %.*s", label, len, message);
         goto fail;
     }
+    if (finish_connecting(d, false, "connecting", err) != 0)
+        goto fail;
     if (session_setup(d, err) != 0)
         goto fail;
     const char *encoding = PQparameterStatus(d->pg, "server_encoding");
@@ -132,7 +343,7 @@ static void note_transaction(db *d)
  * statement fails until the caller rolls back. */
 static int reconnect_if_lost(db *d, vf_error *err)
 {
-    if (PQstatus(d->pg) == CONNECTION_OK)
+    if (db_pg_usable(d))
         return 0;
     if (d->tx_open) {
         vf_error_set(err, VF_EUNAVAILABLE,
@@ -140,10 +351,13 @@ static int reconnect_if_lost(db *d, vf_error *err)
                      d->label);
         return -1;
     }
-    PQreset(d->pg);
     d->epoch++;
-    if (PQstatus(d->pg) != CONNECTION_OK) {
+    if (!PQresetStart(d->pg)) {
         fail(d, NULL, "reconnecting", err);
+        return -1;
+    }
+    if (finish_connecting(d, true, "reconnecting", err) != 0) {
+        d->abandoned = true; /* a connection half made is no use either */
         return -1;
     }
     return session_setup(d, err);
@@ -151,13 +365,15 @@ static int reconnect_if_lost(db *d, vf_error *err)
 
 int db_pg_exec(db *d, const char *sql, const char *what, vf_error *err)
 {
-    if (PQstatus(d->pg) != CONNECTION_OK && d->tx_open && strcmp(sql, "ROLLBACK") == 0) {
-        d->tx_open = false; /* the server rolled it back when the connection went */
+    if (!db_pg_usable(d) && d->tx_open && strcmp(sql, "ROLLBACK") == 0) {
+        d->tx_open = false; /* the server rolls it back when it sees the connection gone */
         return 0;
     }
     if (reconnect_if_lost(d, err) != 0)
         return -1;
-    PGresult *result = PQexec(d->pg, sql);
+    PGresult *result = run_query(d, sql, what, err);
+    if (!result)
+        return -1;
     note_transaction(d);
     ExecStatusType status = PQresultStatus(result);
     int rc = 0;
@@ -174,7 +390,13 @@ static int send_prepare(db_stmt *st, vf_error *err)
     db *d = st->owner;
     if (reconnect_if_lost(d, err) != 0)
         return -1;
-    PGresult *result = PQprepare(d->pg, st->name, st->sql, 0, NULL);
+    if (!PQsendPrepare(d->pg, st->name, st->sql, 0, NULL)) {
+        fail(d, NULL, "preparing a statement", err);
+        return -1;
+    }
+    PGresult *result = await_result(d, "preparing a statement", err);
+    if (!result)
+        return -1;
     int rc = 0;
     if (PQresultStatus(result) != PGRES_COMMAND_OK) {
         fail(d, result, "preparing a statement", err);
@@ -216,11 +438,12 @@ void db_pg_free(db_stmt *st)
     db *d = st->owner;
     /* Only a session that prepared it knows it; the next statement of a
      * failed transaction would fail, so leave it to the session's end then. */
-    if (d->pg && st->epoch == d->epoch && PQstatus(d->pg) == CONNECTION_OK &&
-        PQtransactionStatus(d->pg) != PQTRANS_INERROR) {
+    if (st->epoch == d->epoch && db_pg_usable(d) && PQtransactionStatus(d->pg) != PQTRANS_INERROR) {
         char sql[48];
         snprintf(sql, sizeof sql, "DEALLOCATE %s", st->name);
-        PQclear(PQexec(d->pg, sql));
+        vf_error ignored;
+        vf_error_init(&ignored);
+        PQclear(run_query(d, sql, "deallocating a statement", &ignored));
     }
     free(st->values);
     free(st->sql);
@@ -236,10 +459,16 @@ int db_pg_step(db_stmt *st, const char *what, vf_error *err)
         return DB_ROW;
     }
     /* send_prepare reconnects a lost connection (outside a transaction). */
-    if ((st->epoch != d->epoch || PQstatus(d->pg) != CONNECTION_OK) && send_prepare(st, err) != 0)
+    if ((st->epoch != d->epoch || !db_pg_usable(d)) && send_prepare(st, err) != 0)
         return -1;
-    st->result =
-        PQexecPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL, NULL, 0);
+    if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
+                             NULL, 0)) {
+        fail(d, NULL, what, err);
+        return -1;
+    }
+    st->result = await_result(d, what, err);
+    if (!st->result)
+        return -1;
     note_transaction(d);
     ExecStatusType status = PQresultStatus(st->result);
     if (status == PGRES_COMMAND_OK) {
