@@ -72,6 +72,7 @@ vf_config *config_defaults(void)
     c->retry.max_attempts = 5;
 
     c->store.retention_s = 30LL * 86400;
+    c->store.statement_timeout_ms = 30000; /* STORE_STATEMENT_TIMEOUT_MS */
 
     c->spare.anti_affinity_strict = true;
     c->spare.provisioner.timeout_s = 600;

@@ -106,13 +106,15 @@ typedef struct vf_config {
     } amqp;
 
     struct {
-        char *path;          /* SQLite file, default virtflow.db; NULL when url is set */
-        char *url;           /* postgresql://USER@HOST:PORT/DB: PostgreSQL instead of path */
-        char *password_file; /* PostgreSQL password (url only) */
-        char *ca_file;       /* PostgreSQL TLS trust anchors: sslmode verify-full (url only) */
-        bool tls_verify;     /* default true; false with ca_file: sslmode require, logged */
-        int64_t retention_s; /* store.retention: final rows older than this are pruned;
-                                default 30d (2592000 s), > 0 */
+        char *path;               /* SQLite file, default virtflow.db; NULL when url is set */
+        char *url;                /* postgresql://USER@HOST:PORT/DB: PostgreSQL instead of path */
+        char *password_file;      /* PostgreSQL password (url only) */
+        char *ca_file;            /* PostgreSQL TLS trust anchors: sslmode verify-full (url only) */
+        bool tls_verify;          /* default true; false with ca_file: sslmode require, logged */
+        int64_t retention_s;      /* store.retention: final rows older than this are pruned;
+                                     default 30d (2592000 s), > 0 */
+        int statement_timeout_ms; /* PostgreSQL: bound of each command (ms); default
+                                     30000, 0: none (url only) */
     } store;
 
     struct {

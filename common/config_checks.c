@@ -164,14 +164,21 @@ int check_store(loader *ld, yaml_node_t *map, void *base, const char *path)
 {
     vf_config *c = base;
     if (!c->store.url) {
-        static const char *const pg_only[] = {"password_file", "ca_file"};
+        static const struct {
+            const char *key, *why;
+        } pg_only[] = {
+            {"password_file", "the SQLite store has no password or TLS"},
+            {"ca_file", "the SQLite store has no password or TLS"},
+            {"statement_timeout_ms", "the SQLite store's bound is its busy timeout (5 s)"},
+        };
         for (size_t i = 0; i < sizeof pg_only / sizeof pg_only[0]; i++) {
-            yaml_node_t *key = key_with_value(ld, map, pg_only[i]);
-            if (key)
-                return config_fail_child(
-                    ld, key, path, pg_only[i],
-                    "only used with store.url (PostgreSQL); the SQLite store has "
-                    "no password or TLS");
+            yaml_node_t *key = key_with_value(ld, map, pg_only[i].key);
+            if (key) {
+                char what[160];
+                snprintf(what, sizeof what, "only used with store.url (PostgreSQL); %s",
+                         pg_only[i].why);
+                return config_fail_child(ld, key, path, pg_only[i].key, what);
+            }
         }
         return 0;
     }

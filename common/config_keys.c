@@ -469,6 +469,15 @@ static const field store_fields[] = {
             "(`sslmode=require`), logged loudly",
      .type = F_BOOL,
      .offset = CFG(store.tls_verify)},
+    {.key = "statement_timeout_ms",
+     .doc = "url only: milliseconds one store command may take: the server's `statement_timeout`, "
+            "and 2 s later the connection is dropped if the server has not answered at all (frozen, "
+            "cut off); the worker then treats it as a store outage; 0: no bound",
+     .type = F_INT,
+     .offset = CFG(store.statement_timeout_ms),
+     .min = 0,
+     .max = 86400000,
+     .has_max = true},
     {0},
 };
 

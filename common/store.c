@@ -477,7 +477,19 @@ static store *open_pg(const store_location *where, store_mode mode, vf_error *er
         store_close(s);
         return NULL;
     }
-    return store_ready(s, err);
+    /* After the migrations, which may rightly take longer. */
+    if (!(s = store_ready(s, err)))
+        return NULL;
+    if (db_set_timeout(s->db, where->statement_timeout_ms, err) != 0) {
+        store_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+void store_set_wait_hook(store *s, void (*fn)(void *user), void *user)
+{
+    db_set_wait_hook(s->db, fn, user);
 }
 
 store *store_open_at(const store_location *where, store_mode mode, vf_error *err)
@@ -515,7 +527,7 @@ store *store_open(const char *path, store_mode mode, vf_error *err)
         vf_error_set(err, VF_EINVAL, "store path is empty");
         return NULL;
     }
-    store_location where = {.tls_verify = true};
+    store_location where = {.tls_verify = true, .statement_timeout_ms = STORE_STATEMENT_TIMEOUT_MS};
     if (store_is_url(path))
         where.url = path;
     else

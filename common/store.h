@@ -98,7 +98,21 @@ typedef struct store_location {
     const char *ca_file;  /* PostgreSQL TLS trust anchors: sslmode verify-full, or require
                            * when !tls_verify; NULL: the URL's sslmode (libpq: prefer) */
     bool tls_verify;
+    /* PostgreSQL: every command after the migrations is bounded by this
+     * (db_set_timeout): the server's statement_timeout, and a client-side
+     * deadline a little later for a server that does not answer at all.
+     * 0: no bound. The SQLite store ignores it (its busy timeout, 5 s). */
+    int statement_timeout_ms;
 } store_location;
+
+/* store.statement_timeout_ms's default, and store_open's bound. */
+#define STORE_STATEMENT_TIMEOUT_MS 30000
+
+/* Called while a command waits for the PostgreSQL server, at least every
+ * half second (see db_set_wait_hook): the worker keeps its broker heartbeats
+ * going from it. It must not use this store handle. NULL removes it; SQLite
+ * never calls it. */
+void store_set_wait_hook(store *s, void (*fn)(void *user), void *user);
 
 /* Open the store at `where` (exactly one of path and url). A path opens as
  * store_open does. A URL connects to PostgreSQL; READ_WRITE applies the

@@ -21,6 +21,7 @@ store *store_config_open(const vf_config *config, store_mode mode, vf_error *err
         .password = config->store.password_file ? password : NULL,
         .ca_file = config->store.ca_file,
         .tls_verify = config->store.tls_verify,
+        .statement_timeout_ms = config->store.statement_timeout_ms,
     };
     store *s = store_open_at(&where, mode, err);
     explicit_bzero(password, sizeof password);

@@ -117,6 +117,7 @@ static void check_defaults(const vf_config *c)
     CHECK(c->store.retention_s == 30LL * 86400);
     CHECK(c->store.url == NULL && c->store.password_file == NULL && c->store.ca_file == NULL);
     CHECK(c->store.tls_verify);
+    CHECK(c->store.statement_timeout_ms == 30000);
     CHECK(c->inventory.source == CONFIG_INVENTORY_FILE);
     CHECK_STR(c->inventory.path, "deploy/inventory.example.yaml");
     CHECK(c->inventory.url == NULL && c->inventory.token_file == NULL);
@@ -690,6 +691,7 @@ static void test_store_postgresql(void)
     CHECK_STR(c->store.password_file, FIXTURES "/valid/store.password");
     CHECK_STR(c->store.ca_file, "/etc/ssl/certs/db-ca.pem");
     CHECK(c->store.tls_verify);
+    CHECK(c->store.statement_timeout_ms == 10000);
     config_free(c);
 }
 
