@@ -218,6 +218,22 @@ bool amqp_link_is_connected(const amqp_link *link)
     return link && link->connected;
 }
 
+void amqp_link_keepalive(amqp_link *link)
+{
+    if (!link || !link->connected || !link->conn)
+        return;
+    int heartbeat_ms = amqp_get_heartbeat(link->conn) * 1000;
+    int64_t now = amqp_link_now_ms();
+    if (heartbeat_ms <= 0 || now - link->keepalive_ms < heartbeat_ms / 2)
+        return;
+    amqp_frame_t frame = {.frame_type = AMQP_FRAME_HEARTBEAT, .channel = 0};
+    int status = amqp_send_frame(link->conn, &frame);
+    if (status != AMQP_STATUS_OK)
+        log_debug("amqp: heartbeat to %s: %s (the next call meets it)", link->peer,
+                  amqp_error_string2(status));
+    link->keepalive_ms = now;
+}
+
 size_t amqp_link_unconfirmed(const amqp_link *link)
 {
     return link->n_pending;

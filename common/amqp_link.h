@@ -26,8 +26,9 @@
  * connection can never ack a message of the current one.
  *
  * Threads: a link is used by one thread at a time. Heartbeats are only sent
- * while the link is inside one of its calls; a caller that spends longer than
- * amqp.heartbeat_s outside them will be disconnected by the broker.
+ * while the link is inside one of its calls (amqp_link_keepalive included); a
+ * caller that spends longer than amqp.heartbeat_s outside them will be
+ * disconnected by the broker.
  *
  * Callbacks run inside amqp_link calls and must not call amqp_link functions. */
 #ifndef VF_AMQP_LINK_H
@@ -127,6 +128,15 @@ void amqp_link_set_confirm_callback(amqp_link *link, amqp_link_confirm_fn fn, vo
 int amqp_link_connect(amqp_link *link, vf_error *err) __attribute__((warn_unused_result));
 
 bool amqp_link_is_connected(const amqp_link *link);
+
+/* Send a heartbeat frame when one is due (every amqp.heartbeat_s / 2), and
+ * nothing else: no read, no callback. For a caller busy elsewhere between
+ * link calls, a slow or frozen store say, so the broker does not take the
+ * silence for a dead peer; what the broker sends meanwhile waits in the
+ * socket for the next call that reads. A failed send is left for that call
+ * to meet (it then fails as described above). A no-op while disconnected or
+ * with heartbeats off. Not for use inside a link callback. */
+void amqp_link_keepalive(amqp_link *link);
 
 /* Close the connection politely (in-flight publishes are reported failed);
  * amqp_link_connect may be called again later. */

@@ -40,10 +40,11 @@ struct amqp_link {
     amqp_connection_state_t conn; /* NULL while disconnected */
     bool connected;
     bool probe_open;
-    uint16_t generation; /* bumped at each successful connect; never 0 once connected */
-    uint64_t next_seq;   /* sequence number the broker gives the next publish */
-    char peer[256];      /* redacted URL of the current broker */
-    char user[256];      /* login user of the current broker: every publish's user_id */
+    uint16_t generation;  /* bumped at each successful connect; never 0 once connected */
+    uint64_t next_seq;    /* sequence number the broker gives the next publish */
+    char peer[256];       /* redacted URL of the current broker */
+    char user[256];       /* login user of the current broker: every publish's user_id */
+    int64_t keepalive_ms; /* amqp_link_now_ms of amqp_link_keepalive's last heartbeat */
 
     pending_publish *pending; /* ascending seq */
     size_t n_pending, cap_pending;

@@ -357,6 +357,18 @@ static void log_summary(service *svc, bool final)
 
 /* ---- lifecycle ---- */
 
+/* The store's wait hook: a store call that waits on a slow or frozen
+ * PostgreSQL server (up to store.statement_timeout_ms and a little more,
+ * then the store-outage path takes over) must not cost the broker
+ * connection, so the link's heartbeats go on meanwhile. Only heartbeats: a
+ * read could run confirm callbacks, or take deliveries, in the middle of a
+ * transaction. */
+static void keep_link_alive(void *user)
+{
+    service *svc = user;
+    amqp_link_keepalive(svc->link);
+}
+
 static int open_parts(service *svc, vf_error *err)
 {
     svc->store = store_config_open(svc->config, STORE_READ_WRITE, err);
@@ -400,6 +412,7 @@ static int open_parts(service *svc, vf_error *err)
     if (!svc->link)
         return -1;
     amqp_link_set_confirm_callback(svc->link, service_on_confirm, svc);
+    store_set_wait_hook(svc->store, keep_link_alive, svc);
     pthread_mutex_init(&svc->refresh_lock, NULL);
     pthread_cond_init(&svc->refresh_wake, NULL);
     if (pthread_create(&svc->refresher, NULL, service_refresh_loop, svc) != 0) {
