@@ -162,6 +162,14 @@ static void log_trusted_publishers(const vf_config *config)
              AMQP_TOPOLOGY_DEAD_QUEUE);
 }
 
+/* The store's wait hook: heartbeats go on while a store call waits on a slow
+ * or frozen PostgreSQL server (the worker's keep_link_alive, service.c). */
+static void keep_link_alive(void *user)
+{
+    relay *r = user;
+    amqp_link_keepalive(r->link);
+}
+
 relay *relay_new(const vf_config *config, vf_error *err)
 {
     relay *r = calloc(1, sizeof *r);
@@ -187,6 +195,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
     if (!r->link)
         goto fail;
     amqp_link_set_confirm_callback(r->link, park_confirmed, r);
+    store_set_wait_hook(r->store, keep_link_alive, r);
     log_trusted_publishers(config);
     r->metrics = relay_metrics_start(config);
     size_t enabled = 0;
