@@ -253,6 +253,8 @@ void relay_free(relay *r)
     free(r->claimed);
     free(r->parks);
     relay_sender_free(r->sender);
+    if (r->store)
+        store_set_wait_hook(r->store, NULL, NULL); /* it uses the link */
     amqp_link_free(r->link);
     store_close(r->store);
     relay_receivers_free(r->receivers, r->n_receivers);

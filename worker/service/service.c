@@ -467,6 +467,8 @@ static void close_parts(service *svc)
     service_id_list_clear(&svc->confirmed);
     free(svc->confirmed.ids);
 
+    if (svc->store)
+        store_set_wait_hook(svc->store, NULL, NULL); /* it uses the link */
     amqp_link_free(svc->link);
     inventory_release(&svc->view);
     inventory_free(svc->inventory);
