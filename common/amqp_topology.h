@@ -55,6 +55,7 @@
 #define AMQP_TOPOLOGY_KEY_SCHEDULE "task.schedule"
 #define AMQP_TOPOLOGY_KEY_SPARE_PREPARE "spare.prepare"
 #define AMQP_TOPOLOGY_KEY_SPARE_RELEASE "spare.release"
+#define AMQP_TOPOLOGY_KEY_TASK_RELEASE "task.release"
 #define AMQP_TOPOLOGY_KEY_EVENTS "event.#"
 
 /* Message headers the programs set and read. */

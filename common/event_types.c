@@ -15,6 +15,7 @@ static const struct {
     [EVENT_TASK_RETRYING] = {"task.retrying", false},
     [EVENT_SPARE_PROVISIONING] = {"spare.provisioning", false},
     [EVENT_SPARE_WAITING_READY] = {"spare.waiting_ready", false},
+    [EVENT_TASK_RELEASED] = {"task.released", false},
 };
 
 const char *event_types_name(event_type type)

@@ -19,6 +19,8 @@ typedef enum {
     EVENT_TASK_RETRYING,
     EVENT_SPARE_PROVISIONING,
     EVENT_SPARE_WAITING_READY,
+    /* after the end: a completed task's reservation given back (task.release) */
+    EVENT_TASK_RELEASED,
     EVENT_TYPE_COUNT
 } event_type;
 

@@ -103,10 +103,10 @@ static void fixture_close(fixture *f)
 
 /* One message through the handler in its own transaction, as the worker's
  * round does it (trusted publisher "guest", the default login). */
-static int handle_with(fixture *f,
-                       int (*fn)(task_handler *, const task_message *, task_outcome *, vf_error *),
-                       const char *routing_key, const char *body, const char *id, int64_t attempt,
-                       task_outcome *out)
+static inline int
+handle_with(fixture *f, int (*fn)(task_handler *, const task_message *, task_outcome *, vf_error *),
+            const char *routing_key, const char *body, const char *id, int64_t attempt,
+            task_outcome *out)
 {
     vf_error err;
     vf_error_init(&err);

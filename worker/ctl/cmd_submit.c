@@ -6,12 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "amqp_link_admin.h"
-#include "clock.h"
 #include "ctl.h"
 #include "ids.h"
 
-#define CONFIRM_TIMEOUT_MS 30000
 #define DEFAULT_WAIT_S 60
 
 static void submit_usage(FILE *out)
@@ -117,11 +114,8 @@ int ctl_submit(int argc, char **argv)
     int status = CTL_EXIT_USAGE;
     submit_options opt = {.timeout_s = DEFAULT_WAIT_S, .flags = json_object()};
     vf_config *config = NULL;
-    amqp_link *link = NULL;
     char *body = NULL;
     char task_id[CTL_TASK_ID_SIZE];
-    vf_error err;
-    vf_error_init(&err);
 
     int parsed = parse_options(argc, argv, &opt);
     if (parsed != 0) {
@@ -136,83 +130,27 @@ int ctl_submit(int argc, char **argv)
     status = CTL_EXIT_CONFIG;
     if (!(config = ctl_load_config(opt.config_path)))
         goto out;
-    status = CTL_EXIT_UNAVAILABLE;
-    if (!(link = ctl_connect(config, "submit")))
+    ctl_request request = {.command = "submit",
+                           .routing_key = AMQP_TOPOLOGY_KEY_SCHEDULE,
+                           .body = body,
+                           .id = task_id,
+                           .wait_s = opt.wait ? opt.timeout_s : 0,
+                           .announce = opt.json ? NULL : task_id};
+    json_t *result = NULL;
+    status = ctl_publish_request(config, &request, &result);
+    if (status != CTL_EXIT_OK)
         goto out;
-    ctl_confirm confirm = {0};
-    amqp_link_set_confirm_callback(link, ctl_on_confirm, &confirm);
-    char reply_queue[256] = "";
-    if (opt.wait && amqp_link_reply_queue(link, reply_queue, sizeof reply_queue, &err) < 0) {
-        ctl_error("cannot set up a reply queue: %s", err.text);
-        goto out;
-    }
-    amqp_link_message msg = {.body = body,
-                             .body_len = strlen(body),
-                             .message_id = task_id,
-                             .correlation_id = opt.wait ? task_id : NULL,
-                             .reply_to = opt.wait ? reply_queue : NULL};
-    if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, &msg, NULL,
-                          &err) < 0 ||
-        amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
-        ctl_error("publishing task %s: %s", task_id, err.text);
-        goto out;
-    }
-    if (!confirm.ok) {
-        ctl_error("the broker did not accept task %s: %s", task_id, confirm.reason);
-        goto out;
-    }
     if (!opt.wait) {
         if (opt.json) {
             json_t *obj = json_pack("{s:s}", "task_id", task_id);
             ctl_print_json(obj);
             json_decref(obj);
-        } else {
-            printf("%s\n", ctl_text(task_id));
         }
-        status = CTL_EXIT_OK;
         goto out;
     }
-    if (!opt.json) {
-        printf("%s\n", ctl_text(task_id));
-        fflush(stdout);
-    }
-    int64_t deadline = clock_mono_us() / 1000 + opt.timeout_s * 1000;
-    for (;;) {
-        int64_t left = deadline - clock_mono_us() / 1000;
-        if (left <= 0) {
-            ctl_error("no result for task %s within %ld s (it may still be retrying): see "
-                      "virtflowctl task %s",
-                      task_id, opt.timeout_s, task_id);
-            goto out;
-        }
-        amqp_link_delivery reply;
-        int got = amqp_link_next(link, &reply, (int)left, &err);
-        if (got < 0) {
-            ctl_error("waiting for task %s: %s (see virtflowctl task %s)", task_id, err.text,
-                      task_id);
-            goto out;
-        }
-        if (got == 0)
-            continue;
-        bool ours = reply.correlation_id && strcmp(reply.correlation_id, task_id) == 0;
-        json_t *result = ours && reply.body ? json_loads((const char *)reply.body, 0, NULL) : NULL;
-        /* The reply queue dies with the connection; an ack only keeps it tidy. */
-        if (amqp_link_ack(link, reply.delivery_tag, false, NULL) < 0)
-            ctl_error("could not ack the reply (harmless)");
-        amqp_link_delivery_close(&reply);
-        if (!ours)
-            continue;
-        if (!json_is_object(result)) {
-            ctl_error("task %s: the worker's reply is not a JSON object", task_id);
-            json_decref(result);
-            goto out;
-        }
-        status = report_result(result, opt.json);
-        json_decref(result);
-        goto out;
-    }
+    status = report_result(result, opt.json);
+    json_decref(result);
 out:
-    amqp_link_free(link);
     config_free(config);
     free(body);
     json_decref(opt.flags);

@@ -34,6 +34,7 @@ int ctl_verify(int argc, char **argv);
 int ctl_deliveries(int argc, char **argv);
 int ctl_redeliver(int argc, char **argv);
 int ctl_submit(int argc, char **argv);
+int ctl_release(int argc, char **argv);
 int ctl_tasks(int argc, char **argv);
 int ctl_task(int argc, char **argv);
 int ctl_dead(int argc, char **argv);
@@ -146,5 +147,22 @@ typedef struct ctl_confirm {
     char reason[256];
 } ctl_confirm;
 void ctl_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
+
+/* One request for ctl_publish_request; borrowed strings. */
+typedef struct ctl_request {
+    const char *command;     /* "submit": the connection's name */
+    const char *routing_key; /* on exchange virtflow */
+    const char *body;        /* JSON text */
+    const char *id;          /* message_id, and correlation_id of the reply */
+    long wait_s;             /* > 0: wait this long for the worker's reply */
+    const char *announce;    /* printed once the broker confirmed, before waiting; or NULL */
+} ctl_request;
+
+/* Publish `request`, confirmed by the broker, and with wait_s > 0 wait for
+ * the worker's reply (reply_to a private queue) into *reply (an owned JSON
+ * object). Returns CTL_EXIT_OK, or CTL_EXIT_UNAVAILABLE after printing why
+ * (broker unreachable, publish refused, no reply in time). */
+int ctl_publish_request(const vf_config *config, const ctl_request *request, json_t **reply)
+    __attribute__((warn_unused_result));
 
 #endif

@@ -12,6 +12,7 @@ static const ctl_command commands[] = {
     {"deliveries", "list webhook deliveries and their state", ctl_deliveries},
     {"redeliver", "send an event's webhook again", ctl_redeliver},
     {"submit", "publish a task.schedule request (--wait for its result)", ctl_submit},
+    {"release", "give a task's reservation back at once (task.release)", ctl_release},
     {"tasks", "list tasks, newest first, with filters", ctl_tasks},
     {"task", "one task: request, result, reservations, full history", ctl_task},
     {"dead", "list or redrive the messages parked in virtflow.dead", ctl_dead},

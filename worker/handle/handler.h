@@ -58,6 +58,8 @@ typedef struct task_outcome {
     char task_id[REQUEST_TASK_ID_LEN]; /* "" when the message was unreadable */
     bool reserved;                     /* the engine holds a reservation under task_id */
     bool duplicate;                    /* the task was already final: nothing was recorded */
+    bool released;    /* a reservation was given back (task.release): the engine no longer holds
+                         it, so a rollback must take the store's whole picture again */
     bool placed;      /* an ordinary placement: logged at debug, counted in the periodic summary */
     char *event_id;   /* owned; the outbox row written, to publish after commit */
     char *event_key;  /* owned; routing key event.<type> */

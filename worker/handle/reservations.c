@@ -272,6 +272,23 @@ int reservation_book_claim(reservation_book *book, store *s, const char *node, v
     return 0;
 }
 
+long reservation_book_release(reservation_book *book, store *s, sched_engine *engine,
+                              const char *task_id, const char *node, const char *at, vf_error *err)
+{
+    if (book && reservation_book_claim(book, s, node, err) < 0)
+        return -1;
+    int ended = store_reservation_release_task(s, task_id, at, err);
+    if (ended < 0)
+        return -1;
+    if (book && ended > 0) {
+        long i = known_index(book, node);
+        if (i >= 0)
+            book->hosts[i].generation += ended; /* the trigger's bumps: ours */
+    }
+    sched_engine_release(engine, task_id);
+    return ended;
+}
+
 static void end_claims(reservation_book *book)
 {
     for (size_t k = 0; k < book->n_undo; k++) {

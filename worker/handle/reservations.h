@@ -52,6 +52,20 @@ long reservation_book_catch_up(reservation_book *book, store *s, int64_t view_ms
 int reservation_book_claim(reservation_book *book, store *s, const char *node, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* In the open transaction: end the live reservations of `task_id`, which
+ * are on `node`, at `at` (a client gave them back: task.release). The host
+ * is claimed first, as for a reservation (so a stale picture conflicts), the
+ * store's release bumps its generation once per reservation ended
+ * (schema/003's trigger), and the engine stops holding them at once, so the
+ * rest of the batch may use the room. Returns the number ended, or -1
+ * (VF_ECONFLICT included, as reservation_book_claim). After a rollback the
+ * engine no longer matches the store: pass conflict = true to
+ * reservation_book_rolled_back. `book` may be NULL (the store's only
+ * writer: tests). */
+long reservation_book_release(reservation_book *book, store *s, sched_engine *engine,
+                              const char *task_id, const char *node, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* The transaction the claims were made in has committed, or was rolled back
  * (its claims are undone: the hosts are back at the generations before). */
 void reservation_book_committed(reservation_book *book);

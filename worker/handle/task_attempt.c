@@ -150,9 +150,13 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
         return -1;
     snprintf(a->out->status, sizeof a->out->status, "%s", status);
     snprintf(a->out->reason, sizeof a->out->reason, "%s", reason ? reason : "");
-    json_t *received = json_pack("{s:i, s:s?, s:s?, s:b, s:s?}", "attempt", a->attempt,
-                                 "routing_key", msg->routing_key, "message_id", msg->message_id,
-                                 "redelivered", msg->redelivered, "worker", a->h->worker);
+    /* publisher: the AMQP user_id, checked by the broker; the first
+     * attempt's names the submitter, who may give the reservation back
+     * (task.release). */
+    json_t *received =
+        json_pack("{s:i, s:s?, s:s?, s:b, s:s?, s:s?}", "attempt", a->attempt, "routing_key",
+                  msg->routing_key, "message_id", msg->message_id, "redelivered", msg->redelivered,
+                  "worker", a->h->worker, "publisher", msg->user_id);
     return task_attempt_history(a, "processing", received, err);
 }
 
@@ -174,7 +178,7 @@ int task_attempt_event(const task_attempt *a, event_type type, json_t *data, vf_
     return 0;
 }
 
-static int delay_for_attempt(const vf_config *config, int attempt)
+int task_attempt_delay_s(const vf_config *config, int attempt)
 {
     size_t tier = (size_t)(attempt - 1);
     if (tier >= config->retry.n_delays)
@@ -187,7 +191,7 @@ int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail,
     task_outcome *out = a->out;
     out->action = TASK_RETRY;
     out->next_attempt = a->attempt + 1;
-    out->delay_s = delay_for_attempt(a->h->config, a->attempt);
+    out->delay_s = task_attempt_delay_s(a->h->config, a->attempt);
     out->error = strdup(error);
     json_t *history = detail ? detail : json_object();
     /* A decision's own verdict is not the task's: it goes on. */

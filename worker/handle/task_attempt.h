@@ -66,6 +66,9 @@ int task_attempt_event(const task_attempt *a, event_type type, json_t *data, vf_
 int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* The delay tier (retry.delays_s) after failed attempt number `attempt`. */
+int task_attempt_delay_s(const vf_config *config, int attempt);
+
 /* `result` with the task id in it, as text (owned); `result` is kept. */
 char *task_attempt_result_text(const task_attempt *a, json_t *result);
 

@@ -48,12 +48,17 @@ static int collect(service *svc, batch *b, int wait_ms, vf_error *err)
     return 0;
 }
 
-/* Undo the engine's side of a rolled-back batch. */
-static void forget_reservations(service *svc, const batch *b)
+/* Undo the engine's side of a rolled-back batch. Returns whether a release
+ * was undone too: the engine then lacks holds the store still has. */
+static bool forget_reservations(service *svc, const batch *b)
 {
-    for (size_t i = 0; i < b->n_items; i++)
+    bool released = false;
+    for (size_t i = 0; i < b->n_items; i++) {
         if (b->items[i].outcome.reserved)
             sched_engine_release(svc->engine, b->items[i].outcome.task_id);
+        released |= b->items[i].outcome.released;
+    }
+    return released;
 }
 
 /* Decide over the newest inventory snapshot from now on; end the holds
@@ -161,6 +166,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
                             d->attempt,     d->user_id};
         rc = spare_handler_accepts(d->routing_key)
                  ? spare_handler_handle(&handler, &msg, &item->outcome, err)
+             : release_handler_accepts(d->routing_key)
+                 ? release_handler_handle(&handler, &msg, &item->outcome, err)
                  : task_handler_handle(&handler, &msg, &item->outcome, err);
         if (svc->metrics) {
             int64_t decided_at = clock_mono_us();
@@ -182,8 +189,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         vf_error ignored;
         vf_error_init(&ignored);
         (void)store_rollback(svc->store, &ignored);
-        forget_reservations(svc, b);
-        reservation_book_rolled_back(svc->book, err->code == VF_ECONFLICT);
+        bool released = forget_reservations(svc, b);
+        reservation_book_rolled_back(svc->book, err->code == VF_ECONFLICT || released);
         return -1;
     }
     reservation_book_committed(svc->book);

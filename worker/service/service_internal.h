@@ -30,6 +30,7 @@
 #include "reservations.h"
 #include "retention.h"
 #include "spare_driver.h"
+#include "release_handler.h"
 #include "spare_handler.h"
 #include "store.h"
 #include "store_hosts.h"

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics_http.h"
+#include "release_handler.h"
 #include "spare_handler.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
@@ -401,7 +402,9 @@ void worker_metrics_outcome(worker_metrics *wm, const amqp_link_delivery *d, con
 {
     if (!wm)
         return;
-    const char *kind = spare_handler_accepts(d->routing_key) ? "spare" : "schedule";
+    const char *kind = spare_handler_accepts(d->routing_key)     ? "spare"
+                       : release_handler_accepts(d->routing_key) ? "release"
+                                                                 : "schedule";
     const char *outcome = o->duplicate             ? "duplicate"
                           : o->action == TASK_DEAD ? "dead"
                           : o->status[0]           ? o->status
