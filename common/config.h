@@ -59,6 +59,7 @@ typedef struct config_plugin {
 } config_plugin;
 
 typedef enum { CONFIG_STRATEGY_SPREAD = 0, CONFIG_STRATEGY_PACK } config_strategy;
+typedef enum { CONFIG_REGEX_FULL = 0, CONFIG_REGEX_SEARCH } config_regex_match;
 
 typedef struct config_header {
     char *name;
@@ -141,8 +142,9 @@ typedef struct vf_config {
                                      scheduler.plugins' (the engine applies them in
                                      order, so the config file's own entries win) */
         size_t n_plugins;
-        config_strategy strategy; /* spread (default) | pack */
-        char *plugin_config;      /* qemu-scheduler's plugin-config YAML; NULL = none */
+        config_strategy strategy;       /* spread (default) | pack */
+        config_regex_match regex_match; /* full (default) | search */
+        char *plugin_config;            /* qemu-scheduler's plugin-config YAML; NULL = none */
     } scheduler;
 
     struct {

@@ -363,6 +363,8 @@ static const choice inventory_sources[] = {{"file", CONFIG_INVENTORY_FILE},
                                            {NULL, 0}};
 static const choice strategies[] = {
     {"spread", CONFIG_STRATEGY_SPREAD}, {"pack", CONFIG_STRATEGY_PACK}, {NULL, 0}};
+static const choice regex_matches[] = {
+    {"full", CONFIG_REGEX_FULL}, {"search", CONFIG_REGEX_SEARCH}, {NULL, 0}};
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
 static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
@@ -470,9 +472,10 @@ static const field store_fields[] = {
      .type = F_BOOL,
      .offset = CFG(store.tls_verify)},
     {.key = "statement_timeout_ms",
-     .doc = "url only: milliseconds one store command may take: the server's `statement_timeout`, "
-            "and 2 s later the connection is dropped if the server has not answered at all (frozen, "
-            "cut off); the worker then treats it as a store outage; 0: no bound",
+     .doc =
+         "url only: milliseconds one store command may take: the server's `statement_timeout`, "
+         "and 2 s later the connection is dropped if the server has not answered at all (frozen, "
+         "cut off); the worker then treats it as a store outage; 0: no bound",
      .type = F_INT,
      .offset = CFG(store.statement_timeout_ms),
      .min = 0,
@@ -578,6 +581,14 @@ static const field scheduler_fields[] = {
      .min = 0,
      .min_exclusive = true},
     {.key = "plugins", .type = F_SECTION, .children = config_plugin_kinds},
+    {.key = "regex_match",
+     .doc = "how the request annotations `node.qemu-scheduler/regex` and "
+            "`vmid.qemu-scheduler/regex` match: full: the whole host name or vmid (node1 does not "
+            "match node10); search: anywhere in it, as qemu-scheduler's Go code does (node1 "
+            "matches node10 and mynode1)",
+     .type = F_ENUM,
+     .offset = CFG(scheduler.regex_match),
+     .choices = regex_matches},
     {.key = "strategy",
      .doc = "spread: `FreeResources` on, `MostAllocated` off, `VMSlots` prefers free slots; pack: "
             "the opposite, `VMSlots` prefers used slots, so the fullest host that fits wins; "

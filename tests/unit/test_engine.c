@@ -178,6 +178,29 @@ static void test_regex_anchoring(void)
     CHECK(!d.placed);
     CHECK_STR(d.message, "0/3 nodes are available: 3 node regex mismatch");
     world_close(&w);
+
+    /* scheduler.regex_match: search matches anywhere, as qemu-scheduler's
+     * Go code: node1 then fits all three; ^ and $ still anchor. */
+    sched_params p;
+    fixture_params(&p);
+    p.regex_search = true;
+    world_open(&w, hosts, 3, NULL, 0, &p);
+    fixture_request(&req, 1, 1024);
+    strcpy(req.node_regex, "node1");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 3);
+    strcpy(req.node_regex, "^node1");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 2);
+    strcpy(req.node_regex, "^node1$");
+    decide_ok(&w, &req, &d);
+    CHECK(d.n_feasible == 1);
+    /* The vmid pattern too: "5" is any vmid with a 5 in it; 105 is the lowest free. */
+    strcpy(req.node_regex, "");
+    strcpy(req.vmid_regex, "5");
+    decide_ok(&w, &req, &d);
+    CHECK(d.placed && d.vmid == 105);
+    world_close(&w);
 }
 
 /* qemu-scheduler's users write Go's RE2: \d, \w, (?i), non-greedy, named
@@ -959,6 +982,22 @@ static void test_plugin_args_and_aliases(void)
         distinct += seen[i];
     CHECKF(distinct == 4, "Random with subset_size 4 picked %d distinct hosts", distinct);
     world_close(&w);
+
+    /* The seeds call the vmid regex plugin VMIDRegex: the same as Regex. */
+    config_plugin vmid_alias[] = {
+        {.kind = CONFIG_PLUGIN_VMID, .name = "VMIDRegex", .enable = false, .line = 4}};
+    fixture_params(&p);
+    p.plugins = vmid_alias;
+    p.n_plugins = 1;
+    world_open(&w, many, 6, NULL, 0, &p);
+    fixture_request(&req, 1, 512);
+    strcpy(req.vmid_regex, "9\\d\\d");
+    decide_ok(&w, &req, &d);
+    CHECKF(d.placed && d.vmid == 100, "VMIDRegex off: the pattern is ignored (vmid %u)", d.vmid);
+    world_close(&w);
+    fixture_params(&p);
+    p.plugins = seeds;
+    p.n_plugins = 2;
 
     /* Random takes no weight. */
     seeds[1].has_weight = true;

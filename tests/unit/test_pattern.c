@@ -152,9 +152,31 @@ static void test_limits(void)
     pattern_free(NULL);
 }
 
+/* PATTERN_SEARCH (scheduler.regex_match: search): anywhere in the subject. */
+static void test_search(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    pattern *p = pattern_new_mode("node1", PATTERN_SEARCH, &err);
+    CHECK(p != NULL);
+    CHECK(pattern_match(p, "node10", 6) == PATTERN_MATCH);
+    CHECK(pattern_match(p, "mynode1", 7) == PATTERN_MATCH);
+    CHECK(pattern_match(p, "node2", 5) == PATTERN_NO_MATCH);
+    pattern_free(p);
+    p = pattern_new_mode("^node1$", PATTERN_SEARCH, &err);
+    CHECK(p != NULL);
+    CHECK(pattern_match(p, "node10", 6) == PATTERN_NO_MATCH);
+    CHECK(pattern_match(p, "node1", 5) == PATTERN_MATCH);
+    pattern_free(p);
+    /* Refused the same way in either mode. */
+    CHECK(pattern_new_mode("(a)\\1", PATTERN_SEARCH, &err) == NULL);
+    CHECK(match("node1", "node10") == PATTERN_NO_MATCH);
+}
+
 int main(void)
 {
     test_re2_syntax();
+    test_search();
     test_refused();
     test_limits();
     return test_summary();

@@ -121,6 +121,7 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->plugins = config->scheduler.plugins;
     out->n_plugins = config->scheduler.n_plugins;
     out->pack = config->scheduler.strategy == CONFIG_STRATEGY_PACK;
+    out->regex_search = config->scheduler.regex_match == CONFIG_REGEX_SEARCH;
 }
 
 static const char *kind_key(config_plugin_kind kind)
@@ -717,7 +718,8 @@ static regex_entry *regex_get(sched_engine *engine, const char *pattern_text, co
     }
     vf_error why;
     vf_error_init(&why);
-    pattern *compiled = pattern_new(pattern_text, &why);
+    pattern *compiled = pattern_new_mode(
+        pattern_text, engine->params.regex_search ? PATTERN_SEARCH : PATTERN_WHOLE, &why);
     if (!compiled) {
         vf_error_set(err, why.code, "annotations.%s: \"%.64s\" is not a valid regex: %s", what,
                      pattern_text, why.text);

@@ -60,7 +60,8 @@ typedef struct sched_params {
     uint64_t seed;                /* random source for subset picks; 0 = from the clock */
     const config_plugin *plugins; /* borrowed during sched_engine_new only */
     size_t n_plugins;
-    bool pack; /* scheduler.strategy: pack (MostAllocated on, FreeResources off) */
+    bool pack;         /* scheduler.strategy: pack (MostAllocated on, FreeResources off) */
+    bool regex_search; /* scheduler.regex_match: search (default full: whole names) */
 } sched_params;
 
 /* Take the scheduler section of a loaded config. */

@@ -210,6 +210,11 @@ const char *pattern_refused(const char *source)
 
 pattern *pattern_new(const char *source, vf_error *err)
 {
+    return pattern_new_mode(source, PATTERN_WHOLE, err);
+}
+
+pattern *pattern_new_mode(const char *source, pattern_mode mode, vf_error *err)
+{
     size_t len = strlen(source);
     if (len > PATTERN_MAX_LEN) {
         vf_error_set(err, VF_EINVAL, "longer than %d characters", PATTERN_MAX_LEN);
@@ -228,12 +233,14 @@ pattern *pattern_new(const char *source, vf_error *err)
     }
     int code = 0;
     PCRE2_SIZE offset = 0;
-    /* Anchored at both ends: the whole name must match, as qemu-scheduler's
-     * users expect (node1 must not match node10). DOLLAR_ENDONLY: '$' means
-     * the end, not also before a final newline, as in RE2. */
+    /* Whole: anchored at both ends, so node1 does not match node10.
+     * Search: anywhere in the subject, as Go's regexp.MatchString in
+     * qemu-scheduler. DOLLAR_ENDONLY: '$' means the end, not also before a
+     * final newline, as in RE2. */
+    uint32_t anchors = mode == PATTERN_SEARCH ? 0 : PCRE2_ANCHORED | PCRE2_ENDANCHORED;
     p->code = pcre2_compile((PCRE2_SPTR)source, len,
-                            PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_DOLLAR_ENDONLY |
-                                PCRE2_NEVER_BACKSLASH_C | PCRE2_NEVER_UTF | PCRE2_NEVER_UCP,
+                            anchors | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C |
+                                PCRE2_NEVER_UTF | PCRE2_NEVER_UCP,
                             &code, &offset, NULL);
     if (!p->code) {
         char message[120];

@@ -6,7 +6,8 @@
  * atomic groups, possessive quantifiers, `\C`, recursion, callouts and
  * `(*VERB)`s are refused with the reason.
  *
- * A pattern always matches the whole subject (node1 does not match node10).
+ * A pattern matches the whole subject (node1 does not match node10), or,
+ * made with PATTERN_SEARCH, anywhere in it (scheduler.regex_match: search).
  * Every match runs under a PCRE2 match limit and depth limit, so a pattern
  * that backtracks exponentially costs at most one limit's worth of work per
  * subject; and under a step budget the caller sets per request
@@ -48,9 +49,18 @@ typedef enum {
  * the field, or VF_ENOMEM. */
 pattern *pattern_new(const char *source, vf_error *err) __attribute__((warn_unused_result));
 
+typedef enum {
+    PATTERN_WHOLE = 0, /* the whole subject must match */
+    PATTERN_SEARCH,    /* a match anywhere in the subject, as qemu-scheduler's Go code */
+} pattern_mode;
+
+/* pattern_new, matching as `mode` says. */
+pattern *pattern_new_mode(const char *source, pattern_mode mode, vf_error *err)
+    __attribute__((warn_unused_result));
+
 void pattern_free(pattern *p); /* NULL is a no-op */
 
-/* Whole-subject match of `subject` (length `len`). */
+/* Match `subject` (length `len`): whole, or anywhere (PATTERN_SEARCH). */
 pattern_result pattern_match(pattern *p, const char *subject, size_t len);
 
 /* Allow the following matches `steps` PCRE2 backtracking steps in all

@@ -28,6 +28,8 @@ const size_t sched_plugin_count = sizeof sched_plugins / sizeof sched_plugins[0]
  * the most free CPU and memory: FreeResources. */
 const sched_plugin_alias sched_plugin_aliases[] = {
     {"NodeResource", CONFIG_PLUGIN_SCORE, "FreeResources"},
+    /* the seeds' name for the vmid regex plugin */
+    {"VMIDRegex", CONFIG_PLUGIN_VMID, "Regex"},
 };
 
 const size_t sched_plugin_alias_count =
