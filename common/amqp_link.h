@@ -56,6 +56,7 @@ typedef struct amqp_link_message {
     const char *correlation_id;
     const char *reply_to;
     int64_t attempt;          /* x-virtflow-attempt; 0 = absent */
+    bool recheck;             /* x-virtflow-recheck: 1 */
     const char *error;        /* x-virtflow-error */
     const char *original_key; /* x-virtflow-routing-key */
 } amqp_link_message;
@@ -82,6 +83,9 @@ typedef struct amqp_link_delivery {
      * value), else 0; whoever published it: the worker decides whether to
      * believe it (task_attempt_number). */
     int64_t attempt;
+    /* x-virtflow-recheck present and 1, whoever published it (believed
+     * only from a trusted publisher, as the attempt). */
+    bool recheck;
     /* The AMQP timestamp property as the publisher set it (Unix seconds), 0
      * when absent: the start of the publish-to-commit latency metric. */
     int64_t timestamp;

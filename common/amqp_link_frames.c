@@ -56,12 +56,18 @@ int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing
         return -1;
     }
 
-    amqp_table_entry_t headers[3];
+    amqp_table_entry_t headers[4];
     int n = 0;
     if (message->attempt > 0) {
         headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_ATTEMPT);
         headers[n].value.kind = AMQP_FIELD_KIND_I64;
         headers[n].value.value.i64 = message->attempt;
+        n++;
+    }
+    if (message->recheck) {
+        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_RECHECK);
+        headers[n].value.kind = AMQP_FIELD_KIND_I64;
+        headers[n].value.value.i64 = 1;
         n++;
     }
     if (message->error) {
@@ -243,6 +249,9 @@ static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t 
             int64_t attempt = header_integer(&e->value, &ok);
             if (ok && attempt > 0)
                 d->attempt = attempt;
+        } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_RECHECK)) {
+            bool ok;
+            d->recheck = header_integer(&e->value, &ok) == 1 && ok;
         } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ERROR) && !d->error) {
             d->error = header_text(&e->value);
         } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ROUTING_KEY) && !d->original_key) {

@@ -62,6 +62,9 @@
 #define AMQP_TOPOLOGY_HEADER_ATTEMPT "x-virtflow-attempt"         /* integer, 1 = first try */
 #define AMQP_TOPOLOGY_HEADER_ERROR "x-virtflow-error"             /* reason, text */
 #define AMQP_TOPOLOGY_HEADER_ROUTING_KEY "x-virtflow-routing-key" /* original key, text */
+/* A waiting task sent again because room grew: decide it once more without
+ * spending an attempt (believed from trusted publishers only). Integer 1. */
+#define AMQP_TOPOLOGY_HEADER_RECHECK "x-virtflow-recheck"
 
 /* virtflow.dead's bounds: enough for an outage's worth of parked messages,
  * and two weeks to look at them, without letting a flood fill the broker's

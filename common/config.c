@@ -70,6 +70,7 @@ vf_config *config_defaults(void)
     c->scheduler.reservation_ttl_s = 900;
 
     c->retry.max_attempts = 5;
+    c->retry.recheck_on_room = 20;
 
     c->store.retention_s = 30LL * 86400;
     c->store.statement_timeout_ms = 30000; /* STORE_STATEMENT_TIMEOUT_MS */

@@ -151,6 +151,7 @@ typedef struct vf_config {
         int max_attempts; /* default 5, >= 1 */
         int *delays_s;    /* seconds; default 5, 30, 120, 600; each >= 0, at least one */
         size_t n_delays;
+        int recheck_on_room; /* waiting tasks sent again per second when room grows; 0: off */
     } retry;
 
     struct {

@@ -618,6 +618,14 @@ static const field retry_fields[] = {
      .count_offset = CFG(retry.n_delays),
      .min = 0,
      .nonempty = true},
+    {.key = "recheck_on_room",
+     .doc = "when room grows (a `task.release`, a reservation expiring, an inventory with more "
+            "free capacity), the worker sends the `task.schedule` tasks waiting in a delay tier "
+            "for room again at once, longest waiting first: at most this many a second; a "
+            "recheck that still finds no room spends no attempt. 0: off (they wait out their tier)",
+     .type = F_INT,
+     .offset = CFG(retry.recheck_on_room),
+     .min = 0},
     {0},
 };
 

@@ -186,6 +186,41 @@ static const char *const task_filter_sql[STORE_TASK_FILTERS] = {
     "status = ?", "reason = ?", "kind = ?", "node = ?", "created_at >= ?",
 };
 
+/* Step `st` (bound, a SELECT of TASK_COLUMNS) to its end, then call fn for
+ * each row: the rows are copied first so the callback may use the store. */
+static int each_task(store *s, db_stmt *st, store_task_fn fn, void *ctx, vf_error *err)
+{
+    int result = -1;
+    store_task *tasks = NULL;
+    size_t count = 0, capacity = 0;
+    for (;;) {
+        int rc = db_step(st, "listing tasks", err);
+        if (rc == DB_DONE)
+            break;
+        if (rc != DB_ROW)
+            goto out;
+        if (grow_array((void **)&tasks, &capacity, count + 1, sizeof *tasks) < 0)
+            goto nomem;
+        if (task_from_row(st, &tasks[count]) != 0)
+            goto nomem;
+        count++;
+    }
+    store_stmt_done(st);
+    for (size_t i = 0; i < count; i++)
+        if (fn(&tasks[i], ctx) != 0)
+            break;
+    result = 0;
+    goto out;
+nomem:
+    vf_error_set(err, VF_ENOMEM, "store %s: listing tasks: out of memory", s->path);
+out:
+    store_stmt_done(st);
+    for (size_t i = 0; i < count; i++)
+        store_task_clear(&tasks[i]);
+    free(tasks);
+    return result;
+}
+
 int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn, void *ctx,
                     vf_error *err)
 {
@@ -222,34 +257,20 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
             store_bind_text(st, index++, values[i]);
     store_bind_limit(st, index, filter->limit);
 
-    /* Copy the rows first so the callback may use the store. */
-    int result = -1;
-    store_task *tasks = NULL;
-    size_t count = 0, capacity = 0;
-    for (;;) {
-        int rc = db_step(st, "listing tasks", err);
-        if (rc == DB_DONE)
-            break;
-        if (rc != DB_ROW)
-            goto out;
-        if (grow_array((void **)&tasks, &capacity, count + 1, sizeof *tasks) < 0)
-            goto nomem;
-        if (task_from_row(st, &tasks[count]) != 0)
-            goto nomem;
-        count++;
-    }
-    store_stmt_done(st);
-    for (size_t i = 0; i < count; i++)
-        if (fn(&tasks[i], ctx) != 0)
-            break;
-    result = 0;
-    goto out;
-nomem:
-    vf_error_set(err, VF_ENOMEM, "store %s: listing tasks: out of memory", s->path);
-out:
-    store_stmt_done(st);
-    for (size_t i = 0; i < count; i++)
-        store_task_clear(&tasks[i]);
-    free(tasks);
-    return result;
+    return each_task(s, st, fn, ctx, err);
+}
+
+int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn, void *ctx,
+                        vf_error *err)
+{
+    /* tasks_by_status_updated (schema/007): one index range. */
+    db_stmt *st = store_stmt(s, STORE_STMT_TASKS_WAITING,
+                             "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'retrying' "
+                             "AND kind = ?1 ORDER BY updated_at LIMIT ?2",
+                             err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, kind);
+    db_bind_int64(st, 2, limit);
+    return each_task(s, st, fn, ctx, err);
 }

@@ -101,4 +101,9 @@ typedef int (*store_task_fn)(const store_task *task, void *ctx);
 int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn, void *ctx,
                     vf_error *err) __attribute__((warn_unused_result));
 
+/* Call fn for up to `limit` tasks of `kind` in status retrying, the longest
+ * unchanged (oldest updated_at) first: those waiting for room. */
+int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn, void *ctx,
+                        vf_error *err) __attribute__((warn_unused_result));
+
 #endif

@@ -144,7 +144,8 @@ int main(int argc, char **argv)
                                 NULL,
                                 false,
                                 0,
-                                NULL};
+                                NULL,
+                                false};
             if (task_handler_handle(&handler, &msg, &outcomes[i], &err) < 0)
                 goto out;
             if (wm) { /* as service.c's record_pass */

@@ -28,7 +28,8 @@ static int handle_as(fixture *f,
                         "amq.gen-reply",
                         false,
                         attempt,
-                        user};
+                        user,
+                        false};
     memset(out, 0, sizeof *out);
     if (store_begin(f->store, &err) < 0)
         return -1;

@@ -143,6 +143,124 @@ static void test_unschedulable(fixture *f)
     task_outcome_close(&out);
 }
 
+/* A recheck (x-virtflow-recheck): the worker sends a waiting task again when
+ * room grows. Believed from a trusted publisher only; spends no attempt and
+ * records nothing while there is still no room. */
+static int recheck_as(fixture *f, const char *body, const char *user, int64_t attempt,
+                      task_outcome *out)
+{
+    vf_error err;
+    vf_error_init(&err);
+    task_message msg = {(const unsigned char *)body,
+                        strlen(body),
+                        false,
+                        strlen(body),
+                        "task.schedule",
+                        "t-wait",
+                        NULL,
+                        false,
+                        attempt,
+                        user,
+                        true};
+    memset(out, 0, sizeof *out);
+    if (store_begin(f->store, &err) < 0)
+        return -1;
+    int rc = task_handler_handle(&f->handler, &msg, out, &err);
+    if (rc < 0) {
+        (void)store_rollback(f->store, NULL);
+        return -1;
+    }
+    return store_commit(f->store, &err);
+}
+
+static int history_rows(fixture *f, const char *id)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int n = 0;
+    CHECK(store_task_events(f->store, id, count_event, &n, &err) == 0);
+    return n;
+}
+
+static void test_recheck(fixture *f)
+{
+    vf_error err;
+    vf_error_init(&err);
+    /* Fill every host with holds the engine keeps. */
+    for (size_t i = 0; i < f->hosts->n_hosts; i++) {
+        sched_reservation fill;
+        memset(&fill, 0, sizeof fill);
+        snprintf(fill.task_id, sizeof fill.task_id, "fill-%zu", i);
+        memcpy(fill.node, f->hosts->hosts[i].name, sizeof fill.node);
+        fill.cpu = 1000;
+        CHECK(sched_engine_reserve(f->engine, &fill, &err) == 0);
+    }
+    const char *body = "{\"task_id\":\"t-wait\",\"requested_cpu\":2,\"requested_memory\":512}";
+    task_outcome out;
+    CHECK(handle(f, body, "t-wait", 0, &out) == 0);
+    CHECK(out.action == TASK_RETRY);
+    task_outcome_close(&out);
+    int rows = history_rows(f, "t-wait");
+
+    /* Still no room: acked, nothing recorded, no attempt spent, no retry. */
+    CHECK(recheck_as(f, body, "guest", 1, &out) == 0);
+    CHECK(out.action == TASK_ACK && out.duplicate && !out.reserved && !out.event_body);
+    CHECK_CONTAINS(out.summary, "recheck: still no room");
+    task_outcome_close(&out);
+    store_task t;
+    if (get_task(f, "t-wait", &t)) {
+        CHECK_STR(t.status, "retrying");
+        CHECK(t.attempts == 1);
+    }
+    store_task_clear(&t);
+    CHECK(history_rows(f, "t-wait") == rows);
+
+    /* Room grows: the recheck places it (completed, reserved, event). */
+    for (size_t i = 0; i < f->hosts->n_hosts; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "fill-%zu", i);
+        sched_engine_release(f->engine, id);
+    }
+    CHECK(recheck_as(f, body, "guest", 1, &out) == 0);
+    CHECK(out.action == TASK_ACK && out.placed && out.reserved);
+    CHECK_STR(out.event_key, "event.task.completed");
+    task_outcome_close(&out);
+    if (get_task(f, "t-wait", &t))
+        CHECK_STR(t.status, "completed");
+    store_task_clear(&t);
+
+    /* A recheck of a task no longer waiting does nothing; nor does the
+     * delayed copy when it comes back (already completed). */
+    CHECK(recheck_as(f, body, "guest", 1, &out) == 0);
+    CHECK(out.duplicate && !out.reserved && !out.event_body);
+    task_outcome_close(&out);
+    CHECK(handle(f, body, "t-wait", 2, &out) == 0);
+    CHECK(out.duplicate && !out.reserved);
+    task_outcome_close(&out);
+
+    /* From an untrusted publisher the header means nothing: an ordinary
+     * message, whose id is final here, so a duplicate; a new id is decided as
+     * any first attempt. */
+    const char *other = "{\"task_id\":\"t-other\",\"requested_cpu\":2,\"requested_memory\":512}";
+    vf_error_init(&err);
+    task_message msg = {(const unsigned char *)other,
+                        strlen(other),
+                        false,
+                        strlen(other),
+                        "task.schedule",
+                        "t-other",
+                        NULL,
+                        false,
+                        0,
+                        "mallory",
+                        true};
+    CHECK(store_begin(f->store, &err) == 0);
+    CHECKF(task_handler_handle(&f->handler, &msg, &out, &err) == 0, "%s", err.text);
+    CHECK(store_commit(f->store, &err) == 0);
+    CHECK(out.placed && !out.duplicate);
+    task_outcome_close(&out);
+}
+
 static void test_no_inventory(fixture *f)
 {
     const char *body = "{\"task_id\":\"t-blind\",\"requested_cpu\":1,\"requested_memory\":256}";
@@ -212,6 +330,7 @@ int main(void)
     test_invalid(&f);
     test_unschedulable(&f);
     test_no_inventory(&f);
+    test_recheck(&f);
     test_unreadable(&f);
     fixture_close(&f);
     return test_summary();

@@ -45,6 +45,9 @@ typedef struct task_message {
      * is believed only from a trusted publisher (the worker's own retries),
      * see task_attempt_open. */
     const char *user_id;
+    /* x-virtflow-recheck: a waiting task sent again because room grew
+     * (believed only from a trusted publisher, see task_handler.h). */
+    bool recheck;
 } task_message;
 
 typedef enum {

@@ -132,6 +132,14 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     rc = 0;
     const store_task *existing = &a.existing;
+    bool recheck = msg->recheck && config_trusts_publisher(h->config, msg->user_id);
+    if (recheck && (a.is_new || strcmp(existing->status, "retrying") != 0 || !h->hosts)) {
+        /* Placed, failed or not ours any more: the recheck has nothing to do. */
+        out->duplicate = true;
+        snprintf(out->summary, sizeof out->summary, "recheck: %s; nothing to do",
+                 a.is_new ? "no such task" : existing->status);
+        goto out;
+    }
     if (!a.is_new &&
         (strcmp(existing->status, "completed") == 0 || strcmp(existing->status, "failed") == 0)) {
         /* Redelivered or republished: never scheduled twice. Its event, if
@@ -173,6 +181,13 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     }
     if (decision.placed) {
         rc = record_placement(&a, &req, &decision, err);
+        goto out;
+    }
+    if (recheck) {
+        /* Still no room: the delayed copy keeps the task's place in its tier. */
+        out->duplicate = true;
+        snprintf(out->summary, sizeof out->summary, "recheck: still no room (%s)",
+                 decision.message);
         goto out;
     }
     json_t *detail = sched_decision_to_json(&decision, h->hosts);

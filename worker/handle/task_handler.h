@@ -11,6 +11,13 @@
  *   no inventory, attempts left                  -> retrying + task.retrying
  *   no inventory, last attempt                   -> failed/exhausted + task.failed + parked
  *
+ * A recheck (x-virtflow-recheck from a trusted publisher: the worker sent a
+ * waiting task again because room grew, service_recheck.c) of a task still
+ * retrying is decided once more: placed -> completed as above (its delayed
+ * copy, when it comes back, finds it final); still no room -> ack, nothing
+ * recorded, no attempt spent (the delayed copy goes on as before). A recheck
+ * of a task in any other state is acked and does nothing.
+ *
  * The task row, its history rows, the reservation and the outbox event are
  * written through `store` in the caller's transaction; the engine holds the
  * reservation at once so the next message in the same batch sees it. If the

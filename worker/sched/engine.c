@@ -538,6 +538,23 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     return 0;
 }
 
+void sched_engine_room(const sched_engine *engine, double *cpu, double *memory)
+{
+    *cpu = 0;
+    *memory = 0;
+    size_t n = engine->hosts ? engine->hosts->n_hosts : 0;
+    for (size_t i = 0; i < n; i++) {
+        const sched_hot *h = &engine->hot[i];
+        if (h->status != HOST_ONLINE)
+            continue;
+        double free_cpu = h->cpu_capacity - h->allocated_cpu - engine->load[i].cpu;
+        double free_memory =
+            h->memory_capacity - h->allocated_memory - (double)engine->load[i].memory;
+        *cpu += free_cpu > 0 ? free_cpu : 0;
+        *memory += free_memory > 0 ? free_memory : 0;
+    }
+}
+
 bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node)
 {
     return vmid && engine->hosts && hostset_guest_on(engine->hosts, vmid, node);

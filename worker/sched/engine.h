@@ -158,6 +158,12 @@ size_t sched_decision_host_index(const sched_engine *engine, const sched_decisio
  * not be held as well (see sched_engine_set_hosts). */
 bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node);
 
+/* Free vCPUs and MiB over the online hosts of the snapshot, after what the
+ * inventory shows allocated and what the engine holds (a host's free room
+ * counts from 0: an overcommitted one adds none). Grows when a hold ends or
+ * a snapshot brings room; the worker rechecks waiting tasks then. */
+void sched_engine_room(const sched_engine *engine, double *cpu, double *memory);
+
 /* Hold resources and vmid until released or expired. The node may be absent
  * from the snapshot (its vmid is still held). Returns 0 or -1 (VF_ENOMEM). */
 int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)

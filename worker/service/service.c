@@ -96,6 +96,7 @@ static int sync_inventory(service *svc, vf_error *err)
              * next round (or start) ends them again. Nothing is overcommitted. */
         } else {
             svc->clock_recorded_ms = svc->view_fetched_ms;
+            service_room_changed(svc); /* a new snapshot, or holds ended */
             if (gone.n)
                 log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
             if (expired > 0 || expired_held > 0)
@@ -163,7 +164,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         const amqp_link_delivery *d = &item->delivery;
         task_message msg = {d->body,        d->body_len,   d->too_large, d->body_size,
                             d->routing_key, d->message_id, d->reply_to,  d->redelivered,
-                            d->attempt,     d->user_id};
+                            d->attempt,     d->user_id,    d->recheck};
         rc = spare_handler_accepts(d->routing_key)
                  ? spare_handler_handle(&handler, &msg, &item->outcome, err)
              : release_handler_accepts(d->routing_key)
@@ -194,6 +195,9 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         return -1;
     }
     reservation_book_committed(svc->book);
+    for (size_t i = 0; i < b->n_items; i++)
+        if (b->items[i].outcome.released)
+            svc->recheck_pending = true; /* task.release gave room back */
     service_id_list_drop_first(&svc->confirmed, marked);
     if (svc->metrics) {
         worker_metrics_batch(svc->metrics, b->n_items,
@@ -679,6 +683,8 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     log_summary(svc, false);
     if (sync_inventory(svc, err) < 0)
         return ROUND_STORE;
+    if (service_recheck_waiting(svc, err) < 0)
+        return ROUND_BROKER;
     batch *b = svc->collecting;
     /* With a batch awaiting its sync, take only what has already arrived:
      * that batch must not wait for the next message to be acked. */

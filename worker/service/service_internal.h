@@ -50,7 +50,9 @@
  * worker sharing the store: the sweep leaves it to that worker. */
 #define OUTBOX_GRACE_MS 2000
 
-typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD } publish_kind;
+/* PUB_RECHECK: a waiting task sent again (service_recheck.c); like a reply,
+ * a nack costs nothing but the hint. */
+typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD, PUB_RECHECK } publish_kind;
 
 /* A publish whose confirm has not been settled yet. Kept in publish order,
  * which is tag order within one connection. */
@@ -128,6 +130,10 @@ typedef struct service {
     round_status early_status;        /* of a finish_syncing_early during this round */
     vf_error early_err;
     spare_driver *spares; /* provisioning and readiness waits, on a thread of its own */
+    /* service_recheck.c: room grew since the waiting tasks were last sent again */
+    bool recheck_pending;
+    int64_t recheck_at_ms;        /* monotonic, of the last recheck round */
+    double room_cpu, room_memory; /* sched_engine_room at the last look */
     /* Waits between store probes while consuming is paused. Reset only once
      * a batch commits, so a store that takes the probe but still fails
      * batches (a nearly full disk) is retried less and less often. */
@@ -172,5 +178,14 @@ int service_flush_confirmed(service *svc, const id_list *list, const char *at, s
                             vf_error *err);
 int service_flush_confirmed_now(service *svc, vf_error *err);
 int service_sweep_outbox(service *svc, bool stopping, vf_error *err);
+
+/* service_recheck.c. Look at the engine's free room (after a snapshot
+ * switch, an expiry or a release): when it grew, the waiting tasks are due a
+ * recheck. */
+void service_room_changed(service *svc);
+/* When due and at most once a second, send up to retry.recheck_on_room
+ * waiting task.schedule tasks again. Returns 0, or -1 when a publish failed
+ * (the broker link). A store error only skips the round (logged). */
+int service_recheck_waiting(service *svc, vf_error *err);
 
 #endif

@@ -19,7 +19,7 @@ void service_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
         return;
     pending_publish *pub = &svc->pubs[lo];
     pub->state = ok ? 1 : -1;
-    if (!ok && pub->kind != PUB_REPLY)
+    if (!ok && pub->kind != PUB_REPLY && pub->kind != PUB_RECHECK)
         log_warn("publish not confirmed: %s%s%s", reason ? reason : "unknown reason",
                  pub->event_id ? "; event stays in the outbox: " : "",
                  pub->event_id ? pub->event_id : "");
