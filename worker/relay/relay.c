@@ -22,6 +22,7 @@
 #include "relay_receivers.h"
 #include "leases.h"
 #include "relay_sender.h"
+#include "retention.h"
 #include "store.h"
 #include "store_config.h"
 #include "store_deliveries.h"
@@ -93,6 +94,7 @@ struct relay {
     size_t n_parks, cap_parks;
     relay_result result;    /* scratch, large */
     relay_metrics *metrics; /* relay.http_listen; NULL when off */
+    retention *retention;   /* store.retention on the relay's store */
 };
 
 static int64_t now_ms(void)
@@ -191,6 +193,11 @@ relay *relay_new(const vf_config *config, vf_error *err)
     if (!r->store)
         goto fail;
     store_owner_name(r->owner);
+    /* Finished deliveries would otherwise pile up in the relay's store for
+     * ever: the worker's retention job never sees a store of the relay's own. */
+    r->retention = retention_start(config, r->owner, err);
+    if (!r->retention)
+        goto fail;
     r->link = amqp_link_new(config, "virtflow-relay", err);
     if (!r->link)
         goto fail;
@@ -243,6 +250,7 @@ void relay_free(relay *r)
     if (!r)
         return;
     relay_metrics_stop(r->metrics);
+    retention_stop(r->retention);
     for (size_t i = 0; i < r->n_batch; i++)
         incoming_clear(&r->batch[i]);
     for (size_t i = 0; i < r->n_outcomes; i++)

@@ -24,7 +24,11 @@
  *
  * Restart: deliveries found 'delivering' at start were interrupted (crash or
  * kill -9) and are made due again; their receivers may see them twice, which
- * webhook-id deduplication absorbs. One relay per store file. */
+ * webhook-id deduplication absorbs. One relay per store file.
+ *
+ * Retention: store.retention applies to the relay's store as to the worker's
+ * (common/retention.h): finished deliveries older than it are deleted by a
+ * thread of the relay's own, pending and delivering ones never. */
 #ifndef VF_RELAY_H
 #define VF_RELAY_H
 

@@ -1,5 +1,7 @@
-/* retention: virtflow-worker's background job that keeps the store from
- * growing without limit (store.retention, docs/operations.md "Retention").
+/* retention: the background job that keeps a store from growing without
+ * limit (store.retention, docs/operations.md "Retention"). virtflow-worker
+ * runs it on the shared store, virtflow-relay on its own (deliveries), under
+ * the same rules.
  *
  * On a thread of its own with its own store handle (like the spare driver),
  * it prunes every interval: a minute, or a quarter of store.retention when
@@ -10,7 +12,8 @@
  * most; then it gives freed pages back to the file system a few hundred at
  * a time (incremental vacuum). A busy store skips the round. Of several
  * workers on one store, the holder of the "retention" lease (leases.h)
- * prunes; every delete is idempotent anyway. */
+ * prunes (a relay sharing a worker's store takes its turn under the same
+ * lease); every delete is idempotent anyway. */
 #ifndef VF_RETENTION_H
 #define VF_RETENTION_H
 
@@ -22,7 +25,7 @@
 typedef struct retention retention;
 
 /* Open a store handle and start the thread. `config` is borrowed for the
- * job's life; `owner` names this worker in the store's leases. Returns an
+ * job's life; `owner` names this program in the store's leases. Returns an
  * owned job, or NULL with err. */
 retention *retention_start(const vf_config *config, const char *owner, vf_error *err)
     __attribute__((warn_unused_result));
