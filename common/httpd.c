@@ -1,31 +1,70 @@
 /* httpd: libmicrohttpd behind the small interface of httpd.h.
  * libmicrohttpd parses requests, decodes paths and query strings and keeps
- * connections within limits; this file only adapts its callbacks (the body
- * arriving in pieces, the completed-request hook) to one handler call. */
+ * connections within limits (in all, per address, idle); this file adapts
+ * its callbacks (the body arriving in pieces, the completed-request hook) to
+ * one handler call, checks the Host header, and keeps what libmicrohttpd has
+ * no option for: a deadline on reading a whole request (its timeout is an
+ * idle timeout, which a client sending a byte every few seconds never
+ * meets) and the eviction of the slowest sender when the pool is full. */
 #include "httpd.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
-/* A scrape or a page is one short request; these keep a stuck or hostile
- * client from holding the single thread or the memory. */
-#define HTTPD_CONNECTION_LIMIT 64
-#define HTTPD_CONNECTION_TIMEOUT_S 10
+/* libmicrohttpd's idle timeout: still what ends a client that stops reading
+ * its answer (the read deadline covers the request only). */
+#define HTTPD_IDLE_TIMEOUT_S 10
+/* A deadline missed is noticed within a quarter of it. */
+#define DEADLINE_CHECKS_PER_DEADLINE 4
+/* Closings for missed deadlines or eviction are logged at most this often. */
+#define CLOSINGS_LOG_INTERVAL_MS 60000
+
+/* One connection, from libmicrohttpd's connection-started notice to its
+ * closed notice (which comes before it closes the socket, so `fd` is ours to
+ * shut down while the entry is listed under the lock). */
+typedef struct tracked {
+    struct tracked *prev, *next;
+    int fd;
+    int64_t reading_since_ms; /* monotonic; the request (or the wait for the next) began */
+    bool reading;             /* the request is not all in yet */
+} tracked;
 
 struct httpd {
     struct MHD_Daemon *daemon;
     httpd_handler handler;
     void *ctx;
     int port;
+    bool check_host;
+    const char *const *allowed_hosts;
+    size_t n_allowed_hosts;
+    int64_t read_deadline_ms;
+
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t wake;
+    pthread_t watchdog;
+    bool watchdog_running;
+    bool stopping;
+    tracked *connections; /* newest first */
+    int reading;          /* entries with reading set */
+    int64_t closed_late;  /* closed for missing the deadline, not yet logged */
+    int64_t evicted;      /* closed to make room, not yet logged */
+    int64_t refused;      /* refused at a connection limit, not yet logged */
+    int64_t broken;       /* ended half-way through a request, not yet logged */
+    int64_t logged_ms;
 };
 
 /* Per request: the POST body as it arrives. */
@@ -35,24 +74,181 @@ typedef struct pending {
     bool too_big;
 } pending;
 
-/* libmicrohttpd passes its own format strings; the attribute tells clang so. */
+/* libmicrohttpd passes its own format strings; the attribute tells clang so.
+ * A refusal at a connection limit and a connection ended half-way through
+ * its request (by its client, or by us) are counted, not logged: a client
+ * opening connections in a loop must not write a log line for each. */
 __attribute__((format(printf, 2, 0))) static void log_mhd(void *cls, const char *fmt, va_list ap)
 {
-    (void)cls;
+    httpd *srv = cls;
     char line[512];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
+    bool refused = strstr(line, "connection limit") != NULL;
+    bool broken = strstr(line, "closed when reading request") != NULL;
+    if (srv && (refused || broken)) {
+        pthread_mutex_lock(&srv->lock);
+        if (refused)
+            srv->refused++;
+        else
+            srv->broken++;
+        pthread_mutex_unlock(&srv->lock);
+        return;
+    }
     log_warn("http: %s", line);
+}
+
+static int64_t mono_ms(void)
+{
+    return clock_mono_us() / 1000;
+}
+
+static tracked *tracked_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/* Under srv->lock. Shutting the socket down makes libmicrohttpd see the end
+ * of it and close the connection on its own thread, in its own time. */
+static void cut(httpd *srv, tracked *t)
+{
+    if (t->reading) {
+        t->reading = false;
+        srv->reading--;
+    }
+    shutdown(t->fd, SHUT_RDWR);
+}
+
+static void set_reading(httpd *srv, struct MHD_Connection *conn, bool reading)
+{
+    tracked *t = tracked_of(conn);
+    if (!t)
+        return;
+    pthread_mutex_lock(&srv->lock);
+    if (reading && !t->reading)
+        srv->reading++;
+    else if (!reading && t->reading)
+        srv->reading--;
+    t->reading = reading;
+    t->reading_since_ms = mono_ms();
+    pthread_mutex_unlock(&srv->lock);
+}
+
+static void connection_notice(void *cls, struct MHD_Connection *conn, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    httpd *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        tracked *t = calloc(1, sizeof *t);
+        if (!t || !info) {
+            free(t); /* untracked: only the idle timeout applies to it */
+            return;
+        }
+        t->fd = info->connect_fd;
+        t->reading = true;
+        t->reading_since_ms = mono_ms();
+        pthread_mutex_lock(&srv->lock);
+        if (srv->reading >= HTTPD_READING_LIMIT) {
+            /* The pool is full of clients still sending: the one that has
+             * been at it longest makes room for this one. */
+            tracked *oldest = NULL;
+            for (tracked *o = srv->connections; o; o = o->next)
+                if (o->reading && (!oldest || o->reading_since_ms <= oldest->reading_since_ms))
+                    oldest = o;
+            if (oldest) {
+                cut(srv, oldest);
+                srv->evicted++;
+            }
+        }
+        t->next = srv->connections;
+        if (t->next)
+            t->next->prev = t;
+        srv->connections = t;
+        srv->reading++;
+        pthread_mutex_unlock(&srv->lock);
+        *socket_context = t;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        tracked *t = *socket_context;
+        if (!t)
+            return;
+        pthread_mutex_lock(&srv->lock);
+        if (t->reading)
+            srv->reading--;
+        if (t->prev)
+            t->prev->next = t->next;
+        else
+            srv->connections = t->next;
+        if (t->next)
+            t->next->prev = t->prev;
+        pthread_mutex_unlock(&srv->lock);
+        free(t);
+        *socket_context = NULL;
+    }
+}
+
+/* Waits up to `ms` under srv->lock; true when the server is stopping. */
+static bool wait_locked(httpd *srv, int64_t ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(ms / 1000);
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (!srv->stopping && pthread_cond_timedwait(&srv->wake, &srv->lock, &until) != ETIMEDOUT)
+        ;
+    return srv->stopping;
+}
+
+/* Closes the connections that have not sent a whole request within the
+ * deadline, however busily they trickle. */
+static void *watchdog_loop(void *arg)
+{
+    httpd *srv = arg;
+    int64_t tick = srv->read_deadline_ms / DEADLINE_CHECKS_PER_DEADLINE;
+    if (tick < 10)
+        tick = 10;
+    pthread_mutex_lock(&srv->lock);
+    while (!wait_locked(srv, tick)) {
+        int64_t now = mono_ms();
+        for (tracked *t = srv->connections; t; t = t->next) {
+            if (t->reading && now - t->reading_since_ms > srv->read_deadline_ms) {
+                cut(srv, t);
+                srv->closed_late++;
+            }
+        }
+        if ((srv->closed_late || srv->evicted || srv->refused || srv->broken) &&
+            now - srv->logged_ms >= CLOSINGS_LOG_INTERVAL_MS) {
+            log_warn("http: port %d: slow or hostile clients (since the last such line): %" PRId64
+                     " connections closed for sending no whole request within %" PRId64
+                     " ms, %" PRId64 " closed to make room for new ones, %" PRId64
+                     " refused at the limits (%d per address, %d in all), %" PRId64
+                     " requests broken off half-way",
+                     srv->port, srv->closed_late, srv->read_deadline_ms, srv->evicted, srv->refused,
+                     HTTPD_PER_ADDRESS_LIMIT, HTTPD_CONNECTION_LIMIT, srv->broken);
+            srv->closed_late = srv->evicted = srv->refused = srv->broken = 0;
+            srv->logged_ms = now;
+        }
+    }
+    pthread_mutex_unlock(&srv->lock);
+    return NULL;
 }
 
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)conn;
     (void)toe;
+    /* A kept-alive connection now waits for its next request, which has
+     * the same deadline from here. */
+    set_reading(cls, conn, true);
     pending *p = *con_cls;
     if (p) {
         free(p->body);
@@ -102,6 +298,20 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         if (!p)
             return MHD_NO;
         *con_cls = p;
+        if (srv->check_host &&
+            !httpd_host_allowed(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
+                                srv->allowed_hosts, srv->n_allowed_hosts)) {
+            /* A name this server was not told it has: a page that rebound
+             * its own name to this address (DNS rebinding) must not read
+             * the answer. Before the body is read, before the handler. */
+            set_reading(srv, conn, false);
+            httpd_response resp = {.status = 421};
+            snprintf(resp.content_type, sizeof resp.content_type, "text/plain; charset=utf-8");
+            httpd_reply_text(&resp, 421, "text/plain; charset=utf-8",
+                             "misdirected request: this server does not answer to that Host "
+                             "name (allowed: loopback names and the configured ones)\n");
+            return queue(conn, &resp);
+        }
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -121,6 +331,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         return MHD_YES;
     }
 
+    set_reading(srv, conn, false);
     httpd_response resp = {.status = 200};
     snprintf(resp.content_type, sizeof resp.content_type, "text/plain; charset=utf-8");
     if (p->too_big) {
@@ -164,6 +375,12 @@ static int split_listen(const char *listen, char *host, size_t host_size, char *
 
 httpd *httpd_start(const char *listen, httpd_handler handler, void *ctx, vf_error *err)
 {
+    return httpd_start_with(listen, NULL, handler, ctx, err);
+}
+
+httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_handler handler,
+                        void *ctx, vf_error *err)
+{
     char host[256], port[8];
     if (!listen || split_listen(listen, host, sizeof host, port, sizeof port) != 0) {
         vf_error_set(err, VF_ECONFIG, "listen address '%s' is not HOST:PORT",
@@ -184,25 +401,45 @@ httpd *httpd_start(const char *listen, httpd_handler handler, void *ctx, vf_erro
     }
     srv->handler = handler;
     srv->ctx = ctx;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    srv->read_deadline_ms = HTTPD_READ_DEADLINE_MS;
+    if (options) {
+        srv->check_host = options->check_host;
+        srv->allowed_hosts = options->allowed_hosts;
+        srv->n_allowed_hosts = options->n_allowed_hosts;
+        if (options->read_deadline_ms > 0)
+            srv->read_deadline_ms = options->read_deadline_ms;
+    }
+    pthread_mutex_init(&srv->lock, NULL);
+    pthread_cond_init(&srv->wake, NULL);
+    srv->logged_ms = mono_ms() - CLOSINGS_LOG_INTERVAL_MS;
+    /* epoll where there is one: select() would fail past descriptor 1023. */
+    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     srv->daemon =
         /* The logger goes first so that libmicrohttpd's own messages use it. */
         MHD_start_daemon(
             flags, (uint16_t)atoi(port), NULL, NULL, answer, srv, MHD_OPTION_EXTERNAL_LOGGER,
-            log_mhd, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTPD_CONNECTION_LIMIT,
-            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+            log_mhd, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed,
+            srv, MHD_OPTION_NOTIFY_CONNECTION, connection_notice, srv, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)HTTPD_CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+            (unsigned)HTTPD_PER_ADDRESS_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)HTTPD_IDLE_TIMEOUT_S, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {
         vf_error_set(err, VF_EIO, "cannot listen on %s (in use, or not an address of this machine)",
                      listen);
-        free(srv);
+        httpd_stop(srv);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : atoi(port);
+    if (pthread_create(&srv->watchdog, NULL, watchdog_loop, srv) != 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot start the HTTP deadline thread");
+        httpd_stop(srv);
+        return NULL;
+    }
+    srv->watchdog_running = true;
     return srv;
 }
 
@@ -210,7 +447,18 @@ void httpd_stop(httpd *srv)
 {
     if (!srv)
         return;
-    MHD_stop_daemon(srv->daemon);
+    if (srv->watchdog_running) {
+        pthread_mutex_lock(&srv->lock);
+        srv->stopping = true;
+        pthread_cond_broadcast(&srv->wake);
+        pthread_mutex_unlock(&srv->lock);
+        pthread_join(srv->watchdog, NULL);
+    }
+    /* Its closed notices empty the list. */
+    if (srv->daemon)
+        MHD_stop_daemon(srv->daemon);
+    pthread_mutex_destroy(&srv->lock);
+    pthread_cond_destroy(&srv->wake);
     free(srv);
 }
 
@@ -219,11 +467,8 @@ int httpd_port(const httpd *srv)
     return srv->port;
 }
 
-bool httpd_listen_is_loopback(const char *listen)
+static bool host_is_loopback(const char *host)
 {
-    char host[256], port[8];
-    if (!listen || split_listen(listen, host, sizeof host, port, sizeof port) != 0)
-        return false;
     if (strcasecmp(host, "localhost") == 0)
         return true;
     struct in_addr v4;
@@ -231,6 +476,80 @@ bool httpd_listen_is_loopback(const char *listen)
     if (inet_pton(AF_INET, host, &v4) == 1)
         return (ntohl(v4.s_addr) >> 24) == 127;
     return inet_pton(AF_INET6, host, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
+bool httpd_listen_is_loopback(const char *listen)
+{
+    char host[256], port[8];
+    if (!listen || split_listen(listen, host, sizeof host, port, sizeof port) != 0)
+        return false;
+    return host_is_loopback(host);
+}
+
+bool httpd_listen_is_wildcard(const char *listen)
+{
+    char host[256], port[8];
+    if (!listen || split_listen(listen, host, sizeof host, port, sizeof port) != 0)
+        return false;
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (inet_pton(AF_INET, host, &v4) == 1)
+        return v4.s_addr == htonl(INADDR_ANY);
+    return inet_pton(AF_INET6, host, &v6) == 1 && IN6_IS_ADDR_UNSPECIFIED(&v6);
+}
+
+/* The name in "NAME", "NAME:PORT", "[V6]", "[V6]:PORT" or a bare "V6" (a
+ * configured name) into out[size], without brackets or port. -1 when it is
+ * not of that shape. */
+static int host_name_of(const char *value, bool bare_v6, char *out, size_t size)
+{
+    const char *name = value, *end;
+    if (value[0] == '[') {
+        name = value + 1;
+        end = strchr(name, ']');
+        if (!end || (end[1] != '\0' && end[1] != ':'))
+            return -1;
+    } else {
+        end = strchr(value, ':');
+        if (end && strchr(end + 1, ':')) {
+            if (!bare_v6)
+                return -1; /* an IPv6 literal in a Host header carries brackets */
+            end = NULL;
+        }
+        if (!end)
+            end = value + strlen(value);
+    }
+    if (*end == ':' || (end[0] == ']' && end[1] == ':')) {
+        const char *port = strchr(end, ':') + 1;
+        for (const char *c = port; *c; c++)
+            if (*c < '0' || *c > '9')
+                return -1;
+    }
+    size_t len = (size_t)(end - name);
+    if (len == 0 || len >= size)
+        return -1;
+    memcpy(out, name, len);
+    out[len] = '\0';
+    /* "localhost." is the same name as "localhost". */
+    if (len > 1 && out[len - 1] == '.')
+        out[len - 1] = '\0';
+    return 0;
+}
+
+bool httpd_host_allowed(const char *host_header, const char *const *names, size_t n_names)
+{
+    char host[256];
+    if (!host_header || host_name_of(host_header, false, host, sizeof host) != 0)
+        return false;
+    if (host_is_loopback(host))
+        return true;
+    for (size_t i = 0; i < n_names; i++) {
+        char allowed[256];
+        if (names[i] && host_name_of(names[i], true, allowed, sizeof allowed) == 0 &&
+            strcasecmp(host, allowed) == 0)
+            return true;
+    }
+    return false;
 }
 
 const char *httpd_query(const httpd_request *req, const char *name)

@@ -2,11 +2,27 @@
  * (/metrics, /healthz, /readyz) and the operators' console, on top of
  * libmicrohttpd. We write routes and pages, never HTTP parsing.
  *
- * One internal thread accepts and answers every connection in turn, so a
- * handler runs on that thread only: it may keep thread-bound state (a store
- * connection) in its context without locks, but whatever it shares with the
- * program's other threads (counters, flags) must be atomic or locked. A
- * handler should answer in milliseconds; a slow one delays every client.
+ * One internal thread serves every connection (event-driven: a slow client
+ * costs a socket, never the thread), so a handler runs on that thread only:
+ * it may keep thread-bound state (a store connection) in its context without
+ * locks, but whatever it shares with the program's other threads (counters,
+ * flags) must be atomic or locked. A handler should answer in milliseconds;
+ * a slow one delays every client.
+ *
+ * Slow and hostile clients (README "Security"): a client has
+ * HTTPD_READ_DEADLINE_MS from connecting (or from its previous answer, on a
+ * kept-alive connection) to deliver a whole request, headers and body, or
+ * the connection is closed, however steadily it trickles bytes; one address
+ * holds at most HTTPD_PER_ADDRESS_LIMIT connections; and when
+ * HTTPD_READING_LIMIT connections are all still sending their requests, a new
+ * one closes the one that has been sending the longest, so a probe (one
+ * packet, answered at once) is served while the pool is full of trickling
+ * clients from any number of addresses.
+ *
+ * Host names (DNS rebinding): with httpd_options.check_host, a request whose
+ * Host header names neither a loopback address (localhost, 127.0.0.0/8,
+ * [::1], any port) nor one of httpd_options.allowed_hosts is answered 421
+ * before the handler sees it.
  *
  * Usage:
  *   static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
@@ -55,10 +71,30 @@ typedef struct httpd_response {
 
 typedef void (*httpd_handler)(void *ctx, const httpd_request *req, httpd_response *resp);
 
+/* Limits against slow and hostile clients (see the top of this file). */
+#define HTTPD_READ_DEADLINE_MS 10000 /* a whole request, headers and body */
+#define HTTPD_PER_ADDRESS_LIMIT 16   /* connections from one client address */
+#define HTTPD_READING_LIMIT 128      /* connections still sending a request */
+#define HTTPD_CONNECTION_LIMIT 256   /* all connections (and file descriptors) */
+
+typedef struct httpd_options {
+    /* Answer 421 unless the Host header names a loopback address or one of
+     * allowed_hosts (names or address literals, compared without the port
+     * and case-insensitively; IPv6 with or without brackets). */
+    bool check_host;
+    const char *const *allowed_hosts; /* borrowed for the server's life */
+    size_t n_allowed_hosts;
+    int read_deadline_ms; /* 0: HTTPD_READ_DEADLINE_MS (tests use less) */
+} httpd_options;
+
 /* Listens on `listen` ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one)
  * and answers every request through `handler`. NULL with `err` set when the
  * address is malformed or cannot be bound. */
 httpd *httpd_start(const char *listen, httpd_handler handler, void *ctx, vf_error *err);
+
+/* httpd_start with `options` (NULL: the defaults, any Host). */
+httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_handler handler,
+                        void *ctx, vf_error *err);
 
 /* Stops accepting, finishes the request in progress, frees. NULL is fine. */
 void httpd_stop(httpd *srv);
@@ -69,6 +105,15 @@ int httpd_port(const httpd *srv);
 /* True when `listen` names only a loopback address (127.0.0.0/8, ::1,
  * localhost): what a program listening without authentication must keep to. */
 bool httpd_listen_is_loopback(const char *listen);
+
+/* True when `host_header` (a Host header's value: NAME[:PORT], [V6][:PORT])
+ * names a loopback address or one of `names`; false for NULL or a value that
+ * is not a host name. */
+bool httpd_host_allowed(const char *host_header, const char *const *names, size_t n_names);
+
+/* True when the host part of `listen` is a wildcard (0.0.0.0, ::, empty):
+ * clients then reach it under names the program cannot know. */
+bool httpd_listen_is_wildcard(const char *listen);
 
 /* A query-string argument (?name=value, decoded), NULL when absent. */
 const char *httpd_query(const httpd_request *req, const char *name);

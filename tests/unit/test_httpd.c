@@ -1,8 +1,15 @@
 /* httpd: a real server on loopback, asked by libcurl (common/http.c) as any
- * client would: routes, query arguments, form fields, limits, addresses. */
+ * client would: routes, query arguments, form fields, limits, addresses; and
+ * over raw sockets where libcurl would not misbehave: a client trickling its
+ * request, a foreign Host header. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "http.h"
 #include "httpd.h"
@@ -141,9 +148,165 @@ static void test_addresses(void)
     CHECK(!httpd_listen_is_loopback("8080"));
 }
 
+static int connect_to(const httpd *srv)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)httpd_port(srv))};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sends `request` whole and reads the answer to the end into out[size]. */
+static void exchange(const httpd *srv, const char *request, char *out, size_t size)
+{
+    out[0] = '\0';
+    int fd = connect_to(srv);
+    if (fd < 0)
+        return;
+    size_t used = 0;
+    if (send(fd, request, strlen(request), MSG_NOSIGNAL) == (ssize_t)strlen(request)) {
+        ssize_t n;
+        while (used + 1 < size && (n = recv(fd, out + used, size - used - 1, 0)) > 0)
+            used += (size_t)n;
+    }
+    out[used] = '\0';
+    close(fd);
+}
+
+/* A client that sends its request a byte at a time, each within the idle
+ * timeout, is cut off at the read deadline, unanswered. */
+static void test_read_deadline(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    httpd_options options = {.read_deadline_ms = 300};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    int fd = connect_to(srv);
+    CHECK(fd >= 0);
+    static const char request[] = "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: "
+                                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                  "\r\n\r\n";
+    /* 50 ms a byte: about ten seconds for the whole request, the deadline
+     * 300 ms. */
+    bool cut = false, answered = false;
+    for (size_t i = 0; fd >= 0 && i < sizeof request - 1 && !cut; i++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) > 0) {
+            char buf[256];
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            answered = n > 0;
+            cut = true;
+            break;
+        }
+        if (send(fd, request + i, 1, MSG_NOSIGNAL) != 1)
+            cut = true;
+    }
+    CHECKF(cut, "a request trickled over ten seconds was read to the end");
+    CHECK(!answered);
+    CHECK(calls == 0);
+    if (fd >= 0)
+        close(fd);
+
+    /* A whole request within the deadline is answered, and a kept-alive
+     * connection's second request gets a deadline of its own. */
+    char answer[4096];
+    exchange(srv,
+             "GET /hello?who=x HTTP/1.1\r\nHost: localhost:1\r\n\r\n"
+             "GET /hello?who=y HTTP/1.1\r\nHost: localhost:1\r\nConnection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECK_CONTAINS(answer, "GET hello x");
+    CHECK_CONTAINS(answer, "GET hello y");
+    httpd_stop(srv);
+}
+
+/* With check_host, a foreign Host gets 421 and the handler never runs. */
+static void test_host_check(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    const char *names[] = {"console.example.org", "fd00::7", "[fd00::8]"};
+    httpd_options options = {.check_host = true, .allowed_hosts = names, .n_allowed_hosts = 3};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    char answer[4096];
+    exchange(srv, "GET /hello HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n", answer,
+             sizeof answer);
+    CHECKF(strncmp(answer, "HTTP/1.1 421 ", 13) == 0, "%.40s", answer);
+    CHECK(calls == 0);
+    exchange(srv,
+             "POST /form HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 7\r\n"
+             "Content-Type: application/x-www-form-urlencoded\r\nConnection: close\r\n\r\n"
+             "token=x",
+             answer, sizeof answer);
+    CHECKF(strncmp(answer, "HTTP/1.1 421 ", 13) == 0, "%.40s", answer);
+    CHECK(calls == 0);
+    exchange(srv, "GET /hello HTTP/1.0\r\n\r\n", answer, sizeof answer);
+    CHECKF(strncmp(answer, "HTTP/1.0 421 ", 13) == 0 || strncmp(answer, "HTTP/1.1 421 ", 13) == 0,
+           "no Host: %.40s", answer);
+    exchange(srv,
+             "GET /hello HTTP/1.1\r\nHost: console.example.org:8443\r\nConnection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECKF(strncmp(answer, "HTTP/1.1 200 ", 13) == 0, "%.40s", answer);
+    CHECK(calls == 1);
+    httpd_stop(srv);
+
+    const char *allowed[] = {"localhost",
+                             "LOCALHOST:8080",
+                             "localhost.",
+                             "127.0.0.1",
+                             "127.0.0.1:80",
+                             "127.9.9.9:1",
+                             "[::1]",
+                             "[::1]:8080",
+                             "console.example.org",
+                             "Console.Example.ORG:443",
+                             "[fd00::7]:1",
+                             "[FD00::8]"};
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+        CHECKF(httpd_host_allowed(allowed[i], names, 3), "'%s' refused", allowed[i]);
+    const char *refused[] = {NULL,
+                             "",
+                             "evil.example",
+                             "localhost.evil.example",
+                             "127.0.0.1.evil.example",
+                             "console.example.org.evil.example",
+                             "::1",
+                             "[::1",
+                             "[::1]x",
+                             "localhost:abc",
+                             "127.0.0.1:80:80",
+                             "0.0.0.0",
+                             "[::]",
+                             "10.0.0.1:80"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        CHECKF(!httpd_host_allowed(refused[i], names, 3), "'%s' allowed",
+               refused[i] ? refused[i] : "(null)");
+
+    CHECK(httpd_listen_is_wildcard("0.0.0.0:8080"));
+    CHECK(httpd_listen_is_wildcard("[::]:8080"));
+    CHECK(!httpd_listen_is_wildcard("127.0.0.1:8080"));
+    CHECK(!httpd_listen_is_wildcard("10.1.2.3:8080"));
+    CHECK(!httpd_listen_is_wildcard("console.example.org:8080"));
+}
+
 int main(void)
 {
     test_routes_and_arguments();
     test_addresses();
+    test_read_deadline();
+    test_host_check();
     return test_summary();
 }
