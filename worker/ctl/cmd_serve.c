@@ -14,12 +14,48 @@
 #include "secret_file.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
+/* Names given with --allow-host, and the listen host. */
+#define MAX_ALLOWED_HOSTS 16
+
+typedef struct allowed_hosts {
+    const char *names[MAX_ALLOWED_HOSTS + 1];
+    size_t count;
+} allowed_hosts;
+
+static int add_allowed_host(const ctl_option *option, const char *value)
+{
+    allowed_hosts *allowed = option->target;
+    if (allowed->count == MAX_ALLOWED_HOSTS) {
+        ctl_error("serve: at most %d --allow-host names", MAX_ALLOWED_HOSTS);
+        return -1;
+    }
+    if (!value[0] || strchr(value, '/') || strchr(value, ' ')) {
+        ctl_error("serve: --allow-host '%s' is not a host name (give NAME or an address, "
+                  "without a scheme or a path)",
+                  value);
+        return -1;
+    }
+    allowed->names[allowed->count++] = value;
+    return 0;
+}
+
+/* The host part of HOST:PORT into out; "" when it cannot be split. */
+static void listen_host(const char *listen, char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *colon = strrchr(listen, ':');
+    if (!colon || (size_t)(colon - listen) >= size)
+        return;
+    memcpy(out, listen, (size_t)(colon - listen));
+    out[colon - listen] = '\0';
+}
 
 static void serve_usage(FILE *out)
 {
     fprintf(out,
             "usage: virtflowctl serve [-c CONFIG] [--listen HOST:PORT]\n"
             "                         [--allow-actions] [--token-file FILE]\n"
+            "                         [--allow-host NAME]...\n"
             "\n"
             "A web console over the store (opened read-only): tasks with filters, each\n"
             "task's request, result, reservations and history; hosts with their capacity\n"
@@ -33,6 +69,10 @@ static void serve_usage(FILE *out)
             "                      listening off loopback (HTTP Basic, token as password)\n"
             "  --allow-actions     offer redrive (dead letters) and redeliver (deliveries),\n"
             "                      as POST forms that must carry the token\n"
+            "  --allow-host NAME   a name (or address) browsers may use for the console,\n"
+            "                      besides localhost, 127.0.0.1 and [::1] (any port) and\n"
+            "                      the --listen host; repeatable. Any other Host header\n"
+            "                      is answered 421 (DNS rebinding)\n"
             "\n"
             "Listening on anything but loopback needs --token-file; --allow-actions needs\n"
             "--token-file. Pages send a Content-Security-Policy that forbids scripts.\n"
@@ -46,10 +86,12 @@ int ctl_serve(int argc, char **argv)
 {
     const char *listen = DEFAULT_LISTEN, *token_file = NULL;
     bool allow_actions = false;
+    allowed_hosts allowed = {.count = 0};
     const ctl_option options[] = {
         {"listen", 0, CTL_OPTION_STRING, &listen, NULL, NULL, NULL},
         {"allow-actions", 0, CTL_OPTION_SET, &allow_actions, NULL, NULL, NULL},
         {"token-file", 0, CTL_OPTION_PATH, &token_file, NULL, NULL, NULL},
+        {"allow-host", 0, CTL_OPTION_CALL, &allowed, NULL, add_allowed_host, NULL},
         {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
@@ -116,7 +158,16 @@ int ctl_serve(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    if (!(srv = httpd_start(listen, console_handle, &con, &err))) {
+    /* A page elsewhere can rebind its own name to this address, and the
+     * browser then sends that name: only names the operator chose pass. An
+     * address listened on (not a wildcard) is one the operator typed. */
+    char own_host[256];
+    listen_host(listen, own_host, sizeof own_host);
+    if (own_host[0] && !httpd_listen_is_wildcard(listen))
+        allowed.names[allowed.count++] = own_host;
+    httpd_options http_options = {
+        .check_host = true, .allowed_hosts = allowed.names, .n_allowed_hosts = allowed.count};
+    if (!(srv = httpd_start_with(listen, &http_options, console_handle, &con, &err))) {
         ctl_error("serve: %s", err.text);
         goto out;
     }
