@@ -5,7 +5,13 @@
  *   GET /readyz   200 "ready", or 503 with a one-line reason (readiness)
  * Anything else is 404. Nothing here needs authentication: it shows counts
  * and states, never task contents or secrets; keep it on loopback unless a
- * scraper elsewhere needs it (the Kubernetes pods listen on 0.0.0.0). */
+ * scraper elsewhere needs it (the Kubernetes pods listen on 0.0.0.0).
+ *
+ * Any Host header is answered (no httpd_options.check_host): the kubelet
+ * names the pod's IP, Prometheus whatever its service discovery found, and
+ * a page that rebinds a name to this port could read only those counts.
+ * httpd's read deadline and per-address limit keep slow clients from
+ * starving the probes (httpd.h). */
 #ifndef VF_METRICS_HTTP_H
 #define VF_METRICS_HTTP_H
 

@@ -9,7 +9,10 @@
  * POST without --allow-actions is refused (403), and one whose form token
  * does not match the token file is refused (403), compared in constant time.
  * Off loopback every request needs the token (HTTP Basic, any user name);
- * cmd_serve refuses to listen off loopback without one.
+ * cmd_serve refuses to listen off loopback without one. Before any of this,
+ * httpd answers 421 to a Host header that is not a loopback name, the
+ * --listen host or an --allow-host name (cmd_serve sets the list), so a page
+ * that rebinds its own name to the console's address reads nothing.
  *
  * The page files (console_tasks.c, console_hosts.c, console_deliveries.c,
  * console_charts.c) each render one group of pages into an html buffer; they
