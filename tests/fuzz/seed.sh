@@ -45,6 +45,15 @@ printf '%s\n%s\n%s\n%s\n%s' whsec_dGVzdA== evt_1 1614265331 \
 	'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= v2,abc' '{}' \
 	>"$dest/fuzz_signature/rotated"
 
+# fuzz_host_header reads one Host header value: loopback, allowed, foreign.
+mkdir -p "$dest/fuzz_host_header"
+i=0
+for host in localhost:8080 127.0.0.1 '[::1]:8080' console.example.org:443 '[fd00::7]' \
+	evil.example 127.0.0.1.evil.example 'localhost:abc' '[::1'; do
+	i=$((i + 1))
+	printf '%s' "$host" >"$dest/fuzz_host_header/seed-$i"
+done
+
 # Regression inputs (crashes found and fixed), replayed every run.
 if [[ -d $fx/fuzz ]]; then
 	for dir in "$fx"/fuzz/fuzz_*/; do
