@@ -173,6 +173,11 @@ int ctl_serve(int argc, char **argv)
     }
     printf("virtflowctl serve: console on port %d (%s), store %s, %s\n", httpd_port(srv), listen,
            ctl_store_name(config), allow_actions ? "actions allowed with the token" : "read-only");
+    /* Said at start, so an operator whose browser gets 421 sees why. */
+    printf("virtflowctl serve: answering to Host localhost, 127.0.0.0/8, [::1]");
+    for (size_t i = 0; i < allowed.count; i++)
+        printf(", %s", allowed.names[i]);
+    printf(" (any port); any other gets 421 (--allow-host NAME adds one)\n");
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);
