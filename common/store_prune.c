@@ -34,11 +34,13 @@
 #define FINISHED_DELIVERIES                                                                        \
     "FROM deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed')"
 
-/* A statement of its own (db_stmt_free it), not kept in a slot. */
-static db_stmt *prepare(store *s, const char *sql, vf_error *err)
+/* A statement of its own (db_stmt_free it), kept in the caller's *slot,
+ * which must outlive it: db_stmt_free clears the slot it was prepared into
+ * (a slot local to this function was written after its scope ended). */
+static db_stmt *prepare(store *s, db_stmt **slot, const char *sql, vf_error *err)
 {
-    db_stmt *slot = NULL;
-    return db_prepare(s->db, &slot, sql, err);
+    *slot = NULL;
+    return db_prepare(s->db, slot, sql, err);
 }
 
 /* Run a DELETE bound to (key) and add the rows it removed to *count. */
@@ -74,10 +76,10 @@ static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_coun
     int result = -1;
     *found = 0;
 
-    if (!(select = prepare(s, "SELECT t.id " PRUNABLE_TASKS "ORDER BY t.updated_at LIMIT ?2", err)))
+    if (!prepare(s, &select, "SELECT t.id " PRUNABLE_TASKS "ORDER BY t.updated_at LIMIT ?2", err))
         goto out;
     for (int i = 0; i < N_DELETES; i++)
-        if (!(statements[i] = prepare(s, deletes[i], err)))
+        if (!prepare(s, &statements[i], deletes[i], err))
             goto out;
     /* Chosen under the write lock, so nothing changes between choosing a
      * task and deleting it. */
@@ -121,7 +123,8 @@ static int prune_rows(store *s, const char *table, const char *key, const char *
     char sql[512];
     snprintf(sql, sizeof sql, "DELETE FROM %s WHERE (%s) IN (SELECT %s %s ORDER BY %s LIMIT ?2)",
              table, key, key, from_where, order);
-    db_stmt *st = prepare(s, sql, err);
+    db_stmt *st = NULL;
+    prepare(s, &st, sql, err);
     if (!st)
         return -1;
     store_bind_text(st, 1, cutoff);
@@ -166,7 +169,8 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
 
 static int count_query(store *s, const char *sql, const char *cutoff, int64_t *out, vf_error *err)
 {
-    db_stmt *st = prepare(s, sql, err);
+    db_stmt *st = NULL;
+    prepare(s, &st, sql, err);
     if (!st)
         return -1;
     store_bind_text(st, 1, cutoff);
@@ -213,7 +217,8 @@ int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, 
 
 static int pragma_int(store *s, const char *sql, int64_t *value, vf_error *err)
 {
-    db_stmt *st = prepare(s, sql, err);
+    db_stmt *st = NULL;
+    prepare(s, &st, sql, err);
     if (!st)
         return -1;
     int rc;
