@@ -9,7 +9,7 @@
  * flags) must be atomic or locked. A handler should answer in milliseconds;
  * a slow one delays every client.
  *
- * Slow and hostile clients (README "Security"): a client has
+ * Slow and hostile clients (docs/security.md): a client has
  * HTTPD_READ_DEADLINE_MS from connecting (or from its previous answer, on a
  * kept-alive connection) to deliver a whole request, headers and body, or
  * the connection is closed, however steadily it trickles bytes; one address
