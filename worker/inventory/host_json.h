@@ -55,4 +55,11 @@ int host_json_add_vmids(hostset *set, const json_t *vmids, const char *what, vf_
  * Returns an owned, finished hostset, or NULL with err filled. */
 hostset *host_json_inventory(const json_t *root, vf_error *err) __attribute__((warn_unused_result));
 
+/* The same into `set`, which may already hold the hosts of the document's
+ * list (added one by one while it was read, the list in `root` left empty):
+ * appends what `root` still lists, then finishes `set`. Returns 0, or -1 with
+ * err filled; on error callers discard `set`. */
+int host_json_inventory_into(hostset *set, const json_t *root, vf_error *err)
+    __attribute__((warn_unused_result));
+
 #endif
