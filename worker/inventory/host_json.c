@@ -220,6 +220,11 @@ int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *er
     return 0;
 }
 
+int host_json_add_each(const json_t *item, size_t index, void *set, vf_error *err)
+{
+    return host_json_add(set, item, index + 1, err);
+}
+
 int host_json_add_all(hostset *set, const json_t *hosts, vf_error *err)
 {
     if (!json_is_array(hosts)) {

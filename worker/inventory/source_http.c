@@ -2,11 +2,12 @@
 
 #include "host_json.h"
 #include "http.h"
+#include "json_each.h"
 
 hostset *source_http_fetch(const source_remote *remote, vf_error *err)
 {
     hostset *set = NULL;
-    json_t *root = NULL;
+    json_t *rest = NULL;
     http_response response = {0};
     char shown[256];
     http_redact_url(remote->url, shown, sizeof shown);
@@ -26,22 +27,34 @@ hostset *source_http_fetch(const source_remote *remote, vf_error *err)
         vf_error_set(err, VF_EUNAVAILABLE, "GET %s: HTTP %ld", shown, response.status);
         goto out;
     }
-    json_error_t json_err;
-    root = json_loadb(response.body, response.body_len, 0, &json_err);
-    if (!root) {
-        vf_error_set(err, VF_EUNAVAILABLE, "GET %s: response is not JSON: line %d: %s", shown,
-                     json_err.line, json_err.text);
+    set = hostset_new();
+    if (!set) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
         goto out;
     }
-    set = host_json_inventory(root, err);
-    if (!set) {
-        /* The node API answered, but with something we cannot use. */
-        if (err && err->code == VF_EINVAL)
-            err->code = VF_EUNAVAILABLE;
-        vf_error_prefix(err, "GET %s", shown);
+    /* Host by host, as the file source reads: the body never becomes one tree. */
+    json_error_t json_err;
+    vf_error local;
+    vf_error_init(&local);
+    rest = json_each_loadb(response.body, response.body_len, "nodes", host_json_add_each, set,
+                           &json_err, &local);
+    if (!rest && json_err.text[0]) {
+        vf_error_set(err, VF_EUNAVAILABLE, "GET %s: response is not JSON: line %d: %s", shown,
+                     json_err.line, json_err.text);
+        goto fail;
     }
+    if (!rest || host_json_inventory_into(set, rest, &local) < 0) {
+        /* The node API answered, but with something we cannot use. */
+        vf_error_set(err, local.code == VF_EINVAL ? VF_EUNAVAILABLE : local.code, "GET %s: %s",
+                     shown, local.text);
+        goto fail;
+    }
+    goto out;
+fail:
+    hostset_free(set);
+    set = NULL;
 out:
-    json_decref(root);
+    json_decref(rest);
     http_response_close(&response);
     return set;
 }
