@@ -34,6 +34,13 @@ hostset *source_file_parse(const char *text, size_t len, vf_error *err)
 hostset *source_http_fetch(const source_remote *remote, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* The node API's answer, host by host (source_http_fetch's parser, and the
+ * fuzz target's way in). Returns an owned, finished hostset, or NULL with
+ * either `syntax` filled (the body is not JSON; err says "line N: ...") or
+ * syntax->text empty and err saying which host is wrong. */
+hostset *source_http_parse(const char *body, size_t len, json_error_t *syntax, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* proxmox: GET {url}/api2/json/cluster/resources with an API token. The token
  * is read from token_file at every fetch (so it can be rotated) and never
  * appears in an error or a log line. */
