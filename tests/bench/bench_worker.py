@@ -6,7 +6,7 @@ with 1,000 hosts; p99 < 25 ms at 1,000 tasks/s offered; resident memory
 
   VF_AMQP_URL=... VF_RABBITMQCTL=... bench_worker.py [--tasks N] [--rate R]
       [--seconds S] [--rss-tasks M] [--queue-type classic|quorum] [--repeat K] [--no-pin]
-      [--metrics-cost] [--latency-only] [--memory-only]
+      [--metrics-cost] [--latency-only] [--memory-only [--rss-hosts H] [--rss-source http]]
 
 The latency publisher paces its tasks at --rate with publisher confirms on an
 asynchronous connection: only tasks the broker confirmed count, so an event
@@ -78,7 +78,25 @@ def rss_kib(pid):
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-def setup(tag, hosts, queue_type, extra=""):
+def serve_directory(directory):
+    """A loopback HTTP server for `directory` (the node API's stand-in);
+    returns its port. It runs until the process ends."""
+    import functools
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=directory))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_address[1]
+
+
+def setup(tag, hosts, queue_type, extra="", source="file"):
+    """source "http": the worker reads the inventory from a loopback HTTP
+    server (inventory.source: http) instead of the file."""
     vhost = vftest.Vhost(tag)
     directory = vftest.tempdir(tag)
     inventory = os.path.join(directory, "hosts.json")
@@ -86,6 +104,10 @@ def setup(tag, hosts, queue_type, extra=""):
     config = vftest.write_config(directory, vhost.url, inventory, extra)
     with open(config) as f:
         text = f.read().replace("queue_type: classic", "queue_type: " + queue_type)
+    if source == "http":
+        url = "http://127.0.0.1:%d/hosts.json" % serve_directory(directory)
+        text = text.replace("source: file\n  path: %s" % inventory,
+                            "source: http\n  url: %s\n  timeout_s: 30" % url)
     with open(config, "w") as f:
         f.write(text)
     return vhost, directory, config, os.path.join(directory, "virtflow.db")
@@ -290,8 +312,8 @@ def latency(rate, seconds, hosts, queue_type):
         vhost.close()
 
 
-def memory(tasks, hosts, queue_type):
-    vhost, directory, config, db = setup("rss", hosts, queue_type)
+def memory(tasks, hosts, queue_type, source="file"):
+    vhost, directory, config, db = setup("rss", hosts, queue_type, source=source)
     try:
         start_and_stop(config, directory)
         vftest.publish_tasks(vhost.url, tasks, "rss")
@@ -371,6 +393,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--rss-tasks", type=int, default=100000)
     parser.add_argument("--rss-hosts", type=int, default=10000)
+    parser.add_argument("--rss-source", choices=("file", "http"), default="file",
+                        help="where the worker reads the inventory in the memory run")
     parser.add_argument("--queue-type", default="classic")
     parser.add_argument("--repeat", type=int, default=3, help="ceiling/worker turns")
     parser.add_argument("--no-pin", dest="pin", action="store_false",
@@ -391,9 +415,9 @@ def main():
         latency_report(args)
         return
     if args.memory_only:
-        rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type)
-        print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
-              % (args.rss_hosts, args.rss_tasks, rss / 1024, peak / 1024))
+        rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type, args.rss_source)
+        print("worker memory: %d hosts (%s source), %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
+              % (args.rss_hosts, args.rss_source, args.rss_tasks, rss / 1024, peak / 1024))
         return
     compare(args, "broker, worker and ceiling client sharing all cores")
     broker = broker_pid()
