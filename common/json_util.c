@@ -1,6 +1,7 @@
 #include "json_util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *json_util_type_name(const json_t *value)
@@ -156,5 +157,17 @@ int json_util_only_keys(const json_t *obj, const char *const *allowed, vf_error 
 char *json_util_dump(const json_t *value)
 {
     /* 15 significant digits: scores print as 85.31, not 85.310000000000002. */
-    return json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    const size_t flags = JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
+    /* Most texts (a result, an event) fit on the stack: one copy out,
+     * instead of json_dumps's buffer grown from 16 bytes and copied again. */
+    char small[1024];
+    size_t len = json_dumpb(value, small, sizeof small, flags);
+    if (len == 0 || len >= sizeof small)
+        return json_dumps(value, flags);
+    char *text = malloc(len + 1);
+    if (!text)
+        return NULL;
+    memcpy(text, small, len);
+    text[len] = '\0';
+    return text;
 }

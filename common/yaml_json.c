@@ -13,6 +13,13 @@
 typedef struct loader {
     yaml_parser_t parser;
     vf_error *err;
+    /* Streaming (yaml_json_load_each): the sequence whose items go to `each`. */
+    const char *each_key;
+    yaml_json_each_fn each;
+    void *each_context;
+    size_t n_items;    /* items handed over (or skipped after a failure) so far */
+    bool each_failed;  /* `each` failed: later items are parsed, not handed over */
+    vf_error each_err; /* its error, reported once the whole text has parsed */
 } loader;
 
 static unsigned long event_line(const yaml_event_t *event)
@@ -157,9 +164,11 @@ static json_t *load_scalar(loader *l, const yaml_event_t *event)
     return json;
 }
 
-static json_t *load_node(loader *l, yaml_event_t *event, int depth);
+static json_t *load_node(loader *l, yaml_event_t *event, int depth, bool streamed);
 
-static json_t *load_sequence(loader *l, unsigned long line, int depth)
+/* A streamed sequence comes back empty: its items went to l->each one at a
+ * time and were freed, so the whole list never exists as a tree. */
+static json_t *load_sequence(loader *l, unsigned long line, int depth, bool streamed)
 {
     json_t *array = json_array();
     if (!array) {
@@ -174,8 +183,17 @@ static json_t *load_sequence(loader *l, unsigned long line, int depth)
             yaml_event_delete(&event);
             return array;
         }
-        json_t *item = load_node(l, &event, depth + 1);
-        if (!item || json_array_append_new(array, item) < 0) {
+        json_t *item = load_node(l, &event, depth + 1, false);
+        if (!item) {
+            vf_error_set(l->err, VF_ENOMEM, "line %lu: out of memory", line);
+            goto fail;
+        }
+        if (streamed) {
+            if (!l->each_failed && l->each(item, l->n_items, l->each_context, &l->each_err) < 0)
+                l->each_failed = true;
+            l->n_items++;
+            json_decref(item);
+        } else if (json_array_append_new(array, item) < 0) {
             vf_error_set(l->err, VF_ENOMEM, "line %lu: out of memory", line);
             goto fail;
         }
@@ -224,7 +242,8 @@ static json_t *load_mapping(loader *l, unsigned long line, int depth)
         }
         if (next_event(l, &event) < 0)
             goto fail;
-        json_t *value = load_node(l, &event, depth + 1);
+        bool streamed = depth == 0 && l->each_key && strcmp(key, l->each_key) == 0;
+        json_t *value = load_node(l, &event, depth + 1, streamed);
         if (!value)
             goto fail;
         if (json_object_set_new(object, key, value) < 0) {
@@ -241,8 +260,9 @@ fail:
     return NULL;
 }
 
-/* Takes ownership of `event` (a node's first event) and deletes it. */
-static json_t *load_node(loader *l, yaml_event_t *event, int depth)
+/* Takes ownership of `event` (a node's first event) and deletes it. When
+ * `streamed` and the node is a sequence, its items go to l->each. */
+static json_t *load_node(loader *l, yaml_event_t *event, int depth, bool streamed)
 {
     unsigned long line = event_line(event);
     json_t *json = NULL;
@@ -265,7 +285,8 @@ static json_t *load_node(loader *l, yaml_event_t *event, int depth)
                          YAML_JSON_MAX_DEPTH);
             return NULL;
         }
-        return is_sequence ? load_sequence(l, line, depth) : load_mapping(l, line, depth);
+        return is_sequence ? load_sequence(l, line, depth, streamed && l->each)
+                           : load_mapping(l, line, depth);
     }
     default:
         vf_error_set(l->err, VF_EINTERNAL, "line %lu: unexpected YAML event %d", line,
@@ -291,7 +312,7 @@ static json_t *load_stream(loader *l)
     yaml_event_delete(&event); /* DOCUMENT-START */
     if (next_event(l, &event) < 0)
         return NULL;
-    root = load_node(l, &event, 0);
+    root = load_node(l, &event, 0, true);
     if (!root)
         return NULL;
     if (next_event(l, &event) < 0) /* DOCUMENT-END */
@@ -312,20 +333,49 @@ fail:
     return NULL;
 }
 
-json_t *yaml_json_load(const char *text, size_t len, vf_error *err)
+/* The text parsed without error, but `each` failed on an item: that is the
+ * error, found after the text's own as it was when the whole tree was loaded
+ * before the items were looked at. */
+static json_t *each_outcome(loader *l, json_t *root)
 {
-    loader l = {.err = err};
+    if (root && l->each_failed) {
+        json_decref(root);
+        if (vf_error_is_set(&l->each_err))
+            vf_error_set(l->err, l->each_err.code, "%s", l->each_err.text);
+        else
+            vf_error_set(l->err, VF_EINTERNAL, "an item was rejected without a reason");
+        return NULL;
+    }
+    return root;
+}
+
+json_t *yaml_json_load_each(const char *text, size_t len, const char *key, yaml_json_each_fn each,
+                            void *context, vf_error *err)
+{
+    loader l = {.err = err, .each_key = key, .each = each, .each_context = context};
+    vf_error_init(&l.each_err);
     if (!yaml_parser_initialize(&l.parser)) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return NULL;
     }
     yaml_parser_set_input_string(&l.parser, (const unsigned char *)text, len);
-    json_t *root = load_stream(&l);
+    json_t *root = each_outcome(&l, load_stream(&l));
     yaml_parser_delete(&l.parser);
     return root;
 }
 
+json_t *yaml_json_load(const char *text, size_t len, vf_error *err)
+{
+    return yaml_json_load_each(text, len, NULL, NULL, NULL, err);
+}
+
 json_t *yaml_json_load_file(const char *path, vf_error *err)
+{
+    return yaml_json_load_file_each(path, NULL, NULL, NULL, err);
+}
+
+json_t *yaml_json_load_file_each(const char *path, const char *key, yaml_json_each_fn each,
+                                 void *context, vf_error *err)
 {
     FILE *file = fopen(path, "rb");
     if (!file) {
@@ -333,7 +383,8 @@ json_t *yaml_json_load_file(const char *path, vf_error *err)
         vf_error_set(err, VF_EIO, "%s: cannot open: %s", path, strerror(saved));
         return NULL;
     }
-    loader l = {.err = err};
+    loader l = {.err = err, .each_key = key, .each = each, .each_context = context};
+    vf_error_init(&l.each_err);
     json_t *root = NULL;
     if (!yaml_parser_initialize(&l.parser)) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -341,7 +392,7 @@ json_t *yaml_json_load_file(const char *path, vf_error *err)
         return NULL;
     }
     yaml_parser_set_input_file(&l.parser, file);
-    root = load_stream(&l);
+    root = each_outcome(&l, load_stream(&l));
     if (!root) {
         if (l.parser.error == YAML_READER_ERROR && ferror(file))
             vf_error_set(err, VF_EIO, "cannot read");

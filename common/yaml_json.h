@@ -33,4 +33,23 @@ json_t *yaml_json_load(const char *text, size_t len, vf_error *err)
  * ("inventory.yaml: line 7: ..."). A file that cannot be read is VF_EIO. */
 json_t *yaml_json_load_file(const char *path, vf_error *err) __attribute__((warn_unused_result));
 
+/* Streaming, for documents too large to hold as one tree (an inventory of
+ * 100,000 hosts is 13 MB of text but ten times that as a tree): the items of
+ * the document's top-level sequence, or, when the document is a mapping, of
+ * the sequence under its key `key` (NULL: none), are handed to `each` one at
+ * a time, in order, `index` counting from 0. `item` is borrowed: it is freed
+ * when `each` returns. `each` returns 0, or -1 with `err` filled; after a
+ * failure the remaining items are still parsed but not handed over.
+ *
+ * Returns the document with the streamed sequence left empty ([] or
+ * {"key": [], ...}), or NULL with err filled. The text's own errors (syntax,
+ * aliases, ...) win over an error of `each`, even when they come later in
+ * the text, as they would if the whole tree were loaded first; the file
+ * variant prefixes either with the path. */
+typedef int (*yaml_json_each_fn)(const json_t *item, size_t index, void *context, vf_error *err);
+json_t *yaml_json_load_each(const char *text, size_t len, const char *key, yaml_json_each_fn each,
+                            void *context, vf_error *err) __attribute__((warn_unused_result));
+json_t *yaml_json_load_file_each(const char *path, const char *key, yaml_json_each_fn each,
+                                 void *context, vf_error *err) __attribute__((warn_unused_result));
+
 #endif

@@ -6,7 +6,11 @@ with 1,000 hosts; p99 < 25 ms at 1,000 tasks/s offered; resident memory
 
   VF_AMQP_URL=... VF_RABBITMQCTL=... bench_worker.py [--tasks N] [--rate R]
       [--seconds S] [--rss-tasks M] [--queue-type classic|quorum] [--repeat K] [--no-pin]
-      [--metrics-cost]
+      [--metrics-cost] [--latency-only] [--memory-only [--rss-hosts H] [--rss-source http]]
+
+The latency publisher paces its tasks at --rate with publisher confirms on an
+asynchronous connection: only tasks the broker confirmed count, so an event
+missing for one of them was lost after the broker had it, not on the way in.
 
 --metrics-cost prints only the cost of worker.http_listen on throughput:
 turns alternate between a worker without the endpoints (null) and one with
@@ -74,7 +78,25 @@ def rss_kib(pid):
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-def setup(tag, hosts, queue_type, extra=""):
+def serve_directory(directory):
+    """A loopback HTTP server for `directory` (the node API's stand-in);
+    returns its port. It runs until the process ends."""
+    import functools
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=directory))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_address[1]
+
+
+def setup(tag, hosts, queue_type, extra="", source="file"):
+    """source "http": the worker reads the inventory from a loopback HTTP
+    server (inventory.source: http) instead of the file."""
     vhost = vftest.Vhost(tag)
     directory = vftest.tempdir(tag)
     inventory = os.path.join(directory, "hosts.json")
@@ -82,6 +104,10 @@ def setup(tag, hosts, queue_type, extra=""):
     config = vftest.write_config(directory, vhost.url, inventory, extra)
     with open(config) as f:
         text = f.read().replace("queue_type: classic", "queue_type: " + queue_type)
+    if source == "http":
+        url = "http://127.0.0.1:%d/hosts.json" % serve_directory(directory)
+        text = text.replace("source: file\n  path: %s" % inventory,
+                            "source: http\n  url: %s\n  timeout_s: 30" % url)
     with open(config, "w") as f:
         f.write(text)
     return vhost, directory, config, os.path.join(directory, "virtflow.db")
@@ -126,65 +152,168 @@ def throughput(n, hosts, queue_type, extra="", scrape=False):
         vhost.close()
 
 
+class ConfirmedPublisher:
+    """Publishes `total` placement requests at `rate` per second with
+    publisher confirms, on an asynchronous connection so that waiting for the
+    broker's acks does not slow the pace (the broker acks persistent messages
+    in batches, after writing them). A task counts as offered only once the
+    broker confirmed it: an event missing for a confirmed task is then the
+    worker's (or the receiver's), not a message lost on the way in.
+    Unroutable (returned) and nacked messages are counted apart."""
+
+    TICK_S = 0.001
+
+    def __init__(self, url, rate, total):
+        self.url, self.rate, self.total = url, rate, total
+        self.sent = {}          # task id -> time published
+        self.by_tag = {}        # delivery tag -> task id, until confirmed
+        self.confirmed = set()  # task ids the broker acked (and did not return)
+        self.returned = set()
+        self.nacked = set()
+        self.next = 0
+        self.t0 = None
+        self.elapsed = None
+        self.error = None
+        self.props = pika.BasicProperties(delivery_mode=2, content_type="application/json")
+
+    def run(self):
+        """Blocks until every message is published and answered (or the connection fails)."""
+        params = pika.URLParameters(self.url + "?heartbeat=30&blocked_connection_timeout=60")
+        self.conn = pika.SelectConnection(params, on_open_callback=self._opened,
+                                          on_open_error_callback=self._failed,
+                                          on_close_callback=self._closed)
+        self.conn.ioloop.start()
+        if self.error:
+            raise RuntimeError("latency publisher: %s" % self.error)
+        return self
+
+    def _failed(self, _conn, error):
+        self.error = str(error)
+        self.conn.ioloop.stop()
+
+    def _closed(self, _conn, reason):
+        if len(self.confirmed) + len(self.nacked) + len(self.returned) < self.total:
+            self.error = "connection closed: %s" % reason
+        self.conn.ioloop.stop()
+
+    def _opened(self, conn):
+        conn.channel(on_open_callback=self._channel_open)
+
+    def _channel_open(self, channel):
+        self.channel = channel
+        channel.add_on_return_callback(self._on_return)
+        channel.confirm_delivery(ack_nack_callback=self._on_confirm, callback=self._start)
+
+    def _start(self, _frame):
+        self.t0 = time.time()
+        self._tick()
+
+    def _tick(self):
+        """Publish what is due by now; come back in a millisecond."""
+        due = min(self.total, int((time.time() - self.t0) * self.rate) + 1)
+        while self.next < due:
+            tid = "lat-%07d" % self.next
+            self.next += 1
+            self.sent[tid] = time.time()
+            self.by_tag[self.next] = tid  # delivery tags count from 1 on this channel
+            self.channel.basic_publish(
+                "virtflow", "task.schedule",
+                '{"task_id":"%s","requested_cpu":1,"requested_memory":512}' % tid,
+                self.props, mandatory=True)
+        if self.next < self.total:
+            self.conn.ioloop.call_later(self.TICK_S, self._tick)
+        else:
+            self.elapsed = time.time() - self.t0
+
+    def _on_return(self, _channel, _method, _props, body):
+        self.returned.add(json.loads(body)["task_id"])
+
+    def _on_confirm(self, frame):
+        method = frame.method
+        tags = ([t for t in self.by_tag if t <= method.delivery_tag] if method.multiple
+                else [method.delivery_tag])
+        nack = isinstance(method, pika.spec.Basic.Nack)
+        for tag in tags:
+            tid = self.by_tag.pop(tag, None)
+            if tid is None:
+                continue
+            if nack:
+                self.nacked.add(tid)
+            elif tid not in self.returned:  # a returned message is acked after its return
+                self.confirmed.add(tid)
+        if self.next >= self.total and not self.by_tag:
+            self.conn.close()
+
+
 def latency(rate, seconds, hosts, queue_type):
+    """Returns offered rate, p50 and p99 in ms, events received, tasks the
+    broker confirmed, and tasks published."""
     vhost, directory, config, db = setup("lat", hosts, queue_type)
     try:
         vftest.declare_topology_queue(vhost.url, "bench.events")
         worker = vftest.Worker(config, directory).start()
         vftest.wait_until(lambda: "consuming" in worker.log(), 30, "the worker")
-        sent = {}
         received = {}
         total = int(rate * seconds)
+        publisher = ConfirmedPublisher(vhost.url, rate, total)
+        publishing = threading.Event()
+        publishing.set()
 
         def consume():
+            """Events until one arrived for every published task, or none for
+            30 s after the publisher finished (a lagging worker still gets to
+            finish: no deadline fixed in advance cuts its last events off)."""
             conn = vftest.connect(vhost.url)
             ch = conn.channel()
             ch.basic_qos(prefetch_count=1000)
+            last = [time.time()]
 
             def on_event(channel, method, props, body):
                 now = time.time()
+                last[0] = now
                 task = json.loads(body)["data"]["task_id"]
                 received.setdefault(task, now)
                 channel.basic_ack(method.delivery_tag)
                 if len(received) >= total:
                     channel.stop_consuming()
 
+            def check_idle():
+                if not publishing.is_set() and time.time() - last[0] > 30:
+                    ch.stop_consuming()
+                else:
+                    conn.call_later(1, check_idle)
+
             ch.basic_consume("bench.events", on_event)
-            conn.call_later(seconds + 30, ch.stop_consuming)
+            conn.call_later(1, check_idle)
             ch.start_consuming()
             conn.close()
 
         consumer = threading.Thread(target=consume)
         consumer.start()
-        conn = vftest.connect(vhost.url)
-        ch = conn.channel()
-        props = pika.BasicProperties(delivery_mode=2, content_type="application/json")
-        t0 = time.time()
-        for i in range(total):
-            due = t0 + i / rate
-            pause = due - time.time()
-            if pause > 0:
-                time.sleep(pause)
-            tid = "lat-%07d" % i
-            sent[tid] = time.time()
-            ch.basic_publish("virtflow", "task.schedule",
-                             '{"task_id":"%s","requested_cpu":1,"requested_memory":512}' % tid,
-                             props)
-        offered = total / (time.time() - t0)
-        conn.close()
-        consumer.join()
-        worker.stop()
-        samples = sorted((received[t] - sent[t]) * 1000 for t in sent if t in received)
+        try:
+            publisher.run()
+        finally:
+            publishing.clear()
+            consumer.join()
+            worker.stop()
+        offered = total / publisher.elapsed if publisher.elapsed else float("nan")
+        if publisher.returned or publisher.nacked:
+            print("latency publisher: %d returned unroutable, %d nacked by the broker"
+                  % (len(publisher.returned), len(publisher.nacked)))
+        sent = publisher.sent
+        samples = sorted((received[t] - sent[t]) * 1000 for t in publisher.confirmed
+                         if t in received)
+        confirmed = len(publisher.confirmed)
         if not samples:
-            return offered, float("nan"), float("nan"), 0, total
+            return offered, float("nan"), float("nan"), 0, confirmed, total
         pick = lambda q: samples[min(len(samples) - 1, int(q * len(samples)))]  # noqa: E731
-        return offered, pick(0.50), pick(0.99), len(samples), total
+        return offered, pick(0.50), pick(0.99), len(samples), confirmed, total
     finally:
         vhost.close()
 
 
-def memory(tasks, hosts, queue_type):
-    vhost, directory, config, db = setup("rss", hosts, queue_type)
+def memory(tasks, hosts, queue_type, source="file"):
+    vhost, directory, config, db = setup("rss", hosts, queue_type, source=source)
     try:
         start_and_stop(config, directory)
         vftest.publish_tasks(vhost.url, tasks, "rss")
@@ -248,6 +377,14 @@ def metrics_cost(args):
           "%+.1f %%" % (args.tasks, args.hosts, args.repeat, a, b, (b - a) / a * 100))
 
 
+def latency_report(args):
+    offered, p50, p99, got, confirmed, total = latency(args.rate, args.seconds, args.hosts,
+                                                       args.queue_type)
+    print("latency publish -> event received: offered %.0f tasks/s for %.0f s, %d published, "
+          "%d confirmed by the broker, events for %d of them, p50 %.1f ms, p99 %.1f ms"
+          % (offered, args.seconds, total, confirmed, got, p50, p99))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=20000)
@@ -256,12 +393,16 @@ def main():
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--rss-tasks", type=int, default=100000)
     parser.add_argument("--rss-hosts", type=int, default=10000)
+    parser.add_argument("--rss-source", choices=("file", "http"), default="file",
+                        help="where the worker reads the inventory in the memory run")
     parser.add_argument("--queue-type", default="classic")
     parser.add_argument("--repeat", type=int, default=3, help="ceiling/worker turns")
     parser.add_argument("--no-pin", dest="pin", action="store_false",
                         help="skip the second comparison with the broker on a CPU of its own")
     parser.add_argument("--metrics-cost", action="store_true",
                         help="only the throughput cost of worker.http_listen")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="only the publish-to-event latency at --rate for --seconds")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the resident-memory figure (timing-insensitive)")
     args = parser.parse_args()
@@ -270,10 +411,13 @@ def main():
     if args.metrics_cost:
         metrics_cost(args)
         return
+    if args.latency_only:
+        latency_report(args)
+        return
     if args.memory_only:
-        rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type)
-        print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
-              % (args.rss_hosts, args.rss_tasks, rss / 1024, peak / 1024))
+        rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type, args.rss_source)
+        print("worker memory: %d hosts (%s source), %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"
+              % (args.rss_hosts, args.rss_source, args.rss_tasks, rss / 1024, peak / 1024))
         return
     compare(args, "broker, worker and ceiling client sharing all cores")
     broker = broker_pid()
@@ -292,9 +436,7 @@ def main():
         finally:
             os.sched_setaffinity(0, everything)
             set_broker_affinity(broker, everything)
-    offered, p50, p99, got, total = latency(args.rate, args.seconds, args.hosts, args.queue_type)
-    print("latency publish -> event received: offered %.0f tasks/s for %.0f s, %d/%d events, "
-          "p50 %.1f ms, p99 %.1f ms" % (offered, args.seconds, got, total, p50, p99))
+    latency_report(args)
     if args.rss_tasks:
         rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type)
         print("worker memory: %d hosts, %d tasks recorded: RSS %.1f MiB, peak %.1f MiB"

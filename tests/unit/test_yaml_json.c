@@ -1,4 +1,5 @@
 /* yaml_json: YAML 1.2 core-schema resolution, JSON input, and errors with lines. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,156 @@ static void test_file_errors_name_the_file(void)
     remove(path);
 }
 
+/* Live allocations through jansson: a tree the loader kept would show here. */
+static long live_json_blocks;
+
+static void *counting_malloc(size_t size)
+{
+    void *block = malloc(size);
+    if (block)
+        live_json_blocks++;
+    return block;
+}
+
+static void counting_free(void *block)
+{
+    if (block)
+        live_json_blocks--;
+    free(block);
+}
+
+typedef struct seen {
+    size_t calls;
+    size_t fail_at; /* index whose item is rejected; SIZE_MAX: none */
+    long min_live, max_live;
+    bool in_order;
+} seen;
+
+static int note_item(const json_t *item, size_t index, void *context, vf_error *err)
+{
+    seen *s = context;
+    if (s->calls == 0 || live_json_blocks < s->min_live)
+        s->min_live = live_json_blocks;
+    if (s->calls == 0 || live_json_blocks > s->max_live)
+        s->max_live = live_json_blocks;
+    if (index != s->calls || json_integer_value(json_object_get(item, "n")) != (json_int_t)index)
+        s->in_order = false;
+    s->calls++;
+    if (index == s->fail_at) {
+        vf_error_set(err, VF_EINVAL, "item %zu: rejected", index);
+        return -1;
+    }
+    return 0;
+}
+
+/* 2,000 hosts-like items: each is handed over in order and freed before the
+ * next is read, so what is alive while one is looked at does not grow with
+ * the items already read (a loaded tree would add a dozen blocks each). */
+static void test_each_frees_every_item_before_the_next(void)
+{
+    enum { N = 2000 };
+    size_t size = (size_t)N * 80 + 16, used = 0;
+    char *text = malloc(size);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    used += (size_t)snprintf(text + used, size - used, "[");
+    for (int i = 0; i < N; i++)
+        used += (size_t)snprintf(text + used, size - used,
+                                 "%s{\"n\": %d, \"name\": \"bm-%04d\", \"vmids\": [100, 101]}",
+                                 i ? ", " : "", i, i);
+    snprintf(text + used, size - used, "]");
+
+    json_set_alloc_funcs(counting_malloc, counting_free);
+    seen s = {.fail_at = SIZE_MAX, .in_order = true};
+    vf_error err;
+    vf_error_init(&err);
+    json_t *doc = yaml_json_load_each(text, strlen(text), "nodes", note_item, &s, &err);
+    CHECKF(doc != NULL, "%s", err.text);
+    CHECK(s.calls == N);
+    CHECK(s.in_order);
+    CHECKF(s.max_live - s.min_live < 16, "live jansson blocks grew from %ld to %ld while streaming",
+           s.min_live, s.max_live);
+    CHECK(json_is_array(doc) && json_array_size(doc) == 0);
+    json_decref(doc);
+    CHECK(live_json_blocks == 0);
+    json_set_alloc_funcs(malloc, free);
+    free(text);
+}
+
+/* In a mapping only the top-level `key` streams; the rest loads as usual. */
+static void test_each_streams_only_the_named_list(void)
+{
+    const char *text = "vmids: [500, 501]\n"
+                       "nodes:\n"
+                       "  - {n: 0, nodes: [7]}\n"
+                       "  - {n: 1}\n"
+                       "other: {nodes: [1, 2]}\n";
+    seen s = {.fail_at = SIZE_MAX, .in_order = true};
+    vf_error err;
+    vf_error_init(&err);
+    json_t *doc = yaml_json_load_each(text, strlen(text), "nodes", note_item, &s, &err);
+    CHECKF(doc != NULL, "%s", err.text);
+    if (!doc)
+        return;
+    CHECK(s.calls == 2);
+    CHECK(s.in_order);
+    CHECK(json_array_size(json_object_get(doc, "nodes")) == 0);
+    CHECK(json_array_size(json_object_get(doc, "vmids")) == 2);
+    CHECK(json_array_size(json_object_get(json_object_get(doc, "other"), "nodes")) == 2);
+    json_decref(doc);
+
+    /* Without a key, a mapping loads whole and nothing is handed over. */
+    s = (seen){.fail_at = SIZE_MAX, .in_order = true};
+    doc = yaml_json_load_each(text, strlen(text), NULL, note_item, &s, &err);
+    CHECK(doc != NULL);
+    CHECK(s.calls == 0);
+    CHECK(json_array_size(json_object_get(doc, "nodes")) == 2);
+    json_decref(doc);
+}
+
+/* The first rejected item is the error, and later items are not handed
+ * over; but an error in the text wins even when it comes later, as it did
+ * when the whole tree was loaded before any item was looked at. */
+static void test_each_errors(void)
+{
+    const char *text = "- {n: 0}\n- {n: 1}\n- {n: 2}\n- {n: 3}\n";
+    seen s = {.fail_at = 1, .in_order = true};
+    vf_error err;
+    vf_error_init(&err);
+    json_t *doc = yaml_json_load_each(text, strlen(text), "nodes", note_item, &s, &err);
+    CHECK(doc == NULL);
+    CHECK(s.calls == 2);
+    CHECK(err.code == VF_EINVAL);
+    CHECK_STR(err.text, "item 1: rejected");
+
+    const char *broken_later = "- {n: 0}\n- {n: 1}\n- {n: 2}\n- {n: [\n";
+    s = (seen){.fail_at = 1, .in_order = true};
+    vf_error_init(&err);
+    doc = yaml_json_load_each(broken_later, strlen(broken_later), "nodes", note_item, &s, &err);
+    CHECK(doc == NULL);
+    CHECK(s.calls == 2);
+    CHECK_CONTAINS(err.text, "line 5: ");
+
+    char path[] = "/tmp/vf-yaml-json-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    s = (seen){.fail_at = 3, .in_order = true};
+    vf_error_init(&err);
+    doc = yaml_json_load_file_each(path, "nodes", note_item, &s, &err);
+    CHECK(doc == NULL);
+    CHECK(s.calls == 4);
+    char want[128];
+    snprintf(want, sizeof want, "%s: item 3: rejected", path);
+    CHECK_STR(err.text, want);
+    remove(path);
+}
+
 int main(void)
 {
     test_scalars_resolve_by_core_schema();
@@ -172,5 +323,8 @@ int main(void)
     test_errors_name_the_line();
     test_nesting_is_capped();
     test_file_errors_name_the_file();
+    test_each_frees_every_item_before_the_next();
+    test_each_streams_only_the_named_list();
+    test_each_errors();
     return test_summary();
 }

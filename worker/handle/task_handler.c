@@ -84,11 +84,12 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     json_object_set_new(result, "attempts", json_integer(rec->attempt));
     if (h->inventory_note && h->inventory_note[0])
         json_object_set_new(result, "inventory", json_string(h->inventory_note));
+    /* The event shares the result's node and score values rather than
+     * building them again. */
     json_t *event =
-        json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:i, s:O, s:i}", "task_id", out->task_id, "status",
-                  "completed", "node", "name", decision->node->name, "ip", decision->node->ip,
-                  "pool", decision->node->pool, "vmid", (json_int_t)decision->vmid, "score",
-                  json_object_get(result, "score"), "attempts", rec->attempt);
+        json_pack("{s:s, s:s, s:O, s:i, s:O, s:i}", "task_id", out->task_id, "status", "completed",
+                  "node", json_object_get(result, "node"), "vmid", (json_int_t)decision->vmid,
+                  "score", json_object_get(result, "score"), "attempts", rec->attempt);
     /* One serialisation serves the row, its history entry and the reply. */
     char *text = task_attempt_result_text(rec, result);
     json_decref(result);

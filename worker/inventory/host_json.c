@@ -220,6 +220,11 @@ int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *er
     return 0;
 }
 
+int host_json_add_each(const json_t *item, size_t index, void *set, vf_error *err)
+{
+    return host_json_add(set, item, index + 1, err);
+}
+
 int host_json_add_all(hostset *set, const json_t *hosts, vf_error *err)
 {
     if (!json_is_array(hosts)) {
@@ -236,6 +241,34 @@ int host_json_add_all(hostset *set, const json_t *hosts, vf_error *err)
     return 0;
 }
 
+int host_json_inventory_into(hostset *set, const json_t *root, vf_error *err)
+{
+    if (json_is_array(root)) {
+        if (host_json_add_all(set, root, err) < 0)
+            return -1;
+    } else if (json_is_object(root)) {
+        const json_t *nodes = json_object_get(root, "nodes");
+        if (!nodes) {
+            vf_error_set(err, VF_EINVAL,
+                         "expected a list of hosts, or a mapping with a nodes: list");
+            return -1;
+        }
+        if (!json_is_array(nodes)) {
+            vf_error_set(err, VF_EINVAL, "nodes: expected a list of hosts");
+            return -1;
+        }
+        if (host_json_add_all(set, nodes, err) < 0)
+            return -1;
+        const json_t *vmids = field(root, "vmids");
+        if (vmids && host_json_add_vmids(set, vmids, "vmids", err) < 0)
+            return -1;
+    } else {
+        vf_error_set(err, VF_EINVAL, "expected a list of hosts, or a mapping with a nodes: list");
+        return -1;
+    }
+    return hostset_finish(set, err);
+}
+
 hostset *host_json_inventory(const json_t *root, vf_error *err)
 {
     hostset *set = hostset_new();
@@ -243,33 +276,9 @@ hostset *host_json_inventory(const json_t *root, vf_error *err)
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return NULL;
     }
-    if (json_is_array(root)) {
-        if (host_json_add_all(set, root, err) < 0)
-            goto fail;
-    } else if (json_is_object(root)) {
-        const json_t *nodes = json_object_get(root, "nodes");
-        if (!nodes) {
-            vf_error_set(err, VF_EINVAL,
-                         "expected a list of hosts, or a mapping with a nodes: list");
-            goto fail;
-        }
-        if (!json_is_array(nodes)) {
-            vf_error_set(err, VF_EINVAL, "nodes: expected a list of hosts");
-            goto fail;
-        }
-        if (host_json_add_all(set, nodes, err) < 0)
-            goto fail;
-        const json_t *vmids = field(root, "vmids");
-        if (vmids && host_json_add_vmids(set, vmids, "vmids", err) < 0)
-            goto fail;
-    } else {
-        vf_error_set(err, VF_EINVAL, "expected a list of hosts, or a mapping with a nodes: list");
-        goto fail;
+    if (host_json_inventory_into(set, root, err) < 0) {
+        hostset_free(set);
+        return NULL;
     }
-    if (hostset_finish(set, err) < 0)
-        goto fail;
     return set;
-fail:
-    hostset_free(set);
-    return NULL;
 }

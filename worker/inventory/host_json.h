@@ -41,6 +41,13 @@
 int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* host_json_add in the shape the streaming loaders call (yaml_json_load_each,
+ * json_each_loadb): `set` is the hostset, `index` counts from 0. Each host
+ * becomes a compact `host` as soon as it is read, so an inventory never
+ * exists as one tree (200 MiB at 100,000 hosts). */
+int host_json_add_each(const json_t *item, size_t index, void *set, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Append every host of the JSON array `hosts`. Returns 0 or -1 (err filled). */
 int host_json_add_all(hostset *set, const json_t *hosts, vf_error *err)
     __attribute__((warn_unused_result));
@@ -54,5 +61,12 @@ int host_json_add_vmids(hostset *set, const json_t *vmids, const char *what, vf_
  * a `nodes` array and an optional `vmids` array (other keys are ignored).
  * Returns an owned, finished hostset, or NULL with err filled. */
 hostset *host_json_inventory(const json_t *root, vf_error *err) __attribute__((warn_unused_result));
+
+/* The same into `set`, which may already hold the hosts of the document's
+ * list (added one by one while it was read, the list in `root` left empty):
+ * appends what `root` still lists, then finishes `set`. Returns 0, or -1 with
+ * err filled; on error callers discard `set`. */
+int host_json_inventory_into(hostset *set, const json_t *root, vf_error *err)
+    __attribute__((warn_unused_result));
 
 #endif

@@ -21,11 +21,24 @@ typedef struct source_remote {
 } source_remote;
 
 /* file: YAML or JSON; a list of hosts, or a mapping with `nodes:` and
- * optionally `vmids:`. Errors start with the path. */
+ * optionally `vmids:`. Errors start with the path. The file is read as a
+ * stream, host by host: the memory it takes is the hostset's, not a tree's. */
 hostset *source_file_fetch(const char *path, vf_error *err) __attribute__((warn_unused_result));
+
+/* The same from `len` bytes of text (the fuzz target's way in); errors
+ * without a path. */
+hostset *source_file_parse(const char *text, size_t len, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* http: GET url -> JSON array of hosts (or {"nodes": [...]}). Errors name the URL. */
 hostset *source_http_fetch(const source_remote *remote, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The node API's answer, host by host (source_http_fetch's parser, and the
+ * fuzz target's way in). Returns an owned, finished hostset, or NULL with
+ * either `syntax` filled (the body is not JSON; err says "line N: ...") or
+ * syntax->text empty and err saying which host is wrong. */
+hostset *source_http_parse(const char *body, size_t len, json_error_t *syntax, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* proxmox: GET {url}/api2/json/cluster/resources with an API token. The token

@@ -2,11 +2,30 @@
 
 #include "host_json.h"
 #include "http.h"
+#include "json_each.h"
+
+hostset *source_http_parse(const char *body, size_t len, json_error_t *syntax, vf_error *err)
+{
+    hostset *set = hostset_new();
+    if (!set) {
+        if (syntax)
+            syntax->text[0] = '\0';
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    /* Host by host, as the file source reads: the body never becomes one tree. */
+    json_t *rest = json_each_loadb(body, len, "nodes", host_json_add_each, set, syntax, err);
+    if (!rest || host_json_inventory_into(set, rest, err) < 0) {
+        hostset_free(set);
+        set = NULL;
+    }
+    json_decref(rest);
+    return set;
+}
 
 hostset *source_http_fetch(const source_remote *remote, vf_error *err)
 {
     hostset *set = NULL;
-    json_t *root = NULL;
     http_response response = {0};
     char shown[256];
     http_redact_url(remote->url, shown, sizeof shown);
@@ -27,21 +46,16 @@ hostset *source_http_fetch(const source_remote *remote, vf_error *err)
         goto out;
     }
     json_error_t json_err;
-    root = json_loadb(response.body, response.body_len, 0, &json_err);
-    if (!root) {
+    vf_error local;
+    vf_error_init(&local);
+    set = source_http_parse(response.body, response.body_len, &json_err, &local);
+    if (!set && json_err.text[0])
         vf_error_set(err, VF_EUNAVAILABLE, "GET %s: response is not JSON: line %d: %s", shown,
                      json_err.line, json_err.text);
-        goto out;
-    }
-    set = host_json_inventory(root, err);
-    if (!set) {
-        /* The node API answered, but with something we cannot use. */
-        if (err && err->code == VF_EINVAL)
-            err->code = VF_EUNAVAILABLE;
-        vf_error_prefix(err, "GET %s", shown);
-    }
+    else if (!set) /* the node API answered, but with something we cannot use */
+        vf_error_set(err, local.code == VF_EINVAL ? VF_EUNAVAILABLE : local.code, "GET %s: %s",
+                     shown, local.text);
 out:
-    json_decref(root);
     http_response_close(&response);
     return set;
 }
