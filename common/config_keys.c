@@ -443,8 +443,8 @@ static const field store_fields[] = {
      .offset = CFG(store.path)},
     {.key = "retention",
      .doc = "final tasks with their history, released reservations, confirmed events and finished "
-            "deliveries older than this are deleted (`90s`, `45m`, `12h`, `30d`; "
-            "[Retention](operations.md#retention))",
+            "deliveries older than this are deleted by the worker and the relay, each on its "
+            "store (`90s`, `45m`, `12h`, `30d`; [Retention](operations.md#retention))",
      .type_text = "a duration",
      .type = F_CUSTOM,
      .offset = CFG(store.retention_s),
