@@ -83,7 +83,8 @@ vf_config *config_defaults(void)
     c->log.format = VF_LOG_FORMAT_TEXT;
     c->worker.http_listen = strdup("127.0.0.1:9464");
     c->relay.http_listen = strdup("127.0.0.1:9465");
-    if (!c->worker.http_listen || !c->relay.http_listen)
+    c->api.listen = strdup("127.0.0.1:8080");
+    if (!c->worker.http_listen || !c->relay.http_listen || !c->api.listen)
         goto config_fail;
 
     if (!(c->store.path = strdup("virtflow.db")) ||
@@ -350,6 +351,7 @@ void config_free(vf_config *c)
     free(c->path);
     free(c->worker.http_listen);
     free(c->relay.http_listen);
+    free(c->api.listen);
     config_free_strings(c->amqp.urls, c->amqp.n_urls);
     free(c->amqp.password_file);
     free(c->amqp.ca_file);

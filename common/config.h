@@ -175,6 +175,12 @@ typedef struct vf_config {
     } worker;
 
     struct {
+        /* virtflow-api's HTTP address: HOST:PORT, default 127.0.0.1:8080 (the
+         * prototype's port); never NULL */
+        char *listen;
+    } api;
+
+    struct {
         bool anti_affinity_strict; /* "strict" (default) or "preferred" */
         char *name_pattern;        /* default "spare-{upgrade_id}-{index}" */
         struct {

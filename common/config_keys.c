@@ -677,6 +677,18 @@ static const field worker_fields[] = {
     {0},
 };
 
+static const field api_fields[] = {
+    {.key = "listen",
+     .doc =
+         "where virtflow-api answers `POST /schedule`, `GET /result/{task_id}`, `/healthz` and "
+         "`/readyz` (HOST:PORT or [V6]:PORT; port 0 picks one); the prototype's port; a loopback "
+         "address until the API has keys ([api.md](api.md#configuration))",
+     .type = F_STRING,
+     .offset = CFG(api.listen),
+     .validate = check_listen},
+    {0},
+};
+
 static const field provisioner_fields[] = {
     {.key = "type",
      .doc = "how spare VMs are created",
@@ -901,5 +913,6 @@ const field config_top_fields[] = {
     {.key = "spare", .type = F_SECTION, .children = spare_fields},
     {.key = "log", .type = F_SECTION, .children = log_fields},
     {.key = "worker", .type = F_SECTION, .children = worker_fields},
+    {.key = "api", .type = F_SECTION, .children = api_fields},
     {0},
 };
