@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ struct httpd {
     int64_t refused;      /* refused at a connection limit, not yet logged */
     int64_t broken;       /* ended half-way through a request, not yet logged */
     int64_t logged_ms;
+    atomic_bool answer_oversized; /* set after start: read on the daemon's thread */
 };
 
 /* Per request: the POST body as it arrives. */
@@ -280,6 +282,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
         MHD_add_response_header(r, "Content-Security-Policy", resp->security_policy);
     if (resp->authenticate[0])
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, resp->authenticate);
+    if (resp->retry_after[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, resp->retry_after);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return rc;
@@ -334,15 +338,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     set_reading(srv, conn, false);
     httpd_response resp = {.status = 200};
     snprintf(resp.content_type, sizeof resp.content_type, "text/plain; charset=utf-8");
-    if (p->too_big) {
+    if (p->too_big && !atomic_load(&srv->answer_oversized)) {
         httpd_reply_text(&resp, 413, "text/plain; charset=utf-8", "request body too large\n");
         return queue(conn, &resp);
     }
     httpd_request req = {
         .method = method,
         .path = url,
-        .body = p->body ? p->body : "",
-        .body_len = p->len,
+        .body = p->body && !p->too_big ? p->body : "",
+        .body_len = p->too_big ? 0 : p->len,
+        .body_too_large = p->too_big,
         .conn_ = conn,
     };
     srv->handler(srv->ctx, &req, &resp);
@@ -460,6 +465,11 @@ void httpd_stop(httpd *srv)
     pthread_mutex_destroy(&srv->lock);
     pthread_cond_destroy(&srv->wake);
     free(srv);
+}
+
+void httpd_answer_oversized(httpd *srv)
+{
+    atomic_store(&srv->answer_oversized, true);
 }
 
 int httpd_port(const httpd *srv)

@@ -56,6 +56,10 @@ struct httpd_request {
     const char *path;   /* decoded, without the query string */
     const char *body;   /* POST body, NUL-terminated (empty for GET) */
     size_t body_len;
+    /* The body went over HTTPD_MAX_BODY and was dropped (body is ""). Only
+     * handlers that asked with httpd_answer_oversized see such a request;
+     * for the others httpd answers 413 itself. */
+    bool body_too_large;
     void *conn_; /* private: the libmicrohttpd connection */
 };
 
@@ -65,6 +69,7 @@ typedef struct httpd_response {
     char location[512];        /* Location header for redirects, "" for none */
     char security_policy[256]; /* Content-Security-Policy header, "" for none */
     char authenticate[128];    /* WWW-Authenticate header (with a 401), "" for none */
+    char retry_after[16];      /* Retry-After header (seconds, with a 503), "" for none */
     char *body;                /* malloc'd; the server frees it */
     size_t body_len;
 } httpd_response;
@@ -98,6 +103,11 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
 
 /* Stops accepting, finishes the request in progress, frees. NULL is fine. */
 void httpd_stop(httpd *srv);
+
+/* From now on a request whose body is too large reaches the handler (with
+ * body_too_large set) instead of httpd's plain-text 413, so that the program
+ * can answer in its own format. */
+void httpd_answer_oversized(httpd *srv);
 
 /* The port actually bound (the chosen one when `listen` said 0). */
 int httpd_port(const httpd *srv);
