@@ -134,6 +134,28 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     return changed == 0 ? 1 : 0;
 }
 
+int store_task_withdraw(store *s, const char *id, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_WITHDRAW_EVENTS,
+                             "DELETE FROM task_events WHERE task_id = ?1 AND EXISTS "
+                             "(SELECT 1 FROM tasks WHERE id = ?1 AND status = 'queued')",
+                             err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, id);
+    if (store_exec_change(s, st, "withdrawing a queued task's history", err) < 0)
+        return -1;
+    st = store_stmt(s, STORE_STMT_TASK_WITHDRAW,
+                    "DELETE FROM tasks WHERE id = ?1 AND status = 'queued'", err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, id);
+    int changed = store_exec_change(s, st, "withdrawing a queued task", err);
+    if (changed < 0)
+        return -1;
+    return changed == 0 ? 1 : 0;
+}
+
 int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
                          const char *detail, vf_error *err)
 {

@@ -63,6 +63,15 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Remove task `id` and its history, but only while its status is still
+ * `queued` (what virtflow-api does when the broker refused the request it
+ * had recorded: no row may stay for a message that does not exist). A task a
+ * worker has already taken is left alone. Call it inside store_begin ...
+ * store_commit so both deletions happen together. Returns 0 removed, 1 no
+ * queued task of that id (none, or taken), -1 error. */
+int store_task_withdraw(store *s, const char *id, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Append one history row to task `task_id` (which must exist). `detail` is
  * JSON text or NULL. */
 int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
