@@ -420,6 +420,41 @@ static void test_tasks(store *s)
     CHECK(store_task_list(s, NULL, collect_task, &c, &err) == 0 && c.count == 1);
 }
 
+static int count_event(const store_task_event *e, void *ctx)
+{
+    (void)e;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* virtflow-api takes back the row of a request the broker refused: only
+ * while it is queued (a worker's row stays), history included. */
+static void test_task_withdraw(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = task_fields("w-queued", "queued", "2026-11-22T01:00:00.000Z");
+    CHECKF(store_task_insert(s, &f, &err) == 0, "%s", err.text);
+    CHECK(store_task_event_add(s, "w-queued", f.at, "queued", NULL, &err) == 0);
+    f = task_fields("w-taken", "processing", "2026-11-22T01:00:00.000Z");
+    CHECK(store_task_insert(s, &f, &err) == 0);
+    CHECK(store_task_event_add(s, "w-taken", f.at, "processing", NULL, &err) == 0);
+
+    CHECK(store_begin(s, &err) == 0);
+    CHECKF(store_task_withdraw(s, "w-queued", &err) == 0, "%s", err.text);
+    CHECK(store_task_withdraw(s, "w-taken", &err) == 1);
+    CHECK(store_task_withdraw(s, "w-nope", &err) == 1);
+    CHECK(store_commit(s, &err) == 0);
+    store_task t = {0};
+    CHECK(store_task_get(s, "w-queued", &t, &err) == 1);
+    CHECK(store_task_get(s, "w-taken", &t, &err) == 0);
+    CHECK_STR(t.status, "processing");
+    store_task_clear(&t);
+    int rows = 0;
+    CHECK(store_task_events(s, "w-queued", count_event, &rows, &err) == 0 && rows == 0);
+    CHECK(store_task_events(s, "w-taken", count_event, &rows, &err) == 0 && rows == 1);
+}
+
 static void test_strings_verbatim(store *s)
 {
     const char *id = "t-'quote\";semi";
@@ -1051,6 +1086,7 @@ static void test_store_semantics(const char *location)
     CHECKF(s != NULL, "%s: %s", location, err.text);
     if (s) {
         test_tasks(s);
+        test_task_withdraw(s);
         test_strings_verbatim(s);
         test_transaction_is_atomic(s, location);
         test_reservations(s);
