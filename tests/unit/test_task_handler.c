@@ -92,6 +92,47 @@ static void test_placed(fixture *f)
     CHECK(again == n);
 }
 
+/* virtflow-api records a task as queued before it publishes: the worker
+ * takes that row over (an update, not a second insert), decides it once at
+ * attempt 1, keeps the API's history line, and a copy arriving after the
+ * decision is acked without another. */
+static void test_queued_by_api(fixture *f)
+{
+    const char *body = "{\"task_id\":\"t-queued\",\"requested_cpu\":1,\"requested_memory\":512}";
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields queued = {.id = "t-queued",
+                                .kind = "schedule",
+                                .status = "queued",
+                                .request = body,
+                                .vmid = -1,
+                                .at = FIXED_TEXT};
+    CHECKF(store_task_insert(f->store, &queued, &err) == 0, "%s", err.text);
+    CHECK(store_task_event_add(f->store, "t-queued", FIXED_TEXT, "queued", NULL, &err) == 0);
+
+    task_outcome out;
+    CHECK(handle(f, body, "t-queued", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && out.placed && out.reserved && !out.duplicate);
+    task_outcome_close(&out);
+    store_task t;
+    if (get_task(f, "t-queued", &t)) {
+        CHECK_STR(t.status, "completed");
+        CHECK(t.attempts == 1);
+        CHECK_STR(t.request, body);
+    }
+    store_task_clear(&t);
+    int n = 0;
+    CHECK(store_task_events(f->store, "t-queued", count_event, &n, &err) == 0);
+    CHECK(n == 3); /* queued, processing, completed */
+
+    CHECK(handle(f, body, "t-queued", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && out.duplicate && !out.reserved && !out.event_id);
+    task_outcome_close(&out);
+    int again = 0;
+    CHECK(store_task_events(f->store, "t-queued", count_event, &again, &err) == 0);
+    CHECK(again == n);
+}
+
 static void test_invalid(fixture *f)
 {
     task_outcome out;
@@ -327,6 +368,7 @@ int main(void)
         return test_summary();
     }
     test_placed(&f);
+    test_queued_by_api(&f);
     test_invalid(&f);
     test_unschedulable(&f);
     test_no_inventory(&f);
