@@ -70,6 +70,7 @@ typedef struct httpd_response {
     char security_policy[256]; /* Content-Security-Policy header, "" for none */
     char authenticate[128];    /* WWW-Authenticate header (with a 401), "" for none */
     char retry_after[16];      /* Retry-After header (seconds, with a 503), "" for none */
+    char allow[32];            /* Allow header (with a 405), "" for none */
     char *body;                /* malloc'd; the server frees it */
     size_t body_len;
 } httpd_response;
