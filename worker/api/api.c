@@ -1,0 +1,170 @@
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "json_util.h"
+#include "log.h"
+#include "problem.h"
+#include "store_config.h"
+
+/* How long a POST waits for the broker's confirm before answering 503. A
+ * broker that blocks publishers (memory or disk alarm) never confirms, and
+ * an HTTP client should hear so rather than hang. */
+#define API_CONFIRM_TIMEOUT_MS 5000
+
+#define RESULT_PREFIX "/result/"
+
+static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+{
+    (void)tag;
+    api *a = user;
+    a->confirm_done = true;
+    a->confirm_ok = ok;
+    snprintf(a->confirm_reason, sizeof a->confirm_reason, "%s", reason ? reason : "");
+}
+
+api *api_new(const vf_config *config, vf_error *err)
+{
+    api *a = calloc(1, sizeof *a);
+    if (!a) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    a->config = config;
+    if (!(a->store = store_config_open(config, STORE_READ_WRITE, err)))
+        goto fail;
+    if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
+        goto fail;
+    amqp_link_set_confirm_callback(a->link, on_confirm, a);
+    return a;
+fail:
+    api_free(a);
+    return NULL;
+}
+
+void api_free(api *a)
+{
+    if (!a)
+        return;
+    amqp_link_free(a->link);
+    store_close(a->store);
+    free(a);
+}
+
+void api_reply_json(httpd_response *resp, int status, json_t *value)
+{
+    char *text = value ? json_util_dump(value) : NULL;
+    json_decref(value);
+    if (!text) {
+        problem_reply(resp, 500, "out of memory");
+        return;
+    }
+    httpd_reply_take(resp, status, "application/json", text, strlen(text));
+}
+
+static int ensure_connected(api *a, vf_error *err)
+{
+    if (amqp_link_is_connected(a->link))
+        return 0;
+    return amqp_link_connect(a->link, err);
+}
+
+/* One publish and its confirm. Returns 0 confirmed, 1 refused by a broker
+ * that is still connected (no point retrying), -1 link failure (err). */
+static int publish_once(api *a, const amqp_link_message *msg, vf_error *err)
+{
+    a->confirm_done = a->confirm_ok = false;
+    a->confirm_reason[0] = '\0';
+    if (ensure_connected(a, err) < 0)
+        return -1;
+    if (amqp_link_publish(a->link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, msg, NULL,
+                          err) < 0)
+        return -1;
+    if (amqp_link_wait_confirms(a->link, API_CONFIRM_TIMEOUT_MS, err) < 0) {
+        /* Timed out (flow control) or broke: start the next request afresh
+         * rather than with a confirm still owed on this connection. */
+        if (amqp_link_is_connected(a->link)) {
+            amqp_link_close(a->link);
+            return 1;
+        }
+        return -1;
+    }
+    if (!a->confirm_done || !a->confirm_ok) {
+        vf_error_set(err, VF_EUNAVAILABLE, "the broker did not accept the message: %s",
+                     a->confirm_reason[0] ? a->confirm_reason : "no confirm");
+        return amqp_link_is_connected(a->link) ? 1 : -1;
+    }
+    return 0;
+}
+
+int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
+{
+    amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = task_id};
+    int rc = publish_once(a, &msg, err);
+    if (rc < 0) {
+        /* An idle link may have been closed by the broker (heartbeats are
+         * only sent inside link calls): one fresh connection, one more try.
+         * Publishing twice is harmless: the worker knows the task id. */
+        log_info("task %s: publish failed (%s); reconnecting once", task_id, err->text);
+        vf_error_init(err);
+        rc = publish_once(a, &msg, err);
+    }
+    if (rc != 0) {
+        if (err->code == VF_OK)
+            vf_error_set(err, VF_EUNAVAILABLE, "the broker did not confirm the message");
+        err->code = VF_EUNAVAILABLE;
+        return -1;
+    }
+    return 0;
+}
+
+/* /readyz: the store answers and the broker link is (or can be) up. */
+static void readyz(api *a, httpd_response *resp)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task probe = {0};
+    int found = store_task_get(a->store, "readyz-probe", &probe, &err);
+    store_task_clear(&probe);
+    if (found < 0) {
+        httpd_reply_text(resp, 503, "text/plain; charset=utf-8", "store unreachable\n");
+        return;
+    }
+    if (ensure_connected(a, &err) < 0) {
+        httpd_reply_text(resp, 503, "text/plain; charset=utf-8", "broker unreachable\n");
+        return;
+    }
+    httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ready\n");
+}
+
+void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
+{
+    api *a = ctx;
+    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    if (strcmp(req->path, "/healthz") == 0 && get) {
+        httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ok\n");
+    } else if (strcmp(req->path, "/readyz") == 0 && get) {
+        readyz(a, resp);
+    } else if (strcmp(req->path, "/schedule") == 0) {
+        if (strcmp(req->method, "POST") == 0) {
+            api_schedule(a, req, resp);
+        } else {
+            problem_reply(resp, 405, "/schedule takes POST");
+            snprintf(resp->allow, sizeof resp->allow, "POST");
+        }
+    } else if (strncmp(req->path, RESULT_PREFIX, strlen(RESULT_PREFIX)) == 0 &&
+               req->path[strlen(RESULT_PREFIX)] &&
+               !strchr(req->path + strlen(RESULT_PREFIX), '/')) {
+        if (get) {
+            api_result(a, req->path + strlen(RESULT_PREFIX), resp);
+        } else {
+            problem_reply(resp, 405, "/result/{task_id} takes GET");
+            snprintf(resp->allow, sizeof resp->allow, "GET, HEAD");
+        }
+    } else {
+        problem_reply(resp, 404, "no such route: try POST /schedule or GET /result/{task_id}");
+    }
+}

@@ -1,0 +1,37 @@
+/* api: virtflow-api's routes (docs/api.md), the virtflow-scheduler
+ * prototype's HTTP interface over virtflow's broker and store:
+ *
+ *   POST /schedule          record the task as queued, publish task.schedule
+ *                           with a publisher confirm, answer {"task_id": ...}
+ *   GET  /result/{task_id}  the task's state from the store, in the
+ *                           prototype's three shapes
+ *   GET  /healthz, /readyz  alive; store and broker reachable
+ *
+ * Stateless: everything it answers comes from the store, so any number of
+ * replicas may run side by side. Errors are RFC 9457 problem details.
+ *
+ * An api is used from the httpd thread only (api_handle): its store handle
+ * and broker link are not shared. */
+#ifndef VF_API_H
+#define VF_API_H
+
+#include "config.h"
+#include "httpd.h"
+#include "vf_error.h"
+
+typedef struct api api;
+
+/* Opens the store (read-write: POST /schedule records tasks) and prepares
+ * the broker link (connected at the first request that needs it, so the
+ * program starts while the broker is down and /readyz tells). `config` is
+ * borrowed and must outlive the api. NULL with err (VF_ECONFIG,
+ * VF_EUNAVAILABLE, ...). */
+api *api_new(const vf_config *config, vf_error *err) __attribute__((warn_unused_result));
+
+/* NULL is a no-op. */
+void api_free(api *a);
+
+/* The httpd handler; ctx is the api. */
+void api_handle(void *ctx, const httpd_request *req, httpd_response *resp);
+
+#endif

@@ -1,0 +1,94 @@
+/* GET /result/{task_id}: the task's row, in the prototype's shapes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "log.h"
+#include "problem.h"
+#include "request.h"
+
+static bool id_is_valid(const char *id)
+{
+    size_t len = strlen(id);
+    return len >= 1 && len < REQUEST_TASK_ID_LEN && strspn(id, request_task_id_chars) == len;
+}
+
+/* Copies `key` from `from` to `to` when present and not null. */
+static void copy_member(json_t *to, const json_t *from, const char *key)
+{
+    json_t *value = json_object_get(from, key);
+    if (value && !json_is_null(value))
+        json_object_set(to, key, value);
+}
+
+static json_t *completed_json(const store_task *task)
+{
+    json_t *recorded = task->result ? json_loads(task->result, 0, NULL) : NULL;
+    json_t *node = json_object_get(recorded, "node");
+    /* The prototype's result is the host: name and ip first, then ours. */
+    json_t *result = json_object();
+    json_t *name = json_object_get(node, "name");
+    json_object_set_new(result, "name",
+                        json_is_string(name) ? json_copy(name)
+                        : task->node         ? json_string(task->node)
+                                             : json_null());
+    json_t *ip = json_object_get(node, "ip");
+    json_object_set_new(result, "ip", json_is_string(ip) ? json_copy(ip) : json_null());
+    copy_member(result, node, "pool");
+    if (task->vmid >= 0)
+        json_object_set_new(result, "vmid", json_integer(task->vmid));
+    json_t *out = json_pack("{s:s, s:o}", "status", "completed", "result", result);
+    if (out) {
+        json_object_set_new(out, "task_id", json_string(task->id));
+        copy_member(out, recorded, "score");
+        json_object_set_new(out, "attempts", json_integer(task->attempts));
+    }
+    json_decref(recorded);
+    return out;
+}
+
+json_t *api_result_json(const store_task *task)
+{
+    const char *status = task->status ? task->status : "";
+    json_t *out;
+    if (strcmp(status, "completed") == 0) {
+        out = completed_json(task);
+    } else if (strcmp(status, "failed") == 0) {
+        out = json_pack("{s:s, s:s, s:s, s:s?, s:i}", "status", "failed", "error",
+                        task->error ? task->error : "failed", "task_id", task->id, "reason",
+                        task->reason, "attempts", task->attempts);
+    } else {
+        /* queued, processing, retrying (and a spare task's steps): not
+         * final, which is all the prototype's "processing" says. */
+        out = json_pack("{s:s, s:s, s:s, s:i}", "status", "processing", "task_id", task->id,
+                        "state", status, "attempts", task->attempts);
+    }
+    return out;
+}
+
+void api_result(api *a, const char *task_id, httpd_response *resp)
+{
+    char detail[REQUEST_TASK_ID_LEN + 64];
+    if (!id_is_valid(task_id)) {
+        problem_reply(resp, 404, "no such task: a task id is 1 to 128 of A-Z a-z 0-9 . _ : -");
+        return;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    store_task task = {0};
+    int found = store_task_get(a->store, task_id, &task, &err);
+    if (found < 0) {
+        log_error("task %s: GET /result: store: %s", task_id, err.text);
+        problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
+                      "the store is unavailable; try again");
+        return;
+    }
+    if (found == 1) {
+        snprintf(detail, sizeof detail, "no task %s", task_id);
+        problem_reply(resp, 404, detail);
+        return;
+    }
+    api_reply_json(resp, 200, api_result_json(&task));
+    store_task_clear(&task);
+}

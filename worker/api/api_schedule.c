@@ -1,0 +1,216 @@
+/* POST /schedule: the prototype's request body is virtflow's task.schedule
+ * body (requested_cpu, requested_memory, requested_pool, dedicated, and
+ * virtflow's optional fields), checked by the worker's own parser, recorded
+ * as `queued`, then published with a confirm. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api_internal.h"
+#include "ids.h"
+#include "json_util.h"
+#include "log.h"
+#include "problem.h"
+#include "request.h"
+
+/* application/json, with or without parameters (charset=utf-8). */
+static bool is_json_type(const char *content_type)
+{
+    static const char json_type[] = "application/json";
+    if (!content_type || strncasecmp(content_type, json_type, sizeof json_type - 1) != 0)
+        return false;
+    char next = content_type[sizeof json_type - 1];
+    return next == '\0' || next == ';' || isspace((unsigned char)next);
+}
+
+/* Whether a recorded task is the same request as `body`: same kind, and
+ * the same JSON once both name the task id (a request published by
+ * virtflowctl may carry its id in message_id only). */
+static bool same_request(const store_task *task, const json_t *body, const char *task_id)
+{
+    if (!task->kind || strcmp(task->kind, "schedule") != 0 || !task->request)
+        return false;
+    json_t *recorded = json_loads(task->request, JSON_REJECT_DUPLICATES, NULL);
+    if (!json_is_object(recorded)) {
+        json_decref(recorded);
+        return false;
+    }
+    if (!json_is_string(json_object_get(recorded, "task_id")))
+        json_object_set_new(recorded, "task_id", json_string(task_id));
+    bool same = json_equal(recorded, body);
+    json_decref(recorded);
+    return same;
+}
+
+/* Record the task as queued, with the first line of its history. Returns 0,
+ * 1 when a task of that id exists already (another replica was faster), -1
+ * with err. */
+static int record_queued(api *a, const char *task_id, const char *text, vf_error *err)
+{
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    store_task_fields fields = {.id = task_id,
+                                .kind = "schedule",
+                                .status = "queued",
+                                .request = text,
+                                .vmid = -1,
+                                .at = now};
+    if (store_begin(a->store, err) < 0)
+        return -1;
+    vf_error insert_err;
+    vf_error_init(&insert_err);
+    if (store_task_insert(a->store, &fields, &insert_err) < 0) {
+        (void)store_rollback(a->store, NULL);
+        if (insert_err.code == VF_EINVAL)
+            return 1;
+        vf_error_set(err, insert_err.code, "%s", insert_err.text);
+        return -1;
+    }
+    if (store_task_event_add(a->store, task_id, now, "queued", "{\"via\":\"virtflow-api\"}", err) <
+            0 ||
+        store_commit(a->store, err) < 0) {
+        (void)store_rollback(a->store, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* The broker refused: take the row back unless a worker has it already
+ * (a publish reported lost may still have reached the queue). */
+static void withdraw(api *a, const char *task_id)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int rc = store_begin(a->store, &err);
+    if (rc == 0)
+        rc = store_task_withdraw(a->store, task_id, &err);
+    if (rc >= 0 && store_commit(a->store, &err) < 0)
+        rc = -1;
+    if (rc < 0) {
+        (void)store_rollback(a->store, NULL);
+        log_error("task %s: could not withdraw the queued row after a refused publish: %s", task_id,
+                  err.text);
+    } else if (rc == 1) {
+        log_info("task %s: publish unconfirmed but a worker has the task already; kept", task_id);
+    }
+}
+
+static void reply_task_id(httpd_response *resp, const char *task_id)
+{
+    api_reply_json(resp, 200, json_pack("{s:s}", "task_id", task_id));
+}
+
+void api_schedule(api *a, const httpd_request *req, httpd_response *resp)
+{
+    json_t *body = NULL;
+    char *text = NULL;
+    store_task existing = {0};
+    char detail[VF_ERROR_TEXT + 64];
+    vf_error err;
+    vf_error_init(&err);
+
+    if (req->body_too_large) {
+        snprintf(detail, sizeof detail, "the request body is over %d bytes", HTTPD_MAX_BODY);
+        problem_reply(resp, 413, detail);
+        goto out;
+    }
+    if (!is_json_type(httpd_header(req, "Content-Type"))) {
+        problem_reply(resp, 415, "send the request as Content-Type: application/json");
+        goto out;
+    }
+    /* The worker's parse: same flags, same parser, same messages. */
+    json_error_t jerr;
+    body = json_loadb(req->body, req->body_len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        snprintf(detail, sizeof detail, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
+        problem_reply(resp, 400, detail);
+        goto out;
+    }
+    if (!json_is_object(body)) {
+        snprintf(detail, sizeof detail, "not a JSON object: got %s", json_util_type_name(body));
+        problem_reply(resp, 400, detail);
+        goto out;
+    }
+    sched_request parsed;
+    sched_request_init(&parsed);
+    vf_error invalid;
+    vf_error_init(&invalid);
+    if (sched_request_parse(body, &parsed, &invalid) < 0) {
+        problem_reply(resp, 400, invalid.text);
+        goto out;
+    }
+    char task_id[REQUEST_TASK_ID_LEN];
+    if (parsed.task_id[0]) {
+        snprintf(task_id, sizeof task_id, "%s", parsed.task_id);
+    } else {
+        char fresh[IDS_LEN];
+        ids_new("tsk", fresh);
+        snprintf(task_id, sizeof task_id, "%s", fresh);
+    }
+    /* The id travels in the body too: readable in the task row, and the
+     * worker prefers it to message_id. */
+    json_object_set_new(body, "task_id", json_string(task_id));
+    if (!(text = json_util_dump(body))) {
+        problem_reply(resp, 500, "out of memory");
+        goto out;
+    }
+
+    bool republish = false;
+    for (int tries = 0;; tries++) {
+        int found = store_task_get(a->store, task_id, &existing, &err);
+        if (found < 0)
+            goto store_failed;
+        if (found == 0) {
+            if (!same_request(&existing, body, task_id)) {
+                snprintf(detail, sizeof detail,
+                         "task %s exists with another request; use a new task_id", task_id);
+                problem_reply(resp, 409, detail);
+                goto out;
+            }
+            /* Same id, same body: the same answer. Still queued means the
+             * first publish may have been lost: publish again (the worker
+             * decides a task id once, however many copies arrive). */
+            if (strcmp(existing.status, "queued") != 0) {
+                reply_task_id(resp, task_id);
+                goto out;
+            }
+            republish = true;
+            break;
+        }
+        int recorded = record_queued(a, task_id, text, &err);
+        if (recorded < 0)
+            goto store_failed;
+        if (recorded == 0)
+            break;
+        if (tries > 0) { /* inserted by someone else, yet not readable: give up */
+            vf_error_set(&err, VF_EUNAVAILABLE, "task %s: recorded elsewhere, not readable",
+                         task_id);
+            goto store_failed;
+        }
+    }
+
+    if (api_publish(a, task_id, text, &err) < 0) {
+        log_warn("task %s: not accepted: %s", task_id, err.text);
+        if (!republish)
+            withdraw(a, task_id);
+        snprintf(detail, sizeof detail, "the broker did not take the request: %s; try again",
+                 err.text);
+        problem_reply(resp, 503, detail);
+        goto out;
+    }
+    log_info("task %s: queued and published%s", task_id, republish ? " again" : "");
+    reply_task_id(resp, task_id);
+    goto out;
+
+store_failed:
+    log_error("POST /schedule: store: %s", err.text);
+    /* The store's words name files and hosts: the log has them, not the client. */
+    problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
+                  "the store is unavailable; try again");
+out:
+    store_task_clear(&existing);
+    free(text);
+    json_decref(body);
+}

@@ -1,0 +1,103 @@
+/* virtflow-api: the virtflow-scheduler prototype's HTTP interface
+ * (docs/api.md) over virtflow's broker and store. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "httpd.h"
+#include "log.h"
+
+enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: virtflow-api [-c FILE]\n\n"
+                 "Answers the virtflow-scheduler prototype's routes on api.listen:\n"
+                 "POST /schedule records the task as queued and publishes it to the worker,\n"
+                 "GET /result/{task_id} reads its state from the store; /healthz, /readyz.\n"
+                 "-c FILE, else $VIRTFLOW_CONFIG, else built-in defaults.\n"
+                 "SIGTERM/SIGINT: finish the request in progress, then exit 0.\n"
+                 "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    vf_log_set_program("virtflow-api");
+    const char *config_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
+            config_path = argv[++i];
+            continue;
+        }
+        fprintf(stderr, "virtflow-api: unexpected argument '%s'\n", argv[i]);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *config = config_resolve(config_path, &err);
+    if (!config) {
+        log_error("%s", err.text);
+        return EXIT_CONFIG;
+    }
+    vf_log_set_level(config->log.level);
+    vf_log_set_format(config->log.format);
+    /* Anyone who reaches the port can submit: until the API has keys it
+     * stays on loopback, as the console does without its token. */
+    if (!httpd_listen_is_loopback(config->api.listen)) {
+        log_error("api.listen %s is not a loopback address: virtflow-api has no keys yet, so it "
+                  "listens on loopback only (put a proxy with authentication in front)",
+                  config->api.listen);
+        config_free(config);
+        return EXIT_CONFIG;
+    }
+
+    int status = EXIT_FAILURE_RUN;
+    httpd *server = NULL;
+    api *a = api_new(config, &err);
+    if (!a) {
+        log_error("%s", err.text);
+        status = err.code == VF_ECONFIG ? EXIT_CONFIG : EXIT_FAILURE_RUN;
+        goto out;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (!(server = httpd_start(config->api.listen, api_handle, a, &err))) {
+        log_error("api.listen %s: %s", config->api.listen, err.text);
+        goto out;
+    }
+    httpd_answer_oversized(server);
+    log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}", config->api.listen,
+             httpd_port(server));
+    while (!stop_requested)
+        pause();
+    log_info("stopping");
+    status = EXIT_OK;
+out:
+    httpd_stop(server);
+    api_free(a);
+    config_free(config);
+    return status;
+}
