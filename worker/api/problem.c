@@ -38,8 +38,10 @@ const char *problem_title(int status)
 
 void problem_reply(httpd_response *resp, int status, const char *detail)
 {
-    json_t *problem = json_pack("{s:s, s:s, s:i, s:s?}", "type", "about:blank", "title",
-                                problem_title(status), "status", status, "detail", detail);
+    json_t *problem = json_pack("{s:s, s:s, s:i}", "type", "about:blank", "title",
+                                problem_title(status), "status", status);
+    if (problem && detail)
+        json_object_set_new(problem, "detail", json_string(detail));
     char *text = problem ? json_util_dump(problem) : NULL;
     json_decref(problem);
     if (!text) {
