@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "json_util.h"
 #include "log.h"
 #include "problem.h"
@@ -39,6 +40,8 @@ api *api_new(const vf_config *config, vf_error *err)
     if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
         goto fail;
     amqp_link_set_confirm_callback(a->link, on_confirm, a);
+    if (!(a->metrics = api_metrics_new(err)))
+        goto fail;
     return a;
 fail:
     api_free(a);
@@ -51,6 +54,7 @@ void api_free(api *a)
         return;
     amqp_link_free(a->link);
     store_close(a->store);
+    api_metrics_free(a->metrics);
     free(a);
 }
 
@@ -140,31 +144,63 @@ static void readyz(api *a, httpd_response *resp)
     httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ready\n");
 }
 
-void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
+static void serve_metrics(api *a, httpd_response *resp)
 {
-    api *a = ctx;
+    char *text = NULL;
+    size_t len = 0;
+    if (api_metrics_render(a->metrics, &text, &len) < 0) {
+        problem_reply(resp, 500, "out of memory");
+        return;
+    }
+    httpd_reply_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
+/* Answers the request; returns the route's template for the metrics. */
+static const char *route(api *a, const httpd_request *req, httpd_response *resp)
+{
     bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    const char *id = strncmp(req->path, RESULT_PREFIX, strlen(RESULT_PREFIX)) == 0
+                         ? req->path + strlen(RESULT_PREFIX)
+                         : NULL;
     if (strcmp(req->path, "/healthz") == 0 && get) {
         httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ok\n");
-    } else if (strcmp(req->path, "/readyz") == 0 && get) {
+        return "/healthz";
+    }
+    if (strcmp(req->path, "/readyz") == 0 && get) {
         readyz(a, resp);
-    } else if (strcmp(req->path, "/schedule") == 0) {
+        return "/readyz";
+    }
+    if (strcmp(req->path, "/metrics") == 0 && get) {
+        serve_metrics(a, resp);
+        return "/metrics";
+    }
+    if (strcmp(req->path, "/schedule") == 0) {
         if (strcmp(req->method, "POST") == 0) {
             api_schedule(a, req, resp);
         } else {
             problem_reply(resp, 405, "/schedule takes POST");
             snprintf(resp->allow, sizeof resp->allow, "POST");
         }
-    } else if (strncmp(req->path, RESULT_PREFIX, strlen(RESULT_PREFIX)) == 0 &&
-               req->path[strlen(RESULT_PREFIX)] &&
-               !strchr(req->path + strlen(RESULT_PREFIX), '/')) {
+        return "/schedule";
+    }
+    if (id && id[0] && !strchr(id, '/')) {
         if (get) {
-            api_result(a, req->path + strlen(RESULT_PREFIX), resp);
+            api_result(a, id, resp);
         } else {
             problem_reply(resp, 405, "/result/{task_id} takes GET");
             snprintf(resp->allow, sizeof resp->allow, "GET, HEAD");
         }
-    } else {
-        problem_reply(resp, 404, "no such route: try POST /schedule or GET /result/{task_id}");
+        return "/result/{task_id}";
     }
+    problem_reply(resp, 404, "no such route: try POST /schedule or GET /result/{task_id}");
+    return "other";
+}
+
+void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
+{
+    api *a = ctx;
+    int64_t start_us = clock_mono_us();
+    const char *template = route(a, req, resp);
+    api_metrics_request(a->metrics, template, resp->status,
+                        (double)(clock_mono_us() - start_us) / 1e6);
 }

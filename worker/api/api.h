@@ -6,6 +6,7 @@
  *   GET  /result/{task_id}  the task's state from the store, in the
  *                           prototype's three shapes
  *   GET  /healthz, /readyz  alive; store and broker reachable
+ *   GET  /metrics           requests by route and status, durations (api_metrics.h)
  *
  * Stateless: everything it answers comes from the store, so any number of
  * replicas may run side by side. Errors are RFC 9457 problem details.

@@ -7,6 +7,7 @@
 
 #include "amqp_link.h"
 #include "api.h"
+#include "api_metrics.h"
 #include "store.h"
 #include "store_tasks.h"
 
@@ -14,6 +15,7 @@ struct api {
     const vf_config *config;
     store *store;
     amqp_link *link; /* connected on demand */
+    api_metrics *metrics;
     /* The outcome of the publish in flight (one at a time: one thread). */
     bool confirm_done, confirm_ok;
     char confirm_reason[256];

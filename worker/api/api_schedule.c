@@ -195,12 +195,14 @@ void api_schedule(api *a, const httpd_request *req, httpd_response *resp)
         log_warn("task %s: not accepted: %s", task_id, err.text);
         if (!republish)
             withdraw(a, task_id);
+        api_metrics_submission(a->metrics, false);
         snprintf(detail, sizeof detail, "the broker did not take the request: %s; try again",
                  err.text);
         problem_reply(resp, 503, detail);
         goto out;
     }
     log_info("task %s: queued and published%s", task_id, republish ? " again" : "");
+    api_metrics_submission(a->metrics, true);
     reply_task_id(resp, task_id);
     goto out;
 

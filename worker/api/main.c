@@ -25,7 +25,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: virtflow-api [-c FILE]\n\n"
                  "Answers the virtflow-scheduler prototype's routes on api.listen:\n"
                  "POST /schedule records the task as queued and publishes it to the worker,\n"
-                 "GET /result/{task_id} reads its state from the store; /healthz, /readyz.\n"
+                 "GET /result/{task_id} reads its state from the store; /healthz, /readyz,\n"
+                 "/metrics.\n"
                  "-c FILE, else $VIRTFLOW_CONFIG, else built-in defaults.\n"
                  "SIGTERM/SIGINT: finish the request in progress, then exit 0.\n"
                  "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n");
