@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_documents.h"
 #include "api_internal.h"
 #include "clock.h"
 #include "json_util.h"
@@ -155,6 +156,17 @@ static void serve_metrics(api *a, httpd_response *resp)
     httpd_reply_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
+static void serve_document(httpd_response *resp, const char *text, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        problem_reply(resp, 500, "out of memory");
+        return;
+    }
+    memcpy(copy, text, len + 1);
+    httpd_reply_take(resp, 200, "application/json", copy, len);
+}
+
 /* Answers the request; returns the route's template for the metrics. */
 static const char *route(api *a, const httpd_request *req, httpd_response *resp)
 {
@@ -173,6 +185,15 @@ static const char *route(api *a, const httpd_request *req, httpd_response *resp)
     if (strcmp(req->path, "/metrics") == 0 && get) {
         serve_metrics(a, resp);
         return "/metrics";
+    }
+    if (strcmp(req->path, "/openapi.json") == 0 && get) {
+        serve_document(resp, api_openapi_json, api_openapi_json_len);
+        return "/openapi.json";
+    }
+    /* /openapi.json refers to the request body's schema by this relative URL. */
+    if (strcmp(req->path, "/request.task.schedule.json") == 0 && get) {
+        serve_document(resp, api_request_schema_json, api_request_schema_json_len);
+        return "/request.task.schedule.json";
     }
     if (strcmp(req->path, "/schedule") == 0) {
         if (strcmp(req->method, "POST") == 0) {

@@ -7,6 +7,7 @@
  *                           prototype's three shapes
  *   GET  /healthz, /readyz  alive; store and broker reachable
  *   GET  /metrics           requests by route and status, durations (api_metrics.h)
+ *   GET  /openapi.json      schema/openapi.json (and the request schema it names)
  *
  * Stateless: everything it answers comes from the store, so any number of
  * replicas may run side by side. Errors are RFC 9457 problem details.
