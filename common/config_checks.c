@@ -57,7 +57,7 @@ int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char 
 
 /* An HTTP listen address: HOST:PORT or [V6]:PORT, port 0-65535. Checked
  * here so a typo is a configuration error with a line, not a failed bind. */
-int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path)
+static bool listen_ok(const char *value)
 {
     const char *colon = strrchr(value, ':');
     bool bracketed = value[0] == '[';
@@ -67,11 +67,23 @@ int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *p
     char *end = NULL;
     errno = 0;
     long port = colon ? strtol(colon + 1, &end, 10) : -1;
-    if (host_ok && colon[1] >= '0' && colon[1] <= '9' && end && *end == '\0' && errno == 0 &&
-        port >= 0 && port <= 65535 && strspn(value, " \t") == 0)
+    return host_ok && colon[1] >= '0' && colon[1] <= '9' && end && *end == '\0' && errno == 0 &&
+           port >= 0 && port <= 65535 && strspn(value, " \t") == 0;
+}
+
+int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    if (listen_ok(value))
         return 0;
     return config_fail(ld, node, path,
                        "expected HOST:PORT or [V6]:PORT (port 0-65535), or null for none");
+}
+
+int check_listen_required(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    if (listen_ok(value))
+        return 0;
+    return config_fail(ld, node, path, "expected HOST:PORT or [V6]:PORT (port 0-65535)");
 }
 
 /* Receiver names key the deliveries table and appear in logs. */

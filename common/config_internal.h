@@ -126,6 +126,8 @@ int check_receiver_name(loader *ld, yaml_node_t *node, const char *value, const 
 int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_readiness(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path);
+/* check_listen for an address that cannot be switched off (api.listen). */
+int check_listen_required(loader *ld, yaml_node_t *node, const char *value, const char *path);
 
 /* ---- config_keys.c: the key table ---- */
 /* Every top-level key: the table the walker starts from. */

@@ -685,7 +685,7 @@ static const field api_fields[] = {
          "address until the API has keys ([api.md](api.md#configuration))",
      .type = F_STRING,
      .offset = CFG(api.listen),
-     .validate = check_listen},
+     .validate = check_listen_required},
     {0},
 };
 

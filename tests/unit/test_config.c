@@ -115,6 +115,7 @@ static void check_defaults(const vf_config *c)
     CHECK(c->amqp.tls_verify);
     CHECK_STR(c->store.path, "virtflow.db");
     CHECK(c->store.retention_s == 30LL * 86400);
+    CHECK_STR(c->api.listen, "127.0.0.1:8080"); /* the prototype's port */
     CHECK(c->store.url == NULL && c->store.password_file == NULL && c->store.ca_file == NULL);
     CHECK(c->store.tls_verify);
     CHECK(c->store.statement_timeout_ms == 30000);
