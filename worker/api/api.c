@@ -72,9 +72,22 @@ void api_reply_json(httpd_response *resp, int status, json_t *value)
 
 static int ensure_connected(api *a, vf_error *err)
 {
+    int64_t now_us = clock_mono_us();
+    int heartbeat_s = a->config->amqp.heartbeat_s;
+    /* Heartbeats go out only inside link calls, so a link idle for longer
+     * than the heartbeat has been (or is about to be) closed by the broker:
+     * start afresh instead of finding out with a failed publish. */
+    if (amqp_link_is_connected(a->link) && heartbeat_s > 0 &&
+        now_us - a->link_used_us > (int64_t)heartbeat_s * 1000000) {
+        log_debug("amqp: link idle for more than amqp.heartbeat_s; reconnecting");
+        amqp_link_close(a->link);
+    }
     if (amqp_link_is_connected(a->link))
         return 0;
-    return amqp_link_connect(a->link, err);
+    if (amqp_link_connect(a->link, err) < 0)
+        return -1;
+    a->link_used_us = now_us;
+    return 0;
 }
 
 /* One publish and its confirm. Returns 0 confirmed, 1 refused by a broker
@@ -97,6 +110,7 @@ static int publish_once(api *a, const amqp_link_message *msg, vf_error *err)
         }
         return -1;
     }
+    a->link_used_us = clock_mono_us(); /* a round trip: the broker heard from us */
     if (!a->confirm_done || !a->confirm_ok) {
         vf_error_set(err, VF_EUNAVAILABLE, "the broker did not accept the message: %s",
                      a->confirm_reason[0] ? a->confirm_reason : "no confirm");

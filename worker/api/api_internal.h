@@ -14,7 +14,8 @@
 struct api {
     const vf_config *config;
     store *store;
-    amqp_link *link; /* connected on demand */
+    amqp_link *link;      /* connected on demand */
+    int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
     api_metrics *metrics;
     /* The outcome of the publish in flight (one at a time: one thread). */
     bool confirm_done, confirm_ok;
