@@ -352,6 +352,7 @@ void config_free(vf_config *c)
     free(c->worker.http_listen);
     free(c->relay.http_listen);
     free(c->api.listen);
+    config_free_strings(c->api.allowed_hosts, c->api.n_allowed_hosts);
     config_free_strings(c->amqp.urls, c->amqp.n_urls);
     free(c->amqp.password_file);
     free(c->amqp.ca_file);

@@ -178,6 +178,10 @@ typedef struct vf_config {
         /* virtflow-api's HTTP address: HOST:PORT, default 127.0.0.1:8080 (the
          * prototype's port); never NULL */
         char *listen;
+        /* Host names it answers to besides loopback ones and the listen
+         * address (a proxy's public name); NULL/0 = none */
+        char **allowed_hosts;
+        size_t n_allowed_hosts;
     } api;
 
     struct {

@@ -86,6 +86,16 @@ int check_listen_required(loader *ld, yaml_node_t *node, const char *value, cons
     return config_fail(ld, node, path, "expected HOST:PORT or [V6]:PORT (port 0-65535)");
 }
 
+/* A Host name to allow (api.allowed_hosts): a name or an address, without
+ * a scheme, path, port or spaces, as virtflowctl serve --allow-host wants. */
+int check_host_name(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    if (value[0] && strlen(value) < 256 && !strpbrk(value, "/ \t@?#"))
+        return 0;
+    return config_fail(ld, node, path,
+                       "expected a host name or address, without a scheme, path or spaces");
+}
+
 /* Receiver names key the deliveries table and appear in logs. */
 int check_receiver_name(loader *ld, yaml_node_t *node, const char *value, const char *path)
 {

@@ -686,6 +686,14 @@ static const field api_fields[] = {
      .type = F_STRING,
      .offset = CFG(api.listen),
      .validate = check_listen_required},
+    {.key = "allowed_hosts",
+     .doc = "Host names virtflow-api answers to besides loopback names and the `api.listen` "
+            "address (for instance the name a reverse proxy passes on); any other Host gets 421 "
+            "(DNS rebinding)",
+     .type = F_STRING_LIST,
+     .offset = CFG(api.allowed_hosts),
+     .count_offset = CFG(api.n_allowed_hosts),
+     .validate = check_host_name},
     {0},
 };
 

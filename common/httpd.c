@@ -15,7 +15,6 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +65,7 @@ struct httpd {
     int64_t refused;      /* refused at a connection limit, not yet logged */
     int64_t broken;       /* ended half-way through a request, not yet logged */
     int64_t logged_ms;
-    atomic_bool answer_oversized; /* set after start: read on the daemon's thread */
+    bool answer_oversized;
 };
 
 /* Per request: the POST body as it arrives. */
@@ -340,7 +339,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     set_reading(srv, conn, false);
     httpd_response resp = {.status = 200};
     snprintf(resp.content_type, sizeof resp.content_type, "text/plain; charset=utf-8");
-    if (p->too_big && !atomic_load(&srv->answer_oversized)) {
+    if (p->too_big && !srv->answer_oversized) {
         httpd_reply_text(&resp, 413, "text/plain; charset=utf-8", "request body too large\n");
         return queue(conn, &resp);
     }
@@ -413,6 +412,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         srv->check_host = options->check_host;
         srv->allowed_hosts = options->allowed_hosts;
         srv->n_allowed_hosts = options->n_allowed_hosts;
+        srv->answer_oversized = options->answer_oversized;
         if (options->read_deadline_ms > 0)
             srv->read_deadline_ms = options->read_deadline_ms;
     }
@@ -467,11 +467,6 @@ void httpd_stop(httpd *srv)
     pthread_mutex_destroy(&srv->lock);
     pthread_cond_destroy(&srv->wake);
     free(srv);
-}
-
-void httpd_answer_oversized(httpd *srv)
-{
-    atomic_store(&srv->answer_oversized, true);
 }
 
 int httpd_port(const httpd *srv)

@@ -57,7 +57,7 @@ struct httpd_request {
     const char *body;   /* POST body, NUL-terminated (empty for GET) */
     size_t body_len;
     /* The body went over HTTPD_MAX_BODY and was dropped (body is ""). Only
-     * handlers that asked with httpd_answer_oversized see such a request;
+     * handlers that asked with httpd_options.answer_oversized see such a request;
      * for the others httpd answers 413 itself. */
     bool body_too_large;
     void *conn_; /* private: the libmicrohttpd connection */
@@ -91,6 +91,10 @@ typedef struct httpd_options {
     const char *const *allowed_hosts; /* borrowed for the server's life */
     size_t n_allowed_hosts;
     int read_deadline_ms; /* 0: HTTPD_READ_DEADLINE_MS (tests use less) */
+    /* A request whose body is over HTTPD_MAX_BODY reaches the handler (with
+     * body_too_large set) instead of httpd's plain-text 413, so that the
+     * program can answer in its own format. */
+    bool answer_oversized;
 } httpd_options;
 
 /* Listens on `listen` ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one)
@@ -104,11 +108,6 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
 
 /* Stops accepting, finishes the request in progress, frees. NULL is fine. */
 void httpd_stop(httpd *srv);
-
-/* From now on a request whose body is too large reaches the handler (with
- * body_too_large set) instead of httpd's plain-text 413, so that the program
- * can answer in its own format. */
-void httpd_answer_oversized(httpd *srv);
 
 /* The port actually bound (the chosen one when `listen` said 0). */
 int httpd_port(const httpd *srv);

@@ -2,6 +2,7 @@
  * (docs/api.md) over virtflow's broker and store. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +31,29 @@ static void usage(FILE *out)
                  "-c FILE, else $VIRTFLOW_CONFIG, else built-in defaults.\n"
                  "SIGTERM/SIGINT: finish the request in progress, then exit 0.\n"
                  "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n");
+}
+
+/* The Host names to answer to besides loopback ones (a page elsewhere can
+ * rebind its own name to this address: DNS rebinding): api.allowed_hosts and
+ * the address listened on, which the operator typed. Owned array of
+ * borrowed names (own_host among them); NULL when out of memory. */
+static const char **allowed_hosts_new(const vf_config *config, char *own_host, size_t own_size,
+                                      size_t *n)
+{
+    const char **hosts = calloc(config->api.n_allowed_hosts + 1, sizeof *hosts);
+    if (!hosts)
+        return NULL;
+    *n = 0;
+    for (size_t i = 0; i < config->api.n_allowed_hosts; i++)
+        hosts[(*n)++] = config->api.allowed_hosts[i];
+    const char *listen = config->api.listen;
+    const char *colon = strrchr(listen, ':');
+    if (colon && (size_t)(colon - listen) < own_size && !httpd_listen_is_wildcard(listen)) {
+        memcpy(own_host, listen, (size_t)(colon - listen));
+        own_host[colon - listen] = '\0';
+        hosts[(*n)++] = own_host;
+    }
+    return hosts;
 }
 
 int main(int argc, char **argv)
@@ -71,6 +95,9 @@ int main(int argc, char **argv)
 
     int status = EXIT_FAILURE_RUN;
     httpd *server = NULL;
+    const char **hosts = NULL;
+    size_t n_hosts = 0;
+    char own_host[256] = "";
     api *a = api_new(config, &err);
     if (!a) {
         log_error("%s", err.text);
@@ -85,11 +112,18 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (!(server = httpd_start(config->api.listen, api_handle, a, &err))) {
+    if (!(hosts = allowed_hosts_new(config, own_host, sizeof own_host, &n_hosts))) {
+        log_error("out of memory");
+        goto out;
+    }
+    httpd_options options = {.check_host = true,
+                             .allowed_hosts = hosts,
+                             .n_allowed_hosts = n_hosts,
+                             .answer_oversized = true};
+    if (!(server = httpd_start_with(config->api.listen, &options, api_handle, a, &err))) {
         log_error("api.listen %s: %s", config->api.listen, err.text);
         goto out;
     }
-    httpd_answer_oversized(server);
     log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}", config->api.listen,
              httpd_port(server));
     while (!stop_requested)
@@ -98,6 +132,7 @@ int main(int argc, char **argv)
     status = EXIT_OK;
 out:
     httpd_stop(server);
+    free(hosts);
     api_free(a);
     config_free(config);
     return status;
