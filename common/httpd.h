@@ -45,7 +45,8 @@
 #include "vf_error.h"
 
 /* Bodies of POST requests beyond this are refused with 413: the console's
- * forms are a few fields, nothing else posts. */
+ * forms are a few fields, and a placement request for virtflow-api a few
+ * hundred bytes (annotation values are at most 256 bytes each). */
 #define HTTPD_MAX_BODY (64 * 1024)
 
 typedef struct httpd httpd;
