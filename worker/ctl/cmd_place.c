@@ -15,6 +15,7 @@
 #include "reservations.h"
 #include "store.h"
 #include "store_config.h"
+#include "suggest.h"
 
 static void place_usage(FILE *out)
 {
@@ -22,7 +23,8 @@ static void place_usage(FILE *out)
             "usage: virtflowctl place [-c CONFIG] (-f REQUEST.json | --cpu N --memory MiB\n"
             "                         [--disk GiB] [--pool NAME] [--dedicated] [--vm-name NAME]\n"
             "                         [--node-name HOST]\n"
-            "                         [--annotation KEY=VALUE]...) [--no-reservations] [--json]\n"
+            "                         [--annotation KEY=VALUE]...) [--no-reservations]\n"
+            "                         [--why-not] [--json]\n"
             "\n"
             "Dry-run a placement: where would this request go now, and why. Reads the\n"
             "inventory from the configured source and, unless --no-reservations, the live\n"
@@ -32,7 +34,10 @@ static void place_usage(FILE *out)
             "  -f FILE             the task.schedule request body as JSON ('-' for stdin)\n"
             "  --annotation K=V    e.g. node.qemu-scheduler/regex=node[0-9]+,\n"
             "                      vmid.qemu-scheduler/range=100-150\n"
-            "  --json              print the result object a task records\n"
+            "  --why-not           also when placed: what would make each rejected host take\n"
+            "                      it (shown anyway when nothing fits)\n"
+            "  --json              print the result object a task records (with\n"
+            "                      \"suggestions\" when not placed or with --why-not)\n"
             "\n"
             "exit status: 0 placed, 1 not placed (unschedulable), 2 invalid request or usage,\n"
             "3 configuration error, 4 inventory or store unreachable.\n");
@@ -43,6 +48,7 @@ typedef struct place_options {
     const char *request_path;
     bool json;
     bool use_reservations;
+    bool why_not;
     json_t *flags; /* request built from flags */
     bool any_flag;
 } place_options;
@@ -54,6 +60,7 @@ static int parse_options(int argc, char **argv, place_options *opt)
         {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
         CTL_REQUEST_OPTIONS(opt->flags),
         {"no-reservations", 0, CTL_OPTION_CLEAR, &opt->use_reservations, NULL, NULL, NULL},
+        {"why-not", 0, CTL_OPTION_SET, &opt->why_not, NULL, NULL, NULL},
         {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
@@ -142,6 +149,78 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
     }
 }
 
+static void print_amounts(const json_t *amounts)
+{
+    static const struct {
+        const char *key, *unit;
+    } units[] = {
+        {"cpu", "vCPUs"}, {"memory_mib", "MiB"}, {"disk_gib", "GiB"}, {"vm_slots", "slots"}};
+    bool first = true;
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+        const json_t *v = json_object_get(amounts, units[u].key);
+        if (!v || (strcmp(units[u].key, "disk_gib") == 0 && json_integer_value(v) == 0))
+            continue;
+        printf("%s%lld %s", first ? "" : ", ", (long long)json_integer_value(v), units[u].unit);
+        first = false;
+    }
+}
+
+/* Why not, and what would fix it (worker/sched/suggest.h). */
+static void print_suggestions(const json_t *s)
+{
+    const json_t *hosts = json_object_get(s, "hosts");
+    if (json_object_size(hosts) > 0)
+        printf("  what would make it fit:\n");
+    const char *name;
+    const json_t *entry;
+    json_object_foreach((json_t *)hosts, name, entry)
+    {
+        printf("    %-24s ", ctl_text(name));
+        const char *constraint = json_string_value(json_object_get(entry, "constraint"));
+        if (constraint) {
+            const char *detail = json_string_value(json_object_get(entry, "detail"));
+            const char *pool = json_string_value(json_object_get(entry, "pool"));
+            const char *state = json_string_value(json_object_get(entry, "status"));
+            printf("%s in the way%s%s\n", ctl_text(constraint), detail || pool || state ? ": " : "",
+                   ctl_text(detail  ? detail
+                            : pool  ? pool
+                            : state ? state
+                                    : ""));
+            continue;
+        }
+        const json_t *release = json_object_get(entry, "free");
+        const json_t *fits = json_object_get(entry, "fits");
+        printf("free ");
+        print_amounts(release);
+        if (fits) {
+            printf("; or ask for at most ");
+            print_amounts(fits);
+        }
+        printf("\n");
+    }
+    long long omitted = json_integer_value(json_object_get(s, "hosts_omitted"));
+    if (omitted > 0)
+        printf("    (%lld more hosts)\n", omitted);
+    const json_t *pools = json_object_get(s, "pools");
+    const char *pool;
+    const json_t *shapes;
+    json_object_foreach((json_t *)pools, pool, shapes)
+    {
+        const json_t *most = json_object_get(shapes, "most_cpu");
+        const json_t *mem = json_object_get(shapes, "most_memory");
+        printf("  largest that fits now in pool %s: ", ctl_text(pool));
+        print_amounts(most);
+        printf(" (%s)", ctl_text(json_string_value(json_object_get(most, "host"))));
+        if (mem != most && json_integer_value(json_object_get(mem, "memory_mib")) >
+                               json_integer_value(json_object_get(most, "memory_mib"))) {
+            printf(", or ");
+            print_amounts(mem);
+            printf(" (%s)", ctl_text(json_string_value(json_object_get(mem, "host"))));
+        }
+        printf("\n");
+    }
+}
+
 int ctl_place(int argc, char **argv)
 {
     int status = CTL_EXIT_USAGE;
@@ -209,13 +288,21 @@ int ctl_place(int argc, char **argv)
     sched_decide_options explain = {.host_reasons = true};
     if (sched_engine_decide_with(engine, &req, &explain, &decision, &err) < 0)
         goto invalid;
+    json_t *suggestions = !decision.placed || opt.why_not
+                              ? sched_suggest(engine, &req, &decision, SCHED_SUGGEST_HOSTS)
+                              : NULL;
     if (opt.json) {
         json_t *result = sched_decision_to_json(&decision, hosts);
+        if (suggestions)
+            json_object_set(result, "suggestions", suggestions);
         ctl_print_json(result);
         json_decref(result);
     } else {
         print_human(&decision, hosts, reservations, store_missing, ctl_store_name(config));
+        if (suggestions)
+            print_suggestions(suggestions);
     }
+    json_decref(suggestions);
     status = decision.placed ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
     goto out;
 

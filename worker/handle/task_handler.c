@@ -8,6 +8,7 @@
 #include "log.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
+#include "suggest.h"
 #include "task_attempt.h"
 
 static bool wants_reply(const task_message *msg)
@@ -15,13 +16,16 @@ static bool wants_reply(const task_message *msg)
     return msg->reply_to && msg->reply_to[0];
 }
 
-/* failed with `reason`: task row, history, task.failed event, reply. */
+/* failed with `reason`: task row, history, task.failed event, reply; the
+ * result and the event carry `suggestions` (borrowed) when given. */
 static int record_failure(const task_attempt *a, const char *reason, const char *error,
-                          json_t *detail, vf_error *err)
+                          json_t *detail, json_t *suggestions, vf_error *err)
 {
     task_outcome *out = a->out;
     json_t *result =
         json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", reason, "error", error);
+    if (suggestions)
+        json_object_set(result, "suggestions", suggestions);
     char *text = task_attempt_result_text(a, result);
     json_decref(result);
     json_t *history = detail ? detail : json_object();
@@ -33,12 +37,14 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
         rc = task_attempt_history(a, "failed", history, err);
     else
         json_decref(history);
-    if (rc == 0)
-        rc = task_attempt_event(a, EVENT_TASK_FAILED,
-                                json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", out->task_id,
-                                          "status", "failed", "error", error, "reason", reason,
-                                          "attempts", a->attempt),
-                                err);
+    if (rc == 0) {
+        json_t *data =
+            json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", out->task_id, "status", "failed",
+                      "error", error, "reason", reason, "attempts", a->attempt);
+        if (suggestions)
+            json_object_set(data, "suggestions", suggestions);
+        rc = task_attempt_event(a, EVENT_TASK_FAILED, data, err);
+    }
     if (wants_reply(a->msg)) {
         out->reply_body = text;
         text = NULL;
@@ -156,7 +162,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     vf_error invalid;
     vf_error_init(&invalid);
     if (sched_request_parse(a.body, &req, &invalid) < 0) {
-        rc = record_failure(&a, "invalid", invalid.text, NULL, err);
+        rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, err);
         goto out;
     }
     bool last_attempt = a.attempt >= h->config->retry.max_attempts;
@@ -166,7 +172,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
                  h->inventory_note && h->inventory_note[0] ? h->inventory_note
                                                            : "no inventory yet");
         if (last_attempt) {
-            rc = record_failure(&a, "exhausted", why, NULL, err);
+            rc = record_failure(&a, "exhausted", why, NULL, NULL, err);
             out->action = TASK_DEAD;
             out->error = strdup(why);
         } else {
@@ -177,7 +183,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     sched_decision decision;
     if (sched_engine_decide(h->engine, &req, &decision, &invalid) < 0) {
         const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-        rc = record_failure(&a, reason, invalid.text, NULL, err);
+        rc = record_failure(&a, reason, invalid.text, NULL, NULL, err);
         goto out;
     }
     if (decision.placed) {
@@ -193,10 +199,16 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     }
     json_t *detail = sched_decision_to_json(&decision, h->hosts);
     sched_rejections_sample(detail, SCHED_HISTORY_HOSTS);
+    /* Why not, and what would fix it: in every attempt's history, and in
+     * the failed result and event. */
+    json_t *suggestions = sched_suggest(h->engine, &req, &decision, SCHED_SUGGEST_HOSTS);
+    if (suggestions)
+        json_object_set(detail, "suggestions", suggestions);
     if (last_attempt)
-        rc = record_failure(&a, "unschedulable", decision.message, detail, err);
+        rc = record_failure(&a, "unschedulable", decision.message, detail, suggestions, err);
     else
         rc = task_attempt_retry(&a, decision.message, detail, err);
+    json_decref(suggestions);
 out:
     task_attempt_close(&a);
     return rc;

@@ -404,6 +404,16 @@ const sched_params *sched_engine_params(const sched_engine *engine)
     return &engine->params;
 }
 
+const hostset *sched_engine_snapshot(const sched_engine *engine)
+{
+    return engine->hosts;
+}
+
+bool sched_engine_filter_on(const sched_engine *engine, int filter_id)
+{
+    return filter_id >= 0 && filter_id < SCHED_FILTER_COUNT && engine->filter_on[filter_id];
+}
+
 static void advance_hint(sched_engine *engine)
 {
     /* Walk the sorted used list alongside the hint, as vmid_pick does: after

@@ -205,6 +205,10 @@ static inline double sched_memory_capacity(const sched_params *params, const hos
     return mib > 0 ? (double)mib * params->overcommit_memory : 0.0;
 }
 const sched_params *sched_engine_params(const sched_engine *engine);
+/* The snapshot decisions are made over (NULL before the first set_hosts),
+ * and whether filter `filter_id` (a sched_filter_id, plugins.h) is on. */
+const hostset *sched_engine_snapshot(const sched_engine *engine);
+bool sched_engine_filter_on(const sched_engine *engine, int filter_id);
 
 /* The decision as the result object a task records (docs/contracts.md):
  * placed:  {"status":"completed","node":{name,ip,pool},"vmid","score","scores":{..},
