@@ -277,6 +277,70 @@ static void rejections_table(html *page, const json_t *rejections, json_int_t om
     json_decref(by_reason);
 }
 
+/* "1 vCPUs, 512 MiB" from {"cpu":1,"memory_mib":512} (worker/sched/suggest.h). */
+static void amounts(html *page, const json_t *figures)
+{
+    static const struct {
+        const char *key, *unit;
+    } units[] = {
+        {"cpu", "vCPUs"}, {"memory_mib", "MiB"}, {"disk_gib", "GiB"}, {"vm_slots", "slots"}};
+    bool first = true;
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+        const json_t *v = json_object_get(figures, units[u].key);
+        if (!json_is_integer(v) ||
+            (strcmp(units[u].key, "disk_gib") == 0 && !json_integer_value(v)))
+            continue;
+        html_raw(page, "%s%lld %s", first ? "" : ", ", (long long)json_integer_value(v),
+                 units[u].unit);
+        first = false;
+    }
+}
+
+/* Why not, and what would fix it: per host the change, per pool the shapes. */
+static void suggestions_table(html *page, const json_t *s)
+{
+    html_raw(page, "<table class=\"suggestions\"><thead><tr><th>Host</th><th>Rejected for</th>"
+                   "<th>Free on it</th><th>Or ask for at most</th></tr></thead><tbody>");
+    const char *host;
+    const json_t *entry;
+    json_object_foreach(json_object_get(s, "hosts"), host, entry)
+    {
+        html_raw(page, "<tr><td>");
+        html_text(page, host);
+        html_raw(page, "</td><td class=\"reason\">");
+        html_text(page, json_string_value(json_object_get(entry, "reason")));
+        html_raw(page, "</td><td>");
+        const char *constraint = json_string_value(json_object_get(entry, "constraint"));
+        if (constraint) {
+            html_text(page, constraint);
+            html_raw(page, " in the way");
+            html_raw(page, "</td><td>");
+        } else {
+            amounts(page, json_object_get(entry, "free"));
+            html_raw(page, "</td><td>");
+            amounts(page, json_object_get(entry, "fits"));
+        }
+        html_raw(page, "</td></tr>");
+    }
+    html_raw(page, "</tbody></table>");
+    json_int_t omitted = json_integer_value(json_object_get(s, "hosts_omitted"));
+    if (omitted > 0)
+        html_raw(page, "<p class=\"muted\">%lld more hosts.</p>", (long long)omitted);
+    const char *pool;
+    const json_t *shapes;
+    json_object_foreach(json_object_get(s, "pools"), pool, shapes)
+    {
+        const json_t *most = json_object_get(shapes, "most_cpu");
+        html_raw(page, "<p>Largest that fits now in pool <b>");
+        html_text(page, pool);
+        html_raw(page, "</b>: ");
+        amounts(page, most);
+        html_raw(page, " (");
+        html_text(page, json_string_value(json_object_get(most, "host")));
+        html_raw(page, ")</p>");
+    }
+}
+
 static void detail_cell(html *page, const char *detail_text)
 {
     json_t *detail = detail_text ? json_loads(detail_text, JSON_DECODE_ANY, NULL) : NULL;
@@ -300,6 +364,8 @@ static void detail_cell(html *page, const char *detail_text)
         html_raw(page, "</th><td>");
         if (strcmp(key, "rejections") == 0 && json_is_object(value)) {
             rejections_table(page, value, omitted);
+        } else if (strcmp(key, "suggestions") == 0 && json_is_object(value)) {
+            suggestions_table(page, value);
         } else if (strcmp(key, "rejection_counts") == 0 && json_is_object(value)) {
             const char *reason;
             const json_t *count;
@@ -399,6 +465,13 @@ int console_task_page(console *c, const httpd_request *req, html *page)
     html_raw(page, "</table>");
     json_block(page, "Request", "request", task.request);
     json_block(page, "Result", "result", task.result);
+    json_t *result = task.result ? json_loads(task.result, 0, NULL) : NULL;
+    const json_t *why = json_object_get(result, "suggestions");
+    if (json_is_object(why)) {
+        html_raw(page, "<h2>What would make it fit</h2>");
+        suggestions_table(page, why);
+    }
+    json_decref(result);
 
     int status = 200;
     html_raw(page, "<h2>Reservations</h2><table id=\"reservations\"><thead><tr><th>Node</th>"
