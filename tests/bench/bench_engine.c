@@ -7,7 +7,9 @@
  *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
  *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
  *                                                        for callgrind instruction counts
- * case: plain, regex, reserve or varied; with a case, only max-hosts is run. */
+ * case: plain, regex, reserve, varied or whynot; with a case, only max-hosts is run.
+ * whynot: an unschedulable request decided, then its suggestions (suggest.h):
+ * the cost of saying what would make it fit, beside the decision's own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 
 #include "engine.h"
 #include "hostset.h"
+#include "suggest.h"
 
 static double now_s(void)
 {
@@ -144,6 +147,51 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     hostset_free(hosts);
 }
 
+/* An unschedulable request (more vCPUs than any host has): the decision
+ * alone, then the decision and its suggestions. */
+static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
+{
+    hostset *hosts = make_hosts(n_hosts);
+    sched_params params = {.overcommit_cpu = 4.0,
+                           .overcommit_memory = 1.0,
+                           .dedicated_exclusive = true,
+                           .subset_size = 1,
+                           .seed = 1};
+    vf_error err;
+    vf_error_init(&err);
+    sched_engine *engine = sched_engine_new(&params, &err);
+    if (!engine || sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
+        fprintf(stderr, "bench: %s\n", err.text);
+        exit(1);
+    }
+    sched_request req;
+    sched_request_init(&req);
+    req.cpu = 100000;
+    req.memory = 2048;
+    double per[2] = {0, 0};
+    for (int with = 0; with < 2; with++) {
+        long n = 0;
+        double start = now_s(), elapsed = 0;
+        sched_decision d;
+        while (fixed_decisions > 0 ? n < fixed_decisions : elapsed < seconds) {
+            if (sched_engine_decide(engine, &req, &d, &err) < 0) {
+                fprintf(stderr, "bench: %s\n", err.text);
+                exit(1);
+            }
+            if (with)
+                json_decref(sched_suggest(engine, &req, &d, SCHED_SUGGEST_HOSTS));
+            n++;
+            elapsed = now_s() - start;
+        }
+        per[with] = elapsed / (double)n * 1e6;
+    }
+    printf("%-16s hosts=%6zu  us/decision=%8.2f  us/decision+suggestions=%8.2f  "
+           "suggestions-us=%8.2f\n",
+           "why not", n_hosts, per[0], per[1], per[1] - per[0]);
+    sched_engine_free(engine);
+    hostset_free(hosts);
+}
+
 int main(int argc, char **argv)
 {
     double seconds = 1.0;
@@ -163,6 +211,10 @@ int main(int argc, char **argv)
     for (int m = 0; m < 4 && arg < argc; m++)
         if (strcmp(argv[arg], cases[m]) == 0)
             only = m;
+    if (arg < argc && strcmp(argv[arg], "whynot") == 0) {
+        run_whynot(max_hosts, seconds, fixed_decisions);
+        return 0;
+    }
     if (only >= 0) {
         run(max_hosts, (bench_mode)only, seconds, fixed_decisions);
         return 0;
@@ -172,5 +224,8 @@ int main(int argc, char **argv)
         for (size_t s = 0; s < 4; s++)
             if (sizes[s] <= max_hosts)
                 run(sizes[s], (bench_mode)m, seconds, fixed_decisions);
+    for (size_t s = 0; s < 4; s++)
+        if (sizes[s] <= max_hosts)
+            run_whynot(sizes[s], seconds, fixed_decisions);
     return 0;
 }

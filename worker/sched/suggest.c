@@ -4,6 +4,7 @@
 #include "suggest.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,60 +46,96 @@ static int64_t whole_shortfall(double want, double left)
     return need > SCHED_FIT_EPSILON ? (int64_t)ceil(need - SCHED_FIT_EPSILON) : 0;
 }
 
-typedef struct candidate {
-    size_t index;
-    double cost; /* the change relative to the request: smaller first */
-    json_t *entry;
-} candidate;
-
-static int by_cost(const void *a, const void *b)
-{
-    const candidate *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* The change on a host a capacity filter rejected (or that passed them
  * all, when the decision placed elsewhere): what to free, and what it takes. */
-static json_t *capacity_change(const sched_engine *engine, const sched_request *req, const host *h,
-                               size_t i, double *cost)
+typedef struct change {
+    int64_t free_cpu, free_memory, free_disk, free_slots; /* to free; 0: none */
+    bool fits;                                            /* a smaller request fits */
+    int64_t fit_cpu, fit_memory, fit_disk;                /* that request */
+} change;
+
+/* Which capacity filters apply to the request. */
+typedef struct filters {
+    bool slots, cpu, memory, disk;
+} filters;
+
+static filters filters_of(const sched_engine *engine, const sched_request *req)
+{
+    filters f = {sched_engine_filter_on(engine, SCHED_FILTER_VM_SLOTS),
+                 sched_engine_filter_on(engine, SCHED_FILTER_CPU),
+                 sched_engine_filter_on(engine, SCHED_FILTER_MEMORY),
+                 sched_engine_filter_on(engine, SCHED_FILTER_DISK) && req->disk != 0};
+    return f;
+}
+
+static change change_on(const sched_engine *engine, const filters *on, const sched_request *req,
+                        const host *h, size_t i)
 {
     room r = room_of(engine, h, i);
-    bool slots_on = sched_engine_filter_on(engine, SCHED_FILTER_VM_SLOTS);
-    bool cpu_on = sched_engine_filter_on(engine, SCHED_FILTER_CPU);
-    bool memory_on = sched_engine_filter_on(engine, SCHED_FILTER_MEMORY);
-    bool disk_on = sched_engine_filter_on(engine, SCHED_FILTER_DISK) && req->disk != 0;
-    int64_t free_cpu = cpu_on ? whole_shortfall(req->cpu, r.cpu) : 0;
-    int64_t free_memory = memory_on ? whole_shortfall((double)req->memory, r.memory) : 0;
-    int64_t free_disk = disk_on && r.disk < req->disk ? req->disk - r.disk : 0;
-    int64_t free_slots = slots_on && r.slots < 1 ? 1 - (int64_t)r.slots : 0;
-    json_t *change = json_object();
-    json_t *release = json_object();
-    if (free_cpu)
-        json_object_set_new(release, "cpu", json_integer(free_cpu));
-    if (free_memory)
-        json_object_set_new(release, "memory_mib", json_integer(free_memory));
-    if (free_disk)
-        json_object_set_new(release, "disk_gib", json_integer(free_disk));
-    if (free_slots)
-        json_object_set_new(release, "vm_slots", json_integer(free_slots));
-    json_object_set_new(change, "free", release);
+    bool slots_on = on->slots, cpu_on = on->cpu, memory_on = on->memory, disk_on = on->disk;
+    change c = {0};
+    c.free_cpu = cpu_on ? whole_shortfall(req->cpu, r.cpu) : 0;
+    c.free_memory = memory_on ? whole_shortfall((double)req->memory, r.memory) : 0;
+    c.free_disk = disk_on && r.disk < req->disk ? req->disk - r.disk : 0;
+    c.free_slots = slots_on && r.slots < 1 ? 1 - (int64_t)r.slots : 0;
     /* A smaller request needs a slot and at least 1 vCPU and 1 MiB. */
     int64_t fit_cpu = cpu_on ? whole_fit(r.cpu) : req->cpu;
     int64_t fit_memory = memory_on ? whole_fit(r.memory) : req->memory;
     int64_t fit_disk = disk_on ? (r.disk > 0 ? r.disk : 0) : req->disk;
-    if (!free_slots && fit_cpu >= 1 && fit_memory >= 1)
-        json_object_set_new(
-            change, "fits",
-            json_pack("{s:I, s:I, s:I}", "cpu",
-                      (json_int_t)(fit_cpu < req->cpu ? fit_cpu : req->cpu), "memory_mib",
-                      (json_int_t)(fit_memory < req->memory ? fit_memory : req->memory), "disk_gib",
-                      (json_int_t)(fit_disk < req->disk ? fit_disk : req->disk)));
-    *cost = (double)free_cpu / (req->cpu > 0 ? req->cpu : 1) +
-            (double)free_memory / (double)(req->memory > 0 ? req->memory : 1) +
-            (double)free_disk / (double)(req->disk > 0 ? req->disk : 1) + (double)free_slots;
-    return change;
+    c.fits = !c.free_slots && fit_cpu >= 1 && fit_memory >= 1;
+    c.fit_cpu = fit_cpu < req->cpu ? fit_cpu : req->cpu;
+    c.fit_memory = fit_memory < req->memory ? fit_memory : req->memory;
+    c.fit_disk = fit_disk < req->disk ? fit_disk : req->disk;
+    return c;
+}
+
+/* The change relative to the request: the smaller, the sooner listed. */
+static double change_cost(const change *c, const sched_request *req)
+{
+    return (double)c->free_cpu / (req->cpu > 0 ? req->cpu : 1) +
+           (double)c->free_memory / (double)(req->memory > 0 ? req->memory : 1) +
+           (double)c->free_disk / (double)(req->disk > 0 ? req->disk : 1) + (double)c->free_slots;
+}
+
+static json_t *change_json(const change *c)
+{
+    json_t *entry = json_object();
+    json_t *release = json_object();
+    if (c->free_cpu)
+        json_object_set_new(release, "cpu", json_integer(c->free_cpu));
+    if (c->free_memory)
+        json_object_set_new(release, "memory_mib", json_integer(c->free_memory));
+    if (c->free_disk)
+        json_object_set_new(release, "disk_gib", json_integer(c->free_disk));
+    if (c->free_slots)
+        json_object_set_new(release, "vm_slots", json_integer(c->free_slots));
+    json_object_set_new(entry, "free", release);
+    if (c->fits)
+        json_object_set_new(entry, "fits",
+                            json_pack("{s:I, s:I, s:I}", "cpu", (json_int_t)c->fit_cpu,
+                                      "memory_mib", (json_int_t)c->fit_memory, "disk_gib",
+                                      (json_int_t)c->fit_disk));
+    return entry;
+}
+
+/* A host kept for the list: the `max` cheapest capacity changes, then the
+ * first hosts held by a constraint. */
+typedef struct pick {
+    size_t index;
+    double cost;
+} pick;
+
+/* Insert into `best` (sorted by cost, then index; at most `max`). */
+static void keep_cheapest(pick *best, size_t *n, size_t max, pick p)
+{
+    if (*n == max && (max == 0 || best[max - 1].cost <= p.cost))
+        return;
+    size_t at = *n < max ? (*n)++ : max - 1;
+    while (at > 0 && best[at - 1].cost > p.cost) {
+        best[at] = best[at - 1];
+        at--;
+    }
+    best[at] = p;
 }
 
 /* The constraint that rejected a host, or NULL for a capacity reason. */
@@ -129,6 +166,12 @@ static json_t *constraint_of(sched_reason reason, const host *h)
     }
 }
 
+static bool is_constraint(sched_reason reason)
+{
+    return reason != SCHED_REASON_VM_SLOTS && reason != SCHED_REASON_CPU &&
+           reason != SCHED_REASON_MEMORY && reason != SCHED_REASON_DISK;
+}
+
 static json_t *shape(const host *h, const room *r)
 {
     return json_pack("{s:s, s:I, s:I, s:I}", "host", h->name, "cpu", (json_int_t)whole_fit(r->cpu),
@@ -145,8 +188,12 @@ static json_t *pool_shapes(const sched_engine *engine, const sched_request *req,
     size_t n_pools = hosts->n_pools;
     long *most_cpu = malloc((n_pools ? n_pools : 1) * sizeof *most_cpu);
     long *most_memory = malloc((n_pools ? n_pools : 1) * sizeof *most_memory);
+    /* The figures of the hosts in most_cpu / most_memory, per pool. */
+    struct {
+        int64_t cpu_cpu, cpu_memory, memory_memory, memory_cpu;
+    } *best = calloc(n_pools ? n_pools : 1, sizeof *best);
     json_t *pools = json_object();
-    if (!most_cpu || !most_memory)
+    if (!most_cpu || !most_memory || !best)
         goto out;
     for (size_t p = 0; p < n_pools; p++)
         most_cpu[p] = most_memory[p] = -1;
@@ -157,21 +204,22 @@ static json_t *pool_shapes(const sched_engine *engine, const sched_request *req,
         if (req->dedicated ? !h->dedicated : (h->dedicated && params->dedicated_exclusive))
             continue;
         room r = room_of(engine, h, i);
-        if (r.slots < 1 || whole_fit(r.cpu) < 1 || whole_fit(r.memory) < 1)
+        int64_t cpu = whole_fit(r.cpu), memory = whole_fit(r.memory);
+        if (r.slots < 1 || cpu < 1 || memory < 1)
             continue;
-        long *c = &most_cpu[h->pool_id], *m = &most_memory[h->pool_id];
-        if (*c < 0) {
-            *c = *m = (long)i;
-            continue;
+        size_t p = h->pool_id;
+        if (most_cpu[p] < 0 || cpu > best[p].cpu_cpu ||
+            (cpu == best[p].cpu_cpu && memory > best[p].cpu_memory)) {
+            most_cpu[p] = (long)i;
+            best[p].cpu_cpu = cpu;
+            best[p].cpu_memory = memory;
         }
-        room rc = room_of(engine, &hosts->hosts[*c], (size_t)*c);
-        room rm = room_of(engine, &hosts->hosts[*m], (size_t)*m);
-        if (whole_fit(r.cpu) > whole_fit(rc.cpu) ||
-            (whole_fit(r.cpu) == whole_fit(rc.cpu) && whole_fit(r.memory) > whole_fit(rc.memory)))
-            *c = (long)i;
-        if (whole_fit(r.memory) > whole_fit(rm.memory) ||
-            (whole_fit(r.memory) == whole_fit(rm.memory) && whole_fit(r.cpu) > whole_fit(rm.cpu)))
-            *m = (long)i;
+        if (most_memory[p] < 0 || memory > best[p].memory_memory ||
+            (memory == best[p].memory_memory && cpu > best[p].memory_cpu)) {
+            most_memory[p] = (long)i;
+            best[p].memory_memory = memory;
+            best[p].memory_cpu = cpu;
+        }
     }
     for (size_t p = 0; p < n_pools; p++) {
         if (most_cpu[p] < 0)
@@ -187,6 +235,7 @@ static json_t *pool_shapes(const sched_engine *engine, const sched_request *req,
 out:
     free(most_cpu);
     free(most_memory);
+    free(best);
     return pools;
 }
 
@@ -197,53 +246,54 @@ json_t *sched_suggest(const sched_engine *engine, const sched_request *req,
     if (!hosts)
         return NULL;
     size_t n = hosts->n_hosts < decision->n_hosts ? hosts->n_hosts : decision->n_hosts;
-    candidate *held = calloc(n ? n : 1, sizeof *held);
-    candidate *blocked = calloc(n ? n : 1, sizeof *blocked);
+    pick *cheapest = calloc(max_hosts ? max_hosts : 1, sizeof *cheapest);
+    size_t *blocked = calloc(max_hosts ? max_hosts : 1, sizeof *blocked);
     json_t *out = json_object();
-    size_t n_held = 0, n_blocked = 0;
-    if (!held || !blocked || !out)
-        goto fail;
+    if (!cheapest || !blocked || !out) {
+        json_decref(out);
+        out = NULL;
+        goto done;
+    }
+    /* Numbers only over every host; JSON only for the few listed. */
+    const filters on = filters_of(engine, req);
+    size_t n_cheapest = 0, n_blocked = 0, rejected = 0;
     for (size_t i = 0; decision->host_reasons && i < n; i++) {
         sched_reason reason = (sched_reason)decision->host_reasons[i];
         if (reason == SCHED_REASON_NONE)
             continue;
-        const host *h = &hosts->hosts[i];
-        json_t *entry = constraint_of(reason, h);
-        if (entry) {
-            json_object_set_new(entry, "reason", json_string(sched_reason_text(reason)));
-            blocked[n_blocked++] = (candidate){i, 0, entry};
+        rejected++;
+        if (is_constraint(reason)) {
+            if (n_blocked < max_hosts)
+                blocked[n_blocked++] = i;
             continue;
         }
-        double cost = 0;
-        entry = capacity_change(engine, req, h, i, &cost);
-        json_object_set_new(entry, "reason", json_string(sched_reason_text(reason)));
-        held[n_held++] = (candidate){i, cost, entry};
+        change c = change_on(engine, &on, req, &hosts->hosts[i], i);
+        keep_cheapest(cheapest, &n_cheapest, max_hosts, (pick){i, change_cost(&c, req)});
     }
-    qsort(held, n_held, sizeof *held, by_cost);
     json_t *list = json_object();
     size_t listed = 0;
-    for (size_t k = 0; k < n_held + n_blocked; k++) {
-        candidate *c = k < n_held ? &held[k] : &blocked[k - n_held];
-        if (listed < max_hosts) {
-            json_object_set(list, hosts->hosts[c->index].name, c->entry);
-            listed++;
-        }
+    for (size_t k = 0; k < n_cheapest && listed < max_hosts; k++, listed++) {
+        size_t i = cheapest[k].index;
+        change c = change_on(engine, &on, req, &hosts->hosts[i], i);
+        json_t *entry = change_json(&c);
+        json_object_set_new(
+            entry, "reason",
+            json_string(sched_reason_text((sched_reason)decision->host_reasons[i])));
+        json_object_set_new(list, hosts->hosts[i].name, entry);
+    }
+    for (size_t k = 0; k < n_blocked && listed < max_hosts; k++, listed++) {
+        size_t i = blocked[k];
+        sched_reason reason = (sched_reason)decision->host_reasons[i];
+        json_t *entry = constraint_of(reason, &hosts->hosts[i]);
+        json_object_set_new(entry, "reason", json_string(sched_reason_text(reason)));
+        json_object_set_new(list, hosts->hosts[i].name, entry);
     }
     json_object_set_new(out, "hosts", list);
-    if (n_held + n_blocked > listed)
-        json_object_set_new(out, "hosts_omitted",
-                            json_integer((json_int_t)(n_held + n_blocked - listed)));
+    if (rejected > listed)
+        json_object_set_new(out, "hosts_omitted", json_integer((json_int_t)(rejected - listed)));
     json_object_set_new(out, "pools", pool_shapes(engine, req, hosts));
-    goto done;
-fail:
-    json_decref(out);
-    out = NULL;
 done:
-    for (size_t k = 0; held && k < n_held; k++)
-        json_decref(held[k].entry);
-    for (size_t k = 0; blocked && k < n_blocked; k++)
-        json_decref(blocked[k].entry);
-    free(held);
+    free(cheapest);
     free(blocked);
     return out;
 }
