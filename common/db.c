@@ -264,6 +264,11 @@ bool db_in_transaction(const db *d)
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }
 
+uint64_t db_round_trips(const db *d)
+{
+    return d ? d->round_trips : 0;
+}
+
 bool db_transaction_failed(const db *d)
 {
     return d && d->kind == DB_POSTGRES && d->pg && db_pg_usable(d) &&

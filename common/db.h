@@ -142,4 +142,11 @@ bool db_in_transaction(const db *d);
  * false on SQLite, where a failed statement leaves the transaction usable. */
 bool db_transaction_failed(const db *d);
 
+/* How many times this handle waited for the server's answer: every libpq
+ * call that sends and then blocks until the reply (a statement, a prepare, a
+ * DEALLOCATE, a reconnection; a connection counts once though it takes a
+ * few). What a store's hot path costs at a network's round-trip time is
+ * this count times that time. Always 0 on SQLite, which has no server. */
+uint64_t db_round_trips(const db *d);
+
 #endif

@@ -18,6 +18,7 @@ struct db {
     unsigned epoch;         /* DB_POSTGRES: bumped at each reconnection, which forgets
                              * every prepared statement of the session */
     unsigned names;         /* DB_POSTGRES: statements named so far */
+    uint64_t round_trips;   /* DB_POSTGRES: waits for the server's answer (db_round_trips) */
     bool tx_open;           /* DB_POSTGRES: a transaction was open after the last command;
                              * if the connection is then lost, so is the transaction, and
                              * nothing runs until the caller's ROLLBACK (db_pg_exec) */

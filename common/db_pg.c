@@ -113,6 +113,7 @@ static int wait_socket(db *d, short events, int64_t deadline)
  * timeout. Returns 0 connected, -1 with err (VF_EUNAVAILABLE). */
 static int finish_connecting(db *d, bool resetting, const char *what, vf_error *err)
 {
+    d->round_trips++; /* a few, in fact: counted as one */
     int64_t deadline = now_ms() + d->connect_timeout_ms;
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK && state != PGRES_POLLING_FAILED) {
@@ -161,6 +162,7 @@ static void abandon(db *d, const char *what, vf_error *err)
  * in time (the connection is abandoned) or the connection failed. */
 static PGresult *await_result(db *d, const char *what, vf_error *err)
 {
+    d->round_trips++;
     int64_t deadline = command_deadline(d);
     for (;;) {
         int left = PQflush(d->pg);

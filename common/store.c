@@ -643,6 +643,11 @@ int store_sync(store *s, vf_error *err)
     return 0;
 }
 
+uint64_t store_round_trips(const store *s)
+{
+    return s ? db_round_trips(s->db) : 0;
+}
+
 bool store_in_transaction(const store *s)
 {
     return s && db_in_transaction(s->db);

@@ -176,6 +176,10 @@ int store_probe_write(store *s, vf_error *err) __attribute__((warn_unused_result
 /* True between store_begin and store_commit/store_rollback. */
 bool store_in_transaction(const store *s);
 
+/* How many times this handle has waited for the database server's answer
+ * since it was opened (db_round_trips); 0 on SQLite. */
+uint64_t store_round_trips(const store *s);
+
 /* Checkpoints. SQLite copies the WAL back into the database file inside
  * whichever commit crosses `pages` WAL pages (1000 by default), on the
  * committing thread. A busy writer can turn that off (pages 0) and let

@@ -1,31 +1,84 @@
 #!/usr/bin/python3
 """bench_shared_store: tasks/s with 1, 2 and 3 workers sharing one store, on
-SQLite (one file) and on PostgreSQL (store.url), and how often a batch had to
-be decided again because another worker changed its hosts first (issue 12's
-figures). Prints; asserts nothing.
+SQLite (one file) and on PostgreSQL (store.url), directly and behind
+delay_proxy.py at the round-trip times given (issue 22). Also how often a
+batch had to be decided again because another worker changed its hosts
+first, and the store round trips per task (virtflow_store_round_trips_total
+of every worker, less what a worker spends starting idle). Prints; asserts
+nothing.
 
   VF_AMQP_URL=... VF_RABBITMQCTL=... VF_PG_URL=... bench_shared_store.py
-      [--tasks N] [--workers 1,2,3] [--stores sqlite,postgresql] [--hosts H]
+      [--tasks N] [--workers 1,2,3] [--stores sqlite,postgresql] [--rtts 0,0.5,2]
+      [--hosts H] [--repeat K] [--no-pin]
 
 Each run publishes N one-vCPU tasks first, then starts the workers at once
 and times them from start until every task is final (every run places all of
-them: the hosts have room to spare). Runs share the machine with the broker
-and the database server; the core count is printed with the figures."""
+them: the hosts have room to spare). The configurations take turns, K turns
+in all, and the medians are printed (a shared machine has quieter and busier
+moments; no configuration should get all of either). With the pin (default
+on a machine of 2 cores or more) the broker runs on CPU 0 and this script,
+its workers and the proxies on the others, as bench_worker.py does; the
+database server is not moved. Runs share the machine with the broker and the
+database server; the core count is printed with the figures."""
 import argparse
 import os
 import re
+import statistics
+import subprocess
 import sys
 import time
+import urllib.parse
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, HERE)
 import vftest  # noqa: E402
+from bench_worker import broker_pid, set_broker_affinity  # noqa: E402
+
+LISTEN = "worker:\n  http_listen: 127.0.0.1:0\n"
 
 
 def final_count(db):
     return vftest.db_rows(db, "SELECT COUNT(*) FROM tasks WHERE status IN ('completed','failed')")[0][0]
 
 
-def run(kind, workers, n, hosts, log_level):
+class Proxy:
+    """delay_proxy.py in front of VF_PG_URL's server, adding rtt_ms."""
+
+    def __init__(self, rtt_ms):
+        base = urllib.parse.urlparse(os.environ["VF_PG_URL"])
+        self.upstream = "%s:%d" % (base.hostname, base.port or 5432)
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "delay_proxy.py"),
+                                      "--upstream", self.upstream, "--rtt-ms", str(rtt_ms),
+                                      "--measure", os.environ["VF_PG_URL"]],
+                                     stdout=subprocess.PIPE, text=True)
+        self.address = re.search(r"listening on (\S+)", self.proc.stdout.readline()).group(1)
+        self.measured = self.proc.stdout.readline().strip()
+
+    def url(self, url):
+        """url with its host:port replaced by the proxy's."""
+        parts = urllib.parse.urlparse(url)
+        netloc = parts.netloc.rsplit("@", 1)
+        netloc = (netloc[0] + "@" if len(netloc) == 2 else "") + self.address
+        return urllib.parse.urlunparse(parts._replace(netloc=netloc))
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def scrape(worker):
+    """(store round trips, batches committed) from the worker's /metrics."""
+    found = re.search(r"/readyz on port (\d+)", worker.log())
+    if not found:
+        return float("nan"), float("nan")
+    status, body = vftest.http_get(int(found.group(1)), "/metrics")
+    samples, _ = vftest.parse_metrics(body)
+    return (vftest.metric_value(samples, "virtflow_store_round_trips_total"),
+            vftest.metric_value(samples, "virtflow_batch_size_count"))
+
+
+def run(kind, proxy, workers, n, hosts, log_level):
     vhost = vftest.Vhost("bench%s%d" % (kind[:2], workers))
     directory = vftest.tempdir("benchshared")
     schema = vftest.PgSchema("bench") if kind == "postgresql" else None
@@ -33,28 +86,38 @@ def run(kind, workers, n, hosts, log_level):
         inventory = os.path.join(directory, "hosts.json")
         vftest.write_inventory(inventory, hosts, cpu=1000, memory=10 ** 8, max_vms=100000)
         if schema:
-            db, store = schema.url, 'url: "%s"' % schema.url
+            db = schema.url  # read directly, never through the proxy
+            store = 'url: "%s"' % (proxy.url(schema.url) if proxy else schema.url)
         else:
             db = os.path.join(directory, "virtflow.db")
             store = "path: %s" % db
-        config = vftest.write_config(directory, vhost.url, inventory, "log:\n  level: %s" % log_level,
-                                     store=store)
-        first = vftest.Worker(config, directory, name="declare").start()
-        vftest.wait_until(lambda: "consuming" in first.log(), 30, "the topology to be declared")
-        first.stop()
+        config = vftest.write_config(directory, vhost.url, inventory,
+                                     "log:\n  level: %s\n%s" % (log_level, LISTEN), store=store)
+        # Two idle starts: the first declares the topology and migrates the
+        # store; the second is what starting costs a worker in round trips.
+        idle = 0.0
+        for name in ("declare", "idle"):
+            first = vftest.Worker(config, directory, name=name).start()
+            vftest.wait_until(lambda: "consuming" in first.log() and "/readyz on port" in first.log(),
+                              30, "the worker to consume")
+            idle = scrape(first)[0]
+            first.stop()
         vftest.publish_tasks(vhost.url, n, "bench")
         t0 = time.time()
         procs = [vftest.Worker(config, directory, name="w%d" % i).start() for i in range(workers)]
         while final_count(db) < n:
             time.sleep(0.2)
         elapsed = time.time() - t0
+        scraped = [scrape(w) for w in procs]
+        trips = sum(t for t, _ in scraped) - idle * workers
+        batches = sum(b for _, b in scraped)
         for w in procs:
             w.stop()
         again = 0
         for w in procs:
             again += sum(int(m) for m in re.findall(r"decided (\d+) batches again", w.log()))
         completed = vftest.db_rows(db, "SELECT COUNT(*) FROM tasks WHERE status = 'completed'")[0][0]
-        return n / elapsed, again, completed
+        return n / elapsed, again, completed, max(trips, 0.0) / n, batches
     finally:
         vhost.close()
         if schema:
@@ -66,7 +129,12 @@ def main():
     parser.add_argument("--tasks", type=int, default=6000)
     parser.add_argument("--workers", default="1,2,3")
     parser.add_argument("--stores", default="sqlite,postgresql")
+    parser.add_argument("--rtts", default="0,0.5,2",
+                        help="PostgreSQL: round trips added by delay_proxy.py, ms (0: direct)")
     parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=1, help="turns; medians are printed")
+    parser.add_argument("--no-pin", dest="pin", action="store_false",
+                        help="leave the broker on every CPU")
     parser.add_argument("--log-level", default="info", help="debug: per-batch timings in the logs")
     args = parser.parse_args()
     vftest.skip_without_broker()
@@ -74,15 +142,51 @@ def main():
     if "postgresql" in stores and not os.environ.get("VF_PG_URL"):
         print("VF_PG_URL unset: PostgreSQL left out")
         stores.remove("postgresql")
-    print("logs in /tmp/vf-benchshared-*")
-    print("%d tasks, %d hosts, %d cores shared by the workers, the broker and the database"
-          % (args.tasks, args.hosts, os.cpu_count()))
-    print("%-11s %7s %10s %22s %10s" % ("store", "workers", "tasks/s", "batches decided again",
-                                        "placed"))
+    configs = []
+    proxies = {}
     for kind in stores:
-        for k in (int(w) for w in args.workers.split(",")):
-            rate, again, placed = run(kind, k, args.tasks, args.hosts, args.log_level)
-            print("%-11s %7d %10.0f %22d %10d" % (kind, k, rate, again, placed), flush=True)
+        for rtt in ([float(r) for r in args.rtts.split(",")] if kind == "postgresql" else [0.0]):
+            if rtt > 0 and rtt not in proxies:
+                proxies[rtt] = Proxy(rtt)
+                print("proxy +%g ms: %s" % (rtt, proxies[rtt].measured), flush=True)
+            for k in (int(w) for w in args.workers.split(",")):
+                configs.append((kind, rtt, k))
+    broker = broker_pid() if args.pin and os.cpu_count() >= 2 else None
+    everything = os.sched_getaffinity(0)
+    try:
+        if broker:
+            set_broker_affinity(broker, {0})
+            os.sched_setaffinity(0, everything - {0})
+            print("broker on CPU 0; workers, proxies and this script on CPUs %s"
+                  % ",".join(str(c) for c in sorted(everything - {0})))
+        print("logs in /tmp/vf-benchshared-*")
+        print("%d tasks, %d hosts, %d cores shared by the workers, the broker and the database; "
+              "%d turn(s), medians" % (args.tasks, args.hosts, os.cpu_count(), args.repeat))
+        results = {c: [] for c in configs}
+        for turn in range(args.repeat):
+            for c in configs:
+                kind, rtt, k = c
+                results[c].append(run(kind, proxies.get(rtt), k, args.tasks, args.hosts,
+                                      args.log_level))
+                if args.repeat > 1:
+                    print("  turn %d: %s +%g ms, %d workers: %.0f tasks/s" % (
+                        turn + 1, kind, rtt, k, results[c][-1][0]), flush=True)
+        print("%-11s %8s %7s %10s %9s %14s %8s %16s" % (
+            "store", "+rtt ms", "workers", "tasks/s", "batches", "decided again", "placed",
+            "round trips/task"))
+        for c in configs:
+            kind, rtt, k = c
+            rows = results[c]
+            print("%-11s %8g %7d %10.0f %9.0f %14.0f %8d %16.3f" % (
+                kind, rtt, k, statistics.median(r[0] for r in rows),
+                statistics.median(r[4] for r in rows), statistics.median(r[1] for r in rows),
+                min(r[2] for r in rows), statistics.median(r[3] for r in rows)), flush=True)
+    finally:
+        if broker:
+            os.sched_setaffinity(0, everything)
+            set_broker_affinity(broker, everything)
+        for p in proxies.values():
+            p.close()
 
 
 main()

@@ -202,6 +202,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     if (svc->metrics) {
         worker_metrics_batch(svc->metrics, b->n_items,
                              (double)(clock_mono_us() - handled_at) / 1e6);
+        worker_metrics_round_trips(svc->metrics, store_round_trips(svc->store));
         int64_t committed_ms = clock_wall_ms();
         for (size_t i = 0; i < b->n_items; i++)
             worker_metrics_outcome(svc->metrics, &b->items[i].delivery, &b->items[i].outcome,

@@ -47,6 +47,8 @@ struct worker_metrics {
     metrics_family *free_vcpus;  /* {pool} */
     metrics_family *free_memory; /* {pool} MiB */
     metrics_series *reservations, *outbox, *scrape_errors;
+    metrics_series *round_trips; /* the main store handle's waits for the server */
+    uint64_t round_trips_seen;   /* main thread only: what round_trips counts up to */
 
     atomic_bool is_connected, is_consuming, is_writable;
     store *scrape_store; /* the server thread's own handle, opened at the first scrape */
@@ -285,6 +287,12 @@ static int define(worker_metrics *wm, vf_error *err)
                           "1 unless the store refused the last write", NULL, 0, err);
     wm->scrape_errors = single(wm, METRICS_COUNTER, "virtflow_scrape_errors_total",
                                "Scrapes whose store-backed gauges could not be read", NULL, 0, err);
+    wm->round_trips = single(wm, METRICS_COUNTER, "virtflow_store_round_trips_total",
+                             "Times the worker's batch store handle waited for the database "
+                             "server's answer (PostgreSQL; 0 on SQLite)",
+                             NULL, 0, err);
+    if (!wm->round_trips)
+        return -1;
     if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
         !wm->hosts || !wm->free_vcpus || !wm->free_memory || !wm->reservations || !wm->outbox ||
@@ -384,6 +392,15 @@ void worker_metrics_batch(worker_metrics *wm, size_t n, double commit_seconds)
         return;
     metrics_observe(wm->batch, (double)n);
     metrics_observe(wm->commit, commit_seconds);
+}
+
+void worker_metrics_round_trips(worker_metrics *wm, uint64_t total)
+{
+    if (!wm)
+        return;
+    if (total > wm->round_trips_seen)
+        metrics_add(wm->round_trips, total - wm->round_trips_seen);
+    wm->round_trips_seen = total;
 }
 
 static const char *dead_reason(const amqp_link_delivery *d, const task_outcome *o)

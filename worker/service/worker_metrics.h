@@ -49,6 +49,11 @@ void worker_metrics_decided(worker_metrics *wm, double seconds);
 /* A batch of `n` messages committed in `commit_seconds`. */
 void worker_metrics_batch(worker_metrics *wm, size_t n, double commit_seconds);
 
+/* The worker's main store handle has waited `total` times for the
+ * database server since it was opened (store_round_trips): the counter
+ * follows it. */
+void worker_metrics_round_trips(worker_metrics *wm, uint64_t total);
+
 /* One message of a committed batch: counts its outcome. `commit_wall_ms`
  * is when the batch committed (Unix ms), for the publish-to-commit latency
  * from the message's AMQP timestamp. */
