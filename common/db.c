@@ -33,6 +33,7 @@ void db_close(db *d)
             sqlite3_exec(d->sqlite, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(d->sqlite);
     }
+    free(d->deferred);
     free(d->label);
     free(d);
 }
@@ -204,6 +205,29 @@ int db_step(db_stmt *st, const char *what, vf_error *err)
     }
     db_sqlite_fail(d, rc, what, err);
     return -1;
+}
+
+int db_step_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+{
+    db *d = st->owner;
+    if (d->kind == DB_POSTGRES && db_in_transaction(d))
+        return db_pg_defer(st, what, expect, err);
+    vf_error step_err;
+    vf_error_init(&step_err);
+    int rc = db_step(st, what, &step_err);
+    int64_t changes = rc == DB_DONE ? st->changes : 0;
+    db_reset(st);
+    if (rc < 0) {
+        if (step_err.code == VF_EUNAVAILABLE && expect->busy_code)
+            step_err.code = expect->busy_code;
+        vf_error_set(err, step_err.code, "%s", step_err.text);
+        return -1;
+    }
+    if (changes < expect->min_changes) {
+        vf_error_set(err, expect->short_code, "%s", expect->short_text ? expect->short_text : what);
+        return -1;
+    }
+    return 0;
 }
 
 int db_column_count(db_stmt *st)

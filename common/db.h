@@ -142,6 +142,28 @@ bool db_in_transaction(const db *d);
  * false on SQLite, where a failed statement leaves the transaction usable. */
 bool db_transaction_failed(const db *d);
 
+/* What a deferred statement must do (db_step_deferred). */
+typedef struct db_expect {
+    int64_t min_changes;      /* rows it must insert, update or delete; 0: any number */
+    vf_error_code short_code; /* the error when it changes fewer (VF_ECONFLICT, ...) */
+    vf_error_code busy_code;  /* VF_EUNAVAILABLE from the server (a lock NOWAIT refused, a
+                               * lost connection) reported as this instead; 0: as is */
+    const char *short_text;   /* the message when it changes fewer (copied, bounded) */
+} db_expect;
+
+/* Run a statement (its rows, if any, unread) whose outcome the caller needs only by the
+ * end of the transaction. Outside a transaction, and on SQLite, it runs now:
+ * returns 0, or -1 with err when it fails or misses `expect`. Inside a
+ * PostgreSQL transaction it is sent without waiting (libpq pipeline mode)
+ * and returns 0 once sent; the next call that waits for the server (a
+ * statement with rows, db_exec, COMMIT) first collects every deferred
+ * result in one round trip, and fails with the first deferred failure if
+ * any. That failure sticks until ROLLBACK: every statement of the
+ * transaction then fails with it, so COMMIT cannot succeed. The statement
+ * is reset (its parameters may be bound again at once). */
+int db_step_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* How many times this handle waited for the server's answer: every libpq
  * call that sends and then blocks until the reply (a statement, a prepare, a
  * DEALLOCATE, a reconnection; a connection counts once though it takes a

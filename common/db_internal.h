@@ -8,17 +8,29 @@
 
 #include "db.h"
 
+/* A statement sent in pipeline mode whose result is still to be read. */
+typedef struct db_deferred {
+    db_stmt *prepared; /* a PQsendPrepare of this statement; NULL: an execution */
+    db_expect expect;
+    char what[96];  /* what it does, for the error message */
+    char text[160]; /* expect.short_text, copied */
+} db_deferred;
+
 struct db {
     db_kind kind;
-    char *label;            /* owned; starts every error message, never a password */
-    db_stmt *stmts;         /* every statement prepared on the handle, freed by db_close */
-    sqlite3 *sqlite;        /* DB_SQLITE */
-    PGconn *pg;             /* DB_POSTGRES */
-    bool read_only;         /* DB_POSTGRES: re-applied after a reconnection */
-    unsigned epoch;         /* DB_POSTGRES: bumped at each reconnection, which forgets
-                             * every prepared statement of the session */
-    unsigned names;         /* DB_POSTGRES: statements named so far */
-    uint64_t round_trips;   /* DB_POSTGRES: waits for the server's answer (db_round_trips) */
+    char *label;           /* owned; starts every error message, never a password */
+    db_stmt *stmts;        /* every statement prepared on the handle, freed by db_close */
+    sqlite3 *sqlite;       /* DB_SQLITE */
+    PGconn *pg;            /* DB_POSTGRES */
+    bool read_only;        /* DB_POSTGRES: re-applied after a reconnection */
+    unsigned epoch;        /* DB_POSTGRES: bumped at each reconnection, which forgets
+                            * every prepared statement of the session */
+    unsigned names;        /* DB_POSTGRES: statements named so far */
+    uint64_t round_trips;  /* DB_POSTGRES: waits for the server's answer (db_round_trips) */
+    db_deferred *deferred; /* DB_POSTGRES: sent, results unread, in order */
+    size_t n_deferred, cap_deferred;
+    bool deferred_failed;   /* one failed: everything fails until ROLLBACK */
+    vf_error deferred_err;  /* the first deferred failure */
     bool tx_open;           /* DB_POSTGRES: a transaction was open after the last command;
                              * if the connection is then lost, so is the transaction, and
                              * nothing runs until the caller's ROLLBACK (db_pg_exec) */
@@ -61,6 +73,8 @@ int db_pg_prepare(db_stmt *st, const char *sql, vf_error *err);
 void db_pg_reset(db_stmt *st);
 void db_pg_free(db_stmt *st);
 int db_pg_step(db_stmt *st, const char *what, vf_error *err);
+int db_pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err);
+int db_pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *err);
 void db_pg_close(db *d);
 int db_pg_set_timeout(db *d, int timeout_ms, vf_error *err);
 /* Whether the connection can carry a command: up, and not abandoned. */

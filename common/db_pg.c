@@ -365,8 +365,244 @@ static int reconnect_if_lost(db *d, vf_error *err)
     return session_setup(d, err);
 }
 
+/* ---- deferred statements (libpq pipeline mode) ---- */
+
+/* A pipeline this long is collected at once, so its answers stay a
+ * bounded amount of memory on both sides. */
+#define DB_PG_MAX_DEFERRED 1024
+
+static void defer_failed(db *d, vf_error_code code, const char *text)
+{
+    if (d->deferred_failed)
+        return; /* the first failure wins */
+    d->deferred_failed = true;
+    vf_error_init(&d->deferred_err);
+    vf_error_set(&d->deferred_err, code, "%s", text);
+}
+
+/* One deferred statement's result. */
+static void collect_one(db *d, const db_deferred *entry, PGresult *result)
+{
+    ExecStatusType status = PQresultStatus(result);
+    if (status == PGRES_PIPELINE_ABORTED)
+        return; /* an earlier statement failed: that one is reported */
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+        vf_error failure;
+        vf_error_init(&failure);
+        fail(d, result, entry->what, &failure);
+        if (failure.code == VF_EUNAVAILABLE && entry->expect.busy_code)
+            failure.code = entry->expect.busy_code;
+        if (entry->prepared)
+            entry->prepared->epoch = 0; /* not prepared after all: again at next use */
+        defer_failed(d, failure.code, failure.text);
+        return;
+    }
+    if (entry->prepared)
+        return;
+    const char *tuples = PQcmdTuples(result);
+    int64_t changes = *tuples ? strtoll(tuples, NULL, 10) : 0;
+    if (changes < entry->expect.min_changes) {
+        vf_error failure;
+        vf_error_init(&failure);
+        vf_error_set(&failure, entry->expect.short_code, "%s: %s: %s", d->label, entry->what,
+                     entry->text[0] ? entry->text : "it changed nothing");
+        defer_failed(d, failure.code, failure.text);
+    }
+}
+
+/* The pipeline's next result (NULL: the end of a command's results), within
+ * the deadline. NULL with *failure set when the server did not answer in
+ * time (the connection is abandoned) or the connection failed. */
+static PGresult *next_result(db *d, int64_t deadline, vf_error *failure)
+{
+    while (PQisBusy(d->pg)) {
+        int ready = wait_socket(d, POLLIN, deadline);
+        if (ready == 0) {
+            abandon(d, "collecting deferred statements", failure);
+            return NULL;
+        }
+        if (ready < 0 || !PQconsumeInput(d->pg)) {
+            d->abandoned = true;
+            fail(d, NULL, "collecting deferred statements", failure);
+            failure->code = VF_EUNAVAILABLE;
+            return NULL;
+        }
+    }
+    return PQgetResult(d->pg);
+}
+
+/* Send what is queued, reading meanwhile so the server never waits on us. */
+static int flush_pipeline(db *d, int64_t deadline, vf_error *failure)
+{
+    for (;;) {
+        int left = PQflush(d->pg);
+        if (left == 0)
+            return 0;
+        int ready = left < 0 ? -1 : wait_socket(d, POLLIN | POLLOUT, deadline);
+        if (ready == 0) {
+            abandon(d, "sending deferred statements", failure);
+            return -1;
+        }
+        if (ready < 0 || ((ready & POLLIN) && !PQconsumeInput(d->pg))) {
+            d->abandoned = true;
+            fail(d, NULL, "sending deferred statements", failure);
+            failure->code = VF_EUNAVAILABLE;
+            return -1;
+        }
+    }
+}
+
+/* Collect every deferred result (one round trip) and leave pipeline mode.
+ * Returns 0, or -1 with err when a deferred statement failed (now or
+ * earlier in the transaction). */
+static int drain(db *d, vf_error *err)
+{
+    if (d->pg && PQpipelineStatus(d->pg) != PQ_PIPELINE_OFF) {
+        vf_error failure;
+        vf_error_init(&failure);
+        bool lost = false;
+        if (d->n_deferred > 0) {
+            d->round_trips++;
+            int64_t deadline = command_deadline(d);
+            if (!PQpipelineSync(d->pg)) {
+                fail(d, NULL, "sending deferred statements", &failure);
+                failure.code = VF_EUNAVAILABLE;
+                d->abandoned = lost = true;
+            }
+            lost = lost || flush_pipeline(d, deadline, &failure) != 0;
+            for (size_t i = 0; i < d->n_deferred && !lost; i++) {
+                PGresult *result = next_result(d, deadline, &failure);
+                if (!result) {
+                    lost = true;
+                    break;
+                }
+                collect_one(d, &d->deferred[i], result);
+                PQclear(result);
+                while ((result = next_result(d, deadline, &failure)) != NULL)
+                    PQclear(result); /* up to the NULL that ends its results */
+                lost = failure.code != VF_OK;
+            }
+            if (!lost) {
+                PGresult *sync = next_result(d, deadline, &failure);
+                if (PQresultStatus(sync) != PGRES_PIPELINE_SYNC) {
+                    lost = true;
+                    if (failure.code == VF_OK)
+                        vf_error_set(&failure, VF_EUNAVAILABLE,
+                                     "%s: collecting deferred statements: the pipeline lost its "
+                                     "place",
+                                     d->label);
+                    d->abandoned = true;
+                }
+                PQclear(sync);
+            }
+        }
+        if (lost) {
+            /* The results are gone with the connection, and so is the
+             * transaction: nothing sent was prepared for sure. */
+            for (size_t i = 0; i < d->n_deferred; i++)
+                if (d->deferred[i].prepared)
+                    d->deferred[i].prepared->epoch = 0;
+            defer_failed(d, VF_EUNAVAILABLE, failure.text);
+        }
+        d->n_deferred = 0;
+        if (!lost && !PQexitPipelineMode(d->pg)) {
+            vf_error_init(&failure);
+            fail(d, NULL, "leaving pipeline mode", &failure);
+            defer_failed(d, VF_EIO, failure.text);
+        }
+        if (!lost)
+            note_transaction(d);
+    }
+    if (d->deferred_failed) {
+        vf_error_set(err, d->deferred_err.code, "%s", d->deferred_err.text);
+        return -1;
+    }
+    return 0;
+}
+
+/* Ready to send `what` in pipeline mode, with room for two more entries. */
+static int pipeline_ready(db *d, const char *what, vf_error *err)
+{
+    if (d->deferred_failed)
+        return drain(d, err);
+    if (reconnect_if_lost(d, err) != 0)
+        return -1;
+    if (d->n_deferred + 2 > d->cap_deferred) {
+        size_t cap = d->cap_deferred ? d->cap_deferred * 2 : 64;
+        db_deferred *grown = realloc(d->deferred, cap * sizeof *grown);
+        if (!grown) {
+            vf_error_set(err, VF_ENOMEM, "%s: %s: out of memory", d->label, what);
+            return -1;
+        }
+        d->deferred = grown;
+        d->cap_deferred = cap;
+    }
+    if (PQpipelineStatus(d->pg) == PQ_PIPELINE_OFF && !PQenterPipelineMode(d->pg)) {
+        fail(d, NULL, what, err);
+        return -1;
+    }
+    return 0;
+}
+
+int db_pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *err)
+{
+    if (pipeline_ready(d, what, err) != 0)
+        return -1;
+    if (!PQsendQueryParams(d->pg, sql, 0, NULL, NULL, NULL, NULL, 0)) {
+        fail(d, NULL, what, err);
+        return -1;
+    }
+    db_deferred *entry = &d->deferred[d->n_deferred++];
+    memset(entry, 0, sizeof *entry);
+    snprintf(entry->what, sizeof entry->what, "%s", what);
+    d->tx_open = true; /* BEGIN, as far as a lost connection is concerned */
+    return 0;
+}
+
+int db_pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+{
+    db *d = st->owner;
+    if (pipeline_ready(d, what, err) != 0)
+        return -1;
+    if (st->epoch != d->epoch) {
+        if (!PQsendPrepare(d->pg, st->name, st->sql, 0, NULL)) {
+            fail(d, NULL, what, err);
+            return -1;
+        }
+        db_deferred *entry = &d->deferred[d->n_deferred++];
+        memset(entry, 0, sizeof *entry);
+        entry->prepared = st;
+        snprintf(entry->what, sizeof entry->what, "preparing a statement");
+        st->epoch = d->epoch;
+    }
+    if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
+                             NULL, 0)) {
+        fail(d, NULL, what, err);
+        return -1;
+    }
+    db_deferred *entry = &d->deferred[d->n_deferred++];
+    memset(entry, 0, sizeof *entry);
+    entry->expect = *expect;
+    entry->expect.short_text = NULL;
+    snprintf(entry->what, sizeof entry->what, "%s", what);
+    if (expect->short_text)
+        snprintf(entry->text, sizeof entry->text, "%s", expect->short_text);
+    db_pg_reset(st);
+    if (d->n_deferred >= DB_PG_MAX_DEFERRED)
+        return drain(d, err);
+    return 0;
+}
+
 int db_pg_exec(db *d, const char *sql, const char *what, vf_error *err)
 {
+    if (strcmp(sql, "ROLLBACK") == 0) {
+        vf_error ignored;
+        vf_error_init(&ignored);
+        (void)drain(d, &ignored);
+        d->deferred_failed = false; /* what failed is being undone */
+    } else if (drain(d, err) != 0) {
+        return -1;
+    }
     if (!db_pg_usable(d) && d->tx_open && strcmp(sql, "ROLLBACK") == 0) {
         d->tx_open = false; /* the server rolls it back when it sees the connection gone */
         return 0;
@@ -390,7 +626,7 @@ int db_pg_exec(db *d, const char *sql, const char *what, vf_error *err)
 static int send_prepare(db_stmt *st, vf_error *err)
 {
     db *d = st->owner;
-    if (reconnect_if_lost(d, err) != 0)
+    if (drain(d, err) != 0 || reconnect_if_lost(d, err) != 0)
         return -1;
     if (!PQsendPrepare(d->pg, st->name, st->sql, 0, NULL)) {
         fail(d, NULL, "preparing a statement", err);
@@ -438,6 +674,11 @@ void db_pg_free(db_stmt *st)
 {
     db_pg_reset(st);
     db *d = st->owner;
+    if (d->pg) {
+        vf_error ignored;
+        vf_error_init(&ignored);
+        (void)drain(d, &ignored); /* a failure sticks for the transaction's next statement */
+    }
     /* Only a session that prepared it knows it; the next statement of a
      * failed transaction would fail, so leave it to the session's end then. */
     if (st->epoch == d->epoch && db_pg_usable(d) && PQtransactionStatus(d->pg) != PQTRANS_INERROR) {
@@ -460,6 +701,8 @@ int db_pg_step(db_stmt *st, const char *what, vf_error *err)
         st->row++;
         return DB_ROW;
     }
+    if (drain(d, err) != 0)
+        return -1;
     /* send_prepare reconnects a lost connection (outside a transaction). */
     if ((st->epoch != d->epoch || !db_pg_usable(d)) && send_prepare(st, err) != 0)
         return -1;

@@ -62,6 +62,23 @@ bool store_is_pg(const store *s)
     return db_kind_of(s->db) == DB_POSTGRES;
 }
 
+void store_defer_writes(store *s)
+{
+    s->defer_writes = true;
+}
+
+bool store_defers(const store *s)
+{
+    return s->defer_writes && store_is_pg(s) && store_in_transaction(s);
+}
+
+int store_exec_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+{
+    int rc = db_step_deferred(st, what, expect, err);
+    store_stmt_done(st);
+    return rc;
+}
+
 db_stmt *store_prepare(store *s, db_stmt **slot, const char *sql, vf_error *err)
 {
     return db_prepare(s->db, slot, sql, err);
@@ -546,6 +563,7 @@ void store_close(store *s)
      * outside SQLite, see store_open). */
     if (s->wal_fd >= 0)
         close(s->wal_fd);
+    store_prefetch_clear(s);
     free(s->path);
     free(s);
 }
@@ -659,6 +677,7 @@ bool store_in_transaction(const store *s)
 
 static int begin(store *s, bool exclusive, vf_error *err)
 {
+    store_prefetch_clear(s);
     if (store_in_transaction(s)) {
         vf_error_set(err, VF_EINTERNAL, "store %s: begin: a transaction is already open", s->path);
         return -1;
@@ -690,6 +709,7 @@ int store_begin_exclusive(store *s, vf_error *err)
 
 int store_commit(store *s, vf_error *err)
 {
+    store_prefetch_clear(s);
     /* PostgreSQL answers COMMIT of a failed transaction with a rollback, not
      * an error: say so rather than report the work as committed. */
     if (db_transaction_failed(s->db)) {
@@ -710,6 +730,7 @@ int store_commit(store *s, vf_error *err)
 
 int store_rollback(store *s, vf_error *err)
 {
+    store_prefetch_clear(s);
     if (!store_in_transaction(s))
         return 0;
     /* PostgreSQL: db_exec knows a transaction lost with its connection. */

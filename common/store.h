@@ -176,6 +176,19 @@ int store_probe_write(store *s, vf_error *err) __attribute__((warn_unused_result
 /* True between store_begin and store_commit/store_rollback. */
 bool store_in_transaction(const store *s);
 
+/* From now on, inside a transaction on PostgreSQL, the writes a worker's
+ * batch makes (store_task_insert, store_task_update, store_task_event_add,
+ * store_outbox_add, store_outbox_mark_confirmed, store_reservation_add,
+ * store_host_claim) are sent without waiting for their answers: each
+ * returns 0 once sent, and a failure (with the code it would have had)
+ * comes back from the next call that waits for the server, at the latest
+ * store_commit, which then fails; every call after it fails too until
+ * store_rollback. A batch of them costs one round trip instead of one each
+ * (db_step_deferred). store_task_update then cannot return 1: a missing
+ * task fails the transaction with VF_EINTERNAL; store_outbox_mark_confirmed
+ * returns 0 for an unknown event. SQLite: nothing changes. */
+void store_defer_writes(store *s);
+
 /* How many times this handle has waited for the database server's answer
  * since it was opened (db_round_trips); 0 on SQLite. */
 uint64_t store_round_trips(const store *s);

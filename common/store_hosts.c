@@ -46,6 +46,47 @@ int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, vo
     return 0;
 }
 
+/* PostgreSQL's claim statements, shared by both ways of running them. */
+static const char host_lock_sql[] =
+    "SELECT generation FROM host_generations WHERE node = ?1 FOR UPDATE NOWAIT";
+static const char host_claim_pg_sql[] = "UPDATE host_generations SET generation = generation + 1, "
+                                        "changed_seq = nextval('host_generations_seq') "
+                                        "WHERE node = ?1 AND generation = ?2";
+static const char host_claim_new_pg_sql[] =
+    "INSERT INTO host_generations (node, generation, changed_seq) "
+    "VALUES (?1, 1, nextval('host_generations_seq')) "
+    "ON CONFLICT (node) DO NOTHING";
+
+/* store_host_claim with deferred writes (store_defer_writes): the same
+ * statements, sent without waiting; the lock refused or the generation
+ * moved fails the commit with VF_ECONFLICT. A host nobody has changed has
+ * no row, and generations start at 1, so a claim from generation 0 is the
+ * insert alone. */
+static int claim_deferred(store *s, const char *node, int64_t expected, vf_error *err)
+{
+    db_stmt *lock = store_stmt(s, STORE_STMT_HOST_LOCK, host_lock_sql, err);
+    if (!lock)
+        return -1;
+    store_bind_text(lock, 1, node);
+    db_expect busy = {.busy_code = VF_ECONFLICT};
+    if (store_exec_deferred(lock, "locking a host's generation", &busy, err) < 0)
+        return -1;
+    db_stmt *st = expected > 0
+                      ? store_stmt(s, STORE_STMT_HOST_CLAIM, host_claim_pg_sql, err)
+                      : store_stmt(s, STORE_STMT_HOST_CLAIM_NEW, host_claim_new_pg_sql, err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, node);
+    if (expected > 0)
+        db_bind_int64(st, 2, expected);
+    char changed[160];
+    snprintf(changed, sizeof changed,
+             "host %s changed under the decision (decided at generation %lld)", node,
+             (long long)expected);
+    db_expect expect = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = changed};
+    return store_exec_deferred(st, "claiming a host", &expect, err);
+}
+
 int store_host_claim(store *s, const char *node, int64_t expected, int64_t changed_seq,
                      vf_error *err)
 {
@@ -54,6 +95,8 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
                      s->path);
         return -1;
     }
+    if (store_defers(s))
+        return claim_deferred(s, node, expected, err);
     /* PostgreSQL has no store-wide write lock: take the host's row now, and
      * NOWAIT: a host another transaction holds is about to change, so this
      * decision is stale already; failing at once (rather than waiting, and
@@ -61,9 +104,7 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
      * the caller decide the batch again alone (store_begin_exclusive). On
      * SQLite the write transaction holds the one write lock already. */
     if (store_is_pg(s)) {
-        db_stmt *lock = store_stmt(
-            s, STORE_STMT_HOST_LOCK,
-            "SELECT generation FROM host_generations WHERE node = ?1 FOR UPDATE NOWAIT", err);
+        db_stmt *lock = store_stmt(s, STORE_STMT_HOST_LOCK, host_lock_sql, err);
         if (!lock)
             return -1;
         store_bind_text(lock, 1, node);
@@ -86,9 +127,7 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
      * change from a sequence: it cannot see the others' uncommitted numbers. */
     db_stmt *st =
         store_stmt(s, STORE_STMT_HOST_CLAIM,
-                   store_is_pg(s) ? "UPDATE host_generations SET generation = generation + 1, "
-                                    "changed_seq = nextval('host_generations_seq') "
-                                    "WHERE node = ?1 AND generation = ?2"
+                   store_is_pg(s) ? host_claim_pg_sql
                                   : "UPDATE host_generations SET generation = generation + 1, "
                                     "changed_seq = ?3 WHERE node = ?1 AND generation = ?2",
                    err);
@@ -105,9 +144,7 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
         /* A host nobody has changed yet has no row: the first claim makes it. */
         st = store_stmt(s, STORE_STMT_HOST_CLAIM_NEW,
                         store_is_pg(s)
-                            ? "INSERT INTO host_generations (node, generation, changed_seq) "
-                              "VALUES (?1, 1, nextval('host_generations_seq')) "
-                              "ON CONFLICT (node) DO NOTHING"
+                            ? host_claim_new_pg_sql
                             : "INSERT INTO host_generations (node, generation, changed_seq) "
                               "VALUES (?1, 1, ?2) ON CONFLICT (node) DO NOTHING",
                         err);
@@ -132,6 +169,10 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
 /* The latest place in the change order, for a writer that claims hosts. */
 int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
 {
+    if (store_is_pg(s)) {
+        *seq = 0;
+        return 0;
+    }
     db_stmt *st = store_stmt(s, STORE_STMT_HOSTS_LATEST,
                              "SELECT coalesce(max(changed_seq), 0) FROM host_generations", err);
     if (!st)

@@ -54,7 +54,10 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
  * PostgreSQL, where writers run side by side. */
 bool store_writers_serialized(const store *s);
 
-/* The largest changed_seq in the store (0: none) into *seq. Returns 0 or -1. */
+/* The largest changed_seq in the store (0: none) into *seq, for a claim's
+ * changed_seq. Returns 0 or -1. PostgreSQL numbers each claim from a
+ * sequence instead (store_host_claim ignores changed_seq there): *seq is 0
+ * there, without a round trip. */
 int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
     __attribute__((warn_unused_result));
 

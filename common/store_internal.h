@@ -18,6 +18,7 @@ typedef enum {
     STORE_STMT_COMMIT,
     STORE_STMT_ROLLBACK,
     STORE_STMT_TASK_GET,
+    STORE_STMT_TASKS_PREFETCH,
     STORE_STMT_TASK_INSERT,
     STORE_STMT_TASK_UPDATE,
     STORE_STMT_TASK_WITHDRAW_EVENTS,
@@ -76,6 +77,13 @@ typedef enum {
 #define STORE_TASK_FILTERS 5
 #define STORE_DELIVERY_FILTERS 3
 
+/* Tasks read ahead for the open transaction (store_tasks_prefetch; in
+ * store_tasks.c). */
+typedef struct store_prefetch store_prefetch;
+
+/* Forget what store_tasks_prefetch read (the transaction ended). */
+void store_prefetch_clear(store *s);
+
 struct store {
     db *db;
     char *path; /* owned; in every error message: the file, or the URL without password */
@@ -84,6 +92,8 @@ struct store {
     db_stmt *stmts[STORE_STMT_COUNT];
     db_stmt *task_list[1 << STORE_TASK_FILTERS];
     db_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];
+    bool defer_writes;        /* store_defer_writes */
+    store_prefetch *prefetch; /* NULL: none */
 };
 
 /* Whether the store is on PostgreSQL (else SQLite), for the few statements
@@ -112,6 +122,14 @@ int store_bind_limit(db_stmt *st, int index, int limit);
 /* Step a statement that changes rows and finish it. Returns the number of
  * rows changed, or -1 with err set. */
 int store_exec_change(store *s, db_stmt *st, const char *what, vf_error *err);
+
+/* Whether the hot path's writes are deferred now: store_defer_writes on a
+ * PostgreSQL handle, inside a transaction. Such a write goes through
+ * store_exec_deferred and cannot report its row count. */
+bool store_defers(const store *s);
+
+/* db_step_deferred, then finish st. Returns 0 or -1 with err set. */
+int store_exec_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err);
 
 /* Owned copies of result rows, so that callbacks run after the query is
  * finished and may use the store themselves. Values are kept as text (NULL

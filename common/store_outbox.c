@@ -15,6 +15,8 @@ int store_outbox_add(store *s, const char *event_id, const char *routing_key, co
     store_bind_text(st, 2, routing_key);
     store_bind_text(st, 3, body);
     store_bind_text(st, 4, created_at);
+    if (store_defers(s))
+        return store_exec_deferred(st, "recording an event", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording an event", err) < 0 ? -1 : 0;
 }
 
@@ -80,6 +82,8 @@ int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, 
         return -1;
     store_bind_text(st, 1, event_id);
     store_bind_text(st, 2, at);
+    if (store_defers(s))
+        return store_exec_deferred(st, "marking an event confirmed", &(db_expect){0}, err);
     int changed = store_exec_change(s, st, "marking an event confirmed", err);
     return changed < 0 ? -1 : changed == 0 ? 1 : 0;
 }

@@ -20,6 +20,8 @@ static int release_expired_vmid(store *s, int64_t vmid, const char *now, vf_erro
         return -1;
     db_bind_int64(st, 1, vmid);
     store_bind_text(st, 2, now);
+    if (store_defers(s))
+        return store_exec_deferred(st, "releasing an expired vmid", &(db_expect){0}, err);
     return store_exec_change(s, st, "releasing an expired vmid", err);
 }
 
@@ -31,6 +33,12 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
      * than fail: a failed statement would abort the whole transaction on
      * PostgreSQL, and the caller's batch with it. */
     for (int pass = 0;; pass++) {
+        /* Deferred (store_defer_writes), the answers come at the commit:
+         * free an expired holder of the vmid first (sent before the insert,
+         * so it runs first); the insert must then add its row. */
+        bool deferred = store_defers(s);
+        if (deferred && release_expired_vmid(s, vmid, created_at, err) < 0)
+            return -1;
         db_stmt *st =
             store_stmt(s, STORE_STMT_RESERVATION_ADD,
                        "INSERT INTO reservations (task_id, node, cpu, memory, disk, "
@@ -49,6 +57,13 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
         store_bind_id(st, 6, vmid);
         store_bind_text(st, 7, created_at);
         store_bind_text(st, 8, expires_at);
+        if (deferred) {
+            char held[96];
+            snprintf(held, sizeof held, "vmid %lld is already held by another reservation",
+                     (long long)vmid);
+            db_expect expect = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = held};
+            return store_exec_deferred(st, "recording a reservation", &expect, err);
+        }
         int added = store_exec_change(s, st, "recording a reservation", err);
         if (added < 0)
             return -1;

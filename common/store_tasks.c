@@ -66,8 +66,170 @@ static int task_from_row(db_stmt *st, store_task *t)
     return 0;
 }
 
+/* ---- tasks read ahead for a transaction ---- */
+
+typedef struct prefetched {
+    char *id;  /* owned */
+    int row;   /* in rows; -1: no such task */
+    bool gone; /* written through the handle since: ask the server */
+} prefetched;
+
+struct store_prefetch {
+    prefetched *ids; /* sorted by id, no duplicates */
+    size_t n_ids;
+    store_rows rows;
+};
+
+static int compare_prefetched(const void *a, const void *b)
+{
+    return strcmp(((const prefetched *)a)->id, ((const prefetched *)b)->id);
+}
+
+void store_prefetch_clear(store *s)
+{
+    store_prefetch *p = s->prefetch;
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_ids; i++)
+        free(p->ids[i].id);
+    free(p->ids);
+    store_rows_free(&p->rows);
+    free(p);
+    s->prefetch = NULL;
+}
+
+static prefetched *prefetch_find(store *s, const char *id)
+{
+    if (!s->prefetch || !id)
+        return NULL;
+    prefetched key = {.id = (char *)id};
+    return bsearch(&key, s->prefetch->ids, s->prefetch->n_ids, sizeof key, compare_prefetched);
+}
+
+/* A task written through the handle: its prefetched row is stale. */
+static void prefetch_forget(store *s, const char *id)
+{
+    prefetched *known = prefetch_find(s, id);
+    if (known)
+        known->gone = true;
+}
+
+/* PostgreSQL's text form of a text[]: {"a","b"}, quotes and backslashes
+ * escaped. Owned, or NULL when out of memory. */
+static char *text_array_literal(const char *const *items, size_t n)
+{
+    size_t len = 3;
+    for (size_t i = 0; i < n; i++)
+        len += 2 * strlen(items[i]) + 3;
+    char *out = malloc(len), *o = out;
+    if (!out)
+        return NULL;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ',';
+        *o++ = '"';
+        for (const char *c = items[i]; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                *o++ = '\\';
+            *o++ = *c;
+        }
+        *o++ = '"';
+    }
+    *o++ = '}';
+    *o = '\0';
+    return out;
+}
+
+int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *err)
+{
+    store_prefetch_clear(s);
+    if (!store_is_pg(s) || !store_in_transaction(s) || n == 0)
+        return 0;
+    int rc = -1;
+    char *literal = text_array_literal(ids, n);
+    store_prefetch *p = calloc(1, sizeof *p);
+    if (!literal || !p || !(p->ids = calloc(n, sizeof *p->ids))) {
+        vf_error_set(err, VF_ENOMEM, "store %s: reading a batch's tasks: out of memory", s->path);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(p->ids[p->n_ids].id = strdup(ids[i]))) {
+            vf_error_set(err, VF_ENOMEM, "store %s: reading a batch's tasks: out of memory",
+                         s->path);
+            goto out;
+        }
+        p->ids[p->n_ids++].row = -1;
+    }
+    qsort(p->ids, p->n_ids, sizeof *p->ids, compare_prefetched);
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n_ids; i++) {
+        if (kept && strcmp(p->ids[kept - 1].id, p->ids[i].id) == 0)
+            free(p->ids[i].id);
+        else
+            p->ids[kept++] = p->ids[i];
+    }
+    p->n_ids = kept;
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_TASKS_PREFETCH,
+                   "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ANY(CAST(?1 AS text[]))", err);
+    if (!st)
+        goto out;
+    store_bind_text(st, 1, literal);
+    if (store_rows_collect(s, st, 0, &p->rows, "reading a batch's tasks", err) != 0)
+        goto out;
+    for (int row = 0; row < p->rows.count; row++) {
+        prefetched key = {.id = (char *)store_rows_text(&p->rows, row, 0)};
+        prefetched *known = bsearch(&key, p->ids, p->n_ids, sizeof key, compare_prefetched);
+        if (known)
+            known->row = row;
+    }
+    s->prefetch = p;
+    p = NULL;
+    rc = 0;
+out:
+    free(literal);
+    if (p) {
+        s->prefetch = p;
+        store_prefetch_clear(s);
+    }
+    return rc;
+}
+
+/* Row `row` of a prefetch into *t (owned copies). */
+static int task_from_prefetched(const store_rows *rows, int row, store_task *t)
+{
+    bool ok = true;
+    char **fields[] = {&t->id,   &t->kind,    &t->status,     &t->reason,
+                       NULL,     &t->request, &t->result,     &t->error,
+                       &t->node, NULL,        &t->created_at, &t->updated_at};
+    memset(t, 0, sizeof *t);
+    for (int column = 0; column < (int)(sizeof fields / sizeof fields[0]); column++) {
+        const char *text = fields[column] ? store_rows_text(rows, row, column) : NULL;
+        if (text && !(*fields[column] = strdup(text)))
+            ok = false;
+    }
+    t->attempts = (int)store_rows_int(rows, row, 4);
+    t->vmid = store_rows_id(rows, row, 9);
+    if (!ok) {
+        store_task_clear(t);
+        return -1;
+    }
+    return 0;
+}
+
 int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
 {
+    prefetched *known = prefetch_find(s, id);
+    if (known && !known->gone) {
+        if (known->row < 0)
+            return 1;
+        if (task_from_prefetched(&s->prefetch->rows, known->row, out) != 0) {
+            vf_error_set(err, VF_ENOMEM, "store %s: reading task %s: out of memory", s->path, id);
+            return -1;
+        }
+        return 0;
+    }
     db_stmt *st =
         store_stmt(s, STORE_STMT_TASK_GET, "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ?1", err);
     if (!st)
@@ -107,6 +269,9 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
     store_bind_text(st, 9, t->node);
     store_bind_id(st, 10, t->vmid);
     store_bind_text(st, 11, t->at);
+    prefetch_forget(s, t->id);
+    if (store_defers(s))
+        return store_exec_deferred(st, "recording a task", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording a task", err) < 0 ? -1 : 0;
 }
 
@@ -128,6 +293,13 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     store_bind_text(st, 7, t->node);
     store_bind_id(st, 8, t->vmid);
     store_bind_text(st, 9, t->at);
+    prefetch_forget(s, t->id);
+    if (store_defers(s)) {
+        char vanished[96];
+        snprintf(vanished, sizeof vanished, "task %s vanished inside its own transaction", t->id);
+        db_expect expect = {.min_changes = 1, .short_code = VF_EINTERNAL, .short_text = vanished};
+        return store_exec_deferred(st, "updating a task", &expect, err);
+    }
     int changed = store_exec_change(s, st, "updating a task", err);
     if (changed < 0)
         return -1;
@@ -168,6 +340,8 @@ int store_task_event_add(store *s, const char *task_id, const char *at, const ch
     store_bind_text(st, 2, at);
     store_bind_text(st, 3, status);
     store_bind_text(st, 4, detail);
+    if (store_defers(s))
+        return store_exec_deferred(st, "recording task history", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording task history", err) < 0 ? -1 : 0;
 }
 

@@ -52,6 +52,17 @@ typedef struct store_task_fields {
 int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Inside a transaction, on PostgreSQL: read the tasks `ids` (n of them;
+ * duplicates are fine) in one statement, so that store_task_get answers for
+ * them from what it read, without a round trip, until the transaction ends;
+ * a task written through this handle since is read from the server again.
+ * For a worker's batch, whose messages each begin with store_task_get. A
+ * task another writer inserts meanwhile is then seen only by the unique
+ * index, as it would be by a read made a moment earlier. SQLite, or outside
+ * a transaction: does nothing (returns 0). Returns 0 or -1 with err. */
+int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Record a new task. A task with the same id already recorded is a
  * VF_EINVAL error (a redelivery must be recognised with store_task_get). */
 int store_task_insert(store *s, const store_task_fields *t, vf_error *err)

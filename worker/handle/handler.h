@@ -48,6 +48,9 @@ typedef struct task_message {
     /* x-virtflow-recheck: a waiting task sent again because room grew
      * (believed only from a trusted publisher, see task_handler.h). */
     bool recheck;
+    /* The body as task_attempt_read read it (borrowed, never changed), or
+     * NULL: task_attempt_open reads it. */
+    json_t *parsed;
 } task_message;
 
 typedef enum {

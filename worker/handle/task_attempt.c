@@ -29,22 +29,49 @@ static bool id_is_valid(const char *id)
     return len >= 1 && len < REQUEST_TASK_ID_LEN && strspn(id, request_task_id_chars) == len;
 }
 
-/* The task id: the body's task_id when it is a valid one, else the AMQP
- * message_id when valid, else a new one (such a message cannot be recognised
- * if redelivered: clients should set one, virtflowctl submit always does). */
-static void choose_task_id(const json_t *body, const char *message_id,
-                           char out[REQUEST_TASK_ID_LEN])
+/* The task id the message names: the body's task_id when it is a valid
+ * one, else the AMQP message_id when valid. False when neither is. */
+static bool named_task_id(const json_t *body, const char *message_id, char out[REQUEST_TASK_ID_LEN])
 {
     const char *from_body = json_string_value(json_object_get(body, "task_id"));
     if (id_is_valid(from_body))
         snprintf(out, REQUEST_TASK_ID_LEN, "%s", from_body);
     else if (id_is_valid(message_id))
         snprintf(out, REQUEST_TASK_ID_LEN, "%s", message_id);
-    else {
+    else
+        return false;
+    return true;
+}
+
+/* The named task id, else a new one (such a message cannot be recognised
+ * if redelivered: clients should set one, virtflowctl submit always does). */
+static void choose_task_id(const json_t *body, const char *message_id,
+                           char out[REQUEST_TASK_ID_LEN])
+{
+    if (!named_task_id(body, message_id, out)) {
         char fresh[IDS_LEN];
         ids_new("tsk", fresh);
         snprintf(out, REQUEST_TASK_ID_LEN, "%s", fresh);
     }
+}
+
+static json_t *read_body(const task_message *msg, json_error_t *jerr)
+{
+    return json_loadb((const char *)msg->body, msg->body_len,
+                      JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, jerr);
+}
+
+json_t *task_attempt_read(const task_message *msg, char task_id[REQUEST_TASK_ID_LEN])
+{
+    if (msg->too_large)
+        return NULL;
+    json_error_t jerr;
+    json_t *body = read_body(msg, &jerr);
+    if (!json_is_object(body) || !named_task_id(body, msg->message_id, task_id)) {
+        json_decref(body);
+        return NULL;
+    }
+    return body;
 }
 
 int task_attempt_number(const vf_config *config, const task_message *msg)
@@ -73,8 +100,7 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
         return 0;
     }
     json_error_t jerr;
-    a->body = json_loadb((const char *)msg->body, msg->body_len,
-                         JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    a->body = msg->parsed ? json_incref(msg->parsed) : read_body(msg, &jerr);
     if (!a->body) {
         task_outcome_park(out, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
         return 0;

@@ -34,6 +34,14 @@ typedef struct task_attempt {
  * copy of an attempt already recorded counts one more (task_attempt_open). */
 int task_attempt_number(const vf_config *config, const task_message *msg);
 
+/* Read a message's body and the task id it names, as task_attempt_open
+ * will, for a caller that reads a whole batch's tasks at once
+ * (store_tasks_prefetch) and then hands the body on in msg->parsed.
+ * Returns the body (owned) with the id in task_id, or NULL when the body is
+ * not a readable JSON object or names no task (task_attempt_open then
+ * parks it, or makes a fresh id). */
+json_t *task_attempt_read(const task_message *msg, char task_id[REQUEST_TASK_ID_LEN]);
+
 /* Read the message and find its task. Returns 1 when it is to be handled
  * (a->body, a->existing, a->is_new, a->attempt set); 0 when its outcome is
  * already decided (parked in out: unreadable, or the id names a task of

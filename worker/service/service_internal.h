@@ -67,6 +67,9 @@ typedef struct pending_publish {
 typedef struct batch_item {
     amqp_link_delivery delivery;
     task_outcome outcome;
+    bool read;                         /* parsed and task_id are set */
+    json_t *parsed;                    /* owned: the body (task_attempt_read); NULL: unreadable */
+    char task_id[REQUEST_TASK_ID_LEN]; /* the task it names, when parsed */
 } batch_item;
 
 /* Messages taken together: recorded in one transaction, then acked and
