@@ -43,6 +43,12 @@ int db_exec(db *d, const char *sql, const char *what, vf_error *err)
     return d->kind == DB_SQLITE ? db_sqlite_exec(d, sql, what, err) : db_pg_exec(d, sql, what, err);
 }
 
+int db_exec_deferred(db *d, const char *sql, const char *what, vf_error *err)
+{
+    return d->kind == DB_SQLITE ? db_sqlite_exec(d, sql, what, err)
+                                : db_pg_exec_deferred(d, sql, what, err);
+}
+
 char *db_translate(const char *sql, int *params)
 {
     size_t len = strlen(sql);

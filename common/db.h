@@ -164,6 +164,14 @@ typedef struct db_expect {
 int db_step_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* One statement without parameters (BEGIN, say) sent as db_step_deferred
+ * sends, whether or not a transaction is open: PostgreSQL sends it without
+ * waiting and reports its failure at the next call that waits (BEGIN and
+ * the transaction's first read then cost one round trip); SQLite runs it
+ * now. Returns 0, or -1 with err. */
+int db_exec_deferred(db *d, const char *sql, const char *what, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* How many times this handle waited for the server's answer: every libpq
  * call that sends and then blocks until the reply (a statement, a prepare, a
  * DEALLOCATE, a reconnection; a connection counts once though it takes a

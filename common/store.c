@@ -689,6 +689,16 @@ static int begin(store *s, bool exclusive, vf_error *err)
     if (!store_is_pg(s))
         return exec_stmt(s, STORE_STMT_BEGIN, "BEGIN IMMEDIATE", "begin", err);
     char sql[96];
+    if (s->defer_writes) {
+        /* Sent with the transaction's first read (store_defer_writes). */
+        snprintf(sql, sizeof sql, "SELECT pg_advisory_xact_lock%s(%lld)",
+                 exclusive ? "" : "_shared", (long long)STORE_PG_WRITERS_LOCK);
+        if (db_exec_deferred(s->db, "BEGIN", "begin", err) == 0 &&
+            db_exec_deferred(s->db, sql, "begin", err) == 0)
+            return 0;
+        (void)store_rollback(s, NULL);
+        return -1;
+    }
     snprintf(sql, sizeof sql, "BEGIN; SELECT pg_advisory_xact_lock%s(%lld)",
              exclusive ? "" : "_shared", (long long)STORE_PG_WRITERS_LOCK);
     if (db_exec(s->db, sql, "begin", err) == 0)

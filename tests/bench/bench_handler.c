@@ -145,7 +145,8 @@ int main(int argc, char **argv)
                                 false,
                                 0,
                                 NULL,
-                                false};
+                                false,
+                                NULL};
             if (task_handler_handle(&handler, &msg, &outcomes[i], &err) < 0)
                 goto out;
             if (wm) { /* as service.c's record_pass */

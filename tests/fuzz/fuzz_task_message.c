@@ -88,7 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         (size % 5) ? NULL : "reply.queue",
                         (size % 7) == 0,
                         (int64_t)(size % 7),
-                        (size % 2) ? "guest" : NULL}; /* guest: the default config's trusted user */
+                        (size % 2) ? "guest" : NULL, /* guest: the default config's trusted user */
+                        NULL};
     vf_error err;
     vf_error_init(&err);
     if (store_begin(db, &err) < 0)

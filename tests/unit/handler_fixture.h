@@ -120,7 +120,8 @@ handle_with(fixture *f, int (*fn)(task_handler *, const task_message *, task_out
                         false,
                         attempt,
                         "guest",
-                        false};
+                        false,
+                        NULL};
     memset(out, 0, sizeof *out);
     if (store_begin(f->store, &err) < 0)
         return -1;

@@ -186,15 +186,17 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     if (rc < 0)
         return -1;
     size_t marked = 0;
-    rc = service_flush_confirmed(svc, &svc->confirmed, now, &marked, err);
+    /* The tasks first: the time from the catch-up to the claims is the
+     * time another worker has to make this batch's picture stale. */
+    rc = prefetch_tasks(svc, b, err);
+    if (rc == 0)
+        rc = service_flush_confirmed(svc, &svc->confirmed, now, &marked, err);
     long reloaded =
         rc == 0 ? reservation_book_catch_up(svc->book, svc->store, svc->view_fetched_ms, err) : 0;
     if (reloaded < 0)
         rc = -1;
     else if (reloaded > 0)
         log_debug("reservations: reloaded %ld hosts changed by other writers", reloaded);
-    if (rc == 0)
-        rc = prefetch_tasks(svc, b, err);
     task_handler handler = {svc->store, svc->engine,   svc->config, svc->placeable,
                             svc->note,  clock_wall_ms, svc->book,   svc->owner};
     int64_t started_at = clock_mono_us(), first_at = started_at;
