@@ -131,16 +131,18 @@ typedef struct vf_config {
     } inventory;
 
     struct {
-        double overcommit_cpu;    /* default 4.0, > 0 */
-        double overcommit_memory; /* default 1.0, > 0 */
-        double reserve_cpu;       /* cores kept free per host, default 0, >= 0 */
-        int64_t reserve_memory;   /* MiB kept free per host, default 0, >= 0 */
-        bool dedicated_exclusive; /* default true */
-        int subset_size;          /* default 1, >= 1 */
-        int reservation_ttl_s;    /* default 900, > 0 */
-        config_plugin *plugins;   /* scheduler.plugin_config's entries first, then
-                                     scheduler.plugins' (the engine applies them in
-                                     order, so the config file's own entries win) */
+        double overcommit_cpu;     /* default 4.0, > 0 */
+        double overcommit_memory;  /* default 1.0, > 0 */
+        double reserve_cpu;        /* cores kept free per host, default 0, >= 0 */
+        int64_t reserve_memory;    /* MiB kept free per host, default 0, >= 0 */
+        bool dedicated_exclusive;  /* default true */
+        int subset_size;           /* default 1, >= 1 */
+        int near_best_hosts;       /* >= 0; 0 (default): 4 with store.url, else 1 */
+        double near_best_max_loss; /* score points (0..100), default 5, >= 0 */
+        int reservation_ttl_s;     /* default 900, > 0 */
+        config_plugin *plugins;    /* scheduler.plugin_config's entries first, then
+                                      scheduler.plugins' (the engine applies them in
+                                      order, so the config file's own entries win) */
         size_t n_plugins;
         config_strategy strategy;       /* spread (default) | pack */
         config_regex_match regex_match; /* full (default) | search */

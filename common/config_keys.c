@@ -573,6 +573,17 @@ static const field scheduler_fields[] = {
      .type = F_INT,
      .offset = CFG(scheduler.subset_size),
      .min = 1},
+    {.key = "near_best_hosts",
+     .doc = "with several workers on one store: a task takes one of this many best hosts, by a "
+            "hash of its id; 0: 4 with store.url, else 1 (the best)",
+     .type = F_INT,
+     .offset = CFG(scheduler.near_best_hosts),
+     .min = 0},
+    {.key = "near_best_max_loss",
+     .doc = "score points (of 0..100) below the best a near-best pick may give up",
+     .type = F_NUMBER,
+     .offset = CFG(scheduler.near_best_max_loss),
+     .min = 0},
     {.key = "reservation_ttl_s",
      .doc = "seconds a placement's reservation lives if the VM never shows up (judged against the "
             "last successful inventory fetch)",

@@ -165,6 +165,10 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, err);
         goto out;
     }
+    /* The id the task is recorded under, also when only the message had it:
+     * a pick among the near-best hosts hashes it (near_best.h). */
+    if (!req.task_id[0])
+        snprintf(req.task_id, sizeof req.task_id, "%s", out->task_id);
     bool last_attempt = a.attempt >= h->config->retry.max_attempts;
     if (!h->hosts) {
         char why[VF_ERROR_TEXT + 32];

@@ -8,6 +8,7 @@
 
 #include "fitindex.h"
 #include "grow.h"
+#include "near_best.h"
 #include "pattern.h"
 #include "plugins.h"
 #include "vmid.h"
@@ -118,6 +119,12 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->reserve_memory = config->scheduler.reserve_memory;
     out->dedicated_exclusive = config->scheduler.dedicated_exclusive;
     out->subset_size = config->scheduler.subset_size;
+    /* Several workers share a PostgreSQL store (one per machine): spread
+     * their picks over the near-best so they do not all claim one host. */
+    out->near_best_width = config->scheduler.near_best_hosts > 0 ? config->scheduler.near_best_hosts
+                           : config->store.url                   ? 4
+                                                                 : 1;
+    out->near_best_max_loss = config->scheduler.near_best_max_loss;
     out->plugins = config->scheduler.plugins;
     out->n_plugins = config->scheduler.n_plugins;
     out->pack = config->scheduler.strategy == CONFIG_STRATEGY_PACK;
@@ -331,8 +338,11 @@ static int configure_plugins(sched_engine *engine, const sched_params *params, v
 sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
 {
     if (!(params->overcommit_cpu > 0) || !(params->overcommit_memory > 0) ||
-        params->subset_size < 1) {
-        vf_error_set(err, VF_ECONFIG, "scheduler: overcommit must be > 0 and subset_size >= 1");
+        params->subset_size < 1 || params->near_best_width < 0 ||
+        !(params->near_best_max_loss >= 0)) {
+        vf_error_set(err, VF_ECONFIG,
+                     "scheduler: overcommit must be > 0, subset_size >= 1, near_best_hosts >= 0 "
+                     "and near_best_max_loss >= 0");
         return NULL;
     }
     sched_engine *engine = calloc(1, sizeof *engine);
@@ -938,7 +948,7 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const double w_balanced = engine->score_weight[SCHED_SCORE_BALANCED];
     const double w_slots = engine->score_weight[SCHED_SCORE_VM_SLOTS];
     const double weights = engine->weights;
-    const bool every_total = engine->params.subset_size > 1;
+    const bool every_total = engine->params.subset_size > 1 || engine->params.near_best_width > 1;
     const sched_hot *hot = engine->hot;
     const sched_host_load *loads = engine->load;
     const host *hosts = engine->hosts->hosts;
@@ -1073,8 +1083,9 @@ static bool index_applies(const sched_engine *engine, const sched_request *req, 
 {
     const bool *on = engine->filter_on;
     return fitindex_ready(engine->index) && !excluded_marked && !want_host_reasons &&
-           engine->params.subset_size == 1 && pl->pool_id >= 0 && !pl->node_named &&
-           on[SCHED_FILTER_POOL] && on[SCHED_FILTER_DEDICATED] && on[SCHED_FILTER_STATUS] &&
+           engine->params.subset_size == 1 && engine->params.near_best_width <= 1 &&
+           pl->pool_id >= 0 && !pl->node_named && on[SCHED_FILTER_POOL] &&
+           on[SCHED_FILTER_DEDICATED] && on[SCHED_FILTER_STATUS] &&
            (req->dedicated || engine->params.dedicated_exclusive) && req->cpu >= 0 &&
            req->memory >= 0 && req->disk >= 0;
 }
@@ -1206,7 +1217,11 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         return 0;
     }
 
-    size_t chosen = select_host(engine, n, best);
+    size_t chosen = engine->params.subset_size == 1 && engine->params.near_best_width > 1
+                        ? near_best_pick(engine->total, n, best, req->task_id,
+                                         (size_t)engine->params.near_best_width,
+                                         engine->params.near_best_max_loss)
+                        : select_host(engine, n, best);
     uint32_t index = engine->candidates[chosen];
     const host *node = &hosts->hosts[index];
 

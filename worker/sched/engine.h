@@ -6,7 +6,9 @@
  *   score       each enabled score plugin rates the survivors 0..100
  *   normalize   clamp to 0..100, weight, and average into one score
  *   select      highest score; ties to the lowest name, or a random pick
- *               among the top `subset_size`
+ *               among the top `subset_size`, or a pick by the task id's
+ *               hash among the `near_best_width` best within
+ *               `near_best_max_loss` points (near_best.h)
  *   vmid        lowest vmid allowed by the range/regex annotations that no
  *               VM, container, template or live reservation uses
  *
@@ -57,6 +59,8 @@ typedef struct sched_params {
     int64_t reserve_memory;       /* MiB per host kept free, before overcommit */
     bool dedicated_exclusive;     /* shared requests stay off dedicated hosts */
     int subset_size;              /* >= 1; > 1 picks at random among the top N */
+    int near_best_width;          /* >= 1; > 1: near_best.h, by the request's task_id */
+    double near_best_max_loss;    /* score points a near-best pick may give up */
     uint64_t seed;                /* random source for subset picks; 0 = from the clock */
     const config_plugin *plugins; /* borrowed during sched_engine_new only */
     size_t n_plugins;
