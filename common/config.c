@@ -67,6 +67,7 @@ vf_config *config_defaults(void)
     c->scheduler.overcommit_memory = 1.0;
     c->scheduler.dedicated_exclusive = true;
     c->scheduler.subset_size = 1;
+    c->scheduler.near_best_hosts = 4;
     c->scheduler.near_best_max_loss = 5.0;
     c->scheduler.reservation_ttl_s = 900;
 

@@ -60,6 +60,12 @@ typedef struct config_plugin {
 
 typedef enum { CONFIG_STRATEGY_SPREAD = 0, CONFIG_STRATEGY_PACK } config_strategy;
 typedef enum { CONFIG_REGEX_FULL = 0, CONFIG_REGEX_SEARCH } config_regex_match;
+typedef enum {
+    CONFIG_NEAR_BEST_AUTO = 0,
+    CONFIG_NEAR_BEST_OFF,
+    CONFIG_NEAR_BEST_TASK,
+    CONFIG_NEAR_BEST_WORKER
+} config_near_best;
 
 typedef struct config_header {
     char *name;
@@ -131,18 +137,19 @@ typedef struct vf_config {
     } inventory;
 
     struct {
-        double overcommit_cpu;     /* default 4.0, > 0 */
-        double overcommit_memory;  /* default 1.0, > 0 */
-        double reserve_cpu;        /* cores kept free per host, default 0, >= 0 */
-        int64_t reserve_memory;    /* MiB kept free per host, default 0, >= 0 */
-        bool dedicated_exclusive;  /* default true */
-        int subset_size;           /* default 1, >= 1 */
-        int near_best_hosts;       /* >= 0; 0 (default): 4 with store.url, else 1 */
-        double near_best_max_loss; /* score points (0..100), default 5, >= 0 */
-        int reservation_ttl_s;     /* default 900, > 0 */
-        config_plugin *plugins;    /* scheduler.plugin_config's entries first, then
-                                      scheduler.plugins' (the engine applies them in
-                                      order, so the config file's own entries win) */
+        double overcommit_cpu;         /* default 4.0, > 0 */
+        double overcommit_memory;      /* default 1.0, > 0 */
+        double reserve_cpu;            /* cores kept free per host, default 0, >= 0 */
+        int64_t reserve_memory;        /* MiB kept free per host, default 0, >= 0 */
+        bool dedicated_exclusive;      /* default true */
+        int subset_size;               /* default 1, >= 1 */
+        config_near_best near_best_by; /* auto (default): task with store.url, else off */
+        int near_best_hosts;           /* by task: how many of the best, >= 1, default 4 */
+        double near_best_max_loss;     /* score points (0..100), default 5, >= 0 */
+        int reservation_ttl_s;         /* default 900, > 0 */
+        config_plugin *plugins;        /* scheduler.plugin_config's entries first, then
+                                          scheduler.plugins' (the engine applies them in
+                                          order, so the config file's own entries win) */
         size_t n_plugins;
         config_strategy strategy;       /* spread (default) | pack */
         config_regex_match regex_match; /* full (default) | search */

@@ -365,6 +365,11 @@ static const choice strategies[] = {
     {"spread", CONFIG_STRATEGY_SPREAD}, {"pack", CONFIG_STRATEGY_PACK}, {NULL, 0}};
 static const choice regex_matches[] = {
     {"full", CONFIG_REGEX_FULL}, {"search", CONFIG_REGEX_SEARCH}, {NULL, 0}};
+static const choice near_best_keys[] = {{"auto", CONFIG_NEAR_BEST_AUTO},
+                                        {"off", CONFIG_NEAR_BEST_OFF},
+                                        {"task", CONFIG_NEAR_BEST_TASK},
+                                        {"worker", CONFIG_NEAR_BEST_WORKER},
+                                        {NULL, 0}};
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
 static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
@@ -573,12 +578,18 @@ static const field scheduler_fields[] = {
      .type = F_INT,
      .offset = CFG(scheduler.subset_size),
      .min = 1},
+    {.key = "near_best_by",
+     .doc = "several workers on one store: a decision takes one of the near-best hosts by a hash "
+            "of the task id (task) or of the worker (worker: each keeps to its own host); auto: "
+            "task with store.url, else off (the best)",
+     .type = F_ENUM,
+     .offset = CFG(scheduler.near_best_by),
+     .choices = near_best_keys},
     {.key = "near_best_hosts",
-     .doc = "with several workers on one store: a task takes one of this many best hosts, by a "
-            "hash of its id; 0: 4 with store.url, else 1 (the best)",
+     .doc = "near_best_by task: how many of the best hosts a task may take, 1..64",
      .type = F_INT,
      .offset = CFG(scheduler.near_best_hosts),
-     .min = 0},
+     .min = 1},
     {.key = "near_best_max_loss",
      .doc = "score points (of 0..100) below the best a near-best pick may give up",
      .type = F_NUMBER,

@@ -36,6 +36,7 @@ import vftest  # noqa: E402
 from bench_worker import broker_pid, set_broker_affinity  # noqa: E402
 
 LISTEN = "worker:\n  http_listen: 127.0.0.1:0\n"
+NEAR_BEST = ""  # --near-best: a scheduler section choosing it
 
 
 def final_count(db):
@@ -92,7 +93,8 @@ def run(kind, proxy, workers, n, hosts, log_level):
             db = os.path.join(directory, "virtflow.db")
             store = "path: %s" % db
         config = vftest.write_config(directory, vhost.url, inventory,
-                                     "log:\n  level: %s\n%s" % (log_level, LISTEN), store=store)
+                                     "log:\n  level: %s\n%s%s" % (log_level, LISTEN, NEAR_BEST),
+                                     store=store)
         # Two idle starts: the first declares the topology and migrates the
         # store; the second is what starting costs a worker in round trips.
         idle = 0.0
@@ -135,8 +137,12 @@ def main():
     parser.add_argument("--repeat", type=int, default=1, help="turns; medians are printed")
     parser.add_argument("--no-pin", dest="pin", action="store_false",
                         help="leave the broker on every CPU")
+    parser.add_argument("--near-best", choices=["auto", "off", "task", "worker"], default="auto",
+                        help="scheduler.near_best_by for the workers")
     parser.add_argument("--log-level", default="info", help="debug: per-batch timings in the logs")
     args = parser.parse_args()
+    global NEAR_BEST
+    NEAR_BEST = "scheduler:\n  near_best_by: %s\n" % args.near_best
     vftest.skip_without_broker()
     stores = args.stores.split(",")
     if "postgresql" in stores and not os.environ.get("VF_PG_URL"):
@@ -161,7 +167,8 @@ def main():
                   % ",".join(str(c) for c in sorted(everything - {0})))
         print("logs in /tmp/vf-benchshared-*")
         print("%d tasks, %d hosts, %d cores shared by the workers, the broker and the database; "
-              "%d turn(s), medians" % (args.tasks, args.hosts, os.cpu_count(), args.repeat))
+              "%d turn(s), medians; scheduler.near_best_by %s"
+              % (args.tasks, args.hosts, os.cpu_count(), args.repeat, args.near_best))
         results = {c: [] for c in configs}
         for turn in range(args.repeat):
             for c in configs:

@@ -1,6 +1,7 @@
 /* near_best: a task's pick among the near-best hosts is its own (a hash of
- * its id), stays within the score loss allowed, spreads different tasks over
- * the near-best, and the engine makes it only when asked (near_best_width). */
+ * its id, or of the worker's), stays within the score loss allowed, spreads
+ * different keys over the near-best, and the engine makes it only when asked
+ * (near_best_width, near_best_worker). */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,26 @@
 #include "near_best.h"
 #include "sched_fixture.h"
 #include "testlib.h"
+
+static const char *const names[] = {"bm-000", "bm-001", "bm-002", "bm-003",
+                                    "bm-004", "bm-005", "bm-006", "bm-007"};
+
+static const char *name_of(size_t i, const void *ctx)
+{
+    (void)ctx;
+    return names[i];
+}
+
+static const char *name_from(size_t i, const void *ctx)
+{
+    return ((const char *const *)ctx)[i];
+}
+
+static size_t pick(const double *scores, size_t n, size_t best, const char *key, size_t width,
+                   double max_loss)
+{
+    return near_best_pick(scores, n, best, name_of, NULL, key, width, max_loss);
+}
 
 static void test_hash_is_fnv1a(void)
 {
@@ -20,11 +41,10 @@ static void test_hash_is_fnv1a(void)
 static void test_off_and_degenerate(void)
 {
     double scores[] = {50, 80, 79};
-    CHECK(near_best_pick(scores, 3, 1, "task-1", 1, 5) == 1);
-    CHECK(near_best_pick(scores, 3, 1, "task-1", 0, 5) == 1);
-    CHECK(near_best_pick(scores, 3, 1, "", 4, 5) == 1);
-    CHECK(near_best_pick(scores, 3, 1, NULL, 4, 5) == 1);
-    CHECK(near_best_pick(scores, 1, 0, "task-1", 4, 5) == 0);
+    CHECK(pick(scores, 3, 1, "task-1", 1, 5) == 1);
+    CHECK(pick(scores, 3, 1, "", 4, 5) == 1);
+    CHECK(pick(scores, 3, 1, NULL, 4, 5) == 1);
+    CHECK(pick(scores, 1, 0, "task-1", 4, 5) == 0);
 }
 
 static void test_bounded_loss_and_width(void)
@@ -36,26 +56,67 @@ static void test_bounded_loss_and_width(void)
     char id[32];
     for (int i = 0; i < 400; i++) {
         snprintf(id, sizeof id, "tsk-%d", i);
-        size_t pick = near_best_pick(scores, 7, 3, id, 3, 5.0);
-        CHECKF(pick < 7, "pick %zu", pick);
-        if (pick < 7)
-            seen[pick]++;
-        CHECK(near_best_pick(scores, 7, 3, id, 3, 5.0) == pick); /* the same task, the same host */
+        size_t got = pick(scores, 7, 3, id, 3, 5.0);
+        CHECKF(got < 7, "pick %zu", got);
+        if (got < 7)
+            seen[got]++;
+        CHECK(pick(scores, 7, 3, id, 3, 5.0) == got); /* the same task, the same host */
     }
     CHECKF(seen[3] > 0 && seen[4] > 0 && seen[5] > 0, "spread %d %d %d", seen[3], seen[4], seen[5]);
     CHECKF(seen[0] == 0 && seen[1] == 0 && seen[2] == 0 && seen[6] == 0,
            "outside the near-best: %d %d %d %d", seen[0], seen[1], seen[2], seen[6]);
     /* No loss allowed: only the best (and hosts equal to it). */
-    CHECK(near_best_pick(scores, 7, 3, "tsk-1", 3, 0) == 3);
+    CHECK(pick(scores, 7, 3, "tsk-1", 3, 0) == 3);
     double tied[] = {70, 70, 60};
     int first = 0, second = 0;
     for (int i = 0; i < 100; i++) {
         snprintf(id, sizeof id, "t%d", i);
-        size_t pick = near_best_pick(tied, 3, 0, id, 4, 0);
-        first += pick == 0;
-        second += pick == 1;
+        size_t got = pick(tied, 3, 0, id, 4, 0);
+        first += got == 0;
+        second += got == 1;
     }
     CHECKF(first > 0 && second > 0 && first + second == 100, "ties: %d %d", first, second);
+}
+
+/* By worker (width 0): every host within the loss is a candidate, and one
+ * key keeps to one host while it stays within the loss; different keys
+ * mostly take different hosts. */
+static size_t best_index(const double *scores, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (scores[i] > scores[best])
+            best = i;
+    return best;
+}
+
+static void test_by_worker(void)
+{
+    double even[8] = {80, 80, 80, 80, 80, 80, 80, 80};
+    size_t a = pick(even, 8, best_index(even, 8), "worker-a", 0, 5);
+    CHECK(pick(even, 8, best_index(even, 8), "worker-a", 0, 5) == a);
+    even[a] = 76; /* filled a little: still within 5 points */
+    CHECK(pick(even, 8, best_index(even, 8), "worker-a", 0, 5) == a);
+    even[a] = 74; /* beyond: the worker moves on */
+    size_t next = pick(even, 8, best_index(even, 8), "worker-a", 0, 5);
+    CHECK(next != a && next < 8);
+    even[a] = 80;
+    int distinct = 0;
+    bool taken[8] = {false};
+    char key[32];
+    for (int w = 0; w < 8; w++) {
+        snprintf(key, sizeof key, "host-%d:%d:w%d", w, 1000 + w, w * 7);
+        size_t got = pick(even, 8, best_index(even, 8), key, 0, 5);
+        distinct += !taken[got];
+        taken[got] = true;
+    }
+    CHECKF(distinct >= 4, "8 workers over 8 equal hosts took %d distinct hosts", distinct);
+    /* Reordering the hosts does not change which host a key takes. */
+    double scores[3] = {70, 70, 70};
+    const char *order1[] = {"x", "y", "z"}, *order2[] = {"z", "x", "y"};
+    size_t p1 = near_best_pick(scores, 3, 0, name_from, order1, "k", 0, 5);
+    size_t p2 = near_best_pick(scores, 3, 0, name_from, order2, "k", 0, 5);
+    CHECK_STR(order1[p1], order2[p2]);
 }
 
 /* The engine: off by default (the lowest name wins a tie), on with
@@ -120,6 +181,7 @@ int main(void)
     test_hash_is_fnv1a();
     test_off_and_degenerate();
     test_bounded_loss_and_width();
+    test_by_worker();
     test_engine_picks_by_task();
     return test_summary();
 }

@@ -8,7 +8,6 @@
 
 #include "fitindex.h"
 #include "grow.h"
-#include "near_best.h"
 #include "pattern.h"
 #include "plugins.h"
 #include "vmid.h"
@@ -120,15 +119,25 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->dedicated_exclusive = config->scheduler.dedicated_exclusive;
     out->subset_size = config->scheduler.subset_size;
     /* Several workers share a PostgreSQL store (one per machine): spread
-     * their picks over the near-best so they do not all claim one host. */
-    out->near_best_width = config->scheduler.near_best_hosts > 0 ? config->scheduler.near_best_hosts
-                           : config->store.url                   ? 4
-                                                                 : 1;
+     * their picks over the near-best so they do not all claim one host. The
+     * worker's id, for near_best_by worker, is the caller's to set. */
+    config_near_best by = config->scheduler.near_best_by;
+    if (by == CONFIG_NEAR_BEST_AUTO)
+        by = config->store.url ? CONFIG_NEAR_BEST_TASK : CONFIG_NEAR_BEST_OFF;
+    out->near_best_by = by == CONFIG_NEAR_BEST_WORKER ? NEAR_BEST_BY_WORKER : NEAR_BEST_BY_TASK;
+    out->near_best_width = by == CONFIG_NEAR_BEST_OFF ? 1 : config->scheduler.near_best_hosts;
     out->near_best_max_loss = config->scheduler.near_best_max_loss;
     out->plugins = config->scheduler.plugins;
     out->n_plugins = config->scheduler.n_plugins;
     out->pack = config->scheduler.strategy == CONFIG_STRATEGY_PACK;
     out->regex_search = config->scheduler.regex_match == CONFIG_REGEX_SEARCH;
+}
+
+/* Whether decisions pick among the near-best (near_best.h). */
+static bool near_best_on(const sched_params *p)
+{
+    return p->near_best_by == NEAR_BEST_BY_WORKER ? p->near_best_worker[0] != '\0'
+                                                  : p->near_best_width > 1;
 }
 
 static const char *kind_key(config_plugin_kind kind)
@@ -339,10 +348,10 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
 {
     if (!(params->overcommit_cpu > 0) || !(params->overcommit_memory > 0) ||
         params->subset_size < 1 || params->near_best_width < 0 ||
-        !(params->near_best_max_loss >= 0)) {
+        params->near_best_width > NEAR_BEST_MAX_WIDTH || !(params->near_best_max_loss >= 0)) {
         vf_error_set(err, VF_ECONFIG,
-                     "scheduler: overcommit must be > 0, subset_size >= 1, near_best_hosts >= 0 "
-                     "and near_best_max_loss >= 0");
+                     "scheduler: overcommit must be > 0, subset_size >= 1, near_best_hosts "
+                     "1..64 and near_best_max_loss >= 0");
         return NULL;
     }
     sched_engine *engine = calloc(1, sizeof *engine);
@@ -815,6 +824,23 @@ static size_t select_host(sched_engine *engine, size_t n, size_t best)
     return top[next_random(engine) % filled];
 }
 
+static const char *candidate_name(size_t i, const void *ctx)
+{
+    const sched_engine *engine = ctx;
+    return engine->hosts->hosts[engine->candidates[i]].name;
+}
+
+/* near_best.h over the candidates (their scores are in engine->total). */
+static size_t pick_near_best(const sched_engine *engine, const sched_request *req, size_t n,
+                             size_t best)
+{
+    const sched_params *p = &engine->params;
+    bool by_worker = p->near_best_by == NEAR_BEST_BY_WORKER;
+    return near_best_pick(engine->total, n, best, candidate_name, engine,
+                          by_worker ? p->near_best_worker : req->task_id,
+                          by_worker ? 0 : (size_t)p->near_best_width, p->near_best_max_loss);
+}
+
 /* Append ": 5 pool mismatch, 4 insufficient memory" to the message, which
  * already holds `lead_len` bytes. */
 static void explain_counts(sched_decision *out, size_t lead_len)
@@ -948,7 +974,7 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const double w_balanced = engine->score_weight[SCHED_SCORE_BALANCED];
     const double w_slots = engine->score_weight[SCHED_SCORE_VM_SLOTS];
     const double weights = engine->weights;
-    const bool every_total = engine->params.subset_size > 1 || engine->params.near_best_width > 1;
+    const bool every_total = engine->params.subset_size > 1 || near_best_on(&engine->params);
     const sched_hot *hot = engine->hot;
     const sched_host_load *loads = engine->load;
     const host *hosts = engine->hosts->hosts;
@@ -1083,11 +1109,10 @@ static bool index_applies(const sched_engine *engine, const sched_request *req, 
 {
     const bool *on = engine->filter_on;
     return fitindex_ready(engine->index) && !excluded_marked && !want_host_reasons &&
-           engine->params.subset_size == 1 && engine->params.near_best_width <= 1 &&
-           pl->pool_id >= 0 && !pl->node_named && on[SCHED_FILTER_POOL] &&
-           on[SCHED_FILTER_DEDICATED] && on[SCHED_FILTER_STATUS] &&
-           (req->dedicated || engine->params.dedicated_exclusive) && req->cpu >= 0 &&
-           req->memory >= 0 && req->disk >= 0;
+           engine->params.subset_size == 1 && !near_best_on(&engine->params) && pl->pool_id >= 0 &&
+           !pl->node_named && on[SCHED_FILTER_POOL] && on[SCHED_FILTER_DEDICATED] &&
+           on[SCHED_FILTER_STATUS] && (req->dedicated || engine->params.dedicated_exclusive) &&
+           req->cpu >= 0 && req->memory >= 0 && req->disk >= 0;
 }
 
 /* The decision by the index (index_applies holds): the same counts and the
@@ -1217,10 +1242,8 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         return 0;
     }
 
-    size_t chosen = engine->params.subset_size == 1 && engine->params.near_best_width > 1
-                        ? near_best_pick(engine->total, n, best, req->task_id,
-                                         (size_t)engine->params.near_best_width,
-                                         engine->params.near_best_max_loss)
+    size_t chosen = engine->params.subset_size == 1 && near_best_on(&engine->params)
+                        ? pick_near_best(engine, req, n, best)
                         : select_host(engine, n, best);
     uint32_t index = engine->candidates[chosen];
     const host *node = &hosts->hosts[index];

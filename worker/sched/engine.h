@@ -6,9 +6,9 @@
  *   score       each enabled score plugin rates the survivors 0..100
  *   normalize   clamp to 0..100, weight, and average into one score
  *   select      highest score; ties to the lowest name, or a random pick
- *               among the top `subset_size`, or a pick by the task id's
- *               hash among the `near_best_width` best within
- *               `near_best_max_loss` points (near_best.h)
+ *               among the top `subset_size`, or a pick among the
+ *               near-best by a hash of the task id or of the worker's id,
+ *               within `near_best_max_loss` points (near_best.h)
  *   vmid        lowest vmid allowed by the range/regex annotations that no
  *               VM, container, template or live reservation uses
  *
@@ -27,6 +27,7 @@
 
 #include "config.h"
 #include "hostset.h"
+#include "near_best.h"
 #include "request.h"
 #include "vf_error.h"
 
@@ -53,14 +54,19 @@ typedef enum {
 const char *sched_reason_text(sched_reason reason);
 
 typedef struct sched_params {
-    double overcommit_cpu;        /* > 0: vCPUs allowed per core */
-    double overcommit_memory;     /* > 0 */
-    double reserve_cpu;           /* cores per host kept free, before overcommit */
-    int64_t reserve_memory;       /* MiB per host kept free, before overcommit */
-    bool dedicated_exclusive;     /* shared requests stay off dedicated hosts */
-    int subset_size;              /* >= 1; > 1 picks at random among the top N */
-    int near_best_width;          /* >= 1; > 1: near_best.h, by the request's task_id */
-    double near_best_max_loss;    /* score points a near-best pick may give up */
+    double overcommit_cpu;    /* > 0: vCPUs allowed per core */
+    double overcommit_memory; /* > 0 */
+    double reserve_cpu;       /* cores per host kept free, before overcommit */
+    int64_t reserve_memory;   /* MiB per host kept free, before overcommit */
+    bool dedicated_exclusive; /* shared requests stay off dedicated hosts */
+    int subset_size;          /* >= 1; > 1 picks at random among the top N */
+    /* A pick among the near-best (near_best.h): by the request's task_id
+     * among the near_best_width best (on when > 1), or by near_best_worker
+     * among every host within near_best_max_loss (on when not empty). */
+    near_best_key near_best_by;
+    int near_best_width;
+    double near_best_max_loss;    /* score points a near-best pick may give up, >= 0 */
+    char near_best_worker[160];   /* the worker instance (its lease owner name) */
     uint64_t seed;                /* random source for subset picks; 0 = from the clock */
     const config_plugin *plugins; /* borrowed during sched_engine_new only */
     size_t n_plugins;

@@ -432,6 +432,7 @@ static int open_parts(service *svc, vf_error *err)
     store_defer_writes(svc->store);
     sched_params params;
     sched_params_from_config(&params, svc->config);
+    snprintf(params.near_best_worker, sizeof params.near_best_worker, "%s", svc->owner);
     svc->engine = sched_engine_new(&params, err);
     if (!svc->engine)
         return -1;
