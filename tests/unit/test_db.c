@@ -1,0 +1,133 @@
+/* db: deferred statements (db_step_deferred) and the round-trip count.
+ * On PostgreSQL a transaction's deferred writes cost no round trip each:
+ * they are collected with the next statement that waits, their failure
+ * (a server error, or fewer rows changed than expected, with the code the
+ * caller chose) comes back there, sticks until ROLLBACK, and COMMIT cannot
+ * succeed after it. On SQLite, and outside a transaction, they run at once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "testlib.h"
+
+static int64_t count_rows(db *d, const char *where)
+{
+    db_stmt *slot = NULL;
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM t WHERE %s", where);
+    vf_error err;
+    vf_error_init(&err);
+    db_stmt *st = db_prepare(d, &slot, sql, &err);
+    int64_t n = -1;
+    if (st && db_step(st, "counting", &err) == DB_ROW)
+        n = db_column_int64(st, 0);
+    db_stmt_free(st);
+    return n;
+}
+
+static int insert(db *d, db_stmt **slot, int id, vf_error *err)
+{
+    db_stmt *st = db_prepare(d, slot, "INSERT INTO t (id, v) VALUES (?1, 0)", err);
+    if (!st)
+        return -1;
+    db_bind_int64(st, 1, id);
+    return db_step_deferred(st, "inserting", &(db_expect){0}, err);
+}
+
+static void run(db *d, bool pg)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(db_exec(d, "CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)", "creating", &err) == 0,
+           "%s", err.text);
+    db_stmt *ins = NULL, *upd = NULL;
+
+    /* Outside a transaction: at once, also the failure. */
+    CHECK(insert(d, &ins, 1, &err) == 0);
+    CHECK(insert(d, &ins, 1, &err) == -1 && err.code == VF_EINVAL);
+    vf_error_init(&err);
+
+    /* Inside: sent; one round trip collects them all. */
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    uint64_t before = db_round_trips(d);
+    for (int id = 2; id <= 11; id++)
+        CHECKF(insert(d, &ins, id, &err) == 0, "%s", err.text);
+    CHECK(db_round_trips(d) == before); /* nothing waited (SQLite: never counts) */
+    CHECK(count_rows(d, "id >= 2") == 10);
+    if (pg)
+        /* One to collect the ten, three for the count (prepare, run, and
+         * DEALLOCATE as count_rows frees it): ten one by one were ten. */
+        CHECKF(db_round_trips(d) - before <= 4, "%llu round trips for 10 inserts and a count",
+               (unsigned long long)(db_round_trips(d) - before));
+    CHECK(db_exec(d, "COMMIT", "commit", &err) == 0);
+
+    /* An update that must change a row and changes none: the chosen code,
+     * at the next statement that waits (PostgreSQL) or at once (SQLite). */
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    CHECK(insert(d, &ins, 20, &err) == 0);
+    upd = db_prepare(d, &upd, "UPDATE t SET v = 1 WHERE id = ?1", &err);
+    CHECK(upd != NULL);
+    db_bind_int64(upd, 1, 999);
+    db_expect expect = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = "row 999 gone"};
+    int rc = db_step_deferred(upd, "updating", &expect, &err);
+    if (pg) {
+        CHECK(rc == 0);
+        CHECK(count_rows(d, "id = 20") == -1); /* the deferred failure comes back here */
+        vf_error again;
+        vf_error_init(&again);
+        CHECK(db_exec(d, "COMMIT", "commit", &again) == -1 && again.code == VF_ECONFLICT);
+        CHECK_CONTAINS(again.text, "row 999 gone");
+    } else {
+        CHECK(rc == -1 && err.code == VF_ECONFLICT);
+        CHECK_CONTAINS(err.text, "row 999 gone");
+    }
+    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    vf_error_init(&err);
+    CHECK(count_rows(d, "id = 20") == 0); /* rolled back, and the handle works again */
+
+    /* A server error: the duplicate's code, and nothing of it commits. */
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    rc = insert(d, &ins, 30, &err);
+    if (rc == 0)
+        rc = insert(d, &ins, 2, &err); /* committed above */
+    if (rc == 0)
+        rc = db_exec(d, "COMMIT", "commit", &err);
+    CHECK(rc == -1 && err.code == VF_EINVAL);
+    vf_error_init(&err);
+    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    CHECK(count_rows(d, "id = 30") == 0);
+    CHECK(count_rows(d, "id > 0") == 11);
+}
+
+int main(void)
+{
+    char path[] = "/tmp/vf-test-db-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        close(fd);
+    vf_error err;
+    vf_error_init(&err);
+    db *d = db_open_sqlite(path, false, 1000, "sqlite test", &err);
+    CHECKF(d != NULL, "%s", err.text);
+    if (d)
+        run(d, false);
+    db_close(d);
+    unlink(path);
+
+    char url[1024];
+    bool skipped = false;
+    if (test_pg_url("db", url, sizeof url, &skipped) == 0) {
+        db_pg_options options = {.url = url};
+        d = db_open_pg(&options, "pg test", &err);
+        CHECKF(d != NULL, "%s", err.text);
+        if (d)
+            run(d, true);
+        db_close(d);
+        test_pg_cleanup();
+    } else if (!skipped) {
+        CHECK(!"VF_PG_URL is set but unusable");
+    }
+    return test_summary();
+}
