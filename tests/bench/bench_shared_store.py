@@ -74,8 +74,9 @@ def scrape(worker):
     if not found:
         return float("nan"), float("nan")
     status, body = vftest.http_get(int(found.group(1)), "/metrics")
-    samples, _ = vftest.parse_metrics(body)
-    return (vftest.metric_value(samples, "virtflow_store_round_trips_total"),
+    samples, families = vftest.parse_metrics(body)
+    trips = "virtflow_store_round_trips_total"
+    return (vftest.metric_value(samples, trips) if trips in families else float("nan"),
             vftest.metric_value(samples, "virtflow_batch_size_count"))
 
 
@@ -139,15 +140,20 @@ def main():
                         help="leave the broker on every CPU")
     parser.add_argument("--near-best", choices=["auto", "off", "task", "worker"], default="auto",
                         help="scheduler.near_best_by for the workers")
+    parser.add_argument("--builds", default="",
+                        help="NAME=BUILD_DIR,...: take turns between these builds' workers "
+                             "(before/after a change); default the one build (VF_BUILD_DIR)")
     parser.add_argument("--log-level", default="info", help="debug: per-batch timings in the logs")
     args = parser.parse_args()
     global NEAR_BEST
-    NEAR_BEST = "scheduler:\n  near_best_by: %s\n" % args.near_best
+    if args.near_best != "auto":  # a build before the key would refuse it
+        NEAR_BEST = "scheduler:\n  near_best_by: %s\n" % args.near_best
     vftest.skip_without_broker()
     stores = args.stores.split(",")
     if "postgresql" in stores and not os.environ.get("VF_PG_URL"):
         print("VF_PG_URL unset: PostgreSQL left out")
         stores.remove("postgresql")
+    builds = [tuple(b.split("=", 1)) for b in args.builds.split(",") if b] or [("", vftest.BUILD)]
     configs = []
     proxies = {}
     for kind in stores:
@@ -156,7 +162,8 @@ def main():
                 proxies[rtt] = Proxy(rtt)
                 print("proxy +%g ms: %s" % (rtt, proxies[rtt].measured), flush=True)
             for k in (int(w) for w in args.workers.split(",")):
-                configs.append((kind, rtt, k))
+                for build in builds:
+                    configs.append((kind, rtt, k, build))
     broker = broker_pid() if args.pin and os.cpu_count() >= 2 else None
     everything = os.sched_getaffinity(0)
     try:
@@ -172,20 +179,21 @@ def main():
         results = {c: [] for c in configs}
         for turn in range(args.repeat):
             for c in configs:
-                kind, rtt, k = c
+                kind, rtt, k, (name, build) = c
+                vftest.WORKER = os.path.join(build, "worker", "virtflow-worker")
                 results[c].append(run(kind, proxies.get(rtt), k, args.tasks, args.hosts,
                                       args.log_level))
                 if args.repeat > 1:
-                    print("  turn %d: %s +%g ms, %d workers: %.0f tasks/s" % (
-                        turn + 1, kind, rtt, k, results[c][-1][0]), flush=True)
-        print("%-11s %8s %7s %10s %9s %14s %8s %16s" % (
-            "store", "+rtt ms", "workers", "tasks/s", "batches", "decided again", "placed",
+                    print("  turn %d: %s %s +%g ms, %d workers: %.0f tasks/s" % (
+                        turn + 1, name, kind, rtt, k, results[c][-1][0]), flush=True)
+        print("%-8s %-11s %8s %7s %10s %9s %14s %8s %16s" % (
+            "build", "store", "+rtt ms", "workers", "tasks/s", "batches", "decided again", "placed",
             "round trips/task"))
         for c in configs:
-            kind, rtt, k = c
+            kind, rtt, k, (name, build) = c
             rows = results[c]
-            print("%-11s %8g %7d %10.0f %9.0f %14.0f %8d %16.3f" % (
-                kind, rtt, k, statistics.median(r[0] for r in rows),
+            print("%-8s %-11s %8g %7d %10.0f %9.0f %14.0f %8d %16.3f" % (
+                name or "-", kind, rtt, k, statistics.median(r[0] for r in rows),
                 statistics.median(r[4] for r in rows), statistics.median(r[1] for r in rows),
                 min(r[2] for r in rows), statistics.median(r[3] for r in rows)), flush=True)
     finally:
