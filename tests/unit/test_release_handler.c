@@ -29,7 +29,8 @@ static int handle_as(fixture *f,
                         false,
                         attempt,
                         user,
-                        false};
+                        false,
+                        NULL};
     memset(out, 0, sizeof *out);
     if (store_begin(f->store, &err) < 0)
         return -1;
