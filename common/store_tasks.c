@@ -277,11 +277,17 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
 {
-    db_stmt *st = store_stmt(s, STORE_STMT_TASK_UPDATE,
-                             "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
-                             "result = ?5, error = ?6, node = ?7, vmid = ?8, "
-                             "updated_at = ?9 WHERE id = ?1",
-                             err);
+    db_stmt *st = t->check_attempts
+                      ? store_stmt(s, STORE_STMT_TASK_UPDATE_IF,
+                                   "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
+                                   "result = ?5, error = ?6, node = ?7, vmid = ?8, "
+                                   "updated_at = ?9 WHERE id = ?1 AND attempts = ?10",
+                                   err)
+                      : store_stmt(s, STORE_STMT_TASK_UPDATE,
+                                   "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
+                                   "result = ?5, error = ?6, node = ?7, vmid = ?8, "
+                                   "updated_at = ?9 WHERE id = ?1",
+                                   err);
     if (!st)
         return -1;
     store_bind_text(st, 1, t->id);
@@ -293,11 +299,18 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     store_bind_text(st, 7, t->node);
     store_bind_id(st, 8, t->vmid);
     store_bind_text(st, 9, t->at);
+    if (t->check_attempts)
+        db_bind_int64(st, 10, t->expected_attempts);
     prefetch_forget(s, t->id);
     if (store_defers(s)) {
-        char vanished[96];
-        snprintf(vanished, sizeof vanished, "task %s vanished inside its own transaction", t->id);
-        db_expect expect = {.min_changes = 1, .short_code = VF_EINTERNAL, .short_text = vanished};
+        char missing[128];
+        snprintf(missing, sizeof missing,
+                 t->check_attempts ? "task %s was recorded by another worker meanwhile"
+                                   : "task %s vanished inside its own transaction",
+                 t->id);
+        db_expect expect = {.min_changes = 1,
+                            .short_code = t->check_attempts ? VF_ECONFLICT : VF_EINTERNAL,
+                            .short_text = missing};
         return store_exec_deferred(st, "updating a task", &expect, err);
     }
     int changed = store_exec_change(s, st, "updating a task", err);

@@ -45,6 +45,12 @@ typedef struct store_task_fields {
     const char *node;
     int64_t vmid;   /* -1: none */
     const char *at; /* insert: created_at = updated_at; update: updated_at */
+    /* Update only: change the row only if its attempts are still
+     * `expected_attempts` (the row as read; every attempt recorded raises
+     * them), so that two workers that read the same row cannot both record
+     * an outcome. */
+    bool check_attempts;
+    int expected_attempts;
 } store_task_fields;
 
 /* Read task `id` into *out (cleared first by the caller or zeroed).
@@ -70,7 +76,10 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 
 /* Overwrite status, reason, attempts, result, error, node, vmid and
  * updated_at of task t->id (kind, request, created_at never change).
- * Returns 0, 1 if no such task, -1 error. */
+ * Returns 0, 1 if no such task (or, with check_attempts, none with those
+ * attempts), -1 error. Deferred (store_defer_writes), a missing row fails
+ * the commit instead: VF_ECONFLICT with check_attempts (another worker
+ * recorded the task meanwhile: decide again), else VF_EINTERNAL. */
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     __attribute__((warn_unused_result));
 

@@ -164,11 +164,16 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
                                 .error = error,
                                 .node = node,
                                 .vmid = vmid,
-                                .at = a->now};
+                                .at = a->now,
+                                .check_attempts = true,
+                                .expected_attempts = a->existing.attempts};
     int rc = a->is_new ? store_task_insert(a->h->store, &fields, err)
                        : store_task_update(a->h->store, &fields, err);
     if (rc == 1) {
-        vf_error_set(err, VF_EINTERNAL, "task %s vanished inside its own transaction",
+        /* Read in this transaction, gone or moved on since: another worker
+         * recorded an attempt of it first (a redelivered copy beside a
+         * retry's, after a worker died). Decide the batch again. */
+        vf_error_set(err, VF_ECONFLICT, "task %s was recorded by another worker meanwhile",
                      a->out->task_id);
         return -1;
     }
