@@ -89,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         (size % 7) == 0,
                         (int64_t)(size % 7),
                         (size % 2) ? "guest" : NULL, /* guest: the default config's trusted user */
+                        false,
                         NULL};
     vf_error err;
     vf_error_init(&err);

@@ -210,7 +210,8 @@ static int recheck_as(fixture *f, const char *body, const char *user, int64_t at
                         false,
                         attempt,
                         user,
-                        true};
+                        true,
+                        NULL};
     memset(out, 0, sizeof *out);
     if (store_begin(f->store, &err) < 0)
         return -1;
@@ -302,7 +303,8 @@ static void test_recheck(fixture *f)
                         false,
                         0,
                         "mallory",
-                        true};
+                        true,
+                        NULL};
     CHECK(store_begin(f->store, &err) == 0);
     CHECKF(task_handler_handle(&f->handler, &msg, &out, &err) == 0, "%s", err.text);
     CHECK(store_commit(f->store, &err) == 0);
