@@ -11,7 +11,32 @@
  * Order is part of the behaviour: a rejected host is charged to the first
  * filter that fails, so categorical checks (pool, dedicated, status, name)
  * come before capacity; and scores are summed in their order, which fixes
- * the floating-point result to the last bit. */
+ * the floating-point result to the last bit.
+ *
+ * Adding a plugin: every place it touches, in order.
+ *   A score:
+ *   1. here: its id in sched_score_id (the summing order) and its rule, a
+ *      static inline function of the committed figures (0..100 before clamping);
+ *   2. registry.c: its name, on/off by default, default weight, its args;
+ *   3. engine.c: filter_and_score (the sum, and its specialised call in
+ *      filter_and_score_any when it is on by default) and score_part (the
+ *      breakdown a decision lists);
+ *   4. fitindex.h/.c: the same term in fitindex_score_sum and an upper bound for
+ *      a subtree in the search (or make index_applies in engine.c refuse the
+ *      index while the score is on: the same decisions, only slower);
+ *   5. tests/unit/test_engine.c (its cases) and test_engine_fused.c (the index
+ *      and the full pass must agree, host by host);
+ *   6. docs/scheduling.md: the plugin table and the pipeline's list.
+ *   A filter:
+ *   1. here: its id in sched_filter_id (the order rejections are charged in)
+ *      and its rule; engine.h: a sched_reason, and engine.c: its text in
+ *      sched_reason_text (what "0/12 nodes are available: ..." says);
+ *   2. registry.c; 3. engine.c: filter_and_score's chain, and index_applies
+ *      (whether the index can still take the decision) or fitindex's counts;
+ *   4. suggest.c: is_constraint / constraint_of (what would fix it), or
+ *      change_on for a capacity rule;
+ *   5. the tests and docs as for a score.
+ *   A vmid plugin: sched_vmid_plugin here, registry.c, vmid.c, and the tests. */
 #ifndef VF_PLUGINS_H
 #define VF_PLUGINS_H
 
