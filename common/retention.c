@@ -72,7 +72,7 @@ static void round_of_pruning(retention *r)
      * prunes, so two never fight over the same rows and the write lock. */
     vf_error lease_err;
     vf_error_init(&lease_err);
-    int held = lease_hold(r->store, "retention", r->owner, &lease_err);
+    int held = lease_hold(r->store, "retention", r->owner, NULL, &lease_err);
     if (held < 0)
         log_warn("retention: %s (tried again in the next round)", lease_err.text);
     if (held <= 0)

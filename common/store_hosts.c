@@ -3,11 +3,37 @@
 #include "store_hosts.h"
 #include "store_internal.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ids.h"
 #include "store_reservations.h"
+
+/* "@<pid namespace inode>.<boot id>", or "" when /proc does not tell them:
+ * what makes a process id mean one process (leases.h). */
+static void process_scope(char *out, size_t size)
+{
+    out[0] = '\0';
+    struct stat ns;
+    if (stat("/proc/self/ns/pid", &ns) != 0)
+        return;
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f)
+        return;
+    bool read = fgets(boot, sizeof boot, f) != NULL;
+    fclose(f);
+    if (!read)
+        return;
+    boot[strcspn(boot, "\r\n")] = '\0';
+    /* A UUID: anything else (an empty or odd file) proves nothing. */
+    if (strlen(boot) < 16 || strspn(boot, "0123456789abcdefABCDEF-") != strlen(boot))
+        return;
+    snprintf(out, size, "@%llu.%s", (unsigned long long)ns.st_ino, boot);
+}
 
 void store_owner_name(char out[STORE_OWNER_SIZE])
 {
@@ -15,9 +41,11 @@ void store_owner_name(char out[STORE_OWNER_SIZE])
     if (gethostname(host, sizeof host) != 0)
         snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
+    char scope[80];
+    process_scope(scope, sizeof scope);
     char random[IDS_LEN];
     ids_new("w", random);
-    snprintf(out, STORE_OWNER_SIZE, "%s:%ld:%s", host, (long)getpid(), random);
+    snprintf(out, STORE_OWNER_SIZE, "%s%s:%ld:%s", host, scope, (long)getpid(), random);
 }
 
 int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
@@ -228,13 +256,18 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
                         const char *until, vf_error *err)
 {
     /* One statement, so two workers racing for a free lease cannot both win:
-     * the update applies only to our own lease or to one that has expired. */
+     * the update applies only to our own lease or to one that has expired.
+     * Taking it from another owner moves it to the next epoch; renewing our
+     * own keeps the epoch. */
     db_stmt *st = store_stmt(
         s, STORE_STMT_LEASE_ACQUIRE,
-        "INSERT INTO leases (name, owner, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4) "
+        "INSERT INTO leases (name, owner, acquired_at, expires_at, epoch) "
+        "VALUES (?1, ?2, ?3, ?4, 1) "
         "ON CONFLICT (name) DO UPDATE SET "
         "acquired_at = CASE WHEN leases.owner = excluded.owner THEN leases.acquired_at "
         "ELSE excluded.acquired_at END, "
+        "epoch = CASE WHEN leases.owner = excluded.owner THEN leases.epoch "
+        "ELSE leases.epoch + 1 END, "
         "owner = excluded.owner, expires_at = excluded.expires_at "
         "WHERE leases.owner = excluded.owner OR leases.expires_at <= excluded.acquired_at",
         err);
@@ -250,13 +283,52 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
 
 int store_lease_release(store *s, const char *name, const char *owner, vf_error *err)
 {
+    /* Expired, not deleted: the row keeps its epoch, so the next holder's is
+     * higher than any a paused holder may still carry. */
     db_stmt *st = store_stmt(s, STORE_STMT_LEASE_RELEASE,
-                             "DELETE FROM leases WHERE name = ?1 AND owner = ?2", err);
+                             "UPDATE leases SET expires_at = acquired_at "
+                             "WHERE name = ?1 AND owner = ?2",
+                             err);
     if (!st)
         return -1;
     store_bind_text(st, 1, name);
     store_bind_text(st, 2, owner);
     return store_exec_change(s, st, "giving up a lease", err) < 0 ? -1 : 0;
+}
+
+int store_lease_forget(store *s, const char *name, const char *owner, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASE_FORGET,
+                             "DELETE FROM leases WHERE name = ?1 AND owner = ?2", err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, name);
+    store_bind_text(st, 2, owner);
+    return store_exec_change(s, st, "forgetting a lease", err) < 0 ? -1 : 0;
+}
+
+int store_lease_fence(store *s, const char *name, const char *owner, int64_t epoch, vf_error *err)
+{
+    if (!store_in_transaction(s)) {
+        vf_error_set(err, VF_EINTERNAL, "store %s: a lease fence needs a write transaction",
+                     s->path);
+        return -1;
+    }
+    /* A write that changes nothing but matches only while `owner` holds the
+     * lease at `epoch`: it locks the row until the commit (PostgreSQL; SQLite
+     * holds its one write lock already), so no take-over commits between this
+     * check and the caller's records. */
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASE_FENCE,
+                             "UPDATE leases SET epoch = epoch "
+                             "WHERE name = ?1 AND owner = ?2 AND epoch = ?3",
+                             err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, name);
+    store_bind_text(st, 2, owner);
+    db_bind_int64(st, 3, epoch);
+    int changed = store_exec_change(s, st, "checking a lease's epoch", err);
+    return changed < 0 ? -1 : changed > 0;
 }
 
 int store_leases_renew(store *s, const char *owner, const char *until, vf_error *err)
@@ -270,10 +342,11 @@ int store_leases_renew(store *s, const char *owner, const char *until, vf_error 
     return store_exec_change(s, st, "renewing leases", err);
 }
 
-int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
+int store_lease_holder(store *s, const char *name, char *holder, size_t size, int64_t *epoch,
+                       vf_error *err)
 {
-    db_stmt *st =
-        store_stmt(s, STORE_STMT_LEASE_HOLDER, "SELECT owner FROM leases WHERE name = ?1", err);
+    db_stmt *st = store_stmt(s, STORE_STMT_LEASE_HOLDER,
+                             "SELECT owner, epoch FROM leases WHERE name = ?1", err);
     if (!st)
         return -1;
     store_bind_text(st, 1, name);
@@ -283,8 +356,11 @@ int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf
         return -1;
     }
     int found = rows.count > 0 && store_rows_text(&rows, 0, 0);
-    if (found)
+    if (found) {
         snprintf(holder, size, "%s", store_rows_text(&rows, 0, 0));
+        if (epoch)
+            *epoch = store_rows_int(&rows, 0, 1);
+    }
     store_rows_free(&rows);
     return found;
 }
@@ -293,7 +369,8 @@ int store_lease_take_over(store *s, const char *name, const char *previous, cons
                           const char *now, const char *until, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_LEASE_TAKE_OVER,
-                             "UPDATE leases SET owner = ?3, acquired_at = ?4, expires_at = ?5 "
+                             "UPDATE leases SET owner = ?3, acquired_at = ?4, expires_at = ?5, "
+                             "epoch = epoch + 1 "
                              "WHERE name = ?1 AND owner = ?2",
                              err);
     if (!st)

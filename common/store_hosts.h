@@ -73,10 +73,20 @@ int store_reservations_counted_node(store *s, const char *node, const char *now,
  * Work that outlives a message (the spare driver, the outbox sweep, marking
  * expired reservations) is driven by the worker holding its lease, so several
  * workers on one store never drive it twice, and another takes it over when
- * the holder stops renewing (it died). */
+ * the holder stops renewing (it died, or is paused).
+ *
+ * A lease carries an epoch, a fencing token: 1 when first taken, one more at
+ * every take-over by another owner (an expired lease taken, a dead holder
+ * replaced), the same while its owner renews it. A holder records the
+ * outcome of a step only under store_lease_fence with the epoch the step
+ * started under, so a holder paused past its lease cannot record anything
+ * once another took the lease over. */
 
-/* A name for this process among the store's users: "host:pid:random". */
-#define STORE_OWNER_SIZE 160
+/* A name for this process among the store's users: "host:pid:random", where
+ * host is the host name followed by "@" + the inode of this process's PID
+ * namespace + "." + the kernel's boot id when /proc tells them (leases.h:
+ * what they prove). */
+#define STORE_OWNER_SIZE 192
 void store_owner_name(char out[STORE_OWNER_SIZE]);
 
 /* Take or renew lease `name` for `owner` until `until`, unless another owner
@@ -86,18 +96,24 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
                         const char *until, vf_error *err) __attribute__((warn_unused_result));
 
 /* Give lease `name` up if `owner` holds it (a clean stop), so another worker
- * need not wait for it to expire. Returns 0 or -1. */
+ * need not wait for it to expire: the row is expired, not deleted, and keeps
+ * its epoch. Returns 0 or -1. */
 int store_lease_release(store *s, const char *name, const char *owner, vf_error *err);
+
+/* Delete lease `name` if `owner` holds it: for leases named after their
+ * owner (a worker's presence), which nobody takes over. Returns 0 or -1. */
+int store_lease_forget(store *s, const char *name, const char *owner, vf_error *err);
 
 /* Extend every lease `owner` holds to `until`: a live worker keeps its leases
  * while a long step runs. Returns the number renewed, or -1. */
 int store_leases_renew(store *s, const char *owner, const char *until, vf_error *err)
     __attribute__((warn_unused_result));
 
-/* The owner of lease `name` into holder (size bytes). Returns 1 and fills
- * holder, 0 when nobody holds it, -1 on error. */
-int store_lease_holder(store *s, const char *name, char *holder, size_t size, vf_error *err)
-    __attribute__((warn_unused_result));
+/* The owner of lease `name` into holder (size bytes) and its epoch into
+ * *epoch (may be NULL). Returns 1 and fills them, 0 when nobody holds it,
+ * -1 on error. */
+int store_lease_holder(store *s, const char *name, char *holder, size_t size, int64_t *epoch,
+                       vf_error *err) __attribute__((warn_unused_result));
 
 /* Call fn with the owner of every lease whose name starts with `prefix` and
  * that has not expired at `now`. Returns 0 or -1. */
@@ -106,9 +122,18 @@ int store_leases_live(store *s, const char *prefix, const char *now,
     __attribute__((warn_unused_result));
 
 /* Give lease `name` from `previous` (known to be dead) to `owner` until
- * `until`. Returns 1 if taken, 0 if `previous` no longer held it, -1. */
+ * `until`, at the next epoch. Returns 1 if taken, 0 if `previous` no longer
+ * held it, -1. */
 int store_lease_take_over(store *s, const char *name, const char *previous, const char *owner,
                           const char *now, const char *until, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Inside a write transaction, before recording a step: whether `owner` still
+ * holds lease `name` at `epoch` (expired or not: nobody else took it).
+ * Returns 1 yes (and the lease cannot move until the transaction ends), 0
+ * fenced (another owner or a later epoch: record nothing, roll back), -1 on
+ * error. */
+int store_lease_fence(store *s, const char *name, const char *owner, int64_t epoch, vf_error *err)
     __attribute__((warn_unused_result));
 
 #endif

@@ -407,6 +407,22 @@ static void test_leases(const char *path)
     CHECK(store_lease_acquire(s, "spares", "w1", t2, t3, &err) == 0);
     CHECK(store_lease_release(s, "spares", "w2", &err) == 0);
     CHECK(store_lease_acquire(s, "spares", "w1", t2, t3, &err) == 1);
+    /* Every take-over by another owner is a new epoch (w1, w2, w1: 3), a
+     * clean stop included: the row stays, so epochs never start again. */
+    char holder[STORE_OWNER_SIZE];
+    int64_t epoch = 0;
+    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, &epoch, &err) == 1);
+    CHECK_STR(holder, "w1");
+    CHECKF(epoch == 3, "epoch %lld", (long long)epoch);
+    CHECK(store_lease_acquire(s, "spares", "w1", t2, t3, &err) == 1); /* renewal: same epoch */
+    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, &epoch, &err) == 1 && epoch == 3);
+    /* A record is fenced by the epoch it was started under. */
+    CHECK(store_begin(s, &err) == 0);
+    CHECK(store_lease_fence(s, "spares", "w1", 3, &err) == 1);
+    CHECK(store_lease_fence(s, "spares", "w1", 2, &err) == 0);
+    CHECK(store_lease_fence(s, "spares", "w2", 3, &err) == 0);
+    CHECK(store_commit(s, &err) == 0);
+    CHECK(store_lease_fence(s, "spares", "w1", 3, &err) == -1); /* outside a transaction */
     char owner[STORE_OWNER_SIZE], other[STORE_OWNER_SIZE];
     store_owner_name(owner);
     store_owner_name(other);
@@ -416,14 +432,14 @@ static void test_leases(const char *path)
      * only while it still holds the lease. */
     CHECK(store_leases_renew(s, "w1", "2026-11-22T01:05:00.000Z", &err) == 1);
     CHECK(store_lease_acquire(s, "spares", "w2", t3, t3, &err) == 0);
-    char holder[STORE_OWNER_SIZE];
-    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, &err) == 1);
+    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, NULL, &err) == 1);
     CHECK_STR(holder, "w1");
-    CHECK(store_lease_holder(s, "nothing", holder, sizeof holder, &err) == 0);
+    CHECK(store_lease_holder(s, "nothing", holder, sizeof holder, NULL, &err) == 0);
     CHECK(store_lease_take_over(s, "spares", "w9", "w2", t3, t3, &err) == 0);
     CHECK(store_lease_take_over(s, "spares", "w1", "w2", t3, t3, &err) == 1);
-    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, &err) == 1);
+    CHECK(store_lease_holder(s, "spares", holder, sizeof holder, &epoch, &err) == 1);
     CHECK_STR(holder, "w2");
+    CHECK(epoch == 4);
 
     /* lease_hold takes a lease over at once from a dead process of this
      * machine (a worker restarted after kill -9), not from a live one. */
@@ -431,8 +447,13 @@ static void test_leases(const char *path)
     if (child == 0)
         _exit(0);
     waitpid(child, NULL, 0);
-    char host[64] = "";
-    gethostname(host, sizeof host);
+    /* Our owner name's host part: host name, "@", PID namespace, ".", boot. */
+    char host[128], bare[64] = "";
+    snprintf(host, sizeof host, "%.127s", owner);
+    *strrchr(host, ':') = '\0';
+    *strrchr(host, ':') = '\0';
+    CHECKF(strchr(host, '@') && strchr(strchr(host, '@'), '.'), "scope in %s", owner);
+    snprintf(bare, sizeof bare, "%.*s", (int)(strchr(host, '@') - host), host);
     char dead[STORE_OWNER_SIZE], alive[STORE_OWNER_SIZE];
     snprintf(dead, sizeof dead, "%s:%ld:w_dead", host, (long)child);
     snprintf(alive, sizeof alive, "%s:%ld:w_alive", host, (long)getppid());
@@ -444,12 +465,31 @@ static void test_leases(const char *path)
     char same_pid[STORE_OWNER_SIZE];
     snprintf(same_pid, sizeof same_pid, "%s:%ld:w_earlier_life", host, (long)getpid());
     CHECK(lease_holder_dead(same_pid, owner));
+    /* The same host name and process id in another PID namespace (another
+     * container under the same host name) or another boot is another
+     * process: never judged dead. Nor is a holder named without a scope. */
+    char other_ns[STORE_OWNER_SIZE], other_boot[STORE_OWNER_SIZE], no_scope[STORE_OWNER_SIZE];
+    snprintf(other_ns, sizeof other_ns, "%s@1.%s:%ld:w_x", bare, strchr(host, '.') + 1,
+             (long)getpid());
+    snprintf(other_boot, sizeof other_boot, "%.*s.00000000-0000-0000-0000-000000000000:%ld:w_x",
+             (int)(strchr(host, '.') - host), host, (long)getpid());
+    snprintf(no_scope, sizeof no_scope, "%s:%ld:w_x", bare, (long)getpid());
+    CHECK(!lease_holder_dead(other_ns, owner));
+    CHECK(!lease_holder_dead(other_boot, owner));
+    CHECK(!lease_holder_dead(no_scope, owner));
+    CHECK(!lease_holder_dead(dead, no_scope));
 
     CHECK(store_lease_acquire(s, "job-alive", alive, t0, "2999-01-01T00:00:00.000Z", &err) == 1);
-    CHECK(lease_hold(s, "job-alive", owner, &err) == 0);
+    CHECK(lease_hold(s, "job-alive", owner, NULL, &err) == 0);
+    CHECK(store_lease_acquire(s, "job-other-ns", other_ns, t0, "2999-01-01T00:00:00.000Z", &err) ==
+          1);
+    CHECK(lease_hold(s, "job-other-ns", owner, NULL, &err) == 0);
     CHECK(store_lease_acquire(s, "job-dead", dead, t0, "2999-01-01T00:00:00.000Z", &err) == 1);
-    CHECK(lease_hold(s, "job-dead", owner, &err) == 1);
-    CHECK(lease_hold(s, "job-free", owner, &err) == 1);
+    epoch = 0;
+    CHECK(lease_hold(s, "job-dead", owner, &epoch, &err) == 1 && epoch == 2);
+    CHECK(lease_still_held(s, "job-dead", owner, 2, &err) == 1);
+    CHECK(lease_still_held(s, "job-dead", owner, 1, &err) == 0);
+    CHECK(lease_hold(s, "job-free", owner, &epoch, &err) == 1 && epoch == 1);
     CHECK(lease_renew_all(s, owner, &err) == 0);
 
     /* Workers announce themselves; a dead one does not count as alive. */

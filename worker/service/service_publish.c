@@ -220,7 +220,7 @@ int service_sweep_outbox(service *svc, bool stopping, vf_error *err)
      * sweeps; the others' own events go out as usual after their batches. */
     char grace[STORE_TIME_SIZE];
     store_format_time(clock_wall_ms() - OUTBOX_GRACE_MS, grace);
-    int held = lease_hold(svc->store, "housekeeping", svc->owner, err);
+    int held = lease_hold(svc->store, "housekeeping", svc->owner, NULL, err);
     if (held < 0)
         return -1;
     if (held == 0)
