@@ -65,6 +65,7 @@ typedef struct outcome {
     char delivered_at[STORE_TIME_SIZE];
     double seconds;   /* the attempt's POST, for metrics; < 0 unknown */
     bool interrupted; /* given back at stop: not an attempt */
+    int64_t epoch;    /* of the "deliveries" lease when the delivery was claimed */
 } outcome;
 
 struct relay {
@@ -86,6 +87,7 @@ struct relay {
     bool changed;                 /* something happened that may make more deliveries due */
     char owner[STORE_OWNER_SIZE]; /* this relay, in the store's "deliveries" lease */
     bool lease_held;              /* this relay sends; the others only record events */
+    int64_t epoch;                /* of the lease while held: what claims and outcomes carry */
     bool standby_said;
     int64_t lease_checked_ms;
     int64_t last_scan_ms;
@@ -461,6 +463,7 @@ static void record_result(relay *r, relay_result *res)
     o->event_id = q->event_id;
     q->event_id = NULL;
     o->receiver = q->receiver;
+    o->epoch = q->epoch;
     o->attempts = q->attempts_before + 1;
     o->code = res->transport_ok ? (int)res->status : 0;
     o->seconds = q->started_us ? (double)(clock_mono_us() - q->started_us) / 1e6 : -1;
@@ -524,15 +527,20 @@ static int claim_one(const store_delivery *d, void *user)
     q->body_len = strlen(d->body);
     q->receiver = c->receiver;
     q->attempts_before = d->attempts;
+    q->epoch = r->epoch;
     r->n_claimed++;
     return 0;
 }
 
 /* Several relays may share one store: every one records the events it
  * consumes, and the holder of the "deliveries" lease (leases.h) sends them,
- * so no delivery is sent by two relays at once. Taking the lease, a relay
- * makes due again what the previous holder (or its own earlier life) left
- * 'delivering': that holder is gone, and the outcome unknown. */
+ * so no delivery is sent by two relays at once. Taking the lease at a new
+ * epoch, a relay makes due again what the previous holder left 'delivering':
+ * that holder is gone (or paused: its late outcomes are fenced), and the
+ * outcome unknown. Renewing its own lease (the same epoch) it requeues
+ * nothing: those rows are its own requests in flight. A renewal that fails
+ * (a busy or unreachable store) changes nothing: it does not show another
+ * holder, and nothing is claimed or recorded without a fenced commit. */
 static bool hold_deliveries(relay *r)
 {
     int64_t now = now_ms();
@@ -541,23 +549,31 @@ static bool hold_deliveries(relay *r)
     r->lease_checked_ms = now;
     vf_error err;
     vf_error_init(&err);
-    int held = lease_hold(r->store, "deliveries", r->owner, &err);
-    if (held < 0)
-        log_warn("deliveries: %s; not sending until the lease is renewed", err.text);
-    if (held > 0 && !r->lease_held) {
+    int64_t epoch = 0;
+    int held = lease_hold(r->store, "deliveries", r->owner, &epoch, &err);
+    if (held < 0) {
+        log_warn("deliveries: %s; the lease is checked again (nothing is claimed or recorded "
+                 "until the store answers)",
+                 err.text);
+        return r->lease_held;
+    }
+    if (held > 0 && (!r->lease_held || epoch != r->epoch)) {
         char at[STORE_TIME_SIZE];
         format_ms(now, at);
         int requeued = store_deliveries_requeue(r->store, at, &err);
         if (requeued < 0) {
             log_warn("deliveries: %s; trying again", err.text);
+            r->lease_held = false;
             return false;
         }
         if (requeued > 0)
             log_warn("%d deliveries were interrupted by the last stop of the relay sending them; "
                      "they are due again",
                      requeued);
-        log_info("deliveries: this relay sends them (it holds the store's lease)");
-    } else if (held <= 0 && r->lease_held) {
+        r->epoch = epoch;
+        log_info("deliveries: this relay sends them (it holds the store's lease, epoch %lld)",
+                 (long long)epoch);
+    } else if (held == 0 && r->lease_held) {
         log_warn("deliveries: another relay holds the lease now; this one only records events");
     } else if (held == 0 && !r->standby_said) {
         log_info("deliveries: another relay sends them; this one records events and stands by");
@@ -565,6 +581,50 @@ static bool hold_deliveries(relay *r)
     }
     r->lease_held = held > 0;
     return r->lease_held;
+}
+
+/* Inside the turn's transaction: outcomes and claims are recorded only while
+ * this relay holds the lease at the epoch they were made under. Those of an
+ * older epoch are dropped: the holder of a later one made those deliveries
+ * due again. Returns 0, or -1 with err. */
+static int fence_turn(relay *r, vf_error *err)
+{
+    if (r->n_outcomes == 0 && r->n_claimed == 0)
+        return 0;
+    int current = 0;
+    if (r->lease_held) {
+        current = store_lease_fence(r->store, "deliveries", r->owner, r->epoch, err);
+        if (current < 0)
+            return -1;
+    }
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < r->n_outcomes; i++) {
+        if (current && r->outcomes[i].epoch == r->epoch) {
+            r->outcomes[kept++] = r->outcomes[i];
+            continue;
+        }
+        outcome_clear(&r->outcomes[i]);
+        dropped++;
+    }
+    r->n_outcomes = kept;
+    if (!current) {
+        for (size_t i = 0; i < r->n_claimed; i++)
+            request_clear(&r->claimed[i]);
+        dropped += r->n_claimed;
+        r->n_claimed = 0;
+    }
+    if (dropped > 0)
+        log_warn("deliveries: fenced: %zu outcomes or claims made under an older epoch of the "
+                 "lease are not recorded (another relay took it over and sends them again)",
+                 dropped);
+    if (!current && r->lease_held) {
+        log_warn("deliveries: another relay took the lease over (this one held epoch %lld); "
+                 "this one only records events",
+                 (long long)r->epoch);
+        r->lease_held = false;
+        r->lease_checked_ms = now_ms();
+    }
+    return 0;
 }
 
 /* Read the due deliveries of every receiver with free slots into r->claimed. */
@@ -645,7 +705,8 @@ static void commit_turn(relay *r, bool scan)
         return;
     if (store_begin(r->store, &err) < 0)
         goto failed;
-    if (write_turn(r, now, &err) < 0 || store_commit(r->store, &err) < 0) {
+    if (fence_turn(r, &err) < 0 || write_turn(r, now, &err) < 0 ||
+        store_commit(r->store, &err) < 0) {
         store_rollback(r->store, NULL);
         relay_metrics_store_writable(r->metrics, false);
         goto failed;
@@ -709,6 +770,7 @@ static void give_back(relay_request *q, void *ctx)
         o->event_id = q->event_id;
         q->event_id = NULL;
         o->receiver = q->receiver;
+        o->epoch = q->epoch;
         o->status = "pending";
         o->attempts = q->attempts_before;
         format_ms(now_ms(), o->next_at);

@@ -30,6 +30,7 @@ typedef struct relay_request {
     size_t receiver;     /* index into the receivers array */
     int attempts_before; /* attempts recorded before this one */
     int64_t started_us;  /* monotonic, when the POST started (the caller's, for metrics) */
+    int64_t epoch;       /* the caller's: the lease epoch it was claimed under */
     void *user;          /* caller's, returned as it is */
 } relay_request;
 
