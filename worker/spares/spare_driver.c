@@ -34,6 +34,7 @@
 struct spare_driver {
     const vf_config *config;
     char owner[STORE_OWNER_SIZE]; /* this worker, in the "spares" lease */
+    int64_t epoch;                /* of the "spares" lease as last held; 0: not held yet */
     store *store;
     pthread_t thread;
     bool running;
@@ -482,6 +483,7 @@ typedef struct step_outcome {
     bool polled; /* provisioning with a gitlab pipeline pending: its status was asked */
     char pipeline_status[32]; /* polled: gitlab's answer; "" when the poll failed */
     int evicted;              /* releasing: pods evicted from the node */
+    bool fenced;              /* the lease moved on before a call to the outside */
 } step_outcome;
 
 static bool pipeline_pending(const spare_driver *d, const store_spare *s)
@@ -541,12 +543,29 @@ static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error 
     }
 }
 
-/* The I/O of the step, outside any transaction. */
-static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, step_outcome *o)
+/* Before a call to the outside within a step started under `epoch`: whether
+ * this worker still holds the "spares" lease at that epoch (leases.h). */
+static bool still_holder(spare_driver *d, const store_spare *s, int64_t epoch)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int held = lease_still_held(d->store, "spares", d->owner, epoch, &err);
+    if (held < 0)
+        log_warn("spare %s: %s; the step is done again", s->name, err.text);
+    else if (held == 0)
+        log_warn("spare %s: fenced: another worker took the spares lease over (this one held "
+                 "epoch %lld); not calling the provisioner",
+                 s->name, (long long)epoch);
+    return held > 0;
+}
+
+/* The I/O of the step, outside any transaction, under lease epoch `epoch`. */
+static void do_io(spare_driver *d, const store_spare *s, int64_t epoch, const clock_now *now,
+                  step_outcome *o)
 {
     memset(o, 0, sizeof *o);
-    spare_target target = {s->name,   s->node, s->ip,      s->vmid,      s->cpu,
-                           s->memory, s->disk, s->cluster, s->upgrade_id};
+    spare_target target = {s->name,   s->node, s->ip,      s->vmid,       s->cpu,
+                           s->memory, s->disk, s->cluster, s->upgrade_id, NULL};
     if (pipeline_pending(d, s)) {
         vf_error err;
         vf_error_init(&err);
@@ -558,12 +577,20 @@ static void do_io(spare_driver *d, const store_spare *s, const clock_now *now, s
         vf_error err;
         vf_error_init(&err);
         const char *action = is(s, "provisioning") ? "create" : "destroy";
+        char key[SPARE_IDEMPOTENCY_KEY_SIZE];
+        spare_idempotency_key(s->task_id, s->name, action, key);
+        target.idempotency_key = key;
         spare_kube_api api;
         /* The node leaves Kubernetes before its VM goes. */
         o->ok = true;
         if (is(s, "releasing"))
             o->ok = spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
                     spare_kube_release(d->config, &api, s->name, &d->stop, &o->evicted, &err) == 0;
+        /* Draining a node can take long: the lease may have moved on. */
+        if (o->ok && is(s, "releasing") && !still_holder(d, s, epoch)) {
+            o->fenced = true;
+            return;
+        }
         if (o->ok)
             o->ok =
                 spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
@@ -769,15 +796,27 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
  * lease drives spares (leases.h): it takes or renews the lease before every
  * step, the worker renews it while the step runs, and a worker that dies
  * stops renewing, so another takes over. While nothing is due nobody needs
- * it. */
-static bool hold_lease(spare_driver *d)
+ * it. *epoch gets the lease's epoch, under which the step runs and records. */
+static bool hold_lease(spare_driver *d, int64_t *epoch)
 {
     vf_error err;
     vf_error_init(&err);
-    int held = lease_hold(d->store, "spares", d->owner, &err);
+    int held = lease_hold(d->store, "spares", d->owner, epoch, &err);
     if (held < 0)
         log_warn("spares: %s; not driving spares until the lease is held", err.text);
     return held > 0;
+}
+
+/* Inside the step's transaction: 1 when this worker still holds the lease at
+ * `epoch`, 0 (logged) when another took it over meanwhile, -1 with err. */
+static int fence(spare_driver *d, const char *what, int64_t epoch, vf_error *err)
+{
+    int current = store_lease_fence(d->store, "spares", d->owner, epoch, err);
+    if (current == 0)
+        log_warn("%s: fenced: another worker took the spares lease over (this one held epoch "
+                 "%lld) while the step ran; its outcome is not recorded",
+                 what, (long long)epoch);
+    return current;
 }
 
 static int step_one(const store_spare *spare, void *user)
@@ -790,10 +829,19 @@ static int step_one(const store_spare *spare, void *user)
     clock_now now;
     step_outcome outcome;
     read_clock(&now);
-    if (!hold_lease(d))
+    int64_t epoch = 0;
+    if (!hold_lease(d, &epoch))
         return 1;
-    do_io(d, spare, &now, &outcome);
-    if (outcome.interrupted)
+    if (epoch != d->epoch) {
+        /* Newly taken (at start, or over from another worker): the spares
+         * were listed before, perhaps before the last holder's records. */
+        log_info("spares: this worker drives them (it holds the store's lease, epoch %lld)",
+                 (long long)epoch);
+        d->epoch = epoch;
+        return 1;
+    }
+    do_io(d, spare, epoch, &now, &outcome);
+    if (outcome.interrupted || outcome.fenced)
         return 1;
     read_clock(&now);
     vf_error err;
@@ -802,12 +850,15 @@ static int step_one(const store_spare *spare, void *user)
         log_warn("spare %s: %s; the step is done again", spare->name, err.text);
         return 0;
     }
-    int rc = record_step(d, spare, &outcome, &now, &err);
+    int current = fence(d, spare->name, epoch, &err);
+    int rc = current <= 0 ? -1 : record_step(d, spare, &outcome, &now, &err);
     if (rc == 0 && store_commit(d->store, &err) < 0)
         rc = -1;
     if (rc != 0) {
         vf_error ignored;
         (void)store_rollback(d->store, &ignored);
+        if (current == 0)
+            return 1; /* stop acting: the holder of the later epoch drives */
         if (rc < 0)
             log_warn("spare %s: recording a step failed: %s; it is done again", spare->name,
                      err.text);
@@ -921,13 +972,20 @@ static void expire_forgotten(spare_driver *d)
     json_object_foreach(upgrades, upgrade_id, unused)
     {
         /* Only the lease holder acts, as for every other step. */
-        if (d->stop || !hold_lease(d))
+        int64_t epoch = 0;
+        if (d->stop || !hold_lease(d, &epoch))
             break;
         if (store_begin(d->store, &err) < 0) {
             log_warn("spares: %s; spare.max_age checked again later", err.text);
             break;
         }
-        int rc = release_forgotten(d, &all, upgrade_id, cutoff, &now, &err);
+        int current = fence(d, "spare.max_age", epoch, &err);
+        if (current == 0) {
+            vf_error ignored;
+            (void)store_rollback(d->store, &ignored);
+            break;
+        }
+        int rc = current < 0 ? -1 : release_forgotten(d, &all, upgrade_id, cutoff, &now, &err);
         if (rc == 0 && store_commit(d->store, &err) < 0)
             rc = -1;
         if (rc != 0) {

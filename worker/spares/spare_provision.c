@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 
 #include "http.h"
 #include "spare_kube.h"
@@ -56,6 +57,26 @@ static void format_numbers(const spare_target *t, char vmid[24], char cpu[24], c
     snprintf(disk, 24, "%lld", (long long)t->disk);
 }
 
+void spare_idempotency_key(const char *task_id, const char *name, const char *action,
+                           char out[SPARE_IDEMPOTENCY_KEY_SIZE])
+{
+    /* NUL-separated, so ("a:b", "c") and ("a", "b:c") differ. */
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    bool ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
+              EVP_DigestUpdate(md, task_id, strlen(task_id) + 1) == 1 &&
+              EVP_DigestUpdate(md, name, strlen(name) + 1) == 1 &&
+              EVP_DigestUpdate(md, action, strlen(action) + 1) == 1 &&
+              EVP_DigestFinal_ex(md, digest, &length) == 1 && length >= 16;
+    EVP_MD_CTX_free(md);
+    if (!ok)
+        memset(digest, 0, 16); /* unreachable in practice; still one key per step */
+    int at = snprintf(out, SPARE_IDEMPOTENCY_KEY_SIZE, "vf1-");
+    for (int i = 0; i < 16; i++)
+        at += snprintf(out + at, (size_t)(SPARE_IDEMPOTENCY_KEY_SIZE - at), "%02x", digest[i]);
+}
+
 /* ---- gitlab ---- */
 
 static int run_gitlab(const vf_config *config, const spare_target *t, const char *action,
@@ -97,6 +118,7 @@ static int run_gitlab(const vf_config *config, const spare_target *t, const char
         {"variables[CLUSTER]", t->cluster ? t->cluster : ""},
         {"variables[UPGRADE_ID]", t->upgrade_id},
         {"variables[ACTION]", action},
+        {"variables[IDEMPOTENCY_KEY]", t->idempotency_key ? t->idempotency_key : ""},
     };
     http_request req = {.url = url, .timeout_s = config->spare.provisioner.timeout_s};
     http_response resp;
@@ -147,12 +169,21 @@ static int run_command(const vf_config *config, const spare_target *t, const cha
     }
     char vmid[24], cpu[24], memory[24], disk[24];
     format_numbers(t, vmid, cpu, memory, disk);
-    const char *names[] = {"VIRTFLOW_VM_NAME", "VIRTFLOW_HOST",    "VIRTFLOW_HOST_IP",
-                           "VIRTFLOW_VMID",    "VIRTFLOW_CPU",     "VIRTFLOW_MEMORY",
-                           "VIRTFLOW_DISK",    "VIRTFLOW_CLUSTER", "VIRTFLOW_UPGRADE_ID",
-                           "VIRTFLOW_ACTION"};
-    const char *values[] = {t->name, t->host, t->host_ip ? t->host_ip : "", vmid,          cpu,
-                            memory,  disk,    t->cluster ? t->cluster : "", t->upgrade_id, action};
+    const char *names[] = {
+        "VIRTFLOW_VM_NAME",    "VIRTFLOW_HOST",   "VIRTFLOW_HOST_IP",        "VIRTFLOW_VMID",
+        "VIRTFLOW_CPU",        "VIRTFLOW_MEMORY", "VIRTFLOW_DISK",           "VIRTFLOW_CLUSTER",
+        "VIRTFLOW_UPGRADE_ID", "VIRTFLOW_ACTION", "VIRTFLOW_IDEMPOTENCY_KEY"};
+    const char *values[] = {t->name,
+                            t->host,
+                            t->host_ip ? t->host_ip : "",
+                            vmid,
+                            cpu,
+                            memory,
+                            disk,
+                            t->cluster ? t->cluster : "",
+                            t->upgrade_id,
+                            action,
+                            t->idempotency_key ? t->idempotency_key : ""};
     enum { N_VARS = sizeof names / sizeof names[0] };
     size_t n_env = 0;
     while (environ && environ[n_env])

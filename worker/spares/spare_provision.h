@@ -2,10 +2,12 @@
  * call each, for the spare driver's thread.
  *
  *   provisioner gitlab   POST {url}/api/v4/projects/{project}/trigger/pipeline
- *                        (form: token, ref, variables[VM_NAME], ...[ACTION]);
+ *                        (form: token, ref, variables[VM_NAME], ...[ACTION],
+ *                        variables[IDEMPOTENCY_KEY]);
  *                        201 carries the pipeline's "id" and "web_url"
  *   provisioner command  argv from the config, run without a shell, with
- *                        VIRTFLOW_VM_NAME ... VIRTFLOW_ACTION in its environment;
+ *                        VIRTFLOW_VM_NAME ... VIRTFLOW_ACTION and
+ *                        VIRTFLOW_IDEMPOTENCY_KEY in its environment;
  *                        exit 0 is success; its process group is killed at
  *                        provisioner.timeout_s
  *   provisioner none     nothing to do: success
@@ -14,6 +16,11 @@
  *                        (the API of the spare's cluster, spare_kube.h):
  *                        the node's Ready condition is "True"
  *   readiness none       ready at once
+ *
+ * The idempotency key names one step of one spare (spare_idempotency_key):
+ * a run repeated for the same step (a retry, or another worker that took the
+ * "spares" lease over from a paused one) carries the same key, so the
+ * provisioner can recognise a create it has already done.
  *
  * Tokens are read from their files at each call (a rotated file is picked up)
  * and never reach an error text or a log line. */
@@ -38,7 +45,17 @@ typedef struct spare_target {
     int64_t disk;        /* GiB */
     const char *cluster; /* may be NULL */
     const char *upgrade_id;
+    const char *idempotency_key; /* spare_idempotency_key of this step */
 } spare_target;
+
+/* "vf1-" + 32 hex digits. */
+#define SPARE_IDEMPOTENCY_KEY_SIZE 40
+
+/* The key of step `action` ("create", "destroy") of spare `name` of prepare
+ * task `task_id`: the same for every run of that step, by any worker, and
+ * different for any other step or spare (a digest of the three). */
+void spare_idempotency_key(const char *task_id, const char *name, const char *action,
+                           char out[SPARE_IDEMPOTENCY_KEY_SIZE]);
 
 typedef struct spare_provision_result {
     int64_t pipeline_id;    /* gitlab: the pipeline triggered; -1 otherwise */
