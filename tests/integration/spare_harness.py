@@ -162,3 +162,109 @@ class World:
     def check_events_valid(self, checks):
         self.collect(timeout=0.5)
         checks.check(not self.invalid, "every event matches schema/event.json (%s)" % self.invalid[:2])
+
+
+PAUSED_PROVISIONER = """#!/usr/bin/python3
+import json, os, time
+def note(event):
+    with open(%(record)r, "a") as f:
+        f.write(json.dumps({"event": event, "ppid": os.getppid(),
+                            "action": os.environ.get("VIRTFLOW_ACTION"),
+                            "name": os.environ.get("VIRTFLOW_VM_NAME"),
+                            "key": os.environ.get("VIRTFLOW_IDEMPOTENCY_KEY")}) + "\\n")
+note("start")
+if os.environ.get("VIRTFLOW_ACTION") == "create":
+    time.sleep(3)
+note("end")
+"""
+
+
+def paused_holder(kind, checks):
+    """Two workers on one store (kind: "sqlite" or "postgresql"). The one
+    driving the spares is paused (SIGSTOP) in the middle of a create, longer
+    than the "spares" lease lives; the other takes the lease over and runs
+    the same create again. Whatever the paused worker does once resumed, the
+    repeated create carries the same idempotency key as the first, the stale
+    worker's record of it is refused, it calls the provisioner no more, and
+    each spare is recorded created once."""
+    import signal
+    import stat
+    directory = vftest.tempdir("paused")
+    record = os.path.join(directory, "calls.jsonl")
+    script = os.path.join(directory, "provision.py")
+    with open(script, "w") as f:
+        f.write(PAUSED_PROVISIONER % {"record": record})
+    os.chmod(script, os.stat(script).st_mode | stat.S_IXUSR)
+
+    def calls(event="start", action="create"):
+        if not os.path.exists(record):
+            return []
+        with open(record) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        return [r for r in rows if r["event"] == event and r["action"] == action]
+
+    world = World("paused" + kind[:2], n_hosts=3, provisioner="command", command=[script],
+                  fake_args=["--nodes-exist", "--ready-after-polls", "1"],
+                  postgresql=kind == "postgresql")
+    paused = b = None
+    try:
+        a = world.start()
+        b = vftest.Worker(world.config, world.directory, name="worker-b").start()
+        vftest.wait_until(lambda: "consuming" in b.log(), 30, "the second worker to consume")
+        workers = {a.proc.pid: a, b.proc.pid: b}
+        world.prepare("paused-1", "upg-paused", count=2, ready_timeout_s=60)
+        vftest.wait_until(lambda: calls(), 30, "the first create to start")
+        first = calls()[0]
+        paused = workers.get(first["ppid"])
+        checks.check(paused is not None, "%s: a worker runs the first create (%s)" % (kind, first))
+        if paused is None:
+            return
+        other = b if paused is a else a
+        os.kill(paused.proc.pid, signal.SIGSTOP)
+        print("%s: paused the worker running the create of %s (pid %d)"
+              % (kind, first["name"], paused.proc.pid), flush=True)
+        again = lambda: [c for c in calls() if c["name"] == first["name"]
+                         and c["ppid"] == other.proc.pid]
+        try:
+            vftest.wait_until(again, 45, "the other worker to take the lease and create again")
+        finally:
+            os.kill(paused.proc.pid, signal.SIGCONT)
+        print("%s: resumed it once the other worker ran the same create" % kind, flush=True)
+        status = world.wait_status("paused-1", ("ready", "failed"), timeout=60)
+        checks.check(status[0] == "ready", "%s: the spares reach ready (%s)" % (kind, (status,)))
+
+        creates = calls()
+        keys = {}
+        for c in creates:
+            keys.setdefault(c["name"], set()).add(c["key"])
+        print("%s: creates %s" % (kind, [(c["name"], c["ppid"], c["key"]) for c in creates]))
+        checks.check(all(c["key"] for c in creates),
+                     "%s: every create carries an idempotency key" % kind)
+        checks.check(len(keys) == 2 and all(len(k) == 1 for k in keys.values()),
+                     "%s: the repeated create has the first one's key, one key per spare (%s)"
+                     % (kind, keys))
+        checks.check(len(set().union(*keys.values())) == 2 if keys else False,
+                     "%s: the two spares have different keys" % kind)
+        stale = [c for c in creates if c["ppid"] == paused.proc.pid]
+        checks.check(len(stale) == 1,
+                     "%s: the resumed worker calls the provisioner no more (%d creates)"
+                     % (kind, len(stale)))
+        log = paused.log()
+        checks.check("fenced" in log, "%s: the resumed worker's record is refused (fenced)" % kind)
+        checks.check("spare %s created" % first["name"] not in log,
+                     "%s: the resumed worker records no create" % kind)
+        created = {}
+        for _, detail in world.history("paused-1"):
+            d = json.loads(detail) if detail else {}
+            if d.get("step") == "created":
+                created[d["spare"]] = created.get(d["spare"], 0) + 1
+        checks.check(sorted(created.values()) == [1, 1],
+                     "%s: each spare recorded created once (%s)" % (kind, created))
+        checks.check(other.stop() == 0, "%s: the other worker stops cleanly" % kind)
+        checks.check(paused.stop() == 0, "%s: the resumed worker stops cleanly" % kind)
+    finally:
+        if paused is not None and paused.alive():
+            os.kill(paused.proc.pid, signal.SIGCONT)
+        if b is not None and b.alive():
+            b.stop()
+        world.close()

@@ -578,7 +578,7 @@ static void do_io(spare_driver *d, const store_spare *s, int64_t epoch, const cl
         vf_error_init(&err);
         const char *action = is(s, "provisioning") ? "create" : "destroy";
         char key[SPARE_IDEMPOTENCY_KEY_SIZE];
-        spare_idempotency_key(s->task_id, s->name, action, key);
+        spare_idempotency_key(s->task_id, s->name, s->created_at, action, key);
         target.idempotency_key = key;
         spare_kube_api api;
         /* The node leaves Kubernetes before its VM goes. */

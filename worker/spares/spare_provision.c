@@ -57,9 +57,11 @@ static void format_numbers(const spare_target *t, char vmid[24], char cpu[24], c
     snprintf(disk, 24, "%lld", (long long)t->disk);
 }
 
-void spare_idempotency_key(const char *task_id, const char *name, const char *action,
-                           char out[SPARE_IDEMPOTENCY_KEY_SIZE])
+void spare_idempotency_key(const char *task_id, const char *name, const char *created_at,
+                           const char *action, char out[SPARE_IDEMPOTENCY_KEY_SIZE])
 {
+    if (!created_at)
+        created_at = "";
     /* NUL-separated, so ("a:b", "c") and ("a", "b:c") differ. */
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
@@ -67,6 +69,7 @@ void spare_idempotency_key(const char *task_id, const char *name, const char *ac
     bool ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
               EVP_DigestUpdate(md, task_id, strlen(task_id) + 1) == 1 &&
               EVP_DigestUpdate(md, name, strlen(name) + 1) == 1 &&
+              EVP_DigestUpdate(md, created_at, strlen(created_at) + 1) == 1 &&
               EVP_DigestUpdate(md, action, strlen(action) + 1) == 1 &&
               EVP_DigestFinal_ex(md, digest, &length) == 1 && length >= 16;
     EVP_MD_CTX_free(md);

@@ -52,10 +52,12 @@ typedef struct spare_target {
 #define SPARE_IDEMPOTENCY_KEY_SIZE 40
 
 /* The key of step `action` ("create", "destroy") of spare `name` of prepare
- * task `task_id`: the same for every run of that step, by any worker, and
- * different for any other step or spare (a digest of the three). */
-void spare_idempotency_key(const char *task_id, const char *name, const char *action,
-                           char out[SPARE_IDEMPOTENCY_KEY_SIZE]);
+ * task `task_id`, placed at `created_at` (the spare row's; may be NULL): the
+ * same for every run of that step, by any worker, and different for any
+ * other step or spare, a task id used again in another store included (a
+ * digest of the four). */
+void spare_idempotency_key(const char *task_id, const char *name, const char *created_at,
+                           const char *action, char out[SPARE_IDEMPOTENCY_KEY_SIZE]);
 
 typedef struct spare_provision_result {
     int64_t pipeline_id;    /* gitlab: the pipeline triggered; -1 otherwise */
