@@ -129,7 +129,8 @@ def event(n, type_="task.completed"):
 
 class Receiver:
     """A verifying receiver on 127.0.0.1. mode: 'ok', 'fail' (500), 'busy'
-    (429 + Retry-After), 'hang' (answer after hang_s). Counts verified
+    (429 + Retry-After), 'hang' (answer after hang_s), 'slow' (accept after
+    hang_s, counted as 'ok'). Counts verified
     2xx-answered requests per id and keeps the raw bodies."""
 
     def __init__(self, secrets, port=None, mode="ok", hang_s=3.0, retry_after="2", tls=None):
@@ -175,6 +176,9 @@ class Receiver:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
+                if mode == "slow":
+                    time.sleep(owner.hang_s)
+                    mode = "ok"
                 if mode == "hang":
                     time.sleep(owner.hang_s)
                     try:
@@ -260,10 +264,12 @@ class Relay:
             f.write("\n".join(lines) + "\n")
         self.proc = None
 
-    def start(self, env=None, wait=True):
+    def start(self, env=None, wait=True, prefix=()):
+        """prefix: a command that runs the relay (e.g. unshare ...)."""
         count = self.log_text().count("consuming virtflow.relay") if os.path.exists(self.log) else 0
         logf = open(self.log, "a")
-        self.proc = subprocess.Popen([RELAY, "-c", self.config], stdout=logf, stderr=logf,
+        self.proc = subprocess.Popen(list(prefix) + [RELAY, "-c", self.config], stdout=logf,
+                                     stderr=logf,
                                      env=dict(os.environ, **(env or {})))
         if wait:
             wait_for(lambda: self.log_text().count("consuming virtflow.relay") > count or
