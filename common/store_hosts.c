@@ -242,14 +242,7 @@ int store_reservations_counted_node(store *s, const char *node, const char *now,
     store_bind_text(st, 1, node);
     store_bind_text(st, 2, now);
     store_bind_text(st, 3, view_at);
-    store_rows rows = {0};
-    if (store_rows_collect(s, st, 0, &rows, "listing a host's reservations", err) != 0) {
-        store_rows_free(&rows);
-        return -1;
-    }
-    store_reservation_rows_each(&rows, fn, ctx);
-    store_rows_free(&rows);
-    return 0;
+    return store_reservations_each(s, st, "listing a host's reservations", fn, ctx, err);
 }
 
 int store_lease_acquire(store *s, const char *name, const char *owner, const char *now,

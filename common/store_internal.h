@@ -157,6 +157,10 @@ void store_rows_free(store_rows *rows);
 /* Call fn for each collected row of a SELECT STORE_RESERVATION_COLUMNS, until
  * it returns non-zero. */
 void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn, void *ctx);
+/* Run `st` (bound, a SELECT of STORE_RESERVATION_COLUMNS), then call fn for
+ * each row as above. Returns 0, or -1 with err ("<what>: ..."). */
+int store_reservations_each(store *s, db_stmt *st, const char *what, store_reservation_fn fn,
+                            void *ctx, vf_error *err) __attribute__((warn_unused_result));
 
 /* Column `column` of row `row`; text is NULL for SQL NULL and lives as long
  * as rows. */

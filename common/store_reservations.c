@@ -103,6 +103,19 @@ void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn
     }
 }
 
+int store_reservations_each(store *s, db_stmt *st, const char *what, store_reservation_fn fn,
+                            void *ctx, vf_error *err)
+{
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 0, &rows, what, err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    store_reservation_rows_each(&rows, fn, ctx);
+    store_rows_free(&rows);
+    return 0;
+}
+
 int store_reservations_live(store *s, const char *now, store_reservation_fn fn, void *ctx,
                             vf_error *err)
 {
@@ -113,14 +126,7 @@ int store_reservations_live(store *s, const char *now, store_reservation_fn fn, 
     if (!st)
         return -1;
     store_bind_text(st, 1, now);
-    store_rows rows = {0};
-    if (store_rows_collect(s, st, 0, &rows, "listing reservations", err) != 0) {
-        store_rows_free(&rows);
-        return -1;
-    }
-    store_reservation_rows_each(&rows, fn, ctx);
-    store_rows_free(&rows);
-    return 0;
+    return store_reservations_each(s, st, "listing reservations", fn, ctx, err);
 }
 
 /* Three disjoint sets, each one index range (schema/009): held; ended by
@@ -142,14 +148,7 @@ int store_reservations_counted(store *s, const char *now, const char *view_at,
         return -1;
     store_bind_text(st, 1, now);
     store_bind_text(st, 2, view_at);
-    store_rows rows = {0};
-    if (store_rows_collect(s, st, 0, &rows, "listing reservations", err) != 0) {
-        store_rows_free(&rows);
-        return -1;
-    }
-    store_reservation_rows_each(&rows, fn, ctx);
-    store_rows_free(&rows);
-    return 0;
+    return store_reservations_each(s, st, "listing reservations", fn, ctx, err);
 }
 
 int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)

@@ -62,6 +62,24 @@ static hostset *make_hosts(size_t n)
     return set;
 }
 
+/* An engine with the benchmark's parameters over `hosts`; exits on error. */
+static sched_engine *make_engine(const hostset *hosts)
+{
+    sched_params params = {.overcommit_cpu = 4.0,
+                           .overcommit_memory = 1.0,
+                           .dedicated_exclusive = true,
+                           .subset_size = 1,
+                           .seed = 1};
+    vf_error err;
+    vf_error_init(&err);
+    sched_engine *engine = sched_engine_new(&params, &err);
+    if (!engine || sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
+        fprintf(stderr, "bench: %s\n", err.text);
+        exit(1);
+    }
+    return engine;
+}
+
 /* VARIED: decide + reserve with a different vCPU count each time (97 shapes,
  * more than the engine keeps scores for), the worst case for kept scores. */
 typedef enum { PLAIN, REGEX, RESERVE, VARIED } bench_mode;
@@ -75,18 +93,9 @@ static long peak_rss_kib(void)
 static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_decisions)
 {
     hostset *hosts = make_hosts(n_hosts);
-    sched_params params = {.overcommit_cpu = 4.0,
-                           .overcommit_memory = 1.0,
-                           .dedicated_exclusive = true,
-                           .subset_size = 1,
-                           .seed = 1};
     vf_error err;
     vf_error_init(&err);
-    sched_engine *engine = sched_engine_new(&params, &err);
-    if (!engine || sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
-        fprintf(stderr, "bench: %s\n", err.text);
-        exit(1);
-    }
+    sched_engine *engine = make_engine(hosts);
     sched_request req;
     sched_request_init(&req);
     req.cpu = 2;
@@ -152,18 +161,9 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
 static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
 {
     hostset *hosts = make_hosts(n_hosts);
-    sched_params params = {.overcommit_cpu = 4.0,
-                           .overcommit_memory = 1.0,
-                           .dedicated_exclusive = true,
-                           .subset_size = 1,
-                           .seed = 1};
     vf_error err;
     vf_error_init(&err);
-    sched_engine *engine = sched_engine_new(&params, &err);
-    if (!engine || sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
-        fprintf(stderr, "bench: %s\n", err.text);
-        exit(1);
-    }
+    sched_engine *engine = make_engine(hosts);
     sched_request req;
     sched_request_init(&req);
     req.cpu = 100000;

@@ -101,15 +101,31 @@ static void fixture_close(fixture *f)
     rmdir(f->dir);
 }
 
-/* One message through the handler in its own transaction, as the worker's
- * round does it (trusted publisher "guest", the default login). */
-static inline int
-handle_with(fixture *f, int (*fn)(task_handler *, const task_message *, task_outcome *, vf_error *),
-            const char *routing_key, const char *body, const char *id, int64_t attempt,
-            task_outcome *out)
+typedef int (*handler_fn)(task_handler *, const task_message *, task_outcome *, vf_error *);
+
+/* `msg` through the handler in a transaction of its own, as the worker's
+ * round does it. */
+static inline int handle_message(fixture *f, handler_fn fn, const task_message *msg,
+                                 task_outcome *out)
 {
     vf_error err;
     vf_error_init(&err);
+    memset(out, 0, sizeof *out);
+    if (store_begin(f->store, &err) < 0)
+        return -1;
+    int rc = fn(&f->handler, msg, out, &err);
+    if (rc < 0) {
+        fprintf(stderr, "handle: %s\n", err.text);
+        (void)store_rollback(f->store, NULL);
+        return -1;
+    }
+    return store_commit(f->store, &err);
+}
+
+/* One message from trusted publisher "guest" (the default login). */
+static inline int handle_with(fixture *f, handler_fn fn, const char *routing_key, const char *body,
+                              const char *id, int64_t attempt, task_outcome *out)
+{
     task_message msg = {(const unsigned char *)body,
                         strlen(body),
                         false,
@@ -122,16 +138,7 @@ handle_with(fixture *f, int (*fn)(task_handler *, const task_message *, task_out
                         "guest",
                         false,
                         NULL};
-    memset(out, 0, sizeof *out);
-    if (store_begin(f->store, &err) < 0)
-        return -1;
-    int rc = fn(&f->handler, &msg, out, &err);
-    if (rc < 0) {
-        fprintf(stderr, "handle: %s\n", err.text);
-        (void)store_rollback(f->store, NULL);
-        return -1;
-    }
-    return store_commit(f->store, &err);
+    return handle_message(f, fn, &msg, out);
 }
 
 #endif

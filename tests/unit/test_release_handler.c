@@ -12,13 +12,9 @@
 
 /* One message from broker user `user` (NULL: no user_id), in its own
  * transaction, with a reply queue. */
-static int handle_as(fixture *f,
-                     int (*fn)(task_handler *, const task_message *, task_outcome *, vf_error *),
-                     const char *routing_key, const char *body, const char *user, int64_t attempt,
-                     task_outcome *out)
+static int handle_as(fixture *f, handler_fn fn, const char *routing_key, const char *body,
+                     const char *user, int64_t attempt, task_outcome *out)
 {
-    vf_error err;
-    vf_error_init(&err);
     task_message msg = {(const unsigned char *)body,
                         strlen(body),
                         false,
@@ -31,16 +27,7 @@ static int handle_as(fixture *f,
                         user,
                         false,
                         NULL};
-    memset(out, 0, sizeof *out);
-    if (store_begin(f->store, &err) < 0)
-        return -1;
-    int rc = fn(&f->handler, &msg, out, &err);
-    if (rc < 0) {
-        fprintf(stderr, "handle: %s\n", err.text);
-        (void)store_rollback(f->store, NULL);
-        return -1;
-    }
-    return store_commit(f->store, &err);
+    return handle_message(f, fn, &msg, out);
 }
 
 static int release_as(fixture *f, const char *body, const char *user, int64_t attempt,

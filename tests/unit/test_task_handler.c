@@ -195,32 +195,22 @@ static void test_unschedulable(fixture *f)
 /* A recheck (x-virtflow-recheck): the worker sends a waiting task again when
  * room grows. Believed from a trusted publisher only; spends no attempt and
  * records nothing while there is still no room. */
-static int recheck_as(fixture *f, const char *body, const char *user, int64_t attempt,
-                      task_outcome *out)
+static int recheck_as(fixture *f, const char *body, const char *id, const char *user,
+                      int64_t attempt, task_outcome *out)
 {
-    vf_error err;
-    vf_error_init(&err);
     task_message msg = {(const unsigned char *)body,
                         strlen(body),
                         false,
                         strlen(body),
                         "task.schedule",
-                        "t-wait",
+                        id,
                         NULL,
                         false,
                         attempt,
                         user,
                         true,
                         NULL};
-    memset(out, 0, sizeof *out);
-    if (store_begin(f->store, &err) < 0)
-        return -1;
-    int rc = task_handler_handle(&f->handler, &msg, out, &err);
-    if (rc < 0) {
-        (void)store_rollback(f->store, NULL);
-        return -1;
-    }
-    return store_commit(f->store, &err);
+    return handle_message(f, task_handler_handle, &msg, out);
 }
 
 static int history_rows(fixture *f, const char *id)
@@ -253,7 +243,7 @@ static void test_recheck(fixture *f)
     int rows = history_rows(f, "t-wait");
 
     /* Still no room: acked, nothing recorded, no attempt spent, no retry. */
-    CHECK(recheck_as(f, body, "guest", 1, &out) == 0);
+    CHECK(recheck_as(f, body, "t-wait", "guest", 1, &out) == 0);
     CHECK(out.action == TASK_ACK && out.duplicate && !out.reserved && !out.event_body);
     CHECK_CONTAINS(out.summary, "recheck: still no room");
     task_outcome_close(&out);
@@ -271,7 +261,7 @@ static void test_recheck(fixture *f)
         snprintf(id, sizeof id, "fill-%zu", i);
         sched_engine_release(f->engine, id);
     }
-    CHECK(recheck_as(f, body, "guest", 1, &out) == 0);
+    CHECK(recheck_as(f, body, "t-wait", "guest", 1, &out) == 0);
     CHECK(out.action == TASK_ACK && out.placed && out.reserved);
     CHECK_STR(out.event_key, "event.task.completed");
     task_outcome_close(&out);
@@ -281,7 +271,7 @@ static void test_recheck(fixture *f)
 
     /* A recheck of a task no longer waiting does nothing; nor does the
      * delayed copy when it comes back (already completed). */
-    CHECK(recheck_as(f, body, "guest", 1, &out) == 0);
+    CHECK(recheck_as(f, body, "t-wait", "guest", 1, &out) == 0);
     CHECK(out.duplicate && !out.reserved && !out.event_body);
     task_outcome_close(&out);
     CHECK(handle(f, body, "t-wait", 2, &out) == 0);
@@ -292,22 +282,7 @@ static void test_recheck(fixture *f)
      * message, whose id is final here, so a duplicate; a new id is decided as
      * any first attempt. */
     const char *other = "{\"task_id\":\"t-other\",\"requested_cpu\":2,\"requested_memory\":512}";
-    vf_error_init(&err);
-    task_message msg = {(const unsigned char *)other,
-                        strlen(other),
-                        false,
-                        strlen(other),
-                        "task.schedule",
-                        "t-other",
-                        NULL,
-                        false,
-                        0,
-                        "mallory",
-                        true,
-                        NULL};
-    CHECK(store_begin(f->store, &err) == 0);
-    CHECKF(task_handler_handle(&f->handler, &msg, &out, &err) == 0, "%s", err.text);
-    CHECK(store_commit(f->store, &err) == 0);
+    CHECK(recheck_as(f, other, "t-other", "mallory", 0, &out) == 0);
     CHECK(out.placed && !out.duplicate);
     task_outcome_close(&out);
 }

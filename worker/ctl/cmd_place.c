@@ -151,18 +151,9 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
 
 static void print_amounts(const json_t *amounts)
 {
-    static const struct {
-        const char *key, *unit;
-    } units[] = {
-        {"cpu", "vCPUs"}, {"memory_mib", "MiB"}, {"disk_gib", "GiB"}, {"vm_slots", "slots"}};
-    bool first = true;
-    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        const json_t *v = json_object_get(amounts, units[u].key);
-        if (!v || (strcmp(units[u].key, "disk_gib") == 0 && json_integer_value(v) == 0))
-            continue;
-        printf("%s%lld %s", first ? "" : ", ", (long long)json_integer_value(v), units[u].unit);
-        first = false;
-    }
+    char text[160];
+    ctl_amounts(amounts, text, sizeof text);
+    printf("%s", text);
 }
 
 /* Why not, and what would fix it (worker/sched/suggest.h). */

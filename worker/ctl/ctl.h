@@ -148,6 +148,10 @@ typedef struct ctl_confirm {
 } ctl_confirm;
 void ctl_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
 
+/* "2 vCPUs, 4096 MiB" from a suggestion's figures ({"cpu":2,"memory_mib":4096};
+ * worker/sched/suggest.h; a disk of 0 left out) into `out`, truncated to `size`. */
+void ctl_amounts(const json_t *figures, char *out, size_t size);
+
 /* One request for ctl_publish_request; borrowed strings. */
 typedef struct ctl_request {
     const char *command;     /* "submit": the connection's name */

@@ -294,3 +294,25 @@ void ctl_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
     state->ok = ok;
     snprintf(state->reason, sizeof state->reason, "%s", reason ? reason : "");
 }
+
+void ctl_amounts(const json_t *figures, char *out, size_t size)
+{
+    static const struct {
+        const char *key, *unit;
+    } units[] = {
+        {"cpu", "vCPUs"}, {"memory_mib", "MiB"}, {"disk_gib", "GiB"}, {"vm_slots", "slots"}};
+    size_t used = 0;
+    if (size)
+        out[0] = '\0';
+    for (size_t u = 0; u < sizeof units / sizeof units[0] && used < size; u++) {
+        const json_t *v = json_object_get(figures, units[u].key);
+        if (!json_is_integer(v) ||
+            (strcmp(units[u].key, "disk_gib") == 0 && !json_integer_value(v)))
+            continue;
+        int n = snprintf(out + used, size - used, "%s%lld %s", used ? ", " : "",
+                         (long long)json_integer_value(v), units[u].unit);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}

@@ -277,23 +277,11 @@ static void rejections_table(html *page, const json_t *rejections, json_int_t om
     json_decref(by_reason);
 }
 
-/* "1 vCPUs, 512 MiB" from {"cpu":1,"memory_mib":512} (worker/sched/suggest.h). */
 static void amounts(html *page, const json_t *figures)
 {
-    static const struct {
-        const char *key, *unit;
-    } units[] = {
-        {"cpu", "vCPUs"}, {"memory_mib", "MiB"}, {"disk_gib", "GiB"}, {"vm_slots", "slots"}};
-    bool first = true;
-    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        const json_t *v = json_object_get(figures, units[u].key);
-        if (!json_is_integer(v) ||
-            (strcmp(units[u].key, "disk_gib") == 0 && !json_integer_value(v)))
-            continue;
-        html_raw(page, "%s%lld %s", first ? "" : ", ", (long long)json_integer_value(v),
-                 units[u].unit);
-        first = false;
-    }
+    char text[160];
+    ctl_amounts(figures, text, sizeof text);
+    html_text(page, text);
 }
 
 /* Why not, and what would fix it: per host the change, per pool the shapes. */
