@@ -335,11 +335,20 @@ out:
 
 vf_config *config_resolve(const char *cli_path, vf_error *err)
 {
+    return config_resolve_from(cli_path, CONFIG_SYSTEM_PATH, err);
+}
+
+vf_config *config_resolve_from(const char *cli_path, const char *system_path, vf_error *err)
+{
     if (cli_path)
         return config_load(cli_path, err);
     const char *env = getenv("VIRTFLOW_CONFIG");
     if (env && *env)
         return config_load(env, err);
+    /* Where the packages, the image and the units put it: read when it is
+     * there, so a program started by hand on that host uses the same file. */
+    if (system_path && access(system_path, F_OK) == 0)
+        return config_load(system_path, err);
     vf_config *config = config_defaults();
     if (!config)
         vf_error_set(err, VF_ENOMEM, "built-in configuration: out of memory");

@@ -247,9 +247,18 @@ vf_config *config_load(const char *path, vf_error *err) __attribute__((warn_unus
 vf_config *config_load_string(const char *text, size_t len, const char *name, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Where the packages, the container image and the units put the file. */
+#define CONFIG_SYSTEM_PATH "/etc/virtflow/config.yaml"
+
 /* Resolve the file the programs use: `cli_path` if given, else $VIRTFLOW_CONFIG
- * when set and non-empty, else built-in defaults. Errors as config_load. */
+ * when set and non-empty, else CONFIG_SYSTEM_PATH when it exists, else
+ * built-in defaults (the result's `path` NULL: callers that write to a broker
+ * or store refuse those unless told otherwise). Errors as config_load. */
 vf_config *config_resolve(const char *cli_path, vf_error *err) __attribute__((warn_unused_result));
+
+/* config_resolve with another system path (NULL: none), for tests. */
+vf_config *config_resolve_from(const char *cli_path, const char *system_path, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* Is `user` (an AMQP user_id property, NULL when absent) one of
  * relay.trusted_publishers, or, when that key is not set, the user name of one

@@ -444,18 +444,34 @@ static void test_resolve(void)
     const char *plugins = FIXTURES "/valid/plugins.yaml";
     const char *sources = FIXTURES "/valid/sources.yaml";
 
+    /* The system path only where it exists: absent, built-in defaults. */
     unsetenv("VIRTFLOW_CONFIG");
     vf_error_init(&err);
-    vf_config *c = config_resolve(NULL, &err);
+    vf_config *c = config_resolve_from(NULL, FIXTURES "/no-such-dir/config.yaml", &err);
     CHECK(c != NULL && c->path == NULL);
     if (c)
         check_defaults(c);
     config_free(c);
 
     setenv("VIRTFLOW_CONFIG", "", 1); /* empty means unset */
-    c = config_resolve(NULL, &err);
+    c = config_resolve_from(NULL, NULL, &err);
     CHECK(c != NULL && c->path == NULL);
     config_free(c);
+
+    /* No -c, no environment: the system file, where it exists (as
+     * /etc/virtflow/config.yaml, where the units and the image put it). */
+    c = config_resolve_from(NULL, plugins, &err);
+    CHECK(c != NULL && c->path && !strcmp(c->path, plugins) && c->scheduler.n_plugins == 4);
+    config_free(c);
+    /* The environment and -c win over it. */
+    setenv("VIRTFLOW_CONFIG", sources, 1);
+    c = config_resolve_from(NULL, plugins, &err);
+    CHECK(c != NULL && c->path && !strcmp(c->path, sources));
+    config_free(c);
+    c = config_resolve_from(sources, plugins, &err);
+    CHECK(c != NULL && c->path && !strcmp(c->path, sources));
+    config_free(c);
+    unsetenv("VIRTFLOW_CONFIG");
 
     setenv("VIRTFLOW_CONFIG", plugins, 1);
     c = config_resolve(NULL, &err);

@@ -219,7 +219,8 @@ int ctl_dead(int argc, char **argv)
         return CTL_EXIT_USAGE;
     }
 
-    vf_config *config = ctl_load_config(config_path);
+    vf_config *config = redrive ? ctl_load_config_writing(config_path, "dead redrive")
+                                : ctl_load_config(config_path);
     if (!config)
         return CTL_EXIT_CONFIG;
     int rc = CTL_EXIT_UNAVAILABLE;

@@ -76,7 +76,8 @@ static int print_delivery(const store_delivery *d, void *user)
 static store *open_store(const char *config_path, store_mode mode, vf_config **config_out,
                          int *exit_code)
 {
-    vf_config *config = ctl_load_config(config_path);
+    vf_config *config = mode == STORE_READ_WRITE ? ctl_load_config_writing(config_path, "redeliver")
+                                                 : ctl_load_config(config_path);
     if (!config) {
         *exit_code = CTL_EXIT_CONFIG;
         return NULL;

@@ -95,7 +95,8 @@ int ctl_prune(int argc, char **argv)
         ctl_error("prune: --older-than is required (e.g. --older-than 30d)");
         return CTL_EXIT_USAGE;
     }
-    vf_config *config = ctl_load_config(config_path);
+    vf_config *config =
+        dry_run ? ctl_load_config(config_path) : ctl_load_config_writing(config_path, "prune");
     if (!config)
         return CTL_EXIT_CONFIG;
     int rc = CTL_EXIT_UNAVAILABLE;

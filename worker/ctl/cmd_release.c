@@ -46,7 +46,7 @@ int ctl_release(int argc, char **argv)
         return CTL_EXIT_USAGE;
     }
     const char *task_id = args.operands[0];
-    vf_config *config = ctl_load_config(args.config_path);
+    vf_config *config = ctl_load_config_writing(args.config_path, "release");
     if (!config)
         return CTL_EXIT_CONFIG;
     json_t *body = json_pack("{s:s}", "task_id", task_id);

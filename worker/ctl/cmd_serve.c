@@ -123,7 +123,9 @@ int ctl_serve(int argc, char **argv)
         ctl_error("%s", err.text);
         return CTL_EXIT_USAGE;
     }
-    vf_config *config = ctl_load_config(config_path);
+    vf_config *config = allow_actions
+                            ? ctl_load_config_writing(config_path, "serve --allow-actions")
+                            : ctl_load_config(config_path);
     if (!config) {
         explicit_bzero(token, sizeof token);
         return CTL_EXIT_CONFIG;

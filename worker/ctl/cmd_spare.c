@@ -253,7 +253,7 @@ int ctl_spare(int argc, char **argv)
                                   !opt.request_path && opt.prepare, task_id)))
         goto out;
     status = CTL_EXIT_CONFIG;
-    if (!(config = ctl_load_config(opt.config_path)))
+    if (!(config = ctl_load_config_writing(opt.config_path, "spare")))
         goto out;
     status = CTL_EXIT_UNAVAILABLE;
     if (!(link = ctl_connect(config, "spare")))

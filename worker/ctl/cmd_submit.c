@@ -128,7 +128,7 @@ int ctl_submit(int argc, char **argv)
                                   task_id)))
         goto out;
     status = CTL_EXIT_CONFIG;
-    if (!(config = ctl_load_config(opt.config_path)))
+    if (!(config = ctl_load_config_writing(opt.config_path, "submit")))
         goto out;
     ctl_request request = {.command = "submit",
                            .routing_key = AMQP_TOPOLOGY_KEY_SCHEDULE,

@@ -46,10 +46,19 @@ int ctl_spare(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
 int ctl_completion(int argc, char **argv);
 int ctl_serve(int argc, char **argv);
+int ctl_config(int argc, char **argv);
 
 /* Load the configuration named by -c (may be NULL: $VIRTFLOW_CONFIG, then
- * built-in defaults). Prints the error and returns NULL on failure. */
+ * /etc/virtflow/config.yaml when it exists, then built-in defaults), for a
+ * command that only reads: when no file was named (-c or the environment),
+ * says on stderr which configuration it uses. Prints the error and returns
+ * NULL on failure. */
 vf_config *ctl_load_config(const char *path);
+
+/* ctl_load_config for `command`, which writes to a broker or store: on
+ * built-in defaults it refuses (prints why and returns NULL, exit
+ * CTL_EXIT_CONFIG) unless --defaults was given. */
+vf_config *ctl_load_config_writing(const char *path, const char *command);
 
 /* Print "virtflowctl: <message>" to stderr. */
 void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -17,12 +17,16 @@ static ctl_args globals;
 static FILE *completion_out;
 static const char *completion_words;
 
-enum { OPTION_CONFIG = 0, OPTION_JSON, OPTION_HELP, OPTION_OWN };
+enum { OPTION_CONFIG = 0, OPTION_JSON, OPTION_DEFAULTS, OPTION_HELP, OPTION_OWN };
+
+/* --defaults of the latest parse (ctl_options_defaults). */
+static bool latest_defaults;
 
 /* The global options, in the table's own shape. */
 static const ctl_option global_options[] = {
     {.name = "config", .letter = 'c', .kind = CTL_OPTION_PATH},
     {.name = "json", .kind = CTL_OPTION_SET},
+    {.name = "defaults", .kind = CTL_OPTION_SET},
     {.name = "help", .letter = 'h', .kind = CTL_OPTION_SET},
 };
 
@@ -34,6 +38,11 @@ void ctl_options_set_globals(const ctl_args *given)
     globals = *given;
     globals.operand_count = 0;
     globals.operands = NULL;
+}
+
+bool ctl_options_defaults(void)
+{
+    return latest_defaults;
 }
 
 void ctl_options_complete_bash(FILE *out, const char *words)
@@ -197,6 +206,9 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
         case OPTION_JSON:
             args->json = true;
             break;
+        case OPTION_DEFAULTS:
+            args->defaults = true;
+            break;
         case OPTION_HELP:
             usage(stdout);
             return CTL_EXIT_OK;
@@ -207,5 +219,6 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
     }
     args->operands = argv + optind;
     args->operand_count = argc - optind;
+    latest_defaults = args->defaults;
     return -1;
 }

@@ -4,8 +4,8 @@
  * command line the same way and the bash completion is generated from the
  * same tables (ctl_options_complete_bash).
  *
- * Every command also takes the global options -c/--config FILE, --json and
- * -h/--help, before the command (`virtflowctl -c FILE tasks --json`, like git
+ * Every command also takes the global options -c/--config FILE, --json,
+ * --defaults and -h/--help, before the command (`virtflowctl -c FILE tasks --json`, like git
  * and kubectl) or after it. An option whose values form a closed set
  * (CTL_OPTION_CHOICE) refuses any other value with exit 2 and the list of the
  * valid ones. */
@@ -43,6 +43,7 @@ struct ctl_option {
 typedef struct ctl_args {
     const char *config_path; /* -c/--config FILE; NULL: $VIRTFLOW_CONFIG, then defaults */
     bool json;               /* --json */
+    bool defaults;           /* --defaults: writing on built-in defaults is meant */
     int operand_count;
     char **operands; /* the arguments that are not options, borrowed from argv */
 } ctl_args;
@@ -62,6 +63,10 @@ void ctl_options_set_globals(const ctl_args *globals);
 int ctl_options_parse(const char *command, int argc, char **argv, const ctl_option *options,
                       void (*usage)(FILE *), bool stop_at_operand, ctl_args *args)
     __attribute__((warn_unused_result));
+
+/* --defaults as the latest ctl_options_parse found it (a global option, so
+ * ctl_load_config_writing reads it here rather than from every command). */
+bool ctl_options_defaults(void);
 
 /* Completion instead of parsing: while `out` is set, ctl_options_parse
  * writes the bash completion of the command it is given to `out` (a `case`

@@ -1,6 +1,7 @@
 /* virtflowctl: for operators and clients (docs/contracts.md "Programs"). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
@@ -23,6 +24,7 @@ static const ctl_command commands[] = {
     {"spare", "publish spare.prepare or spare.release (--wait to follow it to its end)", ctl_spare},
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
     {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
+    {"config", "check the configuration file (config check), as the programs load it", ctl_config},
     {"completion", "print the bash completion script (completion bash)", ctl_completion},
 };
 
@@ -34,6 +36,7 @@ static const struct {
     {"dead", "list redrive"},
     {"spare", "prepare release"},
     {"completion", "bash"},
+    {"config", "check"},
 };
 
 static const char *words_of(const char *command)
@@ -56,14 +59,46 @@ void ctl_error(const char *fmt, ...)
     fprintf(stderr, "virtflowctl: %s\n", ctl_text(message));
 }
 
-vf_config *ctl_load_config(const char *path)
+static vf_config *load_config(const char *path, const char *writing)
 {
     vf_error err;
     vf_error_init(&err);
     vf_config *config = config_resolve(path, &err);
-    if (!config)
+    if (!config) {
         ctl_error("%s", err.text);
+        return NULL;
+    }
+    const char *env = getenv("VIRTFLOW_CONFIG");
+    bool named = path || (env && *env);
+    if (!config->path && writing && !ctl_options_defaults()) {
+        /* Built-in defaults name a broker on 127.0.0.1 and a store in the
+         * working directory: writing there by accident declares queues and
+         * leaves messages nobody consumes. */
+        ctl_error("%s: no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): refusing to "
+                  "write to the built-in defaults' broker and store; give -c FILE, or "
+                  "--defaults to use them on purpose",
+                  writing, CONFIG_SYSTEM_PATH);
+        config_free(config);
+        return NULL;
+    }
+    if (!config->path)
+        fprintf(stderr,
+                "virtflowctl: no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): "
+                "using built-in defaults\n",
+                CONFIG_SYSTEM_PATH);
+    else if (!named)
+        fprintf(stderr, "virtflowctl: using %s\n", ctl_text(config->path));
     return config;
+}
+
+vf_config *ctl_load_config(const char *path)
+{
+    return load_config(path, NULL);
+}
+
+vf_config *ctl_load_config_writing(const char *path, const char *command)
+{
+    return load_config(path, command);
 }
 
 static void usage(FILE *out)
@@ -71,9 +106,12 @@ static void usage(FILE *out)
     fprintf(out, "usage: virtflowctl [-c FILE] [--json] COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nEvery command takes -c FILE (else $VIRTFLOW_CONFIG, else built-in defaults),\n"
-                 "--json for machine-readable output, and --help; -c and --json may also come\n"
-                 "before the command.\n"
+    fprintf(out, "\nEvery command takes -c FILE (else $VIRTFLOW_CONFIG, else\n"
+                 "/etc/virtflow/config.yaml when it exists, else built-in defaults), --json for\n"
+                 "machine-readable output, and --help; -c, --json and --defaults may also come\n"
+                 "before the command. Commands that write to the broker or the store (submit,\n"
+                 "release, spare, dead redrive, redeliver, prune, serve --allow-actions) refuse\n"
+                 "the built-in defaults unless --defaults is given.\n"
                  "\nexit status: 0 ok, 1 a negative answer (e.g. not placed), 2 usage or invalid\n"
                  "request, 3 configuration error, 4 broker, store or inventory unreachable.\n");
 }

@@ -1,5 +1,6 @@
 /* virtflow-relay: delivers events as signed webhooks (docs/contracts.md "Programs"). */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,10 +21,12 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: virtflow-relay [-c FILE]\n\n"
+    fprintf(out, "usage: virtflow-relay [-c FILE | --defaults]\n\n"
                  "Consumes events from virtflow.relay and delivers them as signed webhooks\n"
                  "to the receivers in relay.receivers. -c FILE, else $VIRTFLOW_CONFIG, else\n"
-                 "built-in defaults. SIGTERM/SIGINT: finish requests in flight, then exit 0.\n"
+                 "/etc/virtflow/config.yaml when it exists; without any of them it refuses to\n"
+                 "start unless --defaults asks for the built-in defaults.\n"
+                 "SIGTERM/SIGINT: finish requests in flight, then exit 0.\n"
                  "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n");
 }
 
@@ -31,10 +34,15 @@ int main(int argc, char **argv)
 {
     vf_log_set_program("virtflow-relay");
     const char *config_path = NULL;
+    bool use_defaults = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--defaults") == 0) {
+            use_defaults = true;
+            continue;
         }
         if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             config_path = argv[++i];
@@ -50,6 +58,13 @@ int main(int argc, char **argv)
     vf_config *config = config_resolve(config_path, &err);
     if (!config) {
         log_error("%s", err.text);
+        return EXIT_CONFIG;
+    }
+    if (!config->path && !use_defaults) {
+        log_error("no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): refusing to start "
+                  "on the built-in defaults; give -c FILE, or --defaults to use them on purpose",
+                  CONFIG_SYSTEM_PATH);
+        config_free(config);
         return EXIT_CONFIG;
     }
     vf_log_set_level(config->log.level);

@@ -2,6 +2,7 @@
  * completion events (docs/contracts.md "Programs"). */
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,12 +21,14 @@ static void on_signal(int signo)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: virtflow-worker [-c CONFIG]\n"
+    fprintf(out, "usage: virtflow-worker [-c CONFIG | --defaults]\n"
                  "\n"
                  "Consumes task.schedule requests from RabbitMQ, places each VM, records the\n"
                  "task and its history in SQLite and publishes a completion event.\n"
-                 "CONFIG defaults to $VIRTFLOW_CONFIG, else built-in defaults (a broker on\n"
-                 "127.0.0.1:5672 as guest, store virtflow.db in the current directory).\n"
+                 "CONFIG defaults to $VIRTFLOW_CONFIG, else /etc/virtflow/config.yaml when it\n"
+                 "exists. Without any of them it refuses to start unless --defaults asks for\n"
+                 "the built-in defaults (a broker on 127.0.0.1:5672 as guest, store\n"
+                 "virtflow.db in the current directory).\n"
                  "SIGTERM or SIGINT: stop consuming, finish the messages in hand, exit 0.\n");
 }
 
@@ -34,8 +37,10 @@ int main(int argc, char **argv)
     vf_log_set_program("virtflow-worker");
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"defaults", no_argument, NULL, 'D'},
                                              {NULL, 0, NULL, 0}};
     const char *config_path = NULL;
+    bool use_defaults = false;
     int c;
     while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -45,6 +50,9 @@ int main(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
+        case 'D':
+            use_defaults = true;
+            break;
         default:
             usage(stderr);
             return 2;
@@ -59,6 +67,13 @@ int main(int argc, char **argv)
     vf_config *config = config_resolve(config_path, &err);
     if (!config) {
         log_error("configuration: %s", err.text);
+        return 3;
+    }
+    if (!config->path && !use_defaults) {
+        log_error("no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): refusing to start "
+                  "on the built-in defaults; give -c FILE, or --defaults to use them on purpose",
+                  CONFIG_SYSTEM_PATH);
+        config_free(config);
         return 3;
     }
     vf_log_set_level(config->log.level);
