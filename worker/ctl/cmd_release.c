@@ -25,8 +25,9 @@ static void release_usage(FILE *out)
             "  --json        print the answer object\n"
             "\n"
             "exit status: 0 released (or nothing was held), 1 refused, 2 usage, 3\n"
-            "configuration error, 4 broker unreachable or no answer within --timeout (a\n"
-            "release for a task not recorded yet is retried: see virtflowctl task ID).\n",
+            "configuration error, 4 broker unreachable, 5 published but no answer within\n"
+            "--timeout (a release for a task not recorded yet is retried: see virtflowctl\n"
+            "task ID).\n",
             DEFAULT_WAIT_S);
 }
 

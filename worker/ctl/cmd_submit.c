@@ -8,6 +8,7 @@
 
 #include "ctl.h"
 #include "ids.h"
+#include "request.h"
 
 #define DEFAULT_WAIT_S 60
 
@@ -20,8 +21,10 @@ static void submit_usage(FILE *out)
             "                          [--annotation KEY=VALUE]...) [--task-id ID]\n"
             "                          [--wait [--timeout S]] [--json]\n"
             "\n"
-            "Publish a task.schedule request to exchange virtflow, wait for the broker's\n"
-            "confirm, and print the task id (the body's task_id, else --task-id, else a new\n"
+            "Check the request as the worker will (exit 2 and the reason when it would\n"
+            "fail as invalid: nothing is published), publish it to exchange virtflow, wait\n"
+            "for the broker's confirm, and print the task id (the body's task_id, else --task-id, "
+            "else a new\n"
             "tsk_... id; it is also the message_id).\n"
             "\n"
             "  -f FILE             the request body as JSON ('-' for stdin), sent as it is\n"
@@ -32,8 +35,10 @@ static void submit_usage(FILE *out)
             "  --json              print {\"task_id\": ...}, or with --wait the result object\n"
             "\n"
             "exit status: 0 submitted (with --wait: completed), 1 failed (unschedulable,\n"
-            "exhausted), 2 usage or invalid request, 3 configuration error, 4 broker\n"
-            "unreachable, publish not confirmed, or no answer within --timeout.\n",
+            "exhausted), 2 usage or invalid request (nothing published), 3 configuration\n"
+            "error, 4 broker unreachable or publish not confirmed (or the connection lost\n"
+            "while waiting), 5 --wait timed out: published, but not final within --timeout\n"
+            "(still queued, running or being retried; see virtflowctl task ID).\n",
             DEFAULT_WAIT_S);
 }
 
@@ -81,6 +86,31 @@ static int parse_options(int argc, char **argv, submit_options *opt)
     return 0;
 }
 
+/* The worker's own check of a task.schedule body (sched_request_parse), so a
+ * request it would fail as invalid is refused here, before it is published.
+ * Returns 0, or -1 after printing why (as `place` does, --json too). */
+static int check_request(const char *body, bool as_json)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_request req;
+    json_t *parsed = json_loads(body, 0, NULL);
+    int rc = parsed ? sched_request_parse(parsed, &req, &err) : -1;
+    json_decref(parsed);
+    if (rc == 0)
+        return 0;
+    if (!parsed)
+        vf_error_set(&err, VF_EINVAL, "not a JSON object");
+    if (as_json) {
+        json_t *result = json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", "invalid",
+                                   "error", err.text);
+        ctl_print_json(result);
+        json_decref(result);
+    }
+    ctl_error("invalid request: %s (not published)", err.text);
+    return -1;
+}
+
 /* Print the worker's result and turn it into the exit status. */
 static int report_result(json_t *result, bool as_json)
 {
@@ -126,6 +156,8 @@ int ctl_submit(int argc, char **argv)
      * store's request column); a file's body is sent exactly as written. */
     if (!(body = ctl_request_body(opt.request_path, opt.flags, opt.task_id, !opt.request_path,
                                   task_id)))
+        goto out;
+    if (check_request(body, opt.json) < 0)
         goto out;
     status = CTL_EXIT_CONFIG;
     if (!(config = ctl_load_config_writing(opt.config_path, "submit")))

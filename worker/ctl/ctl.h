@@ -17,10 +17,11 @@
 /* Exit statuses, the same for every command (documented in --help). */
 enum {
     CTL_EXIT_OK = 0,
-    CTL_EXIT_NEGATIVE = 1,   /* the answer is "no": not placed, bad signature, task failed */
-    CTL_EXIT_USAGE = 2,      /* bad command line or bad request */
-    CTL_EXIT_CONFIG = 3,     /* configuration could not be loaded */
-    CTL_EXIT_UNAVAILABLE = 4 /* broker, store or inventory could not be reached */
+    CTL_EXIT_NEGATIVE = 1,    /* the answer is "no": not placed, bad signature, task failed */
+    CTL_EXIT_USAGE = 2,       /* bad command line or bad request */
+    CTL_EXIT_CONFIG = 3,      /* configuration could not be loaded */
+    CTL_EXIT_UNAVAILABLE = 4, /* broker, store or inventory could not be reached */
+    CTL_EXIT_PENDING = 5      /* published, but no final answer within --timeout: still running */
 };
 
 typedef struct ctl_command {
@@ -173,8 +174,10 @@ typedef struct ctl_request {
 
 /* Publish `request`, confirmed by the broker, and with wait_s > 0 wait for
  * the worker's reply (reply_to a private queue) into *reply (an owned JSON
- * object). Returns CTL_EXIT_OK, or CTL_EXIT_UNAVAILABLE after printing why
- * (broker unreachable, publish refused, no reply in time). */
+ * object). Returns CTL_EXIT_OK; CTL_EXIT_PENDING when the request was
+ * published and confirmed but no reply came within wait_s (the task is not
+ * final yet); CTL_EXIT_UNAVAILABLE after printing why (broker unreachable,
+ * publish refused, connection lost while waiting). */
 int ctl_publish_request(const vf_config *config, const ctl_request *request, json_t **reply)
     __attribute__((warn_unused_result));
 

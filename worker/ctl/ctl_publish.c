@@ -18,10 +18,10 @@ static int wait_reply(amqp_link *link, const char *id, long wait_s, json_t **rep
     for (;;) {
         int64_t left = deadline - clock_mono_us() / 1000;
         if (left <= 0) {
-            ctl_error("no answer for %s within %ld s (a task that is being retried answers "
-                      "only when it is final): see virtflowctl task %s",
+            ctl_error("%s was published but is not final after %ld s (still queued, running or "
+                      "being retried; it answers only when final): see virtflowctl task %s",
                       id, wait_s, id);
-            return CTL_EXIT_UNAVAILABLE;
+            return CTL_EXIT_PENDING;
         }
         amqp_link_delivery delivery;
         int got = amqp_link_next(link, &delivery, (int)left, &err);

@@ -113,7 +113,8 @@ static void usage(FILE *out)
                  "release, spare, dead redrive, redeliver, prune, serve --allow-actions) refuse\n"
                  "the built-in defaults unless --defaults is given.\n"
                  "\nexit status: 0 ok, 1 a negative answer (e.g. not placed), 2 usage or invalid\n"
-                 "request, 3 configuration error, 4 broker, store or inventory unreachable.\n");
+                 "request, 3 configuration error, 4 broker, store or inventory unreachable,\n"
+                 "5 --wait timed out: published, but not final yet.\n");
 }
 
 static void completion_usage(FILE *out)
