@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "version.h"
 
 /* The globals main found before the command: the starting point of every
  * later parse. Set once, before any command runs. */
@@ -17,7 +18,7 @@ static ctl_args globals;
 static FILE *completion_out;
 static const char *completion_words;
 
-enum { OPTION_CONFIG = 0, OPTION_JSON, OPTION_DEFAULTS, OPTION_HELP, OPTION_OWN };
+enum { OPTION_CONFIG = 0, OPTION_JSON, OPTION_DEFAULTS, OPTION_VERSION, OPTION_HELP, OPTION_OWN };
 
 /* --defaults of the latest parse (ctl_options_defaults). */
 static bool latest_defaults;
@@ -27,6 +28,7 @@ static const ctl_option global_options[] = {
     {.name = "config", .letter = 'c', .kind = CTL_OPTION_PATH},
     {.name = "json", .kind = CTL_OPTION_SET},
     {.name = "defaults", .kind = CTL_OPTION_SET},
+    {.name = "version", .kind = CTL_OPTION_SET},
     {.name = "help", .letter = 'h', .kind = CTL_OPTION_SET},
 };
 
@@ -209,6 +211,9 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
         case OPTION_DEFAULTS:
             args->defaults = true;
             break;
+        case OPTION_VERSION:
+            vf_version_print("virtflowctl");
+            return CTL_EXIT_OK;
         case OPTION_HELP:
             usage(stdout);
             return CTL_EXIT_OK;

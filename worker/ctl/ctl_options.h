@@ -5,10 +5,9 @@
  * same tables (ctl_options_complete_bash).
  *
  * Every command also takes the global options -c/--config FILE, --json,
- * --defaults and -h/--help, before the command (`virtflowctl -c FILE tasks --json`, like git
- * and kubectl) or after it. An option whose values form a closed set
- * (CTL_OPTION_CHOICE) refuses any other value with exit 2 and the list of the
- * valid ones. */
+ * --defaults, --version and -h/--help, before the command (`virtflowctl -c FILE tasks --json`, like
+ * git and kubectl) or after it. An option whose values form a closed set (CTL_OPTION_CHOICE)
+ * refuses any other value with exit 2 and the list of the valid ones. */
 #ifndef VF_CTL_OPTIONS_H
 #define VF_CTL_OPTIONS_H
 
@@ -57,7 +56,8 @@ void ctl_options_set_globals(const ctl_args *globals);
  * "--" ends the options. With `stop_at_operand` the first operand and
  * everything after it are left as operands (main: the command and its own
  * arguments). Returns -1 to go on, with *args filled; or the exit status to
- * return at once: CTL_EXIT_OK after printing usage(stdout) for --help,
+ * return at once: CTL_EXIT_OK after printing usage(stdout) for --help or the
+ * version for --version,
  * CTL_EXIT_USAGE after printing the error (unknown option, missing value,
  * a value outside its closed set, with the valid ones). */
 int ctl_options_parse(const char *command, int argc, char **argv, const ctl_option *options,

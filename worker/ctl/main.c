@@ -103,7 +103,8 @@ vf_config *ctl_load_config_writing(const char *path, const char *command)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: virtflowctl [-c FILE] [--json] COMMAND [OPTIONS]\n\ncommands:\n");
+    fprintf(out, "usage: virtflowctl [-c FILE] [--json] COMMAND [OPTIONS]\n"
+                 "       virtflowctl --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nEvery command takes -c FILE (else $VIRTFLOW_CONFIG, else\n"

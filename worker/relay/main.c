@@ -8,6 +8,7 @@
 #include "http.h"
 #include "log.h"
 #include "relay.h"
+#include "version.h"
 
 enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
 
@@ -21,7 +22,8 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: virtflow-relay [-c FILE | --defaults]\n\n"
+    fprintf(out, "usage: virtflow-relay [-c FILE | --defaults]\n"
+                 "       virtflow-relay --version\n\n"
                  "Consumes events from virtflow.relay and delivers them as signed webhooks\n"
                  "to the receivers in relay.receivers. -c FILE, else $VIRTFLOW_CONFIG, else\n"
                  "/etc/virtflow/config.yaml when it exists; without any of them it refuses to\n"
@@ -38,6 +40,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            vf_version_print("virtflow-relay");
             return EXIT_OK;
         }
         if (strcmp(argv[i], "--defaults") == 0) {

@@ -10,6 +10,7 @@
 #include "http.h"
 #include "log.h"
 #include "service.h"
+#include "version.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -22,6 +23,7 @@ static void on_signal(int signo)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: virtflow-worker [-c CONFIG | --defaults]\n"
+                 "       virtflow-worker --version\n"
                  "\n"
                  "Consumes task.schedule requests from RabbitMQ, places each VM, records the\n"
                  "task and its history in SQLite and publishes a completion event.\n"
@@ -38,6 +40,7 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"defaults", no_argument, NULL, 'D'},
+                                             {"version", no_argument, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
     const char *config_path = NULL;
     bool use_defaults = false;
@@ -53,6 +56,9 @@ int main(int argc, char **argv)
         case 'D':
             use_defaults = true;
             break;
+        case 'V':
+            vf_version_print("virtflow-worker");
+            return 0;
         default:
             usage(stderr);
             return 2;
@@ -91,7 +97,9 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &action, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    log_info("starting with %s", config->path ? config->path : "built-in defaults");
+    log_info("virtflow-worker %s%s%s starting with %s", vf_version(),
+             vf_version_commit()[0] ? " commit " : "", vf_version_commit(),
+             config->path ? config->path : "built-in defaults");
     int rc = service_run(config, &stop_requested);
     config_free(config);
     return rc == 0 ? 0 : 1;
