@@ -198,7 +198,9 @@ void metrics_add(metrics_series *s, uint64_t n)
 
 void metrics_set(metrics_series *s, double value)
 {
-    if (s)
+    /* A counter keeps what is set beside what is added (metrics_value sums
+     * them): one of the two is used, never both. */
+    if (s && s->family->type != METRICS_HISTOGRAM)
         atomic_store_explicit(&s->bits, double_to_bits(value), memory_order_relaxed);
 }
 
@@ -229,7 +231,8 @@ double metrics_value(const metrics_series *s)
     if (!s)
         return 0;
     if (s->family->type == METRICS_COUNTER)
-        return (double)atomic_load_explicit(&s->count, memory_order_relaxed);
+        return (double)atomic_load_explicit(&s->count, memory_order_relaxed) +
+               bits_to_double(atomic_load_explicit(&s->bits, memory_order_relaxed));
     return bits_to_double(atomic_load_explicit(&s->bits, memory_order_relaxed));
 }
 

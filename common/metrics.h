@@ -63,7 +63,9 @@ metrics_series *metrics_series_only(metrics_family *family);
 /* Counter: add n. Gauge: add n (may be used as an up/down count too).
  * NULL series is a no-op, so a disabled registry costs a test. */
 void metrics_add(metrics_series *series, uint64_t n);
-/* Gauge: set to `value`. */
+/* Gauge: set to `value`. Counter: set to a total kept elsewhere (the
+ * process's CPU seconds, read from the kernel), for a counter that is never
+ * added to. Histogram: no-op. */
 void metrics_set(metrics_series *series, double value);
 /* Histogram: one observation of `value` (seconds, bytes, items...). */
 void metrics_observe(metrics_series *series, double value);

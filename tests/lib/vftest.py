@@ -387,6 +387,29 @@ def metric_value(samples, name, **labels):
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
+def process_checks(samples, families, check, program):
+    """process_* and virtflow_build_info in a scrape (issue 26 item 5)."""
+    import os as _os
+    import re as _re
+    import time as _time
+    with open(_os.path.join(SOURCE, "CMakeLists.txt")) as f:
+        version = _re.search(r"project\(virtflow VERSION ([0-9.]+)", f.read()).group(1)
+    info = [labels for (name, labels) in samples if name == "virtflow_build_info"]
+    check(len(info) == 1 and ("version", version) in info[0]
+          and samples[("virtflow_build_info", info[0])] == 1,
+          "%s: virtflow_build_info{version=%s} 1 (%r)" % (program, version, info))
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
+                 "process_max_fds", "process_start_time_seconds"):
+        check(name in families and (name, frozenset()) in samples, "%s: %s exported" % (program, name))
+    value = lambda name: samples.get((name, frozenset()), -1)
+    check(value("process_resident_memory_bytes") > 1 << 20, "%s: resident memory over 1 MiB" % program)
+    check(value("process_open_fds") >= 3, "%s: open fds counted (%s)" % (program, value("process_open_fds")))
+    check(value("process_cpu_seconds_total") >= 0, "%s: CPU seconds read" % program)
+    start = value("process_start_time_seconds")
+    check(_time.time() - 3600 < start <= _time.time() + 1,
+          "%s: started within the last hour (%s)" % (program, start))
+
+
 def deploy_metric_names():
     """Metric family names the alert rules and the dashboard use (histogram
     suffixes taken off), so the tests can check each exists in a real scrape."""

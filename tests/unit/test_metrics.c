@@ -11,6 +11,7 @@
 #include "http.h"
 #include "metrics.h"
 #include "metrics_http.h"
+#include "process_metrics.h"
 #include "testlib.h"
 
 static char *render(metrics *m)
@@ -52,6 +53,33 @@ static void test_counters_and_escaping(void)
     CHECK(metrics_family_add(m, METRICS_COUNTER, "9bad", "x", 0, NULL, NULL, 0, &err) == NULL);
     CHECK(metrics_family_add(m, METRICS_COUNTER, "ok_name", "x", 1, bad_label, NULL, 0, &err) ==
           NULL);
+    metrics_free(m);
+}
+
+/* A counter whose total is kept elsewhere (process_cpu_seconds_total, read
+ * from the kernel) is set, fractions kept, and rendered as a counter; and
+ * process_metrics reads /proc/self into the standard names. */
+static void test_counter_set_and_process(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    metrics *m = metrics_new();
+    metrics_family *f = metrics_family_add(m, METRICS_COUNTER, "virtflow_test_seconds_total",
+                                           "Seconds", 0, NULL, NULL, 0, &err);
+    metrics_set(metrics_series_only(f), 1.25);
+    metrics_set(metrics_series_only(f), 2.75);
+    process_metrics pm;
+    CHECKF(process_metrics_define(m, &pm, &err) == 0, "%s", err.text);
+    process_metrics_collect(&pm);
+    char *text = render(m);
+    CHECK_CONTAINS(text, "# TYPE virtflow_test_seconds_total counter\n"
+                         "virtflow_test_seconds_total 2.75\n");
+    CHECK_CONTAINS(text, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total ");
+    CHECK_CONTAINS(text, "virtflow_build_info{version=\"");
+    CHECK(metrics_value(pm.open_fds) >= 3);
+    CHECK(metrics_value(pm.resident) > 0);
+    CHECK(metrics_value(pm.start_time) > 1.7e9);
+    free(text);
     metrics_free(m);
 }
 
@@ -175,6 +203,7 @@ int main(void)
         return 1;
     test_counters_and_escaping();
     test_histogram_cumulative();
+    test_counter_set_and_process();
     test_threads_exact();
     test_endpoints();
     return test_summary();

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "metrics_http.h"
+#include "process_metrics.h"
 #include "store_deliveries.h"
 #include "store_config.h"
 
@@ -28,6 +29,7 @@ struct relay_metrics {
         *scrape_errors;
     atomic_bool is_connected, is_consuming, is_writable;
     store *scrape_store; /* the server thread's own */
+    process_metrics process;
 };
 
 /* "2026-11-22T01:02:03.456Z" (store time) to Unix seconds; -1 if not one. */
@@ -85,6 +87,7 @@ static void collect(metrics *m, void *arg)
     metrics_set(rm->writable, atomic_load(&rm->is_writable));
     char why[256];
     metrics_set(rm->ready_gauge, ready(rm, why, sizeof why));
+    process_metrics_collect(&rm->process);
 }
 
 static bool ready(void *arg, char *why, size_t size)
@@ -149,7 +152,19 @@ static int define(relay_metrics *rm, vf_error *err)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
     }
-    return 0;
+    /* Every receiver's outcomes at 0 from the start, so an increase() over
+     * the first failure sees it (a series born at 1 has no earlier sample). */
+    static const char *const outcomes[] = {"delivered", "retrying", "failed"};
+    for (size_t i = 0; i < rm->config->relay.n_receivers; i++)
+        for (size_t o = 0; o < COUNT(outcomes); o++) {
+            const char *labels[] = {rm->config->relay.receivers[i].name, outcomes[o]};
+            if (!metrics_series_get(rm->deliveries, labels) ||
+                !metrics_series_get(rm->latency, labels)) {
+                vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
+                return -1;
+            }
+        }
+    return process_metrics_define(rm->m, &rm->process, err);
 }
 
 relay_metrics *relay_metrics_start(const vf_config *config)

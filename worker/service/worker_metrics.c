@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics_http.h"
+#include "process_metrics.h"
 #include "release_handler.h"
 #include "spare_handler.h"
 #include "store_outbox.h"
@@ -49,6 +50,7 @@ struct worker_metrics {
     metrics_series *reservations, *outbox, *scrape_errors;
     metrics_series *round_trips; /* the main store handle's waits for the server */
     uint64_t round_trips_seen;   /* main thread only: what round_trips counts up to */
+    process_metrics process;
 
     atomic_bool is_connected, is_consuming, is_writable;
     store *scrape_store; /* the server thread's own handle, opened at the first scrape */
@@ -188,6 +190,7 @@ static void collect(metrics *m, void *arg)
     metrics_set(wm->writable, atomic_load(&wm->is_writable));
     char why[256];
     metrics_set(wm->ready_gauge, ready(wm, why, sizeof why));
+    process_metrics_collect(&wm->process);
 }
 
 static bool ready(void *arg, char *why, size_t size)
@@ -218,6 +221,49 @@ static bool ready(void *arg, char *why, size_t size)
 }
 
 /* ---- start, stop ---- */
+
+/* Every label set the worker knows of, created at 0 before anything
+ * happens: a counter that appears at 1 has no earlier sample, so
+ * increase(virtflow_dead_letters_total[15m]) > 0 would miss the first dead
+ * letter. Label sets this list lacks (a spare state) still appear on first use. */
+static int born_at_zero(worker_metrics *wm, vf_error *err)
+{
+    static const char *const task_kinds[] = {"schedule", "spare"};
+    static const char *const message_kinds[] = {"schedule", "spare", "release"};
+    static const char *const failed_reasons[] = {"invalid", "unschedulable", "exhausted"};
+    /* Per kind in message_kinds' order; a spare's states appear as reached. */
+    static const char *const outcomes[][5] = {
+        {"completed", "failed", "retrying", "duplicate", "dead"},
+        {"failed", "retrying", "duplicate", "dead", NULL},
+        {"released", "refused", "duplicate", "dead", NULL},
+    };
+    static const char *const dead_reasons[] = {"malformed", "too_large", "exhausted",
+                                               "kind_mismatch"};
+    bool ok = true;
+    for (size_t k = 0; k < COUNT(task_kinds); k++) {
+        const char *completed[] = {task_kinds[k], "completed", ""};
+        ok = ok && metrics_series_get(wm->tasks, completed);
+        for (size_t r = 0; r < COUNT(failed_reasons); r++) {
+            const char *failed[] = {task_kinds[k], "failed", failed_reasons[r]};
+            ok = ok && metrics_series_get(wm->tasks, failed);
+        }
+    }
+    for (size_t k = 0; k < COUNT(message_kinds); k++) {
+        const char *kind[] = {message_kinds[k]};
+        ok = ok && metrics_series_get(wm->retries, kind);
+        for (size_t o = 0; o < COUNT(outcomes[k]) && outcomes[k][o]; o++) {
+            const char *labels[] = {message_kinds[k], outcomes[k][o]};
+            ok = ok && metrics_series_get(wm->messages, labels);
+        }
+    }
+    for (size_t r = 0; r < COUNT(dead_reasons); r++) {
+        const char *reason[] = {dead_reasons[r]};
+        ok = ok && metrics_series_get(wm->dead, reason);
+    }
+    if (!ok)
+        vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
+    return ok ? 0 : -1;
+}
 
 static int define(worker_metrics *wm, vf_error *err)
 {
@@ -302,7 +348,8 @@ static int define(worker_metrics *wm, vf_error *err)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
     }
-    return 0;
+    return born_at_zero(wm, err) < 0 || process_metrics_define(wm->m, &wm->process, err) < 0 ? -1
+                                                                                             : 0;
 }
 
 worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv)
