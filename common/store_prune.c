@@ -284,3 +284,16 @@ int store_wal_truncate(store *s, bool *truncated, vf_error *err)
         *truncated = true;
     return 0;
 }
+
+int store_others_wrote(store *s, int64_t *version, bool *wrote, vf_error *err)
+{
+    *wrote = false;
+    if (store_is_pg(s))
+        return 0;
+    int64_t now = 0;
+    if (pragma_int(s, "PRAGMA data_version", &now, err) < 0)
+        return -1;
+    *wrote = *version >= 0 && now != *version;
+    *version = now;
+    return 0;
+}

@@ -72,6 +72,16 @@ int store_vacuum_step(store *s, int pages, int64_t *freed, vf_error *err)
 int store_wal_truncate(store *s, bool *truncated, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Whether another connection committed to the store since the previous
+ * call: the pauses of a long prune are for other writers, and pointless when
+ * there are none. *version carries the state between calls (-1 before the
+ * first, which only takes note and reports false). SQLite: PRAGMA
+ * data_version, which changes with every other connection's commit and not
+ * with this handle's own. PostgreSQL: always false; its deletes take row
+ * locks only, which no other writer of old final rows waits for. */
+int store_others_wrote(store *s, int64_t *version, bool *wrote, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* The file's auto_vacuum mode into *incremental: true for INCREMENTAL (set
  * on stores created by this version), false for NONE or FULL (older stores:
  * freed pages are reused, but the file never shrinks until a VACUUM). */

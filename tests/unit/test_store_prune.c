@@ -297,6 +297,39 @@ static long long file_size(const char *name)
 /* A new store is INCREMENTAL: after pruning, vacuum steps give the pages
  * back and the file shrinks. An old store (auto_vacuum NONE) is reported as
  * such and the step does nothing. */
+/* store_others_wrote: another connection's commit is seen once; this
+ * handle's own commits are not (prune pauses only for other writers). */
+static void test_others_wrote(void)
+{
+    store *s = open_fresh("others.db");
+    if (!s)
+        return;
+    vf_error err;
+    vf_error_init(&err);
+    int64_t version = -1;
+    bool wrote = true;
+    CHECK(store_others_wrote(s, &version, &wrote, &err) == 0 && !wrote); /* takes note */
+    add_task(s, "own-1", "schedule", "completed", OLD, 1);
+    CHECK(store_others_wrote(s, &version, &wrote, &err) == 0);
+    CHECKF(!wrote, "its own commit is not another writer's");
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/others.db", dir);
+    sqlite3 *other = NULL;
+    CHECK(sqlite3_open(path, &other) == SQLITE_OK);
+    CHECK(sqlite3_exec(other,
+                       "INSERT INTO tasks (id, kind, status, created_at, updated_at) VALUES "
+                       "('other-1', 'schedule', 'processing', '2020-01-01T00:00:00.000Z', "
+                       "'2020-01-01T00:00:00.000Z')",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(other);
+    CHECK(store_others_wrote(s, &version, &wrote, &err) == 0);
+    CHECKF(wrote, "another connection's commit is seen");
+    CHECK(store_others_wrote(s, &version, &wrote, &err) == 0);
+    CHECKF(!wrote, "and only once");
+    store_close(s);
+}
+
 static void test_vacuum(void)
 {
     store *s = open_fresh("vacuum.db");
@@ -383,6 +416,7 @@ int main(void)
     test_what_goes_and_what_stays();
     test_batches_bounded_and_idempotent();
     test_vacuum();
+    test_others_wrote();
     remove_dir();
     return test_summary();
 }

@@ -1,36 +1,63 @@
 /* virtflowctl prune: delete (or with --dry-run, count) what retention would
  * delete at a given age, now, with the same batches as the worker's job. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "ctl.h"
+#include "leases.h"
+#include "store_hosts.h"
 #include "store_prune.h"
 
-/* Between batches, so a running worker's commits get the write lock. */
-#define PAUSE_BETWEEN_BATCHES_MS 50
+/* A pause between batches lets other writers take the write lock (SQLite's
+ * busy handler polls, so a writer waiting for it gets in only if the lock
+ * stays free a while). It is made only when it can help someone: a worker
+ * announced in the store is alive (leases.h; checked every
+ * WORKERS_CHECK_MS), another connection committed since the last batch (a
+ * relay, a second virtflowctl), or a batch took longer than SLOW_BATCH_MS
+ * (it probably waited). With nobody else there, the batches run back to
+ * back. */
+#define DEFAULT_PAUSE_MS 50
+#define SLOW_BATCH_MS 250
+#define PROGRESS_EVERY_MS 200
+#define WORKERS_CHECK_MS 1000
 
 static void prune_usage(FILE *out)
 {
-    fprintf(out, "usage: virtflowctl prune --older-than D [-c CONFIG] [--dry-run] [--json]\n"
-                 "\n"
-                 "Delete from the store what the worker's retention job deletes\n"
-                 "(docs/operations.md \"Retention\"), for an age of D instead of\n"
-                 "store.retention: final tasks (completed, failed, released) last updated\n"
-                 "more than D ago, holding no reservation and no unfinished spare, with\n"
-                 "their history, reservations and spares; released reservations, confirmed\n"
-                 "events and finished deliveries older than D. Safe while workers run: small\n"
-                 "transactions, each row once.\n"
-                 "\n"
-                 "  --older-than D  an age: 90s, 45m, 12h, 30d\n"
-                 "  --dry-run       count what would be deleted; change nothing (read-only)\n"
-                 "  --json          {\"cutoff\":..., \"dry_run\":..., \"deleted\":{table: rows}}\n"
-                 "\n"
-                 "Then, on a store created with auto_vacuum=INCREMENTAL, the freed pages are\n"
-                 "given back to the file system, and the WAL file is truncated.\n"
-                 "\n"
-                 "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n");
+    fprintf(out,
+            "usage: virtflowctl prune --older-than D [-c CONFIG] [--dry-run] [--batch N]\n"
+            "                         [--pause MS] [--json]\n"
+            "\n"
+            "Delete from the store what the worker's retention job deletes\n"
+            "(docs/operations.md \"Retention\"), for an age of D instead of\n"
+            "store.retention: final tasks (completed, failed, released) last updated\n"
+            "more than D ago, holding no reservation and no unfinished spare, with\n"
+            "their history, reservations and spares; released reservations, confirmed\n"
+            "events and finished deliveries older than D. Safe while workers run: small\n"
+            "transactions, each row once.\n"
+            "\n"
+            "  --older-than D  an age: 90s, 45m, 12h, 30d\n"
+            "  --dry-run       count what would be deleted; change nothing (read-only)\n"
+            "  --batch N       tasks (and rows of each other table) per transaction\n"
+            "                  (default %d)\n"
+            "  --pause MS      the pause between batches (default %d; 0: none), made only\n"
+            "                  when another connection wrote to the store since the last\n"
+            "                  batch or a batch took over %d ms: with no worker\n"
+            "                  writing, the batches run back to back\n"
+            "  --json          {\"cutoff\":..., \"dry_run\":..., \"deleted\":{table: rows},\n"
+            "                  \"batches\":..., \"pauses\":...}\n"
+            "\n"
+            "Then, on a store created with auto_vacuum=INCREMENTAL, the freed pages are\n"
+            "given back to the file system, and the WAL file is truncated. On a\n"
+            "terminal, progress goes to stderr as it runs.\n"
+            "\n"
+            "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n",
+            STORE_PRUNE_BATCH, DEFAULT_PAUSE_MS, SLOW_BATCH_MS);
 }
 
 static void pause_ms(int ms)
@@ -39,8 +66,72 @@ static void pause_ms(int ms)
     nanosleep(&step, NULL);
 }
 
+/* How the deleting went: batches run, pauses made. */
+typedef struct prune_run {
+    long batches, pauses;
+    int64_t pause_ms; /* each pause */
+    int64_t version;  /* store_others_wrote's state */
+    char self[STORE_OWNER_SIZE];
+    int workers;                /* live workers announced in the store, at the last check */
+    int64_t workers_checked_ms; /* monotonic; 0: never */
+    bool progress;              /* stderr is a terminal */
+    int64_t last_progress_ms;   /* monotonic */
+    int64_t started_ms;
+} prune_run;
+
+static int64_t mono_ms(void)
+{
+    return clock_mono_us() / 1000;
+}
+
+static int64_t total_rows(const store_prune_counts *c)
+{
+    return c->tasks + c->task_events + c->reservations + c->spares + c->outbox + c->deliveries;
+}
+
+static void show_progress(prune_run *run, const store_prune_counts *c, int64_t freed_pages,
+                          bool last)
+{
+    if (!run->progress)
+        return;
+    int64_t now = mono_ms();
+    if (!last && now - run->last_progress_ms < PROGRESS_EVERY_MS)
+        return;
+    run->last_progress_ms = now;
+    double seconds = (double)(now - run->started_ms) / 1000.0;
+    fprintf(stderr,
+            "\rprune: %" PRId64 " tasks, %" PRId64 " rows deleted in %.1f s (%ld batches, %ld "
+            "pauses)",
+            c->tasks, total_rows(c), seconds, run->batches, run->pauses);
+    if (freed_pages > 0)
+        fprintf(stderr, ", %" PRId64 " pages given back", freed_pages);
+    fprintf(stderr, last ? "\n" : "\033[K");
+    fflush(stderr);
+}
+
+/* After a batch: pause when it helps someone. */
+static void maybe_pause(store *s, prune_run *run, int64_t batch_ms)
+{
+    bool others = false;
+    vf_error err;
+    vf_error_init(&err);
+    if (store_others_wrote(s, &run->version, &others, &err) < 0)
+        others = true; /* cannot tell: be polite */
+    int64_t now = mono_ms();
+    if (!run->workers_checked_ms || now - run->workers_checked_ms >= WORKERS_CHECK_MS) {
+        run->workers_checked_ms = now;
+        if (lease_others_alive(s, run->self, &run->workers, &err) < 0)
+            run->workers = 1;
+    }
+    others = others || run->workers > 0;
+    if (run->pause_ms <= 0 || (!others && batch_ms <= SLOW_BATCH_MS))
+        return;
+    run->pauses++;
+    pause_ms((int)run->pause_ms);
+}
+
 static void print_counts(const char *cutoff, bool dry_run, const store_prune_counts *c,
-                         int64_t freed_pages, bool as_json)
+                         int64_t freed_pages, const prune_run *run, bool as_json)
 {
     const struct {
         const char *table;
@@ -54,8 +145,11 @@ static void print_counts(const char *cutoff, bool dry_run, const store_prune_cou
             json_object_set_new(counts, rows[i].table, json_integer(rows[i].rows));
         json_t *all = json_pack("{s:s, s:b, s:o}", "cutoff", cutoff, "dry_run", dry_run,
                                 dry_run ? "would_delete" : "deleted", counts);
-        if (!dry_run)
+        if (!dry_run) {
             json_object_set_new(all, "freed_pages", json_integer(freed_pages));
+            json_object_set_new(all, "batches", json_integer(run->batches));
+            json_object_set_new(all, "pauses", json_integer(run->pauses));
+        }
         ctl_print_json(all);
         json_decref(all);
         return;
@@ -63,17 +157,23 @@ static void print_counts(const char *cutoff, bool dry_run, const store_prune_cou
     printf("%s rows older than %s:\n", dry_run ? "would delete" : "deleted", cutoff);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         printf("  %-13s %" PRId64 "\n", rows[i].table, rows[i].rows);
-    if (!dry_run)
+    if (!dry_run) {
         printf("freed pages: %" PRId64 "\n", freed_pages);
+        printf("batches: %ld, pauses for other writers: %ld\n", run->batches, run->pauses);
+    }
 }
 
 int ctl_prune(int argc, char **argv)
 {
     const char *older_than = NULL;
+    const char *pause_text = NULL;
+    long batch = STORE_PRUNE_BATCH;
     bool dry_run = false;
     const ctl_option options[] = {
         {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL},
         {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL},
+        {"batch", 0, CTL_OPTION_POSITIVE, &batch, NULL, NULL, NULL},
+        {"pause", 0, CTL_OPTION_STRING, &pause_text, NULL, NULL, NULL},
         {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
@@ -85,6 +185,22 @@ int ctl_prune(int argc, char **argv)
     int64_t older_than_s = -1;
     if (older_than && config_parse_duration(older_than, &older_than_s) < 0) {
         ctl_error("--older-than: expected an age like 90s, 45m, 12h or 30d, got '%s'", older_than);
+        return CTL_EXIT_USAGE;
+    }
+    prune_run run = {
+        .pause_ms = DEFAULT_PAUSE_MS, .version = -1, .progress = !as_json && isatty(STDERR_FILENO)};
+    if (pause_text) {
+        char *end = NULL;
+        errno = 0;
+        long long value = strtoll(pause_text, &end, 10);
+        if (errno != 0 || end == pause_text || *end || value < 0 || value > 60000) {
+            ctl_error("--pause: expected milliseconds from 0 to 60000, got '%s'", pause_text);
+            return CTL_EXIT_USAGE;
+        }
+        run.pause_ms = value;
+    }
+    if (batch > 100000) {
+        ctl_error("--batch: at most 100000 per transaction, got %ld", batch);
         return CTL_EXIT_USAGE;
     }
     if (args.operand_count > 0) {
@@ -124,25 +240,41 @@ int ctl_prune(int argc, char **argv)
             goto out;
         }
     } else {
+        run.started_ms = mono_ms();
+        store_owner_name(run.self);
+        /* Takes note of the store's version: writes before this are not ours to wait for. */
+        maybe_pause(s, &run, 0);
         int more;
-        while ((more = store_prune_batch(s, cutoff, STORE_PRUNE_BATCH, &counts, &err)) == 1)
-            pause_ms(PAUSE_BETWEEN_BATCHES_MS);
-        int64_t freed = 0;
-        while (more == 0 && (more = store_vacuum_step(s, 256, &freed, &err)) == 0 && freed > 0) {
-            freed_pages += freed;
-            pause_ms(PAUSE_BETWEEN_BATCHES_MS);
+        for (;;) {
+            int64_t began = mono_ms();
+            more = store_prune_batch(s, cutoff, (int)batch, &counts, &err);
+            run.batches++;
+            show_progress(&run, &counts, freed_pages, false);
+            if (more != 1)
+                break;
+            maybe_pause(s, &run, mono_ms() - began);
         }
+        int64_t freed = 0;
+        for (;;) {
+            int64_t began = mono_ms();
+            if (more != 0 || (more = store_vacuum_step(s, 256, &freed, &err)) != 0 || freed == 0)
+                break;
+            freed_pages += freed;
+            show_progress(&run, &counts, freed_pages, false);
+            maybe_pause(s, &run, mono_ms() - began);
+        }
+        show_progress(&run, &counts, freed_pages, true);
         bool truncated = false;
         if (more == 0)
             more = store_wal_truncate(s, &truncated, &err);
         if (more < 0) {
             /* What committed before the error stays deleted: say so. */
-            print_counts(cutoff, false, &counts, freed_pages, false);
+            print_counts(cutoff, false, &counts, freed_pages, &run, false);
             ctl_error("%s", err.text);
             goto out;
         }
     }
-    print_counts(cutoff, dry_run, &counts, freed_pages, as_json);
+    print_counts(cutoff, dry_run, &counts, freed_pages, &run, as_json);
     rc = CTL_EXIT_OK;
 out:
     store_close(s);
