@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "metrics.h"
+#include "process_metrics.h"
 
 /* A GET is a store read (a millisecond), a POST adds a commit and a broker
  * confirm; 5 s is where a POST gives up waiting for the confirm. */
@@ -16,7 +17,15 @@ struct api_metrics {
     metrics_family *requests; /* {route, status} */
     metrics_family *duration; /* {route} seconds */
     metrics_series *accepted, *refused;
+    process_metrics process;
 };
+
+static void collect(metrics *m, void *arg)
+{
+    (void)m;
+    api_metrics *am = arg;
+    process_metrics_collect(&am->process);
+}
 
 api_metrics *api_metrics_new(vf_error *err)
 {
@@ -47,6 +56,13 @@ api_metrics *api_metrics_new(vf_error *err)
     }
     am->accepted = metrics_series_get(submissions, (const char *const[]){"accepted"});
     am->refused = metrics_series_get(submissions, (const char *const[]){"refused"});
+    if (!am->accepted || !am->refused || process_metrics_define(am->m, &am->process, err) < 0) {
+        if (err->code == VF_OK)
+            vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
+        api_metrics_free(am);
+        return NULL;
+    }
+    metrics_set_collect(am->m, collect, am);
     return am;
 }
 

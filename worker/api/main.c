@@ -1,6 +1,7 @@
 /* virtflow-api: the virtflow-scheduler prototype's HTTP interface
  * (docs/api.md) over virtflow's broker and store. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "config.h"
 #include "httpd.h"
 #include "log.h"
+#include "version.h"
 
 enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
 
@@ -23,12 +25,15 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: virtflow-api [-c FILE]\n\n"
+    fprintf(out, "usage: virtflow-api [-c FILE | --defaults]\n"
+                 "       virtflow-api --version\n\n"
                  "Answers the virtflow-scheduler prototype's routes on api.listen:\n"
                  "POST /schedule records the task as queued and publishes it to the worker,\n"
                  "GET /result/{task_id} reads its state from the store; /healthz, /readyz,\n"
                  "/metrics.\n"
-                 "-c FILE, else $VIRTFLOW_CONFIG, else built-in defaults.\n"
+                 "-c FILE, else $VIRTFLOW_CONFIG, else /etc/virtflow/config.yaml when it\n"
+                 "exists; without any of them it refuses to start unless --defaults asks for\n"
+                 "the built-in defaults.\n"
                  "SIGTERM/SIGINT: finish the request in progress, then exit 0.\n"
                  "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n");
 }
@@ -60,10 +65,19 @@ int main(int argc, char **argv)
 {
     vf_log_set_program("virtflow-api");
     const char *config_path = NULL;
+    bool use_defaults = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            vf_version_print("virtflow-api");
+            return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--defaults") == 0) {
+            use_defaults = true;
+            continue;
         }
         if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             config_path = argv[++i];
@@ -79,6 +93,13 @@ int main(int argc, char **argv)
     vf_config *config = config_resolve(config_path, &err);
     if (!config) {
         log_error("%s", err.text);
+        return EXIT_CONFIG;
+    }
+    if (!config->path && !use_defaults) {
+        log_error("no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): refusing to start "
+                  "on the built-in defaults; give -c FILE, or --defaults to use them on purpose",
+                  CONFIG_SYSTEM_PATH);
+        config_free(config);
         return EXIT_CONFIG;
     }
     vf_log_set_level(config->log.level);
