@@ -43,7 +43,7 @@ struct worker_metrics {
     metrics_series *connected;   /* 0/1 */
     metrics_series *consuming;   /* 0/1 */
     metrics_series *writable;    /* 0/1 */
-    metrics_series *inventory_age, *inventory_hosts;
+    metrics_series *inventory_age, *inventory_hosts, *inventory_max_age;
     metrics_family *hosts;       /* {status} */
     metrics_family *free_vcpus;  /* {pool} */
     metrics_family *free_memory; /* {pool} MiB */
@@ -306,6 +306,11 @@ static int define(worker_metrics *wm, vf_error *err)
     wm->inventory_age =
         single(wm, METRICS_GAUGE, "virtflow_inventory_age_seconds",
                "Age of the newest inventory snapshot; -1 before the first fetch", NULL, 0, err);
+    wm->inventory_max_age =
+        single(wm, METRICS_GAUGE, "virtflow_inventory_max_age_seconds",
+               "inventory.max_age_s: past this age no placement is made (the stale-inventory "
+               "alert compares virtflow_inventory_age_seconds with it)",
+               NULL, 0, err);
     wm->inventory_hosts = single(wm, METRICS_GAUGE, "virtflow_inventory_hosts",
                                  "Hosts in the newest inventory snapshot", NULL, 0, err);
     wm->hosts = family(wm, METRICS_GAUGE, "virtflow_hosts", "Hosts in the inventory by status", 1,
@@ -341,13 +346,14 @@ static int define(worker_metrics *wm, vf_error *err)
         return -1;
     if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
-        !wm->hosts || !wm->free_vcpus || !wm->free_memory || !wm->reservations || !wm->outbox ||
-        !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
-        !wm->scrape_errors) {
+        !wm->inventory_max_age || !wm->hosts || !wm->free_vcpus || !wm->free_memory ||
+        !wm->reservations || !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming ||
+        !wm->writable || !wm->scrape_errors) {
         if (err->code == VF_OK)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
     }
+    metrics_set(wm->inventory_max_age, wm->config->inventory.max_age_s);
     return born_at_zero(wm, err) < 0 || process_metrics_define(wm->m, &wm->process, err) < 0 ? -1
                                                                                              : 0;
 }
