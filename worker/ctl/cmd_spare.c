@@ -43,7 +43,8 @@ static void spare_usage(FILE *out)
             "\n"
             "exit status: 0 published (with --wait: ready or released), 1 failed\n"
             "(unschedulable, exhausted), 2 usage or invalid request, 3 configuration error,\n"
-            "4 broker unreachable, publish not confirmed, or no end within --timeout.\n",
+            "4 broker unreachable or publish not confirmed, 5 --wait timed out: published,\n"
+            "but not ended within --timeout (see virtflowctl task ID).\n",
             DEFAULT_WAIT_S);
 }
 
@@ -198,9 +199,10 @@ static int follow(amqp_link *link, const vf_config *config, const char *task_id,
     for (;;) {
         int64_t left = deadline - clock_mono_us() / 1000;
         if (left <= 0) {
-            ctl_error("task %s did not end within %ld s: see virtflowctl task %s", task_id,
-                      timeout_s, task_id);
-            return CTL_EXIT_UNAVAILABLE;
+            ctl_error("task %s was published but did not end within %ld s: see virtflowctl "
+                      "task %s",
+                      task_id, timeout_s, task_id);
+            return CTL_EXIT_PENDING;
         }
         amqp_link_delivery event;
         int got = amqp_link_next(link, &event, (int)left, &err);

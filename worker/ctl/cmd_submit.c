@@ -29,7 +29,8 @@ static void submit_usage(FILE *out)
             "\n"
             "  -f FILE             the request body as JSON ('-' for stdin), sent as it is\n"
             "  --wait              wait for the worker's result (through a private reply queue,\n"
-            "                      reply_to + correlation_id) and print the decision\n"
+            "                      reply_to + correlation_id) and print the decision; each\n"
+            "                      retry is printed as it is scheduled (not with --json)\n"
             "  --timeout S         how long --wait waits (default %d s); a task that is being\n"
             "                      retried answers only when it is final\n"
             "  --json              print {\"task_id\": ...}, or with --wait the result object\n"
@@ -167,7 +168,8 @@ int ctl_submit(int argc, char **argv)
                            .body = body,
                            .id = task_id,
                            .wait_s = opt.wait ? opt.timeout_s : 0,
-                           .announce = opt.json ? NULL : task_id};
+                           .announce = opt.json ? NULL : task_id,
+                           .progress = !opt.json};
     json_t *result = NULL;
     status = ctl_publish_request(config, &request, &result);
     if (status != CTL_EXIT_OK)

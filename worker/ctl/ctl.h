@@ -170,6 +170,7 @@ typedef struct ctl_request {
     const char *id;          /* message_id, and correlation_id of the reply */
     long wait_s;             /* > 0: wait this long for the worker's reply */
     const char *announce;    /* printed once the broker confirmed, before waiting; or NULL */
+    bool progress;           /* while waiting, print the task's task.retrying events */
 } ctl_request;
 
 /* Publish `request`, confirmed by the broker, and with wait_s > 0 wait for

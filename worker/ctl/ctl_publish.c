@@ -9,8 +9,31 @@
 
 #define CONFIRM_TIMEOUT_MS 30000
 
+/* A task.retrying event of task `id` from a trusted publisher: printed as
+ * `spare prepare --wait` prints it. Anything else is ignored. */
+static void show_progress(const vf_config *config, const amqp_link_delivery *delivery,
+                          const char *id)
+{
+    if (!delivery->user_id || !config_trusts_publisher(config, delivery->user_id) ||
+        !delivery->body)
+        return; /* anyone allowed to publish on virtflow could forge an event */
+    json_t *body = json_loadb((const char *)delivery->body, delivery->body_len, 0, NULL);
+    json_t *data = json_object_get(body, "data");
+    const char *type = json_string_value(json_object_get(body, "type"));
+    const char *of = json_string_value(json_object_get(data, "task_id"));
+    if (type && of && strcmp(type, "task.retrying") == 0 && strcmp(of, id) == 0) {
+        printf("retrying in %lld s (attempt %lld): %s\n",
+               (long long)json_integer_value(json_object_get(data, "delay_s")),
+               (long long)json_integer_value(json_object_get(data, "next_attempt")),
+               ctl_text(json_string_value(json_object_get(data, "error"))));
+        fflush(stdout);
+    }
+    json_decref(body);
+}
+
 /* Wait for the reply whose correlation_id is `id`. */
-static int wait_reply(amqp_link *link, const char *id, long wait_s, json_t **reply)
+static int wait_reply(const vf_config *config, amqp_link *link, const char *id, long wait_s,
+                      json_t **reply)
 {
     vf_error err;
     vf_error_init(&err);
@@ -32,6 +55,8 @@ static int wait_reply(amqp_link *link, const char *id, long wait_s, json_t **rep
         if (got == 0)
             continue;
         bool ours = delivery.correlation_id && strcmp(delivery.correlation_id, id) == 0;
+        if (!ours)
+            show_progress(config, &delivery, id);
         json_t *body =
             ours && delivery.body ? json_loads((const char *)delivery.body, 0, NULL) : NULL;
         /* The reply queue dies with the connection; an ack only keeps it tidy. */
@@ -67,6 +92,12 @@ int ctl_publish_request(const vf_config *config, const ctl_request *request, jso
         ctl_error("cannot set up a reply queue: %s", err.text);
         goto out;
     }
+    if (wait && request->progress &&
+        amqp_link_bind(link, reply_queue, AMQP_TOPOLOGY_EXCHANGE, "event.task.retrying", &err) <
+            0) {
+        ctl_error("cannot follow the task's progress: %s", err.text);
+        goto out;
+    }
     amqp_link_message msg = {.body = request->body,
                              .body_len = strlen(request->body),
                              .message_id = request->id,
@@ -86,7 +117,7 @@ int ctl_publish_request(const vf_config *config, const ctl_request *request, jso
         printf("%s\n", ctl_text(request->announce));
         fflush(stdout);
     }
-    status = wait ? wait_reply(link, request->id, request->wait_s, reply) : CTL_EXIT_OK;
+    status = wait ? wait_reply(config, link, request->id, request->wait_s, reply) : CTL_EXIT_OK;
 out:
     amqp_link_free(link);
     return status;
