@@ -6,7 +6,8 @@
 #include <inttypes.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,34 +113,34 @@ out:
     return rc;
 }
 
-/* HMAC over "<id>.<timestamp>.<body>" without building the string. */
+/* HMAC over "<id>.<timestamp>.<body>" without building the string, through
+ * OpenSSL 3's EVP_MAC (the HMAC_CTX functions are deprecated there). */
 static int mac(const signature_key *key, const char *id, int64_t timestamp, const void *body,
                size_t body_len, unsigned char out[MAC_LEN])
 {
     char ts[24];
     int ts_len = snprintf(ts, sizeof ts, "%" PRId64, timestamp);
-    HMAC_CTX *ctx = NULL;
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                           OSSL_PARAM_construct_end()};
+    EVP_MAC *hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = hmac ? EVP_MAC_CTX_new(hmac) : NULL;
+    size_t out_len = 0;
     int rc = -1;
-    unsigned int out_len = 0;
-    /* HMAC_CTX is deprecated in OpenSSL 3 but still the simplest streaming
-     * API that also exists in 1.1; silence only that warning, here. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    ctx = HMAC_CTX_new();
     if (!ctx)
         goto out;
-    if (HMAC_Init_ex(ctx, key->bytes, (int)key->len, EVP_sha256(), NULL) != 1 ||
-        HMAC_Update(ctx, (const unsigned char *)id, strlen(id)) != 1 ||
-        HMAC_Update(ctx, (const unsigned char *)".", 1) != 1 ||
-        HMAC_Update(ctx, (const unsigned char *)ts, (size_t)ts_len) != 1 ||
-        HMAC_Update(ctx, (const unsigned char *)".", 1) != 1 ||
-        (body_len > 0 && HMAC_Update(ctx, body, body_len) != 1) ||
-        HMAC_Final(ctx, out, &out_len) != 1 || out_len != MAC_LEN)
+    if (EVP_MAC_init(ctx, key->bytes, key->len, params) != 1 ||
+        EVP_MAC_update(ctx, (const unsigned char *)id, strlen(id)) != 1 ||
+        EVP_MAC_update(ctx, (const unsigned char *)".", 1) != 1 ||
+        EVP_MAC_update(ctx, (const unsigned char *)ts, (size_t)ts_len) != 1 ||
+        EVP_MAC_update(ctx, (const unsigned char *)".", 1) != 1 ||
+        (body_len > 0 && EVP_MAC_update(ctx, body, body_len) != 1) ||
+        EVP_MAC_final(ctx, out, &out_len, MAC_LEN) != 1 || out_len != MAC_LEN)
         goto out;
     rc = 0;
 out:
-    HMAC_CTX_free(ctx);
-#pragma GCC diagnostic pop
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(hmac);
     return rc;
 }
 
