@@ -169,6 +169,7 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
     size_t s = 0;
     if (stop_at_operand)
         shortopts[s++] = '+';
+    shortopts[s++] = ':'; /* a missing value returns ':', told apart from an unknown option */
     for (size_t i = 0; i < count; i++) {
         const ctl_option *o = option_at(options, i);
         longopts[i] =
@@ -187,6 +188,7 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
     /* 0, not 1: glibc then starts afresh, dropping what it kept of the
      * previous parse (main's parse of the global options). */
     optind = 0;
+    opterr = 0; /* one line of our own instead of getopt's and the whole usage */
     int c;
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         size_t index = count;
@@ -197,8 +199,16 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
                 if (option_at(options, i)->letter == c)
                     index = i;
         if (index >= count) {
-            /* getopt has said what is wrong */
-            usage(stderr);
+            /* A mistyped option: say which, and where the options are listed. */
+            const char *given = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+            char letter[3] = {'-', (char)optopt, '\0'};
+            if (optopt > 0 && optopt < 0x100 && strncmp(given, "--", 2) != 0)
+                given = letter; /* -x, or -x inside a group of letters */
+            bool top = strcmp(command, "virtflowctl") == 0;
+            ctl_error("%s%s%s '%s' (see virtflowctl%s%s --help)", top ? "" : command,
+                      top ? "" : ": ", c == ':' ? "missing value for option" : "unknown option",
+                      given, top ? "" : " ", top ? "" : command);
+            (void)usage;
             return CTL_EXIT_USAGE;
         }
         switch (index) {
