@@ -74,9 +74,16 @@ else
 	echo "started a private broker (state in .virtflow/broker/)"
 fi
 
+# The URL as virtflowctl shows it: without its password.
+broker_shown=$(printf '%s' "$amqp_url" | sed -E 's|^(amqps?://[^:@/]*):[^@/]*@|\1@|')
+echo "broker: $broker_shown"
+
 echo "==> configuration (.virtflow/config.yaml, from deploy/config.example.yaml)"
 port=${VF_RECEIVER_PORT:-8808}
-secret=$root/deploy/example-webhook.secret
+# A copy only its owner reads, as a real secret file must be (git keeps no
+# such mode: the example in deploy/ is world-readable, and the relay warns).
+secret=$state/webhook.secret
+install -m 0600 "$root/deploy/example-webhook.secret" "$secret"
 config=$state/config.yaml
 # The example with absolute paths (relative ones would resolve against .virtflow/),
 # this broker and this receiver port. The URL may hold a password: the file is private.
@@ -165,6 +172,8 @@ cat <<EOT
 
 quickstart: done. Running in the background (pids and logs in .virtflow/):
   worker, relay, example receiver on 127.0.0.1:$port
+  broker: $broker_shown
+  webhook secret: .virtflow/webhook.secret (mode 0600)
 Try:
   build/worker/virtflowctl submit -c .virtflow/config.yaml --cpu 2 --memory 2048 --wait
   build/worker/virtflowctl tasks -c .virtflow/config.yaml
