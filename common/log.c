@@ -86,6 +86,17 @@ static void write_json(const char *time_text, const char *level, const char *mes
         add_escaped(line, "receiver", context.receiver, strlen(context.receiver));
     if (context.message_id)
         add_escaped(line, "message_id", context.message_id, strlen(context.message_id));
+    const struct {
+        const char *key, *value;
+    } outcome[] = {{"status", context.status},
+                   {"reason", context.reason},
+                   {"node", context.node},
+                   {"error", context.error}};
+    for (size_t i = 0; i < sizeof outcome / sizeof outcome[0]; i++)
+        if (outcome[i].value && outcome[i].value[0])
+            add_escaped(line, outcome[i].key, outcome[i].value, strlen(outcome[i].value));
+    if (context.attempt > 0)
+        json_object_set_new(line, "attempt", json_integer(context.attempt));
     char *text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(line);
     if (text)

@@ -12,14 +12,22 @@ typedef enum { VF_LOG_DEBUG = 0, VF_LOG_INFO, VF_LOG_WARN, VF_LOG_ERROR } vf_log
 typedef enum { VF_LOG_FORMAT_TEXT = 0, VF_LOG_FORMAT_JSON } vf_log_format;
 
 /* The ids a line is about, as fields of a JSON line ("task", "event",
- * "receiver", "message_id"). Set per thread while a task or event is being
- * handled, so call sites need not repeat them; NULL members are left out.
- * The strings are borrowed: clear the context before they die. */
+ * "receiver", "message_id", and the task's outcome below). Set per thread while a task or event is
+ * being handled, so call sites need not repeat them; NULL members are left out. The strings are
+ * borrowed: clear the context before they die. */
 typedef struct vf_log_ids {
     const char *task;
     const char *event;
     const char *receiver;
     const char *message_id;
+    /* What the line says of the task, as fields too ("status", "reason",
+     * "node", "error", "attempt"), so a log query need not parse the
+     * message; NULL or "" (attempt 0) are left out. */
+    const char *status;
+    const char *reason;
+    const char *node;
+    const char *error;
+    int attempt;
 } vf_log_ids;
 
 extern vf_log_level vf_log_threshold;

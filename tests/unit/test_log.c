@@ -107,6 +107,35 @@ static void test_json(void)
     CHECKF(lines == 3, "%d lines", lines);
 }
 
+static void emit_outcome(void)
+{
+    vf_log_set_ids(&(vf_log_ids){.task = "t2",
+                                 .status = "retrying",
+                                 .reason = "",
+                                 .node = "bm-001",
+                                 .error = "0/3 nodes: \x1b",
+                                 .attempt = 2});
+    log_info("task t2: retrying");
+    vf_log_set_ids(NULL);
+}
+
+/* A task's outcome as fields of its JSON line (issue 26): status, node,
+ * error (escaped like the message) and attempt; empty ones left out. */
+static void test_json_outcome(void)
+{
+    vf_log_set_format(VF_LOG_FORMAT_JSON);
+    const char *out = captured(emit_outcome);
+    vf_log_set_format(VF_LOG_FORMAT_TEXT);
+    json_t *obj = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+    CHECKF(json_is_object(obj), "not JSON: %s", out);
+    CHECK_STR(json_string_value(json_object_get(obj, "status")), "retrying");
+    CHECK_STR(json_string_value(json_object_get(obj, "node")), "bm-001");
+    CHECK_STR(json_string_value(json_object_get(obj, "error")), "0/3 nodes: \\x1b");
+    CHECK(json_integer_value(json_object_get(obj, "attempt")) == 2);
+    CHECK(json_object_get(obj, "reason") == NULL);
+    json_decref(obj);
+}
+
 int main(void)
 {
     vf_log_set_program("test-log");
@@ -127,5 +156,6 @@ int main(void)
     vf_log_set_level(VF_LOG_INFO);
     CHECK_STR(captured(emit_debug), "");
     test_json();
+    test_json_outcome();
     return test_summary();
 }

@@ -73,9 +73,15 @@ typedef struct task_outcome {
     char *reply_body; /* owned; the result for reply_to, or NULL */
     int next_attempt;
     int delay_s;
-    char *error;       /* owned; for TASK_DEAD (x-virtflow-error) and logs */
-    char status[16];   /* the task's status as recorded ("" when nothing was), for metrics */
-    char reason[16];   /* its reason when failed, else "" */
+    char *error;     /* owned; for TASK_DEAD (x-virtflow-error) and logs */
+    char status[16]; /* the task's status as recorded ("" when nothing was), for metrics */
+    char reason[16]; /* its reason when failed, else "" */
+    /* What the log's JSON lines carry as fields (log.h vf_log_ids): the
+     * attempt recorded (0: none), its host ("" when none), its error
+     * (shortened; "" when none). */
+    int attempt;
+    char node[HOST_NAME_LEN];
+    char error_text[256];
     char summary[768]; /* one line for the log */
 } task_outcome;
 

@@ -181,6 +181,9 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
         return -1;
     snprintf(a->out->status, sizeof a->out->status, "%s", status);
     snprintf(a->out->reason, sizeof a->out->reason, "%s", reason ? reason : "");
+    a->out->attempt = (int)a->attempt;
+    snprintf(a->out->node, sizeof a->out->node, "%s", node ? node : "");
+    snprintf(a->out->error_text, sizeof a->out->error_text, "%s", error ? error : "");
     /* publisher: the AMQP user_id, checked by the broker; the first
      * attempt's names the submitter, who may give the reservation back
      * (task.release). */

@@ -370,7 +370,12 @@ static void log_outcomes(service *svc, const batch *b)
         const task_outcome *o = &b->items[i].outcome;
         vf_log_set_ids(&(vf_log_ids){.task = o->task_id[0] ? o->task_id : NULL,
                                      .event = o->event_id,
-                                     .message_id = d->message_id});
+                                     .message_id = d->message_id,
+                                     .status = o->status,
+                                     .reason = o->reason,
+                                     .node = o->node,
+                                     .error = o->error_text[0] ? o->error_text : o->error,
+                                     .attempt = o->attempt});
         if (o->placed) {
             svc->placed_since_summary++;
             log_debug("task %s: %s", o->task_id, o->summary);
