@@ -10,6 +10,7 @@
 #include "api.h"
 #include "config.h"
 #include "httpd.h"
+#include "hangup.h"
 #include "log.h"
 #include "version.h"
 
@@ -104,6 +105,9 @@ int main(int argc, char **argv)
     }
     vf_log_set_level(config->log.level);
     vf_log_set_format(config->log.format);
+    /* Before any thread starts, so that none keeps SIGHUP's default action. */
+    if (hangup_notice_start(&err) < 0)
+        log_warn("%s", err.text);
     /* Anyone who reaches the port can submit: until the API has keys it
      * stays on loopback, as the console does without its token. */
     if (!httpd_listen_is_loopback(config->api.listen)) {

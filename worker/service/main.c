@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "http.h"
+#include "hangup.h"
 #include "log.h"
 #include "service.h"
 #include "version.h"
@@ -84,6 +85,9 @@ int main(int argc, char **argv)
     }
     vf_log_set_level(config->log.level);
     vf_log_set_format(config->log.format);
+    /* Before any thread starts, so that none keeps SIGHUP's default action. */
+    if (hangup_notice_start(&err) < 0)
+        log_warn("%s", err.text);
     if (http_global_init(&err) < 0) {
         log_error("%s", err.text);
         config_free(config);
