@@ -208,7 +208,6 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
             ctl_error("%s%s%s '%s' (see virtflowctl%s%s --help)", top ? "" : command,
                       top ? "" : ": ", c == ':' ? "missing value for option" : "unknown option",
                       given, top ? "" : " ", top ? "" : command);
-            (void)usage;
             return CTL_EXIT_USAGE;
         }
         switch (index) {
