@@ -86,7 +86,7 @@ int store_reservations_counted_node(store *s, const char *node, const char *now,
  * host is the host name followed by "@" + the inode of this process's PID
  * namespace + "." + the kernel's boot id when /proc tells them (leases.h:
  * what they prove). */
-#define STORE_OWNER_SIZE 192
+#define STORE_OWNER_SIZE 256 /* host (63) + scope (79) + pid + id, with room */
 void store_owner_name(char out[STORE_OWNER_SIZE]);
 
 /* Take or renew lease `name` for `owner` until `until`, unless another owner

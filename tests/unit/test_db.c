@@ -99,6 +99,9 @@ static void run(db *d, bool pg)
     CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
     CHECK(count_rows(d, "id = 30") == 0);
     CHECK(count_rows(d, "id > 0") == 11);
+    /* Their slots live on this stack: free them before it goes. */
+    db_stmt_free(ins);
+    db_stmt_free(upd);
 }
 
 int main(void)

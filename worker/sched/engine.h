@@ -66,7 +66,7 @@ typedef struct sched_params {
     near_best_key near_best_by;
     int near_best_width;
     double near_best_max_loss;    /* score points a near-best pick may give up, >= 0 */
-    char near_best_worker[192];   /* the worker instance (its lease owner name, STORE_OWNER_SIZE) */
+    char near_best_worker[256];   /* the worker instance (its lease owner name, STORE_OWNER_SIZE) */
     uint64_t seed;                /* random source for subset picks; 0 = from the clock */
     const config_plugin *plugins; /* borrowed during sched_engine_new only */
     size_t n_plugins;
