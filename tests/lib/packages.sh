@@ -31,6 +31,7 @@ VF_DEBIAN_PACKAGES=(
 	chromium             # headless browser: the console tests load each page in it
 	postgresql           # the private test server (tests/lib/postgres.sh); psql reads it in tests
 	ca-certificates      # libcurl verifying https:// receivers and APIs
+	curl                 # test_api_prototype runs the prototype's curl commands verbatim
 	valgrind             # tests/valgrind.sh: unit tests under memcheck
 	docker-compose       # test_deploy_files: `docker-compose config` accepts docker-compose.yml (Compose v1)
 	'kubernetes-client|kubectl' # test_deploy_files: `kubectl kustomize deploy/kubernetes`; Debian's, or Kubernetes' own apt package
