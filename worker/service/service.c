@@ -559,7 +559,15 @@ static int connect_link(service *svc, vf_error *err)
         return -1;
     log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
              AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
-    return service_sweep_outbox(svc, false, err);
+    int swept = service_sweep_outbox(svc, false, err);
+    if (swept == SWEEP_STORE && !svc->sync_failed) {
+        /* The link is fine: the first round meets the store outage and
+         * waits it out with the link kept (pause_for_store). */
+        log_warn("outbox: not swept at connect: %s", err->text);
+        vf_error_init(err);
+        return 0;
+    }
+    return swept < 0 ? -1 : 0;
 }
 
 /* ---- store outages ---- */
@@ -744,8 +752,11 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)
             return st;
-        if (service_sweep_outbox(svc, false, err) < 0)
-            return svc->sync_failed ? ROUND_FATAL : ROUND_BROKER;
+        int swept = service_sweep_outbox(svc, false, err);
+        if (swept < 0)
+            return svc->sync_failed       ? ROUND_FATAL
+                   : swept == SWEEP_STORE ? ROUND_STORE
+                                          : ROUND_BROKER;
     }
     if (b->n_items) {
         svc->early_status = ROUND_OK;

@@ -180,6 +180,11 @@ int service_settle_confirms(service *svc, vf_error *err);
 int service_flush_confirmed(service *svc, const id_list *list, const char *at, size_t *marked,
                             vf_error *err);
 int service_flush_confirmed_now(service *svc, vf_error *err);
+/* Publish the outbox's unconfirmed events (the housekeeping lease holder).
+ * Returns 0, SWEEP_BROKER when the broker link failed, or SWEEP_STORE when
+ * the store did (a store outage is not a reason to drop the broker link). */
+#define SWEEP_BROKER (-1)
+#define SWEEP_STORE (-2)
 int service_sweep_outbox(service *svc, bool stopping, vf_error *err);
 
 /* service_recheck.c. Look at the engine's free room (after a snapshot

@@ -213,35 +213,38 @@ int service_sweep_outbox(service *svc, bool stopping, vf_error *err)
 {
     svc->last_sweep = time(NULL);
     /* An outbox event goes out only once its commit is durable. */
-    if (sync_all(svc, err) < 0 || service_settle_confirms(svc, err) < 0 ||
-        service_flush_confirmed_now(svc, err) < 0)
-        return -1;
+    if (sync_all(svc, err) < 0)
+        return SWEEP_STORE;
+    if (service_settle_confirms(svc, err) < 0)
+        return SWEEP_BROKER;
+    if (service_flush_confirmed_now(svc, err) < 0)
+        return SWEEP_STORE;
     /* With several workers on one store, one of them (the lease holder)
      * sweeps; the others' own events go out as usual after their batches. */
     char grace[STORE_TIME_SIZE];
     store_format_time(clock_wall_ms() - OUTBOX_GRACE_MS, grace);
     int held = lease_hold(svc->store, "housekeeping", svc->owner, NULL, err);
     if (held < 0)
-        return -1;
+        return SWEEP_STORE;
     if (held == 0)
         return 0;
     /* Alone on the store, every unconfirmed event is ours or a dead worker's. */
     int others = 0;
     if (lease_others_alive(svc->store, svc->owner, &others, err) < 0)
-        return -1;
+        return SWEEP_STORE;
     sweep_ctx ctx = {svc, err, 0, 0};
     if (store_outbox_pending(svc->store, others && !stopping ? grace : NULL, OUTBOX_SWEEP_LIMIT,
-                             sweep_one, &ctx, err) < 0 ||
-        ctx.failed)
-        return -1;
+                             sweep_one, &ctx, err) < 0)
+        return SWEEP_STORE;
+    if (ctx.failed)
+        return SWEEP_BROKER;
     if (ctx.count == 0)
         return 0;
-    if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0)
-        return -1;
-    if (service_settle_confirms(svc, err) < 0)
-        return -1;
+    if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0 ||
+        service_settle_confirms(svc, err) < 0)
+        return SWEEP_BROKER;
     log_info("outbox: %zu events published from the outbox (unconfirmed earlier, or written "
              "outside a batch)",
              ctx.count);
-    return service_flush_confirmed_now(svc, err);
+    return service_flush_confirmed_now(svc, err) < 0 ? SWEEP_STORE : 0;
 }
