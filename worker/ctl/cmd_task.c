@@ -5,9 +5,8 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "store_reservations.h"
-#include "store_stats.h"
 #include "store_tasks.h"
+#include "task_view.h"
 
 static void task_usage(FILE *out)
 {
@@ -25,26 +24,6 @@ static void task_usage(FILE *out)
         "\n"
         "exit status: 0 found, 1 no such task, 2 usage, 3 configuration error, 4 store\n"
         "unreachable.\n");
-}
-
-static int collect_event(const store_task_event *e, void *user)
-{
-    json_t *array = user;
-    json_array_append_new(array, json_pack("{s:s, s:s, s:o}", "at", e->at, "status", e->status,
-                                           "detail", ctl_parse_stored_json(e->detail)));
-    return 0;
-}
-
-static int collect_reservation(const store_reservation *r, void *user)
-{
-    json_t *array = user;
-    json_t *obj = json_pack("{s:s, s:f, s:I, s:I, s:o, s:s, s:s, s:o}", "node", r->node, "cpu",
-                            r->cpu, "memory", (json_int_t)r->memory, "disk", (json_int_t)r->disk,
-                            "vmid", r->vmid >= 0 ? json_integer(r->vmid) : json_null(),
-                            "created_at", r->created_at, "expires_at", r->expires_at, "released_at",
-                            r->released_at ? json_string(r->released_at) : json_null());
-    json_array_append_new(array, obj);
-    return 0;
 }
 
 static char *compact(const json_t *value)
@@ -203,11 +182,7 @@ int ctl_task(int argc, char **argv)
         rc = CTL_EXIT_NEGATIVE;
         goto out;
     }
-    json_t *history = json_array(), *reservations = json_array();
-    all = json_pack("{s:o, s:o, s:o}", "task", ctl_task_json(&task), "history", history,
-                    "reservations", reservations);
-    if (store_task_events(s, id, collect_event, history, &err) < 0 ||
-        store_task_reservations(s, id, collect_reservation, reservations, &err) < 0) {
+    if (!(all = task_view_detail_json(s, &task, &err))) {
         ctl_error("%s", err.text);
         goto out;
     }

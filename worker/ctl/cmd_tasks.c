@@ -5,6 +5,7 @@
 
 #include "ctl.h"
 #include "store_tasks.h"
+#include "task_view.h"
 
 #define DEFAULT_LIMIT 50
 
@@ -55,23 +56,15 @@ static int print_task(const store_task *t, void *user)
     return 0;
 }
 
-/* The values the store writes (docs/contracts.md "Task states"). */
-static const char *const statuses[] = {
-    "queued",        "processing", "retrying",  "completed", "failed", "provisioning",
-    "waiting_ready", "ready",      "releasing", "released",  NULL,
-};
-static const char *const reasons[] = {"invalid", "unschedulable", "exhausted", NULL};
-static const char *const kinds[] = {"schedule", "spare", NULL};
-
 int ctl_tasks(int argc, char **argv)
 {
     store_task_filter filter = {.limit = DEFAULT_LIMIT};
     const char *since_text = NULL;
     long limit = 0;
     const ctl_option options[] = {
-        {"status", 0, CTL_OPTION_CHOICE, &filter.status, statuses, NULL, NULL},
-        {"reason", 0, CTL_OPTION_CHOICE, &filter.reason, reasons, NULL, NULL},
-        {"kind", 0, CTL_OPTION_CHOICE, &filter.kind, kinds, NULL, NULL},
+        {"status", 0, CTL_OPTION_CHOICE, &filter.status, task_view_statuses, NULL, NULL},
+        {"reason", 0, CTL_OPTION_CHOICE, &filter.reason, task_view_reasons, NULL, NULL},
+        {"kind", 0, CTL_OPTION_CHOICE, &filter.kind, task_view_kinds, NULL, NULL},
         {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL},
         {"node", 0, CTL_OPTION_STRING, &filter.node, NULL, NULL, NULL},
         {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},

@@ -12,6 +12,7 @@
 #include "ctl.h"
 #include "ids.h"
 #include "store_tasks.h"
+#include "task_view.h"
 #include "text_escape.h"
 #include "store_config.h"
 
@@ -111,57 +112,20 @@ void ctl_print_json(const json_t *value)
     free(text);
 }
 
+/* The shapes and the syntax are task_view's, shared with virtflow-api. */
 json_t *ctl_parse_stored_json(const char *text)
 {
-    if (!text)
-        return json_null();
-    json_t *value = json_loads(text, JSON_DECODE_ANY, NULL);
-    return value ? value : json_string(text); /* keep what is there, even if it is not JSON */
-}
-
-static json_t *text_or_null(const char *text)
-{
-    return text ? json_string(text) : json_null();
+    return task_view_stored_json(text);
 }
 
 json_t *ctl_task_json(const store_task *t)
 {
-    json_t *obj = json_object();
-    json_object_set_new(obj, "id", json_string(t->id));
-    json_object_set_new(obj, "kind", text_or_null(t->kind));
-    json_object_set_new(obj, "status", text_or_null(t->status));
-    json_object_set_new(obj, "reason", text_or_null(t->reason));
-    json_object_set_new(obj, "attempts", json_integer(t->attempts));
-    json_object_set_new(obj, "node", text_or_null(t->node));
-    json_object_set_new(obj, "vmid", t->vmid >= 0 ? json_integer(t->vmid) : json_null());
-    json_object_set_new(obj, "error", text_or_null(t->error));
-    json_object_set_new(obj, "created_at", text_or_null(t->created_at));
-    json_object_set_new(obj, "updated_at", text_or_null(t->updated_at));
-    json_object_set_new(obj, "request", ctl_parse_stored_json(t->request));
-    json_object_set_new(obj, "result", ctl_parse_stored_json(t->result));
-    return obj;
+    return task_view_json(t);
 }
 
 int ctl_parse_since(const char *text, char out[STORE_TIME_SIZE])
 {
-    char *end = NULL;
-    errno = 0;
-    long long amount = strtoll(text, &end, 10);
-    if (errno == 0 && end != text && amount >= 0 && end[0] && !end[1] &&
-        isdigit((unsigned char)text[0])) {
-        long long unit = end[0] == 's'   ? 1
-                         : end[0] == 'm' ? 60
-                         : end[0] == 'h' ? 3600
-                         : end[0] == 'd' ? 86400
-                                         : 0;
-        if (unit == 0 || amount > 100LL * 365 * 86400 / unit)
-            return -1;
-        return store_format_time(((long long)time(NULL) - amount * unit) * 1000, out);
-    }
-    int64_t unix_s;
-    if (ids_parse_time(text, &unix_s) == 0)
-        return store_format_time(unix_s * 1000, out);
-    return -1;
+    return task_view_parse_since(text, out);
 }
 
 int ctl_parse_positive(const char *option, const char *text, long *out)

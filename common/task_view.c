@@ -1,0 +1,114 @@
+#include "task_view.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ids.h"
+#include "store_reservations.h"
+#include "store_stats.h"
+
+const char *const task_view_statuses[] = {
+    "queued",        "processing", "retrying",  "completed", "failed", "provisioning",
+    "waiting_ready", "ready",      "releasing", "released",  NULL,
+};
+const char *const task_view_reasons[] = {"invalid", "unschedulable", "exhausted", NULL};
+const char *const task_view_kinds[] = {"schedule", "spare", NULL};
+
+bool task_view_is_final(const char *status)
+{
+    return status && (strcmp(status, "completed") == 0 || strcmp(status, "failed") == 0 ||
+                      strcmp(status, "released") == 0);
+}
+
+json_t *task_view_stored_json(const char *text)
+{
+    if (!text)
+        return json_null();
+    json_t *value = json_loads(text, JSON_DECODE_ANY, NULL);
+    return value ? value : json_string(text); /* keep what is there, even if it is not JSON */
+}
+
+static json_t *text_or_null(const char *text)
+{
+    return text ? json_string(text) : json_null();
+}
+
+json_t *task_view_json(const store_task *t)
+{
+    json_t *obj = json_object();
+    json_object_set_new(obj, "id", json_string(t->id));
+    json_object_set_new(obj, "kind", text_or_null(t->kind));
+    json_object_set_new(obj, "status", text_or_null(t->status));
+    json_object_set_new(obj, "reason", text_or_null(t->reason));
+    json_object_set_new(obj, "attempts", json_integer(t->attempts));
+    json_object_set_new(obj, "node", text_or_null(t->node));
+    json_object_set_new(obj, "vmid", t->vmid >= 0 ? json_integer(t->vmid) : json_null());
+    json_object_set_new(obj, "error", text_or_null(t->error));
+    json_object_set_new(obj, "created_at", text_or_null(t->created_at));
+    json_object_set_new(obj, "updated_at", text_or_null(t->updated_at));
+    json_object_set_new(obj, "request", task_view_stored_json(t->request));
+    json_object_set_new(obj, "result", task_view_stored_json(t->result));
+    return obj;
+}
+
+static int collect_event(const store_task_event *e, void *user)
+{
+    json_t *array = user;
+    json_array_append_new(array, json_pack("{s:s, s:s, s:o}", "at", e->at, "status", e->status,
+                                           "detail", task_view_stored_json(e->detail)));
+    return 0;
+}
+
+static int collect_reservation(const store_reservation *r, void *user)
+{
+    json_t *array = user;
+    json_t *obj = json_pack("{s:s, s:f, s:I, s:I, s:o, s:s, s:s, s:o}", "node", r->node, "cpu",
+                            r->cpu, "memory", (json_int_t)r->memory, "disk", (json_int_t)r->disk,
+                            "vmid", r->vmid >= 0 ? json_integer(r->vmid) : json_null(),
+                            "created_at", r->created_at, "expires_at", r->expires_at, "released_at",
+                            r->released_at ? json_string(r->released_at) : json_null());
+    json_array_append_new(array, obj);
+    return 0;
+}
+
+json_t *task_view_detail_json(store *s, const store_task *task, vf_error *err)
+{
+    json_t *history = json_array(), *reservations = json_array();
+    json_t *all = json_pack("{s:o, s:o, s:o}", "task", task_view_json(task), "history", history,
+                            "reservations", reservations);
+    if (!all) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (store_task_events(s, task->id, collect_event, history, err) < 0 ||
+        store_task_reservations(s, task->id, collect_reservation, reservations, err) < 0) {
+        json_decref(all);
+        return NULL;
+    }
+    return all;
+}
+
+int task_view_parse_since(const char *text, char out[STORE_TIME_SIZE])
+{
+    char *end = NULL;
+    errno = 0;
+    long long amount = strtoll(text, &end, 10);
+    if (errno == 0 && end != text && amount >= 0 && end[0] && !end[1] &&
+        isdigit((unsigned char)text[0])) {
+        long long unit = end[0] == 's'   ? 1
+                         : end[0] == 'm' ? 60
+                         : end[0] == 'h' ? 3600
+                         : end[0] == 'd' ? 86400
+                                         : 0;
+        if (unit == 0 || amount > 100LL * 365 * 86400 / unit)
+            return -1;
+        return store_format_time(((long long)time(NULL) - amount * unit) * 1000, out);
+    }
+    int64_t unix_s;
+    if (ids_parse_time(text, &unix_s) == 0)
+        return store_format_time(unix_s * 1000, out);
+    return -1;
+}

@@ -1,0 +1,41 @@
+/* task_view: tasks as virtflowctl (tasks --json, task --json) and
+ * virtflow-api (/v1/tasks) show them, one definition for both: a task row as
+ * JSON, one task with its history and reservations, the filters' choices
+ * and the "since" syntax. */
+#ifndef VF_TASK_VIEW_H
+#define VF_TASK_VIEW_H
+
+#include <jansson.h>
+
+#include "store.h"
+#include "store_tasks.h"
+
+/* The values the store writes (docs/contracts.md "Task states"), NULL-ended:
+ * what the status, reason and kind filters accept. */
+extern const char *const task_view_statuses[];
+extern const char *const task_view_reasons[];
+extern const char *const task_view_kinds[];
+
+/* Whether `status` is final: completed, failed, released. */
+bool task_view_is_final(const char *status);
+
+/* JSON text held in the store, parsed; a JSON null when the text is NULL,
+ * the text as a JSON string when it is not JSON. Owned. */
+json_t *task_view_stored_json(const char *text);
+
+/* A task row as JSON: id, kind, status, reason, attempts, node, vmid, error,
+ * created_at, updated_at, request and result (parsed). Owned. */
+json_t *task_view_json(const store_task *task);
+
+/* {"task": task_view_json, "history": [{at, status, detail}], "reservations":
+ * [{node, cpu, memory, disk, vmid, created_at, expires_at, released_at}]},
+ * read from `s`. Owned, or NULL with err. */
+json_t *task_view_detail_json(store *s, const store_task *task, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* "30m", "1h", "2d", "45s" before now, or an RFC 3339 UTC time
+ * ("2026-11-22T01:02:03Z", fractions allowed), as a store timestamp.
+ * Returns 0, or -1 for text in neither form. */
+int task_view_parse_since(const char *text, char out[STORE_TIME_SIZE]);
+
+#endif
