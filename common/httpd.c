@@ -43,6 +43,20 @@ typedef struct tracked {
     bool reading;             /* the request is not all in yet */
 } tracked;
 
+/* Per request: the POST body as it arrives, and its wait (httpd.h). */
+typedef struct pending {
+    char *body;
+    size_t len;
+    bool too_big;
+    int64_t started_ms; /* monotonic; 0 until the handler first runs */
+    int calls;          /* handler calls so far */
+    bool holds_place;   /* counted in srv->waiting */
+    bool listed;        /* suspended, in srv->waiters */
+    int64_t wake_ms;    /* monotonic: when to call the handler again */
+    struct MHD_Connection *conn;
+    struct pending *prev_waiter, *next_waiter;
+} pending;
+
 struct httpd {
     struct MHD_Daemon *daemon;
     httpd_handler handler;
@@ -66,14 +80,37 @@ struct httpd {
     int64_t broken;       /* ended half-way through a request, not yet logged */
     int64_t logged_ms;
     bool answer_oversized;
+    int max_waiting;
+    int waiting;                 /* requests holding a waiting place */
+    pending *waiters;            /* suspended, each until its wake_ms */
+    struct MHD_Connection **due; /* max_waiting slots: the watchdog's resumptions */
 };
 
-/* Per request: the POST body as it arrives. */
-typedef struct pending {
-    char *body;
-    size_t len;
-    bool too_big;
-} pending;
+/* Under srv->lock. */
+static void unlist_waiter(httpd *srv, pending *p)
+{
+    if (!p->listed)
+        return;
+    if (p->prev_waiter)
+        p->prev_waiter->next_waiter = p->next_waiter;
+    else
+        srv->waiters = p->next_waiter;
+    if (p->next_waiter)
+        p->next_waiter->prev_waiter = p->prev_waiter;
+    p->prev_waiter = p->next_waiter = NULL;
+    p->listed = false;
+}
+
+/* Under srv->lock. */
+static void release_place(httpd *srv, pending *p)
+{
+    unlist_waiter(srv, p);
+    if (p->holds_place) {
+        p->holds_place = false;
+        srv->waiting--;
+        pthread_cond_broadcast(&srv->wake);
+    }
+}
 
 /* libmicrohttpd passes its own format strings; the attribute tells clang so.
  * A refusal at a connection limit and a connection ended half-way through
@@ -193,8 +230,9 @@ static void connection_notice(void *cls, struct MHD_Connection *conn, void **soc
     }
 }
 
-/* Waits up to `ms` under srv->lock; true when the server is stopping. */
-static bool wait_locked(httpd *srv, int64_t ms)
+/* Waits up to `ms` under srv->lock, or until signalled (a new waiter may be
+ * due sooner); true when the server is stopping. */
+static bool wait_once_locked(httpd *srv, int64_t ms)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -204,8 +242,8 @@ static bool wait_locked(httpd *srv, int64_t ms)
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    while (!srv->stopping && pthread_cond_timedwait(&srv->wake, &srv->lock, &until) != ETIMEDOUT)
-        ;
+    if (!srv->stopping)
+        pthread_cond_timedwait(&srv->wake, &srv->lock, &until);
     return srv->stopping;
 }
 
@@ -218,8 +256,34 @@ static void *watchdog_loop(void *arg)
     if (tick < 10)
         tick = 10;
     pthread_mutex_lock(&srv->lock);
-    while (!wait_locked(srv, tick)) {
-        int64_t now = mono_ms();
+    for (;;) {
+        int64_t wait = tick, now = mono_ms();
+        for (pending *p = srv->waiters; p; p = p->next_waiter)
+            if (p->wake_ms - now < wait)
+                wait = p->wake_ms - now > 1 ? p->wake_ms - now : 1;
+        if (wait_once_locked(srv, wait))
+            break;
+        now = mono_ms();
+        /* Waiters due: resumed outside the lock (libmicrohttpd takes its
+         * own), each then calls the handler again on the server's thread. */
+        int n_due = 0;
+        for (pending *p = srv->waiters, *next; p; p = next) {
+            next = p->next_waiter;
+            if (p->wake_ms <= now && n_due < srv->max_waiting) {
+                unlist_waiter(srv, p);
+                srv->due[n_due++] = p->conn;
+            }
+        }
+        if (n_due > 0) {
+            /* Only this thread writes srv->due; a suspended connection
+             * cannot end meanwhile. */
+            pthread_mutex_unlock(&srv->lock);
+            for (int i = 0; i < n_due; i++)
+                MHD_resume_connection(srv->due[i]);
+            pthread_mutex_lock(&srv->lock);
+            if (srv->stopping)
+                break;
+        }
         for (tracked *t = srv->connections; t; t = t->next) {
             if (t->reading && now - t->reading_since_ms > srv->read_deadline_ms) {
                 cut(srv, t);
@@ -252,6 +316,10 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     set_reading(cls, conn, true);
     pending *p = *con_cls;
     if (p) {
+        httpd *srv = cls;
+        pthread_mutex_lock(&srv->lock);
+        release_place(srv, p);
+        pthread_mutex_unlock(&srv->lock);
         free(p->body);
         free(p);
         *con_cls = NULL;
@@ -343,15 +411,54 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         httpd_reply_text(&resp, 413, "text/plain; charset=utf-8", "request body too large\n");
         return queue(conn, &resp);
     }
+    if (!p->started_ms)
+        p->started_ms = mono_ms();
+    pthread_mutex_lock(&srv->lock);
+    bool can_wait = srv->max_waiting > 0 && !srv->stopping &&
+                    (p->holds_place || srv->waiting < srv->max_waiting);
+    pthread_mutex_unlock(&srv->lock);
     httpd_request req = {
         .method = method,
         .path = url,
         .body = p->body && !p->too_big ? p->body : "",
         .body_len = p->too_big ? 0 : p->len,
         .body_too_large = p->too_big,
+        .started_ms = p->started_ms,
+        .can_wait = can_wait,
+        .calls = p->calls++,
         .conn_ = conn,
     };
     srv->handler(srv->ctx, &req, &resp);
+    if (resp.wait_ms > 0 && can_wait) {
+        free(resp.body);
+        /* Suspended before it is listed, so the watchdog's resumption always
+         * comes after the suspension. */
+        MHD_suspend_connection(conn);
+        pthread_mutex_lock(&srv->lock);
+        bool stopping = srv->stopping;
+        if (!stopping) {
+            if (!p->holds_place) {
+                p->holds_place = true;
+                srv->waiting++;
+            }
+            p->conn = conn;
+            p->wake_ms = mono_ms() + resp.wait_ms;
+            p->listed = true;
+            p->prev_waiter = NULL;
+            p->next_waiter = srv->waiters;
+            if (srv->waiters)
+                srv->waiters->prev_waiter = p;
+            srv->waiters = p;
+            pthread_cond_broadcast(&srv->wake);
+        }
+        pthread_mutex_unlock(&srv->lock);
+        if (stopping) /* httpd_stop has swept the list: call the handler again now */
+            MHD_resume_connection(conn);
+        return MHD_YES;
+    }
+    pthread_mutex_lock(&srv->lock);
+    release_place(srv, p);
+    pthread_mutex_unlock(&srv->lock);
     return queue(conn, &resp);
 }
 
@@ -415,6 +522,14 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         srv->answer_oversized = options->answer_oversized;
         if (options->read_deadline_ms > 0)
             srv->read_deadline_ms = options->read_deadline_ms;
+        if (options->max_waiting > 0)
+            srv->max_waiting = options->max_waiting;
+    }
+    if (srv->max_waiting > 0 && !(srv->due = calloc((size_t)srv->max_waiting, sizeof *srv->due))) {
+        freeaddrinfo(ai);
+        free(srv);
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
     }
     pthread_mutex_init(&srv->lock, NULL);
     pthread_cond_init(&srv->wake, NULL);
@@ -423,6 +538,8 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    if (srv->max_waiting > 0)
+        flags |= MHD_ALLOW_SUSPEND_RESUME;
     srv->daemon =
         /* The logger goes first so that libmicrohttpd's own messages use it. */
         MHD_start_daemon(
@@ -461,11 +578,35 @@ void httpd_stop(httpd *srv)
         pthread_mutex_unlock(&srv->lock);
         pthread_join(srv->watchdog, NULL);
     }
+    /* libmicrohttpd must not stop with suspended connections: each waiter is
+     * called once more (can_wait is false now) and answers; a little time
+     * for that, bounded. */
+    if (srv->daemon && srv->max_waiting > 0) {
+        pthread_mutex_lock(&srv->lock);
+        srv->stopping = true;
+        while (srv->waiters) {
+            pending *p = srv->waiters;
+            unlist_waiter(srv, p);
+            struct MHD_Connection *conn = p->conn;
+            pthread_mutex_unlock(&srv->lock);
+            MHD_resume_connection(conn);
+            pthread_mutex_lock(&srv->lock);
+        }
+        int64_t until = mono_ms() + 2000;
+        while (srv->waiting > 0 && mono_ms() < until) {
+            pthread_mutex_unlock(&srv->lock);
+            struct timespec pause = {.tv_nsec = 10 * 1000000L};
+            nanosleep(&pause, NULL);
+            pthread_mutex_lock(&srv->lock);
+        }
+        pthread_mutex_unlock(&srv->lock);
+    }
     /* Its closed notices empty the list. */
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
     pthread_mutex_destroy(&srv->lock);
     pthread_cond_destroy(&srv->wake);
+    free(srv->due);
     free(srv);
 }
 
@@ -562,6 +703,31 @@ bool httpd_host_allowed(const char *host_header, const char *const *names, size_
 const char *httpd_query(const httpd_request *req, const char *name)
 {
     return MHD_lookup_connection_value(req->conn_, MHD_GET_ARGUMENT_KIND, name);
+}
+
+typedef struct unknown_search {
+    const char *const *known;
+    const char *found;
+} unknown_search;
+
+static enum MHD_Result find_unknown(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    (void)value;
+    unknown_search *search = cls;
+    for (const char *const *k = search->known; *k; k++)
+        if (strcmp(*k, key) == 0)
+            return MHD_YES;
+    search->found = key;
+    return MHD_NO;
+}
+
+const char *httpd_query_unknown(const httpd_request *req, const char *const *known)
+{
+    unknown_search search = {.known = known};
+    MHD_get_connection_values(req->conn_, MHD_GET_ARGUMENT_KIND, find_unknown, &search);
+    return search.found;
 }
 
 const char *httpd_header(const httpd_request *req, const char *name)

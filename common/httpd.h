@@ -24,6 +24,14 @@
  * [::1], any port) nor one of httpd_options.allowed_hosts is answered 421
  * before the handler sees it.
  *
+ * Waiting requests (long polls): a handler that has no answer yet may set
+ * resp->wait_ms when req->can_wait says so; httpd then suspends the
+ * connection (it costs a socket, no thread and no polling) and calls the
+ * handler again with the same request after that many milliseconds, as
+ * often as the handler asks, until it answers. At most
+ * httpd_options.max_waiting requests wait at once; httpd_stop calls every
+ * waiting one once more with can_wait false.
+ *
  * Usage:
  *   static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
  *   {
@@ -41,6 +49,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vf_error.h"
 
@@ -61,6 +70,14 @@ struct httpd_request {
      * handlers that asked with httpd_options.answer_oversized see such a request;
      * for the others httpd answers 413 itself. */
     bool body_too_large;
+    /* Monotonic ms: when this request was first handed to the handler; the
+     * same on every call of a waiting request. */
+    int64_t started_ms;
+    /* The handler may answer later with resp->wait_ms: waiting is allowed
+     * (httpd_options.max_waiting), a place is free (or held already by this
+     * request), and the server is not stopping. */
+    bool can_wait;
+    int calls;   /* earlier calls of the handler for this request (a waiting one) */
     void *conn_; /* private: the libmicrohttpd connection */
 };
 
@@ -74,6 +91,9 @@ typedef struct httpd_response {
     char allow[32];            /* Allow header (with a 405), "" for none */
     char *body;                /* malloc'd; the server frees it */
     size_t body_len;
+    /* > 0, with req->can_wait: no answer yet; call the handler again with
+     * the same request in this many ms (everything else is ignored). */
+    int wait_ms;
 } httpd_response;
 
 typedef void (*httpd_handler)(void *ctx, const httpd_request *req, httpd_response *resp);
@@ -96,6 +116,9 @@ typedef struct httpd_options {
      * body_too_large set) instead of httpd's plain-text 413, so that the
      * program can answer in its own format. */
     bool answer_oversized;
+    /* Requests that may wait for their answer at once (resp->wait_ms); 0:
+     * none. Each holds a connection, within HTTPD_CONNECTION_LIMIT. */
+    int max_waiting;
 } httpd_options;
 
 /* Listens on `listen` ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one)
@@ -128,6 +151,10 @@ bool httpd_listen_is_wildcard(const char *listen);
 
 /* A query-string argument (?name=value, decoded), NULL when absent. */
 const char *httpd_query(const httpd_request *req, const char *name);
+
+/* The first query-string argument whose name is not in `known` (NULL-ended),
+ * valid during the request; NULL when every argument is known. */
+const char *httpd_query_unknown(const httpd_request *req, const char *const *known);
 
 /* A request header (case-insensitive name), NULL when absent. */
 const char *httpd_header(const httpd_request *req, const char *name);
