@@ -191,6 +191,9 @@ typedef struct vf_config {
          * address (a proxy's public name); NULL/0 = none */
         char **allowed_hosts;
         size_t n_allowed_hosts;
+        /* The keys file (worker/api/api_keys.h): hashed keys, each with a
+         * name and scopes; NULL = none (open, and loopback only) */
+        char *keys_file;
     } api;
 
     struct {

@@ -702,9 +702,8 @@ static const field worker_fields[] = {
 static const field api_fields[] = {
     {.key = "listen",
      .doc =
-         "where virtflow-api answers `POST /schedule`, `GET /result/{task_id}`, `/healthz` and "
-         "`/readyz` (HOST:PORT or [V6]:PORT; port 0 picks one); the prototype's port; a loopback "
-         "address until the API has keys ([api.md](api.md#configuration))",
+         "where virtflow-api answers (HOST:PORT or [V6]:PORT; port 0 picks one); the prototype's "
+         "port; off loopback only with `api.keys_file` ([api.md](api.md#configuration))",
      .type = F_STRING,
      .offset = CFG(api.listen),
      .validate = check_listen_required},
@@ -716,6 +715,14 @@ static const field api_fields[] = {
      .offset = CFG(api.allowed_hosts),
      .count_offset = CFG(api.n_allowed_hosts),
      .validate = check_host_name},
+    {.key = "keys_file",
+     .doc = "file of API keys, stored hashed (`sha256:HEX NAME SCOPES` a line; "
+            "`virtflow-api new-key` writes one): every route but `/healthz`, `/readyz`, "
+            "`/metrics` and `/openapi.json` then needs `Authorization: Bearer KEY` with the "
+            "right scope; null = no keys: open, loopback only ([api.md](api.md#keys))",
+     .type = F_PATH,
+     .offset = CFG(api.keys_file),
+     .null_clears = true},
     {0},
 };
 
