@@ -43,6 +43,11 @@ api *api_new(const vf_config *config, vf_error *err)
     amqp_link_set_confirm_callback(a->link, on_confirm, a);
     if (!(a->metrics = api_metrics_new(err)))
         goto fail;
+    if (config->api.keys_file && !(a->keys = api_keys_load(config->api.keys_file, err))) {
+        if (err->code != VF_ENOMEM)
+            err->code = VF_ECONFIG;
+        goto fail;
+    }
     return a;
 fail:
     api_free(a);
@@ -56,6 +61,7 @@ void api_free(api *a)
     amqp_link_free(a->link);
     store_close(a->store);
     api_metrics_free(a->metrics);
+    api_keys_free(a->keys);
     free(a);
 }
 
@@ -181,8 +187,31 @@ static void serve_document(httpd_response *resp, const char *text, size_t len)
     httpd_reply_take(resp, 200, "application/json", copy, len);
 }
 
+size_t api_key_count(const api *a)
+{
+    return api_keys_count(a->keys);
+}
+
+bool api_allow(const api_caller *caller, int needed, httpd_response *resp)
+{
+    if ((caller->scopes & needed) == needed)
+        return true;
+    if (caller->scopes == 0) {
+        problem_reply(resp, 401,
+                      caller->presented ? "the key is not one of api.keys_file's"
+                                        : "this route needs a key: Authorization: Bearer KEY");
+        snprintf(resp->authenticate, sizeof resp->authenticate, "%s",
+                 caller->presented ? "Bearer realm=\"virtflow-api\", error=\"invalid_token\""
+                                   : "Bearer realm=\"virtflow-api\"");
+        return false;
+    }
+    problem_reply(resp, 403, "the key lacks the scope this route needs (docs/api.md#keys)");
+    return false;
+}
+
 /* Answers the request; returns the route's template for the metrics. */
-static const char *route(api *a, const httpd_request *req, httpd_response *resp)
+static const char *route(api *a, const httpd_request *req, const api_caller *caller,
+                         httpd_response *resp)
 {
     bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
     const char *id = strncmp(req->path, RESULT_PREFIX, strlen(RESULT_PREFIX)) == 0
@@ -209,9 +238,13 @@ static const char *route(api *a, const httpd_request *req, httpd_response *resp)
         serve_document(resp, api_request_schema_json, api_request_schema_json_len);
         return "/request.task.schedule.json";
     }
+    const char *v1 = api_v1_route(a, req, caller, resp);
+    if (v1)
+        return v1;
     if (strcmp(req->path, "/schedule") == 0) {
         if (strcmp(req->method, "POST") == 0) {
-            api_schedule(a, req, resp);
+            if (api_allow(caller, API_SCOPE_SUBMIT, resp))
+                api_schedule(a, req, caller->name, resp);
         } else {
             problem_reply(resp, 405, "/schedule takes POST");
             snprintf(resp->allow, sizeof resp->allow, "POST");
@@ -220,22 +253,35 @@ static const char *route(api *a, const httpd_request *req, httpd_response *resp)
     }
     if (id && id[0] && !strchr(id, '/')) {
         if (get) {
-            api_result(a, id, resp);
+            if (api_allow(caller, API_SCOPE_READ, resp))
+                api_result(a, id, resp);
         } else {
             problem_reply(resp, 405, "/result/{task_id} takes GET");
             snprintf(resp->allow, sizeof resp->allow, "GET, HEAD");
         }
         return "/result/{task_id}";
     }
-    problem_reply(resp, 404, "no such route: try POST /schedule or GET /result/{task_id}");
+    problem_reply(resp, 404,
+                  "no such route: try POST /schedule, GET /result/{task_id} or /v1/tasks");
     return "other";
 }
 
 void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
 {
     api *a = ctx;
-    int64_t start_us = clock_mono_us();
-    const char *template = route(a, req, resp);
+    api_caller caller = {.scopes = API_SCOPE_SUBMIT | API_SCOPE_READ | API_SCOPE_RELEASE |
+                                   API_SCOPE_ADMIN};
+    char name[API_KEY_NAME_SIZE] = "";
+    if (a->keys) {
+        const char *authorization = httpd_header(req, "Authorization");
+        caller.presented = authorization != NULL;
+        caller.scopes = api_keys_check(a->keys, authorization, name);
+        caller.name = caller.scopes ? name : NULL;
+    }
+    const char *template = route(a, req, &caller, resp);
+    if (resp->wait_ms > 0)
+        return; /* no answer yet: counted when it comes */
+    /* From the request's first call: a long poll's whole wait. */
     api_metrics_request(a->metrics, template, resp->status,
-                        (double)(clock_mono_us() - start_us) / 1e6);
+                        (double)(clock_mono_us() / 1000 - req->started_ms) / 1e3);
 }

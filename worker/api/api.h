@@ -8,6 +8,10 @@
  *   GET  /healthz, /readyz  alive; store and broker reachable
  *   GET  /metrics           requests by route and status, durations (api_metrics.h)
  *   GET  /openapi.json      schema/openapi.json (and the request schema it names)
+ *   /v1/tasks ...           the versioned API (api_v1.c)
+ *
+ * With api.keys_file every route but /healthz, /readyz, /metrics and the
+ * documents needs a key with the route's scope (api_keys.h).
  *
  * Stateless: everything it answers comes from the store, so any number of
  * replicas may run side by side. Errors are RFC 9457 problem details.
@@ -32,6 +36,13 @@ api *api_new(const vf_config *config, vf_error *err) __attribute__((warn_unused_
 
 /* NULL is a no-op. */
 void api_free(api *a);
+
+/* How many keys api.keys_file holds (0: none configured, every route open). */
+size_t api_key_count(const api *a);
+
+/* Requests that may wait at once for a task to end (GET /v1/tasks/{id}?wait=);
+ * httpd_options.max_waiting. More are answered 503 with Retry-After. */
+#define API_MAX_WAITING 128
 
 /* The httpd handler; ctx is the api. */
 void api_handle(void *ctx, const httpd_request *req, httpd_response *resp);

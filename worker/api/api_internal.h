@@ -7,7 +7,9 @@
 
 #include "amqp_link.h"
 #include "api.h"
+#include "api_keys.h"
 #include "api_metrics.h"
+#include "request.h"
 #include "store.h"
 #include "store_tasks.h"
 
@@ -17,13 +19,46 @@ struct api {
     amqp_link *link;      /* connected on demand */
     int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
     api_metrics *metrics;
+    api_keys *keys; /* NULL: no api.keys_file, every route open */
     /* The outcome of the publish in flight (one at a time: one thread). */
     bool confirm_done, confirm_ok;
     char confirm_reason[256];
 };
 
-/* POST /schedule. */
-void api_schedule(api *a, const httpd_request *req, httpd_response *resp);
+/* Accept a task.schedule request: check the body (415, 413, 400 with the
+ * worker's own message), take its task id (the body's, one derived from
+ * `idempotency_key` and `submitter`, or a new one) into task_id, record it
+ * as queued (history: via virtflow-api, the submitter's key name when not
+ * NULL), publish it with a confirm. A task id already recorded with the
+ * same body is accepted again (published again while still queued); with
+ * another body it is 409. Returns 0 accepted (resp untouched), -1 answered
+ * with a problem (resp set). */
+int api_submit(api *a, const httpd_request *req, const char *submitter, const char *idempotency_key,
+               char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp);
+
+/* POST /schedule: api_submit, then the prototype's {"task_id": ...}. */
+void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp);
+
+/* Who is asking: the scopes of the key presented (every scope when the api
+ * has no keys), and its name (NULL without keys). */
+typedef struct api_caller {
+    int scopes;       /* API_SCOPE_* */
+    bool presented;   /* an Authorization header came */
+    const char *name; /* the key's name, or NULL */
+} api_caller;
+
+/* Whether the caller has every scope in `needed`; if not, answers 401
+ * (no key, or not one of the file's: with WWW-Authenticate) or 403 (a key
+ * without that scope) and returns false. */
+bool api_allow(const api_caller *caller, int needed, httpd_response *resp);
+
+/* /v1/...: answers, and returns the route's template for the metrics (NULL,
+ * resp untouched, when `req` is no /v1 route). */
+const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
+                         httpd_response *resp);
+
+/* 1 to 128 of request_task_id_chars. */
+bool api_task_id_is_valid(const char *id);
 
 /* GET /result/{task_id}; `task_id` is the path's last segment. */
 void api_result(api *a, const char *task_id, httpd_response *resp);

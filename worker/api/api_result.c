@@ -8,7 +8,7 @@
 #include "problem.h"
 #include "request.h"
 
-static bool id_is_valid(const char *id)
+bool api_task_id_is_valid(const char *id)
 {
     size_t len = strlen(id);
     return len >= 1 && len < REQUEST_TASK_ID_LEN && strspn(id, request_task_id_chars) == len;
@@ -70,7 +70,7 @@ json_t *api_result_json(const store_task *task)
 void api_result(api *a, const char *task_id, httpd_response *resp)
 {
     char detail[REQUEST_TASK_ID_LEN + 64];
-    if (!id_is_valid(task_id)) {
+    if (!api_task_id_is_valid(task_id)) {
         problem_reply(resp, 404, "no such task: a task id is 1 to 128 of A-Z a-z 0-9 . _ : -");
         return;
     }

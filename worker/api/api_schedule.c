@@ -1,8 +1,10 @@
 /* POST /schedule: the prototype's request body is virtflow's task.schedule
  * body (requested_cpu, requested_memory, requested_pool, dedicated, and
  * virtflow's optional fields), checked by the worker's own parser, recorded
- * as `queued`, then published with a confirm. */
+ * as `queued`, then published with a confirm; POST /v1/tasks does the same
+ * through api_submit. */
 #include <ctype.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +46,11 @@ static bool same_request(const store_task *task, const json_t *body, const char 
     return same;
 }
 
-/* Record the task as queued, with the first line of its history. Returns 0,
- * 1 when a task of that id exists already (another replica was faster), -1
- * with err. */
-static int record_queued(api *a, const char *task_id, const char *text, vf_error *err)
+/* Record the task as queued, with the first line of its history (who
+ * submitted it, when a key did). Returns 0, 1 when a task of that id exists
+ * already (another replica was faster), -1 with err. */
+static int record_queued(api *a, const char *task_id, const char *text, const char *submitter,
+                         vf_error *err)
 {
     char now[STORE_TIME_SIZE];
     store_now(now);
@@ -68,9 +71,19 @@ static int record_queued(api *a, const char *task_id, const char *text, vf_error
         vf_error_set(err, insert_err.code, "%s", insert_err.text);
         return -1;
     }
-    if (store_task_event_add(a->store, task_id, now, "queued", "{\"via\":\"virtflow-api\"}", err) <
-            0 ||
-        store_commit(a->store, err) < 0) {
+    json_t *detail = json_pack("{s:s}", "via", "virtflow-api");
+    if (detail && submitter)
+        json_object_set_new(detail, "submitter", json_string(submitter));
+    char *detail_text = detail ? json_util_dump(detail) : NULL;
+    json_decref(detail);
+    if (!detail_text) {
+        (void)store_rollback(a->store, NULL);
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
+    }
+    int rc = store_task_event_add(a->store, task_id, now, "queued", detail_text, err);
+    free(detail_text);
+    if (rc < 0 || store_commit(a->store, err) < 0) {
         (void)store_rollback(a->store, NULL);
         return -1;
     }
@@ -97,13 +110,47 @@ static void withdraw(api *a, const char *task_id)
     }
 }
 
-static void reply_task_id(httpd_response *resp, const char *task_id)
+/* The task id an Idempotency-Key stands for: the same key from the same
+ * submitter is the same task, so the task-id rules (same body: same answer;
+ * other body: 409) apply to it, in the store every replica shares. */
+static void idempotent_task_id(const char *submitter, const char *key,
+                               char task_id[REQUEST_TASK_ID_LEN])
 {
-    api_reply_json(resp, 200, json_pack("{s:s}", "task_id", task_id));
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    bool ok =
+        ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+        EVP_DigestUpdate(ctx, submitter ? submitter : "", submitter ? strlen(submitter) : 0) &&
+        EVP_DigestUpdate(ctx, "\n", 1) && EVP_DigestUpdate(ctx, key, strlen(key)) &&
+        EVP_DigestFinal_ex(ctx, digest, &len) && len >= 16;
+    EVP_MD_CTX_free(ctx);
+    static const char hex[] = "0123456789abcdef";
+    char digits[33];
+    for (int i = 0; i < 16; i++) {
+        digits[2 * i] = hex[ok ? digest[i] >> 4 : 0];
+        digits[2 * i + 1] = hex[ok ? digest[i] & 15 : 0];
+    }
+    digits[32] = '\0';
+    snprintf(task_id, REQUEST_TASK_ID_LEN, "idem_%s", digits);
 }
 
-void api_schedule(api *a, const httpd_request *req, httpd_response *resp)
+/* An Idempotency-Key: 1 to 255 printable ASCII characters. */
+static bool idempotency_key_is_valid(const char *key)
 {
+    size_t len = strlen(key);
+    if (len == 0 || len > 255)
+        return false;
+    for (const char *c = key; *c; c++)
+        if (*c < 0x21 || *c > 0x7e)
+            return false;
+    return true;
+}
+
+int api_submit(api *a, const httpd_request *req, const char *submitter, const char *idempotency_key,
+               char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp)
+{
+    int answered = -1;
     json_t *body = NULL;
     char *text = NULL;
     store_task existing = {0};
@@ -141,13 +188,24 @@ void api_schedule(api *a, const httpd_request *req, httpd_response *resp)
         problem_reply(resp, 400, invalid.text);
         goto out;
     }
-    char task_id[REQUEST_TASK_ID_LEN];
-    if (parsed.task_id[0]) {
-        snprintf(task_id, sizeof task_id, "%s", parsed.task_id);
+    if (idempotency_key && !idempotency_key_is_valid(idempotency_key)) {
+        problem_reply(resp, 400, "Idempotency-Key: expected 1 to 255 printable ASCII characters");
+        goto out;
+    }
+    if (idempotency_key && parsed.task_id[0]) {
+        problem_reply(resp, 400,
+                      "give a task_id in the body or an Idempotency-Key header, not both (a "
+                      "task_id is its own idempotency key)");
+        goto out;
+    }
+    if (idempotency_key) {
+        idempotent_task_id(submitter, idempotency_key, task_id);
+    } else if (parsed.task_id[0]) {
+        snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", parsed.task_id);
     } else {
         char fresh[IDS_LEN];
         ids_new("tsk", fresh);
-        snprintf(task_id, sizeof task_id, "%s", fresh);
+        snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", fresh);
     }
     /* The id travels in the body too: readable in the task row, and the
      * worker prefers it to message_id. */
@@ -165,7 +223,11 @@ void api_schedule(api *a, const httpd_request *req, httpd_response *resp)
         if (found == 0) {
             if (!same_request(&existing, body, task_id)) {
                 snprintf(detail, sizeof detail,
-                         "task %s exists with another request; use a new task_id", task_id);
+                         idempotency_key
+                             ? "task %s exists with another request: an Idempotency-Key stands for "
+                               "one request; use a new key"
+                             : "task %s exists with another request; use a new task_id",
+                         task_id);
                 problem_reply(resp, 409, detail);
                 goto out;
             }
@@ -173,13 +235,13 @@ void api_schedule(api *a, const httpd_request *req, httpd_response *resp)
              * first publish may have been lost: publish again (the worker
              * decides a task id once, however many copies arrive). */
             if (strcmp(existing.status, "queued") != 0) {
-                reply_task_id(resp, task_id);
+                answered = 0;
                 goto out;
             }
             republish = true;
             break;
         }
-        int recorded = record_queued(a, task_id, text, &err);
+        int recorded = record_queued(a, task_id, text, submitter, &err);
         if (recorded < 0)
             goto store_failed;
         if (recorded == 0)
@@ -201,13 +263,14 @@ void api_schedule(api *a, const httpd_request *req, httpd_response *resp)
         problem_reply(resp, 503, detail);
         goto out;
     }
-    log_info("task %s: queued and published%s", task_id, republish ? " again" : "");
+    log_info("task %s: queued and published%s%s%s", task_id, republish ? " again" : "",
+             submitter ? " for key " : "", submitter ? submitter : "");
     api_metrics_submission(a->metrics, true);
-    reply_task_id(resp, task_id);
+    answered = 0;
     goto out;
 
 store_failed:
-    log_error("POST /schedule: store: %s", err.text);
+    log_error("task %s: submit: store: %s", task_id, err.text);
     /* The store's words name files and hosts: the log has them, not the client. */
     problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
                   "the store is unavailable; try again");
@@ -215,4 +278,12 @@ out:
     store_task_clear(&existing);
     free(text);
     json_decref(body);
+    return answered;
+}
+
+void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp)
+{
+    char task_id[REQUEST_TASK_ID_LEN];
+    if (api_submit(a, req, submitter, NULL, task_id, resp) == 0)
+        api_reply_json(resp, 200, json_pack("{s:s}", "task_id", task_id));
 }

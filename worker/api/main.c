@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_keys.h"
 #include "config.h"
 #include "httpd.h"
 #include "hangup.h"
@@ -27,11 +28,14 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: virtflow-api [-c FILE | --defaults]\n"
+                 "       virtflow-api new-key NAME SCOPE[,SCOPE...]\n"
                  "       virtflow-api --version\n\n"
                  "Answers the virtflow-scheduler prototype's routes on api.listen:\n"
                  "POST /schedule records the task as queued and publishes it to the worker,\n"
                  "GET /result/{task_id} reads its state from the store; /healthz, /readyz,\n"
-                 "/metrics.\n"
+                 "/metrics; the versioned API under /v1 (docs/api.md).\n"
+                 "new-key prints a new random key and its line for api.keys_file (the key\n"
+                 "hashed); SCOPES: submit, read, release, admin. The key is shown once only.\n"
                  "-c FILE, else $VIRTFLOW_CONFIG, else /etc/virtflow/config.yaml when it\n"
                  "exists; without any of them it refuses to start unless --defaults asks for\n"
                  "the built-in defaults.\n"
@@ -62,9 +66,34 @@ static const char **allowed_hosts_new(const vf_config *config, char *own_host, s
     return hosts;
 }
 
+/* virtflow-api new-key NAME SCOPES */
+static int new_key(int argc, char **argv)
+{
+    if (argc != 4) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    char key[128], line[256];
+    vf_error err;
+    vf_error_init(&err);
+    if (api_keys_new_key(argv[2], argv[3], key, sizeof key, line, sizeof line, &err) < 0) {
+        fprintf(stderr, "virtflow-api: new-key: %s\n", err.text);
+        return EXIT_USAGE;
+    }
+    printf("# the key, for the client (Authorization: Bearer KEY); it is kept nowhere else:\n"
+           "%s\n"
+           "# its line for api.keys_file:\n"
+           "%s\n",
+           key, line);
+    explicit_bzero(key, sizeof key);
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     vf_log_set_program("virtflow-api");
+    if (argc >= 2 && strcmp(argv[1], "new-key") == 0)
+        return new_key(argc, argv);
     const char *config_path = NULL;
     bool use_defaults = false;
     for (int i = 1; i < argc; i++) {
@@ -108,11 +137,13 @@ int main(int argc, char **argv)
     /* Before any thread starts, so that none keeps SIGHUP's default action. */
     if (hangup_notice_start(&err) < 0)
         log_warn("%s", err.text);
-    /* Anyone who reaches the port can submit: until the API has keys it
-     * stays on loopback, as the console does without its token. */
-    if (!httpd_listen_is_loopback(config->api.listen)) {
-        log_error("api.listen %s is not a loopback address: virtflow-api has no keys yet, so it "
-                  "listens on loopback only (put a proxy with authentication in front)",
+    /* Without keys anyone who reaches the port can submit: it then stays
+     * on loopback, as the console does without its token. */
+    if (!config->api.keys_file && !httpd_listen_is_loopback(config->api.listen)) {
+        log_error("api.listen %s is not a loopback address and there is no api.keys_file: "
+                  "without keys virtflow-api listens on loopback only (give it keys: "
+                  "virtflow-api new-key NAME SCOPES, or put a proxy with authentication in "
+                  "front)",
                   config->api.listen);
         config_free(config);
         return EXIT_CONFIG;
@@ -144,13 +175,18 @@ int main(int argc, char **argv)
     httpd_options options = {.check_host = true,
                              .allowed_hosts = hosts,
                              .n_allowed_hosts = n_hosts,
-                             .answer_oversized = true};
+                             .answer_oversized = true,
+                             .max_waiting = API_MAX_WAITING};
     if (!(server = httpd_start_with(config->api.listen, &options, api_handle, a, &err))) {
         log_error("api.listen %s: %s", config->api.listen, err.text);
         goto out;
     }
-    log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}", config->api.listen,
-             httpd_port(server));
+    if (api_key_count(a) > 0)
+        log_info("%zu keys from %s", api_key_count(a), config->api.keys_file);
+    else
+        log_info("no api.keys_file: every route is open (loopback only)");
+    log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}, /v1/tasks",
+             config->api.listen, httpd_port(server));
     while (!stop_requested)
         pause();
     log_info("stopping");

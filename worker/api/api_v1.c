@@ -1,0 +1,276 @@
+/* The versioned API (docs/api.md "/v1"):
+ *
+ *   POST /v1/tasks            submit (api_submit; Idempotency-Key)     submit
+ *   GET  /v1/tasks            list, virtflowctl tasks' filters, keyset read
+ *                             pages (store_task_page)
+ *   GET  /v1/tasks/{id}       one task, its history and reservations   read
+ *                             (task_view_detail_json, as virtflowctl
+ *                             task --json); ?wait=30s holds the answer
+ *                             until the task ends or the wait passes
+ *
+ * A wait polls the store every API_WAIT_POLL_MS with the connection
+ * suspended in httpd meanwhile (no thread, no busy loop), at most
+ * API_MAX_WAITING requests at once. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "clock.h"
+#include "log.h"
+#include "problem.h"
+#include "store_console.h"
+#include "task_view.h"
+
+#define TASKS_PATH "/v1/tasks"
+#define TASK_PREFIX "/v1/tasks/"
+/* How often a waiting request reads its task again: a task ends at most this
+ * late for its waiter; API_MAX_WAITING waiters cost 4 indexed reads each a
+ * second. */
+#define API_WAIT_POLL_MS 250
+#define API_WAIT_MAX_MS 60000
+#define LIST_DEFAULT_LIMIT 50
+#define LIST_MAX_LIMIT 500
+
+static void store_unavailable(const char *what, const vf_error *err, httpd_response *resp)
+{
+    log_error("%s: store: %s", what, err->text);
+    /* The store's words name files and hosts: the log has them, not the client. */
+    problem_reply(resp, err->code == VF_EUNAVAILABLE ? 503 : 500,
+                  "the store is unavailable; try again");
+}
+
+static void submit(api *a, const httpd_request *req, const api_caller *caller, httpd_response *resp)
+{
+    char task_id[REQUEST_TASK_ID_LEN];
+    if (api_submit(a, req, caller->name, httpd_header(req, "Idempotency-Key"), task_id, resp) < 0)
+        return;
+    char href[sizeof TASK_PREFIX + REQUEST_TASK_ID_LEN];
+    snprintf(href, sizeof href, "%s%s", TASK_PREFIX, task_id);
+    api_reply_json(resp, 202, json_pack("{s:s, s:s}", "task_id", task_id, "href", href));
+    snprintf(resp->location, sizeof resp->location, "%s", href);
+}
+
+/* "30s", "30", "1500ms", "2m" into ms (cut to API_WAIT_MAX_MS); -1 when it
+ * is none of these. */
+static int64_t parse_wait(const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    long long amount = strtoll(text, &end, 10);
+    if (errno || end == text || amount < 0 || text[0] < '0' || text[0] > '9')
+        return -1;
+    long long unit = strcmp(end, "ms") == 0                    ? 1
+                     : strcmp(end, "s") == 0 || end[0] == '\0' ? 1000
+                     : strcmp(end, "m") == 0                   ? 60000
+                                                               : 0;
+    if (unit == 0)
+        return -1;
+    return amount > API_WAIT_MAX_MS / unit ? API_WAIT_MAX_MS : amount * unit;
+}
+
+static void one_task(api *a, const httpd_request *req, const char *id, httpd_response *resp)
+{
+    static const char *const known[] = {"wait", NULL};
+    const char *unknown = httpd_query_unknown(req, known);
+    char detail[REQUEST_TASK_ID_LEN + 128];
+    if (unknown) {
+        snprintf(detail, sizeof detail, "unknown parameter '%.64s' (this route takes wait)",
+                 unknown);
+        problem_reply(resp, 400, detail);
+        return;
+    }
+    int64_t wait_ms = 0;
+    const char *wait_text = httpd_query(req, "wait");
+    if (wait_text && (wait_ms = parse_wait(wait_text)) < 0) {
+        problem_reply(resp, 400, "wait: expected a duration like 30s, 1500ms or 1m (at most 60s)");
+        return;
+    }
+    if (!api_task_id_is_valid(id)) {
+        problem_reply(resp, 404, "no such task: a task id is 1 to 128 of A-Z a-z 0-9 . _ : -");
+        return;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    store_task task = {0};
+    int found = store_task_get(a->store, id, &task, &err);
+    if (found < 0) {
+        store_unavailable("GET /v1/tasks/{id}", &err, resp);
+        return;
+    }
+    if (found == 1) {
+        snprintf(detail, sizeof detail, "no task %s", id);
+        problem_reply(resp, 404, detail);
+        return;
+    }
+    int64_t left_ms = req->started_ms + wait_ms - clock_mono_us() / 1000;
+    if (left_ms > 0 && !task_view_is_final(task.status)) {
+        if (req->can_wait) {
+            resp->wait_ms = (int)(left_ms < API_WAIT_POLL_MS ? left_ms : API_WAIT_POLL_MS);
+            store_task_clear(&task);
+            return;
+        }
+        if (req->calls == 0) {
+            store_task_clear(&task);
+            problem_reply(resp, 503, "too many clients are waiting for tasks; try again");
+            return;
+        }
+        /* Stopping: the task as it is now. */
+    }
+    json_t *all = task_view_detail_json(a->store, &task, &err);
+    store_task_clear(&task);
+    if (!all) {
+        store_unavailable("GET /v1/tasks/{id}", &err, resp);
+        return;
+    }
+    api_reply_json(resp, 200, all);
+}
+
+typedef struct list_ctx {
+    json_t *tasks;
+    int count;
+    char last_created[STORE_TIME_SIZE];
+    char last_id[REQUEST_TASK_ID_LEN];
+} list_ctx;
+
+static int list_row(const store_task *t, void *user)
+{
+    list_ctx *ctx = user;
+    json_array_append_new(ctx->tasks, task_view_json(t));
+    ctx->count++;
+    snprintf(ctx->last_created, sizeof ctx->last_created, "%s", t->created_at ? t->created_at : "");
+    snprintf(ctx->last_id, sizeof ctx->last_id, "%s", t->id ? t->id : "");
+    return 0;
+}
+
+static bool one_of(const char *value, const char *const *choices)
+{
+    for (const char *const *c = choices; *c; c++)
+        if (strcmp(*c, value) == 0)
+            return true;
+    return false;
+}
+
+static void list_tasks(api *a, const httpd_request *req, httpd_response *resp)
+{
+    static const char *const known[] = {"status", "reason", "kind",   "node",
+                                        "since",  "limit",  "cursor", NULL};
+    char detail[256];
+    const char *unknown = httpd_query_unknown(req, known);
+    if (unknown) {
+        snprintf(detail, sizeof detail,
+                 "unknown parameter '%.64s' (filters: status, reason, kind, node, since, limit, "
+                 "cursor)",
+                 unknown);
+        problem_reply(resp, 400, detail);
+        return;
+    }
+    store_task_filter filter = {.limit = LIST_DEFAULT_LIMIT};
+    filter.status = httpd_query(req, "status");
+    filter.reason = httpd_query(req, "reason");
+    filter.kind = httpd_query(req, "kind");
+    filter.node = httpd_query(req, "node");
+    const char *since_text = httpd_query(req, "since");
+    const char *limit_text = httpd_query(req, "limit");
+    const char *cursor = httpd_query(req, "cursor");
+    char since[STORE_TIME_SIZE], before[STORE_TIME_SIZE], before_id[REQUEST_TASK_ID_LEN];
+    const char *problem = NULL;
+    if (filter.status && !one_of(filter.status, task_view_statuses))
+        problem = "status: expected queued, processing, retrying, completed, failed, "
+                  "provisioning, waiting_ready, ready, releasing or released";
+    else if (filter.reason && !one_of(filter.reason, task_view_reasons))
+        problem = "reason: expected invalid, unschedulable or exhausted";
+    else if (filter.kind && !one_of(filter.kind, task_view_kinds))
+        problem = "kind: expected schedule or spare";
+    else if (filter.node && (!filter.node[0] || strlen(filter.node) > 255))
+        problem = "node: expected a host name";
+    else if (since_text && task_view_parse_since(since_text, since) < 0)
+        problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
+                  "2026-11-22T01:02:03Z";
+    if (!problem && limit_text) {
+        char *end;
+        errno = 0;
+        long limit = strtol(limit_text, &end, 10);
+        if (errno || end == limit_text || *end || limit < 1 || limit > LIST_MAX_LIMIT)
+            problem = "limit: expected a number from 1 to 500";
+        else
+            filter.limit = (int)limit;
+    }
+    if (!problem && cursor) {
+        /* The previous page's next_cursor: "CREATED_AT,ID". */
+        const char *comma = strrchr(cursor, ',');
+        size_t created_len = comma ? (size_t)(comma - cursor) : 0;
+        if (!comma || created_len == 0 || created_len >= sizeof before ||
+            !api_task_id_is_valid(comma + 1) || memchr(cursor, ',', created_len)) {
+            problem = "cursor: expected the next_cursor of the previous page";
+        } else {
+            memcpy(before, cursor, created_len);
+            before[created_len] = '\0';
+            snprintf(before_id, sizeof before_id, "%s", comma + 1);
+        }
+    }
+    if (problem) {
+        problem_reply(resp, 400, problem);
+        return;
+    }
+    if (since_text)
+        filter.since = since;
+    list_ctx ctx = {.tasks = json_array()};
+    vf_error err;
+    vf_error_init(&err);
+    if (store_task_page(a->store, &filter, cursor ? before : NULL, cursor ? before_id : NULL,
+                        list_row, &ctx, &err) < 0) {
+        json_decref(ctx.tasks);
+        store_unavailable("GET /v1/tasks", &err, resp);
+        return;
+    }
+    json_t *next = json_null();
+    if (ctx.count == filter.limit) {
+        char next_cursor[STORE_TIME_SIZE + REQUEST_TASK_ID_LEN + 1];
+        snprintf(next_cursor, sizeof next_cursor, "%s,%s", ctx.last_created, ctx.last_id);
+        next = json_string(next_cursor);
+    }
+    api_reply_json(resp, 200, json_pack("{s:o, s:o}", "tasks", ctx.tasks, "next_cursor", next));
+}
+
+static void not_allowed(httpd_response *resp, const char *what, const char *allow)
+{
+    char detail[128];
+    snprintf(detail, sizeof detail, "%s takes %s", what, allow);
+    problem_reply(resp, 405, detail);
+    snprintf(resp->allow, sizeof resp->allow, "%s", allow);
+}
+
+const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
+                         httpd_response *resp)
+{
+    if (strncmp(req->path, "/v1/", 4) != 0 && strcmp(req->path, "/v1") != 0)
+        return NULL;
+    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    bool post = strcmp(req->method, "POST") == 0;
+    if (strcmp(req->path, TASKS_PATH) == 0) {
+        if (post) {
+            if (api_allow(caller, API_SCOPE_SUBMIT, resp))
+                submit(a, req, caller, resp);
+        } else if (get) {
+            if (api_allow(caller, API_SCOPE_READ, resp))
+                list_tasks(a, req, resp);
+        } else {
+            not_allowed(resp, TASKS_PATH, "GET, HEAD, POST");
+        }
+        return TASKS_PATH;
+    }
+    const char *id = strncmp(req->path, TASK_PREFIX, strlen(TASK_PREFIX)) == 0
+                         ? req->path + strlen(TASK_PREFIX)
+                         : NULL;
+    if (id && id[0] && !strchr(id, '/')) {
+        if (!get)
+            not_allowed(resp, "/v1/tasks/{task_id}", "GET, HEAD");
+        else if (api_allow(caller, API_SCOPE_READ, resp))
+            one_task(a, req, id, resp);
+        return "/v1/tasks/{task_id}";
+    }
+    problem_reply(resp, 404, "no such route: /v1 has /v1/tasks and /v1/tasks/{task_id}");
+    return "other";
+}
