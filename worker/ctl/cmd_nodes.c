@@ -6,10 +6,9 @@
 #include <sys/stat.h>
 
 #include "ctl.h"
-#include "engine.h"
+#include "host_capacity.h"
 #include "inventory.h"
 #include "store_config.h"
-#include "store_reservations.h"
 
 static void nodes_usage(FILE *out)
 {
@@ -29,35 +28,6 @@ static void nodes_usage(FILE *out)
                  "unreachable.\n");
 }
 
-typedef struct held {
-    double cpu;     /* vCPUs */
-    int64_t memory; /* MiB */
-    int64_t disk;   /* GiB */
-    int count;
-} held;
-
-typedef struct held_ctx {
-    const hostset *hosts;
-    held *per_host;
-    int64_t unknown_hosts; /* reservations on hosts the inventory no longer lists */
-} held_ctx;
-
-static int add_reservation(const store_reservation *r, void *user)
-{
-    held_ctx *ctx = user;
-    for (size_t i = 0; i < ctx->hosts->n_hosts; i++) {
-        if (strcmp(ctx->hosts->hosts[i].name, r->node) == 0) {
-            ctx->per_host[i].cpu += r->cpu;
-            ctx->per_host[i].memory += r->memory;
-            ctx->per_host[i].disk += r->disk;
-            ctx->per_host[i].count++;
-            return 0;
-        }
-    }
-    ctx->unknown_hosts++;
-    return 0;
-}
-
 int ctl_nodes(int argc, char **argv)
 {
     const char *config_path;
@@ -72,7 +42,6 @@ int ctl_nodes(int argc, char **argv)
     inventory *inv = NULL;
     hostset *hosts = NULL;
     store *s = NULL;
-    held *per_host = NULL;
     json_t *array = NULL;
     vf_error err;
     vf_error_init(&err);
@@ -85,78 +54,46 @@ int ctl_nodes(int argc, char **argv)
         ctl_error("inventory unavailable: %s", err.text);
         goto out;
     }
-    per_host = calloc(hosts->n_hosts ? hosts->n_hosts : 1, sizeof *per_host);
-    if (!per_host) {
-        ctl_error("out of memory");
-        goto out;
-    }
-    held_ctx ctx = {hosts, per_host, 0};
     bool have_store = !store_config_missing(config);
-    if (have_store) {
-        if (!(s = ctl_open_store(config, STORE_READ_ONLY)))
-            goto out;
-        char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
-        if (store_reservation_clock(s, now, &err) < 0 ||
-            store_reservations_live(s, now, add_reservation, &ctx, &err) < 0) {
-            ctl_error("%s", err.text);
-            goto out;
-        }
-    }
-    sched_params params;
-    sched_params_from_config(&params, config);
-    /* The plugins' args (CPUOvercommit's ratio, …) refine the ratios and
-     * reserves: take them as the engine resolves them. */
-    sched_engine *resolver = sched_engine_new(&params, &err);
-    if (!resolver) {
+    if (have_store && !(s = ctl_open_store(config, STORE_READ_ONLY)))
+        goto out;
+    int64_t unknown_hosts = 0;
+    if (!(array = host_capacity_json(config, hosts, s, &unknown_hosts, &err))) {
         ctl_error("%s", err.text);
         goto out;
     }
-    params = *sched_engine_params(resolver);
-    sched_engine_free(resolver);
-    if (as_json)
-        array = json_array();
-    else
+    if (as_json) {
+        ctl_print_json(array);
+    } else {
         printf("%-20s %-10s %-11s %5s %9s %9s %11s %11s %8s %7s\n", "NODE", "POOL", "STATUS", "RES",
                "CPU_FREE", "CPU_CAP", "MEM_FREE", "MEM_CAP", "DISK_FREE", "VM_FREE");
-    for (size_t i = 0; i < hosts->n_hosts; i++) {
-        const host *h = &hosts->hosts[i];
-        const held *r = &per_host[i];
-        double cpu_cap = sched_cpu_capacity(&params, h);
-        double mem_cap = sched_memory_capacity(&params, h);
-        double cpu_free = cpu_cap - h->allocated_cpu - r->cpu;
-        double mem_free = mem_cap - (double)h->allocated_memory - (double)r->memory;
-        int64_t disk_free = h->storage - r->disk;
-        int64_t vm_free = (int64_t)h->max_vms - h->current_vms - r->count;
-        if (as_json) {
-            json_t *obj = json_pack(
-                "{s:s, s:s, s:s, s:b, s:s, s:i, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:I, s:I, s:f}, "
-                "s:{s:I, s:I, s:I}, s:{s:i, s:i, s:i, s:I}}",
-                "name", h->name, "ip", h->ip, "pool", h->pool, "dedicated", h->dedicated, "status",
-                host_status_name(h->status), "reservations", r->count, "cpu", "capacity", cpu_cap,
-                "allocated", h->allocated_cpu, "reserved", r->cpu, "free", cpu_free, "memory",
-                "capacity", mem_cap, "allocated", (json_int_t)h->allocated_memory, "reserved",
-                (json_int_t)r->memory, "free", mem_free, "disk", "free_before_reservations",
-                (json_int_t)h->storage, "reserved", (json_int_t)r->disk, "free",
-                (json_int_t)disk_free, "vms", "max", h->max_vms, "current", h->current_vms,
-                "reserved", r->count, "free", (json_int_t)vm_free);
-            json_array_append_new(array, obj);
-        } else {
-            printf("%-20s %-10s %-11s %5d %9.1f %9.1f %11.0f %11.0f %8lld %7lld\n",
-                   ctl_text(h->name), ctl_text(h->pool), host_status_name(h->status), r->count,
-                   cpu_free, cpu_cap, mem_free, mem_cap, (long long)disk_free, (long long)vm_free);
+        size_t i;
+        const json_t *h;
+        json_array_foreach(array, i, h)
+        {
+            const json_t *cpu = json_object_get(h, "cpu"), *memory = json_object_get(h, "memory");
+            printf(
+                "%-20s %-10s %-11s %5lld %9.1f %9.1f %11.0f %11.0f %8lld %7lld\n",
+                ctl_text(json_string_value(json_object_get(h, "name"))),
+                ctl_text(json_string_value(json_object_get(h, "pool"))),
+                json_string_value(json_object_get(h, "status")),
+                (long long)json_integer_value(json_object_get(h, "reservations")),
+                json_real_value(json_object_get(cpu, "free")),
+                json_real_value(json_object_get(cpu, "capacity")),
+                json_real_value(json_object_get(memory, "free")),
+                json_real_value(json_object_get(memory, "capacity")),
+                (long long)json_integer_value(json_object_get(json_object_get(h, "disk"), "free")),
+                (long long)json_integer_value(json_object_get(json_object_get(h, "vms"), "free")));
         }
+        if (!have_store)
+            printf("(no store at %s yet: no reservations counted)\n", ctl_store_name(config));
     }
-    if (as_json)
-        ctl_print_json(array);
-    else if (!have_store)
-        printf("(no store at %s yet: no reservations counted)\n", ctl_store_name(config));
-    if (ctx.unknown_hosts > 0)
+    if (unknown_hosts > 0)
         fprintf(stderr, "note: %lld live reservation%s on hosts the inventory does not list\n",
-                (long long)ctx.unknown_hosts, ctx.unknown_hosts == 1 ? "" : "s");
+                (long long)unknown_hosts, unknown_hosts == 1 ? "" : "s");
     rc = CTL_EXIT_OK;
 out:
     json_decref(array);
-    free(per_host);
     store_close(s);
     hostset_free(hosts);
     inventory_free(inv);

@@ -1,0 +1,99 @@
+#include "host_capacity.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "store_reservations.h"
+
+typedef struct held {
+    double cpu;     /* vCPUs */
+    int64_t memory; /* MiB */
+    int64_t disk;   /* GiB */
+    int count;
+} held;
+
+typedef struct held_ctx {
+    const hostset *hosts;
+    held *per_host;
+    int64_t unknown_hosts; /* reservations on hosts the inventory no longer lists */
+} held_ctx;
+
+static int add_reservation(const store_reservation *r, void *user)
+{
+    held_ctx *ctx = user;
+    for (size_t i = 0; i < ctx->hosts->n_hosts; i++) {
+        if (strcmp(ctx->hosts->hosts[i].name, r->node) == 0) {
+            ctx->per_host[i].cpu += r->cpu;
+            ctx->per_host[i].memory += r->memory;
+            ctx->per_host[i].disk += r->disk;
+            ctx->per_host[i].count++;
+            return 0;
+        }
+    }
+    ctx->unknown_hosts++;
+    return 0;
+}
+
+json_t *host_capacity_json(const vf_config *config, const hostset *hosts, store *s,
+                           int64_t *unknown_hosts, vf_error *err)
+{
+    json_t *array = NULL;
+    held *per_host = calloc(hosts->n_hosts ? hosts->n_hosts : 1, sizeof *per_host);
+    if (!per_host) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        goto out;
+    }
+    held_ctx ctx = {hosts, per_host, 0};
+    if (s) {
+        char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
+        if (store_reservation_clock(s, now, err) < 0 ||
+            store_reservations_live(s, now, add_reservation, &ctx, err) < 0)
+            goto out;
+    }
+    sched_params params;
+    sched_params_from_config(&params, config);
+    /* The plugins' args (CPUOvercommit's ratio, …) refine the ratios and
+     * reserves: take them as the engine resolves them. */
+    sched_engine *resolver = sched_engine_new(&params, err);
+    if (!resolver)
+        goto out;
+    params = *sched_engine_params(resolver);
+    sched_engine_free(resolver);
+    if (!(array = json_array())) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < hosts->n_hosts; i++) {
+        const host *h = &hosts->hosts[i];
+        const held *r = &per_host[i];
+        double cpu_cap = sched_cpu_capacity(&params, h);
+        double mem_cap = sched_memory_capacity(&params, h);
+        double cpu_free = cpu_cap - h->allocated_cpu - r->cpu;
+        double mem_free = mem_cap - (double)h->allocated_memory - (double)r->memory;
+        int64_t disk_free = h->storage - r->disk;
+        int64_t vm_free = (int64_t)h->max_vms - h->current_vms - r->count;
+        json_t *obj = json_pack(
+            "{s:s, s:s, s:s, s:b, s:s, s:i, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:I, s:I, s:f}, "
+            "s:{s:I, s:I, s:I}, s:{s:i, s:i, s:i, s:I}}",
+            "name", h->name, "ip", h->ip, "pool", h->pool, "dedicated", h->dedicated, "status",
+            host_status_name(h->status), "reservations", r->count, "cpu", "capacity", cpu_cap,
+            "allocated", h->allocated_cpu, "reserved", r->cpu, "free", cpu_free, "memory",
+            "capacity", mem_cap, "allocated", (json_int_t)h->allocated_memory, "reserved",
+            (json_int_t)r->memory, "free", mem_free, "disk", "free_before_reservations",
+            (json_int_t)h->storage, "reserved", (json_int_t)r->disk, "free", (json_int_t)disk_free,
+            "vms", "max", h->max_vms, "current", h->current_vms, "reserved", r->count, "free",
+            (json_int_t)vm_free);
+        if (!obj || json_array_append_new(array, obj) < 0) {
+            vf_error_set(err, VF_ENOMEM, "out of memory");
+            json_decref(array);
+            array = NULL;
+            goto out;
+        }
+    }
+    if (unknown_hosts)
+        *unknown_hosts = ctx.unknown_hosts;
+out:
+    free(per_host);
+    return array;
+}

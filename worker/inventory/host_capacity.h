@@ -1,0 +1,27 @@
+/* host_capacity: what is free on each host, the inventory beside the store's
+ * live reservations, counted the way the scheduler's filters count (cores
+ * minus scheduler.reserve, times the overcommit ratios the engine resolves,
+ * minus allocated and reserved). One definition for `virtflowctl nodes
+ * --json` and virtflow-api's GET /v1/hosts. */
+#ifndef VF_HOST_CAPACITY_H
+#define VF_HOST_CAPACITY_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "hostset.h"
+#include "store.h"
+
+/* An array with one object per host of `hosts`: {name, ip, pool, dedicated,
+ * status, reservations, cpu: {capacity, allocated, reserved, free}, memory:
+ * {capacity, allocated, reserved, free}, disk: {free_before_reservations,
+ * reserved, free}, vms: {max, current, reserved, free}}. Reservations come
+ * from `s` (NULL: none counted); *unknown_hosts (may be NULL) receives how
+ * many live reservations are on hosts `hosts` does not list. Owned, or NULL
+ * with err (the store, the engine's parameters, out of memory). */
+json_t *host_capacity_json(const vf_config *config, const hostset *hosts, store *s,
+                           int64_t *unknown_hosts, vf_error *err)
+    __attribute__((warn_unused_result));
+
+#endif
