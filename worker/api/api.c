@@ -48,6 +48,8 @@ api *api_new(const vf_config *config, vf_error *err)
             err->code = VF_ECONFIG;
         goto fail;
     }
+    if (api_hosts_start(a, err) < 0)
+        goto fail;
     return a;
 fail:
     api_free(a);
@@ -58,6 +60,7 @@ void api_free(api *a)
 {
     if (!a)
         return;
+    api_hosts_stop(a);
     amqp_link_free(a->link);
     store_close(a->store);
     api_metrics_free(a->metrics);

@@ -3,12 +3,14 @@
 #define VF_API_INTERNAL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "amqp_link.h"
 #include "api.h"
 #include "api_keys.h"
 #include "api_metrics.h"
+#include "inventory.h"
 #include "request.h"
 #include "store.h"
 #include "store_tasks.h"
@@ -20,6 +22,13 @@ struct api {
     int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
     api_metrics *metrics;
     api_keys *keys; /* NULL: no api.keys_file, every route open */
+    /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
+     * NULL when the configuration has none that works. */
+    inventory *inventory;
+    pthread_t refresher;
+    bool refresher_running, refresher_stop, refresh_sync;
+    pthread_mutex_t refresh_lock;
+    pthread_cond_t refresh_wake;
     /* The outcome of the publish in flight (one at a time: one thread). */
     bool confirm_done, confirm_ok;
     char confirm_reason[256];
@@ -38,6 +47,16 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
 
 /* POST /schedule: api_submit, then the prototype's {"task_id": ...}. */
 void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp);
+
+/* Start the inventory thread (api.inventory NULL, a warning logged, when the
+ * configuration names no inventory that works). 0, or -1 with err. */
+int api_hosts_start(api *a, vf_error *err) __attribute__((warn_unused_result));
+
+/* Stop the thread and free the inventory; safe when never started. */
+void api_hosts_stop(api *a);
+
+/* GET /v1/hosts. */
+void api_hosts(api *a, const httpd_request *req, httpd_response *resp);
 
 /* Who is asking: the scopes of the key presented (every scope when the api
  * has no keys), and its name (NULL without keys). */

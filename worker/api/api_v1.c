@@ -7,6 +7,8 @@
  *                             (task_view_detail_json, as virtflowctl
  *                             task --json); ?wait=30s holds the answer
  *                             until the task ends or the wait passes
+ *   GET  /v1/hosts            hosts and pools with free capacity       read
+ *                             (api_hosts.c)
  *
  * A wait polls the store every API_WAIT_POLL_MS with the connection
  * suspended in httpd meanwhile (no thread, no busy loop), at most
@@ -271,6 +273,13 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
             one_task(a, req, id, resp);
         return "/v1/tasks/{task_id}";
     }
-    problem_reply(resp, 404, "no such route: /v1 has /v1/tasks and /v1/tasks/{task_id}");
+    if (strcmp(req->path, "/v1/hosts") == 0) {
+        if (!get)
+            not_allowed(resp, "/v1/hosts", "GET, HEAD");
+        else if (api_allow(caller, API_SCOPE_READ, resp))
+            api_hosts(a, req, resp);
+        return "/v1/hosts";
+    }
+    problem_reply(resp, 404, "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id} and /v1/hosts");
     return "other";
 }
