@@ -456,9 +456,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
             MHD_resume_connection(conn);
         return MHD_YES;
     }
-    pthread_mutex_lock(&srv->lock);
-    release_place(srv, p);
-    pthread_mutex_unlock(&srv->lock);
+    /* A place held is given back once the answer is sent (completed), so
+     * that httpd_stop knows when the waiters have their answers. */
     return queue(conn, &resp);
 }
 
@@ -580,7 +579,7 @@ void httpd_stop(httpd *srv)
     }
     /* libmicrohttpd must not stop with suspended connections: each waiter is
      * called once more (can_wait is false now) and answers; a little time
-     * for that, bounded. */
+     * for the answers to be sent (completed gives the places back), bounded. */
     if (srv->daemon && srv->max_waiting > 0) {
         pthread_mutex_lock(&srv->lock);
         srv->stopping = true;

@@ -32,6 +32,15 @@ static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
         snprintf(text, sizeof text, "%d[%s] %d[%s] %d", has_token, token, has_note, note,
                  has_missing);
         httpd_reply_text(resp, 200, "text/plain", text);
+    } else if (strcmp(req->path, "/wait") == 0) {
+        /* Waits until its n-th call while it may, then says how it ended. */
+        const char *n = httpd_query(req, "n");
+        if (req->can_wait && req->calls + 1 < atoi(n ? n : "0")) {
+            resp->wait_ms = 20;
+            return;
+        }
+        snprintf(text, sizeof text, "calls %d can_wait %d", req->calls + 1, req->can_wait);
+        httpd_reply_text(resp, 200, "text/plain", text);
     } else if (strcmp(req->path, "/go") == 0) {
         httpd_reply_text(resp, 303, "text/plain", "");
         snprintf(resp->location, sizeof resp->location, "/hello");
@@ -229,6 +238,61 @@ static void test_read_deadline(void)
     httpd_stop(srv);
 }
 
+/* Reads what has come on fd within `ms` into out[size] (to the end or the
+ * time limit). */
+static void read_some(int fd, int ms, char *out, size_t size)
+{
+    size_t used = 0;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    while (used + 1 < size && poll(&p, 1, ms) > 0) {
+        ssize_t n = recv(fd, out + used, size - used - 1, 0);
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+    }
+    out[used] = '\0';
+}
+
+/* Waiting requests: called again until they answer, while other clients are
+ * served; beyond max_waiting a request cannot wait; httpd_stop has every
+ * waiter answer once more, with can_wait false. */
+static void test_waiting(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    httpd_options options = {.max_waiting = 1};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    char answer[4096];
+    exchange(srv, "GET /wait?n=4 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", answer,
+             sizeof answer);
+    CHECK_CONTAINS(answer, "calls 4 can_wait 1");
+
+    /* A waiter that would wait for ever holds the only place. */
+    int forever = connect_to(srv);
+    static const char wait_request[] =
+        "GET /wait?n=1000000 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    CHECK(forever >= 0 && send(forever, wait_request, strlen(wait_request), MSG_NOSIGNAL) > 0);
+    read_some(forever, 200, answer, sizeof answer);
+    CHECKF(answer[0] == '\0', "the waiter answered early: %s", answer);
+    exchange(srv, "GET /hello?who=z HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECK_CONTAINS(answer, "GET hello z");
+    exchange(srv, "GET /wait?n=3 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", answer,
+             sizeof answer);
+    CHECK_CONTAINS(answer, "calls 1 can_wait 0");
+    int before = calls;
+    httpd_stop(srv);
+    read_some(forever, 2000, answer, sizeof answer);
+    CHECK_CONTAINS(answer, "can_wait 0");
+    CHECKF(calls > before, "the waiter was called again at the stop (%d, %d)", before, calls);
+    if (forever >= 0)
+        close(forever);
+}
+
 /* With check_host, a foreign Host gets 421 and the handler never runs. */
 static void test_host_check(void)
 {
@@ -308,5 +372,6 @@ int main(void)
     test_addresses();
     test_read_deadline();
     test_host_check();
+    test_waiting();
     return test_summary();
 }
