@@ -9,6 +9,7 @@
 
 #include "console.h"
 #include "store_console.h"
+#include "task_view.h"
 #include "store_stats.h"
 #include "../ctl.h"
 
@@ -112,11 +113,11 @@ static void keep_arg(html *page, const char *name, const char *value)
 
 int console_tasks_page(console *c, const httpd_request *req, html *page)
 {
-    static const char *const statuses[] = {
-        "processing",    "retrying", "completed", "failed",   "provisioning",
-        "waiting_ready", "ready",    "releasing", "released", NULL};
-    static const char *const kinds[] = {"schedule", "spare", NULL};
-    static const char *const reasons[] = {"invalid", "unschedulable", "exhausted", NULL};
+    /* The filters' choices are task_view's, as virtflowctl tasks and
+     * GET /v1/tasks have them (queued included). */
+    const char *const *statuses = task_view_statuses;
+    const char *const *kinds = task_view_kinds;
+    const char *const *reasons = task_view_reasons;
     store_task_filter filter = {.limit = DEFAULT_PAGE};
     filter.status = arg(req, "status");
     filter.kind = arg(req, "kind");
