@@ -117,9 +117,9 @@ static void syntax_error(const yaml_parser_t *parser, const char *name, vf_error
  * ({filters,scores,vmids}: Name: {enable: bool}, plus virtflow's weight and
  * args), read once at load. Its entries go before the config file's own
  * scheduler.plugins entries, which the engine applies later and so win. */
-static int load_plugin_config(vf_config *config, vf_error *err)
+static int load_plugin_file(const char *path, const char *section, const field *kinds, void *base,
+                            config_plugin **list, size_t *n_list, vf_error *err)
 {
-    const char *path = config->scheduler.plugin_config;
     int rc = -1;
     char *text = NULL;
     yaml_parser_t parser;
@@ -135,13 +135,13 @@ static int load_plugin_config(vf_config *config, vf_error *err)
         int saved = errno;
         if (fd >= 0)
             close(fd);
-        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: cannot open: %s", path,
+        vf_error_set(err, VF_ECONFIG, "%s.plugin_config: %s: cannot open: %s", section, path,
                      strerror(saved));
         goto out;
     }
     if (!S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
         close(fd);
-        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: not a regular file", path);
+        vf_error_set(err, VF_ECONFIG, "%s.plugin_config: %s: not a regular file", section, path);
         goto out;
     }
     text = malloc(CONFIG_MAX_BYTES + 1);
@@ -151,7 +151,7 @@ static int load_plugin_config(vf_config *config, vf_error *err)
     }
     size_t len = fread(text, 1, CONFIG_MAX_BYTES + 1, f);
     if (ferror(f) || len > CONFIG_MAX_BYTES) {
-        vf_error_set(err, VF_ECONFIG, "scheduler.plugin_config: %s: cannot read it whole", path);
+        vf_error_set(err, VF_ECONFIG, "%s.plugin_config: %s: cannot read it whole", section, path);
         goto out;
     }
     if (!yaml_parser_initialize(&parser)) {
@@ -165,14 +165,13 @@ static int load_plugin_config(vf_config *config, vf_error *err)
         goto out;
     }
     have_doc = true;
-    size_t before = config->scheduler.n_plugins;
+    size_t before = *n_list;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (root && !config_is_null(root) &&
-        config_walk_mapping(&ld, root, config_plugin_kinds, config, "") < 0)
+    if (root && !config_is_null(root) && config_walk_mapping(&ld, root, kinds, base, "") < 0)
         goto out;
-    size_t added = config->scheduler.n_plugins - before;
-    config_plugin *all = config->scheduler.plugins;
-    for (size_t i = before; i < config->scheduler.n_plugins; i++)
+    size_t added = *n_list - before;
+    config_plugin *all = *list;
+    for (size_t i = before; i < *n_list; i++)
         all[i].file = path;
     if (added && before) {
         config_plugin *moved = malloc(added * sizeof *moved);
@@ -232,8 +231,17 @@ static vf_config *load(const char *text, size_t len, const char *name, const cha
     if (root && !config_is_null(root) &&
         config_walk_mapping(&ld, root, config_top_fields, config, "") < 0)
         goto config_fail;
-    if (config->scheduler.plugin_config && load_plugin_config(config, err) < 0)
+    if (config->scheduler.plugin_config &&
+        load_plugin_file(config->scheduler.plugin_config, "scheduler", config_plugin_kinds, config,
+                         &config->scheduler.plugins, &config->scheduler.n_plugins, err) < 0)
         goto config_fail;
+    for (size_t i = 0; i < config->scheduler.n_profiles; i++) {
+        config_profile *profile = &config->scheduler.profiles[i];
+        if (profile->plugin_config &&
+            load_plugin_file(profile->plugin_config, profile->section, config_profile_plugin_kinds,
+                             profile, &profile->plugins, &profile->n_plugins, err) < 0)
+            goto config_fail;
+    }
 
     /* A second document would be silently ignored: say so instead. */
     yaml_document_t next;
@@ -378,6 +386,7 @@ void config_free(vf_config *c)
     free(c->inventory.ca_file);
     free(c->scheduler.plugins);
     free(c->scheduler.plugin_config);
+    config_profiles_free(c);
     free(c->retry.delays_s);
     for (size_t i = 0; i < c->relay.n_receivers; i++)
         config_receiver_free(&c->relay.receivers[i]);

@@ -56,10 +56,24 @@ typedef struct config_plugin {
     bool has_seed;
     int64_t seed;     /* Random: >= 0; 0 = from the clock */
     const char *file; /* NULL: the config file itself; else scheduler.plugin_config (borrowed) */
+    /* NULL: scheduler.plugins; else the profile's key, "scheduler.profiles.NAME" (borrowed) */
+    const char *section;
 } config_plugin;
 
 typedef enum { CONFIG_STRATEGY_SPREAD = 0, CONFIG_STRATEGY_PACK } config_strategy;
 typedef enum { CONFIG_REGEX_FULL = 0, CONFIG_REGEX_SEARCH } config_regex_match;
+
+/* scheduler.profiles.NAME: a request's scheduler_name picks one. Only how
+ * hosts are filtered and scored differs; overcommit, reserve, near_best_*,
+ * regex_match and reservations are the scheduler section's. */
+typedef struct config_profile {
+    char *name;               /* 1..63 of [A-Za-z0-9._-], not "default" */
+    char *section;            /* "scheduler.profiles.NAME", for messages */
+    config_strategy strategy; /* spread (default) | pack */
+    config_plugin *plugins;   /* plugin_config's entries first, then plugins' (as scheduler's) */
+    size_t n_plugins;
+    char *plugin_config; /* qemu-scheduler's plugin-config YAML; NULL = none */
+} config_profile;
 typedef enum {
     CONFIG_NEAR_BEST_AUTO = 0,
     CONFIG_NEAR_BEST_OFF,
@@ -154,6 +168,8 @@ typedef struct vf_config {
         config_strategy strategy;       /* spread (default) | pack */
         config_regex_match regex_match; /* full (default) | search */
         char *plugin_config;            /* qemu-scheduler's plugin-config YAML; NULL = none */
+        config_profile *profiles;       /* scheduler.profiles, in file order */
+        size_t n_profiles;
     } scheduler;
 
     struct {
@@ -233,6 +249,9 @@ typedef struct vf_config {
 
 /* The cluster called `name` in spare.clusters, or NULL. Borrowed from c. */
 const config_cluster *config_spare_cluster(const vf_config *c, const char *name);
+/* scheduler.profiles.NAME, or NULL (also for "default", which is the
+ * scheduler section itself). Borrowed from `c`. */
+const config_profile *config_scheduler_profile(const vf_config *c, const char *name);
 
 /* Built-in defaults. Returns an owned config, or NULL when out of memory. */
 vf_config *config_defaults(void);

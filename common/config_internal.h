@@ -135,6 +135,9 @@ int check_listen_required(loader *ld, yaml_node_t *node, const char *value, cons
 extern const field config_top_fields[];
 /* scheduler.plugins: {filters,scores,vmids}: the shape scheduler.plugin_config's file has too. */
 extern const field config_plugin_kinds[];
+/* scheduler.profiles.NAME.plugins: the same shape, kept in the profile. */
+extern const field config_profile_plugin_kinds[];
+void config_profiles_free(vf_config *c);
 void config_receiver_free(config_receiver *r);
 
 /* ---- config_walk.c, for the reference ---- */

@@ -60,27 +60,26 @@ static const field plugin_fields[] = {
     {0},
 };
 
-/* scheduler.plugins.{filters,scores,vmids}: Name → {enable, weight} or {} or null. */
-static int set_plugins(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
+/* Name → {enable, weight} or {} or null, appended to `*list`. */
+static int add_plugins(loader *ld, yaml_node_t *map, const char *path, config_plugin_kind kind,
+                       const char *section, config_plugin **list, size_t *n_list)
 {
-    vf_config *config = base;
     if (map->type != YAML_MAPPING_NODE)
         return config_fail(ld, map, path, "expected a mapping");
     size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     if (n == 0)
         return 0;
-    config_plugin *grown =
-        realloc(config->scheduler.plugins, (config->scheduler.n_plugins + n) * sizeof *grown);
+    config_plugin *grown = realloc(*list, (*n_list + n) * sizeof *grown);
     if (!grown)
         return config_fail_nomem(ld);
-    config->scheduler.plugins = grown;
+    *list = grown;
     for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
          pair++) {
         yaml_node_t *key = NULL;
         char key_path[PATH_TEXT];
         if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
             return -1;
-        config_plugin plugin = {.kind = (config_plugin_kind)f->arg, .enable = true};
+        config_plugin plugin = {.kind = kind, .enable = true, .section = section};
         if (!config_scalar(key)[0] || key->data.scalar.length >= sizeof plugin.name)
             return config_fail(ld, key, key_path, "expected a plugin name of 1-%zu characters",
                                sizeof plugin.name - 1);
@@ -90,9 +89,26 @@ static int set_plugins(loader *ld, yaml_node_t *map, void *base, const char *pat
         if (!config_is_null(value) &&
             config_walk_mapping(ld, value, plugin_fields, &plugin, key_path) < 0)
             return -1;
-        config->scheduler.plugins[config->scheduler.n_plugins++] = plugin;
+        (*list)[(*n_list)++] = plugin;
     }
     return 0;
+}
+
+/* scheduler.plugins.{filters,scores,vmids}: Name → {enable, weight} or {} or null. */
+static int set_plugins(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
+{
+    vf_config *config = base;
+    return add_plugins(ld, map, path, (config_plugin_kind)f->arg, NULL, &config->scheduler.plugins,
+                       &config->scheduler.n_plugins);
+}
+
+/* scheduler.profiles.NAME.plugins.{filters,scores,vmids}: the same, in the profile. */
+static int set_profile_plugins(loader *ld, yaml_node_t *map, void *base, const char *path,
+                               const field *f)
+{
+    config_profile *profile = base;
+    return add_plugins(ld, map, path, (config_plugin_kind)f->arg, profile->section,
+                       &profile->plugins, &profile->n_plugins);
 }
 
 const field config_plugin_kinds[] = {
@@ -115,6 +131,29 @@ const field config_plugin_kinds[] = {
      .type_text = "a mapping of plugin names",
      .type = F_CUSTOM,
      .custom = set_plugins,
+     .arg = CONFIG_PLUGIN_VMID},
+    {0},
+};
+
+const field config_profile_plugin_kinds[] = {
+    {.key = "filters",
+     .doc = "as `scheduler.plugins.filters`, over the defaults (not over the scheduler section's "
+            "entries)",
+     .type_text = "a mapping of plugin names",
+     .type = F_CUSTOM,
+     .custom = set_profile_plugins,
+     .arg = CONFIG_PLUGIN_FILTER},
+    {.key = "scores",
+     .doc = "as `scheduler.plugins.scores`, over the defaults",
+     .type_text = "a mapping of plugin names",
+     .type = F_CUSTOM,
+     .custom = set_profile_plugins,
+     .arg = CONFIG_PLUGIN_SCORE},
+    {.key = "vmids",
+     .doc = "as `scheduler.plugins.vmids`, over the defaults",
+     .type_text = "a mapping of plugin names",
+     .type = F_CUSTOM,
+     .custom = set_profile_plugins,
      .arg = CONFIG_PLUGIN_VMID},
     {0},
 };
@@ -566,6 +605,84 @@ static const field reserve_fields[] = {
     {0},
 };
 
+#define PROFILE(member) offsetof(config_profile, member)
+static const field profile_fields[] = {
+    {.key = "strategy",
+     .doc = "spread or pack, as `scheduler.strategy`, for this profile",
+     .type = F_ENUM,
+     .offset = PROFILE(strategy),
+     .choices = strategies},
+    {.key = "plugins", .type = F_SECTION, .children = config_profile_plugin_kinds},
+    {.key = "plugin_config",
+     .doc = "a qemu-scheduler plugin-config YAML file for this profile; its entries apply first",
+     .type = F_PATH,
+     .offset = PROFILE(plugin_config)},
+    {0},
+};
+
+void config_profiles_free(vf_config *c)
+{
+    for (size_t i = 0; i < c->scheduler.n_profiles; i++) {
+        config_profile *p = &c->scheduler.profiles[i];
+        free(p->name);
+        free(p->section);
+        free(p->plugins);
+        free(p->plugin_config);
+    }
+    free(c->scheduler.profiles);
+    c->scheduler.profiles = NULL;
+    c->scheduler.n_profiles = 0;
+}
+
+static int set_profiles(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
+{
+    (void)f;
+    vf_config *c = base;
+    if (map->type != YAML_MAPPING_NODE)
+        return config_fail(ld, map, path, "expected a mapping of profile names");
+    config_profiles_free(c);
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    /* Zeroed entries are safe to free: the count is set at once. */
+    c->scheduler.profiles = calloc(n ? n : 1, sizeof *c->scheduler.profiles);
+    if (!c->scheduler.profiles)
+        return config_fail_nomem(ld);
+    c->scheduler.n_profiles = n;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_pair_t *pair = &map->data.mapping.pairs.start[i];
+        yaml_node_t *key = NULL;
+        char key_path[PATH_TEXT];
+        if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
+            return -1;
+        config_profile *profile = &c->scheduler.profiles[i];
+        const char *name = config_scalar(key);
+        /* The characters a request's scheduler_name may use. */
+        if (!*name || strlen(name) > 63 ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+                strlen(name))
+            return config_fail(ld, key, key_path,
+                               "a profile name is 1..63 characters of [A-Za-z0-9._-]");
+        if (strcmp(name, "default") == 0)
+            return config_fail(ld, key, key_path,
+                               "profile default is the scheduler section itself: set its keys "
+                               "there");
+        if (!(profile->name = strdup(name)) || !(profile->section = strdup(key_path)))
+            return config_fail_nomem(ld);
+        yaml_node_t *value = config_node_at(ld, pair->value);
+        if (value && !config_is_null(value) &&
+            config_walk_mapping(ld, value, profile_fields, profile, key_path) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+const config_profile *config_scheduler_profile(const vf_config *c, const char *name)
+{
+    for (size_t i = 0; name && i < c->scheduler.n_profiles; i++)
+        if (strcmp(c->scheduler.profiles[i].name, name) == 0)
+            return &c->scheduler.profiles[i];
+    return NULL;
+}
+
 static const field scheduler_fields[] = {
     {.key = "overcommit", .type = F_SECTION, .children = overcommit_fields},
     {.key = "reserve", .type = F_SECTION, .children = reserve_fields},
@@ -623,6 +740,17 @@ static const field scheduler_fields[] = {
             "bool}`); its entries apply first, `scheduler.plugins` last",
      .type = F_PATH,
      .offset = CFG(scheduler.plugin_config)},
+    {.key = "profiles",
+     .doc = "`NAME: {strategy, plugins, plugin_config}` per scheduling profile; a request's "
+            "`scheduler_name` picks one (this section is profile `default`; an unknown name waits "
+            "and is retried, reason `unknown_scheduler`); the other keys here apply to every "
+            "profile",
+     .type_text = "a mapping of profile names",
+     .default_text = "{}",
+     .items = profile_fields,
+     .item_path = ".NAME",
+     .type = F_CUSTOM,
+     .custom = set_profiles},
     {0},
 };
 

@@ -22,7 +22,7 @@ static void place_usage(FILE *out)
     fprintf(out,
             "usage: virtflowctl place [-c CONFIG] (-f REQUEST.json | --cpu N --memory MiB\n"
             "                         [--disk GiB] [--pool NAME] [--dedicated] [--vm-name NAME]\n"
-            "                         [--node-name HOST]\n"
+            "                         [--node-name HOST] [--scheduler PROFILE]\n"
             "                         [--annotation KEY=VALUE]...) [--no-reservations]\n"
             "                         [--why-not] [--json]\n"
             "\n"
@@ -32,6 +32,7 @@ static void place_usage(FILE *out)
             "Nothing is reserved or recorded.\n"
             "\n"
             "  -f FILE             the task.schedule request body as JSON ('-' for stdin)\n"
+            "  --scheduler NAME    decide with scheduling profile NAME (scheduler.profiles)\n"
             "  --annotation K=V    e.g. node.qemu-scheduler/regex=node[0-9]+,\n"
             "                      vmid.qemu-scheduler/range=100-150\n"
             "  --why-not           also when placed: what would make each rejected host take\n"
@@ -242,8 +243,26 @@ int ctl_place(int argc, char **argv)
     sched_params params;
     sched_params_from_config(&params, config);
     engine = sched_engine_new(&params, &err);
+    const config_profile *profile = config_scheduler_profile(config, req.scheduler_name);
+    if (engine && profile) {
+        /* Only the profile asked for: the others are the worker's business. */
+        sched_params profile_params;
+        sched_params_for_profile(&profile_params, &params, profile);
+        if (sched_engine_add_profile(engine, profile->name, &profile_params, &err) < 0) {
+            sched_engine_free(engine);
+            engine = NULL;
+        }
+    }
     if (!engine) {
         ctl_error("%s%s%s", config->path ? config->path : "", config->path ? ": " : "", err.text);
+        goto out;
+    }
+    /* The engine that decides; reservations and the snapshot go to `engine`. */
+    sched_engine *decider = sched_engine_profile(engine, req.scheduler_name);
+    if (!decider) {
+        ctl_error("%s%sscheduler.profiles has no profile %s (the worker keeps such a task "
+                  "waiting, reason unknown_scheduler)",
+                  config->path ? config->path : "", config->path ? ": " : "", req.scheduler_name);
         goto out;
     }
     inv = inventory_new(config, &err);
@@ -277,19 +296,23 @@ int ctl_place(int argc, char **argv)
     sched_decision decision;
     /* The "rejected:" list names every host, placed or not. */
     sched_decide_options explain = {.host_reasons = true};
-    if (sched_engine_decide_with(engine, &req, &explain, &decision, &err) < 0)
+    if (sched_engine_decide_with(decider, &req, &explain, &decision, &err) < 0)
         goto invalid;
     json_t *suggestions = !decision.placed || opt.why_not
-                              ? sched_suggest(engine, &req, &decision, SCHED_SUGGEST_HOSTS)
+                              ? sched_suggest(decider, &req, &decision, SCHED_SUGGEST_HOSTS)
                               : NULL;
     if (opt.json) {
         json_t *result = sched_decision_to_json(&decision, hosts);
         if (suggestions)
             json_object_set(result, "suggestions", suggestions);
+        if (req.scheduler_name[0])
+            json_object_set_new(result, "scheduler", json_string(req.scheduler_name));
         ctl_print_json(result);
         json_decref(result);
     } else {
         print_human(&decision, hosts, reservations, store_missing, ctl_store_name(config));
+        if (req.scheduler_name[0])
+            printf("  scheduler profile: %s\n", ctl_text(req.scheduler_name));
         if (suggestions)
             print_suggestions(suggestions);
     }

@@ -106,6 +106,10 @@ static int parse_options(int argc, char **argv, spare_options *opt)
                   "node.qemu-scheduler/name=HOST");
         return -1;
     }
+    if (json_object_get(placement, "scheduler_name")) {
+        ctl_error("spare: --scheduler does not apply: spares are placed by the default profile");
+        return -1;
+    }
     bool prepare_flags =
         json_object_size(placement) > 0 || count > 0 || cluster || ready_timeout > 0;
     if (!opt->prepare && prepare_flags) {

@@ -17,7 +17,7 @@ static void submit_usage(FILE *out)
     fprintf(out,
             "usage: virtflowctl submit [-c CONFIG] (-f REQUEST.json | --cpu N --memory MiB\n"
             "                          [--disk GiB] [--pool NAME] [--dedicated] [--vm-name NAME]\n"
-            "                          [--node-name HOST]\n"
+            "                          [--node-name HOST] [--scheduler PROFILE]\n"
             "                          [--annotation KEY=VALUE]...) [--task-id ID]\n"
             "                          [--wait [--timeout S]] [--json]\n"
             "\n"

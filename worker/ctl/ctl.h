@@ -78,6 +78,7 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
         {"dedicated", 0, CTL_OPTION_CALL_BARE, (request), NULL, ctl_request_flag, "dedicated"},    \
         {"vm-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "vm_name"},             \
         {"node-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "node_name"},         \
+        {"scheduler", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "scheduler_name"},    \
     {                                                                                              \
         "annotation", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "annotations"         \
     }

@@ -186,7 +186,7 @@ int ctl_request_flag(const ctl_option *option, const char *value)
         }
         return 0;
     }
-    /* --pool, --vm-name, --node-name: text as given */
+    /* --pool, --vm-name, --node-name, --scheduler: text as given */
     json_object_set_new(request, key, json_string(value));
     return 0;
 }

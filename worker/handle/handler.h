@@ -76,6 +76,8 @@ typedef struct task_outcome {
     char *error;     /* owned; for TASK_DEAD (x-virtflow-error) and logs */
     char status[16]; /* the task's status as recorded ("" when nothing was), for metrics */
     char reason[16]; /* its reason when failed, else "" */
+    /* The scheduling profile the request named ("" = default), for metrics. */
+    char scheduler[REQUEST_SCHEDULER_NAME_LEN];
     /* What the log's JSON lines carry as fields (log.h vf_log_ids): the
      * attempt recorded (0: none), its host ("" when none), its error
      * (shortened; "" when none). */

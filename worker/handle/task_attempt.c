@@ -231,6 +231,8 @@ int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail,
     /* A decision's own verdict is not the task's: it goes on. */
     json_object_del(history, "status");
     json_object_del(history, "reason");
+    if (a->retry_reason)
+        json_object_set_new(history, "reason", json_string(a->retry_reason));
     json_object_set_new(history, "attempt", json_integer(a->attempt));
     json_object_set_new(history, "error", json_string(error));
     json_object_set_new(history, "next_attempt", json_integer(out->next_attempt));
@@ -242,6 +244,8 @@ int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail,
                   out->next_attempt, "delay_s", out->delay_s);
     if (a->event_extra && event)
         json_object_update(event, a->event_extra);
+    if (a->retry_reason && event)
+        json_object_set_new(event, "reason", json_string(a->retry_reason));
     int rc = task_attempt_write(a, "retrying", NULL, NULL, error, NULL, -1, err);
     if (rc == 0)
         rc = task_attempt_history(a, "retrying", history, err);

@@ -26,6 +26,10 @@ typedef struct task_attempt {
     store_task existing; /* owned: the row as found; zeroed when new */
     json_t *body;        /* owned: the message, a JSON object */
     json_t *event_extra; /* borrowed, may be NULL: fields added to task.retrying */
+    /* NULL, or why the task waits when that is not a decision's verdict
+     * (e.g. "unknown_scheduler"): the retry's history and task.retrying
+     * carry it as "reason". */
+    const char *retry_reason;
 } task_attempt;
 
 /* The attempt a message stands for: its x-virtflow-attempt clamped to

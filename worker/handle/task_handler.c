@@ -19,19 +19,23 @@ static bool wants_reply(const task_message *msg)
 /* failed with `reason`: task row, history, task.failed event, reply; the
  * result and the event carry `suggestions` (borrowed) when given. */
 static int record_failure(const task_attempt *a, const char *reason, const char *error,
-                          json_t *detail, json_t *suggestions, vf_error *err)
+                          json_t *detail, json_t *suggestions, const char *scheduler, vf_error *err)
 {
     task_outcome *out = a->out;
     json_t *result =
         json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", reason, "error", error);
     if (suggestions)
         json_object_set(result, "suggestions", suggestions);
+    if (scheduler)
+        json_object_set_new(result, "scheduler", json_string(scheduler));
     char *text = task_attempt_result_text(a, result);
     json_decref(result);
     json_t *history = detail ? detail : json_object();
     json_object_set_new(history, "reason", json_string(reason));
     json_object_set_new(history, "error", json_string(error));
     json_object_set_new(history, "attempt", json_integer(a->attempt));
+    if (scheduler)
+        json_object_set_new(history, "scheduler", json_string(scheduler));
     int rc = task_attempt_write(a, "failed", reason, text, error, NULL, -1, err);
     if (rc == 0)
         rc = task_attempt_history(a, "failed", history, err);
@@ -43,6 +47,8 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
                       "error", error, "reason", reason, "attempts", a->attempt);
         if (suggestions)
             json_object_set(data, "suggestions", suggestions);
+        if (scheduler && data)
+            json_object_set_new(data, "scheduler", json_string(scheduler));
         rc = task_attempt_event(a, EVENT_TASK_FAILED, data, err);
     }
     if (wants_reply(a->msg)) {
@@ -78,7 +84,7 @@ static int reserve(const task_attempt *rec, const sched_request *req,
 }
 
 static int record_placement(const task_attempt *rec, const sched_request *req,
-                            const sched_decision *decision, vf_error *err)
+                            const sched_decision *decision, const char *scheduler, vf_error *err)
 {
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
@@ -90,12 +96,16 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     json_object_set_new(result, "attempts", json_integer(rec->attempt));
     if (h->inventory_note && h->inventory_note[0])
         json_object_set_new(result, "inventory", json_string(h->inventory_note));
+    if (scheduler)
+        json_object_set_new(result, "scheduler", json_string(scheduler));
     /* The event shares the result's node and score values rather than
      * building them again. */
     json_t *event =
         json_pack("{s:s, s:s, s:O, s:i, s:O, s:i}", "task_id", out->task_id, "status", "completed",
                   "node", json_object_get(result, "node"), "vmid", (json_int_t)decision->vmid,
                   "score", json_object_get(result, "score"), "attempts", rec->attempt);
+    if (scheduler && event)
+        json_object_set_new(event, "scheduler", json_string(scheduler));
     /* One serialisation serves the row, its history entry and the reply. */
     char *text = task_attempt_result_text(rec, result);
     json_decref(result);
@@ -162,7 +172,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     vf_error invalid;
     vf_error_init(&invalid);
     if (sched_request_parse(a.body, &req, &invalid) < 0) {
-        rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, err);
+        rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, NULL, err);
         goto out;
     }
     /* The id the task is recorded under, also when only the message had it:
@@ -170,13 +180,46 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     if (!req.task_id[0])
         snprintf(req.task_id, sizeof req.task_id, "%s", out->task_id);
     bool last_attempt = a.attempt >= h->config->retry.max_attempts;
+    /* Named only when the request names a profile: the common path's
+     * results stay as they were. */
+    const char *scheduler = req.scheduler_name[0] ? req.scheduler_name : NULL;
+    memcpy(out->scheduler, req.scheduler_name, sizeof out->scheduler);
+    sched_engine *engine = sched_engine_profile(h->engine, req.scheduler_name);
+    if (!engine && recheck) {
+        out->duplicate = true;
+        snprintf(out->summary, sizeof out->summary, "recheck: no scheduler profile %s",
+                 req.scheduler_name);
+        goto out;
+    }
+    if (!engine) {
+        /* As a pod whose scheduler is missing: not invalid, it waits for a
+         * config that has the profile (a worker restarted with it, or another
+         * worker on the same queue), and ends exhausted if none comes. */
+        char why[160];
+        snprintf(why, sizeof why, "no scheduler profile %s on this worker (scheduler.profiles)",
+                 req.scheduler_name);
+        if (last_attempt) {
+            rc = record_failure(&a, "exhausted", why, NULL, NULL, scheduler, err);
+            out->action = TASK_DEAD;
+            out->error = strdup(why);
+        } else {
+            json_t *extra = json_pack("{s:s}", "scheduler", req.scheduler_name);
+            a.event_extra = extra;
+            a.retry_reason = "unknown_scheduler";
+            rc = task_attempt_retry(&a, why, json_pack("{s:s}", "scheduler", req.scheduler_name),
+                                    err);
+            a.event_extra = NULL;
+            json_decref(extra);
+        }
+        goto out;
+    }
     if (!h->hosts) {
         char why[VF_ERROR_TEXT + 32];
         snprintf(why, sizeof why, "%s",
                  h->inventory_note && h->inventory_note[0] ? h->inventory_note
                                                            : "no inventory yet");
         if (last_attempt) {
-            rc = record_failure(&a, "exhausted", why, NULL, NULL, err);
+            rc = record_failure(&a, "exhausted", why, NULL, NULL, scheduler, err);
             out->action = TASK_DEAD;
             out->error = strdup(why);
         } else {
@@ -185,13 +228,13 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
     sched_decision decision;
-    if (sched_engine_decide(h->engine, &req, &decision, &invalid) < 0) {
+    if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
         const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-        rc = record_failure(&a, reason, invalid.text, NULL, NULL, err);
+        rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
         goto out;
     }
     if (decision.placed) {
-        rc = record_placement(&a, &req, &decision, err);
+        rc = record_placement(&a, &req, &decision, scheduler, err);
         goto out;
     }
     if (recheck) {
@@ -205,11 +248,14 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     sched_rejections_sample(detail, SCHED_HISTORY_HOSTS);
     /* Why not, and what would fix it: in every attempt's history, and in
      * the failed result and event. */
-    json_t *suggestions = sched_suggest(h->engine, &req, &decision, SCHED_SUGGEST_HOSTS);
+    json_t *suggestions = sched_suggest(engine, &req, &decision, SCHED_SUGGEST_HOSTS);
     if (suggestions)
         json_object_set(detail, "suggestions", suggestions);
+    if (scheduler && detail)
+        json_object_set_new(detail, "scheduler", json_string(scheduler));
     if (last_attempt)
-        rc = record_failure(&a, "unschedulable", decision.message, detail, suggestions, err);
+        rc = record_failure(&a, "unschedulable", decision.message, detail, suggestions, scheduler,
+                            err);
     else
         rc = task_attempt_retry(&a, decision.message, detail, err);
     json_decref(suggestions);

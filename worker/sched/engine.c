@@ -86,6 +86,15 @@ struct sched_engine {
     regex_entry regexes[REGEX_CACHE_SIZE];
     uint64_t clock; /* counts regex lookups, for least-recently-used eviction */
     uint64_t rng;
+
+    /* scheduler.profiles: one engine each, built once at start-up, owned.
+     * They hold the same snapshot and reservations as this one: every change
+     * made through this engine is made to them too (a profile changes how
+     * hosts are filtered and scored, never what is free). Empty when the
+     * config names no profile, so the common path pays one loop test. */
+    sched_engine **profiles;
+    size_t n_profiles;
+    char profile_name[SCHED_PROFILE_NAME_LEN]; /* "default" for the top-level engine */
 };
 
 const char *sched_reason_text(sched_reason reason)
@@ -133,6 +142,15 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->regex_search = config->scheduler.regex_match == CONFIG_REGEX_SEARCH;
 }
 
+void sched_params_for_profile(sched_params *out, const sched_params *base,
+                              const config_profile *profile)
+{
+    *out = *base;
+    out->plugins = profile->plugins;
+    out->n_plugins = profile->n_plugins;
+    out->pack = profile->strategy == CONFIG_STRATEGY_PACK;
+}
+
 /* Whether decisions pick among the near-best (near_best.h). */
 static bool near_best_on(const sched_params *p)
 {
@@ -156,11 +174,15 @@ static const char *kind_key(config_plugin_kind kind)
 /* Where a plugin entry was written, for messages. */
 static void entry_where(const config_plugin *conf, char *out, size_t size)
 {
-    if (conf->file)
+    const char *section = conf->section ? conf->section : "scheduler";
+    if (conf->file && conf->section)
+        snprintf(out, size, "%s:%d: %s.%s (%s.plugin_config)", conf->file, conf->line,
+                 kind_key(conf->kind), conf->name, section);
+    else if (conf->file)
         snprintf(out, size, "%s:%d: %s.%s", conf->file, conf->line, kind_key(conf->kind),
                  conf->name);
     else
-        snprintf(out, size, "line %d: scheduler.plugins.%s.%s", conf->line, kind_key(conf->kind),
+        snprintf(out, size, "line %d: %s.plugins.%s.%s", conf->line, section, kind_key(conf->kind),
                  conf->name);
 }
 
@@ -198,7 +220,7 @@ static int check_args(const config_plugin *conf, const char *takes, vf_error *er
             continue;
         if (takes && strstr(takes, args[i].name))
             continue;
-        char where[160];
+        char where[320];
         entry_where(conf, where, sizeof where);
         vf_error_set(err, VF_ECONFIG, "%s.args.%s: %s takes no argument %s (it takes: %s)", where,
                      args[i].name, conf->name, args[i].name, takes ? takes : "none");
@@ -215,7 +237,7 @@ static int configure_random(sched_engine *engine, const config_plugin *conf, vf_
     if (check_args(conf, "subset_size, seed", err) < 0)
         return -1;
     if (conf->has_weight) {
-        char where[160];
+        char where[320];
         entry_where(conf, where, sizeof where);
         vf_error_set(err, VF_ECONFIG,
                      "%s.weight: Random takes no weight: it picks at random among the top "
@@ -303,7 +325,7 @@ static int configure_plugins(sched_engine *engine, const sched_params *params, v
                 if (wrote > 0 && (size_t)wrote < sizeof known - used)
                     used += (size_t)wrote;
             }
-            char where[160];
+            char where[320];
             entry_where(conf, where, sizeof where);
             vf_error_set(err, VF_ECONFIG, "%s: unknown plugin (known: %s)", where, known);
             return -1;
@@ -381,6 +403,7 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
         seed = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 32) ^ (uint64_t)(uintptr_t)engine;
     }
     engine->rng = seed | 1;
+    snprintf(engine->profile_name, sizeof engine->profile_name, "%s", SCHED_PROFILE_DEFAULT);
     engine->index = fitindex_new();
     if (!engine->index) {
         vf_error_set(err, VF_ENOMEM, "out of memory creating the scheduler");
@@ -388,6 +411,57 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
         return NULL;
     }
     return engine;
+}
+
+int sched_engine_add_profile(sched_engine *engine, const char *name, const sched_params *params,
+                             vf_error *err)
+{
+    if (!name[0] || strlen(name) >= SCHED_PROFILE_NAME_LEN ||
+        strcmp(name, SCHED_PROFILE_DEFAULT) == 0 || sched_engine_profile(engine, name)) {
+        vf_error_set(err, VF_ECONFIG,
+                     "scheduler.profiles.%.64s: a profile name is 1..%d "
+                     "characters, not \"default\", and given once",
+                     name, SCHED_PROFILE_NAME_LEN - 1);
+        return -1;
+    }
+    sched_engine **grown = realloc(engine->profiles, (engine->n_profiles + 1) * sizeof *grown);
+    if (!grown) {
+        vf_error_set(err, VF_ENOMEM, "out of memory creating scheduler profile %s", name);
+        return -1;
+    }
+    engine->profiles = grown;
+    sched_engine *profile = sched_engine_new(params, err);
+    if (!profile)
+        return -1;
+    snprintf(profile->profile_name, sizeof profile->profile_name, "%s", name);
+    /* Added late (tests; the worker adds them first): catch up. */
+    int rc = engine->hosts ? sched_engine_set_hosts(profile, engine->hosts, NULL, NULL, err) : 0;
+    for (size_t i = 0; rc == 0 && i < engine->n_held; i++) {
+        sched_reservation res;
+        held_to_reservation(&engine->held[i], &res);
+        rc = sched_engine_reserve(profile, &res, err);
+    }
+    if (rc < 0) {
+        sched_engine_free(profile);
+        return -1;
+    }
+    engine->profiles[engine->n_profiles++] = profile;
+    return 0;
+}
+
+sched_engine *sched_engine_profile(sched_engine *engine, const char *name)
+{
+    if (!name || !name[0] || strcmp(name, engine->profile_name) == 0)
+        return engine;
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        if (strcmp(engine->profiles[i]->profile_name, name) == 0)
+            return engine->profiles[i];
+    return NULL;
+}
+
+const char *sched_engine_profile_name(const sched_engine *engine)
+{
+    return engine->profile_name;
 }
 
 static void forget_regex_matches(sched_engine *engine)
@@ -402,6 +476,9 @@ void sched_engine_free(sched_engine *engine)
 {
     if (!engine)
         return;
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        sched_engine_free(engine->profiles[i]);
+    free(engine->profiles);
     forget_regex_matches(engine);
     for (size_t i = 0; i < REGEX_CACHE_SIZE; i++)
         pattern_free(engine->regexes[i].compiled);
@@ -564,6 +641,10 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     if (fitindex_build(engine->index, engine->hot, engine->load, hosts->n_hosts, hosts->n_pools,
                        &ignored) < 0)
         fitindex_clear(engine->index);
+    /* The profiles drop the same materialised reservations: reported once. */
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        if (sched_engine_set_hosts(engine->profiles[i], hosts, NULL, NULL, err) < 0)
+            return -1;
     return 0;
 }
 
@@ -627,6 +708,9 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
     apply_load(engine, h, +1);
     if (res->vmid == engine->vmid_hint)
         advance_hint(engine);
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        if (sched_engine_reserve(engine->profiles[i], res, err) < 0)
+            return -1;
     return 0;
 }
 
@@ -665,6 +749,8 @@ static size_t release_where(sched_engine *engine, bool (*ends)(const held *, con
         ended++;
     }
     engine->n_held = kept;
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        release_where(engine->profiles[i], ends, arg);
     return ended;
 }
 
@@ -710,7 +796,9 @@ size_t sched_engine_expire(sched_engine *engine, int64_t now)
     /* Called once per batch: skip the scan while nothing can have expired. */
     if (engine->earliest_expiry == 0 || now < engine->earliest_expiry)
         return 0;
-    size_t ended = release_where(engine, has_expired, &now);
+    size_t ended = release_where(engine, has_expired, &now); /* the profiles' too */
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        engine->profiles[i]->earliest_expiry = 0;
     engine->earliest_expiry = 0;
     for (size_t i = 0; i < engine->n_held; i++) {
         int64_t e = engine->held[i].expires;

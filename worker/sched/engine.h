@@ -74,8 +74,14 @@ typedef struct sched_params {
     bool regex_search; /* scheduler.regex_match: search (default full: whole names) */
 } sched_params;
 
-/* Take the scheduler section of a loaded config. */
+/* Take the scheduler section of a loaded config (profile "default"). */
 void sched_params_from_config(sched_params *out, const vf_config *config);
+
+/* The params of profile scheduler.profiles.NAME: `base` (from
+ * sched_params_from_config, with the caller's settings such as
+ * near_best_worker) with the profile's strategy and plugins. */
+void sched_params_for_profile(sched_params *out, const sched_params *base,
+                              const config_profile *profile);
 
 typedef struct sched_reservation {
     char task_id[REQUEST_TASK_ID_LEN];
@@ -118,12 +124,30 @@ typedef struct sched_decision {
 
 typedef struct sched_engine sched_engine;
 
+#define SCHED_PROFILE_NAME_LEN 64 /* 1..63 characters + NUL */
+#define SCHED_PROFILE_DEFAULT "default"
+
 /* Returns an owned engine, or NULL with err: VF_ECONFIG for an unknown plugin
  * name ("scheduler.plugins.filters.Foo (line 12): unknown plugin; known: ..."),
  * VF_ENOMEM. */
 sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     __attribute__((warn_unused_result));
 void sched_engine_free(sched_engine *engine);
+
+/* Scheduling profiles (scheduler.profiles): add profile `name` with its own
+ * params to `engine` (the "default" profile), which owns it. A profile
+ * decides over the engine's snapshot and reservations: set_hosts, reserve,
+ * release*, expire on `engine` apply to every profile, so call them on
+ * `engine`, never on a profile. Built once at start-up. Returns 0, or -1
+ * with err: VF_ECONFIG (bad or repeated name, unknown plugin, naming
+ * scheduler.profiles.NAME), VF_ENOMEM. */
+int sched_engine_add_profile(sched_engine *engine, const char *name, const sched_params *params,
+                             vf_error *err) __attribute__((warn_unused_result));
+/* The engine deciding for profile `name` ("" or NULL or "default": `engine`
+ * itself), borrowed from `engine`; NULL when there is no such profile. */
+sched_engine *sched_engine_profile(sched_engine *engine, const char *name);
+/* "default", or the profile's name. */
+const char *sched_engine_profile_name(const sched_engine *engine);
 
 /* Decide over `hosts` from now on (borrowed: it must outlive the engine's use
  * of it, i.e. until the next set_hosts or free). Live reservations are

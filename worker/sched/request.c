@@ -35,6 +35,8 @@ static int parse_annotations(const json_t *body, sched_request *out, vf_error *e
         {ANNOTATION_NODE_NAME, offsetof(sched_request, node_name), HOST_NAME_LEN},
         {ANNOTATION_VMID_RANGE, offsetof(sched_request, vmid_range), REQUEST_ANNOTATION_LEN},
         {ANNOTATION_VMID_REGEX, offsetof(sched_request, vmid_regex), REQUEST_ANNOTATION_LEN},
+        {ANNOTATION_SCHEDULER_NAME, offsetof(sched_request, scheduler_name),
+         REQUEST_SCHEDULER_NAME_LEN},
     };
     const char *key;
     const json_t *value;
@@ -49,7 +51,9 @@ static int parse_annotations(const json_t *body, sched_request *out, vf_error *e
             if (strcmp(key, known[i].key) != 0)
                 continue;
             char *dest = (char *)out + known[i].offset;
-            if (json_util_string(annotations, key, true, NULL, dest, known[i].size, err) < 0) {
+            const char *chars =
+                known[i].offset == offsetof(sched_request, scheduler_name) ? name_chars : NULL;
+            if (json_util_string(annotations, key, true, chars, dest, known[i].size, err) < 0) {
                 vf_error_prefix(err, "annotations");
                 return -1;
             }
@@ -85,7 +89,8 @@ int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
 {
     static const char *const allowed[] = {
         "task_id",   "requested_cpu", "requested_memory", "requested_disk", "requested_pool",
-        "dedicated", "vm_name",       "annotations",      "node_name",      NULL};
+        "dedicated", "vm_name",       "annotations",      "node_name",      "scheduler_name",
+        NULL};
     sched_request_init(out);
     if (sched_request_parse_placement(body, out, err) < 0)
         return -1;
@@ -109,6 +114,20 @@ int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
     }
     if (node_name[0])
         memcpy(out->node_name, node_name, sizeof node_name);
+    char scheduler_name[REQUEST_SCHEDULER_NAME_LEN] = "";
+    if (json_util_string(body, "scheduler_name", false, name_chars, scheduler_name,
+                         sizeof scheduler_name, err) < 0)
+        return -1;
+    if (scheduler_name[0] && out->scheduler_name[0] &&
+        strcmp(scheduler_name, out->scheduler_name) != 0) {
+        vf_error_set(err, VF_EINVAL,
+                     "scheduler_name: \"%s\" disagrees with annotations.%s: \"%s\" (give one, or "
+                     "the same name in both)",
+                     scheduler_name, ANNOTATION_SCHEDULER_NAME, out->scheduler_name);
+        return -1;
+    }
+    if (scheduler_name[0])
+        memcpy(out->scheduler_name, scheduler_name, sizeof scheduler_name);
     return 0;
 }
 
@@ -128,6 +147,8 @@ json_t *sched_request_to_json(const sched_request *req)
         json_object_set_new(obj, "vm_name", json_string(req->vm_name));
     if (req->node_name[0])
         json_object_set_new(obj, "node_name", json_string(req->node_name));
+    if (req->scheduler_name[0])
+        json_object_set_new(obj, "scheduler_name", json_string(req->scheduler_name));
     json_t *annotations = json_object();
     if (req->node_regex[0])
         json_object_set_new(annotations, ANNOTATION_NODE_REGEX, json_string(req->node_regex));

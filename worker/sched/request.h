@@ -32,6 +32,10 @@ extern const char request_task_id_chars[];
 #define ANNOTATION_NODE_NAME "node.qemu-scheduler/name"
 #define ANNOTATION_VMID_RANGE "vmid.qemu-scheduler/range"
 #define ANNOTATION_VMID_REGEX "vmid.qemu-scheduler/regex"
+/* The scheduling profile (scheduler.profiles), as scheduler_name; the same
+ * prefix style, so CAPPX manifests can carry it. */
+#define ANNOTATION_SCHEDULER_NAME "scheduler.qemu-scheduler/name"
+#define REQUEST_SCHEDULER_NAME_LEN 64 /* 1..63 characters + NUL */
 
 typedef struct sched_request {
     char task_id[REQUEST_TASK_ID_LEN]; /* "" when the body has none */
@@ -44,6 +48,9 @@ typedef struct sched_request {
     /* The exact host wanted (the request's node_name, or the annotation
      * node.qemu-scheduler/name; both given must agree); "" = any. */
     char node_name[HOST_NAME_LEN];
+    /* The scheduling profile (scheduler_name, or the annotation
+     * scheduler.qemu-scheduler/name; both given must agree); "" = default. */
+    char scheduler_name[REQUEST_SCHEDULER_NAME_LEN];
     /* Annotation values, "" when absent. Other annotation keys are accepted
      * and ignored: CAPPX passes a machine's annotations as they are. */
     char node_regex[REQUEST_ANNOTATION_LEN];

@@ -441,6 +441,17 @@ static int open_parts(service *svc, vf_error *err)
     svc->engine = sched_engine_new(&params, err);
     if (!svc->engine)
         return -1;
+    /* scheduler.profiles: each built once, here; they follow the default
+     * engine's snapshot and reservations (engine.h). */
+    for (size_t i = 0; i < svc->config->scheduler.n_profiles; i++) {
+        const config_profile *profile = &svc->config->scheduler.profiles[i];
+        sched_params profile_params;
+        sched_params_for_profile(&profile_params, &params, profile);
+        if (sched_engine_add_profile(svc->engine, profile->name, &profile_params, err) < 0)
+            return -1;
+        log_info("scheduler profile %s: strategy %s, %zu plugin entries", profile->name,
+                 profile->strategy == CONFIG_STRATEGY_PACK ? "pack" : "spread", profile->n_plugins);
+    }
     if (lease_announce(svc->store, svc->owner, err) < 0)
         return -1;
     svc->book = reservation_book_new(svc->engine, err);

@@ -34,6 +34,7 @@ struct worker_metrics {
     metrics_family *messages;    /* {kind, outcome}: every message handled */
     metrics_family *retries;     /* {kind} */
     metrics_family *dead;        /* {reason} */
+    metrics_family *placements;  /* {scheduler, status}: task.schedule final states */
     metrics_series *decision;    /* seconds */
     metrics_series *latency;     /* publish-to-commit seconds */
     metrics_series *batch;       /* messages per batch */
@@ -260,6 +261,12 @@ static int born_at_zero(worker_metrics *wm, vf_error *err)
         const char *reason[] = {dead_reasons[r]};
         ok = ok && metrics_series_get(wm->dead, reason);
     }
+    for (size_t p = 0; p <= wm->config->scheduler.n_profiles; p++) {
+        const char *name = p == 0 ? "default" : wm->config->scheduler.profiles[p - 1].name;
+        const char *completed[] = {name, "completed"}, *failed[] = {name, "failed"};
+        ok = ok && metrics_series_get(wm->placements, completed) &&
+             metrics_series_get(wm->placements, failed);
+    }
     if (!ok)
         vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
     return ok ? 0 : -1;
@@ -287,6 +294,12 @@ static int define(worker_metrics *wm, vf_error *err)
                       "Messages parked in virtflow.dead, by reason (malformed, too_large, "
                       "exhausted, kind_mismatch)",
                       1, reason, NULL, 0, err);
+    const char *placement_labels[] = {"scheduler", "status"};
+    wm->placements = family(wm, METRICS_COUNTER, "virtflow_placements_total",
+                            "task.schedule tasks that reached a final state, by scheduling "
+                            "profile (scheduler.profiles; \"(unknown)\": a name no profile has) "
+                            "and status",
+                            2, placement_labels, NULL, 0, err);
     wm->decision =
         single(wm, METRICS_HISTOGRAM, "virtflow_decision_duration_seconds",
                "Time to decide and record one message", fast_seconds, COUNT(fast_seconds), err);
@@ -485,6 +498,15 @@ void worker_metrics_outcome(worker_metrics *wm, const amqp_link_delivery *d, con
         (strcmp(o->status, "completed") == 0 || strcmp(o->status, "failed") == 0)) {
         const char *task_labels[] = {kind, o->status, o->reason};
         metrics_add(metrics_series_get(wm->tasks, task_labels), 1);
+        if (strcmp(kind, "schedule") == 0) {
+            /* Label values only from the config: a client's name is not one. */
+            const char *scheduler =
+                !o->scheduler[0] || strcmp(o->scheduler, "default") == 0 ? "default"
+                : config_scheduler_profile(wm->config, o->scheduler)     ? o->scheduler
+                                                                         : "(unknown)";
+            const char *labels[] = {scheduler, o->status};
+            metrics_add(metrics_series_get(wm->placements, labels), 1);
+        }
     }
     if (o->action == TASK_RETRY) {
         const char *labels[] = {kind};
