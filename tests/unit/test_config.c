@@ -712,6 +712,45 @@ static void test_store_postgresql(void)
     config_free(c);
 }
 
+/* scheduler.profiles: each profile its own strategy and plugins (its
+ * plugin_config's entries first), none inheriting the scheduler section's
+ * plugins; a profile without keys is spread with the defaults. */
+static void test_profiles(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/profiles.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->scheduler.n_plugins == 1);
+    CHECK(c->scheduler.n_profiles == 3);
+    if (c->scheduler.n_profiles == 3) {
+        const config_profile *packer = &c->scheduler.profiles[0];
+        CHECK_STR(packer->name, "packer");
+        CHECK_STR(packer->section, "scheduler.profiles.packer");
+        CHECK(packer->strategy == CONFIG_STRATEGY_PACK && packer->n_plugins == 0);
+        const config_profile *gpu = config_scheduler_profile(c, "gpu-only");
+        CHECK(gpu == &c->scheduler.profiles[1]);
+        CHECK(gpu && gpu->strategy == CONFIG_STRATEGY_SPREAD && gpu->n_plugins == 4);
+        if (gpu && gpu->n_plugins == 4) {
+            CHECK_STR(gpu->plugins[0].name, "CPUOvercommit");
+            CHECK(gpu->plugins[0].file == gpu->plugin_config);
+            CHECK_STR(gpu->plugins[0].section, "scheduler.profiles.gpu-only");
+            CHECK_STR(gpu->plugins[3].name, "Disk");
+            CHECK(!gpu->plugins[3].enable && gpu->plugins[3].file == NULL &&
+                  gpu->plugins[3].line == 14);
+            CHECK_STR(gpu->plugins[3].section, "scheduler.profiles.gpu-only");
+        }
+        const config_profile *bare = &c->scheduler.profiles[2];
+        CHECK_STR(bare->name, "bare");
+        CHECK(bare->strategy == CONFIG_STRATEGY_SPREAD && bare->n_plugins == 0);
+    }
+    CHECK(config_scheduler_profile(c, "default") == NULL);
+    CHECK(config_scheduler_profile(c, "nope") == NULL);
+    config_free(c);
+}
+
 int main(void)
 {
     test_valid_fixtures();
@@ -721,6 +760,7 @@ int main(void)
     test_defaults();
     test_plugins();
     test_plugin_config_file();
+    test_profiles();
     test_receivers();
     test_sources();
     test_example();

@@ -342,6 +342,76 @@ static void test_events(void)
     free(text);
 }
 
+/* Collects the history's details, in order, joined. */
+static int join_detail(const store_task_event *e, void *user)
+{
+    char *all = user;
+    size_t used = strlen(all);
+    snprintf(all + used, 8192 - used, "%s|%s\n", e->status, e->detail ? e->detail : "");
+    return 0;
+}
+
+/* scheduler_name picks a profile and the result, event and history name it;
+ * a name no profile has waits (retried, reason unknown_scheduler) and ends
+ * exhausted after the last attempt. */
+static void test_profiles(fixture *f)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_params params;
+    sched_params_from_config(&params, f->config);
+    CHECK(sched_engine_add_profile(f->engine, "packer", &params, &err) == 0);
+
+    task_outcome out;
+    CHECK(handle(f,
+                 "{\"task_id\":\"t-prof\",\"requested_cpu\":1,\"requested_memory\":256,"
+                 "\"scheduler_name\":\"packer\"}",
+                 "t-prof", 0, &out) == 0);
+    CHECK(out.placed && out.reserved);
+    CHECK_STR(out.scheduler, "packer");
+    json_t *event = event_of(&out);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(event, "data"), "scheduler")),
+              "packer");
+    json_decref(event);
+    task_outcome_close(&out);
+    store_task t;
+    if (get_task(f, "t-prof", &t))
+        CHECK_CONTAINS(t.result, "\"scheduler\":\"packer\"");
+    store_task_clear(&t);
+    /* Held by the default engine too: the profiles share reservations. */
+    CHECK(sched_engine_release(f->engine, "t-prof") == 1);
+
+    const char *body = "{\"task_id\":\"t-noprof\",\"requested_cpu\":1,\"requested_memory\":256,"
+                       "\"annotations\":{\"scheduler.qemu-scheduler/name\":\"gpu\"}}";
+    CHECK(handle(f, body, "t-noprof", 0, &out) == 0);
+    CHECK(out.action == TASK_RETRY && out.next_attempt == 2 && !out.reserved);
+    CHECK_STR(out.event_key, "event.task.retrying");
+    event = event_of(&out);
+    json_t *data = json_object_get(event, "data");
+    CHECK_STR(json_string_value(json_object_get(data, "reason")), "unknown_scheduler");
+    CHECK_STR(json_string_value(json_object_get(data, "scheduler")), "gpu");
+    json_decref(event);
+    task_outcome_close(&out);
+    if (get_task(f, "t-noprof", &t))
+        CHECK_STR(t.status, "retrying");
+    store_task_clear(&t);
+    CHECK(handle(f, body, "t-noprof", f->config->retry.max_attempts, &out) == 0);
+    CHECK(out.action == TASK_DEAD);
+    CHECK_STR(out.event_key, "event.task.failed");
+    task_outcome_close(&out);
+    if (get_task(f, "t-noprof", &t)) {
+        CHECK_STR(t.status, "failed");
+        CHECK_STR(t.reason, "exhausted");
+        CHECK_CONTAINS(t.error, "no scheduler profile gpu");
+    }
+    store_task_clear(&t);
+    static char history[8192];
+    history[0] = '\0';
+    CHECK(store_task_events(f->store, "t-noprof", join_detail, history, &err) == 0);
+    CHECK_CONTAINS(history, "\"reason\":\"unknown_scheduler\"");
+    CHECK_CONTAINS(history, "\"scheduler\":\"gpu\"");
+}
+
 int main(void)
 {
     vf_log_set_level(VF_LOG_WARN);
@@ -359,6 +429,7 @@ int main(void)
     test_no_inventory(&f);
     test_recheck(&f);
     test_unreadable(&f);
+    test_profiles(&f);
     fixture_close(&f);
     return test_summary();
 }

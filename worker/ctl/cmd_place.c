@@ -243,9 +243,10 @@ int ctl_place(int argc, char **argv)
     sched_params params;
     sched_params_from_config(&params, config);
     engine = sched_engine_new(&params, &err);
-    const config_profile *profile = config_scheduler_profile(config, req.scheduler_name);
-    if (engine && profile) {
-        /* Only the profile asked for: the others are the worker's business. */
+    /* Every profile, as the worker builds them: one it would refuse to
+     * start with is reported here too. */
+    for (size_t i = 0; engine && i < config->scheduler.n_profiles; i++) {
+        const config_profile *profile = &config->scheduler.profiles[i];
         sched_params profile_params;
         sched_params_for_profile(&profile_params, &params, profile);
         if (sched_engine_add_profile(engine, profile->name, &profile_params, &err) < 0) {
