@@ -248,16 +248,19 @@ static int place_all(context *c, const prepare_request *p, placed_spare *placed,
                      sched_decision *last, vf_error *err)
 {
     task_handler *h = c->a.h;
+    /* The profile decides; holds go through the default engine, which
+     * passes them on to every profile (engine.h). Known: checked before. */
+    sched_engine *decider = sched_engine_profile(h->engine, p->req.scheduler_name);
     size_t excluded[SPARE_MAX_COUNT];
     int64_t ttl_s =
         (int64_t)p->ready_timeout_s + h->config->scheduler.reservation_ttl_s +
         (int64_t)h->config->spare.provisioner.timeout_s * (h->config->retry.max_attempts + 1);
     for (int i = 0; i < p->count; i++) {
         sched_decide_options options = {.excluded = excluded, .n_excluded = (size_t)i};
-        if (sched_engine_decide_with(h->engine, &p->req, &options, last, err) < 0)
+        if (sched_engine_decide_with(decider, &p->req, &options, last, err) < 0)
             goto undo;
         if (!last->placed && !h->config->spare.anti_affinity_strict &&
-            sched_engine_decide(h->engine, &p->req, last, err) < 0)
+            sched_engine_decide(decider, &p->req, last, err) < 0)
             goto undo;
         if (!last->placed) {
             sched_engine_release(h->engine, c->a.out->task_id);
@@ -376,6 +379,20 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
             h->inventory_note && h->inventory_note[0] ? h->inventory_note : "no inventory yet";
         if (!last_attempt)
             return retry(c, why, NULL, err);
+        int rc = record_failure(c, "exhausted", why, NULL, err);
+        c->a.out->action = TASK_DEAD;
+        c->a.out->error = strdup(why);
+        return rc;
+    }
+    if (!sched_engine_profile(h->engine, p.req.scheduler_name)) {
+        /* As task.schedule: waits for a worker that has the profile. */
+        char why[160];
+        snprintf(why, sizeof why, "no scheduler profile %s on this worker (scheduler.profiles)",
+                 p.req.scheduler_name);
+        if (!last_attempt) {
+            c->a.retry_reason = "unknown_scheduler";
+            return retry(c, why, json_pack("{s:s}", "scheduler", p.req.scheduler_name), err);
+        }
         int rc = record_failure(c, "exhausted", why, NULL, err);
         c->a.out->action = TASK_DEAD;
         c->a.out->error = strdup(why);
