@@ -1,6 +1,8 @@
 /* fuzz_request: a task.schedule body (JSON) through sched_request_parse and,
  * when it parses, the engine's whole pipeline (pre-filter compiles the
- * regex annotations) over the fixed inventory. */
+ * regex annotations) over the fixed inventory, by the profile its
+ * scheduler_name picks (default, or "packer"; another name finds none, as
+ * the worker's unknown_scheduler wait). */
 #include <stdlib.h>
 
 #include "config.h"
@@ -27,8 +29,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sched_params_from_config(&params, config);
     params.seed = 42;
     engine = sched_engine_new(&params, NULL);
+    params.pack = true;
+    if (!engine || sched_engine_add_profile(engine, "packer", &params, NULL) < 0)
+        abort();
     config_free(config);
-    if (!engine || sched_engine_set_hosts(engine, hosts, NULL, NULL, NULL) < 0)
+    if (sched_engine_set_hosts(engine, hosts, NULL, NULL, NULL) < 0)
         abort();
     return 0;
 }
@@ -45,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vf_error_init(&err);
     if (sched_request_parse(body, &req, &err) == 0) {
         sched_decision decision;
-        if (sched_engine_decide(engine, &req, &decision, &err) == 0) {
+        sched_engine *decider = sched_engine_profile(engine, req.scheduler_name);
+        if (decider && sched_engine_decide(decider, &req, &decision, &err) == 0) {
             json_t *result = sched_decision_to_json(&decision, hosts);
             json_decref(result);
         }
