@@ -620,6 +620,9 @@ static const field profile_fields[] = {
     {0},
 };
 
+/* What a profile without keys is, for the reference. */
+static const config_profile profile_defaults = {.strategy = CONFIG_STRATEGY_SPREAD};
+
 void config_profiles_free(vf_config *c)
 {
     for (size_t i = 0; i < c->scheduler.n_profiles; i++) {
@@ -749,6 +752,7 @@ static const field scheduler_fields[] = {
      .default_text = "{}",
      .items = profile_fields,
      .item_path = ".NAME",
+     .item_defaults = &profile_defaults,
      .type = F_CUSTOM,
      .custom = set_profiles},
     {0},
