@@ -400,9 +400,18 @@ out:
     return rc;
 }
 
+uint16_t amqp_link_broker_close(const amqp_link *link, const char **text)
+{
+    if (text)
+        *text = link->close_text;
+    return link->close_code;
+}
+
 int amqp_link_connect(amqp_link *link, vf_error *err)
 {
     amqp_link_close(link);
+    link->close_code = 0;
+    link->close_text[0] = '\0';
     const vf_config *config = link->config;
     vf_error last;
     vf_error_init(&last);

@@ -133,6 +133,12 @@ int amqp_link_connect(amqp_link *link, vf_error *err) __attribute__((warn_unused
 
 bool amqp_link_is_connected(const amqp_link *link);
 
+/* The reply code of the last channel.close or connection.close the broker
+ * sent since the last connect (e.g. 403, AMQP_ACCESS_REFUSED, for a publish
+ * the user may not make), 0 for none; `text` (may be NULL) gets its reply
+ * text, valid until the next connect. */
+uint16_t amqp_link_broker_close(const amqp_link *link, const char **text);
+
 /* Send a heartbeat frame when one is due (every amqp.heartbeat_s / 2), and
  * nothing else: no read, no callback. For a caller busy elsewhere between
  * link calls, a slow or frozen store say, so the broker does not take the

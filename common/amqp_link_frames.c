@@ -342,6 +342,9 @@ static int handle_method(amqp_link *link, const amqp_method_t *method, amqp_chan
         char why[200];
         snprintf(why, sizeof why, "broker closed channel %u: %u %.*s", channel, m->reply_code,
                  (int)m->reply_text.len, (const char *)m->reply_text.bytes);
+        link->close_code = m->reply_code;
+        snprintf(link->close_text, sizeof link->close_text, "%.*s", (int)m->reply_text.len,
+                 (const char *)m->reply_text.bytes);
         amqp_channel_close_ok_t ok = {0};
         (void)amqp_send_method(link->conn, channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
         vf_error_set(err, VF_EUNAVAILABLE, "%s", why);
@@ -353,6 +356,9 @@ static int handle_method(amqp_link *link, const amqp_method_t *method, amqp_chan
         char why[200];
         snprintf(why, sizeof why, "broker closed the connection: %u %.*s", m->reply_code,
                  (int)m->reply_text.len, (const char *)m->reply_text.bytes);
+        link->close_code = m->reply_code;
+        snprintf(link->close_text, sizeof link->close_text, "%.*s", (int)m->reply_text.len,
+                 (const char *)m->reply_text.bytes);
         amqp_connection_close_ok_t ok = {0};
         (void)amqp_send_method(link->conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
         vf_error_set(err, VF_EUNAVAILABLE, "%s", why);

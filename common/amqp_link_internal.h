@@ -65,6 +65,11 @@ struct amqp_link {
     uint64_t body_received; /* bytes */
 
     ready_delivery *ready_head, *ready_tail;
+
+    /* The last channel.close or connection.close the broker sent; cleared at
+     * each connect (amqp_link_broker_close). */
+    uint16_t close_code;
+    char close_text[256];
 };
 
 /* amqp_link.c */

@@ -848,6 +848,11 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         if (st == ROUND_FATAL)
             break;
         worker_metrics_link(svc.metrics, false, false);
+        if (service_recheck_refused(&svc)) {
+            /* Not the broker's failure: reconnect at once, without rechecks. */
+            amqp_link_close(svc.link);
+            continue;
+        }
         double wait = backoff_next(&retry);
         log_warn("broker: %s; reconnecting in %.1f s", err.text, wait);
         amqp_link_close(svc.link);

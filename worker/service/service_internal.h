@@ -136,6 +136,8 @@ typedef struct service {
     /* service_recheck.c: room grew since the waiting tasks were last sent again */
     bool recheck_pending;
     int64_t recheck_at_ms;        /* monotonic, of the last recheck round */
+    bool recheck_sent;            /* a recheck was published on the current connection */
+    bool recheck_refused;         /* the broker refused one (403): rechecks are off */
     double room_cpu, room_memory; /* sched_engine_room at the last look */
     /* Waits between store probes while consuming is paused. Reset only once
      * a batch commits, so a store that takes the probe but still fails
@@ -195,5 +197,11 @@ void service_room_changed(service *svc);
  * waiting task.schedule tasks again. Returns 0, or -1 when a publish failed
  * (the broker link). A store error only skips the round (logged). */
 int service_recheck_waiting(service *svc, vf_error *err);
+/* The link was lost: when the broker closed it refusing the worker's own
+ * task.schedule publish (403 ACCESS_REFUSED on the topic, a broker whose
+ * permissions predate rechecks, docs/upgrading.md) after a recheck, turn
+ * rechecks off with one warning instead of reconnecting each time room grows.
+ * Returns whether it did. */
+bool service_recheck_refused(service *svc);
 
 #endif

@@ -4,6 +4,8 @@
  * could place them now. */
 #include "service_internal.h"
 
+#include <string.h>
+
 #include "store_tasks.h"
 
 /* One round of rechecks at most this often, so that a storm of releases is
@@ -45,13 +47,34 @@ static int resend_one(const store_task *task, void *ctx)
         return 1;
     }
     r->sent++;
+    r->svc->recheck_sent = true;
     return 0;
+}
+
+bool service_recheck_refused(service *svc)
+{
+    const char *text = NULL;
+    bool sent = svc->recheck_sent;
+    svc->recheck_sent = false; /* per connection */
+    if (!sent || svc->recheck_refused ||
+        amqp_link_broker_close(svc->link, &text) != AMQP_ACCESS_REFUSED || !text ||
+        !strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE "'"))
+        return false;
+    svc->recheck_refused = true;
+    svc->recheck_pending = false;
+    log_warn("retry.recheck_on_room: the broker refused the worker's recheck publish (403 %s); "
+             "rechecks are off until the worker restarts, waiting tasks wait out their tier: "
+             "grant the worker's user topic write permission on exchange %s for routing key %s "
+             "(write pattern ^(event\\..+|task\\.schedule)$, docs/upgrading.md), or set "
+             "retry.recheck_on_room: 0",
+             text, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE);
+    return true;
 }
 
 int service_recheck_waiting(service *svc, vf_error *err)
 {
     int limit = svc->config->retry.recheck_on_room;
-    if (!svc->recheck_pending || limit <= 0)
+    if (!svc->recheck_pending || limit <= 0 || svc->recheck_refused)
         return 0;
     int64_t now = clock_mono_us() / 1000;
     if (svc->recheck_at_ms && now - svc->recheck_at_ms < RECHECK_INTERVAL_MS)
