@@ -7,7 +7,9 @@
  *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
  *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
  *                                                        for callgrind instruction counts
- * case: plain, regex, reserve, varied or whynot; with a case, only max-hosts is run.
+ * case: plain, regex, reserve, varied, profiles or whynot; with a case, only max-hosts is run.
+ * profiles: decide+reserve with two scheduling profiles configured (scheduler.profiles),
+ * every other decision by the pack profile: what the profiles' shared holds cost.
  * whynot: an unschedulable request decided, then its suggestions (suggest.h):
  * the cost of saying what would make it fit, beside the decision's own. */
 #include <stdio.h>
@@ -62,8 +64,9 @@ static hostset *make_hosts(size_t n)
     return set;
 }
 
-/* An engine with the benchmark's parameters over `hosts`; exits on error. */
-static sched_engine *make_engine(const hostset *hosts)
+/* An engine with the benchmark's parameters over `hosts`, with `n_profiles`
+ * scheduling profiles ("p1" pack, "p2" spread, ...); exits on error. */
+static sched_engine *make_engine(const hostset *hosts, int n_profiles)
 {
     sched_params params = {.overcommit_cpu = 4.0,
                            .overcommit_memory = 1.0,
@@ -73,6 +76,16 @@ static sched_engine *make_engine(const hostset *hosts)
     vf_error err;
     vf_error_init(&err);
     sched_engine *engine = sched_engine_new(&params, &err);
+    for (int p = 1; engine && p <= n_profiles; p++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", p);
+        sched_params profile = params;
+        profile.pack = p % 2 == 1;
+        if (sched_engine_add_profile(engine, name, &profile, &err) < 0) {
+            fprintf(stderr, "bench: %s\n", err.text);
+            exit(1);
+        }
+    }
     if (!engine || sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.text);
         exit(1);
@@ -82,7 +95,7 @@ static sched_engine *make_engine(const hostset *hosts)
 
 /* VARIED: decide + reserve with a different vCPU count each time (97 shapes,
  * more than the engine keeps scores for), the worst case for kept scores. */
-typedef enum { PLAIN, REGEX, RESERVE, VARIED } bench_mode;
+typedef enum { PLAIN, REGEX, RESERVE, VARIED, PROFILES } bench_mode;
 
 static long peak_rss_kib(void)
 {
@@ -95,7 +108,8 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     hostset *hosts = make_hosts(n_hosts);
     vf_error err;
     vf_error_init(&err);
-    sched_engine *engine = make_engine(hosts);
+    sched_engine *engine = make_engine(hosts, mode == PROFILES ? 2 : 0);
+    sched_engine *packer = sched_engine_profile(engine, "p1");
     sched_request req;
     sched_request_init(&req);
     req.cpu = 2;
@@ -111,7 +125,8 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
         for (int batch = 0; batch < 50; batch++) {
             if (mode == VARIED)
                 req.cpu = 1 + (int32_t)(decisions % 97);
-            if (sched_engine_decide(engine, &req, &d, &err) < 0) {
+            sched_engine *decider = mode == PROFILES && decisions % 2 ? packer : engine;
+            if (sched_engine_decide(decider, &req, &d, &err) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
                 exit(1);
             }
@@ -119,7 +134,7 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
             if (!d.placed)
                 continue;
             placed++;
-            if (mode == RESERVE || mode == VARIED) {
+            if (mode == RESERVE || mode == VARIED || mode == PROFILES) {
                 sched_reservation res;
                 char task[32];
                 snprintf(task, sizeof task, "t%ld", decisions);
@@ -146,7 +161,7 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     }
     double set_hosts_ms = (now_s() - set_start) * 1e3;
     static const char *const names[] = {"default plugins", "node regex", "decide+reserve",
-                                        "varied shapes"};
+                                        "varied shapes", "2 profiles"};
     printf("%-16s hosts=%6zu  decisions/s=%10.0f  node-evaluations/s=%12.0f  us/decision=%8.2f  "
            "placed=%ld/%ld  set-hosts-ms=%.2f  peak-rss-kib=%ld\n",
            names[mode], n_hosts, (double)decisions / elapsed,
@@ -163,7 +178,7 @@ static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
     hostset *hosts = make_hosts(n_hosts);
     vf_error err;
     vf_error_init(&err);
-    sched_engine *engine = make_engine(hosts);
+    sched_engine *engine = make_engine(hosts, 0);
     sched_request req;
     sched_request_init(&req);
     req.cpu = 100000;
@@ -206,9 +221,9 @@ int main(int argc, char **argv)
     if (seconds <= 0)
         seconds = 1.0;
     size_t max_hosts = arg < argc ? (size_t)atol(argv[arg++]) : 100000;
-    static const char *const cases[] = {"plain", "regex", "reserve", "varied"};
+    static const char *const cases[] = {"plain", "regex", "reserve", "varied", "profiles"};
     int only = -1;
-    for (int m = 0; m < 4 && arg < argc; m++)
+    for (int m = 0; m < 5 && arg < argc; m++)
         if (strcmp(argv[arg], cases[m]) == 0)
             only = m;
     if (arg < argc && strcmp(argv[arg], "whynot") == 0) {

@@ -135,6 +135,21 @@ static void test_failures(fixture *f)
     task_outcome_close(&out);
     task_is(f, "r-never", "failed", "invalid");
 
+    /* A scheduling profile this worker lacks: waits, reason unknown_scheduler;
+     * exhausted at the last attempt. */
+    const char *gpu = "{\"upgrade_id\":\"upg-gpu\",\"cluster\":\"prod-g\",\"count\":1,"
+                      "\"requested_cpu\":1,\"requested_memory\":512,\"annotations\":"
+                      "{\"scheduler.qemu-scheduler/name\":\"gpu\"}}";
+    CHECK(handle(f, "spare.prepare", gpu, "p-gpu", 0, &out) == 0);
+    CHECK(out.action == TASK_RETRY && !out.reserved);
+    CHECK(out.event_body && strstr(out.event_body, "\"reason\":\"unknown_scheduler\""));
+    task_outcome_close(&out);
+    task_is(f, "p-gpu", "retrying", NULL);
+    CHECK(handle(f, "spare.prepare", gpu, "p-gpu", f->config->retry.max_attempts, &out) == 0);
+    CHECK(out.action == TASK_DEAD && !out.reserved);
+    task_outcome_close(&out);
+    task_is(f, "p-gpu", "failed", "exhausted");
+
     /* Not JSON: parked, no task row */
     CHECK(handle(f, "spare.prepare", "{nope", "p-garbage", 0, &out) == 0);
     CHECK(out.action == TASK_DEAD && out.error != NULL);
