@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "engine.h"
 
 static void config_usage(FILE *out)
 {
@@ -12,10 +13,27 @@ static void config_usage(FILE *out)
                  "Load and check the configuration with the loader virtflow-worker and\n"
                  "virtflow-relay use (-c FILE, else $VIRTFLOW_CONFIG, else\n"
                  "/etc/virtflow/config.yaml when it exists, else built-in defaults) and print\n"
-                 "\"ok\" and the file, or the error (file, line, key). Reads no secret and\n"
+                 "\"ok\" and the file, or the error (file, line, key); scheduler plugins\n"
+                 "and profiles are built as the worker builds them. Reads no secret and\n"
                  "reaches no broker or store.\n"
                  "\n"
                  "exit status: 0 valid, 2 usage, 3 invalid or unreadable.\n");
+}
+
+/* The scheduler's engine and every profile's, built and freed. */
+static int check_plugins(const vf_config *config, vf_error *err)
+{
+    sched_params params;
+    sched_params_from_config(&params, config);
+    sched_engine *engine = sched_engine_new(&params, err);
+    int rc = engine ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < config->scheduler.n_profiles; i++) {
+        sched_params profile;
+        sched_params_for_profile(&profile, &params, &config->scheduler.profiles[i]);
+        rc = sched_engine_add_profile(engine, config->scheduler.profiles[i].name, &profile, err);
+    }
+    sched_engine_free(engine);
+    return rc;
 }
 
 int ctl_config(int argc, char **argv)
@@ -31,6 +49,17 @@ int ctl_config(int argc, char **argv)
     vf_error err;
     vf_error_init(&err);
     vf_config *config = config_resolve(args.config_path, &err);
+    if (config && check_plugins(config, &err) < 0) {
+        /* Plugin names and args are the engine's to know: checked as the
+         * worker checks them at start-up. */
+        char where[VF_ERROR_TEXT];
+        snprintf(where, sizeof where, "%s", err.text);
+        vf_error_init(&err);
+        vf_error_set(&err, VF_ECONFIG, "%s%s%.*s", config->path ? config->path : "",
+                     config->path ? ": " : "", (int)(sizeof where - 1), where);
+        config_free(config);
+        config = NULL;
+    }
     if (!config) {
         if (args.json) {
             json_t *obj = json_pack("{s:b, s:s}", "ok", 0, "error", err.text);
