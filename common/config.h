@@ -300,6 +300,24 @@ int config_parse_duration(const char *text, int64_t *seconds) __attribute__((war
  * that has no description, VF_ENOMEM, VF_EIO when `out` fails. */
 int config_write_reference(FILE *out, vf_error *err) __attribute__((warn_unused_result));
 
+/* Which program applies a changed key on SIGHUP: bits of the key table's
+ * `reloads` (config_keys.c), also shown in docs/configuration.md. */
+#define CONFIG_RELOADS_WORKER 1u
+#define CONFIG_RELOADS_RELAY 2u
+#define CONFIG_RELOADS_NEVER 0x80u
+
+/* Called by config_diff for each key whose value differs: its path
+ * ("scheduler.strategy", "relay.receivers") and whether `program` applies
+ * the change on reload (else it takes a restart). */
+typedef void (*config_diff_fn)(const char *key, bool reloads, void *user);
+
+/* Compares two loaded configs key by key along the key table and calls `fn`
+ * for each key that differs; `program` is one CONFIG_RELOADS_* bit. A list of
+ * sections (relay.receivers, spare.clusters) counts as one key. Returns the
+ * number of keys that differ. */
+size_t config_diff(const vf_config *before, const vf_config *after, unsigned program,
+                   config_diff_fn fn, void *user);
+
 /* Frees the config and every string and list in it; NULL is a no-op. */
 void config_free(vf_config *config);
 

@@ -52,6 +52,9 @@ typedef int (*field_custom)(loader *ld, yaml_node_t *value, void *base, const ch
                             const field *f);
 typedef int (*section_check)(loader *ld, yaml_node_t *mapping, void *base, const char *path);
 typedef int (*string_check)(loader *ld, yaml_node_t *node, const char *value, const char *path);
+/* F_CUSTOM: whether the values `f` describes are the same in two configs (or
+ * two items), for config_diff. */
+typedef bool (*field_equal)(const field *f, const void *a, const void *b);
 
 struct field {
     const char *key;
@@ -73,6 +76,11 @@ struct field {
     field_custom custom;   /* F_CUSTOM */
     int arg;               /* F_CUSTOM: handler's own parameter */
     bool null_clears;      /* F_STRING: null turns the default off (NULL) instead of keeping it */
+    field_equal equal;     /* F_CUSTOM (but durations): compares, for config_diff */
+    /* Which programs apply a change of this key on SIGHUP (CONFIG_RELOADS_*
+     * of config.h); 0: as the enclosing section says; CONFIG_RELOADS_NEVER:
+     * a restart, whatever the section says. */
+    unsigned reloads;
 
     /* The reference, docs/configuration.md, is written from these
      * (config_reference.c); the loader does not read them. */
@@ -139,6 +147,12 @@ extern const field config_plugin_kinds[];
 extern const field config_profile_plugin_kinds[];
 void config_profiles_free(vf_config *c);
 void config_receiver_free(config_receiver *r);
+
+/* ---- config_diff.c ---- */
+/* Every key of `fields` the same in a and b (two items of one list). */
+bool config_fields_equal(const field *fields, const void *a, const void *b);
+/* The programs that reload `f` (CONFIG_RELOADS_* bits) given its section's. */
+unsigned config_field_reloads(const field *f, unsigned inherited);
 
 /* ---- config_walk.c, for the reference ---- */
 /* "an integer in 1..65535", "a number > 0": the bounds `f` checks. */

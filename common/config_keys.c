@@ -111,6 +111,33 @@ static int set_profile_plugins(loader *ld, yaml_node_t *map, void *base, const c
                        &profile->plugins, &profile->n_plugins);
 }
 
+static bool plugin_equal(const config_plugin *a, const config_plugin *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->enable == b->enable &&
+           a->has_weight == b->has_weight && (!a->has_weight || a->weight == b->weight) &&
+           config_fields_equal(plugin_arg_fields, a, b) &&
+           (a->file && b->file ? strcmp(a->file, b->file) == 0 : a->file == b->file);
+}
+
+/* scheduler.plugins.KIND: the entries of that kind, in order. */
+static bool plugins_equal(const field *f, const void *a, const void *b)
+{
+    const vf_config *x = a, *y = b;
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < x->scheduler.n_plugins &&
+               x->scheduler.plugins[i].kind != (config_plugin_kind)f->arg)
+            i++;
+        while (j < y->scheduler.n_plugins &&
+               y->scheduler.plugins[j].kind != (config_plugin_kind)f->arg)
+            j++;
+        if (i == x->scheduler.n_plugins || j == y->scheduler.n_plugins)
+            return i == x->scheduler.n_plugins && j == y->scheduler.n_plugins;
+        if (!plugin_equal(&x->scheduler.plugins[i++], &y->scheduler.plugins[j++]))
+            return false;
+    }
+}
+
 const field config_plugin_kinds[] = {
     {.key = "filters",
      .doc = "hosts a request cannot use are removed; `Name: {enable: false}` turns one off, `Name: "
@@ -119,18 +146,21 @@ const field config_plugin_kinds[] = {
      .type_text = "a mapping of plugin names",
      .type = F_CUSTOM,
      .custom = set_plugins,
+     .equal = plugins_equal,
      .arg = CONFIG_PLUGIN_FILTER},
     {.key = "scores",
      .doc = "each 0..100, weighted and summed; highest wins; `Name: {enable: bool, weight: n}`",
      .type_text = "a mapping of plugin names",
      .type = F_CUSTOM,
      .custom = set_plugins,
+     .equal = plugins_equal,
      .arg = CONFIG_PLUGIN_SCORE},
     {.key = "vmids",
      .doc = "how the VM id is chosen",
      .type_text = "a mapping of plugin names",
      .type = F_CUSTOM,
      .custom = set_plugins,
+     .equal = plugins_equal,
      .arg = CONFIG_PLUGIN_VMID},
     {0},
 };
@@ -230,6 +260,26 @@ static int add_secret_file(loader *ld, yaml_node_t *node, void *base, const char
     return 0;
 }
 
+static bool headers_equal(const field *f, const void *a, const void *b)
+{
+    (void)f;
+    const config_receiver *x = a, *y = b;
+    if (x->n_headers != y->n_headers)
+        return false;
+    for (size_t i = 0; i < x->n_headers; i++)
+        if (strcmp(x->headers[i].name, y->headers[i].name) != 0 ||
+            strcmp(x->headers[i].value, y->headers[i].value) != 0)
+            return false;
+    return true;
+}
+
+/* secret_file lands in secret_files, which is compared on its own. */
+static bool same_as_secret_files(const field *f, const void *a, const void *b)
+{
+    (void)f, (void)a, (void)b;
+    return true;
+}
+
 #define RECEIVER(member) offsetof(config_receiver, member)
 
 /* A receiver's defaults: receiver_defaults() copies them into each receiver,
@@ -272,7 +322,8 @@ static const field receiver_fields[] = {
      .doc = "one more entry of `secret_files`",
      .type_text = "a path",
      .type = F_CUSTOM,
-     .custom = add_secret_file},
+     .custom = add_secret_file,
+     .equal = same_as_secret_files},
     {.key = "secret_env",
      .doc = "or: name of an environment variable holding a whsec_... secret",
      .type = F_STRING,
@@ -288,7 +339,8 @@ static const field receiver_fields[] = {
      .type_text = "a mapping of strings",
      .default_text = "{}",
      .type = F_CUSTOM,
-     .custom = set_headers},
+     .custom = set_headers,
+     .equal = headers_equal},
     {.key = "enabled",
      .doc = "false keeps the receiver configured but sends nothing",
      .type = F_BOOL,
@@ -346,6 +398,18 @@ static int check_receiver(loader *ld, yaml_node_t *map, config_receiver *r, cons
         return config_fail_child(ld, map, path, "secret_files",
                                  "required unless secret_env is set");
     return 0;
+}
+
+static bool receivers_equal(const field *f, const void *a, const void *b)
+{
+    (void)f;
+    const vf_config *x = a, *y = b;
+    if (x->relay.n_receivers != y->relay.n_receivers)
+        return false;
+    for (size_t i = 0; i < x->relay.n_receivers; i++)
+        if (!config_fields_equal(receiver_fields, &x->relay.receivers[i], &y->relay.receivers[i]))
+            return false;
+    return true;
 }
 
 static int set_receivers(loader *ld, yaml_node_t *seq, void *base, const char *path, const field *f)
@@ -720,6 +784,7 @@ static const field scheduler_fields[] = {
             "last successful inventory fetch)",
      .type = F_INT,
      .offset = CFG(scheduler.reservation_ttl_s),
+     .reloads = CONFIG_RELOADS_NEVER, /* read from the start-up config by the task handler */
      .min = 0,
      .min_exclusive = true},
     {.key = "plugins", .type = F_SECTION, .children = config_plugin_kinds},
@@ -792,10 +857,13 @@ static const field relay_fields[] = {
      .item_path = "[]",
      .item_defaults = &receiver_template,
      .type = F_CUSTOM,
-     .custom = set_receivers},
+     .custom = set_receivers,
+     .equal = receivers_equal,
+     .reloads = CONFIG_RELOADS_RELAY},
     {.key = "schedule_s",
      .doc = "delay before each delivery attempt, seconds (with 10 % jitter either way); after the "
             "last the delivery is `failed`",
+     .reloads = CONFIG_RELOADS_RELAY,
      .type = F_INT_LIST,
      .offset = CFG(relay.schedule_s),
      .count_offset = CFG(relay.n_schedule),
@@ -962,6 +1030,19 @@ void config_clusters_free(vf_config *c)
     c->spare.n_clusters = 0;
 }
 
+static bool clusters_equal(const field *f, const void *a, const void *b)
+{
+    (void)f;
+    const vf_config *x = a, *y = b;
+    if (x->spare.n_clusters != y->spare.n_clusters)
+        return false;
+    for (size_t i = 0; i < x->spare.n_clusters; i++)
+        if (strcmp(x->spare.clusters[i].name, y->spare.clusters[i].name) != 0 ||
+            !config_fields_equal(cluster_fields, &x->spare.clusters[i], &y->spare.clusters[i]))
+            return false;
+    return true;
+}
+
 static int set_clusters(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
 {
     (void)f;
@@ -1046,7 +1127,8 @@ static const field spare_fields[] = {
      .items = cluster_fields,
      .item_path = ".NAME",
      .type = F_CUSTOM,
-     .custom = set_clusters},
+     .custom = set_clusters,
+     .equal = clusters_equal},
     {.key = "release", .type = F_SECTION, .children = spare_release_fields},
     {.key = "max_age",
      .doc = "e.g. `7d`: spares never released after this long are released by policy; null = never",
@@ -1060,6 +1142,7 @@ static const field spare_fields[] = {
 static const field log_fields[] = {
     {.key = "level",
      .doc = "the least level logged",
+     .reloads = CONFIG_RELOADS_WORKER | CONFIG_RELOADS_RELAY,
      .type = F_ENUM,
      .offset = CFG(log.level),
      .choices = log_levels},
@@ -1076,7 +1159,10 @@ const field config_top_fields[] = {
     {.key = "amqp", .type = F_SECTION, .children = amqp_fields},
     {.key = "store", .type = F_SECTION, .children = store_fields, .check = check_store},
     {.key = "inventory", .type = F_SECTION, .children = inventory_fields, .check = check_inventory},
-    {.key = "scheduler", .type = F_SECTION, .children = scheduler_fields},
+    {.key = "scheduler",
+     .type = F_SECTION,
+     .children = scheduler_fields,
+     .reloads = CONFIG_RELOADS_WORKER},
     {.key = "retry", .type = F_SECTION, .children = retry_fields},
     {.key = "relay", .type = F_SECTION, .children = relay_fields},
     {.key = "spare", .type = F_SECTION, .children = spare_fields},

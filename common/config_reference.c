@@ -32,7 +32,11 @@ static const char page_intro[] =
     "This page is generated from the key table in `common/config_keys.c` (each key's type,\n"
     "bounds and `.doc`) and the defaults in `common/config.c`. To change it, change those\n"
     "and run `build/tests/config_reference > docs/configuration.md`; the test\n"
-    "`docs.configuration_reference` fails while the page and the table differ.\n";
+    "`docs.configuration_reference` fails while the page and the table differ.\n"
+    "\n"
+    "A key marked **SIGHUP** is applied by the program named when it reloads (`kill -HUP`,\n"
+    "`systemctl reload`); any other key changed in the file is logged as needing a restart\n"
+    "([operations.md](operations.md#reloading-the-configuration-sighup)).\n";
 
 /* Writes text into a table cell: a `|` would end the cell, a line break the row. */
 static void put_cell(FILE *out, const char *text)
@@ -202,7 +206,20 @@ static void default_of(const field *f, const void *base, char *buf, size_t size)
     }
 }
 
-static int write_row(writer *w, const field *f, const void *base, const char *path)
+/* "; SIGHUP: virtflow-relay reloads it": which programs apply a change on reload. */
+static void reload_note(unsigned reloads, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!reloads)
+        return;
+    bool worker = reloads & CONFIG_RELOADS_WORKER, relay = reloads & CONFIG_RELOADS_RELAY;
+    append(buf, size, "; **SIGHUP**: %s%s%s reload%s it", worker ? "virtflow-worker" : "",
+           worker && relay ? " and " : "", relay ? "virtflow-relay" : "",
+           worker && relay ? "" : "s");
+}
+
+static int write_row(writer *w, const field *f, const void *base, const char *path,
+                     unsigned reloads)
 {
     if (!f->doc || !f->doc[0]) {
         vf_error_set(w->err, VF_ECONFIG,
@@ -224,26 +241,31 @@ static int write_row(writer *w, const field *f, const void *base, const char *pa
     }
     fputs(" | ", w->out);
     put_cell(w->out, f->doc);
+    char note[CELL_TEXT];
+    reload_note(reloads, note, sizeof note);
+    put_cell(w->out, note);
     fputs(" |\n", w->out);
     return 0;
 }
 
-static int write_rows(writer *w, const field *fields, const void *base, const char *path)
+static int write_rows(writer *w, const field *fields, const void *base, const char *path,
+                      unsigned inherited)
 {
     for (const field *f = fields; f->key; f++) {
         char key_path[PATH_TEXT];
         config_child_path(key_path, sizeof key_path, path, f->key);
+        unsigned reloads = config_field_reloads(f, inherited);
         if (f->type == F_SECTION) {
-            if (write_rows(w, f->children, base, key_path) < 0)
+            if (write_rows(w, f->children, base, key_path, reloads) < 0)
                 return -1;
             continue;
         }
-        if (write_row(w, f, base, key_path) < 0)
+        if (write_row(w, f, base, key_path, reloads) < 0)
             return -1;
         if (f->items) {
             char item_path[PATH_TEXT];
             snprintf(item_path, sizeof item_path, "%s%s", key_path, f->item_path);
-            if (write_rows(w, f->items, f->item_defaults, item_path) < 0)
+            if (write_rows(w, f->items, f->item_defaults, item_path, reloads) < 0)
                 return -1;
         }
     }
@@ -263,7 +285,8 @@ int config_write_reference(FILE *out, vf_error *err)
     for (const field *section = config_top_fields; section->key && rc == 0; section++) {
         fprintf(out, "\n## %s\n\n", section->key);
         fputs("| key | value | default | meaning |\n|---|---|---|---|\n", out);
-        rc = write_rows(&w, section->children, defaults, section->key);
+        rc = write_rows(&w, section->children, defaults, section->key,
+                        config_field_reloads(section, 0));
     }
     config_free(defaults);
     if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
