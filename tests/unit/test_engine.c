@@ -835,6 +835,60 @@ static void test_strategy_pack(void)
     world_close(&w);
 }
 
+/* A SIGHUP reload (issue 26): the same engine decides with other parameters,
+ * keeping its snapshot and its reservations; a rejected change keeps it whole. */
+static void test_set_params(void)
+{
+    host hosts[2] = {fixture_host("a"), fixture_host("b")};
+    sched_params p;
+    fixture_params(&p);
+    world w;
+    world_open(&w, hosts, 2, NULL, 0, &p);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 8, 8192);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "a");
+    sched_reservation res;
+    sched_reservation_from_decision(&res, &d, &req, "first", 0);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "b"); /* spread: away from the reservation */
+
+    p.pack = true;
+    CHECK(sched_engine_set_params(w.engine, &p, &err) == 0);
+    CHECK(sched_engine_reservation_count(w.engine) == 1);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "a"); /* pack: beside it */
+
+    /* Overcommit 1: 16 vCPUs a host; with 8 held on a, 12 fit on b only. */
+    p.overcommit_cpu = 1.0;
+    CHECK(sched_engine_set_params(w.engine, &p, &err) == 0);
+    fixture_request(&req, 12, 1024);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "b");
+
+    /* Refused: an unknown plugin; the engine keeps pack and overcommit 1. */
+    config_plugin unknown[] = {
+        {.kind = CONFIG_PLUGIN_SCORE, .name = "NoSuchScore", .enable = true, .line = 3}};
+    sched_params bad = p;
+    bad.pack = false;
+    bad.overcommit_cpu = 4.0;
+    bad.plugins = unknown;
+    bad.n_plugins = 1;
+    vf_error_init(&err);
+    CHECK(sched_engine_set_params(w.engine, &bad, &err) < 0);
+    CHECK_CONTAINS(err.text, "NoSuchScore");
+    CHECK(sched_engine_params(w.engine)->pack);
+    CHECK(sched_engine_params(w.engine)->overcommit_cpu == 1.0);
+    fixture_request(&req, 12, 1024);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "b");
+    world_close(&w);
+}
+
 /* Issue 24, item 2: under pack every default score prefers the fuller host.
  * Hosts differ in CPU, memory and VM slots at once: a host 75% full on all
  * three must beat one 44% full, which VMSlots (free slots) used to prefer
@@ -1216,6 +1270,7 @@ int main(void)
     test_subset_random_pick();
     test_strategy_pack();
     test_pack_means_pack();
+    test_set_params();
     test_plugin_args_and_aliases();
     test_reservation_lifecycle();
     test_burst_never_overcommits();

@@ -472,6 +472,37 @@ static void forget_regex_matches(sched_engine *engine)
     }
 }
 
+int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf_error *err)
+{
+    /* Built and checked as a new engine would be, so a rejected change
+     * leaves this one as it was. */
+    sched_engine *next = sched_engine_new(params, err);
+    if (!next)
+        return -1;
+    engine->params = next->params;
+    memcpy(engine->filter_on, next->filter_on, sizeof engine->filter_on);
+    memcpy(engine->score_weight, next->score_weight, sizeof engine->score_weight);
+    memcpy(engine->score_name, next->score_name, sizeof engine->score_name);
+    engine->weights = next->weights;
+    engine->vmid_range_enabled = next->vmid_range_enabled;
+    engine->vmid_regex_enabled = next->vmid_regex_enabled;
+    engine->rng = next->rng;
+    sched_engine_free(next);
+    /* regex_match may have changed what a cached pattern means. */
+    forget_regex_matches(engine);
+    for (size_t i = 0; i < REGEX_CACHE_SIZE; i++) {
+        pattern_free(engine->regexes[i].compiled);
+        memset(&engine->regexes[i], 0, sizeof engine->regexes[i]);
+    }
+    if (!engine->hosts)
+        return 0;
+    /* Capacities (overcommit, reserves) and the free-capacity index follow
+     * the parameters: lay the same snapshot and the same reservations again.
+     * None can materialise here: the snapshot showed none of their guests
+     * when it was laid, and reservations made since took ids it lacked. */
+    return sched_engine_set_hosts(engine, engine->hosts, NULL, NULL, err);
+}
+
 void sched_engine_free(sched_engine *engine)
 {
     if (!engine)

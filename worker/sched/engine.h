@@ -149,6 +149,13 @@ sched_engine *sched_engine_profile(sched_engine *engine, const char *name);
 /* "default", or the profile's name. */
 const char *sched_engine_profile_name(const sched_engine *engine);
 
+/* Decide with other parameters from now on (a reload of the scheduler
+ * section), keeping the snapshot and the reservations held. Returns 0, or -1
+ * with err as sched_engine_new, the engine unchanged (VF_ENOMEM while
+ * re-laying the snapshot: decisions stay right, the index may be off). */
+int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Decide over `hosts` from now on (borrowed: it must outlive the engine's use
  * of it, i.e. until the next set_hosts or free). Live reservations are
  * re-applied to the new snapshot; those whose vmid the snapshot shows as a
