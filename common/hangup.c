@@ -3,9 +3,12 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "log.h"
+
+static atomic_int requested;
 
 static void *notice(void *arg)
 {
@@ -14,13 +17,30 @@ static void *notice(void *arg)
         int sig = 0;
         if (sigwait(hup, &sig) != 0)
             continue;
-        log_warn("SIGHUP: configuration reload is not supported yet; nothing was reloaded and "
+        log_warn("SIGHUP: this program has nothing to reload; nothing was reloaded and "
                  "the process goes on (restart it to apply a changed configuration)");
     }
     return NULL;
 }
 
-int hangup_notice_start(vf_error *err)
+static void *watch(void *arg)
+{
+    sigset_t *hup = arg;
+    for (;;) {
+        int sig = 0;
+        if (sigwait(hup, &sig) != 0)
+            continue;
+        atomic_store(&requested, 1);
+    }
+    return NULL;
+}
+
+bool hangup_take(void)
+{
+    return atomic_exchange(&requested, 0) != 0;
+}
+
+static int start(void *(*fn)(void *), vf_error *err)
 {
     static sigset_t hup;
     sigemptyset(&hup);
@@ -30,7 +50,7 @@ int hangup_notice_start(vf_error *err)
     pthread_attr_t attr;
     if (rc == 0 && (rc = pthread_attr_init(&attr)) == 0) {
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        rc = pthread_create(&thread, &attr, notice, &hup);
+        rc = pthread_create(&thread, &attr, fn, &hup);
         pthread_attr_destroy(&attr);
     }
     if (rc != 0) {
@@ -39,4 +59,14 @@ int hangup_notice_start(vf_error *err)
         return -1;
     }
     return 0;
+}
+
+int hangup_notice_start(vf_error *err)
+{
+    return start(notice, err);
+}
+
+int hangup_watch_start(vf_error *err)
+{
+    return start(watch, err);
 }

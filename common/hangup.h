@@ -1,9 +1,14 @@
-/* hangup: what the daemons do on SIGHUP until they can reload (issue 26):
- * say so in the log and go on, instead of the default action, which ends
- * the process without a word (systemd's and kill -HUP's habit of sending it
- * to ask for a reload made that a silent outage). */
+/* hangup: SIGHUP, the signal systemd's ExecReload and `kill -HUP` send to ask
+ * for a reload (issue 26). Its default action ends the process without a
+ * word, so every program takes it over before starting threads.
+ *
+ * virtflow-worker and virtflow-relay reload (hangup_watch_start, then
+ * hangup_take at a safe point of their main loop: common/reload.h);
+ * virtflow-api has nothing to reload and says so (hangup_notice_start). */
 #ifndef VF_HANGUP_H
 #define VF_HANGUP_H
+
+#include <stdbool.h>
 
 #include "vf_error.h"
 
@@ -13,5 +18,12 @@
  * reloaded, restart to apply a changed configuration. Returns 0, or -1
  * with err when the thread cannot start (SIGHUP then keeps its default). */
 int hangup_notice_start(vf_error *err) __attribute__((warn_unused_result));
+
+/* Same, but the thread only records that a SIGHUP came, for hangup_take.
+ * Several SIGHUPs before the next hangup_take count as one. */
+int hangup_watch_start(vf_error *err) __attribute__((warn_unused_result));
+
+/* Whether a SIGHUP came since the last call (and forget it). Any thread. */
+bool hangup_take(void);
 
 #endif

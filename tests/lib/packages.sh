@@ -22,6 +22,7 @@ VF_DEBIAN_PACKAGES=(
 	libssl-dev           # HMAC-SHA256 for webhook signatures
 	libmicrohttpd-dev    # /metrics, /healthz, /readyz and the console (virtflowctl serve)
 	libpcre2-dev         # request patterns in RE2 syntax (node regex, vmid patterns)
+	libsystemd-dev       # sd_notify: Type=notify readiness and reloads (common/notify.c); libsystemd0 at run time
 	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
 	python3              # integration test drivers, broker port picking
 	python3-pika         # AMQP client of the integration tests and benches (a plain client, as users have)
