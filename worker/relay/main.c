@@ -30,6 +30,8 @@ static void usage(FILE *out)
                  "/etc/virtflow/config.yaml when it exists; without any of them it refuses to\n"
                  "start unless --defaults asks for the built-in defaults.\n"
                  "SIGTERM/SIGINT: finish requests in flight, then exit 0.\n"
+                 "SIGHUP: read the file again; apply relay.receivers (secrets read again),\n"
+                 "relay.schedule_s and log.level; log other changed keys as needing a restart.\n"
                  "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n");
 }
 
@@ -76,8 +78,9 @@ int main(int argc, char **argv)
     }
     vf_log_set_level(config->log.level);
     vf_log_set_format(config->log.format);
-    /* Before any thread starts, so that none keeps SIGHUP's default action. */
-    if (hangup_notice_start(&err) < 0)
+    /* Before any thread starts, so that none keeps SIGHUP's default action:
+     * SIGHUP asks for a reload (relay.c). */
+    if (hangup_watch_start(&err) < 0)
         log_warn("%s", err.text);
     if (http_global_init(&err) < 0) {
         log_error("%s", err.text);

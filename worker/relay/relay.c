@@ -15,7 +15,10 @@
 #include "amqp_topology.h"
 #include "backoff.h"
 #include "grow.h"
+#include "hangup.h"
 #include "log.h"
+#include "notify.h"
+#include "reload.h"
 #include "clock.h"
 #include "relay_metrics.h"
 #include "relay_policy.h"
@@ -97,6 +100,11 @@ struct relay {
     relay_result result;    /* scratch, large */
     relay_metrics *metrics; /* relay.http_listen; NULL when off */
     retention *retention;   /* store.retention on the relay's store */
+    /* SIGHUP: receivers and schedule_s come from reload_current(&reload). A
+     * config read but not applied yet waits in reload_next while requests
+     * run: no new one starts until they end, then the receivers are swapped. */
+    reloader reload;
+    vf_config *reload_next;
 };
 
 static int64_t now_ms(void)
@@ -174,6 +182,22 @@ static void keep_link_alive(void *user)
     amqp_link_keepalive(r->link);
 }
 
+static void log_receivers(const relay *r)
+{
+    size_t enabled = 0;
+    for (size_t i = 0; i < r->n_receivers; i++) {
+        if (!r->receivers[i].config->enabled)
+            continue;
+        enabled++;
+        log_info("receiver %s: %s, %zu secret%s, timeout %.1f s, max_in_flight %d",
+                 r->receivers[i].config->name, r->receivers[i].safe_url, r->receivers[i].n_keys,
+                 r->receivers[i].n_keys == 1 ? "" : "s", r->receivers[i].config->timeout_s,
+                 r->receivers[i].config->max_in_flight);
+    }
+    if (enabled == 0)
+        log_warn("no enabled receiver: events are acked and recorded nowhere");
+}
+
 relay *relay_new(const vf_config *config, vf_error *err)
 {
     relay *r = calloc(1, sizeof *r);
@@ -182,6 +206,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
         return NULL;
     }
     r->config = config;
+    reload_init(&r->reload, config, CONFIG_RELOADS_RELAY);
     r->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)r;
     if (!r->rng)
         r->rng = 88172645463325252ULL;
@@ -207,18 +232,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
     store_set_wait_hook(r->store, keep_link_alive, r);
     log_trusted_publishers(config);
     r->metrics = relay_metrics_start(config);
-    size_t enabled = 0;
-    for (size_t i = 0; i < r->n_receivers; i++) {
-        if (!r->receivers[i].config->enabled)
-            continue;
-        enabled++;
-        log_info("receiver %s: %s, %zu secret%s, timeout %.1f s, max_in_flight %d",
-                 r->receivers[i].config->name, r->receivers[i].safe_url, r->receivers[i].n_keys,
-                 r->receivers[i].n_keys == 1 ? "" : "s", r->receivers[i].config->timeout_s,
-                 r->receivers[i].config->max_in_flight);
-    }
-    if (enabled == 0)
-        log_warn("no enabled receiver: events are acked and recorded nowhere");
+    log_receivers(r);
     return r;
 fail:
     relay_free(r);
@@ -268,6 +282,8 @@ void relay_free(relay *r)
     amqp_link_free(r->link);
     store_close(r->store);
     relay_receivers_free(r->receivers, r->n_receivers);
+    config_free(r->reload_next);
+    reload_close(&r->reload);
     free(r);
 }
 
@@ -391,6 +407,8 @@ static void broker_step(relay *r, int wait_ms)
         relay_metrics_link(r->metrics, true, true);
         backoff_reset(&r->reconnect);
         log_info("consuming %s", AMQP_TOPOLOGY_RELAY_QUEUE);
+        if (!r->reload_next)
+            notify_ready("consuming");
     }
     while (r->n_batch < BATCH_MAX) {
         amqp_link_delivery d;
@@ -480,9 +498,9 @@ static void record_result(relay *r, relay_result *res)
         if (res->transport_ok && res->retry_after[0] &&
             relay_policy_retry_after(res->retry_after, now / 1000, &retry_after) < 0)
             retry_after = -1;
-        double delay =
-            relay_policy_next_delay(r->config->relay.schedule_s, r->config->relay.n_schedule,
-                                    o->attempts, retry_after, random01(r));
+        double delay = relay_policy_next_delay(reload_current(&r->reload)->relay.schedule_s,
+                                               reload_current(&r->reload)->relay.n_schedule,
+                                               o->attempts, retry_after, random01(r));
         char reason[96];
         if (res->transport_ok)
             snprintf(reason, sizeof reason, "HTTP %ld", res->status);
@@ -780,6 +798,54 @@ static void give_back(relay_request *q, void *ctx)
     request_clear(q);
 }
 
+/* SIGHUP: read the file now, so an error shows at once; apply once nothing
+ * refers to the receivers by index (apply_reload). */
+static void start_reload(relay *r)
+{
+    notify_reloading();
+    vf_config *next = reload_read(&r->reload);
+    if (!next) {
+        notify_ready("consuming");
+        return;
+    }
+    config_free(r->reload_next); /* a newer file replaces one still waiting */
+    r->reload_next = next;
+    if (relay_sender_running(r->sender) > 0)
+        log_info("reload: waiting for %zu requests in flight before switching receivers",
+                 relay_sender_running(r->sender));
+}
+
+/* With no request running, no outcome or claim unrecorded: build the new
+ * receivers (secrets read again, so a rotated secret file counts even when
+ * the config did not change) and switch to them, or keep the old ones whole. */
+static void apply_reload(relay *r)
+{
+    if (!r->reload_next || relay_sender_running(r->sender) > 0 || r->n_outcomes > 0 ||
+        r->n_claimed > 0)
+        return;
+    vf_config *next = r->reload_next;
+    r->reload_next = NULL;
+    relay_receiver *receivers = NULL;
+    size_t n = 0;
+    vf_error err;
+    vf_error_init(&err);
+    if (relay_receivers_load(next, &receivers, &n, &err) < 0) {
+        reload_abandon(&r->reload, next, err.text);
+    } else if (relay_sender_set_receivers(r->sender, receivers, n) < 0) {
+        relay_receivers_free(receivers, n);
+        reload_abandon(&r->reload, next, "requests still running");
+    } else {
+        vf_log_set_level(next->log.level);
+        relay_receivers_free(r->receivers, r->n_receivers);
+        r->receivers = receivers;
+        r->n_receivers = n;
+        reload_commit(&r->reload, next);
+        log_receivers(r);
+        r->changed = true; /* scan the new receivers' due deliveries at once */
+    }
+    notify_ready("consuming");
+}
+
 int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
 {
     (void)err;
@@ -788,6 +854,7 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
     for (;;) {
         if (*stop && !stopping) {
             stopping = true;
+            notify_stopping();
             double longest = 0;
             for (size_t i = 0; i < r->n_receivers; i++)
                 if (r->receivers[i].config->timeout_s > longest)
@@ -820,8 +887,14 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
             return -1;
         }
         collect_results(r);
-        bool scan = !stopping && (r->changed || now_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
+        if (!stopping && hangup_take())
+            start_reload(r);
+        /* While a reload waits, no new request starts: the running ones end. */
+        bool scan = !stopping && !r->reload_next &&
+                    (r->changed || now_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
         commit_turn(r, scan);
+        if (!stopping)
+            apply_reload(r);
         if (stopping) {
             if (relay_sender_running(r->sender) == 0 && r->n_outcomes == 0)
                 break;

@@ -62,6 +62,15 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
     return len;
 }
 
+int relay_sender_set_receivers(relay_sender *sender, relay_receiver *receivers, size_t n_receivers)
+{
+    if (sender->n_running > 0)
+        return -1;
+    sender->receivers = receivers;
+    sender->n_receivers = n_receivers;
+    return 0;
+}
+
 relay_sender *relay_sender_new(relay_receiver *receivers, size_t n_receivers, vf_error *err)
 {
     relay_sender *s = calloc(1, sizeof *s);

@@ -48,6 +48,12 @@ typedef struct relay_result {
 relay_sender *relay_sender_new(relay_receiver *receivers, size_t n_receivers, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Send to these receivers from now on (a reload); borrowed as in
+ * relay_sender_new. Only while no request runs (request indexes name the
+ * old array): returns -1, changing nothing, otherwise. */
+int relay_sender_set_receivers(relay_sender *sender, relay_receiver *receivers, size_t n_receivers)
+    __attribute__((warn_unused_result));
+
 /* Aborts requests still running (their results are dropped) and frees. NULL ok. */
 void relay_sender_free(relay_sender *sender);
 

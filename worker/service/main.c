@@ -32,7 +32,9 @@ static void usage(FILE *out)
                  "exists. Without any of them it refuses to start unless --defaults asks for\n"
                  "the built-in defaults (a broker on 127.0.0.1:5672 as guest, store\n"
                  "virtflow.db in the current directory).\n"
-                 "SIGTERM or SIGINT: stop consuming, finish the messages in hand, exit 0.\n");
+                 "SIGTERM or SIGINT: stop consuming, finish the messages in hand, exit 0.\n"
+                 "SIGHUP: read the file again; apply the scheduler section and log.level,\n"
+                 "log any other changed key as needing a restart (docs/operations.md).\n");
 }
 
 int main(int argc, char **argv)
@@ -85,8 +87,9 @@ int main(int argc, char **argv)
     }
     vf_log_set_level(config->log.level);
     vf_log_set_format(config->log.format);
-    /* Before any thread starts, so that none keeps SIGHUP's default action. */
-    if (hangup_notice_start(&err) < 0)
+    /* Before any thread starts, so that none keeps SIGHUP's default action:
+     * SIGHUP asks for a reload (service.c). */
+    if (hangup_watch_start(&err) < 0)
         log_warn("%s", err.text);
     if (http_global_init(&err) < 0) {
         log_error("%s", err.text);

@@ -570,6 +570,7 @@ static int connect_link(service *svc, vf_error *err)
         return -1;
     log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
              AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
+    notify_ready("consuming");
     int swept = service_sweep_outbox(svc, false, err);
     if (swept == SWEEP_STORE && !svc->sync_failed) {
         /* The link is fine: the first round meets the store outage and
@@ -792,11 +793,37 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     return ROUND_OK;
 }
 
+/* SIGHUP, between two rounds: no batch is being decided, so the engine can
+ * take other parameters at once (the batch awaiting its sync was decided
+ * already and keeps its decisions). What the worker reloads: scheduler.*
+ * but reservation_ttl_s, and log.level (the key table's `reloads`). */
+static void reload(service *svc)
+{
+    notify_reloading();
+    vf_config *next = reload_read(&svc->reload);
+    if (next) {
+        sched_params params;
+        sched_params_from_config(&params, next);
+        snprintf(params.near_best_worker, sizeof params.near_best_worker, "%s", svc->owner);
+        vf_error err;
+        vf_error_init(&err);
+        if (sched_engine_set_params(svc->engine, &params, &err) < 0) {
+            reload_abandon(&svc->reload, next, err.text);
+        } else {
+            vf_log_set_level(next->log.level);
+            reload_commit(&svc->reload, next);
+            service_room_changed(svc); /* more overcommit, fewer reserves: room grew */
+        }
+    }
+    notify_ready(amqp_link_is_connected(svc->link) ? "consuming" : "connecting");
+}
+
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)
 {
     service svc;
     memset(&svc, 0, sizeof svc);
     svc.config = config;
+    reload_init(&svc.reload, config, CONFIG_RELOADS_WORKER);
     svc.stop = stop;
     svc.collecting = &svc.batches[0];
     store_owner_name(svc.owner);
@@ -807,12 +834,15 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         close_parts(&svc);
         return -1;
     }
+    (void)hangup_take(); /* one sent while starting read the file start-up read */
     backoff retry;
     backoff_init(&retry, 0.5, 30.0);
     backoff_init(&svc.store_retry, 0.5, 10.0);
     round_status st = ROUND_OK;
     while (!*stop) {
         vf_error_init(&err);
+        if (hangup_take())
+            reload(&svc);
         if (!amqp_link_is_connected(svc.link)) {
             if (connect_link(&svc, &err) < 0) {
                 if (svc.sync_failed) {
@@ -864,11 +894,14 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         log_error("store: %s; stopping without acknowledging anything more (the broker "
                   "delivers the unacknowledged messages again after a restart)",
                   err.text);
+        notify_stopping();
         close_parts(&svc);
+        reload_close(&svc.reload);
         return -1;
     }
 
     /* Graceful stop: no new deliveries; finish what is in hand; flush the outbox. */
+    notify_stopping();
     log_info("stopping: finishing the messages in hand");
     worker_metrics_link(svc.metrics, amqp_link_is_connected(svc.link), false);
     if (amqp_link_is_connected(svc.link) && amqp_link_cancel(svc.link, &err) == 0) {
@@ -890,6 +923,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
     }
     log_summary(&svc, true);
     close_parts(&svc);
+    reload_close(&svc.reload);
     log_info("stopped");
     return 0;
 }

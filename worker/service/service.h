@@ -11,7 +11,11 @@
  * message whose task is final is acked without being scheduled again.
  * Broker failures rebuild the connection with capped, jittered backoff; a
  * store failure (disk full, read-only, locked) rolls the batch back, closes
- * the connection so the broker redelivers, and says why. */
+ * the connection so the broker redelivers, and says why.
+ * SIGHUP (common/reload.h): between two rounds, never while a batch is being
+ * decided, the engine takes the reloaded scheduler section and the log its
+ * level; while the broker or the store is down the reload waits for the next
+ * round. */
 #ifndef VF_SERVICE_H
 #define VF_SERVICE_H
 

@@ -23,10 +23,13 @@
 #include "clock.h"
 #include "engine.h"
 #include "grow.h"
+#include "hangup.h"
 #include "ids.h"
 #include "inventory.h"
 #include "leases.h"
 #include "log.h"
+#include "notify.h"
+#include "reload.h"
 #include "reservations.h"
 #include "retention.h"
 #include "spare_driver.h"
@@ -145,6 +148,7 @@ typedef struct service {
     backoff store_retry;
     retention *retention;    /* store.retention: prunes old rows, on a thread of its own */
     worker_metrics *metrics; /* worker.http_listen; NULL when off (every hook is a no-op) */
+    reloader reload;         /* SIGHUP: the scheduler section and log.level */
 } service;
 
 /* Reservations whose VMs the inventory now shows on their own hosts. */
