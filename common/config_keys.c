@@ -622,6 +622,7 @@ static const field inventory_fields[] = {
             "infrastructure errors, then end `exhausted` (must be > `refresh_s`)",
      .type = F_INT,
      .offset = CFG(inventory.max_age_s),
+     .reloads = CONFIG_RELOADS_NEVER, /* the worker's /readyz reads the start-up value */
      .min = 0,
      .min_exclusive = true},
     {.key = "timeout_s",
@@ -1158,7 +1159,11 @@ static const field log_fields[] = {
 const field config_top_fields[] = {
     {.key = "amqp", .type = F_SECTION, .children = amqp_fields},
     {.key = "store", .type = F_SECTION, .children = store_fields, .check = check_store},
-    {.key = "inventory", .type = F_SECTION, .children = inventory_fields, .check = check_inventory},
+    {.key = "inventory",
+     .type = F_SECTION,
+     .children = inventory_fields,
+     .check = check_inventory,
+     .reloads = CONFIG_RELOADS_WORKER},
     {.key = "scheduler",
      .type = F_SECTION,
      .children = scheduler_fields,

@@ -267,6 +267,28 @@ static void test_refresh_keeps_last_good_snapshot(void)
     CHECK(fetched && fetched->n_hosts == 2);
     hostset_free(fetched);
 
+    /* A reload points it at another file: the snapshot stays until the next
+     * refresh, which reads the new file. */
+    char other[256];
+    snprintf(other, sizeof other, "%s/other.yaml", dir);
+    CHECK(write_file(other, "- {name: bm-100, cpu: 8, memory: 16384}\n") == 0);
+    config.inventory.path = other;
+    inventory *next = inventory_new(&config, &err);
+    CHECKF(next != NULL, "%s", err.text);
+    if (next) {
+        inventory_adopt_settings(inv, next);
+        inventory_acquire(inv, &view);
+        CHECK(view.hosts && view.hosts->n_hosts == 2);
+        inventory_release(&view);
+        vf_error_init(&err);
+        CHECK(inventory_refresh(inv, &err) == 0);
+        inventory_acquire(inv, &view);
+        CHECK(view.hosts && view.hosts->n_hosts == 1 &&
+              strcmp(view.hosts->hosts[0].name, "bm-100") == 0);
+        inventory_release(&view);
+    }
+    remove(other);
+
     inventory_free(inv);
     inventory_free(NULL);
     remove(path);

@@ -147,25 +147,91 @@ void inventory_free(inventory *inv)
     free(inv);
 }
 
+/* The source settings, copied under the lock: a reload may replace them
+ * while a fetch runs (inventory_adopt_settings). */
+typedef struct settings_copy {
+    config_inventory_source source;
+    char *path, *url, *token_file, *ca_file;
+    double timeout_s;
+    bool tls_verify;
+} settings_copy;
+
+static void settings_copy_free(settings_copy *c)
+{
+    free(c->path);
+    free(c->url);
+    free(c->token_file);
+    free(c->ca_file);
+}
+
+static int settings_copy_take(inventory *inv, settings_copy *c, vf_error *err)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_lock(&inv->lock);
+    c->source = inv->source;
+    c->timeout_s = inv->timeout_s;
+    c->tls_verify = inv->tls_verify;
+    int rc = copy_optional(&c->path, inv->path, err) < 0 ||
+                     copy_optional(&c->url, inv->url, err) < 0 ||
+                     copy_optional(&c->token_file, inv->token_file, err) < 0 ||
+                     copy_optional(&c->ca_file, inv->ca_file, err) < 0
+                 ? -1
+                 : 0;
+    pthread_mutex_unlock(&inv->lock);
+    if (rc < 0)
+        settings_copy_free(c);
+    return rc;
+}
+
 hostset *inventory_fetch(inventory *inv, vf_error *err)
 {
+    settings_copy c;
+    if (settings_copy_take(inv, &c, err) < 0)
+        return NULL;
     source_remote remote = {
-        .url = inv->url,
-        .token_file = inv->token_file,
-        .timeout_s = inv->timeout_s,
-        .ca_file = inv->ca_file,
-        .tls_verify = inv->tls_verify,
+        .url = c.url,
+        .token_file = c.token_file,
+        .timeout_s = c.timeout_s,
+        .ca_file = c.ca_file,
+        .tls_verify = c.tls_verify,
     };
-    switch (inv->source) {
+    hostset *hosts = NULL;
+    switch (c.source) {
     case CONFIG_INVENTORY_FILE:
-        return source_file_fetch(inv->path, err);
+        hosts = source_file_fetch(c.path, err);
+        break;
     case CONFIG_INVENTORY_HTTP:
-        return source_http_fetch(&remote, err);
+        hosts = source_http_fetch(&remote, err);
+        break;
     case CONFIG_INVENTORY_PROXMOX:
-        return source_proxmox_fetch(&remote, err);
+        hosts = source_proxmox_fetch(&remote, err);
+        break;
+    default:
+        vf_error_set(err, VF_EINTERNAL, "unknown inventory source");
+        break;
     }
-    vf_error_set(err, VF_EINTERNAL, "unknown inventory source");
-    return NULL;
+    settings_copy_free(&c);
+    return hosts;
+}
+
+void inventory_adopt_settings(inventory *inv, inventory *from)
+{
+    pthread_mutex_lock(&inv->lock);
+    /* The old strings go to `from`, which frees them. */
+    char *path = inv->path, *url = inv->url, *token_file = inv->token_file, *ca_file = inv->ca_file;
+    inv->source = from->source;
+    inv->path = from->path;
+    inv->url = from->url;
+    inv->token_file = from->token_file;
+    inv->ca_file = from->ca_file;
+    inv->timeout_s = from->timeout_s;
+    inv->tls_verify = from->tls_verify;
+    from->path = path;
+    from->url = url;
+    from->token_file = token_file;
+    from->ca_file = ca_file;
+    pthread_mutex_unlock(&inv->lock);
+    inventory_free(from); /* the settings inv had */
 }
 
 int inventory_refresh(inventory *inv, vf_error *err)
@@ -187,6 +253,7 @@ int inventory_refresh(inventory *inv, vf_error *err)
     }
 
     pthread_mutex_lock(&inv->lock);
+    config_inventory_source source = inv->source;
     bool was_failing = inv->failing;
     inventory_snapshot *old = NULL;
     if (fresh) {
@@ -203,13 +270,13 @@ int inventory_refresh(inventory *inv, vf_error *err)
 
     if (fresh) {
         if (was_failing)
-            log_info("inventory: %s source recovered: %zu hosts", source_name(inv->source),
+            log_info("inventory: %s source recovered: %zu hosts", source_name(source),
                      fresh->hosts->n_hosts);
         return 0;
     }
     if (!was_failing)
         log_warn("inventory: refresh from %s source failed, keeping the last good snapshot: %s",
-                 source_name(inv->source), local.text);
+                 source_name(source), local.text);
     else
         log_debug("inventory: refresh still failing: %s", local.text);
     vf_error_set(err, local.code, "%s", local.text);

@@ -46,6 +46,12 @@ inventory *inventory_new(const vf_config *config, vf_error *err)
 /* NULL is a no-op. */
 void inventory_free(inventory *inventory);
 
+/* A reload: fetch from `from`'s source from the next fetch on (a fetch
+ * running keeps the settings it started with), keeping the current
+ * snapshot until then. `from` (from inventory_new, which checked the
+ * settings) is freed. */
+void inventory_adopt_settings(inventory *into, inventory *from);
+
 /* Fetch from the source now (blocking up to inventory.timeout_s for remote
  * sources). Does not touch the cache. Returns an owned, finished hostset,
  * or NULL with err filled. */

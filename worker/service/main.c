@@ -33,8 +33,9 @@ static void usage(FILE *out)
                  "the built-in defaults (a broker on 127.0.0.1:5672 as guest, store\n"
                  "virtflow.db in the current directory).\n"
                  "SIGTERM or SIGINT: stop consuming, finish the messages in hand, exit 0.\n"
-                 "SIGHUP: read the file again; apply the scheduler section and log.level,\n"
-                 "log any other changed key as needing a restart (docs/operations.md).\n");
+                 "SIGHUP: read the file again; apply the scheduler and inventory sections and\n"
+                 "log.level, log any other changed key as needing a restart\n"
+                 "(docs/operations.md).\n");
 }
 
 int main(int argc, char **argv)

@@ -463,6 +463,7 @@ static int open_parts(service *svc, vf_error *err)
     char where[512];
     log_info("store %s: %ld live reservations held",
              store_config_name(svc->config, where, sizeof where), held);
+    atomic_init(&svc->refresh_s, svc->config->inventory.refresh_s);
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;
@@ -795,8 +796,10 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
 
 /* SIGHUP, between two rounds: no batch is being decided, so the engine can
  * take other parameters at once (the batch awaiting its sync was decided
- * already and keeps its decisions). What the worker reloads: scheduler.*
- * but reservation_ttl_s, and log.level (the key table's `reloads`). */
+ * already and keeps its decisions). What the worker reloads (the key table's
+ * `reloads`): scheduler.* but reservation_ttl_s; inventory.* but max_age_s
+ * (the source's settings, taken at the next fetch, which starts at once;
+ * refresh_s); log.level. */
 static void reload(service *svc)
 {
     notify_reloading();
@@ -807,12 +810,22 @@ static void reload(service *svc)
         snprintf(params.near_best_worker, sizeof params.near_best_worker, "%s", svc->owner);
         vf_error err;
         vf_error_init(&err);
-        if (sched_engine_set_params(svc->engine, &params, &err) < 0) {
+        /* Everything that can refuse first, so that a refusal changes nothing. */
+        inventory *source = inventory_new(next, &err);
+        if (!source || sched_engine_set_params(svc->engine, &params, &err) < 0) {
+            inventory_free(source);
             reload_abandon(&svc->reload, next, err.text);
         } else {
+            inventory_adopt_settings(svc->inventory, source);
+            atomic_store(&svc->refresh_s, next->inventory.refresh_s);
             vf_log_set_level(next->log.level);
             reload_commit(&svc->reload, next);
             service_room_changed(svc); /* more overcommit, fewer reserves: room grew */
+            /* Fetch now: the inventory settings may have changed. */
+            pthread_mutex_lock(&svc->refresh_lock);
+            svc->refresh_now = true;
+            pthread_cond_signal(&svc->refresh_wake);
+            pthread_mutex_unlock(&svc->refresh_lock);
         }
     }
     notify_ready(amqp_link_is_connected(svc->link) ? "consuming" : "connecting");

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,11 +115,13 @@ typedef struct service {
     bool inventory_too_old; /* placements stopped by inventory.max_age_s */
     pthread_t refresher;
     bool refresher_running;
+    atomic_int refresh_s; /* inventory.refresh_s, as last reloaded; the refresher reads it */
     pthread_t checkpointer;
     bool checkpointer_running;
     pthread_mutex_t refresh_lock;
     pthread_cond_t refresh_wake;
     bool refresher_stop;
+    bool refresh_now; /* a reload asks for a fetch before the interval ends */
 
     wal_sync *sync;
     batch batches[2];

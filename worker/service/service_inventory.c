@@ -11,12 +11,13 @@ void *service_refresh_loop(void *arg)
     while (!svc->refresher_stop) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += svc->config->inventory.refresh_s;
-        while (!svc->refresher_stop &&
+        until.tv_sec += atomic_load(&svc->refresh_s);
+        while (!svc->refresher_stop && !svc->refresh_now &&
                pthread_cond_timedwait(&svc->refresh_wake, &svc->refresh_lock, &until) != ETIMEDOUT)
             ;
         if (svc->refresher_stop)
             break;
+        svc->refresh_now = false;
         pthread_mutex_unlock(&svc->refresh_lock);
         vf_error err;
         vf_error_init(&err);
