@@ -2,12 +2,18 @@
 #include "notify.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
 #include "clock.h"
 #include "log.h"
+
+/* READY=1 was sent: until then a reload says nothing, so the manager does not
+ * hear READY=1 from a program still starting (not consuming yet). */
+static atomic_bool told_ready;
 
 static void send_state(const char *state)
 {
@@ -19,6 +25,7 @@ static void send_state(const char *state)
 
 void notify_ready(const char *status)
 {
+    atomic_store(&told_ready, true);
     char state[256];
     snprintf(state, sizeof state, "READY=1\nSTATUS=%.200s", status ? status : "running");
     send_state(state);
@@ -26,9 +33,17 @@ void notify_ready(const char *status)
 
 void notify_reloading(void)
 {
+    if (!atomic_load(&told_ready))
+        return;
     char state[96];
     snprintf(state, sizeof state, "RELOADING=1\nMONOTONIC_USEC=%" PRId64, clock_mono_us());
     send_state(state);
+}
+
+void notify_reloaded(void)
+{
+    if (atomic_load(&told_ready))
+        send_state("READY=1");
 }
 
 void notify_stopping(void)

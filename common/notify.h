@@ -11,8 +11,12 @@
 void notify_ready(const char *status);
 
 /* RELOADING=1 with MONOTONIC_USEC= (what systemd 253's Type=notify-reload
- * asks for; older ones ignore it). Follow it with notify_ready. */
+ * asks for; older ones ignore it); nothing before the first notify_ready (a
+ * reload while starting). Follow it with notify_reloaded. */
 void notify_reloading(void);
+
+/* READY=1 again after a reload, if notify_ready was called before. */
+void notify_reloaded(void);
 
 /* STOPPING=1. */
 void notify_stopping(void);

@@ -713,7 +713,9 @@ static void commit_turn(relay *r, bool scan)
     format_ms(now_ms(), now);
     vf_error err;
     vf_error_init(&err);
-    if (scan && hold_deliveries(r)) {
+    /* The lease is renewed while a reload waits, but nothing is claimed: no
+     * new request starts, so the running ones end (apply_reload). */
+    if (scan && hold_deliveries(r) && !r->reload_next) {
         if (scan_due(r, now, &err) < 0)
             goto failed;
         r->last_scan_ms = now_ms();
@@ -805,7 +807,7 @@ static void start_reload(relay *r)
     notify_reloading();
     vf_config *next = reload_read(&r->reload);
     if (!next) {
-        notify_ready("consuming");
+        notify_reloaded();
         return;
     }
     config_free(r->reload_next); /* a newer file replaces one still waiting */
@@ -843,7 +845,7 @@ static void apply_reload(relay *r)
         log_receivers(r);
         r->changed = true; /* scan the new receivers' due deliveries at once */
     }
-    notify_ready("consuming");
+    notify_reloaded();
 }
 
 int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
@@ -889,9 +891,7 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
         collect_results(r);
         if (!stopping && hangup_take())
             start_reload(r);
-        /* While a reload waits, no new request starts: the running ones end. */
-        bool scan = !stopping && !r->reload_next &&
-                    (r->changed || now_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
+        bool scan = !stopping && (r->changed || now_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
         commit_turn(r, scan);
         if (!stopping)
             apply_reload(r);

@@ -828,7 +828,7 @@ static void reload(service *svc)
             pthread_mutex_unlock(&svc->refresh_lock);
         }
     }
-    notify_ready(amqp_link_is_connected(svc->link) ? "consuming" : "connecting");
+    notify_reloaded();
 }
 
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)
