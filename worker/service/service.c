@@ -847,7 +847,6 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         close_parts(&svc);
         return -1;
     }
-    (void)hangup_take(); /* one sent while starting read the file start-up read */
     backoff retry;
     backoff_init(&retry, 0.5, 30.0);
     backoff_init(&svc.store_retry, 0.5, 10.0);
