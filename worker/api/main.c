@@ -12,6 +12,7 @@
 #include "config.h"
 #include "httpd.h"
 #include "hangup.h"
+#include "notify.h"
 #include "log.h"
 #include "version.h"
 
@@ -188,8 +189,10 @@ int main(int argc, char **argv)
         log_info("no api.keys_file: every route is open (loopback only)");
     log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}, /v1/tasks",
              config->api.listen, httpd_port(server));
+    notify_ready("serving");
     while (!stop_requested)
         pause();
+    notify_stopping();
     log_info("stopping");
     status = EXIT_OK;
 out:
