@@ -8,6 +8,7 @@ void reload_init(reloader *r, const vf_config *startup, unsigned program)
     r->startup = startup;
     r->applied = NULL;
     r->program = program;
+    r->always = false;
 }
 
 const vf_config *reload_current(const reloader *r)
@@ -55,9 +56,11 @@ vf_config *reload_read(reloader *r)
     size_t to_apply = 0;
     config_diff(reload_current(r), next, r->program, count_reload_key, &to_apply);
     if (to_apply == 0) {
-        log_info("reload: nothing this program reloads changed");
-        config_free(next);
-        return NULL;
+        log_info("reload: nothing this program reloads changed in the file");
+        if (!r->always) {
+            config_free(next);
+            return NULL;
+        }
     }
     return next;
 }

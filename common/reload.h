@@ -20,6 +20,10 @@ typedef struct reloader {
     const vf_config *startup; /* borrowed: the config the program started with */
     vf_config *applied;       /* owned: the last reload applied; NULL: none yet */
     unsigned program;         /* CONFIG_RELOADS_WORKER or CONFIG_RELOADS_RELAY */
+    /* reload_read hands over a valid file even when no key it reloads
+     * changed: the program reads more than the file (the relay's secret
+     * files, rotated under the same names). */
+    bool always;
 } reloader;
 
 /* `startup` must outlive the reloader. */
@@ -31,10 +35,11 @@ void reload_init(reloader *r, const vf_config *startup, unsigned program);
 const vf_config *reload_current(const reloader *r);
 
 /* Reads the file again. Returns an owned config when some key the program
- * reloads changed (apply it, then reload_commit or reload_abandon), else
- * NULL: invalid file (logged as an error), no file to read (started on the
- * built-in defaults), or nothing the program reloads changed (logged). Keys
- * that need a restart are logged either way. */
+ * reloads changed, or the file is valid and `always` is set (apply it, then
+ * reload_commit or reload_abandon), else NULL: invalid file (logged as an
+ * error), no file to read (started on the built-in defaults), or nothing the
+ * program reloads changed (logged). Keys that need a restart are logged
+ * either way. */
 vf_config *reload_read(reloader *r) __attribute__((warn_unused_result));
 
 /* The program applied `next`: logs each key applied, keeps `next` (owned

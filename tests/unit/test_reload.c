@@ -73,6 +73,16 @@ int main(void)
         CHECK(reload_current(&r)->scheduler.strategy == CONFIG_STRATEGY_SPREAD);
     }
 
+    /* `always`: a valid file is handed over even unchanged (the relay reads
+     * its secret files again); an invalid one still is not. */
+    r.always = true;
+    next = reload_read(&r);
+    CHECK(next != NULL);
+    if (next)
+        reload_commit(&r, next);
+    write_config("scheduler: {strategy: sideways}\n");
+    CHECK(reload_read(&r) == NULL);
+
     /* The built-in defaults have no file to read. */
     vf_config *defaults = config_defaults();
     reloader none;

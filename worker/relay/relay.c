@@ -207,6 +207,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
     }
     r->config = config;
     reload_init(&r->reload, config, CONFIG_RELOADS_RELAY);
+    r->reload.always = true; /* secret files rotate under the same names */
     r->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)r;
     if (!r->rng)
         r->rng = 88172645463325252ULL;
@@ -842,6 +843,7 @@ static void apply_reload(relay *r)
         r->receivers = receivers;
         r->n_receivers = n;
         reload_commit(&r->reload, next);
+        log_info("reload: receivers rebuilt, their secrets read again");
         log_receivers(r);
         r->changed = true; /* scan the new receivers' due deliveries at once */
     }
