@@ -743,6 +743,32 @@ static int set_profiles(loader *ld, yaml_node_t *map, void *base, const char *pa
     return 0;
 }
 
+static bool strings_same(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+/* scheduler.profiles, for config_diff: the same names, in order, each with the
+ * same strategy, plugin-config file and plugin entries. */
+static bool profiles_equal(const field *f, const void *a, const void *b)
+{
+    (void)f;
+    const vf_config *x = a, *y = b;
+    if (x->scheduler.n_profiles != y->scheduler.n_profiles)
+        return false;
+    for (size_t i = 0; i < x->scheduler.n_profiles; i++) {
+        const config_profile *p = &x->scheduler.profiles[i], *q = &y->scheduler.profiles[i];
+        if (strcmp(p->name, q->name) != 0 || p->strategy != q->strategy ||
+            !strings_same(p->plugin_config, q->plugin_config) || p->n_plugins != q->n_plugins)
+            return false;
+        for (size_t k = 0; k < p->n_plugins; k++)
+            if (p->plugins[k].kind != q->plugins[k].kind ||
+                !plugin_equal(&p->plugins[k], &q->plugins[k]))
+                return false;
+    }
+    return true;
+}
+
 const config_profile *config_scheduler_profile(const vf_config *c, const char *name)
 {
     for (size_t i = 0; name && i < c->scheduler.n_profiles; i++)
@@ -820,7 +846,11 @@ static const field scheduler_fields[] = {
      .item_path = ".NAME",
      .item_defaults = &profile_defaults,
      .type = F_CUSTOM,
-     .custom = set_profiles},
+     .custom = set_profiles,
+     .equal = profiles_equal,
+     /* Each profile's engine is built once, at start-up (a SIGHUP re-derives
+      * the running ones from the new scheduler section's shared keys). */
+     .reloads = CONFIG_RELOADS_NEVER},
     {0},
 };
 

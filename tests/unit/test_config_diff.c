@@ -86,6 +86,26 @@ int main(void)
               CONFIG_RELOADS_WORKER, got, sizeof got);
     CHECK_STR(got, "");
 
+    /* Profiles: the same ones are no change; another strategy, plugin or name
+     * needs a restart (each profile's engine is built at start-up). */
+    diff_text("scheduler: {profiles: {gpu: {strategy: pack, plugins: {scores: {Balanced: "
+              "{weight: 2}}}}}}\n",
+              "scheduler: {profiles: {gpu: {strategy: pack, plugins: {scores: {Balanced: "
+              "{weight: 2}}}}}}\n",
+              CONFIG_RELOADS_WORKER, got, sizeof got);
+    CHECK_STR(got, "");
+    diff_text("scheduler: {profiles: {gpu: {strategy: pack}}}\n",
+              "scheduler: {profiles: {gpu: {strategy: spread}}}\n", CONFIG_RELOADS_WORKER, got,
+              sizeof got);
+    CHECK_STR(got, "scheduler.profiles:0");
+    diff_text("scheduler: {profiles: {gpu: {plugins: {scores: {Balanced: {weight: 1}}}}}}\n",
+              "scheduler: {profiles: {gpu: {plugins: {scores: {Balanced: {weight: 3}}}}}}\n",
+              CONFIG_RELOADS_WORKER, got, sizeof got);
+    CHECK_STR(got, "scheduler.profiles:0");
+    diff_text("scheduler: {profiles: {gpu: {}}}\n", "scheduler: {profiles: {nvme: {}}}\n",
+              CONFIG_RELOADS_WORKER, got, sizeof got);
+    CHECK_STR(got, "scheduler.profiles:0");
+
     /* Receivers: one key for the whole list; the relay reloads it. */
     diff_text(RECEIVER("http://127.0.0.1:1/a"), RECEIVER("http://127.0.0.1:1/a"),
               CONFIG_RELOADS_RELAY, got, sizeof got);

@@ -800,6 +800,29 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
  * `reloads`): scheduler.* but reservation_ttl_s; inventory.* but max_age_s
  * (the source's settings, taken at the next fetch, which starts at once;
  * refresh_s); log.level. */
+/* The running profiles (scheduler.profiles needs a restart, so they are the
+ * start-up config's) with the shared keys of a reloaded scheduler section
+ * `base`: checked all first (apply false), then applied (apply true). */
+static int reload_profiles(service *svc, const sched_params *base, bool apply, vf_error *err)
+{
+    for (size_t i = 0; i < svc->config->scheduler.n_profiles; i++) {
+        const config_profile *profile = &svc->config->scheduler.profiles[i];
+        sched_params params;
+        sched_params_for_profile(&params, base, profile);
+        if (apply) {
+            if (sched_engine_set_params(sched_engine_profile(svc->engine, profile->name), &params,
+                                        err) < 0)
+                return -1;
+            continue;
+        }
+        sched_engine *probe = sched_engine_new(&params, err);
+        if (!probe)
+            return -1;
+        sched_engine_free(probe);
+    }
+    return 0;
+}
+
 static void reload(service *svc)
 {
     notify_reloading();
@@ -812,7 +835,9 @@ static void reload(service *svc)
         vf_error_init(&err);
         /* Everything that can refuse first, so that a refusal changes nothing. */
         inventory *source = inventory_new(next, &err);
-        if (!source || sched_engine_set_params(svc->engine, &params, &err) < 0) {
+        if (!source || reload_profiles(svc, &params, false, &err) < 0 ||
+            sched_engine_set_params(svc->engine, &params, &err) < 0 ||
+            reload_profiles(svc, &params, true, &err) < 0) {
             inventory_free(source);
             reload_abandon(&svc->reload, next, err.text);
         } else {
