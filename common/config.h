@@ -54,7 +54,11 @@ typedef struct config_plugin {
     bool has_subset_size;
     int subset_size; /* Random: pick among the top N, >= 1 */
     bool has_seed;
-    int64_t seed;     /* Random: >= 0; 0 = from the clock */
+    int64_t seed; /* Random: >= 0; 0 = from the clock */
+    bool has_target_percent;
+    double target_percent; /* TargetLoadPacking: the utilisation scored best, 1..99 % */
+    bool has_missing_score;
+    double missing_score; /* TargetLoadPacking: score of a host without usage, 0..100 */
     const char *file; /* NULL: the config file itself; else scheduler.plugin_config (borrowed) */
     /* NULL: scheduler.plugins; else the profile's key, "scheduler.profiles.NAME" (borrowed) */
     const char *section;

@@ -205,6 +205,48 @@ static void test_plugins(void)
     config_free(c);
 }
 
+/* TargetLoadPacking's args: parsed into the entry, bounded (a target of 0 or
+ * 100 % has no "below" or no "above"; a score is 0..100). */
+static void test_target_load_args(void)
+{
+    static const char ok[] = "scheduler:\n  plugins:\n    scores:\n      TargetLoadPacking:\n"
+                             "        args: {target_percent: 60, missing_score: 30}\n";
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load_string(ok, strlen(ok), "c.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK(c->scheduler.n_plugins == 1);
+        const config_plugin *p = c->scheduler.plugins;
+        CHECK_STR(p[0].name, "TargetLoadPacking");
+        CHECK(p[0].enable && p[0].kind == CONFIG_PLUGIN_SCORE);
+        CHECK(p[0].has_target_percent && p[0].target_percent == 60);
+        CHECK(p[0].has_missing_score && p[0].missing_score == 30);
+    }
+    config_free(c);
+
+    static const char *const bad[][2] = {
+        {"target_percent: 100", "target_percent"},
+        {"target_percent: 0", "target_percent"},
+        {"missing_score: 101", "missing_score"},
+        {"missing_score: -1", "missing_score"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "scheduler:\n  plugins:\n    scores:\n      TargetLoadPacking:\n"
+                 "        args: {%s}\n",
+                 bad[i][0]);
+        vf_error_init(&err);
+        c = config_load_string(text, strlen(text), "c.yaml", &err);
+        CHECKF(c == NULL, "%s accepted", bad[i][0]);
+        CHECK_CONTAINS(err.text, "scheduler.plugins.scores.TargetLoadPacking.args.");
+        CHECK_CONTAINS(err.text, bad[i][1]);
+        printf("# %s\n", err.text);
+        config_free(c);
+    }
+}
+
 /* scheduler.plugin_config reads qemu-scheduler's own file; its entries come
  * first, so the config file's own scheduler.plugins entries win; args and
  * the strategy are parsed. */
@@ -760,6 +802,7 @@ int main(void)
     test_defaults();
     test_plugins();
     test_plugin_config_file();
+    test_target_load_args();
     test_profiles();
     test_receivers();
     test_sources();

@@ -1,8 +1,10 @@
 /* The scheduling engine: filters, scores, selection, vmids, reservations and
  * explanations, over hand-built inventories. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugins.h"
 #include "sched_fixture.h"
 #include "testlib.h"
 
@@ -1252,6 +1254,142 @@ static void test_decision_json(void)
     world_close(&w);
 }
 
+/* TargetLoadPacking on measured use: the busiest host still below the
+ * target wins, an idle one comes after it, an overloaded one last; a host
+ * without usage figures scores args.missing_score (default 50). All hosts
+ * have the same committed figures, so only measured use tells them apart. */
+static host usage_host(const char *name, bool measured, double usage)
+{
+    host h = fixture_host(name); /* 16 cores, 64 GiB, nothing allocated */
+    h.has_usage_cpu = h.has_usage_mem = measured;
+    h.usage_cpu = h.usage_mem = measured ? usage : 0;
+    return h;
+}
+
+static void test_target_load_packing(void)
+{
+    host hosts[4] = {usage_host("idle", true, 0), usage_host("near", true, 0.30),
+                     usage_host("over", true, 0.70), usage_host("unmeasured", false, 0)};
+    sched_params p;
+    fixture_params(&p);
+    /* Only TargetLoadPacking scores; the index would be taken otherwise. */
+    config_plugin plugins[] = {
+        {.kind = CONFIG_PLUGIN_SCORE, .name = "FreeResources", .enable = false, .line = 1},
+        {.kind = CONFIG_PLUGIN_SCORE, .name = "Balanced", .enable = false, .line = 2},
+        {.kind = CONFIG_PLUGIN_SCORE, .name = "VMSlots", .enable = false, .line = 3},
+        {.kind = CONFIG_PLUGIN_SCORE, .name = "TargetLoadPacking", .enable = true, .line = 4},
+    };
+    p.plugins = plugins;
+    p.n_plugins = 4;
+    world w;
+    sched_request req;
+    sched_decision d;
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    fixture_request(&req, 1, 512); /* +6.25 % cpu, +0.78 % memory */
+    decide_explained(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "near");
+    CHECK(d.n_parts == 1);
+    CHECK_STR(d.parts[0].plugin, "TargetLoadPacking");
+    /* cpu 36.25 % -> 40 + 60 x 36.25 / 40; memory 30.78 % likewise; the mean. */
+    double cpu = 40 + 60 * 36.25 / 40, memory = 40 + 60 * (30 + 51200.0 / 65536) / 40;
+    CHECKF(fabs(d.parts[0].score - (cpu + memory) / 2) < 1e-9, "score %.6f", d.parts[0].score);
+
+    /* The rule host by host: near > unmeasured (50) > idle > over. */
+    double score[4];
+    sched_host_load none = {0};
+    for (int i = 0; i < 4; i++)
+        score[i] = sched_score_target_load(&hosts[i], &none, 1, 512, 40, 50);
+    CHECK(score[1] > score[3] && score[3] == 50 && score[3] > score[0] && score[0] > score[2]);
+    CHECK(score[0] > 40 && score[0] < 50); /* idle: about T, plus the request */
+    CHECK(sched_target_load_curve(40, 40) == 100 && sched_target_load_curve(0, 40) == 40);
+    CHECK(sched_target_load_curve(100, 40) == 0 && sched_target_load_curve(150, 40) == 0);
+    CHECK(sched_target_load_curve(70, 40) == 40.0 * 30 / 60);
+
+    /* Reservations count as use: with 5 vCPUs and 20 GiB reserved on near
+     * (cpu 67.5 %, memory 62 %, both past the target), idle's 45 beats it. */
+    sched_host_load reserved = {.cpu = 5, .memory = 20480};
+    CHECK(sched_score_target_load(&hosts[1], &reserved, 1, 512, 40, 50) < score[0]);
+    world_close(&w);
+
+    /* Without the host near the target, the unmeasured host's neutral 50
+     * beats idle's 45; missing_score 0 puts it last. */
+    host three[3] = {usage_host("idle", true, 0), usage_host("over", true, 0.70),
+                     usage_host("unmeasured", false, 0)};
+    world_open(&w, three, 3, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "unmeasured");
+    CHECK(d.n_parts == 1 && d.parts[0].score == 50);
+    world_close(&w);
+    plugins[3].has_missing_score = true;
+    plugins[3].missing_score = 0;
+    world_open(&w, three, 3, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "idle");
+    world_close(&w);
+
+    /* target_percent 80: over (76 % cpu, 71 % memory) is now the one just
+     * below the target. */
+    plugins[3].has_missing_score = false;
+    plugins[3].has_target_percent = true;
+    plugins[3].target_percent = 80;
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "over");
+    world_close(&w);
+
+    /* Off by default: the default scores alone, spread to the idle host
+     * (committed figures are equal; ties go to the lower name). */
+    fixture_params(&p);
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "idle");
+    for (size_t i = 0; i < d.n_parts; i++)
+        CHECK(strcmp(d.parts[i].plugin, "TargetLoadPacking") != 0);
+    world_close(&w);
+
+    /* On with its weight beside the default scores: it is summed in, and the
+     * decision lists it last. */
+    config_plugin beside[] = {{.kind = CONFIG_PLUGIN_SCORE,
+                               .name = "TargetLoadPacking",
+                               .enable = true,
+                               .has_weight = true,
+                               .weight = 3,
+                               .line = 1}};
+    p.plugins = beside;
+    p.n_plugins = 1;
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "near");
+    CHECK(d.n_parts == 4 && strcmp(d.parts[3].plugin, "TargetLoadPacking") == 0 &&
+          d.parts[3].weight == 3);
+    world_close(&w);
+
+    /* Its args, and only its: ratio is refused, naming what it takes. */
+    config_plugin wrong[] = {{.kind = CONFIG_PLUGIN_SCORE,
+                              .name = "TargetLoadPacking",
+                              .enable = true,
+                              .line = 7,
+                              .has_ratio = true,
+                              .ratio = 2}};
+    p.plugins = wrong;
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_engine_new(&p, &err) == NULL);
+    CHECK_STR(err.text, "line 7: scheduler.plugins.scores.TargetLoadPacking.args.ratio: "
+                        "TargetLoadPacking takes no argument ratio (it takes: target_percent, "
+                        "missing_score)");
+    config_plugin misplaced[] = {{.kind = CONFIG_PLUGIN_SCORE,
+                                  .name = "Balanced",
+                                  .enable = true,
+                                  .line = 8,
+                                  .has_target_percent = true,
+                                  .target_percent = 50}};
+    p.plugins = misplaced;
+    vf_error_init(&err);
+    CHECK(sched_engine_new(&p, &err) == NULL);
+    CHECK_CONTAINS(err.text, "Balanced takes no argument target_percent");
+}
+
 int main(void)
 {
     test_least_loaded_wins();
@@ -1272,6 +1410,7 @@ int main(void)
     test_pack_means_pack();
     test_set_params();
     test_plugin_args_and_aliases();
+    test_target_load_packing();
     test_reservation_lifecycle();
     test_burst_never_overcommits();
     test_decision_json();

@@ -135,9 +135,10 @@ static int parse_fields(const json_t *object, host *h, vf_error *err)
         return -1;
     h->storage = present ? (int64_t)floor(number) : 0;
 
-    if (get_number(object, "usage_cpu", 0, 1, "a fraction 0..1 (0.3 means 30%)", &present,
+    /* Absent is not 0: TargetLoadPacking scores an unmeasured host neutrally. */
+    if (get_number(object, "usage_cpu", 0, 1, "a fraction 0..1 (0.3 means 30%)", &h->has_usage_cpu,
                    &h->usage_cpu, err) < 0 ||
-        get_number(object, "usage_mem", 0, 1, "a fraction 0..1 (0.3 means 30%)", &present,
+        get_number(object, "usage_mem", 0, 1, "a fraction 0..1 (0.3 means 30%)", &h->has_usage_mem,
                    &h->usage_mem, err) < 0)
         return -1;
 

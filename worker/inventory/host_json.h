@@ -9,8 +9,9 @@
  *   cpu               required, cores, number > 0
  *   memory            required, MiB, number >= 1 (fractions are dropped)
  *   storage           GiB free for VM disks, number >= 0, default 0 (fractions dropped)
- *   usage_cpu         measured CPU use, fraction 0..1, default 0
- *   usage_mem         measured memory use, fraction 0..1, default 0
+ *   usage_cpu         measured CPU use, fraction 0..1; absent: 0 for allocated_cpu,
+ *                     unknown (has_usage_cpu false) for TargetLoadPacking
+ *   usage_mem         measured memory use, fraction 0..1; likewise
  *   allocated_cpu     vCPUs committed to guests, >= 0; when absent usage_cpu * cpu
  *   allocated_memory  MiB committed to guests, >= 0; when absent usage_mem * memory
  *   max_vms           guest slots, integer >= 0; when absent 1000 (virtflow-scheduler's

@@ -4,8 +4,8 @@
  * Mapping of a "node" item to a host:
  *   name = node, status = status (online/offline/unknown; anything else unknown),
  *   cpu = maxcpu, usage_cpu = cpu (fraction), memory = maxmem / MiB,
- *   usage_mem = mem / maxmem, storage = (maxdisk - disk) / GiB (the node's own
- *   root storage, the only disk figure cluster/resources gives per node),
+ *   usage_mem = mem / maxmem (each unknown when the item lacks it), storage = (maxdisk - disk) /
+ * GiB (the node's own root storage, the only disk figure cluster/resources gives per node),
  *   allocated_cpu / allocated_memory = sum of maxcpu / maxmem of the node's
  *   non-template qemu and lxc guests, running or stopped (a stopped guest can
  *   be started at any time), current_vms = their count.
@@ -75,10 +75,13 @@ static int add_node(hostset *set, const json_t *item, size_t index, vf_error *er
 
     h.cpu = number_or_zero(item, "maxcpu");
     h.usage_cpu = fmin(number_or_zero(item, "cpu"), 1.0);
+    /* An offline node's item carries no cpu/mem: its use is unknown, not 0. */
+    h.has_usage_cpu = json_is_number(json_object_get(item, "cpu"));
     double maxmem = number_or_zero(item, "maxmem");
     double mem = number_or_zero(item, "mem");
     h.memory = (int64_t)floor(maxmem / MIB);
     h.usage_mem = maxmem > 0 ? fmin(mem / maxmem, 1.0) : 0;
+    h.has_usage_mem = maxmem > 0 && json_is_number(json_object_get(item, "mem"));
     double maxdisk = number_or_zero(item, "maxdisk");
     double disk = number_or_zero(item, "disk");
     h.storage = maxdisk > disk ? (int64_t)floor((maxdisk - disk) / GIB) : 0;

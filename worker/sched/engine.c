@@ -64,7 +64,9 @@ struct sched_engine {
     bool filter_on[SCHED_FILTER_COUNT];
     double score_weight[SCHED_SCORE_COUNT]; /* 0: the score is off */
     const char *score_name[SCHED_SCORE_COUNT];
-    double weights; /* sum of score_weight, added in id order */
+    double weights;        /* sum of score_weight, added in id order */
+    double target_percent; /* TargetLoadPacking: 0 < T < 100 */
+    double missing_score;  /* TargetLoadPacking: a host without usage figures */
     bool vmid_range_enabled;
     bool vmid_regex_enabled;
 
@@ -214,6 +216,8 @@ static int check_args(const config_plugin *conf, const char *takes, vf_error *er
         {"reserve", offsetof(config_plugin, has_reserve)},
         {"subset_size", offsetof(config_plugin, has_subset_size)},
         {"seed", offsetof(config_plugin, has_seed)},
+        {"target_percent", offsetof(config_plugin, has_target_percent)},
+        {"missing_score", offsetof(config_plugin, has_missing_score)},
     };
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
         if (!*(const bool *)((const char *)conf + args[i].flag))
@@ -257,9 +261,17 @@ static int configure_random(sched_engine *engine, const config_plugin *conf, vf_
 }
 
 /* A plugin's args: the overcommit filters carry scheduler.overcommit and
- * scheduler.reserve for their resource. */
+ * scheduler.reserve for their resource; TargetLoadPacking its target and the
+ * score of a host without usage figures. */
 static void apply_args(sched_engine *engine, const sched_plugin *plugin, const config_plugin *conf)
 {
+    if (plugin->kind == CONFIG_PLUGIN_SCORE && plugin->id == SCHED_SCORE_TARGET_LOAD) {
+        if (conf->has_target_percent)
+            engine->target_percent = conf->target_percent;
+        if (conf->has_missing_score)
+            engine->missing_score = conf->missing_score;
+        return;
+    }
     if (plugin->kind != CONFIG_PLUGIN_FILTER)
         return;
     if (plugin->id == SCHED_FILTER_CPU) {
@@ -386,6 +398,8 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     engine->params.n_plugins = 0;
     vmidset_init(&engine->reserved_vmids);
     engine->vmid_hint = VMID_MIN;
+    engine->target_percent = SCHED_TARGET_LOAD_DEFAULT_PERCENT;
+    engine->missing_score = SCHED_TARGET_LOAD_DEFAULT_MISSING;
     if (configure_plugins(engine, params, err) < 0) {
         sched_engine_free(engine);
         return NULL;
@@ -1064,7 +1078,8 @@ size_t sched_decision_host_index(const sched_engine *engine, const sched_decisio
 static inline __attribute__((always_inline)) size_t
 filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
                  bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT], size_t *best,
-                 bool free_on, bool most_on, bool balanced_on, bool vm_slots_on)
+                 bool free_on, bool most_on, bool balanced_on, bool vm_slots_on,
+                 bool target_load_on)
 {
     /* Every switch and weight in a local: reasons is a byte array, which may
      * alias anything, so otherwise each store would make the compiler reload
@@ -1092,6 +1107,9 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const double w_most = engine->score_weight[SCHED_SCORE_MOST_ALLOCATED];
     const double w_balanced = engine->score_weight[SCHED_SCORE_BALANCED];
     const double w_slots = engine->score_weight[SCHED_SCORE_VM_SLOTS];
+    const double w_target_load = engine->score_weight[SCHED_SCORE_TARGET_LOAD];
+    const double target_percent = engine->target_percent;
+    const double missing_score = engine->missing_score;
     const double weights = engine->weights;
     const bool every_total = engine->params.subset_size > 1 || near_best_on(&engine->params);
     const sched_hot *hot = engine->hot;
@@ -1155,6 +1173,11 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
                 w_balanced * sched_score_clamp(sched_score_balanced(cpu_fraction, memory_fraction));
         if (vm_slots_on)
             sum += w_slots * h->vm_slots_score;
+        if (target_load_on)
+            /* Reads the full host record (usage): only while the plugin is on. */
+            sum += w_target_load *
+                   sched_score_clamp(sched_score_target_load(&hosts[i], load, want_cpu, want_memory,
+                                                             target_percent, missing_score));
         /* Dividing by the weights is monotonic, so a host whose sum is no
          * larger than the best's cannot score above the best's score plus
          * SCORE_EPSILON: when only the best matters, its division (the
@@ -1186,17 +1209,19 @@ static size_t filter_and_score_any(sched_engine *engine, const sched_request *re
     const double *w = engine->score_weight;
     bool free_on = w[SCHED_SCORE_FREE] > 0, most_on = w[SCHED_SCORE_MOST_ALLOCATED] > 0;
     bool balanced_on = w[SCHED_SCORE_BALANCED] > 0, slots_on = w[SCHED_SCORE_VM_SLOTS] > 0;
-    if (free_on && !most_on && balanced_on && slots_on)
+    bool target_load_on = w[SCHED_SCORE_TARGET_LOAD] > 0;
+    if (free_on && !most_on && balanced_on && slots_on && !target_load_on)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, true, false, true,
-                                true);
+                                true, false);
     return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
-                            balanced_on, slots_on);
+                            balanced_on, slots_on, target_load_on);
 }
 
 /* One score plugin's clamped value for one host, for a decision's breakdown. */
-static double score_part(sched_score_id id, const sched_hot *h, double cpu_fraction,
-                         double memory_fraction)
+static double score_part(const sched_engine *engine, sched_score_id id, size_t index,
+                         const sched_request *req, double cpu_fraction, double memory_fraction)
 {
+    const sched_hot *h = &engine->hot[index];
     double v = 0;
     switch (id) {
     case SCHED_SCORE_FREE:
@@ -1211,6 +1236,11 @@ static double score_part(sched_score_id id, const sched_hot *h, double cpu_fract
     case SCHED_SCORE_VM_SLOTS:
         v = h->vm_slots_score; /* the value the decision summed */
         break;
+    case SCHED_SCORE_TARGET_LOAD:
+        v = sched_score_target_load(&engine->hosts->hosts[index], &engine->load[index], req->cpu,
+                                    (double)req->memory, engine->target_percent,
+                                    engine->missing_score);
+        break;
     case SCHED_SCORE_COUNT:
         break;
     }
@@ -1222,12 +1252,15 @@ static double score_part(sched_score_id id, const sched_hot *h, double cpu_fract
  * such group with the categorical filters on, and the only per-host filters
  * left must be the node regex and capacity ones. Anything else (a named
  * node, exclusions,
- * a random pick among the top N, filters switched off) takes the full pass. */
+ * a random pick among the top N, filters switched off) takes the full pass, as
+ * does TargetLoadPacking: the index bounds scores of committed figures only,
+ * not measured use. */
 static bool index_applies(const sched_engine *engine, const sched_request *req, const plan *pl,
                           bool excluded_marked, bool want_host_reasons)
 {
     const bool *on = engine->filter_on;
     return fitindex_ready(engine->index) && !excluded_marked && !want_host_reasons &&
+           !(engine->score_weight[SCHED_SCORE_TARGET_LOAD] > 0) &&
            engine->params.subset_size == 1 && !near_best_on(&engine->params) && pl->pool_id >= 0 &&
            !pl->node_named && on[SCHED_FILTER_POOL] && on[SCHED_FILTER_DEDICATED] &&
            on[SCHED_FILTER_STATUS] && (req->dedicated || engine->params.dedicated_exclusive) &&
@@ -1412,7 +1445,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     for (int s = 0; s < SCHED_SCORE_COUNT; s++) {
         if (!(engine->score_weight[s] > 0))
             continue;
-        double v = score_part((sched_score_id)s, h, cpu_fraction, memory_fraction);
+        double v = score_part(engine, (sched_score_id)s, index, req, cpu_fraction, memory_fraction);
         out->parts[out->n_parts++] =
             (sched_score_part){engine->score_name[s], v, engine->score_weight[s]};
     }

@@ -40,6 +40,8 @@ typedef struct host {
     int64_t storage;          /* GiB free for new VM disks */
     double usage_cpu;         /* measured utilisation, fraction 0..1 */
     double usage_mem;         /* measured utilisation, fraction 0..1 */
+    bool has_usage_cpu;       /* usage_cpu was measured (else 0 and unknown) */
+    bool has_usage_mem;       /* usage_mem was measured (else 0 and unknown) */
     double allocated_cpu;     /* vCPUs already committed to guests */
     int64_t allocated_memory; /* MiB already committed to guests */
     int32_t max_vms;          /* guest slots; 0 means no VM may be placed */

@@ -88,6 +88,7 @@ typedef enum {
     SCHED_SCORE_MOST_ALLOCATED,
     SCHED_SCORE_BALANCED,
     SCHED_SCORE_VM_SLOTS,
+    SCHED_SCORE_TARGET_LOAD,
     SCHED_SCORE_COUNT
 } sched_score_id;
 
@@ -263,6 +264,52 @@ static inline double sched_score_vm_slots(const sched_hot *h, const sched_host_l
     if (h->max_vms <= 0)
         return 0.0;
     return 100.0 * (pack ? used : h->max_vms - used) / h->max_vms;
+}
+
+/* TargetLoadPacking (Trimaran's, off by default): on MEASURED utilisation,
+ * the one score that does not read committed figures. A host's predicted use
+ * of a resource, in percent, is its measured use (usage_cpu, usage_mem)
+ * plus what its live reservations and the request would add at their full
+ * size (vCPUs of its cores, MiB of its memory): reservations end when their
+ * guest shows up in the inventory, whose next measurement then counts it.
+ * Per resource, with target T percent: the score rises from T (idle) to 100
+ * at T, then falls to 0 at 100 % and beyond, so the busiest host still below
+ * the target wins, an idle host comes next, and an overloaded one last. The
+ * host's score is the mean over the resources it has a measurement of;
+ * `missing` (args.missing_score, default 50, the middle of the scale) when it
+ * has none, so an unmeasured host is neither preferred nor avoided. */
+#define SCHED_TARGET_LOAD_DEFAULT_PERCENT 40.0
+#define SCHED_TARGET_LOAD_DEFAULT_MISSING 50.0
+
+/* One resource: predicted use in percent (>= 0), target 0 < T < 100. */
+static inline double sched_target_load_curve(double predicted, double target)
+{
+    if (predicted <= target)
+        return (100.0 - target) * predicted / target + target;
+    if (predicted >= 100.0)
+        return 0.0;
+    return target * (100.0 - predicted) / (100.0 - target);
+}
+
+static inline double sched_score_target_load(const host *h, const sched_host_load *load,
+                                             double want_cpu /* vCPUs */,
+                                             double want_memory /* MiB */, double target,
+                                             double missing)
+{
+    double sum = 0;
+    int known = 0;
+    if (h->has_usage_cpu && h->cpu > 0) {
+        double predicted = 100.0 * (h->usage_cpu + (load->cpu + want_cpu) / h->cpu);
+        sum += sched_target_load_curve(predicted, target);
+        known++;
+    }
+    if (h->has_usage_mem && h->memory > 0) {
+        double predicted =
+            100.0 * (h->usage_mem + ((double)load->memory + want_memory) / (double)h->memory);
+        sum += sched_target_load_curve(predicted, target);
+        known++;
+    }
+    return known ? sum / known : missing;
 }
 
 /* Normalisation: a score plugin's value counts only within 0..100. */

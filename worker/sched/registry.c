@@ -18,6 +18,8 @@ const sched_plugin sched_plugins[] = {
     {"MostAllocated", CONFIG_PLUGIN_SCORE, false, 1, SCHED_SCORE_MOST_ALLOCATED, NULL},
     {"Balanced", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_BALANCED, NULL},
     {"VMSlots", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_VM_SLOTS, NULL},
+    {"TargetLoadPacking", CONFIG_PLUGIN_SCORE, false, 1, SCHED_SCORE_TARGET_LOAD,
+     "target_percent, missing_score"},
     {"Range", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_RANGE, NULL},
     {"Regex", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_REGEX, NULL},
 };
