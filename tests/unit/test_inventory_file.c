@@ -25,14 +25,20 @@ static char *dump_hostset(const hostset *set)
         return NULL;
     for (size_t i = 0; i < set->n_hosts; i++) {
         const host *h = &set->hosts[i];
+        /* A usage the inventory did not give prints as "-", not as 0. */
+        char usage_cpu[32] = "-", usage_mem[32] = "-";
+        if (h->has_usage_cpu)
+            snprintf(usage_cpu, sizeof usage_cpu, "%g", h->usage_cpu);
+        if (h->has_usage_mem)
+            snprintf(usage_mem, sizeof usage_mem, "%g", h->usage_mem);
         fprintf(out,
                 "%s ip=%s pool=%s dedicated=%s model=%s status=%s cpu=%g memory=%lld "
-                "storage=%lld usage_cpu=%g usage_mem=%g allocated_cpu=%g allocated_memory=%lld "
+                "storage=%lld usage_cpu=%s usage_mem=%s allocated_cpu=%g allocated_memory=%lld "
                 "max_vms=%d current_vms=%d\n",
                 h->name, h->ip, h->pool, h->dedicated ? "true" : "false", h->model,
                 host_status_name(h->status), h->cpu, (long long)h->memory, (long long)h->storage,
-                h->usage_cpu, h->usage_mem, h->allocated_cpu, (long long)h->allocated_memory,
-                h->max_vms, h->current_vms);
+                usage_cpu, usage_mem, h->allocated_cpu, (long long)h->allocated_memory, h->max_vms,
+                h->current_vms);
     }
     fputs("vmids:", out);
     for (size_t i = 0; i < set->n_used_vmids; i++)

@@ -301,6 +301,10 @@ static void test_proxmox(void)
         /* The offline node is kept, so decisions can say "node offline". */
         const host *pve3 = hostset_find(set, "pve3");
         CHECK(pve3 && pve3->status == HOST_OFFLINE && pve3->cpu == 0);
+        /* pve1's cpu and mem are measurements (TargetLoadPacking reads them);
+         * the offline pve3 carries none: unknown, not idle. */
+        CHECK(pve1 && pve1->has_usage_cpu && pve1->has_usage_mem);
+        CHECK(pve3 && !pve3->has_usage_cpu && !pve3->has_usage_mem);
         CHECK(pve3 && pve3->current_vms == 1);
         /* Only a guest of pve3 is in a pool: the node stays in default. */
         CHECK(pve3 && strcmp(pve3->pool, "default") == 0 && !pve3->dedicated);
