@@ -1335,6 +1335,13 @@ static void test_target_load_packing(void)
     world_open(&w, hosts, 4, NULL, 0, &p);
     decide_ok(&w, &req, &d);
     CHECK_STR(d.node ? d.node->name : NULL, "over");
+    /* A reload (SIGHUP) that sets the target back to 40 takes effect. */
+    plugins[3].target_percent = 40;
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(sched_engine_set_params(w.engine, &p, &err) == 0, "%s", err.text);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "near");
     world_close(&w);
 
     /* Off by default: the default scores alone, spread to the idle host
@@ -1372,7 +1379,6 @@ static void test_target_load_packing(void)
                               .has_ratio = true,
                               .ratio = 2}};
     p.plugins = wrong;
-    vf_error err;
     vf_error_init(&err);
     CHECK(sched_engine_new(&p, &err) == NULL);
     CHECK_STR(err.text, "line 7: scheduler.plugins.scores.TargetLoadPacking.args.ratio: "

@@ -498,6 +498,8 @@ int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf
     memcpy(engine->score_weight, next->score_weight, sizeof engine->score_weight);
     memcpy(engine->score_name, next->score_name, sizeof engine->score_name);
     engine->weights = next->weights;
+    engine->target_percent = next->target_percent;
+    engine->missing_score = next->missing_score;
     engine->vmid_range_enabled = next->vmid_range_enabled;
     engine->vmid_regex_enabled = next->vmid_regex_enabled;
     engine->rng = next->rng;
