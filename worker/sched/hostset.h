@@ -40,13 +40,15 @@ typedef struct host {
     int64_t storage;          /* GiB free for new VM disks */
     double usage_cpu;         /* measured utilisation, fraction 0..1 */
     double usage_mem;         /* measured utilisation, fraction 0..1 */
-    bool has_usage_cpu;       /* usage_cpu was measured (else 0 and unknown) */
-    bool has_usage_mem;       /* usage_mem was measured (else 0 and unknown) */
     double allocated_cpu;     /* vCPUs already committed to guests */
     int64_t allocated_memory; /* MiB already committed to guests */
     int32_t max_vms;          /* guest slots; 0 means no VM may be placed */
     int32_t current_vms;      /* guests on the host now */
     uint32_t pool_id;         /* set by hostset_finish: index into interned pools */
+    /* Whether usage_cpu / usage_mem were measured (else 0 and unknown). Last,
+     * in what was padding, so the record keeps its size. */
+    bool has_usage_cpu;
+    bool has_usage_mem;
 } host;
 
 /* A guest the inventory places on one of its hosts: a reservation ends only
