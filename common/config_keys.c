@@ -165,7 +165,10 @@ const field config_plugin_kinds[] = {
      .equal = plugins_equal,
      .arg = CONFIG_PLUGIN_FILTER},
     {.key = "scores",
-     .doc = "each 0..100, weighted and summed; highest wins; `Name: {enable: bool, weight: n}`",
+     .doc = "each 0..100, weighted and summed; highest wins; `Name: {enable: bool, weight: n, "
+            "args: {...}}`; which are on by default, their arguments (`TargetLoadPacking`: "
+            "`target_percent`, `missing_score`): "
+            "[scheduling.md](scheduling.md#plugins-their-arguments-and-defaults)",
      .type_text = "a mapping of plugin names",
      .type = F_CUSTOM,
      .custom = set_plugins,
