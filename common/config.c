@@ -346,7 +346,7 @@ vf_config *config_resolve(const char *cli_path, vf_error *err)
     return config_resolve_from(cli_path, CONFIG_SYSTEM_PATH, err);
 }
 
-vf_config *config_resolve_from(const char *cli_path, const char *system_path, vf_error *err)
+static vf_config *resolve_file(const char *cli_path, const char *system_path, vf_error *err)
 {
     if (cli_path)
         return config_load(cli_path, err);
@@ -363,11 +363,35 @@ vf_config *config_resolve_from(const char *cli_path, const char *system_path, vf
     return config;
 }
 
+vf_config *config_resolve_from(const char *cli_path, const char *system_path, vf_error *err)
+{
+    extern char **environ;
+    vf_config *config = resolve_file(cli_path, system_path, err);
+    if (config && config_apply_environment(config, (const char *const *)environ, err) < 0) {
+        config_free(config);
+        return NULL;
+    }
+    return config;
+}
+
+bool config_is_builtin(const vf_config *config)
+{
+    if (config->path)
+        return false;
+    /* VIRTFLOW_LOG_LEVEL in a shell profile does not choose a broker. */
+    for (size_t i = 0; i < config->n_env; i++)
+        if (!strncmp(config->env_keys[i], "amqp.", 5) || !strncmp(config->env_keys[i], "store.", 6))
+            return false;
+    return true;
+}
+
 void config_free(vf_config *c)
 {
     if (!c)
         return;
     free(c->path);
+    config_free_strings(c->env_names, c->n_env);
+    config_free_strings(c->env_keys, c->n_env);
     free(c->worker.http_listen);
     free(c->relay.http_listen);
     free(c->api.listen);

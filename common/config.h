@@ -65,6 +65,10 @@ typedef struct config_plugin {
 } config_plugin;
 
 typedef enum { CONFIG_STRATEGY_SPREAD = 0, CONFIG_STRATEGY_PACK } config_strategy;
+/* scheduler.unfit_requests: a request no host of the inventory could hold
+ * even empty fails at once (never_fits), or waits like one that finds no
+ * room now. */
+typedef enum { CONFIG_UNFIT_FAIL = 0, CONFIG_UNFIT_WAIT } config_unfit;
 typedef enum { CONFIG_REGEX_FULL = 0, CONFIG_REGEX_SEARCH } config_regex_match;
 
 /* scheduler.profiles.NAME: a request's scheduler_name picks one. Only how
@@ -116,6 +120,11 @@ typedef struct config_cluster {
 
 typedef struct vf_config {
     char *path; /* file it came from, or NULL for built-in defaults */
+    /* The VIRTFLOW_* variables applied over the file or the defaults
+     * (config_apply_environment): env_names[i] set the key env_keys[i]. */
+    char **env_names;
+    char **env_keys;
+    size_t n_env;
 
     struct {
         char **urls; /* default: amqp://guest:guest@127.0.0.1:5672/ */
@@ -174,6 +183,7 @@ typedef struct vf_config {
         char *plugin_config;            /* qemu-scheduler's plugin-config YAML; NULL = none */
         config_profile *profiles;       /* scheduler.profiles, in file order */
         size_t n_profiles;
+        config_unfit unfit_requests; /* fail (default) | wait */
     } scheduler;
 
     struct {
@@ -279,12 +289,56 @@ vf_config *config_load_string(const char *text, size_t len, const char *name, vf
 /* Resolve the file the programs use: `cli_path` if given, else $VIRTFLOW_CONFIG
  * when set and non-empty, else CONFIG_SYSTEM_PATH when it exists, else
  * built-in defaults (the result's `path` NULL: callers that write to a broker
- * or store refuse those unless told otherwise). Errors as config_load. */
+ * or store refuse those unless told otherwise, config_is_builtin); then the
+ * VIRTFLOW_* overrides of the process environment (config_apply_environment).
+ * Errors as config_load and config_apply_environment. */
 vf_config *config_resolve(const char *cli_path, vf_error *err) __attribute__((warn_unused_result));
 
 /* config_resolve with another system path (NULL: none), for tests. */
 vf_config *config_resolve_from(const char *cli_path, const char *system_path, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* Environment overrides (docs/configuration.md, "Environment"). Every key
+ * of the key table whose value is a scalar, a plain list or a duration has a
+ * variable: VIRTFLOW_ and its key path in capitals, each '.' a '_'
+ * (amqp.urls: VIRTFLOW_AMQP_URLS, inventory.max_age_s:
+ * VIRTFLOW_INVENTORY_MAX_AGE_S). Lists are comma-separated. A value is taken
+ * as the same plain YAML scalar a file would hold and checked by the same
+ * walker and section checks, over what the file (or the defaults) gave;
+ * "null" means what it means in a file. Relative paths are relative to the
+ * working directory. An empty variable is not set. A VIRTFLOW_<SECTION>_...
+ * variable that names no key, or a key the environment cannot set (lists of
+ * sections: receivers, plugins, clusters; scheduler.plugin_config), is an
+ * error, as an unknown key in a file is; other VIRTFLOW_* names
+ * (VIRTFLOW_CONFIG, a provisioner's VIRTFLOW_VM_NAME, a receiver's
+ * secret_env) are left alone.
+ *
+ * Applies the VIRTFLOW_* entries of `environment` ("NAME=value" strings, NULL
+ * terminated, as `environ`) to `config`. Returns 0 (config->env_* list what
+ * was applied), or -1 with err: VF_ECONFIG "VIRTFLOW_LOG_LEVEL: log.level:
+ * expected one of debug|info|warn|error", VF_ENOMEM. On error `config` may
+ * be half changed: free it. */
+int config_apply_environment(vf_config *config, const char *const *environment, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The variable that sets key path `key` ("amqp.urls" → "VIRTFLOW_AMQP_URLS")
+ * into out. Returns 0, or -1 when it does not fit. */
+int config_env_name(const char *key, char *out, size_t size);
+
+/* The variable that set `key` in this config, or NULL when the key came from
+ * the file or the defaults. Borrowed from config. */
+const char *config_key_origin(const vf_config *config, const char *key);
+
+/* No file, and no VIRTFLOW_AMQP_* or VIRTFLOW_STORE_* variable: the broker
+ * and store are the built-in defaults' (127.0.0.1, virtflow.db in the
+ * working directory), which writers refuse unless told otherwise. */
+bool config_is_builtin(const vf_config *config);
+
+/* Calls fn for every key of the key table with its variable and whether the
+ * environment can set it, in the table's order; stops at and returns the
+ * first non-zero fn returns, else 0. */
+int config_env_each(int (*fn)(const char *name, const char *key, bool settable, void *user),
+                    void *user);
 
 /* Is `user` (an AMQP user_id property, NULL when absent) one of
  * relay.trusted_publishers, or, when that key is not set, the user name of one

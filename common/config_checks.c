@@ -205,6 +205,9 @@ int check_store(loader *ld, yaml_node_t *map, void *base, const char *path)
         return 0;
     }
     yaml_node_t *file = key_with_value(ld, map, "path");
+    if (file && ld->env)
+        return config_fail(ld, file, path,
+                           "both path (SQLite) and url (PostgreSQL) are set: keep one");
     if (file)
         return config_fail(ld, file, path,
                            "both path (SQLite) and url (PostgreSQL) are set: keep one (line %d)",

@@ -23,6 +23,9 @@ typedef struct loader {
     const char *name;     /* file name as the caller gave it, for messages */
     const char *base_dir; /* "" or a directory ending in '/' for relative paths */
     vf_error *err;
+    /* The VIRTFLOW_* overrides being applied (config_env.c), NULL for a file:
+     * errors then name the variable instead of a line. */
+    const struct config_env_applied *env;
 } loader;
 
 typedef struct choice {
@@ -137,6 +140,18 @@ int check_readiness(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path);
 /* check_listen for an address that cannot be switched off (api.listen). */
 int check_listen_required(loader *ld, yaml_node_t *node, const char *value, const char *path);
+
+/* ---- config_env.c: VIRTFLOW_* overrides ---- */
+/* The variables one config_apply_environment call applies, for messages. */
+typedef struct config_env_applied {
+    char **names; /* "VIRTFLOW_AMQP_URLS" */
+    char **keys;  /* "amqp.urls" */
+    size_t n;
+} config_env_applied;
+/* "file:line: " or, for the environment, "VIRTFLOW_X: " naming the variable
+ * of `path` (or every variable applied, when `path` is not one of them). */
+void config_where(const loader *ld, const yaml_node_t *node, const char *path, char *out,
+                  size_t size);
 
 /* ---- config_keys.c: the key table ---- */
 /* Every top-level key: the table the walker starts from. */

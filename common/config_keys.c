@@ -492,6 +492,8 @@ static const choice near_best_keys[] = {{"auto", CONFIG_NEAR_BEST_AUTO},
                                         {"task", CONFIG_NEAR_BEST_TASK},
                                         {"worker", CONFIG_NEAR_BEST_WORKER},
                                         {NULL, 0}};
+static const choice unfit_modes[] = {
+    {"fail", CONFIG_UNFIT_FAIL}, {"wait", CONFIG_UNFIT_WAIT}, {NULL, 0}};
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
 static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
@@ -510,6 +512,7 @@ _Static_assert(sizeof(config_queue_type) == sizeof(int), "enum is int-sized");
 _Static_assert(sizeof(config_inventory_source) == sizeof(int), "enum is int-sized");
 _Static_assert(sizeof(vf_log_level) == sizeof(int), "enum is int-sized");
 _Static_assert(sizeof(vf_log_format) == sizeof(int), "enum is int-sized");
+_Static_assert(sizeof(config_unfit) == sizeof(int), "enum is int-sized");
 
 static const field amqp_fields[] = {
     {.key = "urls",
@@ -869,6 +872,18 @@ static const field scheduler_fields[] = {
      .equal = profiles_equal,
      /* Each profile's engine is built once, at start-up (a SIGHUP re-derives
       * the running ones from the new scheduler section's shared keys). */
+     .reloads = CONFIG_RELOADS_NEVER},
+    {.key = "unfit_requests",
+     .doc = "a request no host of the inventory could hold even when empty (a pool no host is "
+            "in, a host name or node regex matching none, more vCPUs, memory or VM slots than "
+            "any such host has): fail ends it at once, failed with reason `never_fits` naming "
+            "the known pools or the largest host; wait treats it as one that finds no room now "
+            "(retried through `retry.delays_s`), for inventories that grow "
+            "([scheduling.md](scheduling.md#requests-that-never-fit))",
+     .type = F_ENUM,
+     .offset = CFG(scheduler.unfit_requests),
+     .choices = unfit_modes,
+     /* read by the task handler from the start-up configuration */
      .reloads = CONFIG_RELOADS_NEVER},
     {0},
 };

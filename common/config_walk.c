@@ -29,11 +29,12 @@ int config_fail(loader *ld, const yaml_node_t *node, const char *path, const cha
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    char where[VF_ERROR_TEXT];
+    config_where(ld, node, path, where, sizeof where);
     if (path && *path)
-        vf_error_set(ld->err, VF_ECONFIG, "%s:%d: %s: %s", ld->name, config_node_line(node), path,
-                     what);
+        vf_error_set(ld->err, VF_ECONFIG, "%s%s: %s", where, path, what);
     else
-        vf_error_set(ld->err, VF_ECONFIG, "%s:%d: %s", ld->name, config_node_line(node), what);
+        vf_error_set(ld->err, VF_ECONFIG, "%s%s", where, what);
     return -1;
 }
 

@@ -792,6 +792,179 @@ static void test_profiles(void)
     config_free(c);
 }
 
+/* ---- VIRTFLOW_* environment overrides ---- */
+
+typedef struct env_names_seen {
+    char names[256][128];
+    size_t n, settable, duplicates;
+} env_names_seen;
+
+static int collect_env_name(const char *name, const char *key, bool settable, void *user)
+{
+    env_names_seen *seen = user;
+    for (size_t i = 0; i < seen->n; i++)
+        if (!strcmp(seen->names[i], name)) {
+            seen->duplicates++;
+            fprintf(stderr, "%s: two keys share this variable (%s)\n", name, key);
+        }
+    if (seen->n < 256)
+        snprintf(seen->names[seen->n++], sizeof seen->names[0], "%s", name);
+    seen->settable += settable;
+    return 0;
+}
+
+/* The rule (VIRTFLOW_ + the key path in capitals, '.' as '_') keeps single
+ * underscores, so two key paths could in principle make one name
+ * (a.b_c, a_b.c): the table must never have such a pair. */
+static void test_env_names(void)
+{
+    static env_names_seen seen;
+    CHECK(config_env_each(collect_env_name, &seen) == 0);
+    CHECKF(seen.duplicates == 0, "%zu variables name two keys", seen.duplicates);
+    CHECKF(seen.settable > 60, "%zu keys settable from the environment", seen.settable);
+    char name[64];
+    CHECK(config_env_name("amqp.urls", name, sizeof name) == 0);
+    CHECK_STR(name, "VIRTFLOW_AMQP_URLS");
+    CHECK(config_env_name("scheduler.overcommit.cpu", name, sizeof name) == 0);
+    CHECK_STR(name, "VIRTFLOW_SCHEDULER_OVERCOMMIT_CPU");
+    CHECK(config_env_name("inventory.max_age_s", name, 10) == -1);
+}
+
+/* Applies `vars` (NULL-terminated) over `yaml`. Returns the config, or NULL
+ * with err. */
+static vf_config *with_env(const char *yaml, const char *const *vars, vf_error *err)
+{
+    vf_error_init(err);
+    vf_config *c = config_load_string(yaml, strlen(yaml), "test.yaml", err);
+    if (c && config_apply_environment(c, vars, err) < 0) {
+        config_free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+static void test_env_overrides(void)
+{
+    vf_error err;
+    /* Over the file, with the file's own checks; each key says where it came from. */
+    const char *over[] = {"PATH=/usr/bin",
+                          "VIRTFLOW_LOG_LEVEL=debug",
+                          "VIRTFLOW_RETRY_DELAYS_S= 1, 2 ,3",
+                          "VIRTFLOW_AMQP_URLS=amqp://a:pw@h1:5672/,amqp://b@h2/",
+                          "VIRTFLOW_SCHEDULER_OVERCOMMIT_CPU=2.5",
+                          "VIRTFLOW_STORE_RETENTION=2d",
+                          "VIRTFLOW_INVENTORY_PATH=hosts.yaml",
+                          "VIRTFLOW_WORKER_HTTP_LISTEN=null",
+                          "VIRTFLOW_SCHEDULER_UNFIT_REQUESTS=wait",
+                          "VIRTFLOW_LOG_LEVEL=error",     /* the first of two wins, as getenv's */
+                          "VIRTFLOW_RETRY_MAX_ATTEMPTS=", /* empty: not set */
+                          "VIRTFLOW_CONFIG=/elsewhere.yaml",
+                          "VIRTFLOW_VM_NAME=spare-1", /* a provisioner's, not a key */
+                          NULL};
+    vf_config *c = with_env("log:\n  level: warn\nretry:\n  max_attempts: 7\n", over, &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (c) {
+        CHECK(c->log.level == VF_LOG_DEBUG);
+        CHECK(c->retry.n_delays == 3 && c->retry.delays_s[0] == 1 && c->retry.delays_s[2] == 3);
+        CHECK(c->amqp.n_urls == 2);
+        CHECK_STR(c->amqp.n_urls == 2 ? c->amqp.urls[1] : NULL, "amqp://b@h2/");
+        CHECK(c->scheduler.overcommit_cpu == 2.5);
+        CHECK(c->store.retention_s == 2 * 86400);
+        CHECK_STR(c->inventory.path, "hosts.yaml"); /* the working directory's */
+        CHECK(c->worker.http_listen == NULL);
+        CHECK(c->scheduler.unfit_requests == CONFIG_UNFIT_WAIT);
+        CHECK(c->retry.max_attempts == 7); /* the file's */
+        CHECK(c->n_env == 8);
+        CHECK_STR(config_key_origin(c, "log.level"), "VIRTFLOW_LOG_LEVEL");
+        CHECK_STR(config_key_origin(c, "amqp.urls"), "VIRTFLOW_AMQP_URLS");
+        CHECK(config_key_origin(c, "retry.max_attempts") == NULL);
+        CHECK(!config_is_builtin(c));
+    }
+    config_free(c);
+
+    /* Without a file: only a broker or store chosen counts as configured. */
+    const char *log_only[] = {"VIRTFLOW_LOG_FORMAT=json", NULL};
+    c = config_defaults();
+    CHECK(c && config_is_builtin(c));
+    CHECK(c && config_apply_environment(c, log_only, &err) == 0 && config_is_builtin(c) &&
+          c->log.format == VF_LOG_FORMAT_JSON);
+    const char *broker[] = {"VIRTFLOW_AMQP_URLS=amqp://x@broker/", NULL};
+    CHECK(c && config_apply_environment(c, broker, &err) == 0 && !config_is_builtin(c));
+    config_free(c);
+
+    /* Errors name the variable and the key, never a line. */
+    static const struct {
+        const char *var, *message;
+    } bad[] = {
+        {"VIRTFLOW_RETRY_MAX_ATTEMPTS=0",
+         "VIRTFLOW_RETRY_MAX_ATTEMPTS: retry.max_attempts: expected an integer >= 1"},
+        {"VIRTFLOW_LOG_LEVEL=loud", "VIRTFLOW_LOG_LEVEL: log.level: expected one of debug|info"},
+        {"VIRTFLOW_AMQP_URLS=amqp://a@h/,http://u:secret@x/",
+         "VIRTFLOW_AMQP_URLS: amqp.urls[1]: expected an amqp:// or amqps:// URL, got "
+         "\"http://u:***@x/\""},
+        {"VIRTFLOW_RETRY_DELAYS_S=5,,30", "VIRTFLOW_RETRY_DELAYS_S: retry.delays_s[1]: expected"},
+        {"VIRTFLOW_AMQP_PREFETCH=\"5\"", "VIRTFLOW_AMQP_PREFETCH: amqp.prefetch: expected an"},
+        {"VIRTFLOW_AMQP_URL=amqp://h/", "VIRTFLOW_AMQP_URL: names no configuration key of amqp"},
+        {"VIRTFLOW_RELAY_RECEIVERS=x",
+         "VIRTFLOW_RELAY_RECEIVERS: relay.receivers cannot be set from the environment"},
+        {"VIRTFLOW_SCHEDULER_PLUGIN_CONFIG=p.yaml",
+         "VIRTFLOW_SCHEDULER_PLUGIN_CONFIG: scheduler.plugin_config cannot be set"},
+        {"VIRTFLOW_INVENTORY_REFRESH_S=400",
+         "environment (VIRTFLOW_INVENTORY_REFRESH_S): inventory.max_age_s: 300 must be greater"},
+        {"VIRTFLOW_STORE_PASSWORD_FILE=pw",
+         "VIRTFLOW_STORE_PASSWORD_FILE: store.password_file: only used with store.url"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *vars[] = {bad[i].var, NULL};
+        c = with_env("", vars, &err);
+        CHECKF(c == NULL && err.code == VF_ECONFIG, "%s accepted", bad[i].var);
+        CHECKF(strncmp(err.text, bad[i].message, strlen(bad[i].message)) == 0, "%s: got \"%s\"",
+               bad[i].var, err.text);
+        CHECKF(!strstr(err.text, "secret"), "%s: the password shows: %s", bad[i].var, err.text);
+        config_free(c);
+    }
+
+    /* A receiver's secret_env is its own business, whatever its name. */
+    const char *secret[] = {"VIRTFLOW_RELAY_SECRET=whsec_x", NULL};
+    c = with_env("relay:\n  receivers:\n    - name: r\n      url: http://127.0.0.1:1/\n"
+                 "      secret_env: VIRTFLOW_RELAY_SECRET\n",
+                 secret, &err);
+    CHECKF(c != NULL && c->n_env == 0, "%s", err.text);
+    config_free(c);
+
+    /* store.url from the environment over a file's path chooses PostgreSQL,
+     * and store.path over a file's url SQLite; both in the environment is
+     * the file's error. */
+    const char *url[] = {"VIRTFLOW_STORE_URL=postgresql://v@db:5432/v", NULL};
+    c = with_env("store:\n  path: a.db\n", url, &err);
+    CHECKF(c != NULL && c->store.path == NULL && c->store.url, "%s", err.text);
+    config_free(c);
+    const char *path[] = {"VIRTFLOW_STORE_PATH=/tmp/b.db", NULL};
+    c = with_env("store:\n  url: postgresql://v@db/v\n", path, &err);
+    CHECKF(c != NULL && c->store.url == NULL, "%s", err.text);
+    CHECK_STR(c ? c->store.path : NULL, "/tmp/b.db");
+    config_free(c);
+    const char *both[] = {"VIRTFLOW_STORE_PATH=b.db", "VIRTFLOW_STORE_URL=postgresql://v@db/v",
+                          NULL};
+    c = with_env("", both, &err);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.text, "store: both path (SQLite) and url (PostgreSQL) are set");
+    config_free(c);
+
+    /* config_resolve applies the process's environment. */
+    unsetenv("VIRTFLOW_CONFIG");
+    setenv("VIRTFLOW_RETRY_MAX_ATTEMPTS", "9", 1);
+    c = config_resolve_from(FIXTURES "/valid/plugins.yaml", NULL, &err);
+    CHECK(c != NULL && c->retry.max_attempts == 9 && c->path != NULL);
+    config_free(c);
+    setenv("VIRTFLOW_RETRY_MAX_ATTEMPTS", "many", 1);
+    vf_error_init(&err);
+    c = config_resolve_from(NULL, NULL, &err);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.text, "VIRTFLOW_RETRY_MAX_ATTEMPTS: retry.max_attempts");
+    unsetenv("VIRTFLOW_RETRY_MAX_ATTEMPTS");
+}
+
 int main(void)
 {
     test_valid_fixtures();
@@ -812,5 +985,7 @@ int main(void)
     test_trusted_publishers();
     test_retention();
     test_http_listen();
+    test_env_names();
+    test_env_overrides();
     return test_summary();
 }

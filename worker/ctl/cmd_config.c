@@ -12,10 +12,11 @@ static void config_usage(FILE *out)
                  "\n"
                  "Load and check the configuration with the loader virtflow-worker and\n"
                  "virtflow-relay use (-c FILE, else $VIRTFLOW_CONFIG, else\n"
-                 "/etc/virtflow/config.yaml when it exists, else built-in defaults) and print\n"
-                 "\"ok\" and the file, or the error (file, line, key); scheduler plugins\n"
-                 "and profiles are built as the worker builds them. Reads no secret and\n"
-                 "reaches no broker or store.\n"
+                 "/etc/virtflow/config.yaml when it exists, else built-in defaults; then the\n"
+                 "VIRTFLOW_* variables over it) and print \"ok\", the file and each key a\n"
+                 "variable set, or the error (file, line, key; or the variable); scheduler\n"
+                 "plugins and profiles are built as the worker builds them. Reads no secret\n"
+                 "and reaches no broker or store.\n"
                  "\n"
                  "exit status: 0 valid, 2 usage, 3 invalid or unreadable.\n");
 }
@@ -71,12 +72,21 @@ int ctl_config(int argc, char **argv)
     }
     const char *source = config->path ? config->path : "built-in defaults";
     if (args.json) {
-        json_t *obj = json_pack("{s:b, s:o}", "ok", 1, "file",
-                                config->path ? json_string(config->path) : json_null());
+        /* "environment": {key: variable} for what the variables set;
+         * every other key is the file's, or its default. */
+        json_t *from_env = json_object();
+        for (size_t i = 0; i < config->n_env; i++)
+            json_object_set_new(from_env, config->env_keys[i], json_string(config->env_names[i]));
+        json_t *obj = json_pack("{s:b, s:o, s:o}", "ok", 1, "file",
+                                config->path ? json_string(config->path) : json_null(),
+                                "environment", from_env);
         ctl_print_json(obj);
         json_decref(obj);
     } else {
         printf("ok: %s\n", ctl_text(source));
+        for (size_t i = 0; i < config->n_env; i++)
+            printf("  %s: from %s\n", ctl_text(config->env_keys[i]),
+                   ctl_text(config->env_names[i]));
     }
     config_free(config);
     return CTL_EXIT_OK;

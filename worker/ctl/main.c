@@ -70,24 +70,31 @@ static vf_config *load_config(const char *path, const char *writing)
     }
     const char *env = getenv("VIRTFLOW_CONFIG");
     bool named = path || (env && *env);
-    if (!config->path && writing && !ctl_options_defaults()) {
+    if (config_is_builtin(config) && writing && !ctl_options_defaults()) {
         /* Built-in defaults name a broker on 127.0.0.1 and a store in the
          * working directory: writing there by accident declares queues and
          * leaves messages nobody consumes. */
-        ctl_error("%s: no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): refusing to "
-                  "write to the built-in defaults' broker and store; give -c FILE, or "
-                  "--defaults to use them on purpose",
-                  writing, CONFIG_SYSTEM_PATH);
+        ctl_error(
+            "%s: no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s, no VIRTFLOW_AMQP_* or "
+            "VIRTFLOW_STORE_* variable): refusing to "
+            "write to the built-in defaults' broker and store; give -c FILE, or "
+            "--defaults to use them on purpose",
+            writing, CONFIG_SYSTEM_PATH);
         config_free(config);
         return NULL;
     }
-    if (!config->path)
+    if (config_is_builtin(config))
         fprintf(stderr,
                 "virtflowctl: no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): "
                 "using built-in defaults\n",
                 CONFIG_SYSTEM_PATH);
-    else if (!named)
+    else if (!named && config->path)
         fprintf(stderr, "virtflowctl: using %s\n", ctl_text(config->path));
+    else if (!config->path)
+        fprintf(stderr,
+                "virtflowctl: no configuration file: built-in defaults and %zu VIRTFLOW_* "
+                "variables\n",
+                config->n_env);
     return config;
 }
 

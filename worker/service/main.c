@@ -79,7 +79,7 @@ int main(int argc, char **argv)
         log_error("configuration: %s", err.text);
         return 3;
     }
-    if (!config->path && !use_defaults) {
+    if (config_is_builtin(config) && !use_defaults) {
         log_error("no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): refusing to start "
                   "on the built-in defaults; give -c FILE, or --defaults to use them on purpose",
                   CONFIG_SYSTEM_PATH);
