@@ -155,6 +155,10 @@ static void test_invalid(fixture *f)
 
 static void test_unschedulable(fixture *f)
 {
+    /* 64 vCPUs no host holds (8 cores x 4): with scheduler.unfit_requests
+     * wait it retries like any request that finds no room (test_never_fits
+     * below: what fail, the default, does). */
+    f->config->scheduler.unfit_requests = CONFIG_UNFIT_WAIT;
     const char *body = "{\"task_id\":\"t-huge\",\"requested_cpu\":64,\"requested_memory\":1024}";
     task_outcome out;
     /* First attempt: back through the first delay tier as attempt 2. */
@@ -190,6 +194,53 @@ static void test_unschedulable(fixture *f)
     }
     store_task_clear(&t);
     task_outcome_close(&out);
+    f->config->scheduler.unfit_requests = CONFIG_UNFIT_FAIL;
+}
+
+/* scheduler.unfit_requests: fail (the default): a request no host could
+ * hold even empty ends on its first attempt, failed/never_fits, with why;
+ * not when the inventory is stale (it may have lost the hosts that would). */
+static void test_never_fits(fixture *f)
+{
+    const char *body = "{\"task_id\":\"t-never\",\"requested_cpu\":2,\"requested_memory\":512,"
+                       "\"requested_pool\":\"gpu\"}";
+    task_outcome out;
+    CHECK(handle(f, body, "t-never", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && !out.reserved);
+    CHECK_STR(out.event_key, "event.task.failed");
+    CHECK_STR(out.reason, "never_fits");
+    json_t *event = event_of(&out);
+    json_t *data = json_object_get(event, "data");
+    CHECK_STR(json_string_value(json_object_get(data, "reason")), "never_fits");
+    CHECK_STR(json_string_value(json_object_get(data, "error")),
+              "no host is in pool \"gpu\"; the inventory's pools: default");
+    CHECK(json_integer_value(json_object_get(data, "attempts")) == 1);
+    json_decref(event);
+    store_task t;
+    if (get_task(f, "t-never", &t)) {
+        CHECK_STR(t.status, "failed");
+        CHECK_STR(t.reason, "never_fits");
+        CHECK(t.attempts == 1);
+    }
+    store_task_clear(&t);
+    task_outcome_close(&out);
+
+    /* Too large for any host: the largest is named. */
+    const char *huge = "{\"task_id\":\"t-huge2\",\"requested_cpu\":33,\"requested_memory\":512}";
+    CHECK(handle(f, huge, "t-huge2", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK);
+    CHECK_STR(out.reason, "never_fits");
+    CHECK_CONTAINS(out.error_text, "asks for 33 vCPUs; the most any host of pool \"default\" holds "
+                                   "empty is 32 (bm-00");
+    task_outcome_close(&out);
+
+    /* A stale inventory: it waits. */
+    const char *stale = "{\"task_id\":\"t-stale\",\"requested_cpu\":33,\"requested_memory\":512}";
+    f->handler.inventory_note = "inventory is stale (40 s old): connection refused";
+    CHECK(handle(f, stale, "t-stale", 0, &out) == 0);
+    CHECK(out.action == TASK_RETRY);
+    task_outcome_close(&out);
+    f->handler.inventory_note = "";
 }
 
 /* A recheck (x-virtflow-recheck): the worker sends a waiting task again when
@@ -426,6 +477,7 @@ int main(void)
     test_queued_by_api(&f);
     test_invalid(&f);
     test_unschedulable(&f);
+    test_never_fits(&f);
     test_no_inventory(&f);
     test_recheck(&f);
     test_unreadable(&f);

@@ -6,6 +6,7 @@
 
 #include "json_util.h"
 #include "log.h"
+#include "never_fits.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
 #include "suggest.h"
@@ -253,7 +254,15 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         json_object_set(detail, "suggestions", suggestions);
     if (scheduler && detail)
         json_object_set_new(detail, "scheduler", json_string(scheduler));
-    if (last_attempt)
+    /* Waiting is pointless when no host of a fresh inventory could hold it
+     * even empty (never_fits.h); a stale one may have lost hosts. Judged by
+     * the profile that decided, whose filters are the ones that count. */
+    char never[512];
+    bool fresh = !(h->inventory_note && h->inventory_note[0]);
+    if (h->config->scheduler.unfit_requests == CONFIG_UNFIT_FAIL && fresh &&
+        sched_never_fits(engine, &req, never, sizeof never))
+        rc = record_failure(&a, "never_fits", never, detail, suggestions, scheduler, err);
+    else if (last_attempt)
         rc = record_failure(&a, "unschedulable", decision.message, detail, suggestions, scheduler,
                             err);
     else

@@ -5,6 +5,8 @@
  *   task id already final                        -> ack, schedule nothing
  *   invalid request                              -> failed/invalid + task.failed
  *   placed                                       -> completed + reservation + task.completed
+ *   no host of a fresh inventory could ever hold it (never_fits.h), unless
+ *   scheduler.unfit_requests is wait             -> failed/never_fits + task.failed
  *   no host fits, attempts left                  -> retrying + task.retrying, back through
  *                                                   a delay tier
  *   no host fits, last attempt                   -> failed/unschedulable + task.failed

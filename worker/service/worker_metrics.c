@@ -231,7 +231,8 @@ static int born_at_zero(worker_metrics *wm, vf_error *err)
 {
     static const char *const task_kinds[] = {"schedule", "spare"};
     static const char *const message_kinds[] = {"schedule", "spare", "release"};
-    static const char *const failed_reasons[] = {"invalid", "unschedulable", "exhausted"};
+    static const char *const failed_reasons[] = {"invalid", "unschedulable", "never_fits",
+                                                 "exhausted"};
     /* Per kind in message_kinds' order; a spare's states appear as reached. */
     static const char *const outcomes[][5] = {
         {"completed", "failed", "retrying", "duplicate", "dead"},

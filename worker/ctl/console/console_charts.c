@@ -31,9 +31,11 @@ static int add_hour(const store_task_hour *h, void *user)
         strcmp(h->status, "released") == 0)
         series = PLACED;
     else if (strcmp(h->status, "failed") == 0 && h->reason)
-        series = strcmp(h->reason, "unschedulable") == 0 ? UNSCHEDULABLE
-                 : strcmp(h->reason, "invalid") == 0     ? INVALID
-                                                         : EXHAUSTED;
+        /* never_fits is unschedulable decided at once */
+        series = strcmp(h->reason, "unschedulable") == 0 || strcmp(h->reason, "never_fits") == 0
+                     ? UNSCHEDULABLE
+                 : strcmp(h->reason, "invalid") == 0 ? INVALID
+                                                     : EXHAUSTED;
     if (series < 0)
         return 0; /* not final yet */
     for (int i = 0; i < all->n; i++) {
