@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "inventory.h"
 #include "json_util.h"
+#include "never_fits.h"
 #include "reservations.h"
 #include "store.h"
 #include "store_config.h"
@@ -40,7 +41,9 @@ static void place_usage(FILE *out)
             "  --json              print the result object a task records (with\n"
             "                      \"suggestions\" when not placed or with --why-not)\n"
             "\n"
-            "exit status: 0 placed, 1 not placed (unschedulable), 2 invalid request or usage,\n"
+            "exit status: 0 placed, 1 not placed (unschedulable), 2 invalid request, usage,\n"
+            "or a request no host of the inventory could hold even empty (never_fits, unless\n"
+            "scheduler.unfit_requests is wait),\n"
             "3 configuration error, 4 inventory or store unreachable.\n");
 }
 
@@ -299,6 +302,11 @@ int ctl_place(int argc, char **argv)
     sched_decide_options explain = {.host_reasons = true};
     if (sched_engine_decide_with(decider, &req, &explain, &decision, &err) < 0)
         goto invalid;
+    /* What the worker would fail at once (scheduler.unfit_requests: fail):
+     * said as the worker says it, and exit 2 as for an invalid request. */
+    char never[512];
+    bool never_fits = !decision.placed && config->scheduler.unfit_requests == CONFIG_UNFIT_FAIL &&
+                      sched_never_fits(decider, &req, never, sizeof never);
     json_t *suggestions = !decision.placed || opt.why_not
                               ? sched_suggest(decider, &req, &decision, SCHED_SUGGEST_HOSTS)
                               : NULL;
@@ -308,6 +316,10 @@ int ctl_place(int argc, char **argv)
             json_object_set(result, "suggestions", suggestions);
         if (req.scheduler_name[0])
             json_object_set_new(result, "scheduler", json_string(req.scheduler_name));
+        if (never_fits) {
+            json_object_set_new(result, "reason", json_string("never_fits"));
+            json_object_set_new(result, "error", json_string(never));
+        }
         ctl_print_json(result);
         json_decref(result);
     } else {
@@ -319,6 +331,12 @@ int ctl_place(int argc, char **argv)
     }
     json_decref(suggestions);
     status = decision.placed ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
+    if (never_fits) {
+        ctl_error("never fits: %s (the worker fails it at once; scheduler.unfit_requests: wait "
+                  "makes it wait)",
+                  never);
+        status = CTL_EXIT_USAGE;
+    }
     goto out;
 
 invalid:

@@ -7,7 +7,10 @@
 #include <time.h>
 
 #include "ctl.h"
+#include "engine.h"
 #include "ids.h"
+#include "inventory.h"
+#include "never_fits.h"
 #include "request.h"
 
 #define DEFAULT_WAIT_S 60
@@ -22,7 +25,8 @@ static void submit_usage(FILE *out)
             "                          [--wait [--timeout S]] [--json]\n"
             "\n"
             "Check the request as the worker will (exit 2 and the reason when it would\n"
-            "fail as invalid: nothing is published), publish it to exchange virtflow, wait\n"
+            "fail as invalid, or as never_fits: no host of the configured inventory could\n"
+            "hold it even empty; nothing is published), publish it to exchange virtflow, wait\n"
             "for the broker's confirm, and print the task id (the body's task_id, else --task-id, "
             "else a new\n"
             "tsk_... id; it is also the message_id).\n"
@@ -36,7 +40,8 @@ static void submit_usage(FILE *out)
             "  --json              print {\"task_id\": ...}, or with --wait the result object\n"
             "\n"
             "exit status: 0 submitted (with --wait: completed), 1 failed (unschedulable,\n"
-            "exhausted), 2 usage or invalid request (nothing published), 3 configuration\n"
+            "exhausted, never_fits), 2 usage, invalid or never-fitting request (nothing\n"
+            "published), 3 configuration\n"
             "error, 4 broker unreachable or publish not confirmed (or the connection lost\n"
             "while waiting), 5 --wait timed out: published, but not final within --timeout\n"
             "(still queued, running or being retried; see virtflowctl task ID).\n",
@@ -112,6 +117,67 @@ static int check_request(const char *body, bool as_json)
     return -1;
 }
 
+/* scheduler.unfit_requests: fail: a request no host of the inventory could
+ * hold even empty (never_fits.h) is refused here, as the worker would fail
+ * it at once. The inventory is read as `place` reads it; when it cannot be
+ * (a remote source out of reach from here) the request goes out unchecked
+ * and the worker decides. Returns 0, or -1 after printing why. */
+static int check_fits(const vf_config *config, const char *body, bool as_json)
+{
+    if (config->scheduler.unfit_requests != CONFIG_UNFIT_FAIL)
+        return 0;
+    int rc = 0;
+    vf_error err;
+    vf_error_init(&err);
+    sched_request req;
+    sched_engine *engine = NULL;
+    inventory *inv = NULL;
+    hostset *hosts = NULL;
+    json_t *parsed = json_loads(body, 0, NULL);
+    if (!parsed || sched_request_parse(parsed, &req, &err) < 0)
+        goto out; /* check_request said so already */
+    sched_params params;
+    sched_params_from_config(&params, config);
+    engine = sched_engine_new(&params, &err);
+    /* The request's profile decides, with its own filters (as the worker). */
+    for (size_t i = 0; engine && i < config->scheduler.n_profiles; i++) {
+        const config_profile *profile = &config->scheduler.profiles[i];
+        sched_params profile_params;
+        sched_params_for_profile(&profile_params, &params, profile);
+        if (sched_engine_add_profile(engine, profile->name, &profile_params, &err) < 0) {
+            sched_engine_free(engine);
+            engine = NULL;
+        }
+    }
+    if (!engine || !(inv = inventory_new(config, &err)) || !(hosts = inventory_fetch(inv, &err)) ||
+        sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
+        fprintf(stderr, "virtflowctl: submit: not checked against the inventory (%s)\n",
+                ctl_text(err.text));
+        goto out;
+    }
+    /* An unknown profile waits at the worker (unknown_scheduler): not ours. */
+    sched_engine *decider = sched_engine_profile(engine, req.scheduler_name);
+    char never[512];
+    if (!decider || !sched_never_fits(decider, &req, never, sizeof never))
+        goto out;
+    rc = -1;
+    if (as_json) {
+        json_t *result = json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", "never_fits",
+                                   "error", never);
+        ctl_print_json(result);
+        json_decref(result);
+    }
+    ctl_error("never fits: %s (not published; scheduler.unfit_requests: wait lets it wait for "
+              "the inventory)",
+              never);
+out:
+    json_decref(parsed);
+    sched_engine_free(engine);
+    hostset_free(hosts);
+    inventory_free(inv);
+    return rc;
+}
+
 /* Print the worker's result and turn it into the exit status. */
 static int report_result(json_t *result, bool as_json)
 {
@@ -162,6 +228,9 @@ int ctl_submit(int argc, char **argv)
         goto out;
     status = CTL_EXIT_CONFIG;
     if (!(config = ctl_load_config_writing(opt.config_path, "submit")))
+        goto out;
+    status = CTL_EXIT_USAGE;
+    if (check_fits(config, body, opt.json) < 0)
         goto out;
     ctl_request request = {.command = "submit",
                            .routing_key = AMQP_TOPOLOGY_KEY_SCHEDULE,
