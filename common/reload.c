@@ -47,6 +47,13 @@ vf_config *reload_read(reloader *r)
     vf_error err;
     vf_error_init(&err);
     vf_config *next = config_load(r->startup->path, &err);
+    /* The VIRTFLOW_* variables still stand over the file, as at start-up:
+     * without them every key they set would look changed back. */
+    extern char **environ;
+    if (next && config_apply_environment(next, (const char *const *)environ, &err) < 0) {
+        config_free(next);
+        next = NULL;
+    }
     if (!next) {
         log_error("reload: %s; nothing changed, the running configuration stays", err.text);
         return NULL;

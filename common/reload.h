@@ -2,7 +2,9 @@
  *
  * The file is read again (the one the program started with: -c, else
  * $VIRTFLOW_CONFIG, else /etc/virtflow/config.yaml, as config_resolve found
- * it) and checked in full. An invalid file changes nothing: the error is
+ * it), the VIRTFLOW_* variables applied over it as at start-up
+ * (config_apply_environment: the process's environment does not change), and
+ * checked in full. An invalid file changes nothing: the error is
  * logged and the program goes on with what it runs on. A valid one is
  * compared key by key (config_diff): each changed key the program cannot
  * apply while running is logged as needing a restart (compared with the

@@ -83,6 +83,26 @@ int main(void)
     write_config("scheduler: {strategy: sideways}\n");
     CHECK(reload_read(&r) == NULL);
 
+    /* A VIRTFLOW_* variable stands over the file at every reload, as at
+     * start-up: the key it sets does not look changed back to the file's. */
+    r.always = false;
+    write_config("scheduler: {strategy: spread}\n");
+    setenv("VIRTFLOW_SCHEDULER_STRATEGY", "pack", 1);
+    vf_config *from_env = config_resolve_from(path, NULL, &err);
+    CHECKF(from_env && from_env->scheduler.strategy == CONFIG_STRATEGY_PACK, "%s", err.text);
+    if (from_env) {
+        reloader env_reloader;
+        reload_init(&env_reloader, from_env, CONFIG_RELOADS_WORKER);
+        CHECK(reload_read(&env_reloader) == NULL);
+        /* and a bad variable is an invalid configuration: nothing applied */
+        setenv("VIRTFLOW_SCHEDULER_STRATEGY", "sideways", 1);
+        write_config("scheduler: {strategy: spread}\nlog: {level: debug}\n");
+        CHECK(reload_read(&env_reloader) == NULL);
+        reload_close(&env_reloader);
+    }
+    unsetenv("VIRTFLOW_SCHEDULER_STRATEGY");
+    config_free(from_env);
+
     /* The built-in defaults have no file to read. */
     vf_config *defaults = config_defaults();
     reloader none;
