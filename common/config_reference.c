@@ -300,6 +300,8 @@ static const char environment_intro[] =
     "- without a file, only a `VIRTFLOW_AMQP_*` or `VIRTFLOW_STORE_*` variable counts as a\n"
     "  configuration for the programs that refuse the built-in defaults.\n"
     "\n"
+    "A SIGHUP reload reads the file again and applies the same variables over it (a\n"
+    "process's environment does not change), so a key a variable sets keeps its value.\n"
     "`virtflowctl config check` prints each key a variable set (`--json`: `environment`).\n"
     "Single underscores read like every other tool's variables; two key paths could in\n"
     "principle make one name (`a.b_c`, `a_b.c`), and the unit test `test_config` fails if the\n"
