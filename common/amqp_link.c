@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "grow.h"
 #include "log.h"
 #include "secret_file.h"
@@ -44,9 +45,7 @@ static uint64_t decode_tag(const amqp_link *link, uint64_t tag)
 
 int64_t amqp_link_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return clock_mono_ms();
 }
 
 void amqp_link_delivery_close(amqp_link_delivery *d)

@@ -5,6 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 /* splitmix64: tiny, good enough to spread retries, and per-instance state
  * means no lock and no shared global generator. */
 static double default_random(void *user)
@@ -26,10 +28,8 @@ void backoff_init(backoff *b, double base_s, double cap_s)
     b->base_s = base_s;
     b->cap_s = cap_s;
     b->failures = 0;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    b->state = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 32) ^ ((uint64_t)getpid() << 16) ^
-               (uint64_t)(uintptr_t)b;
+    uint64_t now_us = (uint64_t)clock_mono_us();
+    b->state = now_us ^ (now_us << 32) ^ ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)b;
     backoff_set_random(b, NULL, NULL);
 }
 

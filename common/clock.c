@@ -15,3 +15,8 @@ int64_t clock_mono_us(void)
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
 }
+
+int64_t clock_mono_ms(void)
+{
+    return clock_mono_us() / 1000;
+}

@@ -9,6 +9,9 @@
 /* Milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t clock_wall_ms(void);
 
+/* Milliseconds on CLOCK_MONOTONIC: only differences mean anything. */
+int64_t clock_mono_ms(void);
+
 /* Microseconds on CLOCK_MONOTONIC: only differences mean anything. */
 int64_t clock_mono_us(void);
 

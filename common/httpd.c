@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "stopper.h"
 
 /* libmicrohttpd's idle timeout: still what ends a client that stops reading
  * its answer (the read deadline covers the request only). */
@@ -68,10 +69,9 @@ struct httpd {
     int64_t read_deadline_ms;
 
     pthread_mutex_t lock; /* guards everything below */
-    pthread_cond_t wake;
+    stopper stop;         /* the watchdog's wait; stop.stop: httpd_stop has begun */
     pthread_t watchdog;
     bool watchdog_running;
-    bool stopping;
     tracked *connections; /* newest first */
     int reading;          /* entries with reading set */
     int64_t closed_late;  /* closed for missing the deadline, not yet logged */
@@ -108,7 +108,7 @@ static void release_place(httpd *srv, pending *p)
     if (p->holds_place) {
         p->holds_place = false;
         srv->waiting--;
-        pthread_cond_broadcast(&srv->wake);
+        stopper_wake(&srv->stop);
     }
 }
 
@@ -136,11 +136,6 @@ __attribute__((format(printf, 2, 0))) static void log_mhd(void *cls, const char 
         return;
     }
     log_warn("http: %s", line);
-}
-
-static int64_t mono_ms(void)
-{
-    return clock_mono_us() / 1000;
 }
 
 static tracked *tracked_of(struct MHD_Connection *conn)
@@ -172,7 +167,7 @@ static void set_reading(httpd *srv, struct MHD_Connection *conn, bool reading)
     else if (!reading && t->reading)
         srv->reading--;
     t->reading = reading;
-    t->reading_since_ms = mono_ms();
+    t->reading_since_ms = clock_mono_ms();
     pthread_mutex_unlock(&srv->lock);
 }
 
@@ -190,7 +185,7 @@ static void connection_notice(void *cls, struct MHD_Connection *conn, void **soc
         }
         t->fd = info->connect_fd;
         t->reading = true;
-        t->reading_since_ms = mono_ms();
+        t->reading_since_ms = clock_mono_ms();
         pthread_mutex_lock(&srv->lock);
         if (srv->reading >= HTTPD_READING_LIMIT) {
             /* The pool is full of clients still sending: the one that has
@@ -230,23 +225,6 @@ static void connection_notice(void *cls, struct MHD_Connection *conn, void **soc
     }
 }
 
-/* Waits up to `ms` under srv->lock, or until signalled (a new waiter may be
- * due sooner); true when the server is stopping. */
-static bool wait_once_locked(httpd *srv, int64_t ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)(ms / 1000);
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    if (!srv->stopping)
-        pthread_cond_timedwait(&srv->wake, &srv->lock, &until);
-    return srv->stopping;
-}
-
 /* Closes the connections that have not sent a whole request within the
  * deadline, however busily they trickle. */
 static void *watchdog_loop(void *arg)
@@ -257,13 +235,13 @@ static void *watchdog_loop(void *arg)
         tick = 10;
     pthread_mutex_lock(&srv->lock);
     for (;;) {
-        int64_t wait = tick, now = mono_ms();
+        int64_t wait = tick, now = clock_mono_ms();
         for (pending *p = srv->waiters; p; p = p->next_waiter)
             if (p->wake_ms - now < wait)
                 wait = p->wake_ms - now > 1 ? p->wake_ms - now : 1;
-        if (wait_once_locked(srv, wait))
+        if (stopper_wait_once(&srv->stop, wait))
             break;
-        now = mono_ms();
+        now = clock_mono_ms();
         /* Waiters due: resumed outside the lock (libmicrohttpd takes its
          * own), each then calls the handler again on the server's thread. */
         int n_due = 0;
@@ -281,7 +259,7 @@ static void *watchdog_loop(void *arg)
             for (int i = 0; i < n_due; i++)
                 MHD_resume_connection(srv->due[i]);
             pthread_mutex_lock(&srv->lock);
-            if (srv->stopping)
+            if (srv->stop.stop)
                 break;
         }
         for (tracked *t = srv->connections; t; t = t->next) {
@@ -412,9 +390,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         return queue(conn, &resp);
     }
     if (!p->started_ms)
-        p->started_ms = mono_ms();
+        p->started_ms = clock_mono_ms();
     pthread_mutex_lock(&srv->lock);
-    bool can_wait = srv->max_waiting > 0 && !srv->stopping &&
+    bool can_wait = srv->max_waiting > 0 && !srv->stop.stop &&
                     (p->holds_place || srv->waiting < srv->max_waiting);
     pthread_mutex_unlock(&srv->lock);
     httpd_request req = {
@@ -435,21 +413,21 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
          * comes after the suspension. */
         MHD_suspend_connection(conn);
         pthread_mutex_lock(&srv->lock);
-        bool stopping = srv->stopping;
+        bool stopping = srv->stop.stop;
         if (!stopping) {
             if (!p->holds_place) {
                 p->holds_place = true;
                 srv->waiting++;
             }
             p->conn = conn;
-            p->wake_ms = mono_ms() + resp.wait_ms;
+            p->wake_ms = clock_mono_ms() + resp.wait_ms;
             p->listed = true;
             p->prev_waiter = NULL;
             p->next_waiter = srv->waiters;
             if (srv->waiters)
                 srv->waiters->prev_waiter = p;
             srv->waiters = p;
-            pthread_cond_broadcast(&srv->wake);
+            stopper_wake(&srv->stop);
         }
         pthread_mutex_unlock(&srv->lock);
         if (stopping) /* httpd_stop has swept the list: call the handler again now */
@@ -531,8 +509,15 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         return NULL;
     }
     pthread_mutex_init(&srv->lock, NULL);
-    pthread_cond_init(&srv->wake, NULL);
-    srv->logged_ms = mono_ms() - CLOSINGS_LOG_INTERVAL_MS;
+    if (stopper_init(&srv->stop, &srv->lock) < 0) {
+        freeaddrinfo(ai);
+        pthread_mutex_destroy(&srv->lock);
+        free(srv->due);
+        free(srv);
+        vf_error_set(err, VF_EINTERNAL, "cannot make the HTTP deadline thread's stopper");
+        return NULL;
+    }
+    srv->logged_ms = clock_mono_ms() - CLOSINGS_LOG_INTERVAL_MS;
     /* epoll where there is one: select() would fail past descriptor 1023. */
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
@@ -571,10 +556,7 @@ void httpd_stop(httpd *srv)
     if (!srv)
         return;
     if (srv->watchdog_running) {
-        pthread_mutex_lock(&srv->lock);
-        srv->stopping = true;
-        pthread_cond_broadcast(&srv->wake);
-        pthread_mutex_unlock(&srv->lock);
+        stopper_stop(&srv->stop);
         pthread_join(srv->watchdog, NULL);
     }
     /* libmicrohttpd must not stop with suspended connections: each waiter is
@@ -582,7 +564,7 @@ void httpd_stop(httpd *srv)
      * for the answers to be sent (completed gives the places back), bounded. */
     if (srv->daemon && srv->max_waiting > 0) {
         pthread_mutex_lock(&srv->lock);
-        srv->stopping = true;
+        srv->stop.stop = 1; /* when the watchdog never ran */
         while (srv->waiters) {
             pending *p = srv->waiters;
             unlist_waiter(srv, p);
@@ -591,8 +573,8 @@ void httpd_stop(httpd *srv)
             MHD_resume_connection(conn);
             pthread_mutex_lock(&srv->lock);
         }
-        int64_t until = mono_ms() + 2000;
-        while (srv->waiting > 0 && mono_ms() < until) {
+        int64_t until = clock_mono_ms() + 2000;
+        while (srv->waiting > 0 && clock_mono_ms() < until) {
             pthread_mutex_unlock(&srv->lock);
             struct timespec pause = {.tv_nsec = 10 * 1000000L};
             nanosleep(&pause, NULL);
@@ -603,8 +585,8 @@ void httpd_stop(httpd *srv)
     /* Its closed notices empty the list. */
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
+    stopper_close(&srv->stop);
     pthread_mutex_destroy(&srv->lock);
-    pthread_cond_destroy(&srv->wake);
     free(srv->due);
     free(srv);
 }

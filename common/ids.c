@@ -6,6 +6,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "clock.h"
+
 /* Random bytes straight from the kernel's CSPRNG, taken 4 KiB at a time so
  * an id costs no system call (a getrandom per id, or OpenSSL's RAND_bytes
  * with its locks, took ~3 us: several per cent of recording a task). Per
@@ -48,9 +50,7 @@ void ids_new(const char *prefix, char out[IDS_LEN])
     static const char hex[] = "0123456789abcdef";
     unsigned char uuid[16];
     random_bytes(uuid + 6, sizeof uuid - 6);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+    uint64_t ms = (uint64_t)clock_wall_ms();
     for (int i = 0; i < 6; i++)
         uuid[i] = (unsigned char)(ms >> (40 - 8 * i));
     uuid[6] = (unsigned char)(0x70 | (uuid[6] & 0x0f)); /* version 7 */

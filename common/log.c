@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "clock.h"
 #include "text_escape.h"
 
 vf_log_level vf_log_threshold = VF_LOG_INFO;
@@ -112,13 +113,13 @@ void vf_log_write(vf_log_level level, const char *fmt, ...)
     static const char *const level_names[] = {"debug", "info", "warn", "error"};
     char message[2048];
     char line[sizeof message * TEXT_ESCAPE_GROWTH + 128];
-    struct timespec now;
+    int64_t now_ms = clock_wall_ms();
+    time_t now_s = (time_t)(now_ms / 1000);
     struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
+    gmtime_r(&now_s, &tm);
     char time_text[64];
     snprintf(time_text, sizeof time_text, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000);
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(now_ms % 1000));
     va_list ap;
     va_start(ap, fmt);
     int len = vsnprintf(message, sizeof message, fmt, ap);

@@ -16,6 +16,7 @@
 #include "store_config.h"
 #include "store_hosts.h"
 #include "store_prune.h"
+#include "stopper.h"
 
 /* Between two batches the main loop gets the write lock: SQLite's busy
  * handler polls at up to 25 ms steps in this range, so a longer pause than
@@ -33,8 +34,7 @@ struct retention {
     pthread_t thread;
     bool running;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
-    bool stop; /* under lock */
+    stopper stop; /* under lock */
 };
 
 int64_t retention_interval_ms(int64_t retention_s)
@@ -50,18 +50,8 @@ int64_t retention_interval_ms(int64_t retention_s)
 /* Wait up to `ms`; returns true when asked to stop. */
 static bool wait_or_stop(retention *r, int64_t ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)(ms / 1000);
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&r->lock);
-    while (!r->stop && pthread_cond_timedwait(&r->wake, &r->lock, &until) != ETIMEDOUT)
-        ;
-    bool stop = r->stop;
+    bool stop = stopper_wait(&r->stop, ms);
     pthread_mutex_unlock(&r->lock);
     return stop;
 }
@@ -148,7 +138,12 @@ retention *retention_start(const vf_config *config, const char *owner, vf_error 
     r->config = config;
     snprintf(r->owner, sizeof r->owner, "%s", owner);
     pthread_mutex_init(&r->lock, NULL);
-    pthread_cond_init(&r->wake, NULL);
+    if (stopper_init(&r->stop, &r->lock) < 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot make the retention job's stopper");
+        pthread_mutex_destroy(&r->lock);
+        free(r);
+        return NULL;
+    }
     r->store = store_config_open(config, STORE_READ_WRITE, err);
     if (!r->store) {
         retention_stop(r);
@@ -189,10 +184,7 @@ void retention_stop(retention *r)
     if (!r)
         return;
     if (r->running) {
-        pthread_mutex_lock(&r->lock);
-        r->stop = true;
-        pthread_cond_broadcast(&r->wake);
-        pthread_mutex_unlock(&r->lock);
+        stopper_stop(&r->stop);
         pthread_join(r->thread, NULL);
     }
     if (r->store) {
@@ -201,7 +193,7 @@ void retention_stop(retention *r)
         (void)store_lease_release(r->store, "retention", r->owner, &ignored);
     }
     store_close(r->store);
+    stopper_close(&r->stop);
     pthread_mutex_destroy(&r->lock);
-    pthread_cond_destroy(&r->wake);
     free(r);
 }

@@ -4,6 +4,7 @@
 #include "store_internal.h"
 #include "store_migrate.h"
 
+#include "clock.h"
 #include "grow.h"
 #include "log.h"
 
@@ -28,10 +29,7 @@ int store_schema_version(void)
 
 void store_now(char buf[STORE_TIME_SIZE])
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    if (store_format_time(ms, buf) != 0)
+    if (store_format_time(clock_wall_ms(), buf) != 0)
         snprintf(buf, STORE_TIME_SIZE, "1970-01-01T00:00:00.000Z");
 }
 

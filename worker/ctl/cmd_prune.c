@@ -224,10 +224,8 @@ int ctl_prune(int argc, char **argv)
     }
     if (!s)
         goto out;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
     char cutoff[STORE_TIME_SIZE];
-    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t now_ms = clock_wall_ms();
     if (store_format_time(now_ms - older_than_s * 1000, cutoff) < 0)
         snprintf(cutoff, sizeof cutoff, "1970-01-01T00:00:00.000Z");
     store_prune_counts counts = {0};

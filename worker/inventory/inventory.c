@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "source.h"
 
@@ -40,9 +41,7 @@ struct inventory {
 static double monotonic_now(void *context)
 {
     (void)context;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)clock_mono_us() / 1e6;
 }
 
 static const char *source_name(config_inventory_source source)

@@ -107,13 +107,6 @@ struct relay {
     vf_config *reload_next;
 };
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void format_ms(int64_t ms, char buf[STORE_TIME_SIZE])
 {
     if (store_format_time(ms, buf) < 0)
@@ -208,7 +201,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
     r->config = config;
     reload_init(&r->reload, config, CONFIG_RELOADS_RELAY);
     r->reload.always = true; /* secret files rotate under the same names */
-    r->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)r;
+    r->rng = (uint64_t)clock_wall_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)r;
     if (!r->rng)
         r->rng = 88172645463325252ULL;
     backoff_init(&r->reconnect, 0.5, 30);
@@ -390,7 +383,7 @@ static void take_delivery(relay *r, amqp_link_delivery *d)
 
 static void broker_step(relay *r, int wait_ms)
 {
-    int64_t now = now_ms();
+    int64_t now = clock_wall_ms();
     if (!amqp_link_is_connected(r->link)) {
         if (now < r->next_connect_ms)
             return;
@@ -401,7 +394,7 @@ static void broker_step(relay *r, int wait_ms)
             double delay = backoff_next(&r->reconnect);
             relay_metrics_link(r->metrics, false, false);
             log_warn("broker: %s; next try in %.1f s (deliveries go on)", err.text, delay);
-            r->next_connect_ms = now_ms() + (int64_t)(delay * 1000);
+            r->next_connect_ms = clock_wall_ms() + (int64_t)(delay * 1000);
             return;
         }
         r->consuming = true;
@@ -420,7 +413,7 @@ static void broker_step(relay *r, int wait_ms)
         if (rc < 0) {
             relay_metrics_link(r->metrics, false, false);
             log_warn("broker: %s; reconnecting", err.text);
-            r->next_connect_ms = now_ms() + (int64_t)(backoff_next(&r->reconnect) * 1000);
+            r->next_connect_ms = clock_wall_ms() + (int64_t)(backoff_next(&r->reconnect) * 1000);
             return;
         }
         if (rc == 0)
@@ -471,7 +464,7 @@ static void record_result(relay *r, relay_result *res)
 {
     relay_request *q = &res->request;
     relay_receiver *rcv = &r->receivers[q->receiver];
-    int64_t now = now_ms();
+    int64_t now = clock_wall_ms();
     outcome *o = new_outcome(r);
     if (!o) {
         /* The row stays 'delivering' and is retried after the next restart. */
@@ -562,7 +555,7 @@ static int claim_one(const store_delivery *d, void *user)
  * holder, and nothing is claimed or recorded without a fenced commit. */
 static bool hold_deliveries(relay *r)
 {
-    int64_t now = now_ms();
+    int64_t now = clock_wall_ms();
     if (now - r->lease_checked_ms < (r->lease_held ? LEASE_RENEW_S * 1000 : LEASE_RETRY_MS))
         return r->lease_held;
     r->lease_checked_ms = now;
@@ -641,7 +634,7 @@ static int fence_turn(relay *r, vf_error *err)
                  "this one only records events",
                  (long long)r->epoch);
         r->lease_held = false;
-        r->lease_checked_ms = now_ms();
+        r->lease_checked_ms = clock_wall_ms();
     }
     return 0;
 }
@@ -711,7 +704,7 @@ static int write_turn(relay *r, const char *now, vf_error *err)
 static void commit_turn(relay *r, bool scan)
 {
     char now[STORE_TIME_SIZE];
-    format_ms(now_ms(), now);
+    format_ms(clock_wall_ms(), now);
     vf_error err;
     vf_error_init(&err);
     /* The lease is renewed while a reload waits, but nothing is claimed: no
@@ -719,7 +712,7 @@ static void commit_turn(relay *r, bool scan)
     if (scan && hold_deliveries(r) && !r->reload_next) {
         if (scan_due(r, now, &err) < 0)
             goto failed;
-        r->last_scan_ms = now_ms();
+        r->last_scan_ms = clock_wall_ms();
         r->changed = false;
     }
     if (r->n_batch == 0 && r->n_outcomes == 0 && r->n_claimed == 0)
@@ -755,7 +748,7 @@ static void commit_turn(relay *r, bool scan)
     for (size_t i = 0; i < r->n_outcomes; i++)
         outcome_clear(&r->outcomes[i]);
     r->n_outcomes = 0;
-    int64_t now_s = now_ms() / 1000;
+    int64_t now_s = clock_wall_ms() / 1000;
     for (size_t i = 0; i < r->n_claimed; i++) {
         relay_request *q = &r->claimed[i];
         vf_error start_err;
@@ -794,7 +787,7 @@ static void give_back(relay_request *q, void *ctx)
         o->epoch = q->epoch;
         o->status = "pending";
         o->attempts = q->attempts_before;
-        format_ms(now_ms(), o->next_at);
+        format_ms(clock_wall_ms(), o->next_at);
         o->error = strdup("interrupted by shutdown");
         o->interrupted = true;
     }
@@ -864,7 +857,7 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
                 if (r->receivers[i].config->timeout_s > longest)
                     longest = r->receivers[i].config->timeout_s;
             int64_t wait = (int64_t)(longest * 1000) + 1000;
-            stop_deadline = now_ms() + (wait < STOP_WAIT_MAX_MS ? wait : STOP_WAIT_MAX_MS);
+            stop_deadline = clock_wall_ms() + (wait < STOP_WAIT_MAX_MS ? wait : STOP_WAIT_MAX_MS);
             log_info("stopping: no more events; waiting for %zu requests in flight",
                      relay_sender_running(r->sender));
             if (amqp_link_is_connected(r->link)) {
@@ -893,14 +886,15 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
         collect_results(r);
         if (!stopping && hangup_take())
             start_reload(r);
-        bool scan = !stopping && (r->changed || now_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
+        bool scan =
+            !stopping && (r->changed || clock_wall_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
         commit_turn(r, scan);
         if (!stopping)
             apply_reload(r);
         if (stopping) {
             if (relay_sender_running(r->sender) == 0 && r->n_outcomes == 0)
                 break;
-            if (now_ms() >= stop_deadline) {
+            if (clock_wall_ms() >= stop_deadline) {
                 log_warn("%zu requests still running at the stop deadline; they are due again",
                          relay_sender_running(r->sender));
                 relay_sender_abandon(r->sender, give_back, r);

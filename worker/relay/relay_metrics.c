@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "process_metrics.h"
@@ -52,9 +53,7 @@ static int add_backlog(const char *receiver, int64_t count, const char *oldest_a
     const char *labels[] = {receiver};
     metrics_set(metrics_series_get(rm->backlog, labels), (double)count);
     double oldest = parse_time(oldest_at);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    double age = oldest < 0 ? 0 : (double)now.tv_sec + now.tv_nsec / 1e9 - oldest;
+    double age = oldest < 0 ? 0 : (double)clock_wall_ms() / 1e3 - oldest;
     metrics_set(metrics_series_get(rm->oldest, labels), age > 0 ? age : 0);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "fitindex.h"
 #include "grow.h"
 #include "pattern.h"
@@ -412,9 +413,8 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     /* After the plugins: Random's args may set the seed. */
     uint64_t seed = engine->params.seed;
     if (seed == 0) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        seed = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 32) ^ (uint64_t)(uintptr_t)engine;
+        uint64_t now_us = (uint64_t)clock_mono_us();
+        seed = now_us ^ (now_us << 32) ^ (uint64_t)(uintptr_t)engine;
     }
     engine->rng = seed | 1;
     snprintf(engine->profile_name, sizeof engine->profile_name, "%s", SCHED_PROFILE_DEFAULT);

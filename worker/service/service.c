@@ -485,7 +485,10 @@ static int open_parts(service *svc, vf_error *err)
     amqp_link_set_confirm_callback(svc->link, service_on_confirm, svc);
     store_set_wait_hook(svc->store, keep_link_alive, svc);
     pthread_mutex_init(&svc->refresh_lock, NULL);
-    pthread_cond_init(&svc->refresh_wake, NULL);
+    if (stopper_init(&svc->refresh_stop, &svc->refresh_lock) < 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot make the refresh threads' stopper");
+        return -1;
+    }
     if (pthread_create(&svc->refresher, NULL, service_refresh_loop, svc) != 0) {
         vf_error_set(err, VF_EINTERNAL, "cannot start the inventory refresh thread");
         return -1;
@@ -518,15 +521,12 @@ static void close_parts(service *svc)
         lease_withdraw(svc->store, svc->owner);
     }
     if (svc->refresher_running) {
-        pthread_mutex_lock(&svc->refresh_lock);
-        svc->refresher_stop = true;
-        pthread_cond_broadcast(&svc->refresh_wake);
-        pthread_mutex_unlock(&svc->refresh_lock);
+        stopper_stop(&svc->refresh_stop);
         pthread_join(svc->refresher, NULL);
         if (svc->checkpointer_running)
             pthread_join(svc->checkpointer, NULL);
+        stopper_close(&svc->refresh_stop);
         pthread_mutex_destroy(&svc->refresh_lock);
-        pthread_cond_destroy(&svc->refresh_wake);
     }
     for (size_t i = 0; i < 2; i++) {
         clear_batch(&svc->batches[i]);
@@ -849,7 +849,7 @@ static void reload(service *svc)
             /* Fetch now: the inventory settings may have changed. */
             pthread_mutex_lock(&svc->refresh_lock);
             svc->refresh_now = true;
-            pthread_cond_signal(&svc->refresh_wake);
+            stopper_wake(&svc->refresh_stop); /* both threads wait on it: broadcast */
             pthread_mutex_unlock(&svc->refresh_lock);
         }
     }

@@ -19,15 +19,7 @@ void *service_checkpoint_loop(void *arg)
     }
     int64_t renewed_ms = 0;
     pthread_mutex_lock(&svc->refresh_lock);
-    while (!svc->refresher_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += CHECKPOINT_INTERVAL_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&svc->refresh_wake, &svc->refresh_lock, &until);
-        if (svc->refresher_stop)
-            break;
+    while (!stopper_wait(&svc->refresh_stop, CHECKPOINT_INTERVAL_MS)) {
         pthread_mutex_unlock(&svc->refresh_lock);
         vf_error_init(&err);
         if (store_checkpoint(own, NULL, NULL, &err) < 0)

@@ -36,6 +36,7 @@
 #include "spare_driver.h"
 #include "release_handler.h"
 #include "spare_handler.h"
+#include "stopper.h"
 #include "store.h"
 #include "store_hosts.h"
 #include "store_outbox.h"
@@ -119,9 +120,8 @@ typedef struct service {
     pthread_t checkpointer;
     bool checkpointer_running;
     pthread_mutex_t refresh_lock;
-    pthread_cond_t refresh_wake;
-    bool refresher_stop;
-    bool refresh_now; /* a reload asks for a fetch before the interval ends */
+    stopper refresh_stop; /* the refresher's and the checkpointer's */
+    bool refresh_now;     /* a reload asks for a fetch before the interval ends */
 
     wal_sync *sync;
     batch batches[2];

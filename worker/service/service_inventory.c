@@ -8,14 +8,13 @@ void *service_refresh_loop(void *arg)
 {
     service *svc = arg;
     pthread_mutex_lock(&svc->refresh_lock);
-    while (!svc->refresher_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += atomic_load(&svc->refresh_s);
-        while (!svc->refresher_stop && !svc->refresh_now &&
-               pthread_cond_timedwait(&svc->refresh_wake, &svc->refresh_lock, &until) != ETIMEDOUT)
-            ;
-        if (svc->refresher_stop)
+    while (!svc->refresh_stop.stop) {
+        /* Until the interval ends, or a reload asks for a fetch now
+         * (stopper_wake), or a stop. */
+        int64_t until_ms = clock_mono_ms() + (int64_t)atomic_load(&svc->refresh_s) * 1000;
+        while (!svc->refresh_now && !svc->refresh_stop.stop && clock_mono_ms() < until_ms)
+            (void)stopper_wait_once(&svc->refresh_stop, until_ms - clock_mono_ms());
+        if (svc->refresh_stop.stop)
             break;
         svc->refresh_now = false;
         pthread_mutex_unlock(&svc->refresh_lock);

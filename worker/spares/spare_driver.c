@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "events.h"
 #include "grow.h"
 #include "ids.h"
@@ -24,6 +25,7 @@
 #include "store_reservations.h"
 #include "store_spares.h"
 #include "store_tasks.h"
+#include "stopper.h"
 
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
@@ -39,8 +41,7 @@ struct spare_driver {
     pthread_t thread;
     bool running;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
-    volatile sig_atomic_t stop;
+    stopper stop;    /* stop.stop is what the provisioners poll */
     char **released; /* task ids, owned; under lock */
     size_t n_released, cap_released;
 };
@@ -50,18 +51,9 @@ typedef struct clock_now {
     char text[STORE_TIME_SIZE];
 } clock_now;
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void read_clock(clock_now *now)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    now->ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    now->ms = clock_wall_ms();
     store_format_time(now->ms, now->text);
 }
 
@@ -506,7 +498,7 @@ static int pipeline_poll_s(const spare_driver *d)
  * VF_EINTERNAL when stopped. */
 static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error *err)
 {
-    int64_t deadline = monotonic_ms() + (int64_t)d->config->spare.provisioner.timeout_s * 1000;
+    int64_t deadline = clock_mono_ms() + (int64_t)d->config->spare.provisioner.timeout_s * 1000;
     char status[32] = "", last[VF_ERROR_TEXT] = "not polled yet";
     for (;;) {
         vf_error poll_err;
@@ -524,18 +516,17 @@ static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error 
         } else {
             snprintf(last, sizeof last, "%s", poll_err.text);
         }
-        if (monotonic_ms() >= deadline) {
+        if (clock_mono_ms() >= deadline) {
             vf_error_set(err, VF_EUNAVAILABLE,
                          "gitlab destroy pipeline %lld did not succeed within %d s (last: %s)",
                          (long long)pipeline_id, d->config->spare.provisioner.timeout_s, last);
             return -1;
         }
-        /* Sleep in short slices so that a stop is not kept waiting. */
-        for (int slice = 0; slice < pipeline_poll_s(d) * 10 && !d->stop; slice++) {
-            struct timespec pause = {0, 100 * 1000 * 1000};
-            nanosleep(&pause, NULL);
-        }
-        if (d->stop) {
+        /* A stop is not kept waiting. */
+        pthread_mutex_lock(&d->lock);
+        bool stopped = stopper_wait(&d->stop, (int64_t)pipeline_poll_s(d) * 1000);
+        pthread_mutex_unlock(&d->lock);
+        if (stopped) {
             vf_error_set(err, VF_EINTERNAL, "gitlab destroy pipeline %lld: interrupted by shutdown",
                          (long long)pipeline_id);
             return -1;
@@ -584,19 +575,20 @@ static void do_io(spare_driver *d, const store_spare *s, int64_t epoch, const cl
         /* The node leaves Kubernetes before its VM goes. */
         o->ok = true;
         if (is(s, "releasing"))
-            o->ok = spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
-                    spare_kube_release(d->config, &api, s->name, &d->stop, &o->evicted, &err) == 0;
+            o->ok =
+                spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
+                spare_kube_release(d->config, &api, s->name, &d->stop.stop, &o->evicted, &err) == 0;
         /* Draining a node can take long: the lease may have moved on. */
         if (o->ok && is(s, "releasing") && !still_holder(d, s, epoch)) {
             o->fenced = true;
             return;
         }
         if (o->ok)
-            o->ok =
-                spare_provision_run(d->config, &target, action, &d->stop, &o->result, &err) == 0;
+            o->ok = spare_provision_run(d->config, &target, action, &d->stop.stop, &o->result,
+                                        &err) == 0;
         if (o->ok && is(s, "releasing") && o->result.pipeline_id > 0)
             o->ok = wait_destroy_pipeline(d, o->result.pipeline_id, &err) == 0;
-        o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop;
+        o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop.stop;
         snprintf(o->error, sizeof o->error, "%s", err.text);
     } else if (is(s, "waiting_ready")) {
         (void)now;
@@ -822,7 +814,7 @@ static int fence(spare_driver *d, const char *what, int64_t epoch, vf_error *err
 static int step_one(const store_spare *spare, void *user)
 {
     spare_driver *d = user;
-    if (d->stop)
+    if (d->stop.stop)
         return 1;
     if (!is(spare, "provisioning") && !is(spare, "waiting_ready") && !is(spare, "releasing"))
         return 0;
@@ -973,7 +965,7 @@ static void expire_forgotten(spare_driver *d)
     {
         /* Only the lease holder acts, as for every other step. */
         int64_t epoch = 0;
-        if (d->stop || !hold_lease(d, &epoch))
+        if (d->stop.stop || !hold_lease(d, &epoch))
             break;
         if (store_begin(d->store, &err) < 0) {
             log_warn("spares: %s; spare.max_age checked again later", err.text);
@@ -1003,7 +995,7 @@ static void *drive(void *arg)
 {
     spare_driver *d = arg;
     int64_t max_age_checked_ms = 0;
-    while (!d->stop) {
+    while (!d->stop.stop) {
         clock_now now;
         read_clock(&now);
         vf_error err;
@@ -1016,14 +1008,7 @@ static void *drive(void *arg)
             expire_forgotten(d);
         }
         pthread_mutex_lock(&d->lock);
-        if (!d->stop) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += SCAN_INTERVAL_MS * 1000000L;
-            until.tv_sec += until.tv_nsec / 1000000000L;
-            until.tv_nsec %= 1000000000L;
-            pthread_cond_timedwait(&d->wake, &d->lock, &until);
-        }
+        (void)stopper_wait(&d->stop, SCAN_INTERVAL_MS); /* the loop reads the flag */
         pthread_mutex_unlock(&d->lock);
     }
     return NULL;
@@ -1039,7 +1024,12 @@ spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_
     d->config = config;
     snprintf(d->owner, sizeof d->owner, "%s", owner);
     pthread_mutex_init(&d->lock, NULL);
-    pthread_cond_init(&d->wake, NULL);
+    if (stopper_init(&d->stop, &d->lock) < 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot make the spare driver's stopper");
+        pthread_mutex_destroy(&d->lock);
+        free(d);
+        return NULL;
+    }
     d->store = store_config_open(config, STORE_READ_WRITE, err);
     if (!d->store) {
         spare_driver_stop(d);
@@ -1059,10 +1049,7 @@ void spare_driver_stop(spare_driver *d)
     if (!d)
         return;
     if (d->running) {
-        pthread_mutex_lock(&d->lock);
-        d->stop = 1;
-        pthread_cond_broadcast(&d->wake);
-        pthread_mutex_unlock(&d->lock);
+        stopper_stop(&d->stop);
         pthread_join(d->thread, NULL);
     }
     if (d->store) {
@@ -1074,7 +1061,7 @@ void spare_driver_stop(spare_driver *d)
     for (size_t i = 0; i < d->n_released; i++)
         free(d->released[i]);
     free(d->released);
+    stopper_close(&d->stop);
     pthread_mutex_destroy(&d->lock);
-    pthread_cond_destroy(&d->wake);
     free(d);
 }

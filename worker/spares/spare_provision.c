@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include "clock.h"
 #include "http.h"
 #include "spare_kube.h"
 
@@ -156,13 +157,6 @@ out:
 
 /* ---- command ---- */
 
-static int64_t mono_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 static int run_command(const vf_config *config, const spare_target *t, const char *action,
                        volatile const sig_atomic_t *stop, vf_error *err)
 {
@@ -239,7 +233,7 @@ static int run_command(const vf_config *config, const spare_target *t, const cha
                      strerror(spawned));
         goto out;
     }
-    int64_t deadline = mono_ms() + (int64_t)config->spare.provisioner.timeout_s * 1000;
+    int64_t deadline = clock_mono_ms() + (int64_t)config->spare.provisioner.timeout_s * 1000;
     int status = 0;
     for (;;) {
         pid_t done = waitpid(pid, &status, WNOHANG);
@@ -252,7 +246,7 @@ static int run_command(const vf_config *config, const spare_target *t, const cha
             goto out;
         }
         bool interrupted = stop && *stop;
-        if (interrupted || mono_ms() >= deadline) {
+        if (interrupted || clock_mono_ms() >= deadline) {
             kill(-pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;

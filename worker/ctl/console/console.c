@@ -1,6 +1,7 @@
 /* console: routing, the page frame, the safety rules (see console.h) and the
  * two actions. */
 #include "console.h"
+#include "clock.h"
 #include "store_config.h"
 #include "store_deliveries.h"
 
@@ -139,13 +140,6 @@ static bool basic_auth_ok(console *c, const httpd_request *req)
     return colon && token_matches(c->token, colon + 1);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int console_run_ctl(console *c, const char *const *args, char **out, char **errors)
 {
     *out = NULL;
@@ -186,7 +180,7 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
         _exit(127);
     }
     close(out_pipe[1]);
-    int64_t deadline_ms = now_ms() + CTL_DEADLINE_MS;
+    int64_t deadline_ms = clock_mono_ms() + CTL_DEADLINE_MS;
     bool timed_out = false;
     size_t len = 0, cap = 4096;
     char *buf = malloc(cap);
@@ -204,8 +198,9 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
         /* Every page waits while this runs (one server thread): a broker
          * that swallows packets must not hold the console for the link's
          * own connect and RPC timeouts, so the command gets a deadline. */
-        int waited = poll(&(struct pollfd){.fd = out_pipe[0], .events = POLLIN}, 1,
-                          (int)(deadline_ms - now_ms() > 0 ? deadline_ms - now_ms() : 0));
+        int waited =
+            poll(&(struct pollfd){.fd = out_pipe[0], .events = POLLIN}, 1,
+                 (int)(deadline_ms - clock_mono_ms() > 0 ? deadline_ms - clock_mono_ms() : 0));
         if (waited < 0 && errno == EINTR)
             continue;
         if (waited <= 0) {
