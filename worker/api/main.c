@@ -1,6 +1,5 @@
 /* virtflow-api: the virtflow-scheduler prototype's HTTP interface
  * (docs/api.md) over virtflow's broker and store. */
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,39 +10,26 @@
 #include "api_keys.h"
 #include "config.h"
 #include "httpd.h"
-#include "hangup.h"
 #include "notify.h"
 #include "log.h"
-#include "version.h"
+#include "program.h"
 
-enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: virtflow-api [-c FILE | --defaults]\n"
-                 "       virtflow-api new-key NAME SCOPE[,SCOPE...]\n"
-                 "       virtflow-api --version\n\n"
-                 "Answers the virtflow-scheduler prototype's routes on api.listen:\n"
-                 "POST /schedule records the task as queued and publishes it to the worker,\n"
-                 "GET /result/{task_id} reads its state from the store; /healthz, /readyz,\n"
-                 "/metrics; the versioned API: /v1/tasks (submit, list, one task, ?wait=),\n"
-                 "/v1/hosts (docs/api.md).\n"
-                 "new-key prints a new random key and its line for api.keys_file (the key\n"
-                 "hashed); SCOPES: submit, read, release, admin. The key is shown once only.\n"
-                 "-c FILE, else $VIRTFLOW_CONFIG, else /etc/virtflow/config.yaml when it\n"
-                 "exists; without any of them it refuses to start unless --defaults asks for\n"
-                 "the built-in defaults.\n"
-                 "SIGTERM/SIGINT: finish the request in progress, then exit 0.\n"
-                 "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n");
-}
+static const char usage[] =
+    "usage: virtflow-api [-c FILE | --defaults]\n"
+    "       virtflow-api new-key NAME SCOPE[,SCOPE...]\n"
+    "       virtflow-api --version\n\n"
+    "Answers the virtflow-scheduler prototype's routes on api.listen:\n"
+    "POST /schedule records the task as queued and publishes it to the worker,\n"
+    "GET /result/{task_id} reads its state from the store; /healthz, /readyz,\n"
+    "/metrics; the versioned API: /v1/tasks (submit, list, one task, ?wait=),\n"
+    "/v1/hosts (docs/api.md).\n"
+    "new-key prints a new random key and its line for api.keys_file (the key\n"
+    "hashed); SCOPES: submit, read, release, admin. The key is shown once only.\n"
+    "-c FILE, else $VIRTFLOW_CONFIG, else /etc/virtflow/config.yaml when it\n"
+    "exists; without any of them it refuses to start unless --defaults asks for\n"
+    "the built-in defaults.\n"
+    "SIGTERM/SIGINT: finish the request in progress, then exit 0.\n"
+    "exit status: 0 stopped, 1 runtime failure, 2 usage, 3 configuration error.\n";
 
 /* The Host names to answer to besides loopback ones (a page elsewhere can
  * rebind its own name to this address: DNS rebinding): api.allowed_hosts and
@@ -72,15 +58,15 @@ static const char **allowed_hosts_new(const vf_config *config, char *own_host, s
 static int new_key(int argc, char **argv)
 {
     if (argc != 4) {
-        usage(stderr);
-        return EXIT_USAGE;
+        fputs(usage, stderr);
+        return PROGRAM_EXIT_USAGE;
     }
     char key[128], line[256];
     vf_error err;
     vf_error_init(&err);
     if (api_keys_new_key(argv[2], argv[3], key, sizeof key, line, sizeof line, &err) < 0) {
         fprintf(stderr, "virtflow-api: new-key: %s\n", err.text);
-        return EXIT_USAGE;
+        return PROGRAM_EXIT_USAGE;
     }
     printf("# the key, for the client (Authorization: Bearer KEY); it is kept nowhere else:\n"
            "%s\n"
@@ -88,57 +74,18 @@ static int new_key(int argc, char **argv)
            "%s\n",
            key, line);
     explicit_bzero(key, sizeof key);
-    return EXIT_OK;
+    return PROGRAM_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-    vf_log_set_program("virtflow-api");
     if (argc >= 2 && strcmp(argv[1], "new-key") == 0)
         return new_key(argc, argv);
-    const char *config_path = NULL;
-    bool use_defaults = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return EXIT_OK;
-        }
-        if (strcmp(argv[i], "--version") == 0) {
-            vf_version_print("virtflow-api");
-            return EXIT_OK;
-        }
-        if (strcmp(argv[i], "--defaults") == 0) {
-            use_defaults = true;
-            continue;
-        }
-        if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
-            config_path = argv[++i];
-            continue;
-        }
-        fprintf(stderr, "virtflow-api: unexpected argument '%s'\n", argv[i]);
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-
-    vf_error err;
-    vf_error_init(&err);
-    vf_config *config = config_resolve(config_path, &err);
-    if (!config) {
-        log_error("%s", err.text);
-        return EXIT_CONFIG;
-    }
-    if (config_is_builtin(config) && !use_defaults) {
-        log_error("no configuration file (no -c, no $VIRTFLOW_CONFIG, no %s): refusing to start "
-                  "on the built-in defaults; give -c FILE, or --defaults to use them on purpose",
-                  CONFIG_SYSTEM_PATH);
-        config_free(config);
-        return EXIT_CONFIG;
-    }
-    vf_log_set_level(config->log.level);
-    vf_log_set_format(config->log.format);
-    /* Before any thread starts, so that none keeps SIGHUP's default action. */
-    if (hangup_notice_start(&err) < 0)
-        log_warn("%s", err.text);
+    int status;
+    vf_config *config =
+        program_start("virtflow-api", usage, PROGRAM_NOTES_HANGUP, argc, argv, &status);
+    if (!config)
+        return status;
     /* Without keys anyone who reaches the port can submit: it then stays
      * on loopback, as the console does without its token. */
     if (!config->api.keys_file && !httpd_listen_is_loopback(config->api.listen)) {
@@ -148,28 +95,22 @@ int main(int argc, char **argv)
                   "front)",
                   config->api.listen);
         config_free(config);
-        return EXIT_CONFIG;
+        return PROGRAM_EXIT_CONFIG;
     }
 
-    int status = EXIT_FAILURE_RUN;
+    status = PROGRAM_EXIT_FAILED;
     httpd *server = NULL;
     const char **hosts = NULL;
     size_t n_hosts = 0;
     char own_host[256] = "";
+    vf_error err;
+    vf_error_init(&err);
     api *a = api_new(config, &err);
     if (!a) {
         log_error("%s", err.text);
-        status = err.code == VF_ECONFIG ? EXIT_CONFIG : EXIT_FAILURE_RUN;
+        status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
         goto out;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
     if (!(hosts = allowed_hosts_new(config, own_host, sizeof own_host, &n_hosts))) {
         log_error("out of memory");
         goto out;
@@ -190,11 +131,11 @@ int main(int argc, char **argv)
     log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}, /v1/tasks",
              config->api.listen, httpd_port(server));
     notify_ready("serving");
-    while (!stop_requested)
+    while (!program_stop_requested)
         pause();
     notify_stopping();
     log_info("stopping");
-    status = EXIT_OK;
+    status = PROGRAM_EXIT_OK;
 out:
     httpd_stop(server);
     free(hosts);
