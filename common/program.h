@@ -8,7 +8,7 @@
 
 #include "config.h"
 
-/* The exit statuses of the daemons (docs/operations.md). */
+/* The exit statuses of the daemons, as their --help says. */
 enum {
     PROGRAM_EXIT_OK = 0,     /* stopped by SIGTERM/SIGINT, or --help, --version */
     PROGRAM_EXIT_FAILED = 1, /* a runtime failure */
