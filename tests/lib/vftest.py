@@ -235,7 +235,7 @@ def drain(url, queue, expect=None, timeout=30.0):
     if expect is None:
         expect = ch.queue_declare(queue, passive=True).method.message_count
     got = []
-    last_tag = None
+    last_tag = acked_tag = None
     deadline = time.time() + timeout
     if expect > 0:
         ch.basic_qos(prefetch_count=min(expect, 1000))
@@ -245,9 +245,10 @@ def drain(url, queue, expect=None, timeout=30.0):
                 last_tag = method.delivery_tag
                 if len(got) % 500 == 0:  # before the prefetch window fills
                     ch.basic_ack(last_tag, multiple=True)
+                    acked_tag = last_tag
             if len(got) >= expect or time.time() >= deadline:
                 break
-        if last_tag is not None:
+        if last_tag != acked_tag:
             ch.basic_ack(last_tag, multiple=True)
         ch.cancel()  # requeues the unacked rest
     conn.close()
