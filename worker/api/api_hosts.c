@@ -19,20 +19,11 @@
 static void *refresh_loop(void *arg)
 {
     api *a = arg;
+    int64_t interval_ms = (int64_t)a->config->inventory.refresh_s * 1000;
     pthread_mutex_lock(&a->refresh_lock);
-    bool first = true;
-    while (!a->refresher_stop) {
-        if (!first) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += a->config->inventory.refresh_s;
-            while (!a->refresher_stop &&
-                   pthread_cond_timedwait(&a->refresh_wake, &a->refresh_lock, &until) != ETIMEDOUT)
-                ;
-            if (a->refresher_stop)
-                break;
-        }
-        first = false;
+    for (bool first = true; !a->refresh_stop.stop; first = false) {
+        if (!first && stopper_wait(&a->refresh_stop, interval_ms))
+            break;
         pthread_mutex_unlock(&a->refresh_lock);
         vf_error err;
         vf_error_init(&err);
@@ -54,7 +45,11 @@ int api_hosts_start(api *a, vf_error *err)
         return 0;
     }
     pthread_mutex_init(&a->refresh_lock, NULL);
-    pthread_cond_init(&a->refresh_wake, NULL);
+    if (stopper_init(&a->refresh_stop, &a->refresh_lock) < 0) {
+        pthread_mutex_destroy(&a->refresh_lock);
+        vf_error_set(err, VF_EINTERNAL, "cannot make the inventory thread's stopper");
+        return -1;
+    }
     a->refresh_sync = true;
     if (pthread_create(&a->refresher, NULL, refresh_loop, a) != 0) {
         vf_error_set(err, VF_EINTERNAL, "cannot start the inventory thread");
@@ -67,16 +62,13 @@ int api_hosts_start(api *a, vf_error *err)
 void api_hosts_stop(api *a)
 {
     if (a->refresher_running) {
-        pthread_mutex_lock(&a->refresh_lock);
-        a->refresher_stop = true;
-        pthread_cond_broadcast(&a->refresh_wake);
-        pthread_mutex_unlock(&a->refresh_lock);
+        stopper_stop(&a->refresh_stop);
         pthread_join(a->refresher, NULL);
         a->refresher_running = false;
     }
     if (a->refresh_sync) {
+        stopper_close(&a->refresh_stop);
         pthread_mutex_destroy(&a->refresh_lock);
-        pthread_cond_destroy(&a->refresh_wake);
         a->refresh_sync = false;
     }
     inventory_free(a->inventory);

@@ -13,6 +13,7 @@
 #include "inventory.h"
 #include "request.h"
 #include "store.h"
+#include "stopper.h"
 #include "store_tasks.h"
 
 struct api {
@@ -26,9 +27,9 @@ struct api {
      * NULL when the configuration has none that works. */
     inventory *inventory;
     pthread_t refresher;
-    bool refresher_running, refresher_stop, refresh_sync;
+    bool refresher_running, refresh_sync;
     pthread_mutex_t refresh_lock;
-    pthread_cond_t refresh_wake;
+    stopper refresh_stop; /* the refresher's wait between rounds */
     /* The outcome of the publish in flight (one at a time: one thread). */
     bool confirm_done, confirm_ok;
     char confirm_reason[256];
