@@ -69,16 +69,11 @@ bool db_pg_usable(const db *d)
     return d->pg && !d->abandoned && PQstatus(d->pg) == CONNECTION_OK;
 }
 
-static int64_t now_ms(void)
-{
-    return clock_mono_us() / 1000;
-}
-
 /* The deadline of a command starting now: the server's own statement
  * timeout answers first; this catches a server that cannot answer. -1: none. */
 static int64_t command_deadline(const db *d)
 {
-    return d->timeout_ms > 0 ? now_ms() + d->timeout_ms + DB_PG_ANSWER_GRACE_MS : -1;
+    return d->timeout_ms > 0 ? clock_mono_ms() + d->timeout_ms + DB_PG_ANSWER_GRACE_MS : -1;
 }
 
 /* Wait until the socket is ready for `events` or the deadline (now_ms
@@ -88,7 +83,7 @@ static int64_t command_deadline(const db *d)
 static int wait_socket(db *d, short events, int64_t deadline)
 {
     for (;;) {
-        int64_t now = now_ms();
+        int64_t now = clock_mono_ms();
         if (deadline >= 0 && now >= deadline)
             return 0;
         if (d->wait_hook && now - d->hooked_ms >= DB_WAIT_HOOK_INTERVAL_MS) {
@@ -114,7 +109,7 @@ static int wait_socket(db *d, short events, int64_t deadline)
 static int finish_connecting(db *d, bool resetting, const char *what, vf_error *err)
 {
     d->round_trips++; /* a few, in fact: counted as one */
-    int64_t deadline = now_ms() + d->connect_timeout_ms;
+    int64_t deadline = clock_mono_ms() + d->connect_timeout_ms;
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK && state != PGRES_POLLING_FAILED) {
         int ready = wait_socket(d, state == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);

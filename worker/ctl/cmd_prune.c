@@ -79,11 +79,6 @@ typedef struct prune_run {
     int64_t started_ms;
 } prune_run;
 
-static int64_t mono_ms(void)
-{
-    return clock_mono_us() / 1000;
-}
-
 static int64_t total_rows(const store_prune_counts *c)
 {
     return c->tasks + c->task_events + c->reservations + c->spares + c->outbox + c->deliveries;
@@ -94,7 +89,7 @@ static void show_progress(prune_run *run, const store_prune_counts *c, int64_t f
 {
     if (!run->progress)
         return;
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (!last && now - run->last_progress_ms < PROGRESS_EVERY_MS)
         return;
     run->last_progress_ms = now;
@@ -117,7 +112,7 @@ static void maybe_pause(store *s, prune_run *run, int64_t batch_ms)
     vf_error_init(&err);
     if (store_others_wrote(s, &run->version, &others, &err) < 0)
         others = true; /* cannot tell: be polite */
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (!run->workers_checked_ms || now - run->workers_checked_ms >= WORKERS_CHECK_MS) {
         run->workers_checked_ms = now;
         if (lease_others_alive(s, run->self, &run->workers, &err) < 0)
@@ -238,28 +233,28 @@ int ctl_prune(int argc, char **argv)
             goto out;
         }
     } else {
-        run.started_ms = mono_ms();
+        run.started_ms = clock_mono_ms();
         store_owner_name(run.self);
         /* Takes note of the store's version: writes before this are not ours to wait for. */
         maybe_pause(s, &run, 0);
         int more;
         for (;;) {
-            int64_t began = mono_ms();
+            int64_t began = clock_mono_ms();
             more = store_prune_batch(s, cutoff, (int)batch, &counts, &err);
             run.batches++;
             show_progress(&run, &counts, freed_pages, false);
             if (more != 1)
                 break;
-            maybe_pause(s, &run, mono_ms() - began);
+            maybe_pause(s, &run, clock_mono_ms() - began);
         }
         int64_t freed = 0;
         for (;;) {
-            int64_t began = mono_ms();
+            int64_t began = clock_mono_ms();
             if (more != 0 || (more = store_vacuum_step(s, 256, &freed, &err)) != 0 || freed == 0)
                 break;
             freed_pages += freed;
             show_progress(&run, &counts, freed_pages, false);
-            maybe_pause(s, &run, mono_ms() - began);
+            maybe_pause(s, &run, clock_mono_ms() - began);
         }
         show_progress(&run, &counts, freed_pages, true);
         bool truncated = false;
