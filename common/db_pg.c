@@ -76,7 +76,7 @@ static int64_t command_deadline(const db *d)
     return d->timeout_ms > 0 ? clock_mono_ms() + d->timeout_ms + DB_PG_ANSWER_GRACE_MS : -1;
 }
 
-/* Wait until the socket is ready for `events` or the deadline (now_ms
+/* Wait until the socket is ready for `events` or the deadline (clock_mono_ms
  * clock, -1: none) passes, calling the wait hook every
  * DB_WAIT_HOOK_INTERVAL_MS meanwhile. Returns the poll revents (> 0), 0
  * when the deadline passed, -1 when poll failed. */
