@@ -173,6 +173,7 @@ typedef struct vf_config {
         config_near_best near_best_by; /* auto (default): task with store.url, else off */
         int near_best_hosts;           /* by task: how many of the best, >= 1, default 4 */
         double near_best_max_loss;     /* score points (0..100), default 5, >= 0 */
+        int vmid_stride;               /* 0 (auto): 64 with store.url, else 1 */
         int reservation_ttl_s;         /* default 900, > 0 */
         config_plugin *plugins;        /* scheduler.plugin_config's entries first, then
                                           scheduler.plugins' (the engine applies them in

@@ -828,6 +828,15 @@ static const field scheduler_fields[] = {
      .type = F_NUMBER,
      .offset = CFG(scheduler.near_best_max_loss),
      .min = 0},
+    {.key = "vmid_stride",
+     .doc = "several workers on one store: each takes the lowest free vmid congruent to a hash of "
+            "the worker modulo this first (so two workers seldom pick the same vmid), then the "
+            "lowest free one; 1: the lowest free vmid; 0 (auto): 64 with store.url, else 1",
+     .type = F_INT,
+     .offset = CFG(scheduler.vmid_stride),
+     .min = 0,
+     .max = 1000000,
+     .has_max = true},
     {.key = "reservation_ttl_s",
      .doc = "seconds a placement's reservation lives if the VM never shows up (judged against the "
             "last successful inventory fetch)",

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "fitindex.h"
 #include "grow.h"
+#include "near_best.h"
 #include "pattern.h"
 #include "plugins.h"
 #include "vmid.h"
@@ -85,6 +86,10 @@ struct sched_engine {
     vmidset reserved_vmids;
     int64_t earliest_expiry; /* no held reservation expires before this; 0 = none expire */
     uint32_t vmid_hint;      /* every id in [VMID_MIN, hint) is used or reserved */
+    /* Several workers on one store (sched_params.vmid_stride): this one's
+     * residue class, tried first, and its hint (every id of the class below
+     * it is used or reserved). vmid_stride 1: off. */
+    uint32_t vmid_stride, vmid_slot, vmid_slot_hint;
 
     regex_entry regexes[REGEX_CACHE_SIZE];
     uint64_t clock; /* counts regex lookups, for least-recently-used eviction */
@@ -139,6 +144,11 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->near_best_by = by == CONFIG_NEAR_BEST_WORKER ? NEAR_BEST_BY_WORKER : NEAR_BEST_BY_TASK;
     out->near_best_width = by == CONFIG_NEAR_BEST_OFF ? 1 : config->scheduler.near_best_hosts;
     out->near_best_max_loss = config->scheduler.near_best_max_loss;
+    /* Likewise the vmids: each worker its own residue class first. */
+    int stride = config->scheduler.vmid_stride;
+    if (stride == 0)
+        stride = config->store.url ? SCHED_VMID_STRIDE_SHARED : 1;
+    out->vmid_stride = (uint32_t)stride;
     out->plugins = config->scheduler.plugins;
     out->n_plugins = config->scheduler.n_plugins;
     out->pack = config->scheduler.strategy == CONFIG_STRATEGY_PACK;
@@ -401,6 +411,11 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     engine->vmid_hint = VMID_MIN;
     engine->target_percent = SCHED_TARGET_LOAD_DEFAULT_PERCENT;
     engine->missing_score = SCHED_TARGET_LOAD_DEFAULT_MISSING;
+    /* Only a worker spreads: a dry run (no worker id) takes the lowest. */
+    engine->vmid_stride =
+        params->vmid_stride > 1 && params->near_best_worker[0] ? params->vmid_stride : 1;
+    engine->vmid_slot = (uint32_t)(near_best_hash(params->near_best_worker) % engine->vmid_stride);
+    engine->vmid_slot_hint = vmid_first_in_slot(VMID_MIN, engine->vmid_stride, engine->vmid_slot);
     if (configure_plugins(engine, params, err) < 0) {
         sched_engine_free(engine);
         return NULL;
@@ -557,7 +572,9 @@ bool sched_engine_filter_on(const sched_engine *engine, int filter_id)
     return filter_id >= 0 && filter_id < SCHED_FILTER_COUNT && engine->filter_on[filter_id];
 }
 
-static void advance_hint(sched_engine *engine)
+/* Move *hint (one of the engine's, over the ids hint, hint + step, ...)
+ * past every id the snapshot uses or a reservation holds. */
+static void advance_from(sched_engine *engine, uint32_t *hint, uint32_t step)
 {
     /* Walk the sorted used list alongside the hint, as vmid_pick does: after
      * the oldest reservation ends, the hint drops to its id and the next one
@@ -567,20 +584,36 @@ static void advance_hint(sched_engine *engine)
     size_t lo = 0, hi = n_used;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (used[mid] < engine->vmid_hint)
+        if (used[mid] < *hint)
             lo = mid + 1;
         else
             hi = mid;
     }
-    while (engine->vmid_hint <= VMID_MAX) {
-        while (lo < n_used && used[lo] < engine->vmid_hint)
+    while (*hint <= VMID_MAX) {
+        while (lo < n_used && used[lo] < *hint)
             lo++;
-        bool taken = (lo < n_used && used[lo] == engine->vmid_hint) ||
-                     vmidset_has(&engine->reserved_vmids, engine->vmid_hint);
+        bool taken =
+            (lo < n_used && used[lo] == *hint) || vmidset_has(&engine->reserved_vmids, *hint);
         if (!taken)
             break;
-        engine->vmid_hint++;
+        *hint = *hint > VMID_MAX - step ? VMID_MAX + 1u : *hint + step;
     }
+}
+
+static void advance_hint(sched_engine *engine)
+{
+    advance_from(engine, &engine->vmid_hint, 1);
+}
+
+static bool in_own_slot(const sched_engine *engine, uint32_t vmid)
+{
+    return engine->vmid_stride > 1 && vmid % engine->vmid_stride == engine->vmid_slot;
+}
+
+static void advance_slot_hint(sched_engine *engine)
+{
+    if (engine->vmid_stride > 1)
+        advance_from(engine, &engine->vmid_slot_hint, engine->vmid_stride);
 }
 
 static void apply_load(sched_engine *engine, const held *h, int sign)
@@ -681,6 +714,8 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     engine->n_held = kept;
     engine->vmid_hint = VMID_MIN;
     advance_hint(engine);
+    engine->vmid_slot_hint = vmid_first_in_slot(VMID_MIN, engine->vmid_stride, engine->vmid_slot);
+    advance_slot_hint(engine);
     /* Without the index every decision takes the full pass: the same
      * decisions, only slower, so running short of memory here is no error. */
     vf_error ignored;
@@ -755,6 +790,8 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
     apply_load(engine, h, +1);
     if (res->vmid == engine->vmid_hint)
         advance_hint(engine);
+    if (res->vmid == engine->vmid_slot_hint && in_own_slot(engine, res->vmid))
+        advance_slot_hint(engine);
     for (size_t i = 0; i < engine->n_profiles; i++)
         if (sched_engine_reserve(engine->profiles[i], res, err) < 0)
             return -1;
@@ -791,6 +828,8 @@ static size_t release_where(sched_engine *engine, bool (*ends)(const held *, con
             vmidset_remove(&engine->reserved_vmids, h->vmid);
             if (h->vmid < engine->vmid_hint)
                 engine->vmid_hint = h->vmid;
+            if (in_own_slot(engine, h->vmid) && h->vmid < engine->vmid_slot_hint)
+                engine->vmid_slot_hint = h->vmid;
         }
         free(h->names);
         ended++;
@@ -1409,7 +1448,20 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
          * matches do. */
         pattern_set_budget(vmids.regex,
                            (unsigned long long)VMID_REGEX_SCAN_LIMIT * 16 + PATTERN_MATCH_LIMIT);
-    uint32_t vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &scanned);
+    uint32_t vmid = 0;
+    if (engine->vmid_stride > 1) {
+        /* Its own class first; when that has none free (a narrow range), the
+         * lowest free id as with one worker. */
+        vmid = vmid_pick_strided(&vmids, hosts, &engine->reserved_vmids, engine->vmid_stride,
+                                 engine->vmid_slot, engine->vmid_slot_hint, &scanned);
+        if (vmid == 0 && !(vmids.regex && pattern_too_costly(vmids.regex))) {
+            uint32_t more = 0;
+            vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &more);
+            scanned += more;
+        }
+    } else {
+        vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &scanned);
+    }
     if (vmids.regex && pattern_too_costly(vmids.regex)) {
         refuse_costly(req->vmid_regex, ANNOTATION_VMID_REGEX, err);
         return -1;

@@ -53,6 +53,9 @@ typedef enum {
 /* The user-facing words for a reason ("insufficient memory"). */
 const char *sched_reason_text(sched_reason reason);
 
+/* scheduler.vmid_stride auto with store.url (several workers may share it). */
+#define SCHED_VMID_STRIDE_SHARED 64
+
 typedef struct sched_params {
     double overcommit_cpu;    /* > 0: vCPUs allowed per core */
     double overcommit_memory; /* > 0 */
@@ -65,8 +68,12 @@ typedef struct sched_params {
      * among every host within near_best_max_loss (on when not empty). */
     near_best_key near_best_by;
     int near_best_width;
-    double near_best_max_loss;    /* score points a near-best pick may give up, >= 0 */
-    char near_best_worker[256];   /* the worker instance (its lease owner name, STORE_OWNER_SIZE) */
+    double near_best_max_loss;  /* score points a near-best pick may give up, >= 0 */
+    char near_best_worker[256]; /* the worker instance (its lease owner name, STORE_OWNER_SIZE) */
+    /* > 1 with near_best_worker set: the worker takes the lowest free vmid
+     * congruent to hash(near_best_worker) modulo this first, then the lowest
+     * free one (vmid_pick_strided); 1: the lowest free vmid. */
+    uint32_t vmid_stride;
     uint64_t seed;                /* random source for subset picks; 0 = from the clock */
     const config_plugin *plugins; /* borrowed during sched_engine_new only */
     size_t n_plugins;

@@ -66,10 +66,11 @@ static pattern_result regex_allows(pattern *regex, uint32_t id)
     return pattern_match(regex, digits, len);
 }
 
-uint32_t vmid_pick(const vmid_query *query, const hostset *used, const vmidset *reserved,
-                   uint32_t hint, uint32_t *scanned)
+/* The scan shared by both picks: candidates start, start + step, ... up to
+ * the domain's end. */
+static uint32_t scan(const vmid_query *query, const hostset *used, const vmidset *reserved,
+                     uint64_t start, uint32_t step, uint32_t *scanned)
 {
-    uint32_t start = query->lo < hint ? hint : query->lo;
     /* Walk the sorted used list alongside the candidate instead of a
      * binary search per id: runs of used ids cost one step each. */
     size_t next_used = 0;
@@ -86,7 +87,7 @@ uint32_t vmid_pick(const vmid_query *query, const hostset *used, const vmidset *
     }
     uint32_t limit = query->regex ? VMID_REGEX_SCAN_LIMIT : UINT32_MAX;
     uint32_t count = 0;
-    for (uint64_t id = start; id <= query->hi && count < limit; id++) {
+    for (uint64_t id = start; id <= query->hi && count < limit; id += step) {
         count++;
         while (next_used < used->n_used_vmids && used->used_vmids[next_used] < id)
             next_used++;
@@ -104,4 +105,32 @@ uint32_t vmid_pick(const vmid_query *query, const hostset *used, const vmidset *
     }
     *scanned = count;
     return 0;
+}
+
+uint32_t vmid_pick(const vmid_query *query, const hostset *used, const vmidset *reserved,
+                   uint32_t hint, uint32_t *scanned)
+{
+    return scan(query, used, reserved, query->lo < hint ? hint : query->lo, 1, scanned);
+}
+
+uint32_t vmid_first_in_slot(uint32_t from, uint32_t stride, uint32_t slot)
+{
+    if (stride <= 1)
+        return from;
+    uint64_t first = (uint64_t)from - from % stride + slot % stride;
+    if (first < from)
+        first += stride;
+    return first > VMID_MAX ? VMID_MAX + 1u : (uint32_t)first;
+}
+
+uint32_t vmid_pick_strided(const vmid_query *query, const hostset *used, const vmidset *reserved,
+                           uint32_t stride, uint32_t slot, uint32_t slot_hint, uint32_t *scanned)
+{
+    uint32_t start =
+        vmid_first_in_slot(query->lo < slot_hint ? slot_hint : query->lo, stride, slot);
+    if (start > query->hi) {
+        *scanned = 0;
+        return 0;
+    }
+    return scan(query, used, reserved, start, stride > 1 ? stride : 1, scanned);
 }

@@ -1,4 +1,6 @@
-/* vmid: parse the vmid annotations and pick the lowest free vmid. */
+/* vmid: parse the vmid annotations and pick the lowest free vmid (or, for
+ * one of several workers sharing a store, the lowest free one of its own
+ * residue class first: vmid_pick_strided). */
 #ifndef VF_VMID_H
 #define VF_VMID_H
 
@@ -31,5 +33,19 @@ typedef struct vmid_query {
  * (pattern_too_costly then tells so). */
 uint32_t vmid_pick(const vmid_query *query, const hostset *used, const vmidset *reserved,
                    uint32_t hint, uint32_t *scanned);
+
+/* The lowest id in the domain that vmid_pick would accept and that is
+ * congruent to `slot` modulo `stride` (> 1; slot < stride). `slot_hint`:
+ * every such id below it is known to be taken. Returns 0 when none is free
+ * (then vmid_pick over the whole domain is the fallback): several workers
+ * deciding over one store at once, each with its own slot, then seldom pick
+ * the same vmid, where all of them would pick the same lowest free one.
+ * *scanned as vmid_pick. */
+uint32_t vmid_pick_strided(const vmid_query *query, const hostset *used, const vmidset *reserved,
+                           uint32_t stride, uint32_t slot, uint32_t slot_hint, uint32_t *scanned);
+
+/* The lowest id >= `from` congruent to `slot` modulo `stride` (>= 1), or
+ * VMID_MAX + 1 when there is none up to VMID_MAX. */
+uint32_t vmid_first_in_slot(uint32_t from, uint32_t stride, uint32_t slot);
 
 #endif
