@@ -137,9 +137,12 @@ static void finish_syncing_early(service *svc)
  * again this many times at most; then it fails like a store error (nothing
  * acked, the broker delivers it again). With SQLite a conflict cannot recur
  * within one transaction: it holds the store's write lock from the catch-up
- * to the commit. PostgreSQL has no such lock, so the passes after a conflict
- * run alone (store_begin_exclusive) and the next one cannot meet another
- * worker's batch. */
+ * to the commit. PostgreSQL has no such lock: the second pass runs beside
+ * the other workers as the first did (its catch-up has just taken the hosts
+ * that conflicted, so it seldom conflicts again), and only the last runs
+ * alone (store_begin_exclusive), so that a batch always gets through: taking
+ * the store-wide lock exclusively at every conflict made every worker wait
+ * for the one deciding again. */
 #define MAX_DECISION_PASSES 3
 
 static task_message message_of(const batch_item *item)
@@ -182,7 +185,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
 {
     char now[STORE_TIME_SIZE];
     store_now(now);
-    int rc = pass > 1 ? store_begin_exclusive(svc->store, err) : store_begin(svc->store, err);
+    int rc = pass == MAX_DECISION_PASSES ? store_begin_exclusive(svc->store, err)
+                                         : store_begin(svc->store, err);
     if (rc < 0)
         return -1;
     size_t marked = 0;
