@@ -170,7 +170,7 @@ typedef struct vf_config {
         int64_t reserve_memory;        /* MiB kept free per host, default 0, >= 0 */
         bool dedicated_exclusive;      /* default true */
         int subset_size;               /* default 1, >= 1 */
-        config_near_best near_best_by; /* auto (default): task with store.url, else off */
+        config_near_best near_best_by; /* auto (default): worker with store.url, else off */
         int near_best_hosts;           /* by task: how many of the best, >= 1, default 4 */
         double near_best_max_loss;     /* score points (0..100), default 5, >= 0 */
         int vmid_stride;               /* 0 (auto): 64 with store.url, else 1 */

@@ -814,7 +814,7 @@ static const field scheduler_fields[] = {
     {.key = "near_best_by",
      .doc = "several workers on one store: a decision takes one of the near-best hosts by a hash "
             "of the task id (task) or of the worker (worker: each keeps to its own host); auto: "
-            "task with store.url, else off (the best)",
+            "worker with store.url, else off (the best)",
      .type = F_ENUM,
      .offset = CFG(scheduler.near_best_by),
      .choices = near_best_keys},

@@ -136,11 +136,14 @@ void sched_params_from_config(sched_params *out, const vf_config *config)
     out->dedicated_exclusive = config->scheduler.dedicated_exclusive;
     out->subset_size = config->scheduler.subset_size;
     /* Several workers share a PostgreSQL store (one per machine): spread
-     * their picks over the near-best so they do not all claim one host. The
-     * worker's id, for near_best_by worker, is the caller's to set. */
+     * their picks over the near-best so they do not all claim one host. By
+     * worker, not by task: a batch keyed by task touches most of the hosts,
+     * so two batches decided at once nearly always met on one, and 35-50% of
+     * them were decided again (docs/benchmarks.md). The worker's id is the
+     * caller's to set. */
     config_near_best by = config->scheduler.near_best_by;
     if (by == CONFIG_NEAR_BEST_AUTO)
-        by = config->store.url ? CONFIG_NEAR_BEST_TASK : CONFIG_NEAR_BEST_OFF;
+        by = config->store.url ? CONFIG_NEAR_BEST_WORKER : CONFIG_NEAR_BEST_OFF;
     out->near_best_by = by == CONFIG_NEAR_BEST_WORKER ? NEAR_BEST_BY_WORKER : NEAR_BEST_BY_TASK;
     out->near_best_width = by == CONFIG_NEAR_BEST_OFF ? 1 : config->scheduler.near_best_hosts;
     out->near_best_max_loss = config->scheduler.near_best_max_loss;
