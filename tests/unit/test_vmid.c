@@ -46,7 +46,9 @@ static void test_pick_strided(void)
     hostset_free(used);
 }
 
-static sched_engine *engine_for(const char *worker, uint32_t stride, const hostset *hosts)
+/* An engine for `worker`, told other workers are alive when `spread`. */
+static sched_engine *engine_for(const char *worker, uint32_t stride, bool spread,
+                                const hostset *hosts)
 {
     vf_error err;
     vf_error_init(&err);
@@ -56,8 +58,10 @@ static sched_engine *engine_for(const char *worker, uint32_t stride, const hosts
     snprintf(params.near_best_worker, sizeof params.near_best_worker, "%s", worker);
     sched_engine *engine = sched_engine_new(&params, &err);
     CHECKF(engine != NULL, "%s", err.text);
-    if (engine)
+    if (engine) {
         CHECK(sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) == 0);
+        sched_engine_set_vmid_spread(engine, spread);
+    }
     return engine;
 }
 
@@ -82,8 +86,9 @@ static void place(sched_engine *engine, const char *prefix, uint32_t *out, size_
 }
 
 /* Two workers with different classes take disjoint vmids from the same
- * picture; a worker with stride 1 (one writer) or no worker id (a dry run)
- * takes the lowest free ones; a released id of the class is taken again. */
+ * picture; a worker alone on its store, one with stride 1 or one without a
+ * worker id (a dry run) takes the lowest free ones; a released id of the
+ * class is taken again; alone again, the worker takes the lowest free. */
 static void test_engine_stride(void)
 {
     vf_error err;
@@ -103,7 +108,7 @@ static void test_engine_stride(void)
         b = other;
     }
     uint32_t slot_a = (uint32_t)(near_best_hash(a) % 64);
-    sched_engine *ea = engine_for(a, 64, hosts), *eb = engine_for(b, 64, hosts);
+    sched_engine *ea = engine_for(a, 64, true, hosts), *eb = engine_for(b, 64, true, hosts);
     uint32_t va[5], vb[5];
     place(ea, "a", va, 5);
     place(eb, "b", vb, 5);
@@ -120,18 +125,27 @@ static void test_engine_stride(void)
     place(ea, "a-again", &again, 1);
     CHECK(again == va[0]);
 
-    sched_engine *lowest = engine_for(a, 1, hosts), *dry = engine_for("", 64, hosts);
-    uint32_t vl[3], vd[3];
+    sched_engine_set_vmid_spread(ea, false);
+    uint32_t alone;
+    place(ea, "a-alone", &alone, 1);
+    CHECK(alone == (va[0] == VMID_MIN ? VMID_MIN + 1 : VMID_MIN));
+
+    sched_engine *lowest = engine_for(a, 1, true, hosts), *dry = engine_for("", 64, true, hosts),
+                 *single = engine_for(a, 64, false, hosts);
+    uint32_t vl[3], vd[3], vs[3];
     place(lowest, "l", vl, 3);
     place(dry, "d", vd, 3);
+    place(single, "s", vs, 3);
     for (uint32_t i = 0; i < 3; i++) {
         CHECK(vl[i] == VMID_MIN + i);
         CHECK(vd[i] == VMID_MIN + i);
+        CHECK(vs[i] == VMID_MIN + i);
     }
     sched_engine_free(ea);
     sched_engine_free(eb);
     sched_engine_free(lowest);
     sched_engine_free(dry);
+    sched_engine_free(single);
     hostset_free(hosts);
 }
 
@@ -145,7 +159,7 @@ static void test_engine_stride_narrow_range(void)
     host h = fixture_host("bm-01");
     CHECK(hostset_add(hosts, &h, &err) == 0);
     CHECK(hostset_finish(hosts, &err) == 0);
-    sched_engine *engine = engine_for("worker-a", 64, hosts);
+    sched_engine *engine = engine_for("worker-a", 64, true, hosts);
     uint32_t slot = (uint32_t)(near_best_hash("worker-a") % 64);
     uint32_t lo = vmid_first_in_slot(200, 64, slot) + 1; /* the class's next id is lo + 63 */
     sched_request req;

@@ -87,9 +87,11 @@ struct sched_engine {
     int64_t earliest_expiry; /* no held reservation expires before this; 0 = none expire */
     uint32_t vmid_hint;      /* every id in [VMID_MIN, hint) is used or reserved */
     /* Several workers on one store (sched_params.vmid_stride): this one's
-     * residue class, tried first, and its hint (every id of the class below
-     * it is used or reserved). vmid_stride 1: off. */
+     * residue class, tried first while vmid_spread is on, and its hint
+     * (every id of the class below it is used or reserved). vmid_stride 1:
+     * never. */
     uint32_t vmid_stride, vmid_slot, vmid_slot_hint;
+    bool vmid_spread; /* sched_engine_set_vmid_spread: other workers are alive */
 
     regex_entry regexes[REGEX_CACHE_SIZE];
     uint64_t clock; /* counts regex lookups, for least-recently-used eviction */
@@ -601,6 +603,16 @@ static void advance_from(sched_engine *engine, uint32_t *hint, uint32_t step)
             break;
         *hint = *hint > VMID_MAX - step ? VMID_MAX + 1u : *hint + step;
     }
+}
+
+void sched_engine_set_vmid_spread(sched_engine *engine, bool on)
+{
+    engine->vmid_spread = on;
+}
+
+bool sched_engine_vmid_spreads(const sched_engine *engine)
+{
+    return engine->vmid_stride > 1;
 }
 
 static void advance_hint(sched_engine *engine)
@@ -1452,7 +1464,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         pattern_set_budget(vmids.regex,
                            (unsigned long long)VMID_REGEX_SCAN_LIMIT * 16 + PATTERN_MATCH_LIMIT);
     uint32_t vmid = 0;
-    if (engine->vmid_stride > 1) {
+    if (engine->vmid_spread && engine->vmid_stride > 1) {
         /* Its own class first; when that has none free (a narrow range), the
          * lowest free id as with one worker. */
         vmid = vmid_pick_strided(&vmids, hosts, &engine->reserved_vmids, engine->vmid_stride,

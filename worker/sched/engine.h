@@ -70,7 +70,8 @@ typedef struct sched_params {
     int near_best_width;
     double near_best_max_loss;  /* score points a near-best pick may give up, >= 0 */
     char near_best_worker[256]; /* the worker instance (its lease owner name, STORE_OWNER_SIZE) */
-    /* > 1 with near_best_worker set: the worker takes the lowest free vmid
+    /* > 1 with near_best_worker set: while other workers share the store
+     * (sched_engine_set_vmid_spread), the worker takes the lowest free vmid
      * congruent to hash(near_best_worker) modulo this first, then the lowest
      * free one (vmid_pick_strided); 1: the lowest free vmid. */
     uint32_t vmid_stride;
@@ -205,6 +206,16 @@ size_t sched_decision_host_index(const sched_engine *engine, const sched_decisio
  * resources are then in that host's figures, and a reservation for it must
  * not be held as well (see sched_engine_set_hosts). */
 bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node);
+
+/* Whether other workers decide over the same store now (the caller follows
+ * their leases): while on, and when sched_params.vmid_stride > 1 with a
+ * worker id, decisions take the lowest free vmid of the worker's own class
+ * first (vmid_pick_strided); off (the default), the lowest free vmid, as a
+ * worker alone on its store always does. */
+void sched_engine_set_vmid_spread(sched_engine *engine, bool on);
+/* Whether sched_engine_set_vmid_spread can change anything (a stride > 1
+ * and a worker id): the caller need not follow the others otherwise. */
+bool sched_engine_vmid_spreads(const sched_engine *engine);
 
 /* Free vCPUs and MiB over the online hosts of the snapshot, after what the
  * inventory shows allocated and what the engine holds (a host's free room

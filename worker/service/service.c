@@ -112,6 +112,33 @@ static int sync_inventory(service *svc, vf_error *err)
     return rc;
 }
 
+/* How often a worker counts the others on its store (their presence leases):
+ * alone it takes the lowest free vmid, beside others its own class first
+ * (scheduler.vmid_stride). */
+#define PEERS_CHECK_INTERVAL_S 1
+
+/* Count the other live workers and tell the engine. A store error here is
+ * no reason to stop: the setting stays as it was (both are safe; the store's
+ * unique index keeps every vmid to one reservation), and the next check, or
+ * the batch, meets the outage. */
+static void follow_peers(service *svc)
+{
+    if (!sched_engine_vmid_spreads(svc->engine))
+        return;
+    time_t now = time(NULL);
+    if (svc->peers_checked_at && now - svc->peers_checked_at < PEERS_CHECK_INTERVAL_S)
+        return;
+    svc->peers_checked_at = now;
+    int others = 0;
+    vf_error err;
+    vf_error_init(&err);
+    if (lease_others_alive(svc->store, svc->owner, &others, &err) < 0) {
+        log_debug("store: counting the other workers: %s", err.text);
+        return;
+    }
+    sched_engine_set_vmid_spread(svc->engine, others > 0);
+}
+
 static void release_in_engine(const char *task_id, void *user)
 {
     sched_engine_release(user, task_id);
@@ -458,6 +485,7 @@ static int open_parts(service *svc, vf_error *err)
     }
     if (lease_announce(svc->store, svc->owner, err) < 0)
         return -1;
+    follow_peers(svc);
     svc->book = reservation_book_new(svc->engine, err);
     if (!svc->book)
         return -1;
@@ -756,6 +784,7 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     log_summary(svc, false);
     if (sync_inventory(svc, err) < 0)
         return ROUND_STORE;
+    follow_peers(svc);
     if (service_recheck_waiting(svc, err) < 0)
         return ROUND_BROKER;
     batch *b = svc->collecting;

@@ -131,6 +131,7 @@ typedef struct service {
     size_t n_pubs, cap_pubs;
     id_list confirmed; /* events confirmed, to mark in the next transaction */
     time_t last_sweep;
+    time_t peers_checked_at; /* follow_peers: when the other workers were last counted */
     char note[VF_ERROR_TEXT + 64];
     bool sync_failed; /* a WAL sync failed: nothing more may be acked */
     uint64_t placed_since_summary;
