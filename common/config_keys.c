@@ -829,9 +829,10 @@ static const field scheduler_fields[] = {
      .offset = CFG(scheduler.near_best_max_loss),
      .min = 0},
     {.key = "vmid_stride",
-     .doc = "several workers on one store: each takes the lowest free vmid congruent to a hash of "
-            "the worker modulo this first (so two workers seldom pick the same vmid), then the "
-            "lowest free one; 1: the lowest free vmid; 0 (auto): 64 with store.url, else 1",
+     .doc = "several workers on one store: while others are alive, each takes the lowest free "
+            "vmid congruent to a hash of the worker modulo this first (so two workers seldom "
+            "pick the same vmid), then the lowest free one; 1: the lowest free vmid; 0 (auto): "
+            "64 with store.url, else 1",
      .type = F_INT,
      .offset = CFG(scheduler.vmid_stride),
      .min = 0,
