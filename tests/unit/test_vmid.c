@@ -65,8 +65,10 @@ static sched_engine *engine_for(const char *worker, uint32_t stride, bool spread
     return engine;
 }
 
-/* Place and hold `n` one-vCPU VMs; their vmids into out[]. */
-static void place(sched_engine *engine, const char *prefix, uint32_t *out, size_t n)
+/* Place on `decider` (an engine or one of its profiles) and hold on
+ * `engine` `n` one-vCPU VMs; their vmids into out[]. */
+static void place_with(sched_engine *decider, sched_engine *engine, const char *prefix,
+                       uint32_t *out, size_t n)
 {
     sched_request req;
     fixture_request(&req, 1, 16);
@@ -74,7 +76,7 @@ static void place(sched_engine *engine, const char *prefix, uint32_t *out, size_
         vf_error err;
         vf_error_init(&err);
         sched_decision d;
-        CHECK(sched_engine_decide(engine, &req, &d, &err) == 0);
+        CHECK(sched_engine_decide(decider, &req, &d, &err) == 0);
         CHECK(d.placed);
         out[i] = d.vmid;
         sched_reservation res;
@@ -83,6 +85,11 @@ static void place(sched_engine *engine, const char *prefix, uint32_t *out, size_
         sched_reservation_from_decision(&res, &d, &req, id, 0);
         CHECK(sched_engine_reserve(engine, &res, &err) == 0);
     }
+}
+
+static void place(sched_engine *engine, const char *prefix, uint32_t *out, size_t n)
+{
+    place_with(engine, engine, prefix, out, n);
 }
 
 /* Two workers with different classes take disjoint vmids from the same
@@ -173,11 +180,46 @@ static void test_engine_stride_narrow_range(void)
     hostset_free(hosts);
 }
 
+/* A scheduling profile follows its engine: spreading when told, and its
+ * ids taken by the default profile are taken for it too. */
+static void test_profile_follows(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    hostset *hosts = hostset_new();
+    host h = fixture_host("bm-01");
+    CHECK(hostset_add(hosts, &h, &err) == 0);
+    CHECK(hostset_finish(hosts, &err) == 0);
+    sched_engine *engine = engine_for("worker-a", 64, false, hosts);
+    sched_params params;
+    fixture_params(&params);
+    params.vmid_stride = 64;
+    snprintf(params.near_best_worker, sizeof params.near_best_worker, "worker-a");
+    CHECKF(sched_engine_add_profile(engine, "small", &params, &err) == 0, "%s", err.text);
+    sched_engine *small = sched_engine_profile(engine, "small");
+    CHECK(small != NULL);
+    if (small) {
+        uint32_t slot = (uint32_t)(near_best_hash("worker-a") % 64);
+        uint32_t v[2];
+        uint32_t first = vmid_first_in_slot(VMID_MIN + 1, 64, slot);
+        place_with(small, engine, "alone", v, 1);
+        CHECK(v[0] == VMID_MIN);
+        sched_engine_set_vmid_spread(engine, true);
+        place_with(engine, engine, "spread", v, 1);
+        place_with(small, engine, "spread-small", v + 1, 1);
+        CHECK(v[0] == first);
+        CHECK(v[1] == first + 64);
+    }
+    sched_engine_free(engine);
+    hostset_free(hosts);
+}
+
 int main(void)
 {
     test_first_in_slot();
     test_pick_strided();
     test_engine_stride();
     test_engine_stride_narrow_range();
+    test_profile_follows();
     return test_summary();
 }

@@ -468,6 +468,7 @@ int sched_engine_add_profile(sched_engine *engine, const char *name, const sched
     if (!profile)
         return -1;
     snprintf(profile->profile_name, sizeof profile->profile_name, "%s", name);
+    profile->vmid_spread = engine->vmid_spread;
     /* Added late (tests; the worker adds them first): catch up. */
     int rc = engine->hosts ? sched_engine_set_hosts(profile, engine->hosts, NULL, NULL, err) : 0;
     for (size_t i = 0; rc == 0 && i < engine->n_held; i++) {
@@ -506,6 +507,8 @@ static void forget_regex_matches(sched_engine *engine)
     }
 }
 
+static void advance_slot_hint(sched_engine *engine);
+
 int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf_error *err)
 {
     /* Built and checked as a new engine would be, so a rejected change
@@ -523,6 +526,12 @@ int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf
     engine->vmid_range_enabled = next->vmid_range_enabled;
     engine->vmid_regex_enabled = next->vmid_regex_enabled;
     engine->rng = next->rng;
+    /* scheduler.vmid_stride may have changed: the class, and its hint from
+     * the bottom (set_hosts below, or here without a snapshot). */
+    engine->vmid_stride = next->vmid_stride;
+    engine->vmid_slot = next->vmid_slot;
+    engine->vmid_slot_hint = vmid_first_in_slot(VMID_MIN, engine->vmid_stride, engine->vmid_slot);
+    advance_slot_hint(engine);
     sched_engine_free(next);
     /* regex_match may have changed what a cached pattern means. */
     forget_regex_matches(engine);
@@ -608,6 +617,8 @@ static void advance_from(sched_engine *engine, uint32_t *hint, uint32_t step)
 void sched_engine_set_vmid_spread(sched_engine *engine, bool on)
 {
     engine->vmid_spread = on;
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        engine->profiles[i]->vmid_spread = on;
 }
 
 bool sched_engine_vmid_spreads(const sched_engine *engine)
