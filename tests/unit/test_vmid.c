@@ -80,7 +80,7 @@ static void place_with(sched_engine *decider, sched_engine *engine, const char *
         CHECK(d.placed);
         out[i] = d.vmid;
         sched_reservation res;
-        char id[32];
+        char id[64];
         snprintf(id, sizeof id, "%s-%zu", prefix, i);
         sched_reservation_from_decision(&res, &d, &req, id, 0);
         CHECK(sched_engine_reserve(engine, &res, &err) == 0);
