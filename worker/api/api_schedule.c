@@ -16,6 +16,7 @@
 #include "log.h"
 #include "problem.h"
 #include "request.h"
+#include "task_intake.h"
 
 /* application/json, with or without parameters (charset=utf-8). */
 static bool is_json_type(const char *content_type)
@@ -46,68 +47,18 @@ static bool same_request(const store_task *task, const json_t *body, const char 
     return same;
 }
 
-/* Record the task as queued, with the first line of its history (who
- * submitted it, when a key did). Returns 0, 1 when a task of that id exists
- * already (another replica was faster), -1 with err. */
-static int record_queued(api *a, const char *task_id, const char *text, const char *submitter,
-                         vf_error *err)
-{
-    char now[STORE_TIME_SIZE];
-    store_now(now);
-    store_task_fields fields = {.id = task_id,
-                                .kind = "schedule",
-                                .status = "queued",
-                                .request = text,
-                                .vmid = -1,
-                                .at = now};
-    if (store_begin(a->store, err) < 0)
-        return -1;
-    vf_error insert_err;
-    vf_error_init(&insert_err);
-    if (store_task_insert(a->store, &fields, &insert_err) < 0) {
-        (void)store_rollback(a->store, NULL);
-        if (insert_err.code == VF_EINVAL)
-            return 1;
-        vf_error_set(err, insert_err.code, "%s", insert_err.text);
-        return -1;
-    }
-    json_t *detail = json_pack("{s:s}", "via", "virtflow-api");
-    if (detail && submitter)
-        json_object_set_new(detail, "submitter", json_string(submitter));
-    char *detail_text = detail ? json_util_dump(detail) : NULL;
-    json_decref(detail);
-    if (!detail_text) {
-        (void)store_rollback(a->store, NULL);
-        vf_error_set(err, VF_ENOMEM, "out of memory");
-        return -1;
-    }
-    int rc = store_task_event_add(a->store, task_id, now, "queued", detail_text, err);
-    free(detail_text);
-    if (rc < 0 || store_commit(a->store, err) < 0) {
-        (void)store_rollback(a->store, NULL);
-        return -1;
-    }
-    return 0;
-}
-
 /* The broker refused: take the row back unless a worker has it already
  * (a publish reported lost may still have reached the queue). */
 static void withdraw(api *a, const char *task_id)
 {
     vf_error err;
     vf_error_init(&err);
-    int rc = store_begin(a->store, &err);
-    if (rc == 0)
-        rc = store_task_withdraw(a->store, task_id, &err);
-    if (rc >= 0 && store_commit(a->store, &err) < 0)
-        rc = -1;
-    if (rc < 0) {
-        (void)store_rollback(a->store, NULL);
+    int rc = task_intake_withdraw(a->store, task_id, &err);
+    if (rc < 0)
         log_error("task %s: could not withdraw the queued row after a refused publish: %s", task_id,
                   err.text);
-    } else if (rc == 1) {
+    else if (rc == 1)
         log_info("task %s: publish unconfirmed but a worker has the task already; kept", task_id);
-    }
 }
 
 /* The task id an Idempotency-Key stands for: the same key from the same
@@ -241,7 +192,7 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
             republish = true;
             break;
         }
-        int recorded = record_queued(a, task_id, text, submitter, &err);
+        int recorded = task_intake_record(a->store, task_id, text, "virtflow-api", submitter, &err);
         if (recorded < 0)
             goto store_failed;
         if (recorded == 0)

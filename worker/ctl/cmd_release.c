@@ -6,6 +6,7 @@
 
 #include "ctl.h"
 #include "ids.h"
+#include "task_intake.h"
 
 #define DEFAULT_WAIT_S 30
 
@@ -50,9 +51,7 @@ int ctl_release(int argc, char **argv)
     vf_config *config = ctl_load_config_writing(args.config_path, "release");
     if (!config)
         return CTL_EXIT_CONFIG;
-    json_t *body = json_pack("{s:s}", "task_id", task_id);
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
+    char *text = task_intake_release_body(task_id); /* the API's body too */
     char id[IDS_LEN];
     ids_new("rel", id);
     ctl_request request = {.command = "release",
