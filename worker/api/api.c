@@ -101,14 +101,14 @@ static int ensure_connected(api *a, vf_error *err)
 
 /* One publish and its confirm. Returns 0 confirmed, 1 refused by a broker
  * that is still connected (no point retrying), -1 link failure (err). */
-static int publish_once(api *a, const amqp_link_message *msg, vf_error *err)
+static int publish_once(api *a, const char *routing_key, const amqp_link_message *msg,
+                        vf_error *err)
 {
     a->confirm_done = a->confirm_ok = false;
     a->confirm_reason[0] = '\0';
     if (ensure_connected(a, err) < 0)
         return -1;
-    if (amqp_link_publish(a->link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, msg, NULL,
-                          err) < 0)
+    if (amqp_link_publish(a->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, msg, NULL, err) < 0)
         return -1;
     if (amqp_link_wait_confirms(a->link, API_CONFIRM_TIMEOUT_MS, err) < 0) {
         /* Timed out (flow control) or broke: start the next request afresh
@@ -128,17 +128,18 @@ static int publish_once(api *a, const amqp_link_message *msg, vf_error *err)
     return 0;
 }
 
-int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
+int api_publish_to(api *a, const char *routing_key, const char *message_id, const char *task_id,
+                   const char *body, vf_error *err)
 {
-    amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = task_id};
-    int rc = publish_once(a, &msg, err);
+    amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
+    int rc = publish_once(a, routing_key, &msg, err);
     if (rc < 0) {
         /* An idle link may have been closed by the broker (heartbeats are
          * only sent inside link calls): one fresh connection, one more try.
          * Publishing twice is harmless: the worker knows the task id. */
         log_info("task %s: publish failed (%s); reconnecting once", task_id, err->text);
         vf_error_init(err);
-        rc = publish_once(a, &msg, err);
+        rc = publish_once(a, routing_key, &msg, err);
     }
     if (rc != 0) {
         if (err->code == VF_OK)
@@ -147,6 +148,11 @@ int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
         return -1;
     }
     return 0;
+}
+
+int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
+{
+    return api_publish_to(a, AMQP_TOPOLOGY_KEY_SCHEDULE, task_id, task_id, body, err);
 }
 
 /* /readyz: the store answers and the broker link is (or can be) up. */

@@ -98,6 +98,16 @@ json_t *api_result_json(const store_task *task);
 int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* api_publish for any request: `body` on `routing_key` with `message_id`
+ * (`task_id` names the task in log lines). Same returns. */
+int api_publish_to(api *a, const char *routing_key, const char *message_id, const char *task_id,
+                   const char *body, vf_error *err) __attribute__((warn_unused_result));
+
+/* POST /v1/tasks/{task_id}/release (api_release.c): `id` is the task id
+ * from the path; the caller has the release scope already. */
+void api_release(api *a, const httpd_request *req, const api_caller *caller, const char *id,
+                 httpd_response *resp);
+
 /* Reply 200 with `value` as JSON; takes the reference. */
 void api_reply_json(httpd_response *resp, int status, json_t *value);
 

@@ -7,6 +7,7 @@
  *                             (task_view_detail_json, as virtflowctl
  *                             task --json); ?wait=30s holds the answer
  *                             until the task ends or the wait passes
+ *   POST /v1/tasks/{id}/release  publish task.release (api_release.c) release
  *   GET  /v1/hosts            hosts and pools with free capacity       read
  *                             (api_hosts.c)
  *
@@ -27,6 +28,7 @@
 
 #define TASKS_PATH "/v1/tasks"
 #define TASK_PREFIX "/v1/tasks/"
+#define RELEASE_SUFFIX "/release"
 /* How often a waiting request reads its task again: a task ends at most this
  * late for its waiter; API_MAX_WAITING waiters cost 4 indexed reads each a
  * second. */
@@ -273,6 +275,17 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
             one_task(a, req, id, resp);
         return "/v1/tasks/{task_id}";
     }
+    const char *slash = id && id[0] ? strchr(id, '/') : NULL;
+    if (slash && slash > id && strcmp(slash, RELEASE_SUFFIX) == 0 &&
+        (size_t)(slash - id) < REQUEST_TASK_ID_LEN) {
+        char task_id[REQUEST_TASK_ID_LEN];
+        snprintf(task_id, sizeof task_id, "%.*s", (int)(slash - id), id);
+        if (!post)
+            not_allowed(resp, "/v1/tasks/{task_id}/release", "POST");
+        else if (api_allow(caller, API_SCOPE_RELEASE, resp))
+            api_release(a, req, caller, task_id, resp);
+        return "/v1/tasks/{task_id}/release";
+    }
     if (strcmp(req->path, "/v1/hosts") == 0) {
         if (!get)
             not_allowed(resp, "/v1/hosts", "GET, HEAD");
@@ -280,6 +293,8 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
             api_hosts(a, req, resp);
         return "/v1/hosts";
     }
-    problem_reply(resp, 404, "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id} and /v1/hosts");
+    problem_reply(resp, 404,
+                  "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
+                  "/v1/tasks/{task_id}/release and /v1/hosts");
     return "other";
 }
