@@ -1,6 +1,7 @@
 /* virtflowctl submit: publish one task.schedule request, confirmed by the
  * broker, and optionally wait for the worker's answer through reply_to. */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "inventory.h"
 #include "never_fits.h"
 #include "request.h"
+#include "task_intake.h"
 
 #define DEFAULT_WAIT_S 60
 
@@ -26,8 +28,11 @@ static void submit_usage(FILE *out)
             "\n"
             "Check the request as the worker will (exit 2 and the reason when it would\n"
             "fail as invalid, or as never_fits: no host of the configured inventory could\n"
-            "hold it even empty; nothing is published), publish it to exchange virtflow, wait\n"
-            "for the broker's confirm, and print the task id (the body's task_id, else --task-id, "
+            "hold it even empty; nothing is published), record it in the store as queued (so\n"
+            "virtflowctl task ID finds it at once; without a store this machine can write,\n"
+            "a note says so and the worker records it when it takes it), publish it to\n"
+            "exchange virtflow, wait for the broker's confirm (refused: the queued row is\n"
+            "removed again), and print the task id (the body's task_id, else --task-id, "
             "else a new\n"
             "tsk_... id; it is also the message_id).\n"
             "\n"
@@ -178,6 +183,46 @@ out:
     return rc;
 }
 
+/* Record the task as queued before it is published (task_intake_record, as
+ * virtflow-api does), so virtflowctl task ID finds it at once. A store this
+ * machine cannot write (none here, unreachable, no permission) only costs
+ * that: the request is published anyway and the worker records the task when
+ * it takes it, as before. Returns the open store when this call recorded the
+ * task (the caller withdraws it if the publish is refused), else NULL. */
+static store *record_queued(const vf_config *config, const char *task_id, const char *body)
+{
+    struct stat st;
+    const char *path = config->store.url ? NULL : config->store.path;
+    if (path && stat(path, &st) != 0) {
+        ctl_error("%s: not recorded in the store (no store at %s, never created by a worker): "
+                  "virtflowctl task %s answers once a worker has taken it",
+                  task_id, path, task_id);
+        return NULL;
+    }
+    store *s = ctl_open_store(config, STORE_READ_WRITE);
+    vf_error err;
+    vf_error_init(&err);
+    int rc = s ? task_intake_record(s, task_id, body, "virtflowctl", NULL, &err) : -1;
+    if (rc == 0)
+        return s;
+    if (rc < 0)
+        ctl_error("%s: not recorded in the store (%s): virtflowctl task %s answers once a worker "
+                  "has taken it",
+                  task_id, s ? err.text : "cannot open it", task_id);
+    store_close(s); /* rc 1: recorded before (a task id given again): the worker decides once */
+    return NULL;
+}
+
+/* The publish was refused: no queued row may stay for a message that does
+ * not exist (a worker that has taken it meanwhile keeps it). */
+static void withdraw(store *s, const char *task_id)
+{
+    vf_error err;
+    vf_error_init(&err);
+    if (task_intake_withdraw(s, task_id, &err) < 0)
+        ctl_error("%s: could not take the queued row back: %s", task_id, err.text);
+}
+
 /* Print the worker's result and turn it into the exit status. */
 static int report_result(json_t *result, bool as_json)
 {
@@ -211,6 +256,7 @@ int ctl_submit(int argc, char **argv)
     int status = CTL_EXIT_USAGE;
     submit_options opt = {.timeout_s = DEFAULT_WAIT_S, .flags = json_object()};
     vf_config *config = NULL;
+    store *recorded = NULL;
     char *body = NULL;
     char task_id[CTL_TASK_ID_SIZE];
 
@@ -232,15 +278,22 @@ int ctl_submit(int argc, char **argv)
     status = CTL_EXIT_USAGE;
     if (check_fits(config, body, opt.json) < 0)
         goto out;
+    recorded = record_queued(config, task_id, body);
+    bool confirmed = false;
     ctl_request request = {.command = "submit",
                            .routing_key = AMQP_TOPOLOGY_KEY_SCHEDULE,
                            .body = body,
                            .id = task_id,
                            .wait_s = opt.wait ? opt.timeout_s : 0,
                            .announce = opt.json ? NULL : task_id,
-                           .progress = !opt.json};
+                           .progress = !opt.json,
+                           .confirmed = &confirmed};
     json_t *result = NULL;
     status = ctl_publish_request(config, &request, &result);
+    if (recorded && !confirmed)
+        withdraw(recorded, task_id);
+    store_close(recorded);
+    recorded = NULL;
     if (status != CTL_EXIT_OK)
         goto out;
     if (!opt.wait) {
@@ -254,6 +307,7 @@ int ctl_submit(int argc, char **argv)
     status = report_result(result, opt.json);
     json_decref(result);
 out:
+    store_close(recorded);
     config_free(config);
     free(body);
     json_decref(opt.flags);

@@ -172,6 +172,7 @@ typedef struct ctl_request {
     long wait_s;             /* > 0: wait this long for the worker's reply */
     const char *announce;    /* printed once the broker confirmed, before waiting; or NULL */
     bool progress;           /* while waiting, print the task's task.retrying events */
+    bool *confirmed;         /* if not NULL: set true once the broker confirmed the message */
 } ctl_request;
 
 /* Publish `request`, confirmed by the broker, and with wait_s > 0 wait for

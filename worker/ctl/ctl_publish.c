@@ -113,6 +113,8 @@ int ctl_publish_request(const vf_config *config, const ctl_request *request, jso
         ctl_error("the broker did not accept %s: %s", request->id, confirm.reason);
         goto out;
     }
+    if (request->confirmed)
+        *request->confirmed = true;
     if (request->announce) {
         printf("%s\n", ctl_text(request->announce));
         fflush(stdout);
