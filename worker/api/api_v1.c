@@ -279,7 +279,8 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
     if (slash && slash > id && strcmp(slash, RELEASE_SUFFIX) == 0 &&
         (size_t)(slash - id) < REQUEST_TASK_ID_LEN) {
         char task_id[REQUEST_TASK_ID_LEN];
-        snprintf(task_id, sizeof task_id, "%.*s", (int)(slash - id), id);
+        memcpy(task_id, id, (size_t)(slash - id));
+        task_id[slash - id] = '\0';
         if (!post)
             not_allowed(resp, "/v1/tasks/{task_id}/release", "POST");
         else if (api_allow(caller, API_SCOPE_RELEASE, resp))
