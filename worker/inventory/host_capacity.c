@@ -69,10 +69,12 @@ json_t *host_capacity_json(const vf_config *config, const hostset *hosts, store 
         const held *r = &per_host[i];
         double cpu_cap = sched_cpu_capacity(&params, h);
         double mem_cap = sched_memory_capacity(&params, h);
-        double cpu_free = cpu_cap - h->allocated_cpu - r->cpu;
-        double mem_free = mem_cap - (double)h->allocated_memory - (double)r->memory;
-        int64_t disk_free = h->storage - r->disk;
-        int64_t vm_free = (int64_t)h->max_vms - h->current_vms - r->count;
+        sched_host_load load = {r->cpu, r->memory, r->disk, r->count};
+        sched_room room = sched_host_room(&params, h, &load);
+        double cpu_free = room.cpu;
+        double mem_free = room.memory;
+        int64_t disk_free = room.disk;
+        int64_t vm_free = room.slots;
         json_t *obj = json_pack(
             "{s:s, s:s, s:s, s:b, s:s, s:i, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:I, s:I, s:f}, "
             "s:{s:I, s:I, s:I}, s:{s:i, s:i, s:i, s:I}}",

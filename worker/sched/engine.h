@@ -263,6 +263,34 @@ static inline double sched_memory_capacity(const sched_params *params, const hos
     int64_t mib = h->memory - params->reserve_memory;
     return mib > 0 ? (double)mib * params->overcommit_memory : 0.0;
 }
+
+/* What is left on a host for each resource: the one definition of free
+ * capacity (filters' arithmetic, virtflowctl nodes, suggestions, the
+ * worker's free-capacity and headroom metrics). Negative when the host is
+ * overcommitted; callers summing free room clamp at 0. */
+typedef struct sched_room {
+    double cpu;    /* vCPUs: capacity - allocated - reserved */
+    double memory; /* MiB: capacity - allocated - reserved */
+    int64_t disk;  /* GiB: storage - reserved */
+    int64_t slots; /* guest slots: max - current - reserved */
+} sched_room;
+
+/* `load` (may be NULL: nothing held) is what live reservations hold on `h`. */
+static inline sched_room sched_host_room(const sched_params *params, const host *h,
+                                         const sched_host_load *load)
+{
+    static const sched_host_load none = {0, 0, 0, 0};
+    if (!load)
+        load = &none;
+    sched_room r = {
+        .cpu = sched_cpu_capacity(params, h) - h->allocated_cpu - load->cpu,
+        .memory =
+            sched_memory_capacity(params, h) - (double)h->allocated_memory - (double)load->memory,
+        .disk = h->storage - load->disk,
+        .slots = (int64_t)h->max_vms - h->current_vms - load->vms,
+    };
+    return r;
+}
 const sched_params *sched_engine_params(const sched_engine *engine);
 /* The snapshot decisions are made over (NULL before the first set_hosts),
  * and whether filter `filter_id` (a sched_filter_id, plugins.h) is on. */

@@ -10,26 +10,11 @@
 
 #include "plugins.h"
 
-/* Room left on a host for each resource, as the filters count it. */
-typedef struct room {
-    double cpu;    /* vCPUs: capacity - allocated - reserved */
-    double memory; /* MiB */
-    int64_t disk;  /* GiB */
-    int32_t slots; /* guest slots */
-} room;
+typedef sched_room room;
 
 static room room_of(const sched_engine *engine, const host *h, size_t i)
 {
-    const sched_params *params = sched_engine_params(engine);
-    const sched_host_load *load = sched_engine_host_load(engine, i);
-    room r = {
-        .cpu = sched_cpu_capacity(params, h) - h->allocated_cpu - load->cpu,
-        .memory =
-            sched_memory_capacity(params, h) - (double)h->allocated_memory - (double)load->memory,
-        .disk = h->storage - load->disk,
-        .slots = h->max_vms - (h->current_vms + load->vms),
-    };
-    return r;
+    return sched_host_room(sched_engine_params(engine), h, sched_engine_host_load(engine, i));
 }
 
 /* The largest whole amount that fits in `left` (what the filters allow). */
