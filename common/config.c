@@ -431,6 +431,7 @@ void config_free(vf_config *c)
     free(c->spare.provisioner.api_token_file);
     free(c->spare.release_kubernetes);
     config_clusters_free(c);
+    config_shapes_free(c);
     free(c);
 }
 

@@ -118,6 +118,15 @@ typedef struct config_cluster {
     char *ca_file; /* NULL: the system store */
 } config_cluster;
 
+/* worker.headroom_shapes.NAME: a reference request shape the worker's
+ * /metrics counts headroom in (worker/sched/headroom.h). */
+typedef struct config_shape {
+    char *name;
+    double cpu;     /* vCPUs, > 0 */
+    int64_t memory; /* MiB, > 0 */
+    int64_t disk;   /* GiB, >= 0; 0: not counted */
+} config_shape;
+
 typedef struct vf_config {
     char *path; /* file it came from, or NULL for built-in defaults */
     /* The VIRTFLOW_* variables applied over the file or the defaults
@@ -212,6 +221,8 @@ typedef struct vf_config {
     struct {
         /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9464; NULL = off */
         char *http_listen;
+        config_shape *headroom_shapes; /* in file order; none by default */
+        size_t n_headroom_shapes;
     } worker;
 
     struct {

@@ -173,5 +173,6 @@ unsigned config_field_reloads(const field *f, unsigned inherited);
 /* "an integer in 1..65535", "a number > 0": the bounds `f` checks. */
 void config_describe_range(const field *f, bool integer, char *out, size_t size);
 void config_clusters_free(vf_config *c);
+void config_shapes_free(vf_config *c);
 
 #endif

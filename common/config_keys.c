@@ -963,6 +963,81 @@ static const field relay_fields[] = {
     {0},
 };
 
+/* worker.headroom_shapes: {NAME: {cpu, memory_mib, disk_gib}}. */
+#define SHAPE(member) offsetof(config_shape, member)
+
+static const field shape_fields[] = {
+    {.key = "cpu",
+     .doc = "vCPUs of one VM of the shape (required, > 0)",
+     .type = F_NUMBER,
+     .offset = SHAPE(cpu),
+     .min = 0,
+     .min_exclusive = true},
+    {.key = "memory_mib",
+     .doc = "MiB of one VM of the shape (required, > 0)",
+     .type = F_INT64,
+     .offset = SHAPE(memory),
+     .min = 0,
+     .min_exclusive = true},
+    {.key = "disk_gib",
+     .doc = "GiB of one VM of the shape; 0 = disk not counted",
+     .type = F_INT64,
+     .offset = SHAPE(disk),
+     .min = 0},
+    {0},
+};
+
+void config_shapes_free(vf_config *c)
+{
+    for (size_t i = 0; i < c->worker.n_headroom_shapes; i++)
+        free(c->worker.headroom_shapes[i].name);
+    free(c->worker.headroom_shapes);
+    c->worker.headroom_shapes = NULL;
+    c->worker.n_headroom_shapes = 0;
+}
+
+static int set_shapes(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
+{
+    (void)f;
+    vf_config *c = base;
+    if (map->type != YAML_MAPPING_NODE)
+        return config_fail(ld, map, path, "expected a mapping of shape names");
+    config_shapes_free(c);
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    /* Zeroed entries are safe to free: the count is set at once. */
+    c->worker.headroom_shapes = calloc(n ? n : 1, sizeof *c->worker.headroom_shapes);
+    if (!c->worker.headroom_shapes)
+        return config_fail_nomem(ld);
+    c->worker.n_headroom_shapes = n;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_pair_t *pair = &map->data.mapping.pairs.start[i];
+        yaml_node_t *key = NULL;
+        char key_path[PATH_TEXT];
+        if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
+            return -1;
+        config_shape *shape = &c->worker.headroom_shapes[i];
+        const char *name = config_scalar(key);
+        /* A Prometheus label value, and a word in an alert. */
+        if (!*name || strlen(name) > 63 ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+                strlen(name))
+            return config_fail(ld, key, key_path,
+                               "a shape name is 1..63 characters of [A-Za-z0-9._-]");
+        if (!(shape->name = strdup(name)))
+            return config_fail_nomem(ld);
+        yaml_node_t *value = config_node_at(ld, pair->value);
+        if (!value || config_is_null(value))
+            return config_fail(ld, key, key_path, "expected a mapping with cpu and memory_mib");
+        if (config_walk_mapping(ld, value, shape_fields, shape, key_path) < 0)
+            return -1;
+        if (shape->cpu <= 0)
+            return config_fail_child(ld, value, key_path, "cpu", "required");
+        if (shape->memory <= 0)
+            return config_fail_child(ld, value, key_path, "memory_mib", "required");
+    }
+    return 0;
+}
+
 static const field worker_fields[] = {
     {.key = "http_listen",
      .doc = "the worker's `/metrics`, `/healthz`, `/readyz` (HOST:PORT or [V6]:PORT; port 0 picks "
@@ -971,6 +1046,17 @@ static const field worker_fields[] = {
      .offset = CFG(worker.http_listen),
      .validate = check_listen,
      .null_clears = true},
+    {.key = "headroom_shapes",
+     .doc = "`NAME: {cpu, memory_mib, disk_gib}` per reference request shape: the worker's "
+            "`/metrics` counts, per pool, how many VMs of each still fit "
+            "(`virtflow_headroom_vms`) and on how many hosts (`virtflow_headroom_hosts`); "
+            "empty: no headroom series ([metrics and health](operations.md#metrics-and-health))",
+     .type_text = "a mapping of shape names",
+     .default_text = "{}",
+     .items = shape_fields,
+     .item_path = ".NAME",
+     .type = F_CUSTOM,
+     .custom = set_shapes},
     {0},
 };
 

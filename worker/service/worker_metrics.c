@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "clock.h"
+#include "engine.h"
+#include "headroom.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "process_metrics.h"
@@ -45,9 +47,13 @@ struct worker_metrics {
     metrics_series *consuming;   /* 0/1 */
     metrics_series *writable;    /* 0/1 */
     metrics_series *inventory_age, *inventory_hosts, *inventory_max_age;
-    metrics_family *hosts;       /* {status} */
-    metrics_family *free_vcpus;  /* {pool} */
-    metrics_family *free_memory; /* {pool} MiB */
+    metrics_family *hosts;          /* {status} */
+    metrics_family *free_vcpus;     /* {pool} */
+    metrics_family *free_memory;    /* {pool} MiB */
+    metrics_family *free_slots;     /* {pool} */
+    metrics_family *headroom_vms;   /* {pool, shape} */
+    metrics_family *headroom_hosts; /* {pool, shape} */
+    sched_params params;            /* as the engine resolves them (plugins' args applied) */
     metrics_series *reservations, *outbox, *scrape_errors;
     metrics_series *round_trips; /* the main store handle's waits for the server */
     uint64_t round_trips_seen;   /* main thread only: what round_trips counts up to */
@@ -73,48 +79,26 @@ static metrics_series *single(worker_metrics *wm, metrics_type type, const char 
 
 /* ---- scrape time ---- */
 
-typedef struct node_sum {
-    const char *node;
-    double cpu;
-    int64_t memory;
-} node_sum;
-
+/* Live reservations summed per host of the snapshot the scrape reads. */
 typedef struct live_sums {
-    node_sum *nodes;
-    size_t n, cap;
-    size_t count;
+    const hostset *hosts;   /* NULL: no snapshot yet */
+    sched_host_load *loads; /* per host of `hosts` */
+    size_t count;           /* every live reservation, on a listed host or not */
 } live_sums;
 
 static int add_live(const store_reservation *r, void *arg)
 {
     live_sums *sums = arg;
     sums->count++;
-    for (size_t i = 0; i < sums->n; i++)
-        if (strcmp(sums->nodes[i].node, r->node) == 0) {
-            sums->nodes[i].cpu += r->cpu;
-            sums->nodes[i].memory += r->memory;
-            return 0;
-        }
-    if (sums->n == sums->cap) {
-        size_t cap = sums->cap ? sums->cap * 2 : 64;
-        node_sum *grown = realloc(sums->nodes, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        sums->nodes = grown;
-        sums->cap = cap;
+    const host *h = sums->hosts ? hostset_find(sums->hosts, r->node) : NULL;
+    if (h) {
+        sched_host_load *load = &sums->loads[h - sums->hosts->hosts];
+        load->cpu += r->cpu;
+        load->memory += r->memory;
+        load->disk += r->disk;
+        load->vms++;
     }
-    char *node = strdup(r->node);
-    if (!node)
-        return -1;
-    sums->nodes[sums->n++] = (node_sum){node, r->cpu, r->memory};
     return 0;
-}
-
-static void live_sums_free(live_sums *sums)
-{
-    for (size_t i = 0; i < sums->n; i++)
-        free((char *)sums->nodes[i].node);
-    free(sums->nodes);
 }
 
 /* Reservations and the outbox, from the store. False when the store could
@@ -143,49 +127,74 @@ static bool collect_store(worker_metrics *wm, live_sums *sums)
     return true;
 }
 
+/* Free capacity and headroom per pool (headroom.h), from the snapshot and
+ * the live reservations on it. */
+static void collect_pools(worker_metrics *wm, const hostset *hosts, const sched_host_load *loads)
+{
+    metrics_family_zero(wm->free_vcpus);
+    metrics_family_zero(wm->free_memory);
+    metrics_family_zero(wm->free_slots);
+    metrics_family_zero(wm->headroom_vms);
+    metrics_family_zero(wm->headroom_hosts);
+    if (!hosts)
+        return;
+    const vf_config *c = wm->config;
+    sched_headroom headroom;
+    if (sched_headroom_compute(&headroom, &wm->params, hosts, loads, c->worker.headroom_shapes,
+                               c->worker.n_headroom_shapes) < 0) {
+        log_debug("metrics: out of memory counting headroom");
+        metrics_add(wm->scrape_errors, 1);
+        sched_headroom_close(&headroom);
+        return;
+    }
+    for (size_t p = 0; p < headroom.n_pools; p++) {
+        const sched_headroom_pool *pool = &headroom.pools[p];
+        const char *labels[] = {pool->pool};
+        metrics_set(metrics_series_get(wm->free_vcpus, labels), pool->free_cpu);
+        metrics_set(metrics_series_get(wm->free_memory, labels), pool->free_memory);
+        metrics_set(metrics_series_get(wm->free_slots, labels), (double)pool->free_slots);
+        for (size_t k = 0; k < headroom.n_shapes; k++) {
+            const char *shape_labels[] = {pool->pool, c->worker.headroom_shapes[k].name};
+            metrics_set(metrics_series_get(wm->headroom_vms, shape_labels),
+                        (double)pool->shapes[k].vms);
+            metrics_set(metrics_series_get(wm->headroom_hosts, shape_labels),
+                        (double)pool->shapes[k].hosts);
+        }
+    }
+    sched_headroom_close(&headroom);
+}
+
 static bool ready(void *arg, char *why, size_t size);
 
 static void collect(metrics *m, void *arg)
 {
     (void)m;
     worker_metrics *wm = arg;
-    live_sums sums = {0};
-    if (!collect_store(wm, &sums))
-        metrics_add(wm->scrape_errors, 1);
     inventory_view view;
     inventory_acquire(wm->inv, &view);
+    size_t n_hosts = view.hosts ? view.hosts->n_hosts : 0;
+    live_sums sums = {view.hosts, calloc(n_hosts ? n_hosts : 1, sizeof *sums.loads), 0};
+    if (!sums.loads)
+        sums.hosts = NULL; /* out of memory: no free capacity this scrape */
+    if (!sums.loads || !collect_store(wm, &sums)) {
+        metrics_add(wm->scrape_errors, 1);
+        /* What the store holds is unknown: count free room without it. */
+        if (sums.loads)
+            memset(sums.loads, 0, n_hosts * sizeof *sums.loads);
+    }
     metrics_set(wm->inventory_age, view.hosts ? view.age_s : -1);
     static const char *const status_names[] = {"online", "offline", "maintenance", "unknown"};
     metrics_family_zero(wm->hosts);
-    metrics_family_zero(wm->free_vcpus);
-    metrics_family_zero(wm->free_memory);
-    const vf_config *c = wm->config;
-    size_t n_hosts = view.hosts ? view.hosts->n_hosts : 0;
     metrics_set(wm->inventory_hosts, (double)n_hosts);
     for (size_t i = 0; i < n_hosts; i++) {
         const host *h = &view.hosts->hosts[i];
         const char *status[] = {status_names[h->status <= HOST_UNKNOWN ? h->status : HOST_UNKNOWN]};
         metrics_set(metrics_series_get(wm->hosts, status),
                     metrics_value(metrics_series_get(wm->hosts, status)) + 1);
-        const char *pool[] = {h->pool};
-        metrics_series *vcpus = metrics_series_get(wm->free_vcpus, pool);
-        metrics_series *memory = metrics_series_get(wm->free_memory, pool);
-        if (h->status != HOST_ONLINE)
-            continue; /* nothing is placed there: no free capacity to count */
-        double cpu =
-            h->cpu * c->scheduler.overcommit_cpu - c->scheduler.reserve_cpu - h->allocated_cpu;
-        double mem = (double)h->memory * c->scheduler.overcommit_memory -
-                     (double)c->scheduler.reserve_memory - (double)h->allocated_memory;
-        for (size_t k = 0; k < sums.n; k++)
-            if (strcmp(sums.nodes[k].node, h->name) == 0) {
-                cpu -= sums.nodes[k].cpu;
-                mem -= (double)sums.nodes[k].memory;
-            }
-        metrics_set(vcpus, metrics_value(vcpus) + (cpu > 0 ? cpu : 0));
-        metrics_set(memory, metrics_value(memory) + (mem > 0 ? mem : 0));
     }
+    collect_pools(wm, sums.hosts, sums.loads);
+    free(sums.loads);
     inventory_release(&view);
-    live_sums_free(&sums);
     metrics_set(wm->connected, atomic_load(&wm->is_connected));
     metrics_set(wm->consuming, atomic_load(&wm->is_consuming));
     metrics_set(wm->writable, atomic_load(&wm->is_writable));
@@ -336,6 +345,19 @@ static int define(worker_metrics *wm, vf_error *err)
     wm->free_memory =
         family(wm, METRICS_GAUGE, "virtflow_free_memory_mib",
                "Memory still placeable per pool on online hosts, MiB", 1, pool, NULL, 0, err);
+    wm->free_slots = family(wm, METRICS_GAUGE, "virtflow_free_vm_slots",
+                            "VM slots still free per pool on online hosts (live reservations "
+                            "taken off)",
+                            1, pool, NULL, 0, err);
+    const char *pool_shape[] = {"pool", "shape"};
+    wm->headroom_vms = family(wm, METRICS_GAUGE, "virtflow_headroom_vms",
+                              "VMs of each worker.headroom_shapes shape that still fit per pool "
+                              "(shared requests on online hosts, live reservations taken off)",
+                              2, pool_shape, NULL, 0, err);
+    wm->headroom_hosts = family(wm, METRICS_GAUGE, "virtflow_headroom_hosts",
+                                "Hosts per pool that still take at least one VM of each "
+                                "worker.headroom_shapes shape: anti-affine spares that fit",
+                                2, pool_shape, NULL, 0, err);
     wm->reservations = single(wm, METRICS_GAUGE, "virtflow_reservations_live",
                               "Reservations held (not yet released or expired)", NULL, 0, err);
     wm->outbox = single(wm, METRICS_GAUGE, "virtflow_outbox_unconfirmed",
@@ -361,8 +383,9 @@ static int define(worker_metrics *wm, vf_error *err)
     if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
         !wm->inventory_max_age || !wm->hosts || !wm->free_vcpus || !wm->free_memory ||
-        !wm->reservations || !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming ||
-        !wm->writable || !wm->scrape_errors) {
+        !wm->free_slots || !wm->headroom_vms || !wm->headroom_hosts || !wm->reservations ||
+        !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
+        !wm->scrape_errors) {
         if (err->code == VF_OK)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
@@ -392,6 +415,17 @@ worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv)
     atomic_init(&wm->is_writable, true);
     if (define(wm, &err) < 0)
         goto fail;
+    /* Free room counts as the filters do: with the ratios and reserves the
+     * plugins' args refine, resolved once as the engine resolves them (a
+     * plugin error stops the worker before this). */
+    sched_params_from_config(&wm->params, config);
+    sched_engine *resolver = sched_engine_new(&wm->params, &err);
+    if (!resolver)
+        goto fail;
+    wm->params = *sched_engine_params(resolver);
+    wm->params.plugins = NULL; /* borrowed by sched_engine_new only */
+    wm->params.n_plugins = 0;
+    sched_engine_free(resolver);
     metrics_set_collect(wm->m, collect, wm);
     wm->server = metrics_http_start(config->worker.http_listen, wm->m, ready, wm, &err);
     if (!wm->server)
