@@ -122,9 +122,10 @@ typedef struct config_cluster {
  * /metrics counts headroom in (worker/sched/headroom.h). */
 typedef struct config_shape {
     char *name;
-    double cpu;     /* vCPUs, > 0 */
-    int64_t memory; /* MiB, > 0 */
-    int64_t disk;   /* GiB, >= 0; 0: not counted */
+    double cpu;        /* vCPUs, > 0 */
+    int64_t memory;    /* MiB, > 0 */
+    int64_t disk;      /* GiB, >= 0; 0: not counted */
+    int64_t min_hosts; /* the alert's threshold: hosts that must take one; 0: none */
 } config_shape;
 
 typedef struct vf_config {

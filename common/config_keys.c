@@ -984,6 +984,13 @@ static const field shape_fields[] = {
      .type = F_INT64,
      .offset = SHAPE(disk),
      .min = 0},
+    {.key = "min_hosts",
+     .doc = "alert when fewer hosts of a pool than this take one VM of the shape (the spares an "
+            "upgrade needs, one a host): exported as `virtflow_headroom_min_hosts`, compared by "
+            "the `VirtflowHeadroomLow` rule; 0 = no alert",
+     .type = F_INT64,
+     .offset = SHAPE(min_hosts),
+     .min = 0},
     {0},
 };
 

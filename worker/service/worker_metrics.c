@@ -53,6 +53,7 @@ struct worker_metrics {
     metrics_family *free_slots;     /* {pool} */
     metrics_family *headroom_vms;   /* {pool, shape} */
     metrics_family *headroom_hosts; /* {pool, shape} */
+    metrics_family *headroom_min;   /* {shape}: worker.headroom_shapes.NAME.min_hosts */
     sched_params params;            /* as the engine resolves them (plugins' args applied) */
     metrics_series *reservations, *outbox, *scrape_errors;
     metrics_series *round_trips; /* the main store handle's waits for the server */
@@ -358,6 +359,11 @@ static int define(worker_metrics *wm, vf_error *err)
                                 "Hosts per pool that still take at least one VM of each "
                                 "worker.headroom_shapes shape: anti-affine spares that fit",
                                 2, pool_shape, NULL, 0, err);
+    const char *shape[] = {"shape"};
+    wm->headroom_min = family(wm, METRICS_GAUGE, "virtflow_headroom_min_hosts",
+                              "worker.headroom_shapes.NAME.min_hosts: below this many hosts "
+                              "taking one, VirtflowHeadroomLow fires (0: no alert)",
+                              1, shape, NULL, 0, err);
     wm->reservations = single(wm, METRICS_GAUGE, "virtflow_reservations_live",
                               "Reservations held (not yet released or expired)", NULL, 0, err);
     wm->outbox = single(wm, METRICS_GAUGE, "virtflow_outbox_unconfirmed",
@@ -383,14 +389,24 @@ static int define(worker_metrics *wm, vf_error *err)
     if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
         !wm->inventory_max_age || !wm->hosts || !wm->free_vcpus || !wm->free_memory ||
-        !wm->free_slots || !wm->headroom_vms || !wm->headroom_hosts || !wm->reservations ||
-        !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
-        !wm->scrape_errors) {
+        !wm->free_slots || !wm->headroom_vms || !wm->headroom_hosts || !wm->headroom_min ||
+        !wm->reservations || !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming ||
+        !wm->writable || !wm->scrape_errors) {
         if (err->code == VF_OK)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
     }
     metrics_set(wm->inventory_max_age, wm->config->inventory.max_age_s);
+    for (size_t k = 0; k < wm->config->worker.n_headroom_shapes; k++) {
+        const config_shape *sh = &wm->config->worker.headroom_shapes[k];
+        const char *labels[] = {sh->name};
+        metrics_series *min = metrics_series_get(wm->headroom_min, labels);
+        if (!min) {
+            vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
+            return -1;
+        }
+        metrics_set(min, (double)sh->min_hosts);
+    }
     return born_at_zero(wm, err) < 0 || process_metrics_define(wm->m, &wm->process, err) < 0 ? -1
                                                                                              : 0;
 }
