@@ -13,9 +13,9 @@
 static char small_name[] = "small", large_name[] = "large", disky_name[] = "disky",
             half_name[] = "half", medium_name[] = "medium";
 static config_shape shapes[] = {
-    {small_name, 2, 4096, 0},
-    {large_name, 8, 16384, 0},
-    {disky_name, 1, 1024, 100},
+    {small_name, 2, 4096, 0, 0},
+    {large_name, 8, 16384, 0, 0},
+    {disky_name, 1, 1024, 100, 0},
 };
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -103,7 +103,7 @@ static void test_overcommit_reserve_slots(void)
     p.overcommit_cpu = 1.0;  /* 16 vCPUs a host */
     p.reserve_cpu = 2;       /* 14 */
     p.reserve_memory = 1024; /* 64512 MiB */
-    config_shape half = {half_name, 0.5, 1024, 0};
+    config_shape half = {half_name, 0.5, 1024, 0, 0};
     sched_headroom h;
     CHECK(sched_headroom_compute(&h, &p, set, NULL, &half, 1) == 0);
     CHECK(h.n_pools == 1);
@@ -151,7 +151,7 @@ static void test_holds_match_placements(void)
     sched_host_load loads[3];
     for (size_t i = 0; i < 3; i++)
         loads[i] = *sched_engine_host_load(engine, i);
-    config_shape shape = {medium_name, 3, 6000, 0};
+    config_shape shape = {medium_name, 3, 6000, 0, 0};
     sched_headroom h;
     CHECK(sched_headroom_compute(&h, sched_engine_params(engine), set, loads, &shape, 1) == 0);
     /* a: min(34/3 = 11, 57344/6000 = 9) = 9; b: min(24/3 = 8, 15536/6000 = 2) = 2;

@@ -32,39 +32,10 @@ int64_t sched_headroom_fit(const sched_room *room, const config_shape *shape)
 
 void sched_headroom_close(sched_headroom *headroom)
 {
-    for (size_t p = 0; p < headroom->n_pools; p++)
-        free(headroom->pools[p].shapes);
+    if (headroom->pools)
+        free(headroom->pools[0].shapes); /* one block for every pool's counts */
     free(headroom->pools);
     memset(headroom, 0, sizeof *headroom);
-}
-
-/* The entry of `pool`, added when new; `last` caches the previous host's
- * (hosts of a pool tend to come together). NULL when out of memory. */
-static sched_headroom_pool *pool_entry(sched_headroom *out, size_t *capacity, const char *pool,
-                                       size_t *last)
-{
-    if (*last < out->n_pools && strcmp(out->pools[*last].pool, pool) == 0)
-        return &out->pools[*last];
-    for (size_t p = 0; p < out->n_pools; p++)
-        if (strcmp(out->pools[p].pool, pool) == 0) {
-            *last = p;
-            return &out->pools[p];
-        }
-    if (out->n_pools == *capacity) {
-        size_t grown_capacity = *capacity ? *capacity * 2 : 8;
-        sched_headroom_pool *grown = realloc(out->pools, grown_capacity * sizeof *grown);
-        if (!grown)
-            return NULL;
-        out->pools = grown;
-        *capacity = grown_capacity;
-    }
-    sched_headroom_pool *entry = &out->pools[out->n_pools];
-    memset(entry, 0, sizeof *entry);
-    entry->pool = pool;
-    if (!(entry->shapes = calloc(out->n_shapes ? out->n_shapes : 1, sizeof *entry->shapes)))
-        return NULL;
-    *last = out->n_pools++;
-    return entry;
 }
 
 int sched_headroom_compute(sched_headroom *out, const sched_params *params, const hostset *hosts,
@@ -73,14 +44,28 @@ int sched_headroom_compute(sched_headroom *out, const sched_params *params, cons
 {
     memset(out, 0, sizeof *out);
     out->n_shapes = n_shapes;
-    size_t capacity = 0, last = 0;
+    if (hosts->n_pools == 0)
+        return 0;
+    /* The hostset interned its pools: host i is in pools[hosts[i].pool_id]. */
+    out->pools = calloc(hosts->n_pools, sizeof *out->pools);
+    sched_headroom_count *counts =
+        calloc(hosts->n_pools * (n_shapes ? n_shapes : 1), sizeof *counts);
+    if (!out->pools || !counts) {
+        free(out->pools);
+        free(counts);
+        out->pools = NULL;
+        return -1;
+    }
+    out->n_pools = hosts->n_pools;
+    for (size_t p = 0; p < out->n_pools; p++) {
+        out->pools[p].pool = hosts->pools[p];
+        out->pools[p].shapes = counts + p * (n_shapes ? n_shapes : 1);
+    }
     for (size_t i = 0; i < hosts->n_hosts; i++) {
         const host *h = &hosts->hosts[i];
-        sched_headroom_pool *pool = pool_entry(out, &capacity, h->pool, &last);
-        if (!pool)
-            return -1;
-        if (h->status != HOST_ONLINE)
+        if (h->status != HOST_ONLINE || h->pool_id >= out->n_pools)
             continue; /* nothing is placed there */
+        sched_headroom_pool *pool = &out->pools[h->pool_id];
         sched_room room = sched_host_room(params, h, loads ? &loads[i] : NULL);
         pool->free_cpu += room.cpu > 0 ? room.cpu : 0;
         pool->free_memory += room.memory > 0 ? room.memory : 0;

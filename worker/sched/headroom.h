@@ -31,11 +31,12 @@ typedef struct sched_headroom_pool {
     double free_cpu;              /* vCPUs, online hosts, each clamped at 0 */
     double free_memory;           /* MiB, same */
     int64_t free_slots;           /* VM slots, same */
-    sched_headroom_count *shapes; /* one per shape, in the order given; owned */
+    sched_headroom_count *shapes; /* one per shape, in the order given; owned by the
+                                     sched_headroom */
 } sched_headroom_pool;
 
 typedef struct sched_headroom {
-    sched_headroom_pool *pools; /* in order of first appearance in the hostset; owned */
+    sched_headroom_pool *pools; /* every pool of the hostset, in its order; owned */
     size_t n_pools;
     size_t n_shapes;
 } sched_headroom;

@@ -18,6 +18,7 @@ void hostset_free(hostset *set)
     free(set->used_vmids);
     free(set->pools);
     free(set->guests);
+    free(set->name_slots);
     free(set);
 }
 
@@ -28,6 +29,9 @@ int hostset_add(hostset *set, const host *h, vf_error *err)
         return -1;
     }
     set->hosts[set->n_hosts++] = *h;
+    free(set->name_slots); /* stale until the next hostset_finish */
+    set->name_slots = NULL;
+    set->n_name_slots = 0;
     return 0;
 }
 
@@ -77,6 +81,40 @@ static int compare_vmids(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* FNV-1a over the name's bytes. */
+static size_t name_hash(const char *name)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = (h ^ *c) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+/* name_slots for the sorted hosts (open addressing, linear probing). */
+static int index_names(hostset *set, vf_error *err)
+{
+    free(set->name_slots);
+    set->name_slots = NULL;
+    set->n_name_slots = 0;
+    if (set->n_hosts == 0 || set->n_hosts >= UINT32_MAX / 4)
+        return 0; /* hostset_find searches the sorted array instead */
+    size_t n = 16;
+    while (n < set->n_hosts * 2)
+        n *= 2;
+    if (!(set->name_slots = calloc(n, sizeof *set->name_slots))) {
+        vf_error_set(err, VF_ENOMEM, "out of memory indexing host names");
+        return -1;
+    }
+    set->n_name_slots = n;
+    for (size_t i = 0; i < set->n_hosts; i++) {
+        size_t slot = name_hash(set->hosts[i].name) & (n - 1);
+        while (set->name_slots[slot])
+            slot = (slot + 1) & (n - 1);
+        set->name_slots[slot] = (uint32_t)(i + 1);
+    }
+    return 0;
 }
 
 int hostset_finish(hostset *set, vf_error *err)
@@ -134,11 +172,21 @@ int hostset_finish(hostset *set, vf_error *err)
         }
         set->hosts[i].pool_id = (uint32_t)id;
     }
-    return 0;
+    return index_names(set, err);
 }
 
 const host *hostset_find(const hostset *set, const char *name)
 {
+    if (set->name_slots) {
+        size_t mask = set->n_name_slots - 1;
+        for (size_t slot = name_hash(name) & mask;; slot = (slot + 1) & mask) {
+            uint32_t at = set->name_slots[slot];
+            if (at == 0)
+                return NULL;
+            if (strcmp(set->hosts[at - 1].name, name) == 0)
+                return &set->hosts[at - 1];
+        }
+    }
     size_t lo = 0, hi = set->n_hosts;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -71,6 +71,12 @@ typedef struct hostset {
     hostset_guest *guests; /* owned; which host each known guest is on, sorted after finish */
     size_t n_guests;
     size_t cap_guests;
+    /* owned; after hostset_finish, host index + 1 by a hash of the name (0:
+     * empty), n_name_slots a power of two over twice n_hosts: hostset_find
+     * in one probe or so, not a binary search over the large host records
+     * (a scrape looks up every live reservation's node). */
+    uint32_t *name_slots;
+    size_t n_name_slots;
 } hostset;
 
 /* Returns an empty set, or NULL when out of memory. */
