@@ -994,6 +994,8 @@ static const field shape_fields[] = {
     {0},
 };
 
+static const config_shape shape_defaults = {0}; /* for the reference: disk and min_hosts 0 */
+
 void config_shapes_free(vf_config *c)
 {
     for (size_t i = 0; i < c->worker.n_headroom_shapes; i++)
@@ -1061,6 +1063,7 @@ static const field worker_fields[] = {
      .type_text = "a mapping of shape names",
      .default_text = "{}",
      .items = shape_fields,
+     .item_defaults = &shape_defaults,
      .item_path = ".NAME",
      .type = F_CUSTOM,
      .custom = set_shapes},
