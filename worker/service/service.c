@@ -879,6 +879,7 @@ static void reload(service *svc)
             vf_log_set_level(next->log.level);
             reload_commit(&svc->reload, next);
             service_room_changed(svc); /* more overcommit, fewer reserves: room grew */
+            worker_metrics_scheduler(svc->metrics, sched_engine_params(svc->engine));
             /* Fetch now: the inventory settings may have changed. */
             pthread_mutex_lock(&svc->refresh_lock);
             svc->refresh_now = true;

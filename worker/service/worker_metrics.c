@@ -1,5 +1,6 @@
 #include "worker_metrics.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,10 @@ struct worker_metrics {
     metrics_family *headroom_vms;   /* {pool, shape} */
     metrics_family *headroom_hosts; /* {pool, shape} */
     metrics_family *headroom_min;   /* {shape}: worker.headroom_shapes.NAME.min_hosts */
-    sched_params params;            /* as the engine resolves them (plugins' args applied) */
+    /* As the engine resolves them (plugins' args applied): set at start, and
+     * by the main thread after a SIGHUP reload; read by scrapes. */
+    pthread_mutex_t params_lock;
+    sched_params params;
     metrics_series *reservations, *outbox, *scrape_errors;
     metrics_series *round_trips; /* the main store handle's waits for the server */
     uint64_t round_trips_seen;   /* main thread only: what round_trips counts up to */
@@ -140,8 +144,11 @@ static void collect_pools(worker_metrics *wm, const hostset *hosts, const sched_
     if (!hosts)
         return;
     const vf_config *c = wm->config;
+    pthread_mutex_lock(&wm->params_lock);
+    sched_params params = wm->params;
+    pthread_mutex_unlock(&wm->params_lock);
     sched_headroom headroom;
-    if (sched_headroom_compute(&headroom, &wm->params, hosts, loads, c->worker.headroom_shapes,
+    if (sched_headroom_compute(&headroom, &params, hosts, loads, c->worker.headroom_shapes,
                                c->worker.n_headroom_shapes) < 0) {
         log_debug("metrics: out of memory counting headroom");
         metrics_add(wm->scrape_errors, 1);
@@ -426,6 +433,7 @@ worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv)
     }
     wm->config = config;
     wm->inv = inv;
+    pthread_mutex_init(&wm->params_lock, NULL);
     atomic_init(&wm->is_connected, false);
     atomic_init(&wm->is_consuming, false);
     atomic_init(&wm->is_writable, true);
@@ -455,8 +463,10 @@ fail:
      * scrape target shows down. */
     log_error("worker.http_listen %s: %s; running without /metrics, /healthz and /readyz",
               config->worker.http_listen, err.text);
-    if (wm)
+    if (wm) {
         metrics_free(wm->m);
+        pthread_mutex_destroy(&wm->params_lock);
+    }
     free(wm);
     return NULL;
 }
@@ -468,6 +478,7 @@ void worker_metrics_stop(worker_metrics *wm)
     metrics_http_stop(wm->server);
     store_close(wm->scrape_store);
     metrics_free(wm->m);
+    pthread_mutex_destroy(&wm->params_lock);
     free(wm);
 }
 
@@ -489,6 +500,17 @@ void worker_metrics_link(worker_metrics *wm, bool connected, bool consuming)
         return;
     atomic_store_explicit(&wm->is_connected, connected, memory_order_relaxed);
     atomic_store_explicit(&wm->is_consuming, consuming, memory_order_relaxed);
+}
+
+void worker_metrics_scheduler(worker_metrics *wm, const sched_params *params)
+{
+    if (!wm)
+        return;
+    pthread_mutex_lock(&wm->params_lock);
+    wm->params = *params;
+    wm->params.plugins = NULL; /* borrowed by sched_engine_new only */
+    wm->params.n_plugins = 0;
+    pthread_mutex_unlock(&wm->params_lock);
 }
 
 void worker_metrics_store_writable(worker_metrics *wm, bool writable)

@@ -22,6 +22,7 @@
 
 #include "amqp_link.h"
 #include "config.h"
+#include "engine.h"
 #include "inventory.h"
 #include "metrics.h"
 #include "task_handler.h"
@@ -39,6 +40,11 @@ void worker_metrics_stop(worker_metrics *wm);
 
 /* The broker link: connected, and whether the consumers are on. */
 void worker_metrics_link(worker_metrics *wm, bool connected, bool consuming);
+
+/* The scheduler's parameters as the engine now resolves them (after a
+ * SIGHUP reload): free capacity and headroom are counted with them from the
+ * next scrape on. Copied. */
+void worker_metrics_scheduler(worker_metrics *wm, const sched_params *params);
 
 /* The store took (true) or refused (false) the last write. */
 void worker_metrics_store_writable(worker_metrics *wm, bool writable);
