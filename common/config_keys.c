@@ -1005,6 +1005,20 @@ void config_shapes_free(vf_config *c)
     c->worker.n_headroom_shapes = 0;
 }
 
+static bool shapes_equal(const field *f, const void *a, const void *b)
+{
+    (void)f;
+    const vf_config *x = a, *y = b;
+    if (x->worker.n_headroom_shapes != y->worker.n_headroom_shapes)
+        return false;
+    for (size_t i = 0; i < x->worker.n_headroom_shapes; i++)
+        if (strcmp(x->worker.headroom_shapes[i].name, y->worker.headroom_shapes[i].name) != 0 ||
+            !config_fields_equal(shape_fields, &x->worker.headroom_shapes[i],
+                                 &y->worker.headroom_shapes[i]))
+            return false;
+    return true;
+}
+
 static int set_shapes(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
 {
     (void)f;
@@ -1066,7 +1080,8 @@ static const field worker_fields[] = {
      .item_defaults = &shape_defaults,
      .item_path = ".NAME",
      .type = F_CUSTOM,
-     .custom = set_shapes},
+     .custom = set_shapes,
+     .equal = shapes_equal},
     {0},
 };
 

@@ -127,6 +127,15 @@ int main(void)
               "spare: {clusters: {a: {api_url: \"https://k:6444\", token_file: t}}}\n",
               CONFIG_RELOADS_WORKER, got, sizeof got);
     CHECK_STR(got, "spare.clusters:0");
+    /* worker.headroom_shapes: restart-only, compared shape by shape. */
+    diff_text("worker: {headroom_shapes: {s: {cpu: 2, memory_mib: 4096}}}\n",
+              "worker: {headroom_shapes: {s: {cpu: 2, memory_mib: 4096}}}\n", CONFIG_RELOADS_WORKER,
+              got, sizeof got);
+    CHECK_STR(got, "");
+    diff_text("worker: {headroom_shapes: {s: {cpu: 2, memory_mib: 4096}}}\n",
+              "worker: {headroom_shapes: {s: {cpu: 2, memory_mib: 4096, min_hosts: 2}}}\n",
+              CONFIG_RELOADS_WORKER, got, sizeof got);
+    CHECK_STR(got, "worker.headroom_shapes:0");
 
     return test_summary();
 }
