@@ -3,35 +3,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
 #include "store_reservations.h"
-
-typedef struct held {
-    double cpu;     /* vCPUs */
-    int64_t memory; /* MiB */
-    int64_t disk;   /* GiB */
-    int count;
-} held;
 
 typedef struct held_ctx {
     const hostset *hosts;
-    held *per_host;
+    host_held *per_host;
     int64_t unknown_hosts; /* reservations on hosts the inventory no longer lists */
 } held_ctx;
 
 static int add_reservation(const store_reservation *r, void *user)
 {
     held_ctx *ctx = user;
-    for (size_t i = 0; i < ctx->hosts->n_hosts; i++) {
-        if (strcmp(ctx->hosts->hosts[i].name, r->node) == 0) {
-            ctx->per_host[i].cpu += r->cpu;
-            ctx->per_host[i].memory += r->memory;
-            ctx->per_host[i].disk += r->disk;
-            ctx->per_host[i].count++;
-            return 0;
-        }
+    const host *h = hostset_find(ctx->hosts, r->node);
+    if (!h) {
+        ctx->unknown_hosts++;
+        return 0;
     }
-    ctx->unknown_hosts++;
+    host_held *held = &ctx->per_host[h - ctx->hosts->hosts];
+    held->cpu += r->cpu;
+    held->memory += r->memory;
+    held->disk += r->disk;
+    held->count++;
+    return 0;
+}
+
+int host_capacity_held(const hostset *hosts, store *s, host_held *per_host, int64_t *unknown_hosts,
+                       vf_error *err)
+{
+    held_ctx ctx = {hosts, per_host, 0};
+    char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
+    if (store_reservation_clock(s, now, err) < 0 ||
+        store_reservations_live(s, now, add_reservation, &ctx, err) < 0)
+        return -1;
+    if (unknown_hosts)
+        *unknown_hosts = ctx.unknown_hosts;
+    return 0;
+}
+
+int host_capacity_params(const vf_config *config, sched_params *out, vf_error *err)
+{
+    sched_params_from_config(out, config);
+    sched_engine *resolver = sched_engine_new(out, err);
+    if (!resolver)
+        return -1;
+    *out = *sched_engine_params(resolver);
+    sched_engine_free(resolver);
     return 0;
 }
 
@@ -39,34 +55,24 @@ json_t *host_capacity_json(const vf_config *config, const hostset *hosts, store 
                            int64_t *unknown_hosts, vf_error *err)
 {
     json_t *array = NULL;
-    held *per_host = calloc(hosts->n_hosts ? hosts->n_hosts : 1, sizeof *per_host);
+    int64_t unknown = 0;
+    host_held *per_host = calloc(hosts->n_hosts ? hosts->n_hosts : 1, sizeof *per_host);
     if (!per_host) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         goto out;
     }
-    held_ctx ctx = {hosts, per_host, 0};
-    if (s) {
-        char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
-        if (store_reservation_clock(s, now, err) < 0 ||
-            store_reservations_live(s, now, add_reservation, &ctx, err) < 0)
-            goto out;
-    }
-    sched_params params;
-    sched_params_from_config(&params, config);
-    /* The plugins' args (CPUOvercommit's ratio, …) refine the ratios and
-     * reserves: take them as the engine resolves them. */
-    sched_engine *resolver = sched_engine_new(&params, err);
-    if (!resolver)
+    if (s && host_capacity_held(hosts, s, per_host, &unknown, err) < 0)
         goto out;
-    params = *sched_engine_params(resolver);
-    sched_engine_free(resolver);
+    sched_params params;
+    if (host_capacity_params(config, &params, err) < 0)
+        goto out;
     if (!(array = json_array())) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < hosts->n_hosts; i++) {
         const host *h = &hosts->hosts[i];
-        const held *r = &per_host[i];
+        const host_held *r = &per_host[i];
         double cpu_cap = sched_cpu_capacity(&params, h);
         double mem_cap = sched_memory_capacity(&params, h);
         sched_host_load load = {r->cpu, r->memory, r->disk, r->count};
@@ -94,7 +100,7 @@ json_t *host_capacity_json(const vf_config *config, const hostset *hosts, store 
         }
     }
     if (unknown_hosts)
-        *unknown_hosts = ctx.unknown_hosts;
+        *unknown_hosts = unknown;
 out:
     free(per_host);
     return array;

@@ -7,37 +7,7 @@
 #include <string.h>
 
 #include "console.h"
-#include "store_reservations.h"
-#include "engine.h"
-
-typedef struct held {
-    double cpu;     /* vCPUs */
-    int64_t memory; /* MiB */
-    int64_t disk;   /* GiB */
-    int count;
-} held;
-
-typedef struct held_ctx {
-    const hostset *hosts;
-    held *per_host;
-    int64_t unknown_hosts;
-} held_ctx;
-
-static int add_reservation(const store_reservation *r, void *user)
-{
-    held_ctx *ctx = user;
-    for (size_t i = 0; i < ctx->hosts->n_hosts; i++) {
-        if (strcmp(ctx->hosts->hosts[i].name, r->node) == 0) {
-            ctx->per_host[i].cpu += r->cpu;
-            ctx->per_host[i].memory += r->memory;
-            ctx->per_host[i].disk += r->disk;
-            ctx->per_host[i].count++;
-            return 0;
-        }
-    }
-    ctx->unknown_hosts++;
-    return 0;
-}
+#include "host_capacity.h"
 
 /* One host's (or pool's) numbers. */
 typedef struct usage {
@@ -70,24 +40,20 @@ static int picture_load(console *c, picture *p, char *error, size_t error_size)
         return -1;
     }
     size_t n = p->hosts->n_hosts ? p->hosts->n_hosts : 1;
-    held *per_host = calloc(n, sizeof *per_host);
+    host_held *per_host = calloc(n, sizeof *per_host);
     p->per_host = calloc(n, sizeof *p->per_host);
     if (!per_host || !p->per_host) {
         free(per_host);
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    held_ctx ctx = {p->hosts, per_host, 0};
-    char now[STORE_TIME_SIZE]; /* the reservation clock, as the worker judges expiry */
-    if (store_reservation_clock(c->store, now, &err) < 0 ||
-        store_reservations_live(c->store, now, add_reservation, &ctx, &err) < 0) {
+    sched_params params;
+    if (host_capacity_held(p->hosts, c->store, per_host, &p->unknown_hosts, &err) < 0 ||
+        host_capacity_params(c->config, &params, &err) < 0) {
         snprintf(error, error_size, "%s", err.text);
         free(per_host);
         return -1;
     }
-    p->unknown_hosts = ctx.unknown_hosts;
-    sched_params params;
-    sched_params_from_config(&params, c->config);
     for (size_t i = 0; i < p->hosts->n_hosts; i++) {
         const host *h = &p->hosts->hosts[i];
         usage *u = &p->per_host[i];
