@@ -24,17 +24,9 @@ static void config_usage(FILE *out)
 /* The scheduler's engine and every profile's, built and freed. */
 static int check_plugins(const vf_config *config, vf_error *err)
 {
-    sched_params params;
-    sched_params_from_config(&params, config);
-    sched_engine *engine = sched_engine_new(&params, err);
-    int rc = engine ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < config->scheduler.n_profiles; i++) {
-        sched_params profile;
-        sched_params_for_profile(&profile, &params, &config->scheduler.profiles[i]);
-        rc = sched_engine_add_profile(engine, config->scheduler.profiles[i].name, &profile, err);
-    }
+    sched_engine *engine = sched_engine_from_config(config, NULL, err);
     sched_engine_free(engine);
-    return rc;
+    return engine ? 0 : -1;
 }
 
 int ctl_config(int argc, char **argv)

@@ -243,20 +243,9 @@ int ctl_place(int argc, char **argv)
     status = CTL_EXIT_CONFIG;
     if (!config)
         goto out;
-    sched_params params;
-    sched_params_from_config(&params, config);
-    engine = sched_engine_new(&params, &err);
     /* Every profile, as the worker builds them: one it would refuse to
      * start with is reported here too. */
-    for (size_t i = 0; engine && i < config->scheduler.n_profiles; i++) {
-        const config_profile *profile = &config->scheduler.profiles[i];
-        sched_params profile_params;
-        sched_params_for_profile(&profile_params, &params, profile);
-        if (sched_engine_add_profile(engine, profile->name, &profile_params, &err) < 0) {
-            sched_engine_free(engine);
-            engine = NULL;
-        }
-    }
+    engine = sched_engine_from_config(config, NULL, &err);
     if (!engine) {
         ctl_error("%s%s%s", config->path ? config->path : "", config->path ? ": " : "", err.text);
         goto out;

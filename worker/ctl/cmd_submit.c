@@ -141,19 +141,8 @@ static int check_fits(const vf_config *config, const char *body, bool as_json)
     json_t *parsed = json_loads(body, 0, NULL);
     if (!parsed || sched_request_parse(parsed, &req, &err) < 0)
         goto out; /* check_request said so already */
-    sched_params params;
-    sched_params_from_config(&params, config);
-    engine = sched_engine_new(&params, &err);
     /* The request's profile decides, with its own filters (as the worker). */
-    for (size_t i = 0; engine && i < config->scheduler.n_profiles; i++) {
-        const config_profile *profile = &config->scheduler.profiles[i];
-        sched_params profile_params;
-        sched_params_for_profile(&profile_params, &params, profile);
-        if (sched_engine_add_profile(engine, profile->name, &profile_params, &err) < 0) {
-            sched_engine_free(engine);
-            engine = NULL;
-        }
-    }
+    engine = sched_engine_from_config(config, NULL, &err);
     if (!engine || !(inv = inventory_new(config, &err)) || !(hosts = inventory_fetch(inv, &err)) ||
         sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
         fprintf(stderr, "virtflowctl: submit: not checked against the inventory (%s)\n",

@@ -484,6 +484,25 @@ int sched_engine_add_profile(sched_engine *engine, const char *name, const sched
     return 0;
 }
 
+sched_engine *sched_engine_from_config(const vf_config *config, const char *worker, vf_error *err)
+{
+    sched_params params;
+    sched_params_from_config(&params, config);
+    if (worker)
+        snprintf(params.near_best_worker, sizeof params.near_best_worker, "%s", worker);
+    sched_engine *engine = sched_engine_new(&params, err);
+    for (size_t i = 0; engine && i < config->scheduler.n_profiles; i++) {
+        const config_profile *profile = &config->scheduler.profiles[i];
+        sched_params profile_params;
+        sched_params_for_profile(&profile_params, &params, profile);
+        if (sched_engine_add_profile(engine, profile->name, &profile_params, err) < 0) {
+            sched_engine_free(engine);
+            engine = NULL;
+        }
+    }
+    return engine;
+}
+
 sched_engine *sched_engine_profile(sched_engine *engine, const char *name)
 {
     if (!name || !name[0] || strcmp(name, engine->profile_name) == 0)

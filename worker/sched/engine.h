@@ -151,6 +151,12 @@ void sched_engine_free(sched_engine *engine);
  * scheduler.profiles.NAME), VF_ENOMEM. */
 int sched_engine_add_profile(sched_engine *engine, const char *name, const sched_params *params,
                              vf_error *err) __attribute__((warn_unused_result));
+/* The engine of a loaded config: the scheduler section (profile "default")
+ * with every scheduler.profiles entry added, as the worker builds it;
+ * `worker` (NULL: none, a dry run) is near_best_worker. Owned, or NULL with
+ * err as sched_engine_new and sched_engine_add_profile. */
+sched_engine *sched_engine_from_config(const vf_config *config, const char *worker, vf_error *err)
+    __attribute__((warn_unused_result));
 /* The engine deciding for profile `name` ("" or NULL or "default": `engine`
  * itself), borrowed from `engine`; NULL when there is no such profile. */
 sched_engine *sched_engine_profile(sched_engine *engine, const char *name);

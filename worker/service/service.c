@@ -466,20 +466,13 @@ static int open_parts(service *svc, vf_error *err)
         return -1;
     /* PostgreSQL: a batch's writes cost one round trip, not one each. */
     store_defer_writes(svc->store);
-    sched_params params;
-    sched_params_from_config(&params, svc->config);
-    snprintf(params.near_best_worker, sizeof params.near_best_worker, "%s", svc->owner);
-    svc->engine = sched_engine_new(&params, err);
-    if (!svc->engine)
-        return -1;
     /* scheduler.profiles: each built once, here; they follow the default
      * engine's snapshot and reservations (engine.h). */
+    svc->engine = sched_engine_from_config(svc->config, svc->owner, err);
+    if (!svc->engine)
+        return -1;
     for (size_t i = 0; i < svc->config->scheduler.n_profiles; i++) {
         const config_profile *profile = &svc->config->scheduler.profiles[i];
-        sched_params profile_params;
-        sched_params_for_profile(&profile_params, &params, profile);
-        if (sched_engine_add_profile(svc->engine, profile->name, &profile_params, err) < 0)
-            return -1;
         log_info("scheduler profile %s: strategy %s, %zu plugin entries", profile->name,
                  profile->strategy == CONFIG_STRATEGY_PACK ? "pack" : "spread", profile->n_plugins);
     }
