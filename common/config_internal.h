@@ -122,6 +122,18 @@ void config_item_path_at(char *out, size_t size, const char *path, size_t index)
 int config_get_string(loader *ld, yaml_node_t *node, const char *path, const char **out);
 int config_mapping_key(loader *ld, yaml_node_t *map, yaml_node_pair_t *pair, const char *path,
                        yaml_node_t **key_out, char *key_path, size_t key_path_size);
+/* One entry of a named mapping: `item` (zeroed) of `name` (borrowed), whose
+ * value is `value` (NULL when null or absent). Returns 0, or -1 failed. */
+typedef int (*config_named_fn)(loader *ld, void *item, const char *name, yaml_node_t *key,
+                               const char *key_path, yaml_node_t *value);
+/* A mapping of NAME -> entry (scheduler.profiles, spare.clusters,
+ * worker.headroom_shapes): each name 1..63 characters of [A-Za-z0-9._-] (a
+ * label value, a word in a message: "a <what> name is ..."), no repeats.
+ * *items becomes n zeroed entries of item_size with *count set at once
+ * (also when it fails: the caller keeps them, they are safe to free); `fn`
+ * fills each. */
+int config_walk_named(loader *ld, yaml_node_t *map, const char *path, const char *what,
+                      size_t item_size, void **items, size_t *count, config_named_fn fn);
 
 /* ---- config_checks.c: value and cross-field checks ----
  * Named as the key table has always named them (no config_ prefix), so that

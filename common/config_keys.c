@@ -724,45 +724,30 @@ void config_profiles_free(vf_config *c)
     c->scheduler.n_profiles = 0;
 }
 
+static int set_profile(loader *ld, void *item, const char *name, yaml_node_t *key,
+                       const char *key_path, yaml_node_t *value)
+{
+    config_profile *profile = item;
+    if (strcmp(name, "default") == 0)
+        return config_fail(ld, key, key_path,
+                           "profile default is the scheduler section itself: set its keys "
+                           "there");
+    if (!(profile->name = strdup(name)) || !(profile->section = strdup(key_path)))
+        return config_fail_nomem(ld);
+    return value ? config_walk_mapping(ld, value, profile_fields, profile, key_path) : 0;
+}
+
 static int set_profiles(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
 {
     (void)f;
     vf_config *c = base;
-    if (map->type != YAML_MAPPING_NODE)
-        return config_fail(ld, map, path, "expected a mapping of profile names");
     config_profiles_free(c);
-    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
-    /* Zeroed entries are safe to free: the count is set at once. */
-    c->scheduler.profiles = calloc(n ? n : 1, sizeof *c->scheduler.profiles);
-    if (!c->scheduler.profiles)
-        return config_fail_nomem(ld);
-    c->scheduler.n_profiles = n;
-    for (size_t i = 0; i < n; i++) {
-        yaml_node_pair_t *pair = &map->data.mapping.pairs.start[i];
-        yaml_node_t *key = NULL;
-        char key_path[PATH_TEXT];
-        if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
-            return -1;
-        config_profile *profile = &c->scheduler.profiles[i];
-        const char *name = config_scalar(key);
-        /* The characters a request's scheduler_name may use. */
-        if (!*name || strlen(name) > 63 ||
-            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
-                strlen(name))
-            return config_fail(ld, key, key_path,
-                               "a profile name is 1..63 characters of [A-Za-z0-9._-]");
-        if (strcmp(name, "default") == 0)
-            return config_fail(ld, key, key_path,
-                               "profile default is the scheduler section itself: set its keys "
-                               "there");
-        if (!(profile->name = strdup(name)) || !(profile->section = strdup(key_path)))
-            return config_fail_nomem(ld);
-        yaml_node_t *value = config_node_at(ld, pair->value);
-        if (value && !config_is_null(value) &&
-            config_walk_mapping(ld, value, profile_fields, profile, key_path) < 0)
-            return -1;
-    }
-    return 0;
+    /* The characters a request's scheduler_name may use. */
+    void *items = NULL;
+    int rc = config_walk_named(ld, map, path, "profile", sizeof *c->scheduler.profiles, &items,
+                               &c->scheduler.n_profiles, set_profile);
+    c->scheduler.profiles = items;
+    return rc;
 }
 
 static bool strings_same(const char *a, const char *b)
@@ -1019,46 +1004,34 @@ static bool shapes_equal(const field *f, const void *a, const void *b)
     return true;
 }
 
+static int set_shape(loader *ld, void *item, const char *name, yaml_node_t *key,
+                     const char *key_path, yaml_node_t *value)
+{
+    config_shape *shape = item;
+    if (!(shape->name = strdup(name)))
+        return config_fail_nomem(ld);
+    if (!value)
+        return config_fail(ld, key, key_path, "expected a mapping with cpu and memory_mib");
+    if (config_walk_mapping(ld, value, shape_fields, shape, key_path) < 0)
+        return -1;
+    if (shape->cpu <= 0)
+        return config_fail_child(ld, value, key_path, "cpu", "required");
+    if (shape->memory <= 0)
+        return config_fail_child(ld, value, key_path, "memory_mib", "required");
+    return 0;
+}
+
 static int set_shapes(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
 {
     (void)f;
     vf_config *c = base;
-    if (map->type != YAML_MAPPING_NODE)
-        return config_fail(ld, map, path, "expected a mapping of shape names");
     config_shapes_free(c);
-    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
-    /* Zeroed entries are safe to free: the count is set at once. */
-    c->worker.headroom_shapes = calloc(n ? n : 1, sizeof *c->worker.headroom_shapes);
-    if (!c->worker.headroom_shapes)
-        return config_fail_nomem(ld);
-    c->worker.n_headroom_shapes = n;
-    for (size_t i = 0; i < n; i++) {
-        yaml_node_pair_t *pair = &map->data.mapping.pairs.start[i];
-        yaml_node_t *key = NULL;
-        char key_path[PATH_TEXT];
-        if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
-            return -1;
-        config_shape *shape = &c->worker.headroom_shapes[i];
-        const char *name = config_scalar(key);
-        /* A Prometheus label value, and a word in an alert. */
-        if (!*name || strlen(name) > 63 ||
-            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
-                strlen(name))
-            return config_fail(ld, key, key_path,
-                               "a shape name is 1..63 characters of [A-Za-z0-9._-]");
-        if (!(shape->name = strdup(name)))
-            return config_fail_nomem(ld);
-        yaml_node_t *value = config_node_at(ld, pair->value);
-        if (!value || config_is_null(value))
-            return config_fail(ld, key, key_path, "expected a mapping with cpu and memory_mib");
-        if (config_walk_mapping(ld, value, shape_fields, shape, key_path) < 0)
-            return -1;
-        if (shape->cpu <= 0)
-            return config_fail_child(ld, value, key_path, "cpu", "required");
-        if (shape->memory <= 0)
-            return config_fail_child(ld, value, key_path, "memory_mib", "required");
-    }
-    return 0;
+    /* A Prometheus label value, and a word in an alert. */
+    void *items = NULL;
+    int rc = config_walk_named(ld, map, path, "shape", sizeof *c->worker.headroom_shapes, &items,
+                               &c->worker.n_headroom_shapes, set_shape);
+    c->worker.headroom_shapes = items;
+    return rc;
 }
 
 static const field worker_fields[] = {
@@ -1229,46 +1202,34 @@ static bool clusters_equal(const field *f, const void *a, const void *b)
     return true;
 }
 
+static int set_cluster(loader *ld, void *item, const char *name, yaml_node_t *key,
+                       const char *key_path, yaml_node_t *value)
+{
+    config_cluster *cluster = item;
+    if (!(cluster->name = strdup(name)))
+        return config_fail_nomem(ld);
+    if (!value)
+        return config_fail(ld, key, key_path, "expected a mapping with api_url and token_file");
+    if (config_walk_mapping(ld, value, cluster_fields, cluster, key_path) < 0)
+        return -1;
+    if (!cluster->api_url)
+        return config_fail_child(ld, value, key_path, "api_url", "required");
+    if (!cluster->token_file)
+        return config_fail_child(ld, value, key_path, "token_file", "required");
+    return 0;
+}
+
 static int set_clusters(loader *ld, yaml_node_t *map, void *base, const char *path, const field *f)
 {
     (void)f;
     vf_config *c = base;
-    if (map->type != YAML_MAPPING_NODE)
-        return config_fail(ld, map, path, "expected a mapping of cluster names");
     config_clusters_free(c);
-    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
-    /* Zeroed entries are safe to free: the count is set at once. */
-    c->spare.clusters = calloc(n ? n : 1, sizeof *c->spare.clusters);
-    if (!c->spare.clusters)
-        return config_fail_nomem(ld);
-    c->spare.n_clusters = n;
-    for (size_t i = 0; i < n; i++) {
-        yaml_node_pair_t *pair = &map->data.mapping.pairs.start[i];
-        yaml_node_t *key = NULL;
-        char key_path[PATH_TEXT];
-        if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
-            return -1;
-        config_cluster *cluster = &c->spare.clusters[i];
-        const char *name = config_scalar(key);
-        /* The same characters a request's cluster may use. */
-        if (!*name || strlen(name) > 63 ||
-            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
-                strlen(name))
-            return config_fail(ld, key, key_path,
-                               "a cluster name is 1..63 characters of [A-Za-z0-9._-]");
-        if (!(cluster->name = strdup(name)))
-            return config_fail_nomem(ld);
-        yaml_node_t *value = config_node_at(ld, pair->value);
-        if (!value || config_is_null(value))
-            return config_fail(ld, key, key_path, "expected a mapping with api_url and token_file");
-        if (config_walk_mapping(ld, value, cluster_fields, cluster, key_path) < 0)
-            return -1;
-        if (!cluster->api_url)
-            return config_fail_child(ld, value, key_path, "api_url", "required");
-        if (!cluster->token_file)
-            return config_fail_child(ld, value, key_path, "token_file", "required");
-    }
-    return 0;
+    /* The same characters a request's cluster may use. */
+    void *items = NULL;
+    int rc = config_walk_named(ld, map, path, "cluster", sizeof *c->spare.clusters, &items,
+                               &c->spare.n_clusters, set_cluster);
+    c->spare.clusters = items;
+    return rc;
 }
 
 const config_cluster *config_spare_cluster(const vf_config *c, const char *name)

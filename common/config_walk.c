@@ -453,6 +453,38 @@ int config_mapping_key(loader *ld, yaml_node_t *map, yaml_node_pair_t *pair, con
     return 0;
 }
 
+int config_walk_named(loader *ld, yaml_node_t *map, const char *path, const char *what,
+                      size_t item_size, void **items, size_t *count, config_named_fn fn)
+{
+    if (map->type != YAML_MAPPING_NODE)
+        return config_fail(ld, map, path, "expected a mapping of %s names", what);
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    char *array = calloc(n ? n : 1, item_size);
+    if (!array)
+        return config_fail_nomem(ld);
+    *items = array;
+    *count = n;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_pair_t *pair = &map->data.mapping.pairs.start[i];
+        yaml_node_t *key = NULL;
+        char key_path[PATH_TEXT];
+        if (config_mapping_key(ld, map, pair, path, &key, key_path, sizeof key_path) < 0)
+            return -1;
+        const char *name = config_scalar(key);
+        if (!*name || strlen(name) > 63 ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+                strlen(name))
+            return config_fail(ld, key, key_path, "a %s name is 1..63 characters of [A-Za-z0-9._-]",
+                               what);
+        yaml_node_t *value = config_node_at(ld, pair->value);
+        if (value && config_is_null(value))
+            value = NULL;
+        if (fn(ld, array + i * item_size, name, key, key_path, value) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int config_walk_mapping(loader *ld, yaml_node_t *map, const field *fields, void *base,
                         const char *path)
 {
