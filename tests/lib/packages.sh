@@ -36,6 +36,7 @@ VF_DEBIAN_PACKAGES=(
 	valgrind             # tests/valgrind.sh: unit tests under memcheck
 	docker-compose       # test_deploy_files: `docker-compose config` accepts docker-compose.yml (Compose v1)
 	'kubernetes-client|kubectl' # test_deploy_files: `kubectl kustomize deploy/kubernetes`; Debian's, or Kubernetes' own apt package
+	prometheus           # promtool: test_alert_rules runs `promtool test rules` on deploy/prometheus/rules.yml (19 MB; its daemon is not started by the tests)
 	clang                # tests/fuzz: libFuzzer targets (-DVIRTFLOW_FUZZ=ON)
 	libclang-rt-14-dev   # libFuzzer's runtime for clang 14 (-fsanitize=fuzzer)
 )
