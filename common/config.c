@@ -411,6 +411,8 @@ void config_free(vf_config *c)
     free(c->scheduler.plugins);
     free(c->scheduler.plugin_config);
     config_profiles_free(c);
+    config_priority_classes_free(c);
+    free(c->scheduler.default_priority_class);
     free(c->retry.delays_s);
     for (size_t i = 0; i < c->relay.n_receivers; i++)
         config_receiver_free(&c->relay.receivers[i]);

@@ -82,6 +82,14 @@ typedef struct config_profile {
     size_t n_plugins;
     char *plugin_config; /* qemu-scheduler's plugin-config YAML; NULL = none */
 } config_profile;
+/* scheduler.priority_classes.NAME: a request's priority_class names one.
+ * preemption is only validated and stored for now (issue 24 item 4). */
+typedef enum { CONFIG_PREEMPT_LOWER = 0, CONFIG_PREEMPT_NEVER } config_preemption;
+typedef struct config_priority_class {
+    char *name; /* 1..63 of [A-Za-z0-9._-] */
+    int value;  /* higher is decided first */
+    config_preemption preemption;
+} config_priority_class;
 typedef enum {
     CONFIG_NEAR_BEST_AUTO = 0,
     CONFIG_NEAR_BEST_OFF,
@@ -194,7 +202,10 @@ typedef struct vf_config {
         char *plugin_config;            /* qemu-scheduler's plugin-config YAML; NULL = none */
         config_profile *profiles;       /* scheduler.profiles, in file order */
         size_t n_profiles;
-        config_unfit unfit_requests; /* fail (default) | wait */
+        config_unfit unfit_requests;             /* fail (default) | wait */
+        config_priority_class *priority_classes; /* in file order */
+        size_t n_priority_classes;
+        char *default_priority_class; /* NULL: a request without one has priority 0 */
     } scheduler;
 
     struct {
@@ -279,6 +290,8 @@ const config_cluster *config_spare_cluster(const vf_config *c, const char *name)
 /* scheduler.profiles.NAME, or NULL (also for "default", which is the
  * scheduler section itself). Borrowed from `c`. */
 const config_profile *config_scheduler_profile(const vf_config *c, const char *name);
+/* scheduler.priority_classes.NAME, or NULL. */
+const config_priority_class *config_priority_class_named(const vf_config *c, const char *name);
 
 /* Built-in defaults. Returns an owned config, or NULL when out of memory. */
 vf_config *config_defaults(void);

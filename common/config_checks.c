@@ -248,3 +248,16 @@ int check_readiness(loader *ld, yaml_node_t *map, void *base, const char *path)
         return -1;
     return require(ld, where, c->spare.readiness.token_file, path, "token_file", why);
 }
+
+/* scheduler.default_priority_class names one of scheduler.priority_classes. */
+int check_scheduler(loader *ld, yaml_node_t *map, void *base, const char *path)
+{
+    vf_config *c = base;
+    const char *name = c->scheduler.default_priority_class;
+    if (!name || config_priority_class_named(c, name))
+        return 0;
+    char child[PATH_TEXT];
+    config_child_path(child, sizeof child, path, "default_priority_class");
+    return config_fail(ld, config_key_node(ld, map, "default_priority_class"), child,
+                       "\"%s\" is not one of scheduler.priority_classes", name);
+}

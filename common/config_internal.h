@@ -142,6 +142,7 @@ int check_user_name(loader *ld, yaml_node_t *node, const char *value, const char
 int check_store_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_inventory(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_store(loader *ld, yaml_node_t *map, void *base, const char *path);
+int check_scheduler(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_provisioner(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_env_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
@@ -173,6 +174,7 @@ extern const field config_plugin_kinds[];
 /* scheduler.profiles.NAME.plugins: the same shape, kept in the profile. */
 extern const field config_profile_plugin_kinds[];
 void config_profiles_free(vf_config *c);
+void config_priority_classes_free(vf_config *c);
 void config_receiver_free(config_receiver *r);
 
 /* ---- config_diff.c ---- */

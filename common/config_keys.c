@@ -784,6 +784,84 @@ const config_profile *config_scheduler_profile(const vf_config *c, const char *n
     return NULL;
 }
 
+#define PRIORITY_CLASS(member) offsetof(config_priority_class, member)
+static const choice preemptions[] = {
+    {"lower", CONFIG_PREEMPT_LOWER}, {"never", CONFIG_PREEMPT_NEVER}, {NULL, 0}};
+static const field priority_class_fields[] = {
+    {.key = "value",
+     .doc = "the class's priority: higher is decided first (see docs/scheduling.md)",
+     .type = F_INT,
+     .offset = PRIORITY_CLASS(value),
+     .min = -1000000000,
+     .max = 1000000000,
+     .has_max = true},
+    {.key = "preemption",
+     .doc = "lower (may preempt lower priorities) or never; only validated and stored for now: "
+            "virtflow does not preempt yet",
+     .type = F_ENUM,
+     .offset = PRIORITY_CLASS(preemption),
+     .choices = preemptions},
+    {0},
+};
+static const config_priority_class priority_class_defaults = {.preemption = CONFIG_PREEMPT_LOWER};
+
+void config_priority_classes_free(vf_config *c)
+{
+    for (size_t i = 0; i < c->scheduler.n_priority_classes; i++)
+        free(c->scheduler.priority_classes[i].name);
+    free(c->scheduler.priority_classes);
+    c->scheduler.priority_classes = NULL;
+    c->scheduler.n_priority_classes = 0;
+}
+
+static int set_priority_class(loader *ld, void *item, const char *name, yaml_node_t *key,
+                              const char *key_path, yaml_node_t *value)
+{
+    (void)key;
+    config_priority_class *pc = item;
+    pc->preemption = CONFIG_PREEMPT_LOWER;
+    if (!(pc->name = strdup(name)))
+        return config_fail_nomem(ld);
+    return value ? config_walk_mapping(ld, value, priority_class_fields, pc, key_path) : 0;
+}
+
+static int set_priority_classes(loader *ld, yaml_node_t *map, void *base, const char *path,
+                                const field *f)
+{
+    (void)f;
+    vf_config *c = base;
+    config_priority_classes_free(c);
+    void *items = NULL;
+    int rc =
+        config_walk_named(ld, map, path, "priority class", sizeof *c->scheduler.priority_classes,
+                          &items, &c->scheduler.n_priority_classes, set_priority_class);
+    c->scheduler.priority_classes = items;
+    return rc;
+}
+
+static bool priority_classes_equal(const field *f, const void *a, const void *b)
+{
+    (void)f;
+    const vf_config *x = a, *y = b;
+    if (x->scheduler.n_priority_classes != y->scheduler.n_priority_classes)
+        return false;
+    for (size_t i = 0; i < x->scheduler.n_priority_classes; i++) {
+        const config_priority_class *p = &x->scheduler.priority_classes[i],
+                                    *q = &y->scheduler.priority_classes[i];
+        if (strcmp(p->name, q->name) != 0 || p->value != q->value || p->preemption != q->preemption)
+            return false;
+    }
+    return true;
+}
+
+const config_priority_class *config_priority_class_named(const vf_config *c, const char *name)
+{
+    for (size_t i = 0; name && i < c->scheduler.n_priority_classes; i++)
+        if (strcmp(c->scheduler.priority_classes[i].name, name) == 0)
+            return &c->scheduler.priority_classes[i];
+    return NULL;
+}
+
 static const field scheduler_fields[] = {
     {.key = "overcommit", .type = F_SECTION, .children = overcommit_fields},
     {.key = "reserve", .type = F_SECTION, .children = reserve_fields},
@@ -868,6 +946,23 @@ static const field scheduler_fields[] = {
      /* Each profile's engine is built once, at start-up (a SIGHUP re-derives
       * the running ones from the new scheduler section's shared keys). */
      .reloads = CONFIG_RELOADS_NEVER},
+    {.key = "priority_classes",
+     .doc = "`NAME: {value, preemption}` per priority class; a request's `priority_class` names "
+            "one (an unknown name is invalid); higher values are decided first within what a "
+            "worker holds (docs/scheduling.md)",
+     .type_text = "a mapping of class names",
+     .default_text = "{}",
+     .items = priority_class_fields,
+     .item_path = ".NAME",
+     .item_defaults = &priority_class_defaults,
+     .type = F_CUSTOM,
+     .custom = set_priority_classes,
+     .equal = priority_classes_equal},
+    {.key = "default_priority_class",
+     .doc = "the class of a request that gives neither `priority` nor `priority_class`; unset: "
+            "priority 0",
+     .type = F_STRING,
+     .offset = CFG(scheduler.default_priority_class)},
     {.key = "unfit_requests",
      .doc = "a request no host of the inventory could hold even when empty (a pool no host is "
             "in, a host name or node regex matching none, more vCPUs, memory or VM slots than "
@@ -1313,6 +1408,7 @@ const field config_top_fields[] = {
     {.key = "scheduler",
      .type = F_SECTION,
      .children = scheduler_fields,
+     .check = check_scheduler,
      .reloads = CONFIG_RELOADS_WORKER},
     {.key = "retry", .type = F_SECTION, .children = retry_fields},
     {.key = "relay", .type = F_SECTION, .children = relay_fields},

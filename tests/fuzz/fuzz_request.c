@@ -2,16 +2,23 @@
  * when it parses, the engine's whole pipeline (pre-filter compiles the
  * regex annotations) over the fixed inventory, by the profile its
  * scheduler_name picks (default, or "packer"; another name finds none, as
- * the worker's unknown_scheduler wait). */
+ * the worker's unknown_scheduler wait); its priority / priority_class
+ * resolved against classes high and low (queue_order). */
 #include <stdlib.h>
 
 #include "config.h"
 #include "engine.h"
 #include "fuzz_common.h"
+#include "queue_order.h"
 #include "request.h"
 
 static hostset *hosts;
 static sched_engine *engine;
+static vf_config *classes;
+static const char classes_yaml[] = "scheduler:\n"
+                                   "  priority_classes:\n"
+                                   "    high: {value: 1000}\n"
+                                   "    low: {value: -10, preemption: never}\n";
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -33,6 +40,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (!engine || sched_engine_add_profile(engine, "packer", &params, NULL) < 0)
         abort();
     config_free(config);
+    vf_error cerr;
+    vf_error_init(&cerr);
+    classes = config_load_string(classes_yaml, sizeof classes_yaml - 1, "fuzz.yaml", &cerr);
+    if (!classes)
+        abort();
     if (sched_engine_set_hosts(engine, hosts, NULL, NULL, NULL) < 0)
         abort();
     return 0;
@@ -55,6 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             json_t *result = sched_decision_to_json(&decision, hosts);
             json_decref(result);
         }
+        int32_t priority = 0;
+        vf_error ignored;
+        vf_error_init(&ignored);
+        (void)!queue_order_priority(&req, classes, &priority, &ignored);
         json_t *echo = sched_request_to_json(&req);
         json_decref(echo);
     }

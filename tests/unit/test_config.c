@@ -792,6 +792,28 @@ static void test_profiles(void)
     config_free(c);
 }
 
+/* scheduler.priority_classes: value and preemption per class (preemption
+ * lower by default), looked up by name; the default class. */
+static void test_priority_classes(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *c = config_load(FIXTURES "/valid/priority_classes.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(c->scheduler.n_priority_classes == 3);
+    const config_priority_class *high = config_priority_class_named(c, "high");
+    CHECK(high && high->value == 1000 && high->preemption == CONFIG_PREEMPT_LOWER);
+    const config_priority_class *low = config_priority_class_named(c, "low");
+    CHECK(low && low->value == -10 && low->preemption == CONFIG_PREEMPT_NEVER);
+    const config_priority_class *normal = config_priority_class_named(c, "normal");
+    CHECK(normal && normal->value == 0 && normal->preemption == CONFIG_PREEMPT_LOWER);
+    CHECK(config_priority_class_named(c, "gold") == NULL);
+    CHECK_STR(c->scheduler.default_priority_class, "normal");
+    config_free(c);
+}
+
 /* ---- VIRTFLOW_* environment overrides ---- */
 
 typedef struct env_names_seen {
@@ -976,6 +998,7 @@ int main(void)
     test_plugin_config_file();
     test_target_load_args();
     test_profiles();
+    test_priority_classes();
     test_receivers();
     test_sources();
     test_example();

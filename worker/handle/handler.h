@@ -78,6 +78,11 @@ typedef struct task_outcome {
     char reason[16]; /* its reason when failed, else "" */
     /* The scheduling profile the request named ("" = default), for metrics. */
     char scheduler[REQUEST_SCHEDULER_NAME_LEN];
+    /* The request's priority (queue_order.h), echoed in the result, history
+     * and events only when the request or the config gives one
+     * (has_priority): the common path's results stay as they were. */
+    bool has_priority;
+    int32_t priority;
     /* What the log's JSON lines carry as fields (log.h vf_log_ids): the
      * attempt recorded (0: none), its host ("" when none), its error
      * (shortened; "" when none). */

@@ -7,6 +7,7 @@
 #include "json_util.h"
 #include "log.h"
 #include "never_fits.h"
+#include "queue_order.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
 #include "suggest.h"
@@ -15,6 +16,13 @@
 static bool wants_reply(const task_message *msg)
 {
     return msg->reply_to && msg->reply_to[0];
+}
+
+/* The request's priority where its profile is echoed (handler.h). */
+static void echo_priority(json_t *obj, const task_outcome *out)
+{
+    if (obj && out->has_priority)
+        json_object_set_new(obj, "priority", json_integer(out->priority));
 }
 
 /* failed with `reason`: task row, history, task.failed event, reply; the
@@ -29,6 +37,7 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
         json_object_set(result, "suggestions", suggestions);
     if (scheduler)
         json_object_set_new(result, "scheduler", json_string(scheduler));
+    echo_priority(result, out);
     char *text = task_attempt_result_text(a, result);
     json_decref(result);
     json_t *history = detail ? detail : json_object();
@@ -37,6 +46,7 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
     json_object_set_new(history, "attempt", json_integer(a->attempt));
     if (scheduler)
         json_object_set_new(history, "scheduler", json_string(scheduler));
+    echo_priority(history, out);
     int rc = task_attempt_write(a, "failed", reason, text, error, NULL, -1, err);
     if (rc == 0)
         rc = task_attempt_history(a, "failed", history, err);
@@ -50,6 +60,7 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
             json_object_set(data, "suggestions", suggestions);
         if (scheduler && data)
             json_object_set_new(data, "scheduler", json_string(scheduler));
+        echo_priority(data, out);
         rc = task_attempt_event(a, EVENT_TASK_FAILED, data, err);
     }
     if (wants_reply(a->msg)) {
@@ -99,6 +110,7 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
         json_object_set_new(result, "inventory", json_string(h->inventory_note));
     if (scheduler)
         json_object_set_new(result, "scheduler", json_string(scheduler));
+    echo_priority(result, out);
     /* The event shares the result's node and score values rather than
      * building them again. */
     json_t *event =
@@ -107,6 +119,7 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
                   "score", json_object_get(result, "score"), "attempts", rec->attempt);
     if (scheduler && event)
         json_object_set_new(event, "scheduler", json_string(scheduler));
+    echo_priority(event, out);
     /* One serialisation serves the row, its history entry and the reply. */
     char *text = task_attempt_result_text(rec, result);
     json_decref(result);
@@ -176,6 +189,12 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, NULL, err);
         goto out;
     }
+    if (queue_order_priority(&req, h->config, &out->priority, &invalid) < 0) {
+        rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, NULL, err);
+        goto out;
+    }
+    out->has_priority =
+        req.has_priority || req.priority_class[0] || h->config->scheduler.default_priority_class;
     /* The id the task is recorded under, also when only the message had it:
      * a pick among the near-best hosts hashes it (near_best.h). */
     if (!req.task_id[0])
@@ -254,6 +273,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         json_object_set(detail, "suggestions", suggestions);
     if (scheduler && detail)
         json_object_set_new(detail, "scheduler", json_string(scheduler));
+    echo_priority(detail, out);
     /* Waiting is pointless when no host of a fresh inventory could hold it
      * even empty (never_fits.h); a stale one may have lost hosts. Judged by
      * the profile that decided, whose filters are the ones that count. */

@@ -87,10 +87,19 @@ int sched_request_parse_placement(const json_t *body, sched_request *out, vf_err
 
 int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
 {
-    static const char *const allowed[] = {
-        "task_id",   "requested_cpu", "requested_memory", "requested_disk", "requested_pool",
-        "dedicated", "vm_name",       "annotations",      "node_name",      "scheduler_name",
-        NULL};
+    static const char *const allowed[] = {"task_id",
+                                          "requested_cpu",
+                                          "requested_memory",
+                                          "requested_disk",
+                                          "requested_pool",
+                                          "dedicated",
+                                          "vm_name",
+                                          "annotations",
+                                          "node_name",
+                                          "scheduler_name",
+                                          "priority",
+                                          "priority_class",
+                                          NULL};
     sched_request_init(out);
     if (sched_request_parse_placement(body, out, err) < 0)
         return -1;
@@ -128,6 +137,16 @@ int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
     }
     if (scheduler_name[0])
         memcpy(out->scheduler_name, scheduler_name, sizeof scheduler_name);
+    if (json_object_get(body, "priority")) {
+        int64_t priority = 0;
+        if (json_util_int(body, "priority", false, -1000000000, 1000000000, &priority, err) < 0)
+            return -1;
+        out->has_priority = true;
+        out->priority = (int32_t)priority;
+    }
+    if (json_util_string(body, "priority_class", false, name_chars, out->priority_class,
+                         sizeof out->priority_class, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -149,6 +168,10 @@ json_t *sched_request_to_json(const sched_request *req)
         json_object_set_new(obj, "node_name", json_string(req->node_name));
     if (req->scheduler_name[0])
         json_object_set_new(obj, "scheduler_name", json_string(req->scheduler_name));
+    if (req->has_priority)
+        json_object_set_new(obj, "priority", json_integer(req->priority));
+    if (req->priority_class[0])
+        json_object_set_new(obj, "priority_class", json_string(req->priority_class));
     json_t *annotations = json_object();
     if (req->node_regex[0])
         json_object_set_new(annotations, ANNOTATION_NODE_REGEX, json_string(req->node_regex));

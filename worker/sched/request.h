@@ -56,6 +56,11 @@ typedef struct sched_request {
     char node_regex[REQUEST_ANNOTATION_LEN];
     char vmid_range[REQUEST_ANNOTATION_LEN];
     char vmid_regex[REQUEST_ANNOTATION_LEN];
+    /* priority (has_priority) and/or priority_class ("" = none), as given;
+     * queue_order_priority resolves them against scheduler.priority_classes. */
+    bool has_priority;
+    int32_t priority;
+    char priority_class[REQUEST_SCHEDULER_NAME_LEN];
 } sched_request;
 
 /* Fill `out` with defaults: pool "default", disk 0, not dedicated, no annotations. */

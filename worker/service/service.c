@@ -5,6 +5,8 @@
 #include "service.h"
 #include "service_internal.h"
 
+#include "queue_order.h"
+
 /* ---- batches ---- */
 
 static void clear_batch(batch *b)
@@ -206,6 +208,63 @@ static int prefetch_tasks(service *svc, batch *b, vf_error *err)
     return rc;
 }
 
+/* A held message's priority (queue_order.h); 0 for what is not a readable
+ * task.schedule body, or whose priority is invalid (its handler says so). */
+static int32_t item_priority(const service *svc, const batch_item *item)
+{
+    const char *key = item->delivery.routing_key;
+    if (!item->parsed || spare_handler_accepts(key) || release_handler_accepts(key))
+        return 0;
+    sched_request req;
+    sched_request_init(&req);
+    const json_t *priority = json_object_get(item->parsed, "priority");
+    const json_t *name = json_object_get(item->parsed, "priority_class");
+    if (priority && json_is_integer(priority) && json_integer_value(priority) >= INT32_MIN &&
+        json_integer_value(priority) <= INT32_MAX) {
+        req.has_priority = true;
+        req.priority = (int32_t)json_integer_value(priority);
+    }
+    if (name && json_is_string(name))
+        snprintf(req.priority_class, sizeof req.priority_class, "%s", json_string_value(name));
+    int32_t value = 0;
+    vf_error ignored;
+    vf_error_init(&ignored);
+    return queue_order_priority(&req, svc->config, &value, &ignored) == 0 ? value : 0;
+}
+
+/* QueueSort: decide what the worker holds (up to amqp.prefetch messages)
+ * higher priority first, in delivery order among equals. Acks name the
+ * highest tag, so the order the items are decided in does not matter to
+ * them. Only reorders; leaves the batch as it was when out of memory. */
+static void order_batch(service *svc, batch *b)
+{
+    size_t n = b->n_items;
+    if (n < 2)
+        return;
+    int32_t *priority = malloc(n * sizeof *priority);
+    size_t *order = malloc(n * sizeof *order);
+    batch_item *moved = NULL;
+    if (!priority || !order)
+        goto out;
+    bool same = true;
+    for (size_t i = 0; i < n; i++) {
+        priority[i] = item_priority(svc, &b->items[i]);
+        same = same && priority[i] == priority[0];
+    }
+    if (same)
+        goto out;
+    queue_order_sort(priority, n, order);
+    if (!(moved = malloc(n * sizeof *moved)))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        moved[i] = b->items[order[i]];
+    memcpy(b->items, moved, n * sizeof *moved);
+out:
+    free(moved);
+    free(order);
+    free(priority);
+}
+
 /* One pass: catch up with the other writers, then decide and record every
  * message of the batch, in one transaction. */
 static int record_pass(service *svc, batch *b, int pass, vf_error *err)
@@ -220,6 +279,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     /* The tasks first: the time from the catch-up to the claims is the
      * time another worker has to make this batch's picture stale. */
     rc = prefetch_tasks(svc, b, err);
+    if (rc == 0)
+        order_batch(svc, b);
     if (rc == 0)
         rc = service_flush_confirmed(svc, &svc->confirmed, now, &marked, err);
     long reloaded =
