@@ -957,12 +957,16 @@ static const field scheduler_fields[] = {
      .item_defaults = &priority_class_defaults,
      .type = F_CUSTOM,
      .custom = set_priority_classes,
-     .equal = priority_classes_equal},
+     .equal = priority_classes_equal,
+     /* Read from the start-up config (the worker keeps it; a SIGHUP
+      * re-derives only the engines' parameters). */
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "default_priority_class",
      .doc = "the class of a request that gives neither `priority` nor `priority_class`; unset: "
             "priority 0",
      .type = F_STRING,
-     .offset = CFG(scheduler.default_priority_class)},
+     .offset = CFG(scheduler.default_priority_class),
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "unfit_requests",
      .doc = "a request no host of the inventory could hold even when empty (a pool no host is "
             "in, a host name or node regex matching none, more vCPUs, memory or VM slots than "

@@ -111,6 +111,40 @@ static void test_full_request_fields(void)
     json_decref(body);
 }
 
+/* priority and priority_class: kept as given (queue_order resolves them),
+ * echoed in the recorded request; null is absent. */
+static void test_priority_fields(void)
+{
+    static const struct {
+        const char *text;
+        bool has_priority;
+        int32_t priority;
+        const char *priority_class;
+    } cases[] = {
+        {"{\"requested_cpu\":1,\"requested_memory\":1,\"priority\":-3}", true, -3, ""},
+        {"{\"requested_cpu\":1,\"requested_memory\":1,\"priority_class\":\"high\","
+         "\"priority\":1000}",
+         true, 1000, "high"},
+        {"{\"requested_cpu\":1,\"requested_memory\":1,\"priority_class\":\"high\"}", false, 0,
+         "high"},
+        {"{\"requested_cpu\":1,\"requested_memory\":1,\"priority\":null}", false, 0, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *body = json_loads(cases[i].text, 0, NULL);
+        sched_request req, copy;
+        vf_error err;
+        vf_error_init(&err);
+        CHECKF(sched_request_parse(body, &req, &err) == 0, "%s: %s", cases[i].text, err.text);
+        CHECK(req.has_priority == cases[i].has_priority && req.priority == cases[i].priority);
+        CHECK_STR(req.priority_class, cases[i].priority_class);
+        json_t *again = sched_request_to_json(&req);
+        CHECK(sched_request_parse(again, &copy, &err) == 0);
+        CHECK(memcmp(&copy, &req, sizeof req) == 0);
+        json_decref(again);
+        json_decref(body);
+    }
+}
+
 int main(void)
 {
     vf_error err;
@@ -127,6 +161,7 @@ int main(void)
     run_folder("valid", true);
     run_folder("invalid", false);
     test_full_request_fields();
+    test_priority_fields();
 
     sched_engine_free(engine);
     hostset_free(hosts);

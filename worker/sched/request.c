@@ -137,7 +137,8 @@ int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
     }
     if (scheduler_name[0])
         memcpy(out->scheduler_name, scheduler_name, sizeof scheduler_name);
-    if (json_object_get(body, "priority")) {
+    const json_t *priority_value = json_object_get(body, "priority");
+    if (priority_value && !json_is_null(priority_value)) {
         int64_t priority = 0;
         if (json_util_int(body, "priority", false, -1000000000, 1000000000, &priority, err) < 0)
             return -1;
