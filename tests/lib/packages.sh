@@ -28,6 +28,8 @@ VF_DEBIAN_PACKAGES=(
 	python3-pika         # AMQP client of the integration tests and benches (a plain client, as users have)
 	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
+	dpkg-dev             # dpkg-shlibdeps: the .deb's Depends (tests/integration/test_deb, cpack)
+	groff-base           # man pages rendered in tests (tests/integration/test_man_pages)
 	sqlite3              # operators' view of the store; used by tests to inspect it
 	chromium             # headless browser: the console tests load each page in it
 	postgresql           # the private test server (tests/lib/postgres.sh); psql reads it in tests

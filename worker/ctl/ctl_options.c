@@ -4,6 +4,7 @@
 #include "ctl_options.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
@@ -17,6 +18,8 @@ static ctl_args globals;
  * it, and the current command's own words. */
 static FILE *completion_out;
 static const char *completion_words;
+/* Where the manual page goes while ctl_options_describe_man has set it. */
+static FILE *man_out;
 
 enum { OPTION_CONFIG = 0, OPTION_JSON, OPTION_DEFAULTS, OPTION_VERSION, OPTION_HELP, OPTION_OWN };
 
@@ -51,6 +54,29 @@ void ctl_options_complete_bash(FILE *out, const char *words)
 {
     completion_out = out;
     completion_words = words;
+}
+
+void ctl_options_describe_man(FILE *out)
+{
+    man_out = out;
+}
+
+void ctl_options_roff_text(FILE *out, const char *text)
+{
+    bool line_start = true;
+    for (const char *c = text; *c; c++) {
+        if (line_start && (*c == '.' || *c == '\''))
+            fputs("\\&", out);
+        if (*c == '\\')
+            fputs("\\e", out);
+        else if (*c == '-')
+            fputs("\\-", out);
+        else
+            fputc(*c, out);
+        line_start = *c == '\n';
+    }
+    if (!line_start)
+        fputc('\n', out);
 }
 
 static bool takes_value(ctl_option_kind kind)
@@ -149,6 +175,69 @@ static void complete_bash(const char *command, const ctl_option *options, size_t
     fprintf(out, "        esac\n        ;;\n");
 }
 
+/* What an option's value is, as the page names it. */
+static const char *value_name(ctl_option_kind kind)
+{
+    switch (kind) {
+    case CTL_OPTION_PATH:
+        return "FILE";
+    case CTL_OPTION_POSITIVE:
+        return "N";
+    case CTL_OPTION_STRING:
+    case CTL_OPTION_CHOICE:
+    case CTL_OPTION_CALL:
+        return "VALUE";
+    default:
+        return NULL;
+    }
+}
+
+/* One command's section of virtflowctl(1): the options of its table (the
+ * global ones once, under the program's own heading), then its --help text,
+ * preformatted as the terminal shows it. */
+static void describe_man(const char *command, const ctl_option *options, size_t count,
+                         void (*usage)(FILE *))
+{
+    FILE *out = man_out;
+    size_t first = strcmp(command, "virtflowctl") == 0 ? 0 : OPTION_OWN;
+    if (first == 0)
+        fprintf(out, ".SH \"GLOBAL OPTIONS\"\n");
+    else
+        fprintf(out, ".SS \"virtflowctl %s\"\n", command);
+    for (size_t i = first; i < count; i++) {
+        const ctl_option *o = option_at(options, i);
+        fprintf(out, ".TP\n");
+        if (o->letter)
+            fprintf(out, "\\fB\\-%c\\fR, ", o->letter);
+        fprintf(out, "\\fB\\-\\-");
+        for (const char *c = o->name; *c; c++)
+            fputs(*c == '-' ? "\\-" : (char[]){*c, '\0'}, out);
+        const char *value = value_name(o->kind);
+        fprintf(out, "\\fR%s%s%s\n", value ? " \\fI" : "", value ? value : "", value ? "\\fR" : "");
+        if (o->kind == CTL_OPTION_CHOICE) {
+            fprintf(out, "One of:");
+            for (size_t c = 0; o->choices[c]; c++)
+                fprintf(out, " \\fB%s\\fR%s", o->choices[c], o->choices[c + 1] ? "," : ".");
+            fputc('\n', out);
+        } else {
+            fprintf(out, "As the text below describes.\n");
+        }
+    }
+    if (usage) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *help = open_memstream(&text, &size);
+        if (help) {
+            usage(help);
+            fclose(help);
+            fprintf(out, ".PP\n.nf\n");
+            ctl_options_roff_text(out, text);
+            fprintf(out, ".fi\n");
+        }
+        free(text);
+    }
+}
+
 int ctl_options_parse(const char *command, int argc, char **argv, const ctl_option *options,
                       void (*usage)(FILE *), bool stop_at_operand, ctl_args *args)
 {
@@ -161,6 +250,10 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
     }
     if (completion_out) {
         complete_bash(command, options, count);
+        return CTL_EXIT_OK;
+    }
+    if (man_out) {
+        describe_man(command, options, count, usage);
         return CTL_EXIT_OK;
     }
 

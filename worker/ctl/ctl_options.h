@@ -75,4 +75,14 @@ bool ctl_options_defaults(void);
  * subcommands of `dead`), may be NULL. NULL ends it. */
 void ctl_options_complete_bash(FILE *out, const char *words);
 
+/* The same for the manual page: while `out` is set, ctl_options_parse writes
+ * the command's section of virtflowctl(1) in roff to `out` (a heading, its
+ * options from the table with their value kinds and closed sets, then its
+ * --help text) and returns CTL_EXIT_OK without parsing. NULL ends it. */
+void ctl_options_describe_man(FILE *out);
+
+/* `text` as roff body text to `out`: backslashes escaped, a line starting
+ * with '.' or '\'' kept from being read as a request. */
+void ctl_options_roff_text(FILE *out, const char *text);
+
 #endif

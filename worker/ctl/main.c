@@ -6,6 +6,7 @@
 
 #include "ctl.h"
 #include "log.h"
+#include "version.h"
 
 static const ctl_command commands[] = {
     {"place", "dry-run a placement: where would this request go, and why", ctl_place},
@@ -25,7 +26,9 @@ static const ctl_command commands[] = {
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
     {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
     {"config", "check the configuration file (config check), as the programs load it", ctl_config},
-    {"completion", "print the bash completion script (completion bash)", ctl_completion},
+    {"completion",
+     "print the bash completion script (completion bash) or virtflowctl(1) (completion man)",
+     ctl_completion},
 };
 
 /* The words of commands that take their own (completed like commands). */
@@ -35,7 +38,7 @@ static const struct {
 } command_words[] = {
     {"dead", "list redrive"},
     {"spare", "prepare release"},
-    {"completion", "bash"},
+    {"completion", "bash man"},
     {"config", "check"},
 };
 
@@ -127,12 +130,54 @@ static void usage(FILE *out)
 
 static void completion_usage(FILE *out)
 {
-    fprintf(out, "usage: virtflowctl completion bash\n"
+    fprintf(out, "usage: virtflowctl completion bash|man\n"
                  "\n"
                  "Print the bash completion script (commands, options, the values of options\n"
                  "with a fixed set of them). Installed as\n"
                  "share/bash-completion/completions/virtflowctl; to try it at once:\n"
-                 "  source <(virtflowctl completion bash)\n");
+                 "  source <(virtflowctl completion bash)\n"
+                 "'completion man' prints the manual page virtflowctl(1) in roff, written\n"
+                 "from the same tables (installed as share/man/man1/virtflowctl.1).\n");
+}
+
+/* virtflowctl(1) in roff (completion man; built and installed by
+ * worker/CMakeLists.txt): each command's parser writes its own section from
+ * its option table and its --help text (ctl_options_describe_man). */
+static int write_manual(char **argv)
+{
+    printf(".TH VIRTFLOWCTL 1 \"\" \"virtflow %s\" \"virtflow manual\"\n"
+           ".SH NAME\nvirtflowctl \\- operate a virtflow installation\n"
+           ".SH SYNOPSIS\n\\fBvirtflowctl\\fR [\\fIglobal options\\fR] \\fIcommand\\fR "
+           "[\\fIoptions\\fR] [\\fIarguments\\fR]\n"
+           ".SH DESCRIPTION\n.nf\n",
+           vf_version());
+    char *text = NULL;
+    size_t size = 0;
+    FILE *help = open_memstream(&text, &size);
+    if (!help)
+        return CTL_EXIT_USAGE;
+    usage(help);
+    fclose(help);
+    ctl_options_roff_text(stdout, text);
+    free(text);
+    printf(".fi\n");
+    ctl_args unused;
+    ctl_options_describe_man(stdout);
+    int rc = ctl_options_parse("virtflowctl", 1, argv, NULL, NULL, true, &unused);
+    printf(".SH COMMANDS\n");
+    for (size_t i = 0; rc == CTL_EXIT_OK && i < sizeof commands / sizeof commands[0]; i++) {
+        char *command_argv[] = {(char *)commands[i].name, NULL};
+        if (commands[i].run(1, command_argv) != CTL_EXIT_OK) {
+            ctl_error("completion: the %s command wrote no manual section", commands[i].name);
+            rc = CTL_EXIT_USAGE;
+        }
+    }
+    ctl_options_describe_man(NULL);
+    printf(".SH FILES\n.TP\n/etc/virtflow/config.yaml\nThe configuration read when neither "
+           "\\fB\\-c\\fR nor \\fBVIRTFLOW_CONFIG\\fR names one (virtflow.yaml(5)).\n"
+           ".SH \"SEE ALSO\"\n\\fBvirtflow\\-worker\\fR(8), \\fBvirtflow\\-relay\\fR(8), "
+           "\\fBvirtflow\\-api\\fR(8), /usr/share/doc/virtflow/operations.md\n");
+    return rc;
 }
 
 int ctl_completion(int argc, char **argv)
@@ -141,8 +186,10 @@ int ctl_completion(int argc, char **argv)
     int rc = ctl_options_parse("completion", argc, argv, NULL, completion_usage, false, &args);
     if (rc >= 0)
         return rc;
+    if (args.operand_count == 1 && strcmp(args.operands[0], "man") == 0)
+        return write_manual(argv);
     if (args.operand_count != 1 || strcmp(args.operands[0], "bash") != 0) {
-        ctl_error("completion: expected 'bash' (the only shell supported)");
+        ctl_error("completion: expected 'bash' (the only shell supported) or 'man'");
         return CTL_EXIT_USAGE;
     }
     /* The function finds the command (the first word that is neither an
