@@ -4,6 +4,7 @@
 # creates the `virtflow` user the systemd units run as. Configure with
 # -DCMAKE_INSTALL_PREFIX=/usr for a package: GNUInstallDirs then puts the
 # configuration in /etc (not /usr/etc) and the units' ExecStart names /usr/bin.
+include(GNUInstallDirs)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME virtflow)
 set(CPACK_PACKAGE_VENDOR virtflow)
