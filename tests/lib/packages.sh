@@ -30,6 +30,7 @@ VF_DEBIAN_PACKAGES=(
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	dpkg-dev             # dpkg-shlibdeps: the .deb's Depends (tests/integration/test_deb, cpack)
 	groff-base           # man pages rendered in tests (tests/integration/test_man_pages)
+	zsh                  # the zsh completion parsed and run (tests/integration/test_ctl_zsh_completion)
 	sqlite3              # operators' view of the store; used by tests to inspect it
 	chromium             # headless browser: the console tests load each page in it
 	postgresql           # the private test server (tests/lib/postgres.sh); psql reads it in tests

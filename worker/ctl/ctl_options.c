@@ -152,7 +152,7 @@ static void complete_bash(const char *command, const ctl_option *options, size_t
         if (o->letter)
             fprintf(out, " -%c", o->letter);
     }
-    fprintf(out, "\"\n        words=\"%s\"\n        case $prev in\n",
+    fprintf(out, "\"\n        own=\"%s\"\n        case $prev in\n",
             completion_words ? completion_words : "");
     for (size_t i = 0; i < count; i++) {
         const ctl_option *o = option_at(options, i);

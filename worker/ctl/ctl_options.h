@@ -69,8 +69,8 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
 bool ctl_options_defaults(void);
 
 /* Completion instead of parsing: while `out` is set, ctl_options_parse
- * writes the bash completion of the command it is given to `out` (a `case`
- * branch of the function ctl_completion.c writes around it) and returns
+ * writes the completion of the command it is given to `out` (a `case`
+ * branch, valid bash and zsh, of the function main.c writes around it) and returns
  * CTL_EXIT_OK without parsing. `words` are the command's own words (the
  * subcommands of `dead`), may be NULL. NULL ends it. */
 void ctl_options_complete_bash(FILE *out, const char *words);
