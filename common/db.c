@@ -1,38 +1,34 @@
 /* db: statement slots, binding and rows over the two backends (db_sqlite.c,
- * db_pg.c); see db.h. */
+ * db_pg.c), reached through the handle's table of functions (db_internal.h);
+ * see db.h. */
 #include "db.h"
 #include "db_internal.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 db_kind db_kind_of(const db *d)
 {
-    return d->kind;
+    return d->backend->kind;
 }
 
 void *db_sqlite_handle(db *d)
 {
-    return d->kind == DB_SQLITE ? d->sqlite : NULL;
+    return d->sqlite; /* NULL on PostgreSQL */
+}
+
+void db_free_statements(db *d)
+{
+    while (d->stmts)
+        db_stmt_free(d->stmts);
 }
 
 void db_close(db *d)
 {
     if (!d)
         return;
-    /* PostgreSQL: the session's end forgets its prepared statements (and
-     * rolls back an open transaction); no DEALLOCATE round trip each. */
-    if (d->kind == DB_POSTGRES)
-        db_pg_close(d);
-    while (d->stmts)
-        db_stmt_free(d->stmts);
-    if (d->kind == DB_SQLITE && d->sqlite) {
-        if (!sqlite3_get_autocommit(d->sqlite))
-            sqlite3_exec(d->sqlite, "ROLLBACK", NULL, NULL, NULL);
-        sqlite3_close(d->sqlite);
-    }
+    d->backend->close(d);
     free(d->deferred);
     free(d->label);
     free(d);
@@ -40,13 +36,12 @@ void db_close(db *d)
 
 int db_exec(db *d, const char *sql, const char *what, vf_error *err)
 {
-    return d->kind == DB_SQLITE ? db_sqlite_exec(d, sql, what, err) : db_pg_exec(d, sql, what, err);
+    return d->backend->exec(d, sql, what, err);
 }
 
 int db_exec_deferred(db *d, const char *sql, const char *what, vf_error *err)
 {
-    return d->kind == DB_SQLITE ? db_sqlite_exec(d, sql, what, err)
-                                : db_pg_exec_deferred(d, sql, what, err);
+    return d->backend->exec_deferred(d, sql, what, err);
 }
 
 char *db_translate(const char *sql, int *params)
@@ -104,7 +99,7 @@ db_stmt *db_prepare(db *d, db_stmt **slot, const char *sql, vf_error *err)
         return NULL;
     }
     st->owner = d;
-    int rc = d->kind == DB_SQLITE ? db_sqlite_prepare(st, sql, err) : db_pg_prepare(st, sql, err);
+    int rc = d->backend->prepare(st, sql, err);
     st->next = d->stmts;
     d->stmts = st;
     if (rc != 0) {
@@ -129,10 +124,7 @@ void db_stmt_free(db_stmt *st)
     }
     if (st->slot)
         *st->slot = NULL;
-    if (d->kind == DB_SQLITE)
-        sqlite3_finalize(st->sqlite);
-    else
-        db_pg_free(st);
+    d->backend->stmt_free(st);
     free(st);
 }
 
@@ -140,84 +132,36 @@ void db_reset(db_stmt *st)
 {
     if (!st)
         return;
-    if (st->owner->kind == DB_SQLITE) {
-        sqlite3_reset(st->sqlite);
-        sqlite3_clear_bindings(st->sqlite);
-    } else {
-        db_pg_reset(st);
-    }
-}
-
-/* PostgreSQL: keep an owned text copy of a parameter. */
-static int pg_bind(db_stmt *st, int index, const char *text)
-{
-    if (index < 1 || index > st->params)
-        return -1;
-    char *copy = NULL;
-    if (text && !(copy = strdup(text)))
-        return -1;
-    free(st->values[index - 1]);
-    st->values[index - 1] = copy;
-    return 0;
+    st->owner->backend->reset(st);
 }
 
 int db_bind_text(db_stmt *st, int index, const char *text)
 {
-    if (st->owner->kind == DB_POSTGRES)
-        return pg_bind(st, index, text);
-    int rc = text ? sqlite3_bind_text(st->sqlite, index, text, -1, SQLITE_STATIC)
-                  : sqlite3_bind_null(st->sqlite, index);
-    return rc == SQLITE_OK ? 0 : -1;
+    return st->owner->backend->bind_text(st, index, text);
 }
 
 int db_bind_int64(db_stmt *st, int index, int64_t value)
 {
-    if (st->owner->kind == DB_POSTGRES) {
-        char text[24];
-        snprintf(text, sizeof text, "%" PRId64, value);
-        return pg_bind(st, index, text);
-    }
-    return sqlite3_bind_int64(st->sqlite, index, value) == SQLITE_OK ? 0 : -1;
+    return st->owner->backend->bind_int64(st, index, value);
 }
 
 int db_bind_double(db_stmt *st, int index, double value)
 {
-    if (st->owner->kind == DB_POSTGRES) {
-        char text[40];
-        snprintf(text, sizeof text, "%.17g", value); /* round-trips exactly */
-        return pg_bind(st, index, text);
-    }
-    return sqlite3_bind_double(st->sqlite, index, value) == SQLITE_OK ? 0 : -1;
+    return st->owner->backend->bind_double(st, index, value);
 }
 
 int db_bind_null(db_stmt *st, int index)
 {
-    if (st->owner->kind == DB_POSTGRES)
-        return pg_bind(st, index, NULL);
-    return sqlite3_bind_null(st->sqlite, index) == SQLITE_OK ? 0 : -1;
+    return st->owner->backend->bind_null(st, index);
 }
 
 int db_step(db_stmt *st, const char *what, vf_error *err)
 {
-    db *d = st->owner;
-    if (d->kind == DB_POSTGRES)
-        return db_pg_step(st, what, err);
-    int rc = sqlite3_step(st->sqlite);
-    if (rc == SQLITE_ROW)
-        return DB_ROW;
-    if (rc == SQLITE_DONE) {
-        st->changes = sqlite3_changes(d->sqlite);
-        return DB_DONE;
-    }
-    db_sqlite_fail(d, rc, what, err);
-    return -1;
+    return st->owner->backend->step(st, what, err);
 }
 
-int db_step_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+int db_step_now(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
 {
-    db *d = st->owner;
-    if (d->kind == DB_POSTGRES && db_in_transaction(d))
-        return db_pg_defer(st, what, expect, err);
     vf_error step_err;
     vf_error_init(&step_err);
     int rc = db_step(st, what, &step_err);
@@ -236,43 +180,34 @@ int db_step_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_
     return 0;
 }
 
+int db_step_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+{
+    return st->owner->backend->step_deferred(st, what, expect, err);
+}
+
 int db_column_count(db_stmt *st)
 {
-    if (st->owner->kind == DB_SQLITE)
-        return sqlite3_column_count(st->sqlite);
-    return st->result ? PQnfields(st->result) : 0;
+    return st->owner->backend->column_count(st);
 }
 
 bool db_column_is_null(db_stmt *st, int column)
 {
-    if (st->owner->kind == DB_SQLITE)
-        return sqlite3_column_type(st->sqlite, column) == SQLITE_NULL;
-    return PQgetisnull(st->result, st->row, column) != 0;
+    return st->owner->backend->column_is_null(st, column);
 }
 
 const char *db_column_text(db_stmt *st, int column)
 {
-    if (st->owner->kind == DB_SQLITE)
-        return (const char *)sqlite3_column_text(st->sqlite, column);
-    if (PQgetisnull(st->result, st->row, column))
-        return NULL;
-    return PQgetvalue(st->result, st->row, column);
+    return st->owner->backend->column_text(st, column);
 }
 
 int64_t db_column_int64(db_stmt *st, int column)
 {
-    if (st->owner->kind == DB_SQLITE)
-        return sqlite3_column_int64(st->sqlite, column);
-    const char *text = db_column_text(st, column);
-    return text ? strtoll(text, NULL, 10) : 0;
+    return st->owner->backend->column_int64(st, column);
 }
 
 double db_column_double(db_stmt *st, int column)
 {
-    if (st->owner->kind == DB_SQLITE)
-        return sqlite3_column_double(st->sqlite, column);
-    const char *text = db_column_text(st, column);
-    return text ? strtod(text, NULL) : 0.0;
+    return st->owner->backend->column_double(st, column);
 }
 
 int64_t db_changes(db_stmt *st)
@@ -282,16 +217,7 @@ int64_t db_changes(db_stmt *st)
 
 bool db_in_transaction(const db *d)
 {
-    if (!d)
-        return false;
-    if (d->kind == DB_SQLITE)
-        return d->sqlite && !sqlite3_get_autocommit(d->sqlite);
-    if (!d->pg)
-        return false;
-    if (!db_pg_usable(d))
-        return d->tx_open; /* lost with the connection, but the caller must still roll back */
-    PGTransactionStatusType status = PQtransactionStatus(d->pg);
-    return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
+    return d && d->backend->in_transaction(d);
 }
 
 uint64_t db_round_trips(const db *d)
@@ -301,13 +227,12 @@ uint64_t db_round_trips(const db *d)
 
 bool db_transaction_failed(const db *d)
 {
-    return d && d->kind == DB_POSTGRES && d->pg && db_pg_usable(d) &&
-           PQtransactionStatus(d->pg) == PQTRANS_INERROR;
+    return d && d->backend->transaction_failed(d);
 }
 
 int db_set_timeout(db *d, int timeout_ms, vf_error *err)
 {
-    return d->kind == DB_POSTGRES ? db_pg_set_timeout(d, timeout_ms, err) : 0;
+    return d->backend->set_timeout(d, timeout_ms, err);
 }
 
 void db_set_wait_hook(db *d, db_wait_fn fn, void *user)

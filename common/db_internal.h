@@ -1,5 +1,11 @@
 /* db_internal: what db.c shares with its two backends, db_sqlite.c and
- * db_pg.c. Not for other modules. */
+ * db_pg.c. Not for other modules.
+ *
+ * Each backend is one table of functions (db_backend), as rabbitmq-c's
+ * socket classes (amqp_socket_class_t): a handle points at its backend's
+ * table, and db.c does what is common to both (statement slots, the list of
+ * statements, argument checks) and dispatches the rest through the table,
+ * never asking which backend it holds. */
 #ifndef VF_DB_INTERNAL_H
 #define VF_DB_INTERNAL_H
 
@@ -16,18 +22,20 @@ typedef struct db_deferred {
     char text[160]; /* expect.short_text, copied */
 } db_deferred;
 
+typedef struct db_backend db_backend;
+
 struct db {
-    db_kind kind;
-    char *label;           /* owned; starts every error message, never a password */
-    db_stmt *stmts;        /* every statement prepared on the handle, freed by db_close */
-    sqlite3 *sqlite;       /* DB_SQLITE */
-    PGconn *pg;            /* DB_POSTGRES */
-    bool read_only;        /* DB_POSTGRES: re-applied after a reconnection */
-    unsigned epoch;        /* DB_POSTGRES: bumped at each reconnection, which forgets
-                            * every prepared statement of the session */
-    unsigned names;        /* DB_POSTGRES: statements named so far */
-    uint64_t round_trips;  /* DB_POSTGRES: waits for the server's answer (db_round_trips) */
-    db_deferred *deferred; /* DB_POSTGRES: sent, results unread, in order */
+    const db_backend *backend; /* set before anything can fail: db_close uses it */
+    char *label;               /* owned; starts every error message, never a password */
+    db_stmt *stmts;            /* every statement prepared on the handle, freed by db_close */
+    sqlite3 *sqlite;           /* DB_SQLITE */
+    PGconn *pg;                /* DB_POSTGRES */
+    bool read_only;            /* DB_POSTGRES: re-applied after a reconnection */
+    unsigned epoch;            /* DB_POSTGRES: bumped at each reconnection, which forgets
+                                * every prepared statement of the session */
+    unsigned names;            /* DB_POSTGRES: statements named so far */
+    uint64_t round_trips;      /* DB_POSTGRES: waits for the server's answer (db_round_trips) */
+    db_deferred *deferred;     /* DB_POSTGRES: sent, results unread, in order */
     size_t n_deferred, cap_deferred;
     bool deferred_failed;   /* one failed: everything fails until ROLLBACK */
     vf_error deferred_err;  /* the first deferred failure */
@@ -59,25 +67,48 @@ struct db_stmt {
     int64_t changes;
 };
 
+/* One backend: every operation of db.h whose work depends on it. Every
+ * member is set; none is called with a NULL handle or statement. */
+struct db_backend {
+    db_kind kind;
+    /* End the session and free what the backend holds, statements included
+     * (db_free_statements, before or after the connection as it needs). */
+    void (*close)(db *d);
+    int (*exec)(db *d, const char *sql, const char *what, vf_error *err);
+    int (*exec_deferred)(db *d, const char *sql, const char *what, vf_error *err);
+    int (*set_timeout)(db *d, int timeout_ms, vf_error *err);
+    bool (*in_transaction)(const db *d);
+    bool (*transaction_failed)(const db *d);
+    /* st is zeroed but for owner; after a failure db.c frees it (stmt_free). */
+    int (*prepare)(db_stmt *st, const char *sql, vf_error *err);
+    void (*stmt_free)(db_stmt *st);
+    void (*reset)(db_stmt *st);
+    int (*bind_text)(db_stmt *st, int index, const char *text); /* text NULL: SQL NULL */
+    int (*bind_int64)(db_stmt *st, int index, int64_t value);
+    int (*bind_double)(db_stmt *st, int index, double value);
+    int (*bind_null)(db_stmt *st, int index);
+    /* Sets st->changes at DB_DONE. */
+    int (*step)(db_stmt *st, const char *what, vf_error *err);
+    int (*step_deferred)(db_stmt *st, const char *what, const db_expect *expect, vf_error *err);
+    int (*column_count)(db_stmt *st);
+    bool (*column_is_null)(db_stmt *st, int column);
+    const char *(*column_text)(db_stmt *st, int column);
+    int64_t (*column_int64)(db_stmt *st, int column);
+    double (*column_double)(db_stmt *st, int column);
+};
+
+extern const db_backend db_sqlite_backend;
+extern const db_backend db_pg_backend;
+
+/* Free every statement prepared on d (through its backend's stmt_free). */
+void db_free_statements(db *d);
+
+/* db_step_deferred run now: step, reset, then hold the outcome to expect.
+ * A backend's step_deferred when it has nothing to defer. */
+int db_step_now(db_stmt *st, const char *what, const db_expect *expect, vf_error *err);
+
 /* SQL with ?N and ? rewritten as $N; *params gets the highest number. Owned
  * result or NULL (out of memory). */
 char *db_translate(const char *sql, int *params);
-
-/* Backends. */
-int db_sqlite_exec(db *d, const char *sql, const char *what, vf_error *err);
-int db_sqlite_prepare(db_stmt *st, const char *sql, vf_error *err);
-void db_sqlite_fail(db *d, int rc, const char *what, vf_error *err);
-
-int db_pg_exec(db *d, const char *sql, const char *what, vf_error *err);
-int db_pg_prepare(db_stmt *st, const char *sql, vf_error *err);
-void db_pg_reset(db_stmt *st);
-void db_pg_free(db_stmt *st);
-int db_pg_step(db_stmt *st, const char *what, vf_error *err);
-int db_pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err);
-int db_pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *err);
-void db_pg_close(db *d);
-int db_pg_set_timeout(db *d, int timeout_ms, vf_error *err);
-/* Whether the connection can carry a command: up, and not abandoned. */
-bool db_pg_usable(const db *d);
 
 #endif

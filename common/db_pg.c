@@ -18,10 +18,16 @@
 #include "log.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
+#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int pg_exec(db *d, const char *sql, const char *what, vf_error *err);
+static bool pg_in_transaction(const db *d);
+static void pg_reset(db_stmt *st);
 
 /* The code for a SQLSTATE (PostgreSQL manual, appendix A). */
 static vf_error_code code_of_state(const char *state)
@@ -64,7 +70,8 @@ static void ignore_notice(void *arg, const char *message)
     (void)message;
 }
 
-bool db_pg_usable(const db *d)
+/* Whether the connection can carry a command: up, and not abandoned. */
+static bool pg_usable(const db *d)
 {
     return d->pg && !d->abandoned && PQstatus(d->pg) == CONNECTION_OK;
 }
@@ -138,7 +145,7 @@ static int finish_connecting(db *d, bool resetting, const char *what, vf_error *
 }
 
 /* Give up on the connection: the server did not answer in time. Nothing
- * more is read from it; the next command connects again (db_pg_exec's
+ * more is read from it; the next command connects again (pg_exec's
  * ROLLBACK first, inside a transaction). */
 static void abandon(db *d, const char *what, vf_error *err)
 {
@@ -222,23 +229,23 @@ static int session_setup(db *d, vf_error *err)
 {
     PQsetNoticeProcessor(d->pg, ignore_notice, NULL);
     if (d->read_only &&
-        db_pg_exec(d, "SET default_transaction_read_only = on", "opening read-only", err) != 0)
+        pg_exec(d, "SET default_transaction_read_only = on", "opening read-only", err) != 0)
         return -1;
     if (d->timeout_ms > 0) {
         char sql[64];
         snprintf(sql, sizeof sql, "SET statement_timeout = %d", d->timeout_ms);
-        if (db_pg_exec(d, sql, "setting statement_timeout", err) != 0)
+        if (pg_exec(d, sql, "setting statement_timeout", err) != 0)
             return -1;
     }
     return 0;
 }
 
-int db_pg_set_timeout(db *d, int timeout_ms, vf_error *err)
+static int pg_set_timeout(db *d, int timeout_ms, vf_error *err)
 {
     d->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
     char sql[64];
     snprintf(sql, sizeof sql, "SET statement_timeout = %d", d->timeout_ms);
-    return db_pg_exec(d, sql, "setting statement_timeout", err);
+    return pg_exec(d, sql, "setting statement_timeout", err);
 }
 
 /* connect_timeout as libpq understood it (the URL's, or our default), in
@@ -265,7 +272,7 @@ db *db_open_pg(const db_pg_options *options, const char *label, vf_error *err)
         free(d);
         return NULL;
     }
-    d->kind = DB_POSTGRES;
+    d->backend = &db_pg_backend;
     d->read_only = options->read_only;
     d->epoch = 1;
     /* Keywords before dbname are defaults the URL may override; those after
@@ -318,11 +325,14 @@ fail:
     return NULL;
 }
 
-void db_pg_close(db *d)
+/* The session's end forgets its prepared statements (and rolls back an open
+ * transaction): no DEALLOCATE round trip each. */
+static void pg_close(db *d)
 {
     if (d->pg)
         PQfinish(d->pg); /* an open transaction is rolled back by the server */
     d->pg = NULL;
+    db_free_statements(d);
 }
 
 /* Remember whether a transaction is open, for when the connection is lost. */
@@ -340,7 +350,7 @@ static void note_transaction(db *d)
  * statement fails until the caller rolls back. */
 static int reconnect_if_lost(db *d, vf_error *err)
 {
-    if (db_pg_usable(d))
+    if (pg_usable(d))
         return 0;
     if (d->tx_open) {
         vf_error_set(err, VF_EUNAVAILABLE,
@@ -539,7 +549,7 @@ static int pipeline_ready(db *d, const char *what, vf_error *err)
     return 0;
 }
 
-int db_pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *err)
+static int pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *err)
 {
     if (pipeline_ready(d, what, err) != 0)
         return -1;
@@ -554,7 +564,7 @@ int db_pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *err)
     return 0;
 }
 
-int db_pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+static int pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
 {
     db *d = st->owner;
     if (pipeline_ready(d, what, err) != 0)
@@ -582,13 +592,13 @@ int db_pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error
     snprintf(entry->what, sizeof entry->what, "%s", what);
     if (expect->short_text)
         snprintf(entry->text, sizeof entry->text, "%s", expect->short_text);
-    db_pg_reset(st);
+    pg_reset(st);
     if (d->n_deferred >= DB_PG_MAX_DEFERRED)
         return drain(d, err);
     return 0;
 }
 
-int db_pg_exec(db *d, const char *sql, const char *what, vf_error *err)
+static int pg_exec(db *d, const char *sql, const char *what, vf_error *err)
 {
     if (strcmp(sql, "ROLLBACK") == 0) {
         vf_error ignored;
@@ -598,7 +608,7 @@ int db_pg_exec(db *d, const char *sql, const char *what, vf_error *err)
     } else if (drain(d, err) != 0) {
         return -1;
     }
-    if (!db_pg_usable(d) && d->tx_open && strcmp(sql, "ROLLBACK") == 0) {
+    if (!pg_usable(d) && d->tx_open && strcmp(sql, "ROLLBACK") == 0) {
         d->tx_open = false; /* the server rolls it back when it sees the connection gone */
         return 0;
     }
@@ -641,7 +651,7 @@ static int send_prepare(db_stmt *st, vf_error *err)
     return rc;
 }
 
-int db_pg_prepare(db_stmt *st, const char *sql, vf_error *err)
+static int pg_prepare(db_stmt *st, const char *sql, vf_error *err)
 {
     db *d = st->owner;
     st->sql = db_translate(sql, &st->params);
@@ -654,7 +664,7 @@ int db_pg_prepare(db_stmt *st, const char *sql, vf_error *err)
     return send_prepare(st, err);
 }
 
-void db_pg_reset(db_stmt *st)
+static void pg_reset(db_stmt *st)
 {
     PQclear(st->result);
     st->result = NULL;
@@ -665,9 +675,9 @@ void db_pg_reset(db_stmt *st)
     }
 }
 
-void db_pg_free(db_stmt *st)
+static void pg_free(db_stmt *st)
 {
-    db_pg_reset(st);
+    pg_reset(st);
     db *d = st->owner;
     if (d->pg) {
         vf_error ignored;
@@ -676,7 +686,7 @@ void db_pg_free(db_stmt *st)
     }
     /* Only a session that prepared it knows it; the next statement of a
      * failed transaction would fail, so leave it to the session's end then. */
-    if (st->epoch == d->epoch && db_pg_usable(d) && PQtransactionStatus(d->pg) != PQTRANS_INERROR) {
+    if (st->epoch == d->epoch && pg_usable(d) && PQtransactionStatus(d->pg) != PQTRANS_INERROR) {
         char sql[48];
         snprintf(sql, sizeof sql, "DEALLOCATE %s", st->name);
         vf_error ignored;
@@ -687,7 +697,7 @@ void db_pg_free(db_stmt *st)
     free(st->sql);
 }
 
-int db_pg_step(db_stmt *st, const char *what, vf_error *err)
+static int pg_step(db_stmt *st, const char *what, vf_error *err)
 {
     db *d = st->owner;
     if (st->result) {
@@ -699,7 +709,7 @@ int db_pg_step(db_stmt *st, const char *what, vf_error *err)
     if (drain(d, err) != 0)
         return -1;
     /* send_prepare reconnects a lost connection (outside a transaction). */
-    if ((st->epoch != d->epoch || !db_pg_usable(d)) && send_prepare(st, err) != 0)
+    if ((st->epoch != d->epoch || !pg_usable(d)) && send_prepare(st, err) != 0)
         return -1;
     if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
                              NULL, 0)) {
@@ -726,3 +736,111 @@ int db_pg_step(db_stmt *st, const char *what, vf_error *err)
     st->result = NULL;
     return -1;
 }
+
+static int pg_step_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+{
+    /* Outside a transaction nothing would wait for the end of the batch. */
+    if (pg_in_transaction(st->owner))
+        return pg_defer(st, what, expect, err);
+    return db_step_now(st, what, expect, err);
+}
+
+static bool pg_in_transaction(const db *d)
+{
+    if (!d->pg)
+        return false;
+    if (!pg_usable(d))
+        return d->tx_open; /* lost with the connection, but the caller must still roll back */
+    PGTransactionStatusType status = PQtransactionStatus(d->pg);
+    return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
+}
+
+static bool pg_transaction_failed(const db *d)
+{
+    return d->pg && pg_usable(d) && PQtransactionStatus(d->pg) == PQTRANS_INERROR;
+}
+
+/* Keep an owned text copy of a parameter. */
+static int pg_bind(db_stmt *st, int index, const char *text)
+{
+    if (index < 1 || index > st->params)
+        return -1;
+    char *copy = NULL;
+    if (text && !(copy = strdup(text)))
+        return -1;
+    free(st->values[index - 1]);
+    st->values[index - 1] = copy;
+    return 0;
+}
+
+static int pg_bind_int64(db_stmt *st, int index, int64_t value)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%" PRId64, value);
+    return pg_bind(st, index, text);
+}
+
+static int pg_bind_double(db_stmt *st, int index, double value)
+{
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", value); /* round-trips exactly */
+    return pg_bind(st, index, text);
+}
+
+static int pg_bind_null(db_stmt *st, int index)
+{
+    return pg_bind(st, index, NULL);
+}
+
+static int pg_column_count(db_stmt *st)
+{
+    return st->result ? PQnfields(st->result) : 0;
+}
+
+static bool pg_column_is_null(db_stmt *st, int column)
+{
+    return PQgetisnull(st->result, st->row, column) != 0;
+}
+
+static const char *pg_column_text(db_stmt *st, int column)
+{
+    if (PQgetisnull(st->result, st->row, column))
+        return NULL;
+    return PQgetvalue(st->result, st->row, column);
+}
+
+static int64_t pg_column_int64(db_stmt *st, int column)
+{
+    const char *text = pg_column_text(st, column);
+    return text ? strtoll(text, NULL, 10) : 0;
+}
+
+static double pg_column_double(db_stmt *st, int column)
+{
+    const char *text = pg_column_text(st, column);
+    return text ? strtod(text, NULL) : 0.0;
+}
+
+const db_backend db_pg_backend = {
+    .kind = DB_POSTGRES,
+    .close = pg_close,
+    .exec = pg_exec,
+    .exec_deferred = pg_exec_deferred,
+    .set_timeout = pg_set_timeout,
+    .in_transaction = pg_in_transaction,
+    .transaction_failed = pg_transaction_failed,
+    .prepare = pg_prepare,
+    .stmt_free = pg_free,
+    .reset = pg_reset,
+    .bind_text = pg_bind,
+    .bind_int64 = pg_bind_int64,
+    .bind_double = pg_bind_double,
+    .bind_null = pg_bind_null,
+    .step = pg_step,
+    .step_deferred = pg_step_deferred,
+    .column_count = pg_column_count,
+    .column_is_null = pg_column_is_null,
+    .column_text = pg_column_text,
+    .column_int64 = pg_column_int64,
+    .column_double = pg_column_double,
+};
