@@ -73,28 +73,13 @@ bool store_defers(const store *s)
 int store_exec_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
 {
     int rc = db_step_deferred(st, what, expect, err);
-    store_stmt_done(st);
+    db_reset(st);
     return rc;
-}
-
-db_stmt *store_prepare(store *s, db_stmt **slot, const char *sql, vf_error *err)
-{
-    return db_prepare(s->db, slot, sql, err);
 }
 
 db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err)
 {
-    return store_prepare(s, &s->stmts[id], sql, err);
-}
-
-void store_stmt_done(db_stmt *st)
-{
-    db_reset(st);
-}
-
-int store_bind_text(db_stmt *st, int index, const char *text)
-{
-    return db_bind_text(st, index, text);
+    return db_prepare(s->db, &s->stmts[id], sql, err);
 }
 
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative)
@@ -117,11 +102,11 @@ int store_exec_change(store *s, db_stmt *st, const char *what, vf_error *err)
         if (rc == DB_ROW)
             vf_error_set(err, VF_EINTERNAL, "store %s: %s: the statement returned rows", s->path,
                          what);
-        store_stmt_done(st);
+        db_reset(st);
         return -1;
     }
     int changes = (int)db_changes(st);
-    store_stmt_done(st);
+    db_reset(st);
     return changes;
 }
 
@@ -158,7 +143,7 @@ int store_rows_collect(store *s, db_stmt *st, int limit, store_rows *rows, const
 nomem:
     vf_error_set(err, VF_ENOMEM, "store %s: %s: out of memory", s->path, what);
 out:
-    store_stmt_done(st);
+    db_reset(st);
     return result;
 }
 
@@ -757,11 +742,11 @@ int store_probe_write(store *s, vf_error *err)
                              "INSERT INTO store_probe (id, at) VALUES (1, ?1) "
                              "ON CONFLICT (id) DO UPDATE SET at = excluded.at",
                              err);
-    if (!st || store_bind_text(st, 1, now) != 0 ||
+    if (!st || db_bind_text(st, 1, now) != 0 ||
         store_exec_change(s, st, "probing the store with a write", err) < 0 ||
         store_commit(s, err) < 0) {
         if (st)
-            store_stmt_done(st);
+            db_reset(st);
         (void)store_rollback(s, NULL);
         return -1;
     }

@@ -44,15 +44,15 @@ int store_task_page(store *s, const store_task_filter *filter, const char *befor
     snprintf(sql + len, sizeof sql - len, " ORDER BY created_at DESC, id DESC LIMIT ?");
 
     db_stmt *st = NULL;
-    if (!store_prepare(s, &st, sql, err))
+    if (!db_prepare(s->db, &st, sql, err))
         return -1;
     int index = 1;
     for (size_t i = 0; i < n_values; i++)
         if (values[i])
-            store_bind_text(st, index++, values[i]);
+            db_bind_text(st, index++, values[i]);
     if (cursor) {
-        store_bind_text(st, index++, before_created_at);
-        store_bind_text(st, index++, before_id);
+        db_bind_text(st, index++, before_created_at);
+        db_bind_text(st, index++, before_id);
     }
     store_bind_limit(st, index, filter->limit);
     store_rows rows = {0};
@@ -88,13 +88,13 @@ int store_task_hours(store *s, const char *since, store_task_hour_fn fn, void *c
     db_stmt *st = NULL;
     /* The first 13 characters of a store timestamp are its hour
      * ("2026-11-22T01"), in both dialects. */
-    if (!store_prepare(s, &st,
-                       "SELECT substr(created_at, 1, 13) AS hour, status, reason, COUNT(*) "
-                       "FROM tasks WHERE created_at >= ?1 "
-                       "GROUP BY substr(created_at, 1, 13), status, reason ORDER BY 1, 2, 3",
-                       err))
+    if (!db_prepare(s->db, &st,
+                    "SELECT substr(created_at, 1, 13) AS hour, status, reason, COUNT(*) "
+                    "FROM tasks WHERE created_at >= ?1 "
+                    "GROUP BY substr(created_at, 1, 13), status, reason ORDER BY 1, 2, 3",
+                    err))
         return -1;
-    store_bind_text(st, 1, since);
+    db_bind_text(st, 1, since);
     store_rows rows = {0};
     int rc = store_rows_collect(s, st, 0, &rows, "counting tasks per hour", err);
     db_stmt_free(st);

@@ -19,10 +19,10 @@ int store_delivery_add(store *s, const char *event_id, const char *receiver, con
                    err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, event_id);
-    store_bind_text(st, 2, receiver);
-    store_bind_text(st, 3, now);
-    store_bind_text(st, 4, body);
+    db_bind_text(st, 1, event_id);
+    db_bind_text(st, 2, receiver);
+    db_bind_text(st, 3, now);
+    db_bind_text(st, 4, body);
     int changed = store_exec_change(s, st, "recording a delivery", err);
     return changed < 0 ? -1 : changed == 0 ? 1 : 0;
 }
@@ -67,7 +67,7 @@ int store_deliveries_due(store *s, const char *now, int limit, store_delivery_fn
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, now);
+    db_bind_text(st, 1, now);
     store_bind_limit(st, 2, limit);
     return deliveries_each(s, st, fn, ctx, err);
 }
@@ -81,14 +81,14 @@ int store_delivery_update(store *s, const store_delivery_change *c, vf_error *er
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, c->event_id);
-    store_bind_text(st, 2, c->receiver);
-    store_bind_text(st, 3, c->status);
+    db_bind_text(st, 1, c->event_id);
+    db_bind_text(st, 2, c->receiver);
+    db_bind_text(st, 3, c->status);
     db_bind_int64(st, 4, c->attempts);
-    store_bind_text(st, 5, c->next_attempt_at);
+    db_bind_text(st, 5, c->next_attempt_at);
     store_bind_id(st, 6, c->last_code > 0 ? c->last_code : -1);
-    store_bind_text(st, 7, c->last_error);
-    store_bind_text(st, 8, c->delivered_at);
+    db_bind_text(st, 7, c->last_error);
+    db_bind_text(st, 8, c->delivered_at);
     int changed = store_exec_change(s, st, "updating a delivery", err);
     return changed < 0 ? -1 : changed == 0 ? 1 : 0;
 }
@@ -126,14 +126,14 @@ int store_delivery_list(store *s, const store_delivery_filter *filter, store_del
         }
         snprintf(sql + len, sizeof sql - len,
                  " ORDER BY created_at DESC, event_id DESC, receiver LIMIT ?");
-        if (!store_prepare(s, &s->delivery_list[mask], sql, err))
+        if (!db_prepare(s->db, &s->delivery_list[mask], sql, err))
             return -1;
     }
     db_stmt *st = s->delivery_list[mask];
     int index = 1;
     for (int i = 0; i < STORE_DELIVERY_FILTERS; i++)
         if (values[i])
-            store_bind_text(st, index++, values[i]);
+            db_bind_text(st, index++, values[i]);
     store_bind_limit(st, index, filter->limit);
     return deliveries_each(s, st, fn, ctx, err);
 }
@@ -149,9 +149,9 @@ int store_deliveries_due_receiver(store *s, const char *receiver, const char *no
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, now);
+    db_bind_text(st, 1, now);
     store_bind_limit(st, 2, limit);
-    store_bind_text(st, 3, receiver);
+    db_bind_text(st, 3, receiver);
     return deliveries_each(s, st, fn, ctx, err);
 }
 
@@ -163,7 +163,7 @@ int store_deliveries_requeue(store *s, const char *now, vf_error *err)
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, now);
+    db_bind_text(st, 1, now);
     return store_exec_change(s, st, "requeueing deliveries", err);
 }
 
@@ -185,10 +185,10 @@ int store_delivery_redeliver(store *s, const char *event_id, const char *receive
                         err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, event_id);
-    store_bind_text(st, 2, now);
+    db_bind_text(st, 1, event_id);
+    db_bind_text(st, 2, now);
     if (receiver)
-        store_bind_text(st, 3, receiver);
+        db_bind_text(st, 3, receiver);
     return store_exec_change(s, st, "redelivering", err);
 }
 

@@ -95,7 +95,7 @@ static int claim_deferred(store *s, const char *node, int64_t expected, vf_error
     db_stmt *lock = store_stmt(s, STORE_STMT_HOST_LOCK, host_lock_sql, err);
     if (!lock)
         return -1;
-    store_bind_text(lock, 1, node);
+    db_bind_text(lock, 1, node);
     db_expect busy = {.busy_code = VF_ECONFLICT};
     if (store_exec_deferred(lock, "locking a host's generation", &busy, err) < 0)
         return -1;
@@ -104,7 +104,7 @@ static int claim_deferred(store *s, const char *node, int64_t expected, vf_error
                       : store_stmt(s, STORE_STMT_HOST_CLAIM_NEW, host_claim_new_pg_sql, err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, node);
+    db_bind_text(st, 1, node);
     if (expected > 0)
         db_bind_int64(st, 2, expected);
     char changed[160];
@@ -135,11 +135,11 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
         db_stmt *lock = store_stmt(s, STORE_STMT_HOST_LOCK, host_lock_sql, err);
         if (!lock)
             return -1;
-        store_bind_text(lock, 1, node);
+        db_bind_text(lock, 1, node);
         vf_error step_err;
         vf_error_init(&step_err);
         int rc = db_step(lock, "locking a host's generation", &step_err);
-        store_stmt_done(lock);
+        db_reset(lock);
         if (rc < 0) {
             /* "Unavailable" here is the lock NOWAIT refused (or a lost
              * connection, which ended the transaction anyway). */
@@ -161,7 +161,7 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
                    err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, node);
+    db_bind_text(st, 1, node);
     db_bind_int64(st, 2, expected);
     if (!store_is_pg(s))
         db_bind_int64(st, 3, changed_seq);
@@ -178,7 +178,7 @@ int store_host_claim(store *s, const char *node, int64_t expected, int64_t chang
                         err);
         if (!st)
             return -1;
-        store_bind_text(st, 1, node);
+        db_bind_text(st, 1, node);
         if (!store_is_pg(s))
             db_bind_int64(st, 2, changed_seq);
         changed = store_exec_change(s, st, "claiming a new host", err);
@@ -209,11 +209,11 @@ int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
     if (rc != DB_ROW) {
         if (rc == DB_DONE)
             vf_error_set(err, VF_EINTERNAL, "store %s: no row for max(changed_seq)", s->path);
-        store_stmt_done(st);
+        db_reset(st);
         return -1;
     }
     *seq = db_column_int64(st, 0);
-    store_stmt_done(st);
+    db_reset(st);
     return 0;
 }
 
@@ -239,9 +239,9 @@ int store_reservations_counted_node(store *s, const char *node, const char *now,
         err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, node);
-    store_bind_text(st, 2, now);
-    store_bind_text(st, 3, view_at);
+    db_bind_text(st, 1, node);
+    db_bind_text(st, 2, now);
+    db_bind_text(st, 3, view_at);
     return store_reservations_each(s, st, "listing a host's reservations", fn, ctx, err);
 }
 
@@ -266,10 +266,10 @@ int store_lease_acquire(store *s, const char *name, const char *owner, const cha
         err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, name);
-    store_bind_text(st, 2, owner);
-    store_bind_text(st, 3, now);
-    store_bind_text(st, 4, until);
+    db_bind_text(st, 1, name);
+    db_bind_text(st, 2, owner);
+    db_bind_text(st, 3, now);
+    db_bind_text(st, 4, until);
     int changed = store_exec_change(s, st, "taking a lease", err);
     return changed < 0 ? -1 : changed > 0;
 }
@@ -284,8 +284,8 @@ int store_lease_release(store *s, const char *name, const char *owner, vf_error 
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, name);
-    store_bind_text(st, 2, owner);
+    db_bind_text(st, 1, name);
+    db_bind_text(st, 2, owner);
     return store_exec_change(s, st, "giving up a lease", err) < 0 ? -1 : 0;
 }
 
@@ -295,8 +295,8 @@ int store_lease_forget(store *s, const char *name, const char *owner, vf_error *
                              "DELETE FROM leases WHERE name = ?1 AND owner = ?2", err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, name);
-    store_bind_text(st, 2, owner);
+    db_bind_text(st, 1, name);
+    db_bind_text(st, 2, owner);
     return store_exec_change(s, st, "forgetting a lease", err) < 0 ? -1 : 0;
 }
 
@@ -317,8 +317,8 @@ int store_lease_fence(store *s, const char *name, const char *owner, int64_t epo
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, name);
-    store_bind_text(st, 2, owner);
+    db_bind_text(st, 1, name);
+    db_bind_text(st, 2, owner);
     db_bind_int64(st, 3, epoch);
     int changed = store_exec_change(s, st, "checking a lease's epoch", err);
     return changed < 0 ? -1 : changed > 0;
@@ -330,8 +330,8 @@ int store_leases_renew(store *s, const char *owner, const char *until, vf_error 
                              "UPDATE leases SET expires_at = ?2 WHERE owner = ?1", err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, owner);
-    store_bind_text(st, 2, until);
+    db_bind_text(st, 1, owner);
+    db_bind_text(st, 2, until);
     return store_exec_change(s, st, "renewing leases", err);
 }
 
@@ -342,7 +342,7 @@ int store_lease_holder(store *s, const char *name, char *holder, size_t size, in
                              "SELECT owner, epoch FROM leases WHERE name = ?1", err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, name);
+    db_bind_text(st, 1, name);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 1, &rows, "reading a lease", err) != 0) {
         store_rows_free(&rows);
@@ -368,11 +368,11 @@ int store_lease_take_over(store *s, const char *name, const char *previous, cons
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, name);
-    store_bind_text(st, 2, previous);
-    store_bind_text(st, 3, owner);
-    store_bind_text(st, 4, now);
-    store_bind_text(st, 5, until);
+    db_bind_text(st, 1, name);
+    db_bind_text(st, 2, previous);
+    db_bind_text(st, 3, owner);
+    db_bind_text(st, 4, now);
+    db_bind_text(st, 5, until);
     int changed = store_exec_change(s, st, "taking over a lease", err);
     return changed < 0 ? -1 : changed > 0;
 }
@@ -387,8 +387,8 @@ int store_leases_live(store *s, const char *prefix, const char *now,
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, prefix);
-    store_bind_text(st, 2, now);
+    db_bind_text(st, 1, prefix);
+    db_bind_text(st, 2, now);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "listing leases", err) != 0) {
         store_rows_free(&rows);

@@ -103,21 +103,16 @@ struct store {
  * whose text differs between the dialects. */
 bool store_is_pg(const store *s);
 
-/* The prepared statement in *slot, preparing `sql` (SQLite's ?N
- * placeholders, see db.h) on first use. The statement is reset and unbound;
- * return it with store_stmt_done. NULL with err set on failure. */
-db_stmt *store_prepare(store *s, db_stmt **slot, const char *sql, vf_error *err);
+/* The store files speak db.h for statements (db_prepare, db_bind_*,
+ * db_step, db_column_*, db_reset: a statement is reset before its function
+ * returns, so it holds no lock and no borrowed text); the helpers below are
+ * only what adds to it. */
 
-/* store_prepare for a fixed statement slot. */
+/* db_prepare of the fixed statement slot `id` (SQL with SQLite's ?N
+ * placeholders, see db.h). NULL with err set on failure. */
 db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
 
-/* Reset and unbind, so the statement holds no lock and no borrowed text. */
-void store_stmt_done(db_stmt *st);
-
-/* Bind helpers: NULL text and negative "none" numbers bind SQL NULL. Text
- * may be bound without a copy (db.h): the caller's string must live until
- * store_stmt_done, which every function does before returning. */
-int store_bind_text(db_stmt *st, int index, const char *text);
+/* Bind helpers: negative "none" numbers bind SQL NULL. */
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative);
 /* A LIMIT: limit > 0, else no limit (a number both dialects accept). */
 int store_bind_limit(db_stmt *st, int index, int limit);

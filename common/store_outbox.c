@@ -11,10 +11,10 @@ int store_outbox_add(store *s, const char *event_id, const char *routing_key, co
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, event_id);
-    store_bind_text(st, 2, routing_key);
-    store_bind_text(st, 3, body);
-    store_bind_text(st, 4, created_at);
+    db_bind_text(st, 1, event_id);
+    db_bind_text(st, 2, routing_key);
+    db_bind_text(st, 3, body);
+    db_bind_text(st, 4, created_at);
     if (store_defers(s))
         return store_exec_deferred(st, "recording an event", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording an event", err) < 0 ? -1 : 0;
@@ -38,7 +38,7 @@ int store_outbox_pending(store *s, const char *created_before, int limit, store_
     if (!st)
         return -1;
     store_bind_limit(st, 1, limit);
-    store_bind_text(st, 2, created_before);
+    db_bind_text(st, 2, created_before);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "listing pending events", err) != 0) {
         store_rows_free(&rows);
@@ -68,8 +68,8 @@ int store_outbox_mark_published(store *s, const char *event_id, const char *at, 
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, event_id);
-    store_bind_text(st, 2, at);
+    db_bind_text(st, 1, event_id);
+    db_bind_text(st, 2, at);
     int changed = store_exec_change(s, st, "marking an event published", err);
     return changed < 0 ? -1 : changed == 0 ? 1 : 0;
 }
@@ -80,8 +80,8 @@ int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, 
                              "UPDATE outbox SET confirmed_at = ?2 WHERE id = ?1", err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, event_id);
-    store_bind_text(st, 2, at);
+    db_bind_text(st, 1, event_id);
+    db_bind_text(st, 2, at);
     if (store_defers(s))
         return store_exec_deferred(st, "marking an event confirmed", &(db_expect){0}, err);
     int changed = store_exec_change(s, st, "marking an event confirmed", err);
@@ -100,7 +100,7 @@ int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
         *count = db_column_int64(st, 0);
         result = 0;
     }
-    store_stmt_done(st);
+    db_reset(st);
     return result;
 }
 
@@ -115,7 +115,7 @@ int store_outbox_prune(store *s, const char *before, int limit, vf_error *err)
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, before);
+    db_bind_text(st, 1, before);
     store_bind_limit(st, 2, limit);
     return store_exec_change(s, st, "pruning confirmed events", err);
 }

@@ -47,7 +47,7 @@ static db_stmt *prepare(store *s, db_stmt **slot, const char *sql, vf_error *err
 static int delete_by_key(store *s, db_stmt *st, const char *key, int64_t *count, const char *what,
                          vf_error *err)
 {
-    store_bind_text(st, 1, key);
+    db_bind_text(st, 1, key);
     int changed = store_exec_change(s, st, what, err);
     if (changed < 0)
         return -1;
@@ -85,7 +85,7 @@ static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_coun
      * task and deleting it. */
     if (store_begin(s, err) < 0)
         goto out;
-    store_bind_text(select, 1, cutoff);
+    db_bind_text(select, 1, cutoff);
     db_bind_int64(select, 2, limit);
     if (store_rows_collect(s, select, 0, &ids, "choosing tasks to prune", err) < 0)
         goto rollback;
@@ -127,7 +127,7 @@ static int prune_rows(store *s, const char *table, const char *key, const char *
     prepare(s, &st, sql, err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, cutoff);
+    db_bind_text(st, 1, cutoff);
     db_bind_int64(st, 2, limit);
     int changed = store_exec_change(s, st, "pruning", err);
     db_stmt_free(st);
@@ -173,7 +173,7 @@ static int count_query(store *s, const char *sql, const char *cutoff, int64_t *o
     prepare(s, &st, sql, err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, cutoff);
+    db_bind_text(st, 1, cutoff);
     int rc = db_step(st, "counting rows to prune", err);
     int result = -1;
     if (rc == DB_ROW) {

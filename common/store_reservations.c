@@ -19,7 +19,7 @@ static int release_expired_vmid(store *s, int64_t vmid, const char *now, vf_erro
     if (!st)
         return -1;
     db_bind_int64(st, 1, vmid);
-    store_bind_text(st, 2, now);
+    db_bind_text(st, 2, now);
     if (store_defers(s))
         return store_exec_deferred(st, "releasing an expired vmid", &(db_expect){0}, err);
     return store_exec_change(s, st, "releasing an expired vmid", err);
@@ -49,14 +49,14 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
                        err);
         if (!st)
             return -1;
-        store_bind_text(st, 1, task_id);
-        store_bind_text(st, 2, node);
+        db_bind_text(st, 1, task_id);
+        db_bind_text(st, 2, node);
         db_bind_double(st, 3, cpu);
         db_bind_int64(st, 4, memory_mib);
         db_bind_int64(st, 5, disk_gib);
         store_bind_id(st, 6, vmid);
-        store_bind_text(st, 7, created_at);
-        store_bind_text(st, 8, expires_at);
+        db_bind_text(st, 7, created_at);
+        db_bind_text(st, 8, expires_at);
         if (deferred) {
             char held[96];
             snprintf(held, sizeof held, "vmid %lld is already held by another reservation",
@@ -125,7 +125,7 @@ int store_reservations_live(store *s, const char *now, store_reservation_fn fn, 
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, now);
+    db_bind_text(st, 1, now);
     return store_reservations_each(s, st, "listing reservations", fn, ctx, err);
 }
 
@@ -146,8 +146,8 @@ int store_reservations_counted(store *s, const char *now, const char *view_at,
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, now);
-    store_bind_text(st, 2, view_at);
+    db_bind_text(st, 1, now);
+    db_bind_text(st, 2, view_at);
     return store_reservations_each(s, st, "listing reservations", fn, ctx, err);
 }
 
@@ -159,8 +159,8 @@ int store_reservation_release_task(store *s, const char *task_id, const char *at
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, task_id);
-    store_bind_text(st, 2, at);
+    db_bind_text(st, 1, task_id);
+    db_bind_text(st, 2, at);
     return store_exec_change(s, st, "releasing a task's reservations", err);
 }
 
@@ -174,9 +174,9 @@ int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, con
     if (!st)
         return -1;
     db_bind_int64(st, 1, vmid);
-    store_bind_text(st, 2, at);
-    store_bind_text(st, 3, node);
-    store_bind_text(st, 4, shown_at);
+    db_bind_text(st, 2, at);
+    db_bind_text(st, 3, node);
+    db_bind_text(st, 4, shown_at);
     return store_exec_change(s, st, "releasing a vmid's reservation", err);
 }
 
@@ -188,7 +188,7 @@ int store_reservations_expire(store *s, const char *now, vf_error *err)
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, now);
+    db_bind_text(st, 1, now);
     return store_exec_change(s, st, "expiring reservations", err);
 }
 
@@ -205,7 +205,7 @@ int store_inventory_fresh_set(store *s, const char *at, vf_error *err)
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, at);
+    db_bind_text(st, 1, at);
     return store_exec_change(s, st, "recording the inventory clock", err) < 0 ? -1 : 0;
 }
 

@@ -18,27 +18,27 @@ int store_spare_add(store *s, const store_spare *p, vf_error *err)
         err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, p->task_id);
-    store_bind_text(st, 2, p->upgrade_id);
-    store_bind_text(st, 3, p->cluster);
+    db_bind_text(st, 1, p->task_id);
+    db_bind_text(st, 2, p->upgrade_id);
+    db_bind_text(st, 3, p->cluster);
     db_bind_int64(st, 4, p->index);
-    store_bind_text(st, 5, p->name);
-    store_bind_text(st, 6, p->node);
-    store_bind_text(st, 7, p->ip ? p->ip : "");
+    db_bind_text(st, 5, p->name);
+    db_bind_text(st, 6, p->node);
+    db_bind_text(st, 7, p->ip ? p->ip : "");
     db_bind_int64(st, 8, p->vmid);
     db_bind_double(st, 9, p->cpu);
     db_bind_int64(st, 10, p->memory);
     db_bind_int64(st, 11, p->disk);
-    store_bind_text(st, 12, p->state);
+    db_bind_text(st, 12, p->state);
     db_bind_int64(st, 13, p->attempts);
-    store_bind_text(st, 14, p->next_at);
-    store_bind_text(st, 15, p->ready_by);
+    db_bind_text(st, 14, p->next_at);
+    db_bind_text(st, 15, p->ready_by);
     db_bind_int64(st, 16, p->ready_timeout_s);
-    store_bind_text(st, 17, p->release_task_id);
+    db_bind_text(st, 17, p->release_task_id);
     store_bind_id(st, 18, p->pipeline_id);
-    store_bind_text(st, 19, p->pipeline_url);
-    store_bind_text(st, 20, p->last_error);
-    store_bind_text(st, 21, p->created_at);
+    db_bind_text(st, 19, p->pipeline_url);
+    db_bind_text(st, 20, p->last_error);
+    db_bind_text(st, 21, p->created_at);
     return store_exec_change(s, st, "recording a spare", err) < 0 ? -1 : 0;
 }
 
@@ -53,16 +53,16 @@ int store_spare_update(store *s, const store_spare *p, const char *seen_updated_
     if (!st)
         return -1;
     db_bind_int64(st, 1, p->id);
-    store_bind_text(st, 2, p->state);
+    db_bind_text(st, 2, p->state);
     db_bind_int64(st, 3, p->attempts);
-    store_bind_text(st, 4, p->next_at);
-    store_bind_text(st, 5, p->ready_by);
-    store_bind_text(st, 6, p->release_task_id);
+    db_bind_text(st, 4, p->next_at);
+    db_bind_text(st, 5, p->ready_by);
+    db_bind_text(st, 6, p->release_task_id);
     store_bind_id(st, 7, p->pipeline_id);
-    store_bind_text(st, 8, p->pipeline_url);
-    store_bind_text(st, 9, p->last_error);
-    store_bind_text(st, 10, p->updated_at);
-    store_bind_text(st, 11, seen_updated_at);
+    db_bind_text(st, 8, p->pipeline_url);
+    db_bind_text(st, 9, p->last_error);
+    db_bind_text(st, 10, p->updated_at);
+    db_bind_text(st, 11, seen_updated_at);
     int changed = store_exec_change(s, st, "updating a spare", err);
     return changed < 0 ? -1 : changed == 0 ? 1 : 0;
 }
@@ -109,7 +109,7 @@ int store_spare_list(store *s, store_spare_query query, const char *key, int lim
             vf_error_set(err, VF_EINVAL, "unknown spare query %d", (int)query);
         return -1;
     }
-    store_bind_text(st, 1, key);
+    db_bind_text(st, 1, key);
     store_rows rows = {0};
     if (store_rows_collect(s, st, limit, &rows, "listing spares", err) != 0) {
         store_rows_free(&rows);

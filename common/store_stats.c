@@ -40,7 +40,7 @@ static const char *const count_sql =
 int store_counts(store *s, store_count_fn fn, void *ctx, vf_error *err)
 {
     db_stmt *st = NULL;
-    if (!store_prepare(s, &st, store_is_pg(s) ? count_sql_pg : count_sql, err))
+    if (!db_prepare(s->db, &st, store_is_pg(s) ? count_sql_pg : count_sql, err))
         return -1;
     store_rows rows = {0};
     /* store_rows_collect finishes (resets) st; it is still ours to free. */
@@ -68,12 +68,12 @@ int store_task_reservations(store *s, const char *task_id, store_reservation_fn 
                             vf_error *err)
 {
     db_stmt *st = NULL;
-    if (!store_prepare(s, &st,
-                       "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                       "WHERE task_id = ?1 ORDER BY id",
-                       err))
+    if (!db_prepare(s->db, &st,
+                    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                    "WHERE task_id = ?1 ORDER BY id",
+                    err))
         return -1;
-    store_bind_text(st, 1, task_id);
+    db_bind_text(st, 1, task_id);
     store_rows rows = {0};
     int rc = store_rows_collect(s, st, 0, &rows, "listing a task's reservations", err);
     db_stmt_free(st);

@@ -175,7 +175,7 @@ int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *e
                    "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ANY(CAST(?1 AS text[]))", err);
     if (!st)
         goto out;
-    store_bind_text(st, 1, literal);
+    db_bind_text(st, 1, literal);
     if (store_rows_collect(s, st, 0, &p->rows, "reading a batch's tasks", err) != 0)
         goto out;
     for (int row = 0; row < p->rows.count; row++) {
@@ -235,7 +235,7 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
     if (!st)
         return -1;
     int result = -1;
-    store_bind_text(st, 1, id);
+    db_bind_text(st, 1, id);
     int rc = db_step(st, "reading a task", err);
     if (rc == DB_DONE) {
         result = 1;
@@ -246,7 +246,7 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
     } else {
         result = 0;
     }
-    store_stmt_done(st);
+    db_reset(st);
     return result;
 }
 
@@ -258,17 +258,17 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, t->id);
-    store_bind_text(st, 2, t->kind);
-    store_bind_text(st, 3, t->status);
-    store_bind_text(st, 4, t->reason);
+    db_bind_text(st, 1, t->id);
+    db_bind_text(st, 2, t->kind);
+    db_bind_text(st, 3, t->status);
+    db_bind_text(st, 4, t->reason);
     db_bind_int64(st, 5, t->attempts);
-    store_bind_text(st, 6, t->request);
-    store_bind_text(st, 7, t->result);
-    store_bind_text(st, 8, t->error);
-    store_bind_text(st, 9, t->node);
+    db_bind_text(st, 6, t->request);
+    db_bind_text(st, 7, t->result);
+    db_bind_text(st, 8, t->error);
+    db_bind_text(st, 9, t->node);
     store_bind_id(st, 10, t->vmid);
-    store_bind_text(st, 11, t->at);
+    db_bind_text(st, 11, t->at);
     prefetch_forget(s, t->id);
     if (store_defers(s))
         return store_exec_deferred(st, "recording a task", &(db_expect){0}, err);
@@ -290,15 +290,15 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
                                    err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, t->id);
-    store_bind_text(st, 2, t->status);
-    store_bind_text(st, 3, t->reason);
+    db_bind_text(st, 1, t->id);
+    db_bind_text(st, 2, t->status);
+    db_bind_text(st, 3, t->reason);
     db_bind_int64(st, 4, t->attempts);
-    store_bind_text(st, 5, t->result);
-    store_bind_text(st, 6, t->error);
-    store_bind_text(st, 7, t->node);
+    db_bind_text(st, 5, t->result);
+    db_bind_text(st, 6, t->error);
+    db_bind_text(st, 7, t->node);
     store_bind_id(st, 8, t->vmid);
-    store_bind_text(st, 9, t->at);
+    db_bind_text(st, 9, t->at);
     if (t->check_attempts)
         db_bind_int64(st, 10, t->expected_attempts);
     prefetch_forget(s, t->id);
@@ -327,14 +327,14 @@ int store_task_withdraw(store *s, const char *id, vf_error *err)
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, id);
+    db_bind_text(st, 1, id);
     if (store_exec_change(s, st, "withdrawing a queued task's history", err) < 0)
         return -1;
     st = store_stmt(s, STORE_STMT_TASK_WITHDRAW,
                     "DELETE FROM tasks WHERE id = ?1 AND status = 'queued'", err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, id);
+    db_bind_text(st, 1, id);
     int changed = store_exec_change(s, st, "withdrawing a queued task", err);
     if (changed < 0)
         return -1;
@@ -349,10 +349,10 @@ int store_task_event_add(store *s, const char *task_id, const char *at, const ch
         "INSERT INTO task_events (task_id, at, status, detail) VALUES (?1, ?2, ?3, ?4)", err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, task_id);
-    store_bind_text(st, 2, at);
-    store_bind_text(st, 3, status);
-    store_bind_text(st, 4, detail);
+    db_bind_text(st, 1, task_id);
+    db_bind_text(st, 2, at);
+    db_bind_text(st, 3, status);
+    db_bind_text(st, 4, detail);
     if (store_defers(s))
         return store_exec_deferred(st, "recording task history", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording task history", err) < 0 ? -1 : 0;
@@ -367,7 +367,7 @@ int store_task_events(store *s, const char *task_id, store_task_event_fn fn, voi
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, task_id);
+    db_bind_text(st, 1, task_id);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "reading task history", err) != 0) {
         store_rows_free(&rows);
@@ -414,7 +414,7 @@ static int each_task(store *s, db_stmt *st, store_task_fn fn, void *ctx, vf_erro
             goto nomem;
         count++;
     }
-    store_stmt_done(st);
+    db_reset(st);
     for (size_t i = 0; i < count; i++)
         if (fn(&tasks[i], ctx) != 0)
             break;
@@ -423,7 +423,7 @@ static int each_task(store *s, db_stmt *st, store_task_fn fn, void *ctx, vf_erro
 nomem:
     vf_error_set(err, VF_ENOMEM, "store %s: listing tasks: out of memory", s->path);
 out:
-    store_stmt_done(st);
+    db_reset(st);
     for (size_t i = 0; i < count; i++)
         store_task_clear(&tasks[i]);
     free(tasks);
@@ -456,14 +456,14 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
             joiner = " AND ";
         }
         snprintf(sql + len, sizeof sql - len, " ORDER BY created_at DESC, id DESC LIMIT ?");
-        if (!store_prepare(s, &s->task_list[mask], sql, err))
+        if (!db_prepare(s->db, &s->task_list[mask], sql, err))
             return -1;
     }
     db_stmt *st = s->task_list[mask];
     int index = 1;
     for (int i = 0; i < STORE_TASK_FILTERS; i++)
         if (values[i])
-            store_bind_text(st, index++, values[i]);
+            db_bind_text(st, index++, values[i]);
     store_bind_limit(st, index, filter->limit);
 
     return each_task(s, st, fn, ctx, err);
@@ -479,7 +479,7 @@ int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn,
                              err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, kind);
+    db_bind_text(st, 1, kind);
     db_bind_int64(st, 2, limit);
     return each_task(s, st, fn, ctx, err);
 }
