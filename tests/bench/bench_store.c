@@ -26,8 +26,11 @@ static double seconds_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int record_task(store *s, int run, int i, const char *now, vf_error *err)
+static int record_task(store *s, int run, int count, int i, const char *now, vf_error *err)
 {
+    /* Every reservation stays live (until 2099): each needs a vmid of its own,
+     * the store refusing a live vmid twice. */
+    uint32_t vmid = 100u + (uint32_t)run * (uint32_t)count + (uint32_t)i;
     char id[64], event_id[64], detail[128];
     snprintf(id, sizeof id, "bench-%d-%d", run, i);
     snprintf(event_id, sizeof event_id, "evt_bench-%d-%d", run, i);
@@ -40,7 +43,7 @@ static int record_task(store *s, int run, int i, const char *now, vf_error *err)
                            .result = "{\"status\":\"completed\",\"node\":\"bm-001\",\"vmid\":120,"
                                      "\"score\":87.5}",
                            .node = "bm-001",
-                           .vmid = 100 + i % 1000,
+                           .vmid = vmid,
                            .at = now};
     snprintf(detail, sizeof detail, "{\"attempt\":1,\"score\":87.5,\"node\":\"bm-001\"}");
     char body[256];
@@ -51,8 +54,8 @@ static int record_task(store *s, int run, int i, const char *now, vf_error *err)
     if (store_task_insert(s, &f, err) ||
         store_task_event_add(s, id, now, "processing", NULL, err) ||
         store_task_event_add(s, id, now, "completed", detail, err) ||
-        store_reservation_add(s, id, "bm-001", 4, 8192, 40, 100 + i % 1000, now,
-                              "2099-01-01T00:00:00.000Z", err) ||
+        store_reservation_add(s, id, "bm-001", 4, 8192, 40, vmid, now, "2099-01-01T00:00:00.000Z",
+                              err) ||
         store_outbox_add(s, event_id, "event.task.completed", body, now, err))
         return -1;
     return 0;
@@ -92,7 +95,7 @@ int main(int argc, char **argv)
             if (store_begin(s, &err) != 0)
                 goto fail;
             for (int k = i; k < i + group && k < count; k++)
-                if (record_task(s, (int)g, k, now, &err) != 0)
+                if (record_task(s, (int)g, count, k, now, &err) != 0)
                     goto fail;
             if (store_commit(s, &err) != 0)
                 goto fail;
