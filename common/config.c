@@ -86,6 +86,8 @@ vf_config *config_defaults(void)
     c->worker.http_listen = strdup("127.0.0.1:9464");
     c->relay.http_listen = strdup("127.0.0.1:9465");
     c->api.listen = strdup("127.0.0.1:8080");
+    c->api.requeue_after_s = 300;
+    c->api.requeue_max = 3;
     if (!c->worker.http_listen || !c->relay.http_listen || !c->api.listen)
         goto config_fail;
 

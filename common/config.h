@@ -248,6 +248,13 @@ typedef struct vf_config {
         /* The keys file (worker/api/api_keys.h): hashed keys, each with a
          * name and scopes; NULL = none (open, and loopback only) */
         char *keys_file;
+        /* The requeue sweep (worker/api/api_sweep.h): a task still queued
+         * this long after its last write is published again; 0 = no sweep.
+         * Default 300. */
+        int requeue_after_s;
+        /* Republishes before such a task ends failed (reason "lost").
+         * Default 3. */
+        int requeue_max;
     } api;
 
     struct {

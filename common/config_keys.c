@@ -1181,6 +1181,25 @@ static const field api_fields[] = {
      .type = F_PATH,
      .offset = CFG(api.keys_file),
      .null_clears = true},
+    {.key = "requeue_after_s",
+     .doc = "a task still `queued` this long after its last write (the API or `virtflowctl` "
+            "died between recording it and the broker's confirm) is published again by the "
+            "replica holding the `api-requeue` lease, with a `requeued` history line; 0 = no "
+            "sweep ([api.md](api.md#lost-queued-tasks))",
+     .type = F_INT,
+     .offset = CFG(api.requeue_after_s),
+     .min = 0,
+     .max = 86400,
+     .has_max = true},
+    {.key = "requeue_max",
+     .doc = "republishes of a `queued` task before it ends `failed` (reason `lost`), which "
+            "happens `api.requeue_after_s` after the last one: at the earliest "
+            "(requeue_max + 1) x requeue_after_s after it was recorded",
+     .type = F_INT,
+     .offset = CFG(api.requeue_max),
+     .min = 0,
+     .max = 100,
+     .has_max = true},
     {0},
 };
 

@@ -483,3 +483,58 @@ int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn,
     db_bind_int64(st, 2, limit);
     return each_task(s, st, fn, ctx, err);
 }
+
+int store_tasks_stale_queued(store *s, const char *before, int limit, store_task_fn fn, void *ctx,
+                             vf_error *err)
+{
+    /* tasks_by_status_updated (schema/007): one index range. */
+    db_stmt *st = store_stmt(s, STORE_STMT_TASKS_STALE_QUEUED,
+                             "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'queued' "
+                             "AND kind = 'schedule' AND updated_at < ?1 ORDER BY updated_at "
+                             "LIMIT ?2",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, before);
+    db_bind_int64(st, 2, limit);
+    return each_task(s, st, fn, ctx, err);
+}
+
+int store_task_requeue_touch(store *s, const char *id, const char *seen, const char *at,
+                             vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_REQUEUE_TOUCH,
+                             "UPDATE tasks SET updated_at = ?3 WHERE id = ?1 AND "
+                             "status = 'queued' AND updated_at = ?2",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, id);
+    db_bind_text(st, 2, seen);
+    db_bind_text(st, 3, at);
+    int changed = store_exec_change(s, st, "recording a requeue", err);
+    if (changed < 0)
+        return -1;
+    return changed == 0 ? 1 : 0;
+}
+
+int store_task_give_up(store *s, const char *id, const char *seen, const char *at,
+                       const char *reason, const char *error, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_GIVE_UP,
+                             "UPDATE tasks SET status = 'failed', reason = ?4, error = ?5, "
+                             "updated_at = ?3 WHERE id = ?1 AND status = 'queued' AND "
+                             "updated_at = ?2",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, id);
+    db_bind_text(st, 2, seen);
+    db_bind_text(st, 3, at);
+    db_bind_text(st, 4, reason);
+    db_bind_text(st, 5, error);
+    int changed = store_exec_change(s, st, "failing a lost task", err);
+    if (changed < 0)
+        return -1;
+    return changed == 0 ? 1 : 0;
+}

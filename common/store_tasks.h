@@ -135,4 +135,23 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
 int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn, void *ctx,
                         vf_error *err) __attribute__((warn_unused_result));
 
+/* Call fn for up to `limit` schedule tasks still `queued` whose row has
+ * not changed since before `before` (updated_at < before), the oldest
+ * first: those the API's requeue sweep looks at (api_sweep.h). */
+int store_tasks_stale_queued(store *s, const char *before, int limit, store_task_fn fn, void *ctx,
+                             vf_error *err) __attribute__((warn_unused_result));
+
+/* Set updated_at = `at` on task `id`, only while it is still queued and
+ * its updated_at is still `seen` (as read): a requeue recorded once.
+ * Returns 0 changed, 1 not (a worker took it, or another sweep did), -1. */
+int store_task_requeue_touch(store *s, const char *id, const char *seen, const char *at,
+                             vf_error *err) __attribute__((warn_unused_result));
+
+/* End task `id` failed with `reason` and `error` at `at`, only while it is
+ * still queued and its updated_at still `seen`. Returns 0 changed, 1 not,
+ * -1 with err. */
+int store_task_give_up(store *s, const char *id, const char *seen, const char *at,
+                       const char *reason, const char *error, vf_error *err)
+    __attribute__((warn_unused_result));
+
 #endif

@@ -14,8 +14,8 @@ const char *const task_view_statuses[] = {
     "queued",        "processing", "retrying",  "completed", "failed", "provisioning",
     "waiting_ready", "ready",      "releasing", "released",  NULL,
 };
-const char *const task_view_reasons[] = {"invalid", "unschedulable", "never_fits", "exhausted",
-                                         NULL};
+const char *const task_view_reasons[] = {"invalid",   "unschedulable", "never_fits",
+                                         "exhausted", "lost",          NULL};
 const char *const task_view_kinds[] = {"schedule", "spare", NULL};
 
 bool task_view_is_final(const char *status)

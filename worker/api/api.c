@@ -50,6 +50,8 @@ api *api_new(const vf_config *config, vf_error *err)
     }
     if (api_hosts_start(a, err) < 0)
         goto fail;
+    if (!(a->sweep = api_sweep_start(config, err)) && err->code != VF_OK)
+        goto fail;
     return a;
 fail:
     api_free(a);
@@ -60,6 +62,7 @@ void api_free(api *a)
 {
     if (!a)
         return;
+    api_sweep_stop(a->sweep);
     api_hosts_stop(a);
     amqp_link_free(a->link);
     store_close(a->store);

@@ -10,6 +10,7 @@
 #include "api.h"
 #include "api_keys.h"
 #include "api_metrics.h"
+#include "api_sweep.h"
 #include "inventory.h"
 #include "request.h"
 #include "store.h"
@@ -22,7 +23,8 @@ struct api {
     amqp_link *link;      /* connected on demand */
     int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
     api_metrics *metrics;
-    api_keys *keys; /* NULL: no api.keys_file, every route open */
+    api_keys *keys;   /* NULL: no api.keys_file, every route open */
+    api_sweep *sweep; /* NULL: api.requeue_after_s 0 */
     /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
      * NULL when the configuration has none that works. */
     inventory *inventory;
