@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_docs.h"
 #include "api_documents.h"
 #include "api_internal.h"
 #include "clock.h"
@@ -244,6 +245,10 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
     if (strcmp(req->path, "/openapi.json") == 0 && get) {
         serve_document(resp, api_openapi_json, api_openapi_json_len);
         return "/openapi.json";
+    }
+    if (strcmp(req->path, "/docs") == 0 && get) {
+        api_docs(req, resp);
+        return "/docs";
     }
     /* /openapi.json refers to the request body's schema by this relative URL. */
     if (strcmp(req->path, "/request.task.schedule.json") == 0 && get) {

@@ -8,6 +8,7 @@
  *   GET  /healthz, /readyz  alive; store and broker reachable
  *   GET  /metrics           requests by route and status, durations (api_metrics.h)
  *   GET  /openapi.json      schema/openapi.json (and the request schema it names)
+ *   GET  /docs              the same, as a page to read (api_docs.h)
  *   /v1/tasks ...           the versioned API (api_v1.c)
  *
  * With api.keys_file every route but /healthz, /readyz, /metrics and the
