@@ -36,6 +36,7 @@ struct api_sweep {
     pthread_mutex_t lock;
     stopper stop;
     bool confirm_done, confirm_ok;
+    int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
 };
 
 /* A stale row as read, copied out of the listing. */
@@ -97,8 +98,20 @@ static int count_requeued(const store_task_event *event, void *ctx)
 static int publish(api_sweep *w, const char *routing_key, const char *message_id, const char *body,
                    vf_error *err)
 {
-    if (!amqp_link_is_connected(w->link) && amqp_link_connect(w->link, err) < 0)
-        return -1;
+    /* Heartbeats go out only inside link calls, and a sweep may publish
+     * nothing for a long time: a link idle past the heartbeat has been (or
+     * is about to be) closed by the broker, so start afresh (api.c does the
+     * same for requests). */
+    int64_t now_us = clock_mono_us();
+    int heartbeat_s = w->config->amqp.heartbeat_s;
+    if (amqp_link_is_connected(w->link) && heartbeat_s > 0 &&
+        now_us - w->link_used_us > (int64_t)heartbeat_s * 1000000)
+        amqp_link_close(w->link);
+    if (!amqp_link_is_connected(w->link)) {
+        if (amqp_link_connect(w->link, err) < 0)
+            return -1;
+        w->link_used_us = now_us;
+    }
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
     w->confirm_done = w->confirm_ok = false;
     if (amqp_link_publish(w->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, &msg, NULL, err) < 0 ||
@@ -106,6 +119,7 @@ static int publish(api_sweep *w, const char *routing_key, const char *message_id
         amqp_link_close(w->link); /* the next round starts afresh */
         return -1;
     }
+    w->link_used_us = clock_mono_us();
     if (!w->confirm_done || !w->confirm_ok) {
         vf_error_set(err, VF_EUNAVAILABLE, "the broker did not accept the message");
         return -1;
@@ -164,10 +178,10 @@ static int record(api_sweep *w, const stale_task *t, int requeues, bool give_up,
     if (rc == 0 && give_up)
         rc = lost_event_add(w, t, now, ev, err);
     free(detail_text);
-    if (rc >= 0 && store_commit(w->store, err) < 0)
+    if (rc == 0 && store_commit(w->store, err) < 0)
         rc = -1;
     if (rc != 0)
-        (void)store_rollback(w->store, NULL);
+        (void)store_rollback(w->store, NULL); /* also a transaction that found the row moved on */
     return rc;
 }
 
