@@ -455,6 +455,57 @@ static void test_task_withdraw(store *s)
     CHECK(store_task_events(s, "w-taken", count_event, &rows, &err) == 0 && rows == 1);
 }
 
+/* virtflow-api's requeue sweep (api_sweep.h): stale queued rows only, and
+ * each change only while the row is still queued and as read. Dates of 2000
+ * so that no other test's rows are older. */
+static void test_task_requeue(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = task_fields("r-old", "queued", "2000-01-01T01:00:00.000Z");
+    CHECKF(store_task_insert(s, &f, &err) == 0, "%s", err.text);
+    f = task_fields("r-new", "queued", "2000-01-01T03:00:00.000Z");
+    CHECK(store_task_insert(s, &f, &err) == 0);
+    f = task_fields("r-taken", "processing", "2000-01-01T01:00:00.000Z");
+    CHECK(store_task_insert(s, &f, &err) == 0);
+
+    collected c = {0};
+    CHECKF(store_tasks_stale_queued(s, "2000-01-01T02:00:00.000Z", 10, collect_task, &c, &err) == 0,
+           "%s", err.text);
+    CHECK(c.count == 1 && strcmp(c.ids[0], "r-old") == 0);
+    CHECKF(store_task_requeue_touch(s, "r-old", "2000-01-01T01:00:00.000Z",
+                                    "2000-01-01T02:30:00.000Z", &err) == 0,
+           "%s", err.text);
+    /* As read before the touch: moved on. */
+    CHECK(store_task_requeue_touch(s, "r-old", "2000-01-01T01:00:00.000Z",
+                                   "2000-01-01T02:40:00.000Z", &err) == 1);
+    CHECK(store_task_requeue_touch(s, "r-taken", "2000-01-01T01:00:00.000Z",
+                                   "2000-01-01T02:40:00.000Z", &err) == 1);
+    memset(&c, 0, sizeof c);
+    CHECK(store_tasks_stale_queued(s, "2000-01-01T02:00:00.000Z", 10, collect_task, &c, &err) ==
+              0 &&
+          c.count == 0);
+    CHECK(store_task_give_up(s, "r-taken", "2000-01-01T01:00:00.000Z", "2000-01-01T04:00:00.000Z",
+                             "lost", "gone", &err) == 1);
+    CHECKF(store_task_give_up(s, "r-old", "2000-01-01T02:30:00.000Z", "2000-01-01T04:00:00.000Z",
+                              "lost", "gone", &err) == 0,
+           "%s", err.text);
+    store_task t = {0};
+    CHECK(store_task_get(s, "r-old", &t, &err) == 0);
+    CHECK_STR(t.status, "failed");
+    CHECK_STR(t.reason, "lost");
+    CHECK_STR(t.error, "gone");
+    CHECK_STR(t.updated_at, "2000-01-01T04:00:00.000Z");
+    store_task_clear(&t);
+    CHECK(store_task_get(s, "r-taken", &t, &err) == 0);
+    CHECK_STR(t.status, "processing");
+    store_task_clear(&t);
+    memset(&c, 0, sizeof c);
+    CHECK(store_tasks_stale_queued(s, "2000-01-01T05:00:00.000Z", 10, collect_task, &c, &err) ==
+              0 &&
+          c.count == 1 && strcmp(c.ids[0], "r-new") == 0);
+}
+
 static void test_strings_verbatim(store *s)
 {
     const char *id = "t-'quote\";semi";
@@ -1087,6 +1138,7 @@ static void test_store_semantics(const char *location)
     if (s) {
         test_tasks(s);
         test_task_withdraw(s);
+        test_task_requeue(s);
         test_strings_verbatim(s);
         test_transaction_is_atomic(s, location);
         test_reservations(s);
