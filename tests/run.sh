@@ -107,6 +107,11 @@ fi
 echo "VF_PG_URL=${VF_PG_URL:-(unset)}"
 
 jobs=$(nproc 2>/dev/null || echo 2)
+# Integration tests mostly wait (on a broker, a lease, a retry tier), so CTest
+# runs twice as many at once as there are CPUs; the few that keep CPUs busy
+# (a broker cluster, a packaging build, Chromium) say so with the PROCESSORS
+# property (tests/CMakeLists.txt), which CTest counts against this.
+ctest_jobs=${VF_CTEST_JOBS:-$((jobs * 2))}
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
@@ -149,7 +154,7 @@ for entry in "${builds[@]}"; do
 	# under the sanitizers (tests/CMakeLists.txt says which and why).
 	exclude=()
 	[[ $name == build-asan ]] && exclude=(-LE plain_only)
-	(cd "$dir" && ctest --output-on-failure --no-tests=error -j"$jobs" "${exclude[@]}") 2>&1 |
+	(cd "$dir" && ctest --output-on-failure --no-tests=error -j"$ctest_jobs" "${exclude[@]}") 2>&1 |
 		tee "$log" || ctest_rc=$?
 	# "100% tests passed, 0 tests failed out of 7" or "71% tests passed, 2 tests failed out of 7"
 	line=$(grep -E '[0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1 || true)
