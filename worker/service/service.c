@@ -407,7 +407,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .body_len = strlen(o->reply_body),
                                      .message_id = o->task_id,
                                      .correlation_id = d->correlation_id};
-            if (service_publish_tracked(svc, "", d->reply_to, &msg, PUB_REPLY, 0, NULL, err) < 0)
+            if (service_publish_tracked(svc, "", d->reply_to, &msg, PUB_REPLY, 0, o->task_id, err) <
+                0)
                 return -1;
         }
         if (o->action == TASK_RETRY) {

@@ -65,7 +65,8 @@ typedef struct pending_publish {
     uint64_t tag;
     publish_kind kind;
     uint64_t delivery_tag; /* PUB_RETRY, PUB_DEAD: the message to ack once confirmed */
-    char *event_id;        /* PUB_EVENT: owned, to mark in the outbox */
+    char *event_id;        /* owned: PUB_EVENT the event to mark in the outbox;
+                            * PUB_REPLY the task answered, for the log */
     int state;             /* 0 waiting, 1 confirmed, -1 failed */
 } pending_publish;
 

@@ -19,7 +19,13 @@ void service_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
         return;
     pending_publish *pub = &svc->pubs[lo];
     pub->state = ok ? 1 : -1;
-    if (!ok && pub->kind != PUB_REPLY && pub->kind != PUB_RECHECK)
+    if (!ok && pub->kind == PUB_REPLY)
+        /* The direct reply's queue is routed by name: the broker returns it
+         * when the queue is gone, i.e. the client stopped waiting. */
+        log_warn("reply for task %s not delivered: the client's reply queue no longer exists "
+                 "(it stopped waiting); the result stays in the store (%s)",
+                 pub->event_id ? pub->event_id : "?", reason ? reason : "no reason given");
+    else if (!ok && pub->kind != PUB_RECHECK)
         log_warn("publish not confirmed: %s%s%s", reason ? reason : "unknown reason",
                  pub->event_id ? "; event stays in the outbox: " : "",
                  pub->event_id ? pub->event_id : "");
@@ -170,7 +176,8 @@ typedef struct sweep_ctx {
 static bool in_flight(const service *svc, const char *event_id)
 {
     for (size_t i = 0; i < svc->n_pubs; i++)
-        if (svc->pubs[i].event_id && strcmp(svc->pubs[i].event_id, event_id) == 0)
+        if (svc->pubs[i].kind == PUB_EVENT && svc->pubs[i].event_id &&
+            strcmp(svc->pubs[i].event_id, event_id) == 0)
             return true;
     return id_list_has(&svc->confirmed, event_id);
 }
