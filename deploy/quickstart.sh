@@ -54,7 +54,7 @@ fi
 
 echo "==> Debian packages"
 # shellcheck disable=SC2119 # no options: install for real
-vf_packages_ensure
+vf_packages_ensure --run # what building and running needs; tests/run.sh installs the rest
 
 echo "==> build (build/, RelWithDebInfo)"
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -3,12 +3,19 @@
 # tests/run.sh and deploy/quickstart.sh both source this file. Add a package
 # here, never in a script of its own.
 #
-#   vf_packages_missing              prints the missing ones, one per line
-#   vf_packages_ensure [--dry-run]   installs the missing ones (apt-get update
+#   vf_packages_missing [--run]      prints the missing ones, one per line
+#   vf_packages_ensure [--dry-run] [--run]
+#                                    installs the missing ones (apt-get update
 #                                    once, only when something is missing);
 #                                    as root, else through sudo, else explains
 #                                    what to install and fails
+#
+# --run: only what building and running virtflow needs (VF_DEBIAN_PACKAGES,
+# what quickstart installs); without it the test suite's packages too
+# (VF_DEBIAN_TEST_PACKAGES: Chromium, PostgreSQL, clang, valgrind...).
 
+# Building and running: the toolchain, the libraries, a broker to start when
+# none answers, and what deploy/quickstart.sh itself calls.
 VF_DEBIAN_PACKAGES=(
 	build-essential      # gcc (with libasan/libubsan for the sanitizer build), make
 	cmake
@@ -23,19 +30,23 @@ VF_DEBIAN_PACKAGES=(
 	libmicrohttpd-dev    # /metrics, /healthz, /readyz and the console (virtflowctl serve)
 	libpcre2-dev         # request patterns in RE2 syntax (node regex, vmid patterns)
 	libsystemd-dev       # sd_notify: Type=notify readiness and reloads (common/notify.c); libsystemd0 at run time
-	rabbitmq-server      # the private test broker (tests/lib/broker.sh)
-	python3              # integration test drivers, broker port picking
+	rabbitmq-server      # the private broker (quickstart's when none answers, the tests'; tests/lib/broker.sh)
+	python3              # quickstart's example webhook receiver; broker port picking; test drivers
+	sqlite3              # operators' view of the store; quickstart finds its webhook with it; tests inspect it
+	ca-certificates      # libcurl verifying https:// receivers and APIs
+	curl                 # the prototype's curl commands (docs/api.md); test_api_prototype runs them verbatim
+)
+
+# The test suite's own (tests/run.sh installs them; quickstart does not).
+VF_DEBIAN_TEST_PACKAGES=(
 	python3-pika         # AMQP client of the integration tests and benches (a plain client, as users have)
 	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	dpkg-dev             # dpkg-shlibdeps: the .deb's Depends (tests/integration/test_deb, cpack)
 	groff-base           # man pages rendered in tests (tests/integration/test_man_pages)
 	zsh                  # the zsh completion parsed and run (tests/integration/test_ctl_zsh_completion)
-	sqlite3              # operators' view of the store; used by tests to inspect it
 	chromium             # headless browser: the console tests load each page in it
 	postgresql           # the private test server (tests/lib/postgres.sh); psql reads it in tests
-	ca-certificates      # libcurl verifying https:// receivers and APIs
-	curl                 # test_api_prototype runs the prototype's curl commands verbatim
 	valgrind             # tests/valgrind.sh: unit tests under memcheck
 	docker-compose       # test_deploy_files: `docker-compose config` accepts docker-compose.yml (Compose v1)
 	'kubernetes-client|kubectl' # test_deploy_files: `kubectl kustomize deploy/kubernetes`; Debian's, or Kubernetes' own apt package
@@ -44,9 +55,16 @@ VF_DEBIAN_PACKAGES=(
 	libclang-rt-14-dev   # libFuzzer's runtime for clang 14 (-fsanitize=fuzzer)
 )
 
+# The list for [--run] (or not), in VF_PACKAGES_CHOSEN.
+vf_packages_choose() {
+	VF_PACKAGES_CHOSEN=("${VF_DEBIAN_PACKAGES[@]}")
+	[[ ${1:-} == --run ]] || VF_PACKAGES_CHOSEN+=("${VF_DEBIAN_TEST_PACKAGES[@]}")
+}
+
 vf_packages_missing() {
 	local entry pkg status found
-	for entry in "${VF_DEBIAN_PACKAGES[@]}"; do
+	vf_packages_choose "${1:-}"
+	for entry in "${VF_PACKAGES_CHOSEN[@]}"; do
 		# "a|b": either package will do (both ship the same program); the
 		# first is the one installed when neither is.
 		found=0
@@ -64,17 +82,27 @@ vf_packages_missing() {
 }
 
 vf_packages_ensure() {
-	local dry_run=0
-	[[ ${1:-} == --dry-run ]] && dry_run=1
+	local dry_run=0 set= arg
+	for arg in "$@"; do
+		case $arg in
+		--dry-run) dry_run=1 ;;
+		--run) set=--run ;;
+		*)
+			echo "vf_packages_ensure: unknown option $arg" >&2
+			return 2
+			;;
+		esac
+	done
+	vf_packages_choose "$set"
 	if ! command -v dpkg-query >/dev/null 2>&1; then
 		echo "packages: dpkg-query not found; this script expects Debian 12. Install the equivalents of:" >&2
-		echo "  ${VF_DEBIAN_PACKAGES[*]}" >&2
+		echo "  ${VF_PACKAGES_CHOSEN[*]}" >&2
 		return 1
 	fi
 	local missing
-	mapfile -t missing < <(vf_packages_missing)
+	mapfile -t missing < <(vf_packages_missing "$set")
 	if ((${#missing[@]} == 0)); then
-		echo "packages: all ${#VF_DEBIAN_PACKAGES[@]} Debian packages are installed"
+		echo "packages: all ${#VF_PACKAGES_CHOSEN[@]} Debian packages are installed"
 		return 0
 	fi
 	echo "packages: missing: ${missing[*]}"
