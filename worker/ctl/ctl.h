@@ -86,7 +86,7 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The options of a command that takes only -c FILE, --json and --help.
  * Returns -1 to go on (config_path and as_json set), or the exit status to
  * return at once (--help, or a usage error, already printed). */
-int ctl_only_common_options(int argc, char **argv, const char *command, void (*usage)(FILE *),
+int ctl_only_common_options(int argc, char **argv, const char *command, void (*print_usage)(FILE *),
                             const char **config_path, bool *as_json);
 
 /* CTL_OPTION_CALL of the request flags: apply `value` to the request

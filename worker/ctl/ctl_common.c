@@ -89,21 +89,6 @@ amqp_link *ctl_connect(const vf_config *config, const char *command)
     return link;
 }
 
-const char *ctl_text(const char *text)
-{
-    static char *slots[CTL_TEXT_SLOTS];
-    static size_t next;
-    if (!text)
-        return "";
-    char *escaped = text_escape_dup(text);
-    if (!escaped)
-        return "(out of memory)";
-    free(slots[next]);
-    slots[next] = escaped;
-    next = (next + 1) % CTL_TEXT_SLOTS;
-    return escaped;
-}
-
 void ctl_print_json(const json_t *value)
 {
     char *text = json_dumps(value, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -126,19 +111,6 @@ json_t *ctl_task_json(const store_task *t)
 int ctl_parse_since(const char *text, char out[STORE_TIME_SIZE])
 {
     return task_view_parse_since(text, out);
-}
-
-int ctl_parse_positive(const char *option, const char *text, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || value <= 0) {
-        ctl_error("%s: expected a positive number, got '%s'", option, text);
-        return -1;
-    }
-    *out = value;
-    return 0;
 }
 
 static int request_integer(json_t *request, const char *key, const char *option, const char *text)
@@ -191,11 +163,11 @@ int ctl_request_flag(const ctl_option *option, const char *value)
     return 0;
 }
 
-int ctl_only_common_options(int argc, char **argv, const char *command, void (*usage)(FILE *),
+int ctl_only_common_options(int argc, char **argv, const char *command, void (*print_usage)(FILE *),
                             const char **config_path, bool *as_json)
 {
     ctl_args args;
-    int rc = ctl_options_parse(command, argc, argv, NULL, usage, false, &args);
+    int rc = ctl_options_parse(command, argc, argv, NULL, print_usage, false, &args);
     if (rc >= 0)
         return rc;
     if (args.operand_count > 0) {

@@ -3,6 +3,7 @@
  * unambiguous prefixes, options after operands); the tables say the rest. */
 #include "ctl_options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +197,7 @@ static const char *value_name(ctl_option_kind kind)
  * global ones once, under the program's own heading), then its --help text,
  * preformatted as the terminal shows it. */
 static void describe_man(const char *command, const ctl_option *options, size_t count,
-                         void (*usage)(FILE *))
+                         void (*print_usage)(FILE *))
 {
     FILE *out = man_out;
     size_t first = strcmp(command, "virtflowctl") == 0 ? 0 : OPTION_OWN;
@@ -223,12 +224,12 @@ static void describe_man(const char *command, const ctl_option *options, size_t 
             fprintf(out, "As the text below describes.\n");
         }
     }
-    if (usage) {
+    if (print_usage) {
         char *text = NULL;
         size_t size = 0;
         FILE *help = open_memstream(&text, &size);
         if (help) {
-            usage(help);
+            print_usage(help);
             fclose(help);
             fprintf(out, ".PP\n.nf\n");
             ctl_options_roff_text(out, text);
@@ -239,7 +240,7 @@ static void describe_man(const char *command, const ctl_option *options, size_t 
 }
 
 int ctl_options_parse(const char *command, int argc, char **argv, const ctl_option *options,
-                      void (*usage)(FILE *), bool stop_at_operand, ctl_args *args)
+                      void (*print_usage)(FILE *), bool stop_at_operand, ctl_args *args)
 {
     size_t count = OPTION_OWN;
     while (options && options[count - OPTION_OWN].name)
@@ -253,7 +254,7 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
         return CTL_EXIT_OK;
     }
     if (man_out) {
-        describe_man(command, options, count, usage);
+        describe_man(command, options, count, print_usage);
         return CTL_EXIT_OK;
     }
 
@@ -317,7 +318,7 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
             vf_version_print("virtflowctl");
             return CTL_EXIT_OK;
         case OPTION_HELP:
-            usage(stdout);
+            print_usage(stdout);
             return CTL_EXIT_OK;
         default:
             if (apply(command, option_at(options, index), optarg) < 0)
@@ -328,4 +329,17 @@ int ctl_options_parse(const char *command, int argc, char **argv, const ctl_opti
     args->operand_count = argc - optind;
     latest_defaults = args->defaults;
     return -1;
+}
+
+int ctl_parse_positive(const char *option, const char *text, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value <= 0) {
+        ctl_error("%s: expected a positive number, got '%s'", option, text);
+        return -1;
+    }
+    *out = value;
+    return 0;
 }

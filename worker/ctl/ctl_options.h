@@ -56,12 +56,12 @@ void ctl_options_set_globals(const ctl_args *globals);
  * "--" ends the options. With `stop_at_operand` the first operand and
  * everything after it are left as operands (main: the command and its own
  * arguments). Returns -1 to go on, with *args filled; or the exit status to
- * return at once: CTL_EXIT_OK after printing usage(stdout) for --help or the
+ * return at once: CTL_EXIT_OK after printing print_usage(stdout) for --help or the
  * version for --version,
  * CTL_EXIT_USAGE after printing the error (unknown option, missing value,
  * a value outside its closed set, with the valid ones). */
 int ctl_options_parse(const char *command, int argc, char **argv, const ctl_option *options,
-                      void (*usage)(FILE *), bool stop_at_operand, ctl_args *args)
+                      void (*print_usage)(FILE *), bool stop_at_operand, ctl_args *args)
     __attribute__((warn_unused_result));
 
 /* --defaults as the latest ctl_options_parse found it (a global option, so

@@ -50,18 +50,6 @@ static const char *words_of(const char *command)
     return NULL;
 }
 
-void ctl_error(const char *fmt, ...)
-{
-    /* Errors quote message ids, task ids and the store's texts: escaped
-     * like everything else shown to an operator. */
-    char message[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "virtflowctl: %s\n", ctl_text(message));
-}
-
 static vf_config *load_config(const char *path, const char *writing)
 {
     vf_error err;
