@@ -22,6 +22,34 @@ int config_node_line(const yaml_node_t *node)
     return node ? (int)node->start_mark.line + 1 : 1;
 }
 
+void config_where(const loader *ld, const yaml_node_t *node, const char *path, char *out,
+                  size_t size)
+{
+    if (!ld->env) {
+        snprintf(out, size, "%s:%d: ", ld->name, config_node_line(node));
+        return;
+    }
+    /* amqp.urls[1] is VIRTFLOW_AMQP_URLS's */
+    char key[PATH_TEXT];
+    snprintf(key, sizeof key, "%s", path ? path : "");
+    char *bracket = strchr(key, '[');
+    if (bracket)
+        *bracket = '\0';
+    for (size_t i = 0; i < ld->env->n; i++) {
+        if (!strcmp(ld->env->keys[i], key)) {
+            snprintf(out, size, "%s: ", ld->env->names[i]);
+            return;
+        }
+    }
+    /* A section check about a key the environment did not set: every
+     * variable applied may have led to it. */
+    size_t used = (size_t)snprintf(out, size, "environment (");
+    for (size_t i = 0; i < ld->env->n && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "", ld->env->names[i]);
+    if (used < size)
+        snprintf(out + used, size - used, "): ");
+}
+
 int config_fail(loader *ld, const yaml_node_t *node, const char *path, const char *fmt, ...)
 {
     char what[VF_ERROR_TEXT];
