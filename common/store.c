@@ -535,6 +535,13 @@ store *store_open(const char *path, store_mode mode, vf_error *err)
     return store_open_at(&where, mode, err);
 }
 
+void store_tx_cache_drop(store *s)
+{
+    if (s->tx_cache.data && s->tx_cache.free)
+        s->tx_cache.free(s->tx_cache.data);
+    s->tx_cache = (store_tx_cache){0};
+}
+
 void store_close(store *s)
 {
     if (!s)
@@ -546,7 +553,7 @@ void store_close(store *s)
      * outside SQLite, see store_open). */
     if (s->wal_fd >= 0)
         close(s->wal_fd);
-    store_prefetch_clear(s);
+    store_tx_cache_drop(s);
     free(s->path);
     free(s);
 }
@@ -660,7 +667,7 @@ bool store_in_transaction(const store *s)
 
 static int begin(store *s, bool exclusive, vf_error *err)
 {
-    store_prefetch_clear(s);
+    store_tx_cache_drop(s);
     if (store_in_transaction(s)) {
         vf_error_set(err, VF_EINTERNAL, "store %s: begin: a transaction is already open", s->path);
         return -1;
@@ -702,7 +709,7 @@ int store_begin_exclusive(store *s, vf_error *err)
 
 int store_commit(store *s, vf_error *err)
 {
-    store_prefetch_clear(s);
+    store_tx_cache_drop(s);
     /* PostgreSQL answers COMMIT of a failed transaction with a rollback, not
      * an error: say so rather than report the work as committed. */
     if (db_transaction_failed(s->db)) {
@@ -723,7 +730,7 @@ int store_commit(store *s, vf_error *err)
 
 int store_rollback(store *s, vf_error *err)
 {
-    store_prefetch_clear(s);
+    store_tx_cache_drop(s);
     if (!store_in_transaction(s))
         return 0;
     /* PostgreSQL: db_exec knows a transaction lost with its connection. */

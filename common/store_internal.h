@@ -83,12 +83,17 @@ typedef enum {
 #define STORE_TASK_FILTERS 5
 #define STORE_DELIVERY_FILTERS 3
 
-/* Tasks read ahead for the open transaction (store_tasks_prefetch; in
- * store_tasks.c). */
-typedef struct store_prefetch store_prefetch;
+/* What a store file keeps for the open transaction only (today the tasks
+ * store_tasks_prefetch read ahead): the file that fills it says how to free
+ * it, and store.c drops it whenever a transaction ends or the store closes,
+ * without knowing what it holds. */
+typedef struct store_tx_cache {
+    void *data;               /* NULL: none */
+    void (*free)(void *data); /* set with data */
+} store_tx_cache;
 
-/* Forget what store_tasks_prefetch read (the transaction ended). */
-void store_prefetch_clear(store *s);
+/* Free the transaction's cache, if any (store.c, at every transaction end). */
+void store_tx_cache_drop(store *s);
 
 struct store {
     db *db;
@@ -98,8 +103,8 @@ struct store {
     db_stmt *stmts[STORE_STMT_COUNT];
     db_stmt *task_list[1 << STORE_TASK_FILTERS];
     db_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];
-    bool defer_writes;        /* store_defer_writes */
-    store_prefetch *prefetch; /* NULL: none */
+    bool defer_writes;       /* store_defer_writes */
+    store_tx_cache tx_cache; /* store_tx_cache_drop */
 };
 
 /* Whether the store is on PostgreSQL (else SQLite), for the few statements

@@ -74,36 +74,42 @@ typedef struct prefetched {
     bool gone; /* written through the handle since: ask the server */
 } prefetched;
 
-struct store_prefetch {
+/* Tasks read ahead for the open transaction (store_tasks_prefetch), kept
+ * in the store's transaction cache. */
+typedef struct store_prefetch {
     prefetched *ids; /* sorted by id, no duplicates */
     size_t n_ids;
     store_rows rows;
-};
+} store_prefetch;
 
 static int compare_prefetched(const void *a, const void *b)
 {
     return strcmp(((const prefetched *)a)->id, ((const prefetched *)b)->id);
 }
 
-void store_prefetch_clear(store *s)
+static void prefetch_free(void *data)
 {
-    store_prefetch *p = s->prefetch;
-    if (!p)
-        return;
+    store_prefetch *p = data;
     for (size_t i = 0; i < p->n_ids; i++)
         free(p->ids[i].id);
     free(p->ids);
     store_rows_free(&p->rows);
     free(p);
-    s->prefetch = NULL;
+}
+
+/* The tasks read ahead, when the open transaction has them. */
+static store_prefetch *prefetch_of(store *s)
+{
+    return s->tx_cache.free == prefetch_free ? s->tx_cache.data : NULL;
 }
 
 static prefetched *prefetch_find(store *s, const char *id)
 {
-    if (!s->prefetch || !id)
+    store_prefetch *p = prefetch_of(s);
+    if (!p || !id)
         return NULL;
     prefetched key = {.id = (char *)id};
-    return bsearch(&key, s->prefetch->ids, s->prefetch->n_ids, sizeof key, compare_prefetched);
+    return bsearch(&key, p->ids, p->n_ids, sizeof key, compare_prefetched);
 }
 
 /* A task written through the handle: its prefetched row is stale. */
@@ -143,7 +149,7 @@ static char *text_array_literal(const char *const *items, size_t n)
 
 int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *err)
 {
-    store_prefetch_clear(s);
+    store_tx_cache_drop(s);
     if (!store_is_pg(s) || !store_in_transaction(s) || n == 0)
         return 0;
     int rc = -1;
@@ -184,15 +190,13 @@ int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *e
         if (known)
             known->row = row;
     }
-    s->prefetch = p;
+    s->tx_cache = (store_tx_cache){.data = p, .free = prefetch_free};
     p = NULL;
     rc = 0;
 out:
     free(literal);
-    if (p) {
-        s->prefetch = p;
-        store_prefetch_clear(s);
-    }
+    if (p)
+        prefetch_free(p);
     return rc;
 }
 
@@ -224,7 +228,7 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
     if (known && !known->gone) {
         if (known->row < 0)
             return 1;
-        if (task_from_prefetched(&s->prefetch->rows, known->row, out) != 0) {
+        if (task_from_prefetched(&prefetch_of(s)->rows, known->row, out) != 0) {
             vf_error_set(err, VF_ENOMEM, "store %s: reading task %s: out of memory", s->path, id);
             return -1;
         }
