@@ -13,21 +13,7 @@
 #include "problem.h"
 #include "store_config.h"
 
-/* How long a POST waits for the broker's confirm before answering 503. A
- * broker that blocks publishers (memory or disk alarm) never confirms, and
- * an HTTP client should hear so rather than hang. */
-#define API_CONFIRM_TIMEOUT_MS 5000
-
 #define RESULT_PREFIX "/result/"
-
-static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
-{
-    (void)tag;
-    api *a = user;
-    a->confirm_done = true;
-    a->confirm_ok = ok;
-    snprintf(a->confirm_reason, sizeof a->confirm_reason, "%s", reason ? reason : "");
-}
 
 api *api_new(const vf_config *config, vf_error *err)
 {
@@ -41,7 +27,7 @@ api *api_new(const vf_config *config, vf_error *err)
         goto fail;
     if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
         goto fail;
-    amqp_link_set_confirm_callback(a->link, on_confirm, a);
+    amqp_link_set_confirm_callback(a->link, api_on_confirm, a);
     if (!(a->metrics = api_metrics_new(err)))
         goto fail;
     if (config->api.keys_file && !(a->keys = api_keys_load(config->api.keys_file, err))) {
@@ -72,93 +58,6 @@ void api_free(api *a)
     free(a);
 }
 
-void api_reply_json(httpd_response *resp, int status, json_t *value)
-{
-    char *text = value ? json_util_dump(value) : NULL;
-    json_decref(value);
-    if (!text) {
-        problem_reply(resp, 500, "out of memory");
-        return;
-    }
-    httpd_reply_take(resp, status, "application/json", text, strlen(text));
-}
-
-static int ensure_connected(api *a, vf_error *err)
-{
-    int64_t now_us = clock_mono_us();
-    int heartbeat_s = a->config->amqp.heartbeat_s;
-    /* Heartbeats go out only inside link calls, so a link idle for longer
-     * than the heartbeat has been (or is about to be) closed by the broker:
-     * start afresh instead of finding out with a failed publish. */
-    if (amqp_link_is_connected(a->link) && heartbeat_s > 0 &&
-        now_us - a->link_used_us > (int64_t)heartbeat_s * 1000000) {
-        log_debug("amqp: link idle for more than amqp.heartbeat_s; reconnecting");
-        amqp_link_close(a->link);
-    }
-    if (amqp_link_is_connected(a->link))
-        return 0;
-    if (amqp_link_connect(a->link, err) < 0)
-        return -1;
-    a->link_used_us = now_us;
-    return 0;
-}
-
-/* One publish and its confirm. Returns 0 confirmed, 1 refused by a broker
- * that is still connected (no point retrying), -1 link failure (err). */
-static int publish_once(api *a, const char *routing_key, const amqp_link_message *msg,
-                        vf_error *err)
-{
-    a->confirm_done = a->confirm_ok = false;
-    a->confirm_reason[0] = '\0';
-    if (ensure_connected(a, err) < 0)
-        return -1;
-    if (amqp_link_publish(a->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, msg, NULL, err) < 0)
-        return -1;
-    if (amqp_link_wait_confirms(a->link, API_CONFIRM_TIMEOUT_MS, err) < 0) {
-        /* Timed out (flow control) or broke: start the next request afresh
-         * rather than with a confirm still owed on this connection. */
-        if (amqp_link_is_connected(a->link)) {
-            amqp_link_close(a->link);
-            return 1;
-        }
-        return -1;
-    }
-    a->link_used_us = clock_mono_us(); /* a round trip: the broker heard from us */
-    if (!a->confirm_done || !a->confirm_ok) {
-        vf_error_set(err, VF_EUNAVAILABLE, "the broker did not accept the message: %s",
-                     a->confirm_reason[0] ? a->confirm_reason : "no confirm");
-        return amqp_link_is_connected(a->link) ? 1 : -1;
-    }
-    return 0;
-}
-
-int api_publish_to(api *a, const char *routing_key, const char *message_id, const char *task_id,
-                   const char *body, vf_error *err)
-{
-    amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
-    int rc = publish_once(a, routing_key, &msg, err);
-    if (rc < 0) {
-        /* An idle link may have been closed by the broker (heartbeats are
-         * only sent inside link calls): one fresh connection, one more try.
-         * Publishing twice is harmless: the worker knows the task id. */
-        log_info("task %s: publish failed (%s); reconnecting once", task_id, err->text);
-        vf_error_init(err);
-        rc = publish_once(a, routing_key, &msg, err);
-    }
-    if (rc != 0) {
-        if (err->code == VF_OK)
-            vf_error_set(err, VF_EUNAVAILABLE, "the broker did not confirm the message");
-        err->code = VF_EUNAVAILABLE;
-        return -1;
-    }
-    return 0;
-}
-
-int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
-{
-    return api_publish_to(a, AMQP_TOPOLOGY_KEY_SCHEDULE, task_id, task_id, body, err);
-}
-
 /* /readyz: the store answers and the broker link is (or can be) up. */
 static void readyz(api *a, httpd_response *resp)
 {
@@ -171,7 +70,7 @@ static void readyz(api *a, httpd_response *resp)
         httpd_reply_text(resp, 503, "text/plain; charset=utf-8", "store unreachable\n");
         return;
     }
-    if (ensure_connected(a, &err) < 0) {
+    if (api_link_ready(a, &err) < 0) {
         httpd_reply_text(resp, 503, "text/plain; charset=utf-8", "broker unreachable\n");
         return;
     }
@@ -203,23 +102,6 @@ static void serve_document(httpd_response *resp, const char *text, size_t len)
 size_t api_key_count(const api *a)
 {
     return api_keys_count(a->keys);
-}
-
-bool api_allow(const api_caller *caller, int needed, httpd_response *resp)
-{
-    if ((caller->scopes & needed) == needed)
-        return true;
-    if (caller->scopes == 0) {
-        problem_reply(resp, 401,
-                      caller->presented ? "the key is not one of api.keys_file's"
-                                        : "this route needs a key: Authorization: Bearer KEY");
-        snprintf(resp->authenticate, sizeof resp->authenticate, "%s",
-                 caller->presented ? "Bearer realm=\"virtflow-api\", error=\"invalid_token\""
-                                   : "Bearer realm=\"virtflow-api\"");
-        return false;
-    }
-    problem_reply(resp, 403, "the key lacks the scope this route needs (docs/api.md#keys)");
-    return false;
 }
 
 /* Answers the request; returns the route's template for the metrics. */

@@ -92,6 +92,13 @@ void api_result(api *a, const char *task_id, httpd_response *resp);
  * out of memory. */
 json_t *api_result_json(const store_task *task);
 
+/* Connect the broker link if it is down (or idle past amqp.heartbeat_s, so
+ * probably closed by the broker). 0, or -1 with err. */
+int api_link_ready(api *a, vf_error *err);
+
+/* The link's confirm callback (api_new sets it; user is the api). */
+void api_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
+
 /* Publish `body` as task.schedule with message_id `task_id` and wait for the
  * broker's confirm, reconnecting once if the link was down or broke.
  * Returns 0 confirmed, or -1 with err: VF_EUNAVAILABLE when the broker is

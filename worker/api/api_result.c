@@ -8,12 +8,6 @@
 #include "problem.h"
 #include "request.h"
 
-bool api_task_id_is_valid(const char *id)
-{
-    size_t len = strlen(id);
-    return len >= 1 && len < REQUEST_TASK_ID_LEN && strspn(id, request_task_id_chars) == len;
-}
-
 /* Copies `key` from `from` to `to` when present and not null. */
 static void copy_member(json_t *to, const json_t *from, const char *key)
 {
