@@ -1,30 +1,17 @@
 /* console: routing, the page frame, the safety rules (see console.h) and the
  * two actions. */
 #include "console.h"
-#include "clock.h"
 #include "store_config.h"
 #include "store_deliveries.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 /* No script may run, whatever a page ends up holding; styles and pictures
  * come from the console itself (bars are SVG attributes, not style=). */
-/* How long `virtflowctl dead ...` may take: more than a broker that answers
- * needs (a connect and a walk of up to 100 messages), less than a browser's
- * patience. */
-#define CTL_DEADLINE_MS 15000
-
 static const char security_policy[] =
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'";
@@ -41,68 +28,6 @@ static const char stylesheet[] =
     ".error{color:#a00;font-weight:bold}.muted{color:#777}form.inline{display:inline}"
     "form.filters input,form.filters select{margin-right:.5em}"
     ".reason{color:#a00}code{word-break:break-all}";
-
-static const struct {
-    const char *path;
-    const char *label;
-} nav[] = {
-    {"/tasks", "Tasks"},       {"/hosts", "Hosts"},     {"/deliveries", "Deliveries"},
-    {"/dead", "Dead letters"}, {"/charts", "Pictures"},
-};
-
-void console_page_start(html *page, const char *title, const char *active)
-{
-    html_raw(page, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                   "<link rel=\"stylesheet\" href=\"/console.css\"><title>");
-    html_text(page, title);
-    html_raw(page,
-             " - virtflow</title></head><body><nav><strong class=\"muted\">virtflow</strong> ");
-    for (size_t i = 0; i < sizeof nav / sizeof nav[0]; i++)
-        html_raw(page, "<a href=\"%s\"%s>%s</a>", nav[i].path,
-                 strcmp(nav[i].path, active) == 0 ? " class=\"on\"" : "", nav[i].label);
-    html_raw(page, "</nav><main><h1>");
-    html_text(page, title);
-    html_raw(page, "</h1>\n");
-}
-
-void console_page_end(html *page)
-{
-    html_raw(page, "</main></body></html>\n");
-}
-
-void console_page_error(html *page, const char *message)
-{
-    html_raw(page, "<p class=\"error\" id=\"error\">");
-    html_text(page, message);
-    html_raw(page, "</p>\n");
-}
-
-void console_token_field(html *page)
-{
-    html_raw(page, "<input type=\"password\" name=\"token\" placeholder=\"token\" "
-                   "autocomplete=\"off\" required>");
-}
-
-void console_bar(html *page, double allocated, double reserved, double capacity, int width)
-{
-    double scale = capacity > 0 ? width / capacity : 0;
-    double a = allocated * scale, r = reserved * scale;
-    if (a < 0)
-        a = 0;
-    if (a > width)
-        a = width;
-    if (r < 0)
-        r = 0;
-    if (a + r > width)
-        r = width - a;
-    html_raw(page,
-             "<svg class=\"bar\" width=\"%d\" height=\"14\" role=\"img\">"
-             "<rect width=\"%d\" height=\"14\" fill=\"#dfe8df\"/>"
-             "<rect class=\"allocated\" width=\"%.1f\" height=\"14\" fill=\"#5577aa\"/>"
-             "<rect class=\"reserved\" x=\"%.1f\" width=\"%.1f\" height=\"14\" fill=\"#e0a030\"/>"
-             "</svg>",
-             width, width, a, a, r);
-}
 
 /* SHA-256 of both sides, compared with CRYPTO_memcmp: the time taken says
  * nothing about how much of the token was right, nor its length. */
@@ -138,106 +63,6 @@ static bool basic_auth_ok(console *c, const httpd_request *req)
     decoded[len] = '\0';
     const char *colon = memchr(decoded, ':', (size_t)len);
     return colon && token_matches(c->token, colon + 1);
-}
-
-int console_run_ctl(console *c, const char *const *args, char **out, char **errors)
-{
-    *out = NULL;
-    *errors = NULL;
-    const char *argv[24];
-    size_t n = 0;
-    argv[n++] = "virtflowctl";
-    for (size_t i = 0; args[i] && n < 20; i++)
-        argv[n++] = args[i];
-    if (c->config_path) {
-        argv[n++] = "-c";
-        argv[n++] = c->config_path;
-    }
-    argv[n] = NULL;
-    int out_pipe[2];
-    FILE *err_file = tmpfile();
-    if (!err_file)
-        return -1;
-    if (pipe(out_pipe) < 0) {
-        fclose(err_file);
-        return -1;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(out_pipe[0]);
-        close(out_pipe[1]);
-        fclose(err_file);
-        return -1;
-    }
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(out_pipe[1], 1);
-        dup2(fileno(err_file), 2);
-        close(out_pipe[0]);
-        execv(c->self_exe, (char *const *)argv);
-        _exit(127);
-    }
-    close(out_pipe[1]);
-    int64_t deadline_ms = clock_mono_ms() + CTL_DEADLINE_MS;
-    bool timed_out = false;
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (buf && len + 1 >= cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = grown;
-                cap *= 2;
-            }
-        }
-        /* Every page waits while this runs (one server thread): a broker
-         * that swallows packets must not hold the console for the link's
-         * own connect and RPC timeouts, so the command gets a deadline. */
-        int waited =
-            poll(&(struct pollfd){.fd = out_pipe[0], .events = POLLIN}, 1,
-                 (int)(deadline_ms - clock_mono_ms() > 0 ? deadline_ms - clock_mono_ms() : 0));
-        if (waited < 0 && errno == EINTR)
-            continue;
-        if (waited <= 0) {
-            kill(pid, SIGKILL); /* our own child; its unacked messages go back */
-            timed_out = true;
-            break;
-        }
-        char sink[4096];
-        ssize_t got = buf ? read(out_pipe[0], buf + len, cap - len - 1)
-                          : read(out_pipe[0], sink, sizeof sink);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        if (buf)
-            len += (size_t)got;
-    }
-    close(out_pipe[0]);
-    if (buf)
-        buf[len] = '\0';
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    /* stderr: a few lines at most, read back from the start. */
-    char errbuf[2048];
-    rewind(err_file);
-    size_t elen = fread(errbuf, 1, sizeof errbuf - 1, err_file);
-    errbuf[elen] = '\0';
-    fclose(err_file);
-    if (timed_out)
-        snprintf(errbuf, sizeof errbuf,
-                 "virtflowctl %s did not answer within %d s (is the broker "
-                 "reachable?)",
-                 args[0], CTL_DEADLINE_MS / 1000);
-    *out = buf;
-    *errors = strdup(errbuf);
-    return !timed_out && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* POST /actions/redrive: `virtflowctl dead redrive ID`, the same code. */

@@ -22,42 +22,11 @@
 
 #include <stdbool.h>
 
-#include "config.h"
-#include "html.h"
+#include "console_page.h"
 #include "httpd.h"
-#include "inventory.h"
-#include "store.h"
-
-/* What the pages share; owned by cmd_serve, used by the httpd thread only. */
-typedef struct console {
-    const vf_config *config;
-    const char *config_path; /* -c as given, NULL: $VIRTFLOW_CONFIG or defaults */
-    store *store;            /* read-only */
-    inventory *inventory;    /* the configured inventory, fetched per hosts page */
-    bool allow_actions;
-    const char *token;    /* NULL: none */
-    bool require_auth;    /* off loopback: every request carries the token */
-    const char *self_exe; /* this program, to run `virtflowctl dead ...` */
-} console;
 
 /* The httpd handler; ctx is a console. */
 void console_handle(void *ctx, const httpd_request *req, httpd_response *resp);
-
-/* ---- shared by the page files (console.c) ---- */
-
-/* Start a page: doctype, head, title, the navigation with `active` marked. */
-void console_page_start(html *page, const char *title, const char *active);
-void console_page_end(html *page);
-
-/* An error paragraph; `message` is escaped. */
-void console_page_error(html *page, const char *message);
-
-/* The action form fields for the token, when actions are on. */
-void console_token_field(html *page);
-
-/* A horizontal bar as inline SVG: `used` of `capacity` (and `reserved`
- * beyond used), width in pixels; labels escaped. */
-void console_bar(html *page, double allocated, double reserved, double capacity, int width);
 
 /* Pages: each fills `page` (started and ended inside) and returns the HTTP
  * status to answer with. */
@@ -70,11 +39,5 @@ int console_charts_page(console *c, const httpd_request *req, html *page);
 
 /* Host utilisation as one SVG (used on the hosts and the pictures pages). */
 int console_hosts_svg(console *c, html *page, char *error, size_t error_size);
-
-/* Run this program with `args` (NULL-terminated, without argv[0]; -c is
- * added when the console was given one), stdout into *out (malloc'd) and
- * stderr into *errors (malloc'd). Returns the exit status, or -1 when it
- * could not be run. */
-int console_run_ctl(console *c, const char *const *args, char **out, char **errors);
 
 #endif
