@@ -8,15 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "clock.h"
 #include "event_types.h"
 #include "ctl.h"
-#include "amqp_link_admin.h"
 #include "ids.h"
 
-#define CONFIRM_TIMEOUT_MS 30000
 #define DEFAULT_WAIT_S 1800
 
 static void spare_usage(FILE *out)
@@ -154,10 +150,12 @@ static void print_spares(json_t *spares)
     }
 }
 
-/* One event of our task. Returns -1 while the task goes on, else the exit
- * status (the event was final). */
-static int follow_event(const char *type_name, json_t *data, bool as_json)
+/* One event of our task (ctl_request.on_event; ctx: a bool, --json).
+ * Returns -1 while the task goes on, else the exit status (the event was
+ * final). */
+static int follow_event(const char *type_name, json_t *data, void *ctx)
 {
+    bool as_json = *(const bool *)ctx;
     const char *error = json_string_value(json_object_get(data, "error"));
     const char *reason = json_string_value(json_object_get(data, "reason"));
     int type = event_types_find(type_name);
@@ -173,10 +171,7 @@ static int follow_event(const char *type_name, json_t *data, bool as_json)
         printf("waiting_ready: %lld spares created, waiting for Kubernetes Ready\n",
                (long long)json_integer_value(json_object_get(data, "count")));
     } else if (type == EVENT_TASK_RETRYING) {
-        printf("retrying in %lld s (attempt %lld): %s\n",
-               (long long)json_integer_value(json_object_get(data, "delay_s")),
-               (long long)json_integer_value(json_object_get(data, "next_attempt")),
-               ctl_text(error));
+        ctl_print_retrying(data);
     } else if (done) {
         printf("%s:\n", type == EVENT_SPARE_READY ? "ready" : "released");
         print_spares(json_object_get(data, "spares"));
@@ -193,60 +188,13 @@ static int follow_event(const char *type_name, json_t *data, bool as_json)
     return CTL_EXIT_NEGATIVE;
 }
 
-/* Read events until our task's final one. Returns the exit status. */
-static int follow(amqp_link *link, const vf_config *config, const char *task_id, long timeout_s,
-                  bool as_json)
-{
-    vf_error err;
-    vf_error_init(&err);
-    int64_t deadline = clock_mono_us() / 1000 + timeout_s * 1000;
-    for (;;) {
-        int64_t left = deadline - clock_mono_us() / 1000;
-        if (left <= 0) {
-            ctl_error("task %s was published but did not end within %ld s: see virtflowctl "
-                      "task %s",
-                      task_id, timeout_s, task_id);
-            return CTL_EXIT_PENDING;
-        }
-        amqp_link_delivery event;
-        int got = amqp_link_next(link, &event, (int)left, &err);
-        if (got < 0) {
-            ctl_error("waiting for task %s: %s (see virtflowctl task %s)", task_id, err.text,
-                      task_id);
-            return CTL_EXIT_UNAVAILABLE;
-        }
-        if (got == 0)
-            continue;
-        /* Anyone allowed to publish on virtflow could forge an event. */
-        bool trusted = event.user_id && config_trusts_publisher(config, event.user_id);
-        json_t *body = trusted && event.body
-                           ? json_loadb((const char *)event.body, event.body_len, 0, NULL)
-                           : NULL;
-        if (amqp_link_ack(link, event.delivery_tag, false, NULL) < 0)
-            ctl_error("could not ack an event (harmless)");
-        amqp_link_delivery_close(&event);
-        const char *type = json_string_value(json_object_get(body, "type"));
-        json_t *data = json_object_get(body, "data");
-        const char *of = json_string_value(json_object_get(data, "task_id"));
-        int status = -1;
-        if (type && of && strcmp(of, task_id) == 0)
-            status = follow_event(type, data, as_json);
-        json_decref(body);
-        if (status >= 0)
-            return status;
-    }
-}
-
 int ctl_spare(int argc, char **argv)
 {
     int status = CTL_EXIT_USAGE;
     spare_options opt = {.timeout_s = DEFAULT_WAIT_S, .flags = json_object()};
     vf_config *config = NULL;
-    amqp_link *link = NULL;
     char *body = NULL;
     char task_id[CTL_TASK_ID_SIZE];
-    vf_error err;
-    vf_error_init(&err);
 
     int parsed = parse_options(argc, argv, &opt);
     if (parsed != 0) {
@@ -261,48 +209,27 @@ int ctl_spare(int argc, char **argv)
     status = CTL_EXIT_CONFIG;
     if (!(config = ctl_load_config_writing(opt.config_path, "spare")))
         goto out;
-    status = CTL_EXIT_UNAVAILABLE;
-    if (!(link = ctl_connect(config, "spare")))
-        goto out;
-    ctl_confirm confirm = {0};
-    amqp_link_set_confirm_callback(link, ctl_on_confirm, &confirm);
-    char queue[256] = "";
     static const char *const watched[] = {"event.spare.#", "event.task.retrying",
-                                          "event.task.failed"};
-    if (opt.wait) {
-        int rc = amqp_link_reply_queue(link, queue, sizeof queue, &err);
-        for (size_t i = 0; rc == 0 && i < sizeof watched / sizeof watched[0]; i++)
-            rc = amqp_link_bind(link, queue, AMQP_TOPOLOGY_EXCHANGE, watched[i], &err);
-        if (rc < 0) {
-            ctl_error("cannot set up a queue for the task's events: %s", err.text);
-            goto out;
-        }
+                                          "event.task.failed", NULL};
+    ctl_request request = {.command = "spare",
+                           .routing_key = opt.prepare ? AMQP_TOPOLOGY_KEY_SPARE_PREPARE
+                                                      : AMQP_TOPOLOGY_KEY_SPARE_RELEASE,
+                           .body = body,
+                           .id = task_id,
+                           .wait_s = opt.wait ? opt.timeout_s : 0,
+                           .announce = opt.json ? NULL : task_id,
+                           .event_keys = watched,
+                           .on_event = follow_event,
+                           .event_ctx = &opt.json};
+    json_t *unused = NULL;
+    status = ctl_publish_request(config, &request, &unused);
+    json_decref(unused);
+    if (status == CTL_EXIT_OK && opt.json && !opt.wait) {
+        json_t *obj = json_pack("{s:s}", "task_id", task_id);
+        ctl_print_json(obj);
+        json_decref(obj);
     }
-    amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = task_id};
-    const char *key =
-        opt.prepare ? AMQP_TOPOLOGY_KEY_SPARE_PREPARE : AMQP_TOPOLOGY_KEY_SPARE_RELEASE;
-    if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, key, &msg, NULL, &err) < 0 ||
-        amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
-        ctl_error("publishing task %s: %s", task_id, err.text);
-        goto out;
-    }
-    if (!confirm.ok) {
-        ctl_error("the broker did not accept task %s: %s", task_id, confirm.reason);
-        goto out;
-    }
-    if (!opt.wait || !opt.json) {
-        if (opt.json) {
-            json_t *obj = json_pack("{s:s}", "task_id", task_id);
-            ctl_print_json(obj);
-            json_decref(obj);
-        } else {
-            printf("%s\n", ctl_text(task_id));
-            fflush(stdout);
-        }
-    }
-    status = opt.wait ? follow(link, config, task_id, opt.timeout_s, opt.json) : CTL_EXIT_OK;
 out:
-    amqp_link_free(link);
     config_free(config);
     free(body);
     json_decref(opt.flags);

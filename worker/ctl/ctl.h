@@ -169,18 +169,23 @@ typedef struct ctl_request {
     const char *routing_key; /* on exchange virtflow */
     const char *body;        /* JSON text */
     const char *id;          /* message_id, and correlation_id of the reply */
-    long wait_s;             /* > 0: wait this long for the worker's reply */
+    long wait_s;             /* > 0: wait this long for the end (reply or final event) */
     const char *announce;    /* printed once the broker confirmed, before waiting; or NULL */
     bool progress;           /* while waiting, print the task's task.retrying events */
     bool *confirmed;         /* if not NULL: set true once the broker confirmed the message */
+    /* Follow the request through events instead of a reply (spare requests:
+     * their end comes from the spare driver long after the message was
+     * acked): the queue is bound to these keys (NULL-terminated) before the
+     * publish, and on_event sees every trusted event of the task; it returns
+     * -1 to go on waiting, else the exit status (the event was final). */
+    const char *const *event_keys;
+    int (*on_event)(const char *type, json_t *data, void *ctx);
+    void *event_ctx;
 } ctl_request;
 
-/* Publish `request`, confirmed by the broker, and with wait_s > 0 wait for
- * the worker's reply (reply_to a private queue) into *reply (an owned JSON
- * object). Returns CTL_EXIT_OK; CTL_EXIT_PENDING when the request was
- * published and confirmed but no reply came within wait_s (the task is not
- * final yet); CTL_EXIT_UNAVAILABLE after printing why (broker unreachable,
- * publish refused, connection lost while waiting). */
+/* "retrying in S s (attempt N): ERROR" for a task.retrying event's data. */
+void ctl_print_retrying(const json_t *data);
+
 int ctl_publish_request(const vf_config *config, const ctl_request *request, json_t **reply)
     __attribute__((warn_unused_result));
 
