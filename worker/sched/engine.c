@@ -8,9 +8,10 @@
 
 #include "clock.h"
 #include "fitindex.h"
-#include "grow.h"
+#include "holds.h"
 #include "near_best.h"
 #include "pattern.h"
+#include "plugin_config.h"
 #include "plugins.h"
 #include "vmid.h"
 #include "vmidset.h"
@@ -27,50 +28,9 @@ typedef struct regex_entry {
 
 _Static_assert(SCHED_SCORE_COUNT <= SCHED_MAX_SCORES, "a decision lists every score");
 
-/* A live reservation as the engine keeps it: compact, because a busy worker
- * holds one per placement for reservation_ttl_s (100,000 is ordinary). */
-typedef struct held {
-    char *names;        /* owned: "<task id>\0<node>\0" in one allocation */
-    double cpu;         /* vCPUs */
-    int64_t memory;     /* MiB */
-    int64_t disk;       /* GiB */
-    int64_t expires;    /* Unix seconds; 0 = never */
-    uint32_t vmid;      /* 0 = none */
-    int32_t host_index; /* in the current snapshot, -1 when the node is absent */
-} held;
-
-static const char *held_task(const held *h)
-{
-    return h->names;
-}
-
-static const char *held_node(const held *h)
-{
-    return h->names + strlen(h->names) + 1;
-}
-
-static void held_to_reservation(const held *h, sched_reservation *out)
-{
-    memset(out, 0, sizeof *out);
-    snprintf(out->task_id, sizeof out->task_id, "%s", held_task(h));
-    snprintf(out->node, sizeof out->node, "%s", held_node(h));
-    out->cpu = h->cpu;
-    out->memory = h->memory;
-    out->disk = h->disk;
-    out->vmid = h->vmid;
-    out->expires = h->expires;
-}
-
 struct sched_engine {
     sched_params params;
-    bool filter_on[SCHED_FILTER_COUNT];
-    double score_weight[SCHED_SCORE_COUNT]; /* 0: the score is off */
-    const char *score_name[SCHED_SCORE_COUNT];
-    double weights;        /* sum of score_weight, added in id order */
-    double target_percent; /* TargetLoadPacking: 0 < T < 100 */
-    double missing_score;  /* TargetLoadPacking: a host without usage figures */
-    bool vmid_range_enabled;
-    bool vmid_regex_enabled;
+    plugin_config plugins; /* filters on, score weights, args: plugin_config.h */
 
     const hostset *hosts;
     sched_host_load *load; /* per host */
@@ -81,11 +41,8 @@ struct sched_engine {
     size_t capacity;       /* length of the per-host arrays */
     fitindex *index;       /* over hot and load; not ready: decide by the full pass */
 
-    held *held;
-    size_t n_held, cap_held;
-    vmidset reserved_vmids;
-    int64_t earliest_expiry; /* no held reservation expires before this; 0 = none expire */
-    uint32_t vmid_hint;      /* every id in [VMID_MIN, hint) is used or reserved */
+    holds holds;        /* the live reservations and their vmids: holds.h */
+    uint32_t vmid_hint; /* every id in [VMID_MIN, hint) is used or reserved */
     /* Several workers on one store (sched_params.vmid_stride): this one's
      * residue class, tried first while vmid_spread is on, and its hint
      * (every id of the class below it is used or reserved). vmid_stride 1:
@@ -176,224 +133,6 @@ static bool near_best_on(const sched_params *p)
                                                   : p->near_best_width > 1;
 }
 
-static const char *kind_key(config_plugin_kind kind)
-{
-    switch (kind) {
-    case CONFIG_PLUGIN_FILTER:
-        return "filters";
-    case CONFIG_PLUGIN_SCORE:
-        return "scores";
-    case CONFIG_PLUGIN_VMID:
-        return "vmids";
-    }
-    return "?";
-}
-
-/* Where a plugin entry was written, for messages. */
-static void entry_where(const config_plugin *conf, char *out, size_t size)
-{
-    const char *section = conf->section ? conf->section : "scheduler";
-    if (conf->file && conf->section)
-        snprintf(out, size, "%s:%d: %s.%s (%s.plugin_config)", conf->file, conf->line,
-                 kind_key(conf->kind), conf->name, section);
-    else if (conf->file)
-        snprintf(out, size, "%s:%d: %s.%s", conf->file, conf->line, kind_key(conf->kind),
-                 conf->name);
-    else
-        snprintf(out, size, "line %d: %s.plugins.%s.%s", conf->line, section, kind_key(conf->kind),
-                 conf->name);
-}
-
-/* The registry index of the plugin `conf` names (directly or by an alias),
- * or sched_plugin_count. */
-static size_t plugin_index(const config_plugin *conf)
-{
-    const char *name = conf->name;
-    for (size_t a = 0; a < sched_plugin_alias_count; a++)
-        if (sched_plugin_aliases[a].kind == conf->kind &&
-            strcmp(sched_plugin_aliases[a].name, name) == 0)
-            name = sched_plugin_aliases[a].means;
-    size_t p = 0;
-    while (p < sched_plugin_count &&
-           !(sched_plugins[p].kind == conf->kind && strcmp(sched_plugins[p].name, name) == 0))
-        p++;
-    return p;
-}
-
-/* Refuse an `args:` entry the plugin does not take. `takes` lists the ones
- * it does ("ratio, reserve"), NULL for none. */
-static int check_args(const config_plugin *conf, const char *takes, vf_error *err)
-{
-    static const struct {
-        const char *name;
-        size_t flag;
-    } args[] = {
-        {"ratio", offsetof(config_plugin, has_ratio)},
-        {"reserve", offsetof(config_plugin, has_reserve)},
-        {"subset_size", offsetof(config_plugin, has_subset_size)},
-        {"seed", offsetof(config_plugin, has_seed)},
-        {"target_percent", offsetof(config_plugin, has_target_percent)},
-        {"missing_score", offsetof(config_plugin, has_missing_score)},
-    };
-    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
-        if (!*(const bool *)((const char *)conf + args[i].flag))
-            continue;
-        if (takes && strstr(takes, args[i].name))
-            continue;
-        char where[320];
-        entry_where(conf, where, sizeof where);
-        vf_error_set(err, VF_ECONFIG, "%s.args.%s: %s takes no argument %s (it takes: %s)", where,
-                     args[i].name, conf->name, args[i].name, takes ? takes : "none");
-        return -1;
-    }
-    return 0;
-}
-
-/* Random: qemu-scheduler's random score, here a random pick among the top
- * subset_size hosts (a random score at equal weight does the same: it
- * reorders hosts whose resource scores are close). */
-static int configure_random(sched_engine *engine, const config_plugin *conf, vf_error *err)
-{
-    if (check_args(conf, "subset_size, seed", err) < 0)
-        return -1;
-    if (conf->has_weight) {
-        char where[320];
-        entry_where(conf, where, sizeof where);
-        vf_error_set(err, VF_ECONFIG,
-                     "%s.weight: Random takes no weight: it picks at random among the top "
-                     "args.subset_size hosts",
-                     where);
-        return -1;
-    }
-    if (!conf->enable) {
-        engine->params.subset_size = 1;
-        return 0;
-    }
-    engine->params.subset_size =
-        conf->has_subset_size ? conf->subset_size : SCHED_RANDOM_DEFAULT_SUBSET;
-    if (conf->has_seed)
-        engine->params.seed = (uint64_t)conf->seed;
-    return 0;
-}
-
-/* A plugin's args: the overcommit filters carry scheduler.overcommit and
- * scheduler.reserve for their resource; TargetLoadPacking its target and the
- * score of a host without usage figures. */
-static void apply_args(sched_engine *engine, const sched_plugin *plugin, const config_plugin *conf)
-{
-    if (plugin->kind == CONFIG_PLUGIN_SCORE && plugin->id == SCHED_SCORE_TARGET_LOAD) {
-        if (conf->has_target_percent)
-            engine->target_percent = conf->target_percent;
-        if (conf->has_missing_score)
-            engine->missing_score = conf->missing_score;
-        return;
-    }
-    if (plugin->kind != CONFIG_PLUGIN_FILTER)
-        return;
-    if (plugin->id == SCHED_FILTER_CPU) {
-        if (conf->has_ratio)
-            engine->params.overcommit_cpu = conf->ratio;
-        if (conf->has_reserve)
-            engine->params.reserve_cpu = conf->reserve;
-    } else if (plugin->id == SCHED_FILTER_MEMORY) {
-        if (conf->has_ratio)
-            engine->params.overcommit_memory = conf->ratio;
-        if (conf->has_reserve)
-            engine->params.reserve_memory = (int64_t)llround(conf->reserve);
-    }
-}
-
-/* Apply scheduler.strategy, then scheduler.plugins (and plugin_config's
- * entries, which come first), over the registry's defaults. */
-static int configure_plugins(sched_engine *engine, const sched_params *params, vf_error *err)
-{
-    bool enabled[64];
-    double weight[64];
-    if (sched_plugin_count > 64) {
-        vf_error_set(err, VF_EINTERNAL, "too many plugins registered");
-        return -1;
-    }
-    for (size_t p = 0; p < sched_plugin_count; p++) {
-        enabled[p] = sched_plugins[p].enabled_by_default;
-        weight[p] = sched_plugins[p].default_weight;
-        /* FreeResources is 100 - MostAllocated: with both on at equal weight
-         * they cancel out, so the strategy switches one off as it turns the
-         * other on. Explicit entries below still win. */
-        if (params->pack && sched_plugins[p].kind == CONFIG_PLUGIN_SCORE &&
-            (sched_plugins[p].id == SCHED_SCORE_FREE ||
-             sched_plugins[p].id == SCHED_SCORE_MOST_ALLOCATED))
-            enabled[p] = sched_plugins[p].id == SCHED_SCORE_MOST_ALLOCATED;
-    }
-    for (size_t i = 0; i < params->n_plugins; i++) {
-        const config_plugin *conf = &params->plugins[i];
-        if (conf->kind == CONFIG_PLUGIN_SCORE && strcmp(conf->name, SCHED_PLUGIN_RANDOM) == 0) {
-            if (configure_random(engine, conf, err) < 0)
-                return -1;
-            continue;
-        }
-        size_t p = plugin_index(conf);
-        if (p == sched_plugin_count) {
-            char known[320] = "";
-            size_t used = 0;
-            for (size_t q = 0; q < sched_plugin_count + sched_plugin_alias_count + 1; q++) {
-                const char *name = NULL;
-                if (q < sched_plugin_count && sched_plugins[q].kind == conf->kind)
-                    name = sched_plugins[q].name;
-                else if (q >= sched_plugin_count &&
-                         q < sched_plugin_count + sched_plugin_alias_count &&
-                         sched_plugin_aliases[q - sched_plugin_count].kind == conf->kind)
-                    name = sched_plugin_aliases[q - sched_plugin_count].name;
-                else if (q == sched_plugin_count + sched_plugin_alias_count &&
-                         conf->kind == CONFIG_PLUGIN_SCORE)
-                    name = SCHED_PLUGIN_RANDOM;
-                if (!name)
-                    continue;
-                int wrote =
-                    snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", name);
-                if (wrote > 0 && (size_t)wrote < sizeof known - used)
-                    used += (size_t)wrote;
-            }
-            char where[320];
-            entry_where(conf, where, sizeof where);
-            vf_error_set(err, VF_ECONFIG, "%s: unknown plugin (known: %s)", where, known);
-            return -1;
-        }
-        if (check_args(conf, sched_plugins[p].args, err) < 0)
-            return -1;
-        apply_args(engine, &sched_plugins[p], conf);
-        enabled[p] = conf->enable;
-        if (conf->has_weight)
-            weight[p] = conf->weight;
-    }
-    for (size_t p = 0; p < sched_plugin_count; p++) {
-        const sched_plugin *plugin = &sched_plugins[p];
-        if (!enabled[p])
-            continue;
-        switch (plugin->kind) {
-        case CONFIG_PLUGIN_FILTER:
-            engine->filter_on[plugin->id] = true;
-            break;
-        case CONFIG_PLUGIN_SCORE:
-            if (weight[p] > 0) {
-                engine->score_weight[plugin->id] = weight[p];
-                engine->score_name[plugin->id] = plugin->name;
-            }
-            break;
-        case CONFIG_PLUGIN_VMID:
-            if (plugin->id == SCHED_VMID_RANGE)
-                engine->vmid_range_enabled = true;
-            else
-                engine->vmid_regex_enabled = true;
-            break;
-        }
-    }
-    /* In the order the scores are summed, so the division per host uses
-     * exactly the figure a per-score accumulation would. */
-    for (int s = 0; s < SCHED_SCORE_COUNT; s++)
-        engine->weights += engine->score_weight[s];
-    return 0;
-}
-
 sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
 {
     if (!(params->overcommit_cpu > 0) || !(params->overcommit_memory > 0) ||
@@ -412,16 +151,14 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     engine->params = *params;
     engine->params.plugins = NULL; /* borrowed only for the call */
     engine->params.n_plugins = 0;
-    vmidset_init(&engine->reserved_vmids);
+    holds_init(&engine->holds);
     engine->vmid_hint = VMID_MIN;
-    engine->target_percent = SCHED_TARGET_LOAD_DEFAULT_PERCENT;
-    engine->missing_score = SCHED_TARGET_LOAD_DEFAULT_MISSING;
     /* Only a worker spreads: a dry run (no worker id) takes the lowest. */
     engine->vmid_stride =
         params->vmid_stride > 1 && params->near_best_worker[0] ? params->vmid_stride : 1;
     engine->vmid_slot = (uint32_t)(near_best_hash(params->near_best_worker) % engine->vmid_stride);
     engine->vmid_slot_hint = vmid_first_in_slot(VMID_MIN, engine->vmid_stride, engine->vmid_slot);
-    if (configure_plugins(engine, params, err) < 0) {
+    if (plugin_config_apply(&engine->plugins, &engine->params, params, err) < 0) {
         sched_engine_free(engine);
         return NULL;
     }
@@ -471,9 +208,9 @@ int sched_engine_add_profile(sched_engine *engine, const char *name, const sched
     profile->vmid_spread = engine->vmid_spread;
     /* Added late (tests; the worker adds them first): catch up. */
     int rc = engine->hosts ? sched_engine_set_hosts(profile, engine->hosts, NULL, NULL, err) : 0;
-    for (size_t i = 0; rc == 0 && i < engine->n_held; i++) {
+    for (size_t i = 0; rc == 0 && i < engine->holds.n_held; i++) {
         sched_reservation res;
-        held_to_reservation(&engine->held[i], &res);
+        hold_to_reservation(&engine->holds.held[i], &res);
         rc = sched_engine_reserve(profile, &res, err);
     }
     if (rc < 0) {
@@ -536,14 +273,7 @@ int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf
     if (!next)
         return -1;
     engine->params = next->params;
-    memcpy(engine->filter_on, next->filter_on, sizeof engine->filter_on);
-    memcpy(engine->score_weight, next->score_weight, sizeof engine->score_weight);
-    memcpy(engine->score_name, next->score_name, sizeof engine->score_name);
-    engine->weights = next->weights;
-    engine->target_percent = next->target_percent;
-    engine->missing_score = next->missing_score;
-    engine->vmid_range_enabled = next->vmid_range_enabled;
-    engine->vmid_regex_enabled = next->vmid_regex_enabled;
+    engine->plugins = next->plugins;
     engine->rng = next->rng;
     /* scheduler.vmid_stride may have changed: the class, and its hint from
      * the bottom (set_hosts below, or here without a snapshot). */
@@ -583,10 +313,7 @@ void sched_engine_free(sched_engine *engine)
     free(engine->candidates);
     free(engine->total);
     fitindex_free(engine->index);
-    for (size_t i = 0; i < engine->n_held; i++)
-        free(engine->held[i].names);
-    free(engine->held);
-    vmidset_close(&engine->reserved_vmids);
+    holds_close(&engine->holds);
     free(engine);
 }
 
@@ -602,7 +329,7 @@ const hostset *sched_engine_snapshot(const sched_engine *engine)
 
 bool sched_engine_filter_on(const sched_engine *engine, int filter_id)
 {
-    return filter_id >= 0 && filter_id < SCHED_FILTER_COUNT && engine->filter_on[filter_id];
+    return filter_id >= 0 && filter_id < SCHED_FILTER_COUNT && engine->plugins.filter_on[filter_id];
 }
 
 /* Move *hint (one of the engine's, over the ids hint, hint + step, ...)
@@ -626,7 +353,7 @@ static void advance_from(sched_engine *engine, uint32_t *hint, uint32_t step)
         while (lo < n_used && used[lo] < *hint)
             lo++;
         bool taken =
-            (lo < n_used && used[lo] == *hint) || vmidset_has(&engine->reserved_vmids, *hint);
+            (lo < n_used && used[lo] == *hint) || vmidset_has(&engine->holds.reserved_vmids, *hint);
         if (!taken)
             break;
         *hint = *hint > VMID_MAX - step ? VMID_MAX + 1u : *hint + step;
@@ -661,7 +388,7 @@ static void advance_slot_hint(sched_engine *engine)
         advance_from(engine, &engine->vmid_slot_hint, engine->vmid_stride);
 }
 
-static void apply_load(sched_engine *engine, const held *h, int sign)
+static void apply_load(sched_engine *engine, const hold *h, int sign)
 {
     if (h->host_index < 0)
         return;
@@ -681,6 +408,29 @@ static int32_t index_of(const sched_engine *engine, const char *node)
         return -1;
     const host *found = hostset_find(engine->hosts, node);
     return found ? (int32_t)(found - engine->hosts->hosts) : -1;
+}
+
+/* sched_engine_set_hosts: the holds whose guest the new snapshot shows. */
+struct materialised {
+    const hostset *hosts;
+    void (*report)(const sched_reservation *, void *);
+    void *user;
+};
+
+static bool has_materialised(const hold *h, const void *arg)
+{
+    const struct materialised *m = arg;
+    return h->vmid && hostset_guest_on(m->hosts, h->vmid, hold_node(h));
+}
+
+static void report_materialised(const hold *h, void *arg)
+{
+    const struct materialised *m = arg;
+    if (!m->report)
+        return;
+    sched_reservation res;
+    hold_to_reservation(h, &res);
+    m->report(&res, m->user);
 }
 
 int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
@@ -735,28 +485,17 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     memset(engine->load, 0, n * sizeof *engine->load);
     memset(engine->reasons, 0, n);
 
-    size_t kept = 0;
-    for (size_t i = 0; i < engine->n_held; i++) {
-        held *h = &engine->held[i];
-        if (h->vmid && hostset_guest_on(hosts, h->vmid, held_node(h))) {
-            /* The inventory now shows the guest on its own host: its resources
-             * are in that host's figures, so holding them too would count them
-             * twice. The same vmid elsewhere ends nothing: the id stays taken
-             * either way, and this host's capacity is still promised. */
-            if (on_materialised) {
-                sched_reservation res;
-                held_to_reservation(h, &res);
-                on_materialised(&res, user);
-            }
-            vmidset_remove(&engine->reserved_vmids, h->vmid);
-            free(h->names);
-            continue;
-        }
-        h->host_index = index_of(engine, held_node(h));
+    /* The inventory now shows the guest on its own host: its resources are
+     * in that host's figures, so holding them too would count them twice.
+     * The same vmid elsewhere ends nothing: the id stays taken either way,
+     * and this host's capacity is still promised. */
+    struct materialised report = {hosts, on_materialised, user};
+    holds_drop_where(&engine->holds, has_materialised, &report, report_materialised, &report);
+    for (size_t i = 0; i < engine->holds.n_held; i++) {
+        hold *h = &engine->holds.held[i];
+        h->host_index = index_of(engine, hold_node(h));
         apply_load(engine, h, +1);
-        engine->held[kept++] = *h;
     }
-    engine->n_held = kept;
     engine->vmid_hint = VMID_MIN;
     advance_hint(engine);
     engine->vmid_slot_hint = vmid_first_in_slot(VMID_MIN, engine->vmid_stride, engine->vmid_slot);
@@ -799,39 +538,10 @@ bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const c
 
 int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)
 {
-    if (grow_array((void **)&engine->held, &engine->cap_held, engine->n_held + 1,
-                   sizeof *engine->held) < 0) {
-        vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
+    hold *h = holds_add(&engine->holds, res, err);
+    if (!h)
         return -1;
-    }
-    if (res->vmid && vmidset_add(&engine->reserved_vmids, res->vmid) < 0) {
-        vf_error_set(err, VF_ENOMEM, "out of memory holding vmid %u", res->vmid);
-        return -1;
-    }
-    size_t task_len = strnlen(res->task_id, sizeof res->task_id - 1);
-    size_t node_len = strnlen(res->node, sizeof res->node - 1);
-    char *names = malloc(task_len + node_len + 2);
-    if (!names) {
-        if (res->vmid)
-            vmidset_remove(&engine->reserved_vmids, res->vmid);
-        vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
-        return -1;
-    }
-    memcpy(names, res->task_id, task_len);
-    names[task_len] = '\0';
-    memcpy(names + task_len + 1, res->node, node_len);
-    names[task_len + 1 + node_len] = '\0';
-    held *h = &engine->held[engine->n_held++];
-    *h = (held){.names = names,
-                .cpu = res->cpu,
-                .memory = res->memory,
-                .disk = res->disk,
-                .expires = res->expires,
-                .vmid = res->vmid};
-    if (res->expires > 0 &&
-        (engine->earliest_expiry == 0 || res->expires < engine->earliest_expiry))
-        engine->earliest_expiry = res->expires;
-    h->host_index = index_of(engine, held_node(h));
+    h->host_index = index_of(engine, hold_node(h));
     apply_load(engine, h, +1);
     if (res->vmid == engine->vmid_hint)
         advance_hint(engine);
@@ -857,40 +567,36 @@ void sched_reservation_from_decision(sched_reservation *out, const sched_decisio
     out->expires = expires;
 }
 
+/* What ending a hold undoes: its load on its host, and the vmid hints it
+ * kept above its id. */
+static void unhold(const hold *h, void *arg)
+{
+    sched_engine *engine = arg;
+    apply_load(engine, h, -1);
+    if (h->vmid) {
+        if (h->vmid < engine->vmid_hint)
+            engine->vmid_hint = h->vmid;
+        if (in_own_slot(engine, h->vmid) && h->vmid < engine->vmid_slot_hint)
+            engine->vmid_slot_hint = h->vmid;
+    }
+}
+
 /* Drop held reservations for which `ends` is true. */
-static size_t release_where(sched_engine *engine, bool (*ends)(const held *, const void *),
+static size_t release_where(sched_engine *engine, bool (*ends)(const hold *, const void *),
                             const void *arg)
 {
-    size_t kept = 0, ended = 0;
-    for (size_t i = 0; i < engine->n_held; i++) {
-        held *h = &engine->held[i];
-        if (!ends(h, arg)) {
-            engine->held[kept++] = *h;
-            continue;
-        }
-        apply_load(engine, h, -1);
-        if (h->vmid) {
-            vmidset_remove(&engine->reserved_vmids, h->vmid);
-            if (h->vmid < engine->vmid_hint)
-                engine->vmid_hint = h->vmid;
-            if (in_own_slot(engine, h->vmid) && h->vmid < engine->vmid_slot_hint)
-                engine->vmid_slot_hint = h->vmid;
-        }
-        free(h->names);
-        ended++;
-    }
-    engine->n_held = kept;
+    size_t ended = holds_drop_where(&engine->holds, ends, arg, unhold, engine);
     for (size_t i = 0; i < engine->n_profiles; i++)
         release_where(engine->profiles[i], ends, arg);
     return ended;
 }
 
-static bool task_matches(const held *h, const void *task_id)
+static bool task_matches(const hold *h, const void *task_id)
 {
-    return strcmp(held_task(h), task_id) == 0;
+    return strcmp(hold_task(h), task_id) == 0;
 }
 
-static bool has_expired(const held *h, const void *now)
+static bool has_expired(const hold *h, const void *now)
 {
     return h->expires > 0 && h->expires <= *(const int64_t *)now;
 }
@@ -900,9 +606,9 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id)
     return release_where(engine, task_matches, task_id);
 }
 
-static bool node_matches(const held *h, const void *node)
+static bool node_matches(const hold *h, const void *node)
 {
-    return strcmp(held_node(h), node) == 0;
+    return strcmp(hold_node(h), node) == 0;
 }
 
 size_t sched_engine_release_node(sched_engine *engine, const char *node)
@@ -910,7 +616,7 @@ size_t sched_engine_release_node(sched_engine *engine, const char *node)
     return release_where(engine, node_matches, node);
 }
 
-static bool any(const held *h, const void *unused)
+static bool any(const hold *h, const void *unused)
 {
     (void)h;
     (void)unused;
@@ -925,23 +631,18 @@ size_t sched_engine_release_all(sched_engine *engine)
 size_t sched_engine_expire(sched_engine *engine, int64_t now)
 {
     /* Called once per batch: skip the scan while nothing can have expired. */
-    if (engine->earliest_expiry == 0 || now < engine->earliest_expiry)
+    if (engine->holds.earliest_expiry == 0 || now < engine->holds.earliest_expiry)
         return 0;
     size_t ended = release_where(engine, has_expired, &now); /* the profiles' too */
     for (size_t i = 0; i < engine->n_profiles; i++)
-        engine->profiles[i]->earliest_expiry = 0;
-    engine->earliest_expiry = 0;
-    for (size_t i = 0; i < engine->n_held; i++) {
-        int64_t e = engine->held[i].expires;
-        if (e > 0 && (engine->earliest_expiry == 0 || e < engine->earliest_expiry))
-            engine->earliest_expiry = e;
-    }
+        engine->profiles[i]->holds.earliest_expiry = 0;
+    holds_recompute_expiry(&engine->holds);
     return ended;
 }
 
 size_t sched_engine_reservation_count(const sched_engine *engine)
 {
-    return engine->n_held;
+    return engine->holds.n_held;
 }
 
 const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t host_index)
@@ -1104,14 +805,14 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
     pl->pool_id = hostset_pool_id(engine->hosts, req->pool);
     pl->node_regex = NULL;
     pl->node_match = NULL;
-    pl->node_named = req->node_name[0] && engine->filter_on[SCHED_FILTER_NODE_NAME];
+    pl->node_named = req->node_name[0] && engine->plugins.filter_on[SCHED_FILTER_NODE_NAME];
     pl->node_index = -1;
     if (pl->node_named) {
         const host *named = hostset_find(engine->hosts, req->node_name);
         if (named)
             pl->node_index = (long)(named - engine->hosts->hosts);
     }
-    if (req->node_regex[0] && engine->filter_on[SCHED_FILTER_NODE_REGEX]) {
+    if (req->node_regex[0] && engine->plugins.filter_on[SCHED_FILTER_NODE_REGEX]) {
         regex_entry *entry = regex_get(engine, req->node_regex, ANNOTATION_NODE_REGEX, err);
         if (!entry)
             return -1;
@@ -1132,10 +833,10 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
     vmids->lo = VMID_MIN;
     vmids->hi = VMID_MAX;
     vmids->regex = NULL;
-    if (req->vmid_range[0] && engine->vmid_range_enabled &&
+    if (req->vmid_range[0] && engine->plugins.vmid_range_enabled &&
         vmid_parse_range(req->vmid_range, &vmids->lo, &vmids->hi, err) < 0)
         return -1;
-    if (req->vmid_regex[0] && engine->vmid_regex_enabled) {
+    if (req->vmid_regex[0] && engine->plugins.vmid_regex_enabled) {
         regex_entry *entry = regex_get(engine, req->vmid_regex, ANNOTATION_VMID_REGEX, err);
         if (!entry)
             return -1;
@@ -1171,7 +872,7 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
      * alias anything, so otherwise each store would make the compiler reload
      * them. The switches do not change within the loop, so their branches are
      * predicted perfectly. */
-    const bool *on = engine->filter_on;
+    const bool *on = engine->plugins.filter_on;
     const bool pool_on = on[SCHED_FILTER_POOL];
     const bool need_dedicated = on[SCHED_FILTER_DEDICATED] && req->dedicated;
     const bool keep_dedicated =
@@ -1189,14 +890,14 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const double want_cpu = req->cpu;
     const double want_memory = (double)req->memory;
     const int64_t want_disk = req->disk;
-    const double w_free = engine->score_weight[SCHED_SCORE_FREE];
-    const double w_most = engine->score_weight[SCHED_SCORE_MOST_ALLOCATED];
-    const double w_balanced = engine->score_weight[SCHED_SCORE_BALANCED];
-    const double w_slots = engine->score_weight[SCHED_SCORE_VM_SLOTS];
-    const double w_target_load = engine->score_weight[SCHED_SCORE_TARGET_LOAD];
-    const double target_percent = engine->target_percent;
-    const double missing_score = engine->missing_score;
-    const double weights = engine->weights;
+    const double w_free = engine->plugins.score_weight[SCHED_SCORE_FREE];
+    const double w_most = engine->plugins.score_weight[SCHED_SCORE_MOST_ALLOCATED];
+    const double w_balanced = engine->plugins.score_weight[SCHED_SCORE_BALANCED];
+    const double w_slots = engine->plugins.score_weight[SCHED_SCORE_VM_SLOTS];
+    const double w_target_load = engine->plugins.score_weight[SCHED_SCORE_TARGET_LOAD];
+    const double target_percent = engine->plugins.target_percent;
+    const double missing_score = engine->plugins.missing_score;
+    const double weights = engine->plugins.weights;
     const bool every_total = engine->params.subset_size > 1 || near_best_on(&engine->params);
     const sched_hot *hot = engine->hot;
     const sched_host_load *loads = engine->load;
@@ -1292,7 +993,7 @@ static size_t filter_and_score_any(sched_engine *engine, const sched_request *re
                                    bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT],
                                    size_t *best)
 {
-    const double *w = engine->score_weight;
+    const double *w = engine->plugins.score_weight;
     bool free_on = w[SCHED_SCORE_FREE] > 0, most_on = w[SCHED_SCORE_MOST_ALLOCATED] > 0;
     bool balanced_on = w[SCHED_SCORE_BALANCED] > 0, slots_on = w[SCHED_SCORE_VM_SLOTS] > 0;
     bool target_load_on = w[SCHED_SCORE_TARGET_LOAD] > 0;
@@ -1324,8 +1025,8 @@ static double score_part(const sched_engine *engine, sched_score_id id, size_t i
         break;
     case SCHED_SCORE_TARGET_LOAD:
         v = sched_score_target_load(&engine->hosts->hosts[index], &engine->load[index], req->cpu,
-                                    (double)req->memory, engine->target_percent,
-                                    engine->missing_score);
+                                    (double)req->memory, engine->plugins.target_percent,
+                                    engine->plugins.missing_score);
         break;
     case SCHED_SCORE_COUNT:
         break;
@@ -1344,9 +1045,9 @@ static double score_part(const sched_engine *engine, sched_score_id id, size_t i
 static bool index_applies(const sched_engine *engine, const sched_request *req, const plan *pl,
                           bool excluded_marked, bool want_host_reasons)
 {
-    const bool *on = engine->filter_on;
+    const bool *on = engine->plugins.filter_on;
     return fitindex_ready(engine->index) && !excluded_marked && !want_host_reasons &&
-           !(engine->score_weight[SCHED_SCORE_TARGET_LOAD] > 0) &&
+           !(engine->plugins.score_weight[SCHED_SCORE_TARGET_LOAD] > 0) &&
            engine->params.subset_size == 1 && !near_best_on(&engine->params) && pl->pool_id >= 0 &&
            !pl->node_named && on[SCHED_FILTER_POOL] && on[SCHED_FILTER_DEDICATED] &&
            on[SCHED_FILTER_STATUS] && (req->dedicated || engine->params.dedicated_exclusive) &&
@@ -1375,8 +1076,8 @@ static size_t decide_by_index(sched_engine *engine, const sched_request *req, co
         counts[sched_status_reason((uint8_t)status)] +=
             fitindex_class_count(index, pool, req->dedicated, (host_status)status);
 
-    const double *w = engine->score_weight;
-    const bool *on = engine->filter_on;
+    const double *w = engine->plugins.score_weight;
+    const bool *on = engine->plugins.filter_on;
     fitindex_query q = {
         .hot = engine->hot,
         .load = engine->load,
@@ -1391,7 +1092,7 @@ static size_t decide_by_index(sched_engine *engine, const sched_request *req, co
         .w_most = w[SCHED_SCORE_MOST_ALLOCATED],
         .w_balanced = w[SCHED_SCORE_BALANCED],
         .w_slots = w[SCHED_SCORE_VM_SLOTS],
-        .weights = engine->weights,
+        .weights = engine->plugins.weights,
         .score_epsilon = SCORE_EPSILON,
         .node_regex = pl->node_regex,
         .node_match = pl->node_match,
@@ -1497,15 +1198,16 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     if (engine->vmid_spread && engine->vmid_stride > 1) {
         /* Its own class first; when that has none free (a narrow range), the
          * lowest free id as with one worker. */
-        vmid = vmid_pick_strided(&vmids, hosts, &engine->reserved_vmids, engine->vmid_stride,
+        vmid = vmid_pick_strided(&vmids, hosts, &engine->holds.reserved_vmids, engine->vmid_stride,
                                  engine->vmid_slot, engine->vmid_slot_hint, &scanned);
         if (vmid == 0 && !(vmids.regex && pattern_too_costly(vmids.regex))) {
             uint32_t more = 0;
-            vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &more);
+            vmid =
+                vmid_pick(&vmids, hosts, &engine->holds.reserved_vmids, engine->vmid_hint, &more);
             scanned += more;
         }
     } else {
-        vmid = vmid_pick(&vmids, hosts, &engine->reserved_vmids, engine->vmid_hint, &scanned);
+        vmid = vmid_pick(&vmids, hosts, &engine->holds.reserved_vmids, engine->vmid_hint, &scanned);
     }
     if (vmids.regex && pattern_too_costly(vmids.regex)) {
         refuse_costly(req->vmid_regex, ANNOTATION_VMID_REGEX, err);
@@ -1522,7 +1224,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         int lead = snprintf(out->message, sizeof out->message,
                             "%zu/%zu nodes are available, but no vmid is free", n, out->n_hosts);
         size_t used = lead > 0 ? (size_t)lead : 0;
-        if (req->vmid_range[0] && engine->vmid_range_enabled)
+        if (req->vmid_range[0] && engine->plugins.vmid_range_enabled)
             used += (size_t)snprintf(out->message + used, sizeof out->message - used,
                                      " in range %s", req->vmid_range);
         if (vmids.regex && used < sizeof out->message)
@@ -1542,11 +1244,11 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     double memory_fraction =
         sched_memory_fraction(h, sched_memory_after(h, load, (double)req->memory));
     for (int s = 0; s < SCHED_SCORE_COUNT; s++) {
-        if (!(engine->score_weight[s] > 0))
+        if (!(engine->plugins.score_weight[s] > 0))
             continue;
         double v = score_part(engine, (sched_score_id)s, index, req, cpu_fraction, memory_fraction);
         out->parts[out->n_parts++] =
-            (sched_score_part){engine->score_name[s], v, engine->score_weight[s]};
+            (sched_score_part){engine->plugins.score_name[s], v, engine->plugins.score_weight[s]};
     }
     int lead = snprintf(out->message, sizeof out->message,
                         "%s chosen with score %.2f, vmid %u; %zu/%zu nodes are available",

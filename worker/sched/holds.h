@@ -1,0 +1,63 @@
+/* holds: the reservations an engine holds, compactly, and the vmids they
+ * keep taken.
+ *
+ * A busy worker holds one per placement for reservation_ttl_s (100,000 is
+ * ordinary), so each is a few numbers and one allocation for its two names.
+ * What a hold does to the hosts' free capacity and to the engine's vmid hints
+ * is the engine's (engine.c): this module only keeps the list, the set of
+ * reserved vmids and the earliest expiry. No I/O. */
+#ifndef VF_HOLDS_H
+#define VF_HOLDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "vf_error.h"
+#include "vmidset.h"
+
+typedef struct hold {
+    char *names;        /* owned: "<task id>\0<node>\0" in one allocation */
+    double cpu;         /* vCPUs */
+    int64_t memory;     /* MiB */
+    int64_t disk;       /* GiB */
+    int64_t expires;    /* Unix seconds; 0 = never */
+    uint32_t vmid;      /* 0 = none */
+    int32_t host_index; /* the engine's: in its current snapshot, -1 when the node is absent */
+} hold;
+
+/* Borrowed: valid while the hold is. */
+const char *hold_task(const hold *h);
+const char *hold_node(const hold *h);
+void hold_to_reservation(const hold *h, sched_reservation *out);
+
+/* A value type the engine embeds: holds_init, then holds_close. The fields
+ * are for reading; change them through the functions below. */
+typedef struct holds {
+    hold *held;
+    size_t n_held, cap_held;
+    vmidset reserved_vmids;  /* the vmids of the holds that have one */
+    int64_t earliest_expiry; /* no hold expires before this; 0 = none expire */
+} holds;
+
+void holds_init(holds *set);
+void holds_close(holds *set);
+
+/* Hold `res` at the end of the list. Returns the new hold (host_index -1,
+ * valid until the list next changes), or NULL with VF_ENOMEM in err, the
+ * list unchanged. */
+hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Drop every hold for which ends(hold, arg) is true, keeping the others in
+ * their order; on_drop (may be NULL) sees each dropped hold before it is
+ * freed, while its vmid is still in reserved_vmids. Returns how many were
+ * dropped. earliest_expiry is left as it was (holds_recompute_expiry). */
+size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), const void *arg,
+                        void (*on_drop)(const hold *, void *), void *user);
+
+/* Set earliest_expiry from the holds left. */
+void holds_recompute_expiry(holds *set);
+
+#endif
