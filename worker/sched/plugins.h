@@ -13,14 +13,18 @@
  * come before capacity; and scores are summed in their order, which fixes
  * the floating-point result to the last bit.
  *
- * Adding a plugin: every place it touches, in order.
+ * CHECKLIST: adding a plugin, every place it touches, in order. The unit
+ * tests named last fail when one of the earlier steps is missing; the docs do
+ * not (keep the plugin table in docs/scheduling.md by hand).
  *   A score:
  *   1. here: its id in sched_score_id (the summing order) and its rule, a
  *      static inline function of the committed figures (0..100 before clamping);
  *   2. registry.c: its name, on/off by default, default weight, its args;
+ *      plugin_config.c needs nothing more: it turns the registry's rows and
+ *      the configuration's entries into weights for any score;
  *   3. engine.c: filter_and_score (the sum, and its specialised call in
  *      filter_and_score_any when it is on by default) and score_part (the
- *      breakdown a decision lists);
+ *      breakdown a decision lists; explain.c prints whatever it lists);
  *   4. fitindex.h/.c: the same term in fitindex_score_sum and an upper bound for
  *      a subtree in the search (or make index_applies in engine.c refuse the
  *      index while the score is on: the same decisions, only slower);
@@ -31,12 +35,29 @@
  *   1. here: its id in sched_filter_id (the order rejections are charged in)
  *      and its rule; engine.h: a sched_reason, and engine.c: its text in
  *      sched_reason_text (what "0/12 nodes are available: ..." says);
- *   2. registry.c; 3. engine.c: filter_and_score's chain, and index_applies
- *      (whether the index can still take the decision) or fitindex's counts;
+ *   2. registry.c (plugin_config.c again needs nothing);
+ *   3. engine.c: filter_and_score's chain, prefilter when it reads the
+ *      request (as NodeName and NodeRegex do), and index_applies (whether the
+ *      index can still take the decision) or fitindex's counts;
  *   4. suggest.c: is_constraint / constraint_of (what would fix it), or
- *      change_on for a capacity rule;
+ *      change_on for a capacity rule; never_fits.c when a request can be
+ *      told at once that no host of the snapshot could ever take it;
  *   5. the tests and docs as for a score.
- *   A vmid plugin: sched_vmid_plugin here, registry.c, vmid.c, and the tests. */
+ *   An argument (args: {...}) for a plugin, new to every plugin so far:
+ *   1. common/config.h: its field and has_ flag in config_plugin (with its
+ *      unit); common/config_keys.c: its row in the plugin args table (range,
+ *      .doc), then regenerate docs/configuration.md (the config_reference
+ *      target; a test fails while the committed page differs);
+ *   2. plugin_config.c: its row in check_args' table, and apply_args (where
+ *      its value goes: an engine parameter or a plugin_config field);
+ *   3. registry.c: its name in the plugin's args list ("ratio, reserve");
+ *   4. tests/unit/test_config.c (parsing, range) and test_engine.c (effect);
+ *      the config fuzz target (tests/fuzz/fuzz_config.c) reads the key table
+ *      and needs no change.
+ *   A vmid plugin: sched_vmid_plugin here, registry.c, plugin_config.c's last
+ *   switch (its on flag), engine.c's prefilter, vmid.c, and the tests.
+ *   A name the seeds or another scheduler use for an existing plugin: one
+ *   row in registry.c's sched_plugin_aliases, nothing else. */
 #ifndef VF_PLUGINS_H
 #define VF_PLUGINS_H
 
