@@ -297,6 +297,11 @@ const config_cluster *config_spare_cluster(const vf_config *c, const char *name)
 /* scheduler.profiles.NAME, or NULL (also for "default", which is the
  * scheduler section itself). Borrowed from `c`. */
 const config_profile *config_scheduler_profile(const vf_config *c, const char *name);
+/* The i-th (from 0) of the arguments `args:` set on a plugin entry, in the
+ * key table's order ("ratio", "reserve", ...), or NULL past the last: the
+ * one list of plugin arguments, which the scheduler checks each plugin's
+ * against (worker/sched/plugin_config.c). */
+const char *config_plugin_arg_set(const config_plugin *plugin, size_t i);
 /* scheduler.priority_classes.NAME, or NULL. */
 const config_priority_class *config_priority_class_named(const vf_config *c, const char *name);
 

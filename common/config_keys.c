@@ -64,6 +64,17 @@ static const field plugin_arg_fields[] = {
     {0},
 };
 
+const char *config_plugin_arg_set(const config_plugin *plugin, size_t i)
+{
+    for (const field *f = plugin_arg_fields; f->key; f++) {
+        if (!f->has_flag || !*(const bool *)((const char *)plugin + f->flag_offset))
+            continue;
+        if (i-- == 0)
+            return f->key;
+    }
+    return NULL;
+}
+
 static const field plugin_fields[] = {
     {.key = "enable", .type = F_BOOL, .offset = offsetof(config_plugin, enable)},
     {.key = "args", .type = F_SECTION, .children = plugin_arg_fields},

@@ -59,26 +59,16 @@ static size_t plugin_index(const config_plugin *conf)
  * it does ("ratio, reserve"), NULL for none. */
 static int check_args(const config_plugin *conf, const char *takes, vf_error *err)
 {
-    static const struct {
-        const char *name;
-        size_t flag;
-    } args[] = {
-        {"ratio", offsetof(config_plugin, has_ratio)},
-        {"reserve", offsetof(config_plugin, has_reserve)},
-        {"subset_size", offsetof(config_plugin, has_subset_size)},
-        {"seed", offsetof(config_plugin, has_seed)},
-        {"target_percent", offsetof(config_plugin, has_target_percent)},
-        {"missing_score", offsetof(config_plugin, has_missing_score)},
-    };
-    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
-        if (!*(const bool *)((const char *)conf + args[i].flag))
-            continue;
-        if (takes && strstr(takes, args[i].name))
+    /* config_plugin_arg_set walks the key table, so an argument added there
+     * is refused here until a plugin's registry row lists it. */
+    const char *arg;
+    for (size_t i = 0; (arg = config_plugin_arg_set(conf, i)); i++) {
+        if (takes && strstr(takes, arg))
             continue;
         char where[320];
         entry_where(conf, where, sizeof where);
         vf_error_set(err, VF_ECONFIG, "%s.args.%s: %s takes no argument %s (it takes: %s)", where,
-                     args[i].name, conf->name, args[i].name, takes ? takes : "none");
+                     arg, conf->name, arg, takes ? takes : "none");
         return -1;
     }
     return 0;

@@ -48,8 +48,9 @@
  *      unit); common/config_keys.c: its row in the plugin args table (range,
  *      .doc), then regenerate docs/configuration.md (the config_reference
  *      target; a test fails while the committed page differs);
- *   2. plugin_config.c: its row in check_args' table, and apply_args (where
- *      its value goes: an engine parameter or a plugin_config field);
+ *   2. plugin_config.c: apply_args (where its value goes: an engine
+ *      parameter or a plugin_config field); check_args reads the key table
+ *      (config_plugin_arg_set), so it needs nothing;
  *   3. registry.c: its name in the plugin's args list ("ratio, reserve");
  *   4. tests/unit/test_config.c (parsing, range) and test_engine.c (effect);
  *      the config fuzz target (tests/fuzz/fuzz_config.c) reads the key table
