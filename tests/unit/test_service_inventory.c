@@ -1,0 +1,96 @@
+/* service_inventory without a broker (service_fixture.h), over a real
+ * inventory read from a fixture file: before any fetch nothing is placeable;
+ * a new snapshot switches the engine and drops the reservations whose VMs
+ * it shows on their own hosts (reported once); the same snapshot again
+ * changes nothing; a snapshot older than inventory.max_age_s stops
+ * placements until it is fresh again. */
+#include "service_fixture.h"
+
+#define INVENTORY "fixtures/inventory/file/valid/all-fields.yaml"
+
+static void hold(service *svc, const char *task_id, const char *node, uint32_t vmid)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_reservation res = {.cpu = 1, .memory = 512, .vmid = vmid};
+    snprintf(res.task_id, sizeof res.task_id, "%s", task_id);
+    snprintf(res.node, sizeof res.node, "%s", node);
+    CHECKF(sched_engine_reserve(svc->engine, &res, &err) == 0, "%s", err.text);
+}
+
+static void test_follow(service_fixture *f)
+{
+    service *svc = &f->svc;
+    vf_error err;
+    vf_error_init(&err);
+    free(f->config->inventory.path);
+    f->config->inventory.path = strdup(INVENTORY);
+    svc->inventory = inventory_new(f->config, &err);
+    CHECKF(svc->inventory != NULL, "%s", err.text);
+    if (!svc->inventory)
+        return;
+
+    /* No fetch yet: the engine keeps what it had, nothing is placeable. */
+    materialised gone = {0};
+    CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+    CHECK(svc->view.hosts == NULL);
+    CHECK(svc->placeable == NULL);
+    CHECK(sched_engine_snapshot(svc->engine) == f->hosts);
+
+    /* gpu-01 lists vmids 300-302: the hold for 300 there has materialised;
+     * 301 held on another host, and 555 anywhere, still hold. */
+    hold(svc, "t-300", "gpu-01", 300);
+    hold(svc, "t-301", "bm-002", 301);
+    hold(svc, "t-555", "bm-003", 555);
+    CHECK(inventory_refresh(svc->inventory, &err) == 0);
+    CHECKF(service_follow_inventory(svc, &gone, &err) == 0, "%s", err.text);
+    CHECK(svc->view.hosts != NULL);
+    CHECK(sched_engine_snapshot(svc->engine) == svc->view.hosts);
+    CHECK(svc->placeable == svc->view.hosts);
+    CHECK(!svc->inventory_too_old);
+    CHECK(svc->view_fetched_ms > 0);
+    CHECK(gone.n == 1);
+    if (gone.n == 1) {
+        CHECK(gone.vms[0].vmid == 300);
+        CHECK_STR(gone.vms[0].node, "gpu-01");
+    }
+    CHECK(sched_engine_reservation_count(svc->engine) == 2);
+
+    /* The same snapshot: nothing switches, nothing more is reported. */
+    const hostset *before = svc->view.hosts;
+    CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+    CHECK(svc->view.hosts == before);
+    CHECK(gone.n == 1);
+
+    /* Older than inventory.max_age_s (0 s here, after a pause): placements
+     * stop, the engine keeps the snapshot; fresh again, they resume. */
+    f->config->inventory.max_age_s = 0;
+    usleep(20 * 1000);
+    CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+    CHECK(svc->inventory_too_old);
+    CHECK(svc->placeable == NULL);
+    CHECK_CONTAINS(svc->note, "older than inventory.max_age_s");
+    f->config->inventory.max_age_s = 300;
+    CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+    CHECK(!svc->inventory_too_old);
+    CHECK(svc->placeable == svc->view.hosts);
+
+    free(gone.vms);
+    inventory_release(&svc->view);
+    inventory_free(svc->inventory);
+    svc->inventory = NULL;
+}
+
+int main(void)
+{
+    vf_log_set_level(VF_LOG_ERROR);
+    service_fixture f;
+    if (!service_fixture_open(&f)) {
+        CHECK(!"fixture");
+        service_fixture_close(&f);
+        return test_summary();
+    }
+    test_follow(&f);
+    service_fixture_close(&f);
+    return test_summary();
+}
