@@ -13,10 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "sched_reservation.h"
 #include "vf_error.h"
 #include "vmidset.h"
 
+/* A reservation as the engine holds it. */
 typedef struct hold {
     char *names;        /* owned: "<task id>\0<node>\0" in one allocation */
     double cpu;         /* vCPUs */

@@ -10,8 +10,8 @@
 
 #include <stdbool.h>
 
-#include "engine.h"
 #include "plugins.h"
+#include "sched_params.h"
 #include "vf_error.h"
 
 /* The plugins a configuration turns on, ready for the engine. */

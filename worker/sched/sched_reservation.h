@@ -1,0 +1,22 @@
+/* sched_reservation: what a reservation is, as callers give it to the
+ * engine (sched_engine_reserve) and get it back (on_materialised), and as
+ * the engine's holds keep it (holds.h). */
+#ifndef VF_SCHED_RESERVATION_H
+#define VF_SCHED_RESERVATION_H
+
+#include <stdint.h>
+
+#include "hostset.h"
+#include "request.h"
+
+typedef struct sched_reservation {
+    char task_id[REQUEST_TASK_ID_LEN];
+    char node[HOST_NAME_LEN];
+    double cpu;      /* vCPUs */
+    int64_t memory;  /* MiB */
+    int64_t disk;    /* GiB */
+    uint32_t vmid;   /* 0 = none */
+    int64_t expires; /* Unix seconds; 0 = never */
+} sched_reservation;
+
+#endif
