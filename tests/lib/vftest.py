@@ -192,13 +192,18 @@ def publish_on(conn, ch, messages, key="task.schedule", progress=None):
     ready = []
     ch._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _frame: ready.append(1))
     ch.add_on_return_callback(lambda _ch, _method, _props, body: returned.append(body))
+    # Short slices: process_data_events(time_limit=1) returned only after the
+    # whole second even when Confirm.SelectOk had come, a second per publish().
+    deadline = time.time() + 60
     while not ready:
-        conn.process_data_events(time_limit=1)
+        if time.time() > deadline:
+            raise PublishError("no Confirm.SelectOk within 60 s")
+        conn.process_data_events(time_limit=0.01)
 
     def settle(limit):
         deadline = time.time() + 60
         while len(pending) > limit and time.time() < deadline:
-            conn.process_data_events(time_limit=0.1)
+            conn.process_data_events(time_limit=0.01)
         conn.process_data_events(time_limit=0)  # the returns come before their confirms
         if failed or returned or len(pending) > limit:
             raise PublishError("nacked %s, returned (unroutable) %r, unconfirmed %d"
