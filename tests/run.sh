@@ -120,6 +120,34 @@ if ((!quick)); then
 	builds+=("build-asan|-DVIRTFLOW_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug")
 fi
 
+# Faults and abuse: the plain build's unit tests under Valgrind, then every
+# fuzz target (a clang build in build-fuzz/) for VF_FUZZ_SECONDS (10) each.
+# A memcheck error or a fuzz crash fails the run.
+check_valgrind() { bash "$root/tests/valgrind.sh" "$root/build"; }
+check_fuzz() {
+	CC=clang cmake -S "$root" -B "$root/build-fuzz" -DVIRTFLOW_FUZZ=ON -DBUILD_TESTING=OFF \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$state_dir/build-fuzz.configure.log" 2>&1 &&
+		cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_targets &&
+		bash "$root/tests/fuzz/run.sh" "$root/build-fuzz" "${VF_FUZZ_SECONDS:-10}"
+}
+extra_checks=(valgrind)
+((quick)) || extra_checks+=(fuzz)
+# Each check's output goes to its log, its verdict to <name>.verdict: they
+# run in the background beside the sanitizer build's CTest (whose tests mostly
+# wait on brokers and timers, leaving CPU idle), or after the plain build's
+# with --quick, and are reported after the builds.
+run_extra_checks() {
+	local name
+	for name in "${extra_checks[@]}"; do
+		if "check_$name" >"$state_dir/$name.log" 2>&1; then
+			echo passed >"$state_dir/$name.verdict"
+		else
+			echo FAILED >"$state_dir/$name.verdict"
+		fi
+	done
+}
+extra_pid=
+
 total_passed=0 total_failed=0 total_skipped=0
 summary=()
 state_dir=$root/tests/.state
@@ -146,6 +174,12 @@ for entry in "${builds[@]}"; do
 		continue
 	fi
 
+	if [[ $name == build-asan ]]; then
+		rm -f "$state_dir"/*.verdict
+		run_extra_checks &
+		extra_pid=$!
+		echo "(${extra_checks[*]} run in the background meanwhile; reported after the builds)"
+	fi
 	step "$name: ctest"
 	log=$state_dir/$name.ctest.log
 	ctest_rc=0
@@ -175,33 +209,32 @@ for entry in "${builds[@]}"; do
 	summary+=("$name: $passed passed, $failed failed, $skipped skipped (log: ${log#"$root"/})")
 done
 
-# Faults and abuse: the plain build's unit tests under Valgrind, then every
-# fuzz target (a clang build in build-fuzz/) for VF_FUZZ_SECONDS (10) each.
-# A memcheck error or a fuzz crash fails the run.
-check_valgrind() { bash "$root/tests/valgrind.sh" "$root/build"; }
-check_fuzz() {
-	CC=clang cmake -S "$root" -B "$root/build-fuzz" -DVIRTFLOW_FUZZ=ON -DBUILD_TESTING=OFF \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$state_dir/build-fuzz.configure.log" 2>&1 &&
-		cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_targets &&
-		bash "$root/tests/fuzz/run.sh" "$root/build-fuzz" "${VF_FUZZ_SECONDS:-10}"
-}
-extra_checks=(valgrind)
-((quick)) || extra_checks+=(fuzz)
-for name in "${extra_checks[@]}"; do
-	step "$name"
-	if ((dry_run)); then
+
+if ((dry_run)); then
+	for name in "${extra_checks[@]}"; do
+		step "$name"
 		declare -f "check_$name" | sed '1,2d;$d'
-		continue
-	fi
-	log=$state_dir/$name.log
-	if "check_$name" 2>&1 | tee "$log"; then
-		total_passed=$((total_passed + 1))
-		summary+=("$name: passed (log: ${log#"$root"/})")
-	else
-		total_failed=$((total_failed + 1))
-		summary+=("$name: FAILED (log: ${log#"$root"/})")
-	fi
-done
+	done
+elif [[ -n $extra_pid ]]; then
+	wait "$extra_pid" || true
+else
+	rm -f "$state_dir"/*.verdict
+	run_extra_checks
+fi
+if ((!dry_run)); then
+	for name in "${extra_checks[@]}"; do
+		step "$name"
+		log=$state_dir/$name.log
+		cat "$log"
+		if [[ $(cat "$state_dir/$name.verdict" 2>/dev/null) == passed ]]; then
+			total_passed=$((total_passed + 1))
+			summary+=("$name: passed (log: ${log#"$root"/})")
+		else
+			total_failed=$((total_failed + 1))
+			summary+=("$name: FAILED (log: ${log#"$root"/})")
+		fi
+	done
+fi
 
 if ((dry_run)); then
 	echo
