@@ -205,6 +205,7 @@ int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
         const char *key;
     } bindings[] = {
         {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_KEY_SCHEDULE},
+        {AMQP_TOPOLOGY_PRIORITY_QUEUE, AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY},
         /* Behind the placements it may follow, on the same queue. */
         {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_KEY_TASK_RELEASE},
         {AMQP_TOPOLOGY_SPARE_QUEUE, AMQP_TOPOLOGY_KEY_SPARE_PREPARE},

@@ -9,9 +9,14 @@
  * Names and shape:
  *   virtflow                 topic exchange, durable: requests and events
  *   virtflow.task.schedule   queue <- virtflow "task.schedule"
+ *   virtflow.task.schedule.priority
+ *                            queue <- virtflow "task.schedule.priority": the
+ *                            priority lane, consumed beside the first and drawn
+ *                            on first (docs/scheduling.md "Priorities and queue
+ *                            order"); existing brokers get it at the next start
  *   virtflow.spare           queue <- virtflow "spare.prepare", "spare.release"
  *   virtflow.relay           queue <- virtflow "event.#"
- *     these three: x-queue-type (amqp.queue_type), x-dead-letter-exchange
+ *     these four: x-queue-type (amqp.queue_type), x-dead-letter-exchange
  *     virtflow.dlx, x-single-active-consumer when amqp.single_active_consumer.
  *   virtflow.dlx             FANOUT exchange, durable: whatever is dead-lettered or
  *                            parked lands in virtflow.dead whatever its routing key
@@ -48,11 +53,14 @@
 #define AMQP_TOPOLOGY_DLX "virtflow.dlx"
 #define AMQP_TOPOLOGY_DEAD_QUEUE "virtflow.dead"
 #define AMQP_TOPOLOGY_SCHEDULE_QUEUE "virtflow.task.schedule"
+#define AMQP_TOPOLOGY_PRIORITY_QUEUE "virtflow.task.schedule.priority"
 #define AMQP_TOPOLOGY_SPARE_QUEUE "virtflow.spare"
 #define AMQP_TOPOLOGY_RELAY_QUEUE "virtflow.relay"
 #define AMQP_TOPOLOGY_RETRY_PREFIX "virtflow.retry."
 
 #define AMQP_TOPOLOGY_KEY_SCHEDULE "task.schedule"
+/* The same request, into the priority lane (queue_order_lane says which). */
+#define AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY "task.schedule.priority"
 #define AMQP_TOPOLOGY_KEY_SPARE_PREPARE "spare.prepare"
 #define AMQP_TOPOLOGY_KEY_SPARE_RELEASE "spare.release"
 #define AMQP_TOPOLOGY_KEY_TASK_RELEASE "task.release"

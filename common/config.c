@@ -70,6 +70,7 @@ vf_config *config_defaults(void)
     c->scheduler.near_best_hosts = 4;
     c->scheduler.near_best_max_loss = 5.0;
     c->scheduler.reservation_ttl_s = 900;
+    c->scheduler.priority_lane_min = 1000;
 
     c->retry.max_attempts = 5;
     c->retry.recheck_on_room = 20;

@@ -206,6 +206,7 @@ typedef struct vf_config {
         config_priority_class *priority_classes; /* in file order */
         size_t n_priority_classes;
         char *default_priority_class; /* NULL: a request without one has priority 0 */
+        int priority_lane_min;        /* default 1000: this priority or more takes the lane */
     } scheduler;
 
     struct {

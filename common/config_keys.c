@@ -978,6 +978,15 @@ static const field scheduler_fields[] = {
      .type = F_STRING,
      .offset = CFG(scheduler.default_priority_class),
      .reloads = CONFIG_RELOADS_NEVER},
+    {.key = "priority_lane_min",
+     .doc = "a request whose priority is this or more is published with routing key "
+            "`task.schedule.priority` into the priority lane (queue "
+            "`virtflow.task.schedule.priority`), which workers draw on before the normal queue, "
+            "so it overtakes a deep queue (docs/scheduling.md); set it alike for every program",
+     .type = F_INT,
+     .offset = CFG(scheduler.priority_lane_min),
+     /* publishers read it from the start-up config */
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "unfit_requests",
      .doc = "a request no host of the inventory could hold even when empty (a pool no host is "
             "in, a host name or node regex matching none, more vCPUs, memory or VM slots than "

@@ -6,6 +6,7 @@
 #include "api_internal.h"
 #include "clock.h"
 #include "log.h"
+#include "queue_order.h"
 
 /* How long a POST waits for the broker's confirm before answering 503. A
  * broker that blocks publishers (memory or disk alarm) never confirms, and
@@ -94,5 +95,8 @@ int api_publish_to(api *a, const char *routing_key, const char *message_id, cons
 
 int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
 {
-    return api_publish_to(a, AMQP_TOPOLOGY_KEY_SCHEDULE, task_id, task_id, body, err);
+    const char *key = queue_order_text_in_lane(body, strlen(body), a->config)
+                          ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
+                          : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    return api_publish_to(a, key, task_id, task_id, body, err);
 }

@@ -21,6 +21,7 @@
 #include "store_hosts.h"
 #include "store_outbox.h"
 #include "store_tasks.h"
+#include "queue_order.h"
 
 #define SWEEP_LEASE "api-requeue"
 #define SWEEP_BATCH 100
@@ -269,7 +270,11 @@ int api_sweep_round(api_sweep *w, vf_error *err)
         }
         vf_error publish_err;
         vf_error_init(&publish_err);
-        if (publish(w, AMQP_TOPOLOGY_KEY_SCHEDULE, t->id, t->request, &publish_err) < 0) {
+        const char *key =
+            t->request && queue_order_text_in_lane(t->request, strlen(t->request), w->config)
+                ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
+                : AMQP_TOPOLOGY_KEY_SCHEDULE;
+        if (publish(w, key, t->id, t->request, &publish_err) < 0) {
             /* Not counted: the broker never had it. The next round (after
              * api.requeue_after_s) tries again. */
             (void)record_publish_failure(w, t, publish_err.text);

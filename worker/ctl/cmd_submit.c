@@ -14,6 +14,7 @@
 #include "never_fits.h"
 #include "request.h"
 #include "task_intake.h"
+#include "queue_order.h"
 
 #define DEFAULT_WAIT_S 60
 
@@ -270,7 +271,9 @@ int ctl_submit(int argc, char **argv)
     recorded = record_queued(config, task_id, body);
     bool confirmed = false;
     ctl_request request = {.command = "submit",
-                           .routing_key = AMQP_TOPOLOGY_KEY_SCHEDULE,
+                           .routing_key = queue_order_text_in_lane(body, strlen(body), config)
+                                              ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
+                                              : AMQP_TOPOLOGY_KEY_SCHEDULE,
                            .body = body,
                            .id = task_id,
                            .wait_s = opt.wait ? opt.timeout_s : 0,

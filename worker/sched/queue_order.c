@@ -1,6 +1,8 @@
 /* queue_order: a request's priority, and the order of what a worker holds. */
 #include "queue_order.h"
 
+#include <stdio.h>
+
 int queue_order_priority(const sched_request *req, const vf_config *config, int32_t *out,
                          vf_error *err)
 {
@@ -44,4 +46,38 @@ void queue_order_sort(const int32_t *priority, size_t n, size_t *order)
         }
         order[j] = i;
     }
+}
+
+int32_t queue_order_body_priority(const json_t *body, const vf_config *config)
+{
+    if (!json_is_object(body))
+        return 0;
+    sched_request req;
+    sched_request_init(&req);
+    const json_t *priority = json_object_get(body, "priority");
+    const json_t *name = json_object_get(body, "priority_class");
+    if (priority && json_is_integer(priority) && json_integer_value(priority) >= INT32_MIN &&
+        json_integer_value(priority) <= INT32_MAX) {
+        req.has_priority = true;
+        req.priority = (int32_t)json_integer_value(priority);
+    }
+    if (name && json_is_string(name))
+        snprintf(req.priority_class, sizeof req.priority_class, "%s", json_string_value(name));
+    int32_t value = 0;
+    vf_error ignored;
+    vf_error_init(&ignored);
+    return queue_order_priority(&req, config, &value, &ignored) == 0 ? value : 0;
+}
+
+bool queue_order_lane(int32_t priority, const vf_config *config)
+{
+    return priority >= config->scheduler.priority_lane_min;
+}
+
+bool queue_order_text_in_lane(const char *body, size_t length, const vf_config *config)
+{
+    json_t *parsed = body ? json_loadb(body, length, 0, NULL) : NULL;
+    bool lane = parsed && queue_order_lane(queue_order_body_priority(parsed, config), config);
+    json_decref(parsed);
+    return lane;
 }

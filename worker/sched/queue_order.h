@@ -6,6 +6,8 @@
 #ifndef VIRTFLOW_QUEUE_ORDER_H
 #define VIRTFLOW_QUEUE_ORDER_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +20,21 @@
  * priority_class are both given and disagree. */
 int queue_order_priority(const sched_request *req, const vf_config *config, int32_t *out,
                          vf_error *err) __attribute__((warn_unused_result));
+
+/* The priority of a task.schedule body as queue_order_priority reads it from
+ * its `priority` and `priority_class`; 0 when body is not an object or its
+ * priority is invalid (the task handler then says why). */
+int32_t queue_order_body_priority(const json_t *body, const vf_config *config);
+
+/* Whether a request of this priority belongs in the priority lane: at or
+ * above scheduler.priority_lane_min. Every publisher virtflow ships asks this
+ * and then uses routing key task.schedule.priority instead of task.schedule. */
+bool queue_order_lane(int32_t priority, const vf_config *config);
+
+/* queue_order_lane of a request body as text (what publishers hold); false
+ * for text that is not a JSON object (it goes the normal way, and the task
+ * handler says why it is invalid). */
+bool queue_order_text_in_lane(const char *body, size_t length, const vf_config *config);
 
 /* Fill order[0..n) with the indexes 0..n-1 sorted by priority[i] descending,
  * equal priorities in index (delivery) order: a stable sort, so FIFO holds

@@ -32,10 +32,14 @@ static void drop_batches(service *svc)
 }
 
 /* Take what the broker has sent: wait up to wait_ms for the first message,
- * then only what is already read, up to the prefetch window. */
+ * then only what is already read, up to two prefetch windows: the normal
+ * queue's and the priority lane's (each consumer has its own), so a lane
+ * message already read is never left behind a full window of the normal
+ * queue's, and order_batch then puts it first. Taken in delivery order, so
+ * acking the highest tag with multiple still covers only what is held. */
 static int collect(service *svc, batch *b, int wait_ms, vf_error *err)
 {
-    size_t limit = (size_t)svc->config->amqp.prefetch;
+    size_t limit = 2 * (size_t)svc->config->amqp.prefetch;
     while (b->n_items < limit) {
         if (grow_array((void **)&b->items, &b->cap_items, b->n_items + 1, sizeof *b->items) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory collecting messages");
@@ -215,21 +219,7 @@ static int32_t item_priority(const service *svc, const batch_item *item)
     const char *key = item->delivery.routing_key;
     if (!item->parsed || spare_handler_accepts(key) || release_handler_accepts(key))
         return 0;
-    sched_request req;
-    sched_request_init(&req);
-    const json_t *priority = json_object_get(item->parsed, "priority");
-    const json_t *name = json_object_get(item->parsed, "priority_class");
-    if (priority && json_is_integer(priority) && json_integer_value(priority) >= INT32_MIN &&
-        json_integer_value(priority) <= INT32_MAX) {
-        req.has_priority = true;
-        req.priority = (int32_t)json_integer_value(priority);
-    }
-    if (name && json_is_string(name))
-        snprintf(req.priority_class, sizeof req.priority_class, "%s", json_string_value(name));
-    int32_t value = 0;
-    vf_error ignored;
-    vf_error_init(&ignored);
-    return queue_order_priority(&req, svc->config, &value, &ignored) == 0 ? value : 0;
+    return queue_order_body_priority(item->parsed, svc->config);
 }
 
 /* QueueSort: decide what the worker holds (up to amqp.prefetch messages)
@@ -653,11 +643,12 @@ static int connect_link(service *svc, vf_error *err)
             svc->pubs[i].state = -1;
     if (amqp_link_connect(svc->link, err) < 0)
         return -1;
-    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
+    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_PRIORITY_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
         amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
         return -1;
-    log_info("consuming %s and %s (prefetch %d)", AMQP_TOPOLOGY_SCHEDULE_QUEUE,
-             AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
+    log_info("consuming %s, %s and %s (prefetch %d each)", AMQP_TOPOLOGY_PRIORITY_QUEUE,
+             AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
     notify_ready("consuming");
     int swept = service_sweep_outbox(svc, false, err);
     if (swept == SWEEP_STORE && !svc->sync_failed) {
@@ -789,7 +780,8 @@ static round_status pause_for_store(service *svc, vf_error *err)
         vf_error_set(err, VF_EUNAVAILABLE, "the connection was lost while the store was down");
         return ROUND_BROKER; /* connect_link consumes again */
     }
-    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
+    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_PRIORITY_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
         amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
         return ROUND_BROKER;
     return ROUND_OK;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store_tasks.h"
+#include "queue_order.h"
 
 /* One round of rechecks at most this often, so that a storm of releases is
  * not a storm of decisions: retry.recheck_on_room tasks a second at most. */
@@ -41,8 +42,11 @@ static int resend_one(const store_task *task, void *ctx)
                              .message_id = task->id,
                              .attempt = task->attempts,
                              .recheck = true};
-    if (service_publish_tracked(r->svc, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, &msg,
-                                PUB_RECHECK, 0, NULL, r->err) < 0) {
+    const char *key = queue_order_text_in_lane(msg.body, msg.body_len, r->svc->config)
+                          ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
+                          : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    if (service_publish_tracked(r->svc, AMQP_TOPOLOGY_EXCHANGE, key, &msg, PUB_RECHECK, 0, NULL,
+                                r->err) < 0) {
         r->failed = true;
         return 1;
     }
@@ -58,7 +62,8 @@ bool service_recheck_refused(service *svc)
     svc->recheck_sent = false; /* per connection */
     if (!sent || svc->recheck_refused ||
         amqp_link_broker_close(svc->link, &text) != AMQP_ACCESS_REFUSED || !text ||
-        !strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE "'"))
+        (!strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE "'") &&
+         !strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY "'")))
         return false;
     svc->recheck_refused = true;
     svc->recheck_pending = false;
