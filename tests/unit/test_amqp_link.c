@@ -130,9 +130,10 @@ static void delete_topology(void)
         amqp_destroy_connection(conn);
         return;
     }
-    const char *queues[] = {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_SPARE_QUEUE,
-                            AMQP_TOPOLOGY_RELAY_QUEUE,    AMQP_TOPOLOGY_DEAD_QUEUE,
-                            "virtflow.retry.1s",          "virtflow.retry.5s"};
+    const char *queues[] = {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_PRIORITY_QUEUE,
+                            AMQP_TOPOLOGY_SPARE_QUEUE,    AMQP_TOPOLOGY_RELAY_QUEUE,
+                            AMQP_TOPOLOGY_DEAD_QUEUE,     "virtflow.retry.1s",
+                            "virtflow.retry.5s"};
     const char *exchanges[] = {AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_DLX, "virtflow.retry.1s",
                                "virtflow.retry.5s"};
     amqp_channel_open(conn, 1);

@@ -117,8 +117,9 @@ static json_t *broker_stats(const vf_config *config)
     if (!link)
         return json_pack("{s:b, s:s, s:s}", "ok", 0, "url", url, "error", "broker unreachable");
     json_t *queues = json_object();
-    const char *names[] = {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_SPARE_QUEUE,
-                           AMQP_TOPOLOGY_RELAY_QUEUE, AMQP_TOPOLOGY_DEAD_QUEUE};
+    const char *names[] = {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_PRIORITY_QUEUE,
+                           AMQP_TOPOLOGY_SPARE_QUEUE, AMQP_TOPOLOGY_RELAY_QUEUE,
+                           AMQP_TOPOLOGY_DEAD_QUEUE};
     size_t n_fixed = sizeof names / sizeof names[0];
     vf_error err;
     vf_error_init(&err);
