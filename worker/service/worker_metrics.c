@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_topology.h"
 #include "clock.h"
 #include "engine.h"
 #include "headroom.h"
@@ -33,20 +34,22 @@ struct worker_metrics {
     metrics *m;
     metrics_http *server;
 
-    metrics_family *tasks;       /* {kind, status, reason}: final states recorded */
-    metrics_family *messages;    /* {kind, outcome}: every message handled */
-    metrics_family *retries;     /* {kind} */
-    metrics_family *dead;        /* {reason} */
-    metrics_family *placements;  /* {scheduler, status}: task.schedule final states */
-    metrics_series *decision;    /* seconds */
-    metrics_series *latency;     /* publish-to-commit seconds */
-    metrics_series *batch;       /* messages per batch */
-    metrics_series *commit;      /* seconds */
-    metrics_series *fsync;       /* seconds */
-    metrics_series *ready_gauge; /* 0/1, what /readyz answers */
-    metrics_series *connected;   /* 0/1 */
-    metrics_series *consuming;   /* 0/1 */
-    metrics_series *writable;    /* 0/1 */
+    metrics_family *tasks;        /* {kind, status, reason}: final states recorded */
+    metrics_family *messages;     /* {kind, outcome}: every message handled */
+    metrics_family *retries;      /* {kind} */
+    metrics_family *dead;         /* {reason} */
+    metrics_family *placements;   /* {scheduler, status}: task.schedule final states */
+    metrics_family *lane;         /* {lane}: task.schedule messages handled */
+    metrics_family *lane_latency; /* {lane}: publish-to-commit seconds */
+    metrics_series *decision;     /* seconds */
+    metrics_series *latency;      /* publish-to-commit seconds */
+    metrics_series *batch;        /* messages per batch */
+    metrics_series *commit;       /* seconds */
+    metrics_series *fsync;        /* seconds */
+    metrics_series *ready_gauge;  /* 0/1, what /readyz answers */
+    metrics_series *connected;    /* 0/1 */
+    metrics_series *consuming;    /* 0/1 */
+    metrics_series *writable;     /* 0/1 */
     metrics_series *inventory_age, *inventory_hosts, *inventory_max_age;
     metrics_family *hosts;          /* {status} */
     metrics_family *free_vcpus;     /* {pool} */
@@ -321,6 +324,15 @@ static int define(worker_metrics *wm, vf_error *err)
     wm->decision =
         single(wm, METRICS_HISTOGRAM, "virtflow_decision_duration_seconds",
                "Time to decide and record one message", fast_seconds, COUNT(fast_seconds), err);
+    const char *lane_label[] = {"lane"};
+    wm->lane = family(wm, METRICS_COUNTER, "virtflow_lane_messages_total",
+                      "task.schedule messages handled, by lane: priority (routing key "
+                      "task.schedule.priority) or normal",
+                      1, lane_label, NULL, 0, err);
+    wm->lane_latency = family(wm, METRICS_HISTOGRAM, "virtflow_lane_publish_to_commit_seconds",
+                              "virtflow_publish_to_commit_seconds of task.schedule messages, by "
+                              "lane: how long each lane waits",
+                              1, lane_label, latency_seconds, COUNT(latency_seconds), err);
     wm->latency = single(wm, METRICS_HISTOGRAM, "virtflow_publish_to_commit_seconds",
                          "From the request's AMQP timestamp (whole seconds, as published) to the "
                          "commit of its outcome",
@@ -588,8 +600,17 @@ void worker_metrics_outcome(worker_metrics *wm, const amqp_link_delivery *d, con
         const char *labels[] = {dead_reason(d, o)};
         metrics_add(metrics_series_get(wm->dead, labels), 1);
     }
+    const char *lane[] = {d->routing_key &&
+                                  strcmp(d->routing_key, AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY) == 0
+                              ? "priority"
+                              : "normal"};
+    bool schedule = strcmp(kind, "schedule") == 0;
+    if (schedule)
+        metrics_add(metrics_series_get(wm->lane, lane), 1);
     if (d->timestamp > 0 && !o->duplicate) {
         double seconds = (double)(commit_wall_ms - d->timestamp * 1000) / 1e3;
         metrics_observe(wm->latency, seconds > 0 ? seconds : 0);
+        if (schedule)
+            metrics_observe(metrics_series_get(wm->lane_latency, lane), seconds > 0 ? seconds : 0);
     }
 }
