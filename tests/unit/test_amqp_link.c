@@ -417,8 +417,9 @@ static void test_retry_tier_returns_to_own_queue(void)
     amqp_link_set_confirm_callback(link, record, &r);
     publish(link, tier, AMQP_TOPOLOGY_KEY_SCHEDULE, "retry-schedule", 2, NULL);
     publish(link, tier, AMQP_TOPOLOGY_KEY_SPARE_RELEASE, "retry-spare", 4, NULL);
+    publish(link, tier, AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY, "retry-lane", 3, NULL);
     wait_confirms(link);
-    CHECK(r.n == 2 && r.items[0].ok && r.items[1].ok);
+    CHECK(r.n == 3 && r.items[0].ok && r.items[1].ok && r.items[2].ok);
     CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) == 0);
     amqp_link_delivery d;
     if (next_with_id(link, "retry-schedule", &d, 20000) == 1) {
@@ -439,6 +440,17 @@ static void test_retry_tier_returns_to_own_queue(void)
         amqp_link_delivery_close(&d);
     } else {
         CHECK(!"retried spare.release message did not come back to virtflow.spare");
+    }
+    /* A retried lane task comes back to the lane, not to the normal queue. */
+    CHECK(amqp_link_cancel(link, &err) == 0);
+    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_PRIORITY_QUEUE, &err) == 0);
+    if (next_with_id(link, "retry-lane", &d, 20000) == 1) {
+        CHECK_STR(d.routing_key, "task.schedule.priority");
+        CHECK(d.attempt == 3);
+        CHECK(amqp_link_ack(link, d.delivery_tag, false, &err) == 0);
+        amqp_link_delivery_close(&d);
+    } else {
+        CHECK(!"retried task.schedule.priority message did not come back to the priority lane");
     }
 out:
     amqp_link_free(link);
