@@ -262,7 +262,7 @@ typedef struct vf_config {
         bool anti_affinity_strict; /* "strict" (default) or "preferred" */
         char *name_pattern;        /* default "spare-{upgrade_id}-{index}" */
         struct {
-            char *type; /* none | gitlab | command; default none */
+            char *type; /* none | gitlab | command | awx; default none */
             char *url;
             char *project;
             char *ref; /* default main */
@@ -271,6 +271,7 @@ typedef struct vf_config {
             size_t n_command;
             int timeout_s;        /* default 600; also bounds waiting for a gitlab pipeline */
             char *api_token_file; /* gitlab: token with read_api, to poll pipelines */
+            int64_t job_template; /* awx: the job template's id */
         } provisioner;
         struct {
             char *type; /* none | kubernetes; default none */

@@ -229,6 +229,15 @@ int check_provisioner(loader *ld, yaml_node_t *map, void *base, const char *path
             require(ld, where, c->spare.provisioner.token_file, path, "token_file", why) < 0)
             return -1;
     }
+    if (!strcmp(type, "awx")) {
+        const char *why = "spare.provisioner.type is awx";
+        if (require(ld, where, c->spare.provisioner.url, path, "url", why) < 0 ||
+            require(ld, where, c->spare.provisioner.token_file, path, "token_file", why) < 0)
+            return -1;
+        if (c->spare.provisioner.job_template <= 0)
+            return config_fail_child(ld, where, path, "job_template",
+                                     "required when spare.provisioner.type is awx");
+    }
     if (!strcmp(type, "command") && c->spare.provisioner.n_command == 0) {
         return config_fail_child(
             ld, where, path, "command",

@@ -506,7 +506,8 @@ static const choice near_best_keys[] = {{"auto", CONFIG_NEAR_BEST_AUTO},
 static const choice unfit_modes[] = {
     {"fail", CONFIG_UNFIT_FAIL}, {"wait", CONFIG_UNFIT_WAIT}, {NULL, 0}};
 static const choice anti_affinities[] = {{"strict", 1}, {"preferred", 0}, {NULL, 0}};
-static const choice provisioner_types[] = {{"none", 0}, {"gitlab", 0}, {"command", 0}, {NULL, 0}};
+static const choice provisioner_types[] = {
+    {"none", 0}, {"gitlab", 0}, {"command", 0}, {"awx", 0}, {NULL, 0}};
 static const choice readiness_types[] = {{"none", 0}, {"kubernetes", 0}, {NULL, 0}};
 static const choice release_kubernetes_modes[] = {
     {"none", 0}, {"delete", 0}, {"drain_delete", 0}, {NULL, 0}};
@@ -1231,7 +1232,7 @@ static const field provisioner_fields[] = {
      .choices = provisioner_types,
      .store = STORE_STRING},
     {.key = "url",
-     .doc = "gitlab: https://gitlab.example",
+     .doc = "gitlab: https://gitlab.example; awx: https://awx.example (AWX or Ansible Tower)",
      .type = F_STRING,
      .offset = CFG(spare.provisioner.url),
      .validate = check_http_url},
@@ -1244,20 +1245,26 @@ static const field provisioner_fields[] = {
      .type = F_STRING,
      .offset = CFG(spare.provisioner.ref)},
     {.key = "token_file",
-     .doc = "gitlab: file holding the pipeline trigger token",
+     .doc = "gitlab: file holding the pipeline trigger token; awx: file holding an OAuth2 token "
+            "(sent as `Authorization: Bearer`)",
      .type = F_PATH,
      .offset = CFG(spare.provisioner.token_file)},
     {.key = "api_token_file",
      .doc = "gitlab: file holding a token with `read_api`, to follow the pipeline",
      .type = F_PATH,
      .offset = CFG(spare.provisioner.api_token_file)},
+    {.key = "job_template",
+     .doc = "awx: id of the job template launched (`POST /api/v2/job_templates/{id}/launch/`)",
+     .type = F_INT64,
+     .offset = CFG(spare.provisioner.job_template),
+     .min = 1},
     {.key = "command",
      .doc = "command: argv to run, request values in VIRTFLOW_* variables",
      .type = F_STRING_LIST,
      .offset = CFG(spare.provisioner.command),
      .count_offset = CFG(spare.provisioner.n_command)},
     {.key = "timeout_s",
-     .doc = "seconds a provisioning run may take; gitlab: until the pipeline succeeds",
+     .doc = "seconds a provisioning run may take; gitlab, awx: until the pipeline or job succeeds",
      .type = F_INT,
      .offset = CFG(spare.provisioner.timeout_s),
      .min = 0,

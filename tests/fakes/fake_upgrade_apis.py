@@ -26,6 +26,13 @@ the spare tests (systems a test cannot run). Standard library only.
               Eviction) -> 201; 429 TooManyRequests once for a pod marked pdb
               ("Cannot evict pod as it would violate the pod's disruption budget.")
 
+  AWX:        POST /api/v2/job_templates/7/launch/ (JSON {"extra_vars": {...}},
+              Authorization: Bearer <awx token>) -> 201 {"job": id, "id": id,
+              "status": "pending", ...}; GET /api/v2/jobs/<id>/ -> pending,
+              then running, then the outcome set by /_control/job after
+              --pipeline-polls GETs; 401 {"detail": ...} without the token,
+              404 {"detail": "Not found."} for another template or job
+
 A node "exists" once a create pipeline was triggered for its VM_NAME (or at
 once with --nodes-exist, for the command provisioner), and turns Ready after
 --ready-after-polls GETs (-1: never). Prints the port as the first line.
@@ -35,6 +42,7 @@ Control (GET, JSON answers):
   /_control/k8s?status=200|503|...          503: the API is "down"
   /_control/ready_after?n=N                 polls before Ready (-1 never)
   /_control/pipeline?status=success|failed|canceled  how pipelines end from now on
+  /_control/job?status=successful|failed|error|canceled  how AWX jobs end from now on
   /_control/state                           triggers (their form fields), polls per node,
                                             cordoned, evictions (ns/name, code), deleted
 """
@@ -63,6 +71,10 @@ class State:
         self.pipeline_outcome = "success"
         self.pipeline_polls = args.pipeline_polls
         self.pipelines = {}     # id -> {"project", "polls", "outcome", "ref"}
+        self.awx_token = args.awx_token
+        self.job_outcome = "successful"
+        self.jobs = {}          # AWX job id -> {"template", "polls", "outcome", "extra_vars"}
+        self.launches = []      # AWX launch bodies, with the answered status
         self.pods = []          # {"node", "namespace", "name", "pdb", "daemonset"}
         for spec in args.pods:
             parts = spec.split("/")
@@ -105,8 +117,12 @@ def make_handler(state):
                 if url.path == "/_control/pipeline":
                     state.pipeline_outcome = query["status"][0]
                     return self.send(200, {"ok": True})
+                if url.path == "/_control/job":
+                    state.job_outcome = query["status"][0]
+                    return self.send(200, {"ok": True})
                 if url.path == "/_control/state":
                     return self.send(200, {"triggers": state.triggers, "polls": state.polls,
+                                           "jobs": state.jobs, "launches": state.launches,
                                            "cordoned": state.cordoned, "evictions": state.evictions,
                                            "deleted": state.deleted,
                                            "pipelines": state.pipelines})
@@ -117,7 +133,78 @@ def make_handler(state):
                 parts = url.path.split("/")
                 if url.path.startswith("/api/v4/projects/") and len(parts) == 7 and parts[5] == "pipelines":
                     return self.pipeline(parts[4], parts[6])
+                if url.path.startswith("/api/v2/jobs/") and len(parts) == 6 and parts[5] == "":
+                    return self.awx_job(parts[4])
             self.send(404, {"message": "404 Not Found"})
+
+        def awx_denied(self):
+            if self.headers.get("Authorization") != "Bearer " + state.awx_token:
+                self.send(401, {"detail": "Authentication credentials were not provided. "
+                                          "To establish a login session, visit /api/login/."})
+                return True
+            return False
+
+        def awx_job_body(self, jid, job, status):
+            # The fields of GET /api/v2/jobs/{id}/ a client reads (AWX's
+            # JobSerializer); extra_vars is a JSON text there.
+            finished = status in ("successful", "failed", "error", "canceled")
+            return {"id": jid, "type": "job", "url": "/api/v2/jobs/%d/" % jid,
+                    "related": {"job_template": "/api/v2/job_templates/%s/" % job["template"],
+                                "stdout": "/api/v2/jobs/%d/stdout/" % jid},
+                    "name": "spares", "launch_type": "manual", "status": status,
+                    "failed": status in ("failed", "error"),
+                    "started": None if status in ("new", "pending", "waiting") else "2026-01-01T00:00:00.000000Z",
+                    "finished": "2026-01-01T00:01:00.000000Z" if finished else None,
+                    "canceled_on": None, "elapsed": 60.0 if finished else 0.0,
+                    "job_explanation": "", "job_type": "run", "playbook": "spares.yml",
+                    "job_template": int(job["template"]),
+                    "extra_vars": json.dumps(job["extra_vars"])}
+
+        def awx_job(self, jid):
+            if self.awx_denied():
+                return
+            job = state.jobs.get(jid)
+            if job is None:
+                return self.send(404, {"detail": "Not found."})
+            job["polls"] += 1
+            if job["polls"] <= 1:
+                status = "pending"
+            elif job["polls"] <= state.pipeline_polls:
+                status = "running"
+            else:
+                status = job["outcome"]
+                if status == "successful" and job["extra_vars"].get("action") == "create":
+                    state.created.add(job["extra_vars"].get("vm_name"))
+            self.send(200, self.awx_job_body(int(jid), job, status))
+
+        def awx_launch(self, template, raw):
+            if self.awx_denied():
+                return
+            try:
+                body = json.loads(raw or "{}")
+            except ValueError:
+                return self.send(400, {"detail": "JSON parse error"})
+            extra = body.get("extra_vars", {})
+            if isinstance(extra, str):
+                extra = json.loads(extra or "{}")
+            state.launches.append({"template": template, "extra_vars": extra,
+                                   "answered": state.gitlab_status})
+            if template != "7":
+                return self.send(404, {"detail": "Not found."})
+            if state.gitlab_status != 201:
+                return self.send(state.gitlab_status, {"detail": "%d fake failure" % state.gitlab_status})
+            if extra.get("action") != "create":
+                state.created.discard(extra.get("vm_name"))
+            state.next_id += 1
+            jid = state.next_id
+            job = {"template": template, "polls": 0, "outcome": state.job_outcome, "extra_vars": extra}
+            state.jobs[str(jid)] = job
+            # POST .../launch/ answers 201 with the new job: "job" (its id)
+            # beside the job's own fields, and "ignored_fields".
+            answer = self.awx_job_body(jid, job, "pending")
+            answer["job"] = jid
+            answer["ignored_fields"] = {}
+            self.send(201, answer)
 
         def k8s_denied(self):
             if self.headers.get("Authorization") != "Bearer " + state.k8s_token:
@@ -258,6 +345,9 @@ def make_handler(state):
             if url.path.startswith("/api/v1/namespaces/") and url.path.endswith("/eviction") and len(parts) == 8:
                 with state.lock:
                     return self.eviction(parts[4], parts[6], json.loads(raw or "{}"))
+            if url.path.startswith("/api/v2/job_templates/") and url.path.endswith("/launch/") and len(parts) == 7:
+                with state.lock:
+                    return self.awx_launch(parts[4], raw)
             form = parse_qs(raw, keep_blank_values=True)
             fields = dict((k, v[0]) for k, v in form.items())
             if not (url.path.startswith("/api/v4/projects/") and url.path.endswith("/trigger/pipeline")):
@@ -304,6 +394,7 @@ def main():
     parser.add_argument("--gitlab-api-token", default="glpat-test")
     parser.add_argument("--pipeline-polls", type=int, default=2,
                         help="GETs of a pipeline before it ends (created, running..., outcome)")
+    parser.add_argument("--awx-token", default="awx-test")
     parser.add_argument("--pods", action="append", default=[],
                         help="NODE/NAMESPACE/NAME[/pdb][/daemonset]: a pod on a node")
     args = parser.parse_args()

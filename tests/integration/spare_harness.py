@@ -56,7 +56,7 @@ class World:
         self.hosts = vftest.write_inventory(self.inventory, n_hosts)
         self.fake = Fake(*fake_args)
         for name, token in (("gitlab.token", "glptt-test\n"), ("k8s.token", "k8s-test\n"),
-                            ("gitlab-api.token", "glpat-test\n")):
+                            ("gitlab-api.token", "glpat-test\n"), ("awx.token", "awx-test\n")):
             with open(os.path.join(self.directory, name), "w") as f:
                 f.write(token)
             os.chmod(os.path.join(self.directory, name), 0o600)  # as a secret should be
@@ -68,8 +68,9 @@ class World:
     url: %s
     project: "42"
     ref: main
-    token_file: gitlab.token
+    token_file: %s
     api_token_file: gitlab-api.token
+    job_template: 7
     command: %s
     timeout_s: 5
   readiness:
@@ -77,7 +78,8 @@ class World:
     api_url: %s
     token_file: k8s.token
     poll_s: 1
-%s""" % (anti_affinity, provisioner, self.fake.url, json.dumps(command or []), readiness,
+%s""" % (anti_affinity, provisioner, self.fake.url,
+         "awx.token" if provisioner == "awx" else "gitlab.token", json.dumps(command or []), readiness,
          self.fake.url, extra_spare)
         store = 'url: "%s"' % self.schema.url if self.schema else None
         self.config = vftest.write_config(self.directory, self.vhost.url, self.inventory, spare,

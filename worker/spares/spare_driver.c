@@ -480,8 +480,19 @@ typedef struct step_outcome {
 
 static bool pipeline_pending(const spare_driver *d, const store_spare *s)
 {
-    return is(s, "provisioning") && s->pipeline_id > 0 && d->config->spare.provisioner.type &&
-           strcmp(d->config->spare.provisioner.type, "gitlab") == 0;
+    const char *type = d->config->spare.provisioner.type;
+    return is(s, "provisioning") && s->pipeline_id > 0 && type &&
+           (strcmp(type, "gitlab") == 0 || strcmp(type, "awx") == 0);
+}
+
+/* What is followed, in error texts: "gitlab pipeline" or "awx job";
+ * `destroy` puts "destroy" between ("gitlab destroy pipeline"). */
+static const char *pipeline_word(const spare_driver *d, bool destroy)
+{
+    const char *type = d->config->spare.provisioner.type;
+    if (type && strcmp(type, "awx") == 0)
+        return destroy ? "awx destroy job" : "awx job";
+    return destroy ? "gitlab destroy pipeline" : "gitlab pipeline";
 }
 
 static int pipeline_poll_s(const spare_driver *d)
@@ -508,7 +519,7 @@ static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error 
                 return 0;
             if (strcmp(status, "failed") == 0 || strcmp(status, "canceled") == 0 ||
                 strcmp(status, "skipped") == 0) {
-                vf_error_set(err, VF_EUNAVAILABLE, "gitlab destroy pipeline %lld %s",
+                vf_error_set(err, VF_EUNAVAILABLE, "%s %lld %s", pipeline_word(d, true),
                              (long long)pipeline_id, status);
                 return -1;
             }
@@ -517,9 +528,9 @@ static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error 
             snprintf(last, sizeof last, "%s", poll_err.text);
         }
         if (clock_mono_ms() >= deadline) {
-            vf_error_set(err, VF_EUNAVAILABLE,
-                         "gitlab destroy pipeline %lld did not succeed within %d s (last: %s)",
-                         (long long)pipeline_id, d->config->spare.provisioner.timeout_s, last);
+            vf_error_set(err, VF_EUNAVAILABLE, "%s %lld did not succeed within %d s (last: %s)",
+                         pipeline_word(d, true), (long long)pipeline_id,
+                         d->config->spare.provisioner.timeout_s, last);
             return -1;
         }
         /* A stop is not kept waiting. */
@@ -527,8 +538,8 @@ static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error 
         bool stopped = stopper_wait(&d->stop, (int64_t)pipeline_poll_s(d) * 1000);
         pthread_mutex_unlock(&d->lock);
         if (stopped) {
-            vf_error_set(err, VF_EINTERNAL, "gitlab destroy pipeline %lld: interrupted by shutdown",
-                         (long long)pipeline_id);
+            vf_error_set(err, VF_EINTERNAL, "%s %lld: interrupted by shutdown",
+                         pipeline_word(d, true), (long long)pipeline_id);
             return -1;
         }
     }
@@ -631,15 +642,15 @@ static int record_pipeline(spare_driver *d, const store_spare *s, const step_out
     bool finished_badly = strcmp(status, "failed") == 0 || strcmp(status, "canceled") == 0 ||
                           strcmp(status, "skipped") == 0;
     if (finished_badly) {
-        snprintf(why, sizeof why, "gitlab pipeline %lld %s %.200s", (long long)s->pipeline_id,
-                 status, url);
+        snprintf(why, sizeof why, "%s %lld %s %.200s", pipeline_word(d, false),
+                 (long long)s->pipeline_id, status, url);
         return fail_prepare(d, s, "provision", false, why, now, err);
     }
     const char *last = status[0] ? status : o->error;
     if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
-        snprintf(why, sizeof why,
-                 "gitlab pipeline %lld did not succeed within %d s (last: %s) %.200s",
-                 (long long)s->pipeline_id, d->config->spare.provisioner.timeout_s, last, url);
+        snprintf(why, sizeof why, "%s %lld did not succeed within %d s (last: %s) %.200s",
+                 pipeline_word(d, false), (long long)s->pipeline_id,
+                 d->config->spare.provisioner.timeout_s, last, url);
         return fail_prepare(d, s, "provision", false, why, now, err);
     }
     char next_at[STORE_TIME_SIZE];

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "http.h"
+#include "spare_awx.h"
 #include "spare_kube.h"
 
 extern char **environ;
@@ -152,6 +153,20 @@ static int run_gitlab(const vf_config *config, const spare_target *t, const char
     json_decref(body);
 out:
     http_response_close(&resp);
+    return rc;
+}
+
+/* ---- awx (spare_awx.c) ---- */
+
+static int run_awx(const vf_config *config, const spare_target *t, const char *action,
+                   spare_provision_result *out, vf_error *err)
+{
+    char token[TOKEN_MAX];
+    if (read_token(config->spare.provisioner.token_file, "spare.provisioner.token_file", token,
+                   sizeof token, err) < 0)
+        return -1;
+    int rc = spare_awx_launch(config, t, action, token, out, err);
+    memset(token, 0, sizeof token);
     return rc;
 }
 
@@ -292,6 +307,8 @@ int spare_provision_run(const vf_config *config, const spare_target *target, con
         return 0;
     if (strcmp(type, "gitlab") == 0)
         return run_gitlab(config, target, action, out, err);
+    if (strcmp(type, "awx") == 0)
+        return run_awx(config, target, action, out, err);
     if (strcmp(type, "command") == 0)
         return run_command(config, target, action, stop, err);
     vf_error_set(err, VF_ECONFIG, "spare.provisioner.type: unknown type %s", type);
@@ -318,6 +335,15 @@ int spare_readiness_check(const vf_config *config, const char *cluster, const ch
 int spare_pipeline_status(const vf_config *config, int64_t pipeline_id, char *status, size_t size,
                           vf_error *err)
 {
+    if (config->spare.provisioner.type && strcmp(config->spare.provisioner.type, "awx") == 0) {
+        char awx_token[TOKEN_MAX];
+        if (read_token(config->spare.provisioner.token_file, "spare.provisioner.token_file",
+                       awx_token, sizeof awx_token, err) < 0)
+            return -1;
+        int awx_rc = spare_awx_job_status(config, pipeline_id, awx_token, status, size, err);
+        memset(awx_token, 0, sizeof awx_token);
+        return awx_rc;
+    }
     if (!config->spare.provisioner.url || !config->spare.provisioner.project) {
         vf_error_set(err, VF_ECONFIG, "spare.provisioner: gitlab needs url and project");
         return -1;

@@ -10,6 +10,9 @@
  *                        VIRTFLOW_IDEMPOTENCY_KEY in its environment;
  *                        exit 0 is success; its process group is killed at
  *                        provisioner.timeout_s
+ *   provisioner awx      POST {url}/api/v2/job_templates/{id}/launch/ with
+ *                        extra_vars (spare_awx.h); the job id is followed
+ *                        as a gitlab pipeline is (spare_pipeline_status)
  *   provisioner none     nothing to do: success
  *                        spare_pipeline_status then follows the pipeline
  *   readiness kubernetes GET {api_url}/api/v1/nodes/{name} with a bearer token
@@ -80,7 +83,8 @@ int spare_provision_run(const vf_config *config, const spare_target *target, con
 int spare_readiness_check(const vf_config *config, const char *cluster, const char *name, char *why,
                           size_t size);
 
-/* The status of gitlab pipeline `pipeline_id` (GET
+/* awx: the status of job `pipeline_id` in the words below (spare_awx.h).
+ * gitlab: the status of pipeline `pipeline_id` (GET
  * {url}/api/v4/projects/{project}/pipelines/{id}, PRIVATE-TOKEN from
  * provisioner.api_token_file): created, waiting_for_resource, preparing,
  * pending, running, success, failed, canceled, skipped, manual, scheduled.
