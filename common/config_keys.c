@@ -1257,6 +1257,7 @@ static const field provisioner_fields[] = {
      .doc = "awx: id of the job template launched (`POST /api/v2/job_templates/{id}/launch/`)",
      .type = F_INT64,
      .offset = CFG(spare.provisioner.job_template),
+     .default_text = "null",
      .min = 1},
     {.key = "command",
      .doc = "command: argv to run, request values in VIRTFLOW_* variables",
