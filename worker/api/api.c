@@ -137,6 +137,15 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         serve_document(resp, api_request_schema_json, api_request_schema_json_len);
         return "/request.task.schedule.json";
     }
+    if (strcmp(req->path, "/v1/admission/proxmoxmachine") == 0) {
+        if (strcmp(req->method, "POST") != 0) {
+            problem_reply(resp, 405, "/v1/admission/proxmoxmachine takes POST");
+            snprintf(resp->allow, sizeof resp->allow, "POST");
+        } else if (api_allow(caller, API_SCOPE_SUBMIT, resp)) {
+            api_admission(a, req, caller, resp);
+        }
+        return "/v1/admission/proxmoxmachine";
+    }
     const char *v1 = api_v1_route(a, req, caller, resp);
     if (v1)
         return v1;

@@ -82,6 +82,11 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
 /* 1 to 128 of request_task_id_chars. */
 bool api_task_id_is_valid(const char *id);
 
+/* POST /v1/admission/proxmoxmachine (api_admission.c): the CAPPX mutating
+ * admission webhook; the caller has the submit scope already. */
+void api_admission(api *a, const httpd_request *req, const api_caller *caller,
+                   httpd_response *resp);
+
 /* GET /result/{task_id}; `task_id` is the path's last segment. */
 void api_result(api *a, const char *task_id, httpd_response *resp);
 
