@@ -193,6 +193,17 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
             keep_arg(page, "limit", limit_text);
             html_raw(page, "\">Older &rarr;</a></p>");
         }
+        if (before) {
+            /* Back to the first (newest) page, with the same filters: the
+             * keyset cursor only walks one way. */
+            html_raw(page, "<p><a id=\"newest\" href=\"/tasks?limit=%d", filter.limit);
+            keep_arg(page, "status", filter.status);
+            keep_arg(page, "kind", filter.kind);
+            keep_arg(page, "reason", filter.reason);
+            keep_arg(page, "node", filter.node);
+            keep_arg(page, "since", since_text);
+            html_raw(page, "\">&larr; Newest</a></p>");
+        }
     }
     console_page_end(page);
     return status;
