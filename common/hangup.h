@@ -4,7 +4,7 @@
  *
  * virtflow-worker and virtflow-relay reload (hangup_watch_start, then
  * hangup_take at a safe point of their main loop: common/reload.h);
- * virtflow-api has nothing to reload and says so (hangup_notice_start). */
+ * virtflow-api reads its keys file again (hangup_watch_start too). */
 #ifndef VF_HANGUP_H
 #define VF_HANGUP_H
 

@@ -23,6 +23,7 @@ api *api_new(const vf_config *config, vf_error *err)
         return NULL;
     }
     a->config = config;
+    pthread_mutex_init(&a->keys_lock, NULL);
     if (!(a->store = store_config_open(config, STORE_READ_WRITE, err)))
         goto fail;
     if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
@@ -55,6 +56,7 @@ void api_free(api *a)
     store_close(a->store);
     api_metrics_free(a->metrics);
     api_keys_free(a->keys);
+    pthread_mutex_destroy(&a->keys_lock);
     free(a);
 }
 
@@ -99,9 +101,38 @@ static void serve_document(httpd_response *resp, const char *text, size_t len)
     httpd_reply_take(resp, 200, "application/json", copy, len);
 }
 
-size_t api_key_count(const api *a)
+size_t api_key_count(api *a)
 {
-    return api_keys_count(a->keys);
+    pthread_mutex_lock(&a->keys_lock);
+    size_t n = api_keys_count(a->keys);
+    pthread_mutex_unlock(&a->keys_lock);
+    return n;
+}
+
+int api_reload_keys(api *a)
+{
+    const char *path = a->config->api.keys_file;
+    if (!path) {
+        log_info("SIGHUP: no api.keys_file: no keys to read again (a keys file set since "
+                 "needs a restart)");
+        return 0;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    api_keys *fresh = api_keys_load(path, &err);
+    if (!fresh) {
+        log_error("SIGHUP: %s: keys not reloaded, the %zu keys read before stay in force", err.text,
+                  api_key_count(a));
+        return -1;
+    }
+    pthread_mutex_lock(&a->keys_lock);
+    api_keys *old = a->keys;
+    a->keys = fresh;
+    pthread_mutex_unlock(&a->keys_lock);
+    log_info("SIGHUP: %zu keys read again from %s (were %zu)", api_keys_count(fresh), path,
+             api_keys_count(old));
+    api_keys_free(old);
+    return 0;
 }
 
 /* Answers the request; returns the route's template for the metrics. */
@@ -180,12 +211,14 @@ void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
     api_caller caller = {.scopes = API_SCOPE_SUBMIT | API_SCOPE_READ | API_SCOPE_RELEASE |
                                    API_SCOPE_ADMIN};
     char name[API_KEY_NAME_SIZE] = "";
+    pthread_mutex_lock(&a->keys_lock);
     if (a->keys) {
         const char *authorization = httpd_header(req, "Authorization");
         caller.presented = authorization != NULL;
         caller.scopes = api_keys_check(a->keys, authorization, name);
         caller.name = caller.scopes ? name : NULL;
     }
+    pthread_mutex_unlock(&a->keys_lock);
     const char *template = route(a, req, &caller, resp);
     if (resp->wait_ms > 0)
         return; /* no answer yet: counted when it comes */

@@ -39,7 +39,12 @@ api *api_new(const vf_config *config, vf_error *err) __attribute__((warn_unused_
 void api_free(api *a);
 
 /* How many keys api.keys_file holds (0: none configured, every route open). */
-size_t api_key_count(const api *a);
+size_t api_key_count(api *a);
+
+/* SIGHUP: read api.keys_file again (the path the program started with) and
+ * use its keys for every request from now on; a file that does not load
+ * leaves the keys in force (logged as an error, -1). Any thread. */
+int api_reload_keys(api *a);
 
 /* Requests that may wait at once for a task to end (GET /v1/tasks/{id}?wait=);
  * httpd_options.max_waiting. More are answered 503 with Retry-After. */

@@ -23,8 +23,9 @@ struct api {
     amqp_link *link;      /* connected on demand */
     int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
     api_metrics *metrics;
-    api_keys *keys;   /* NULL: no api.keys_file, every route open */
-    api_sweep *sweep; /* NULL: api.requeue_after_s 0 */
+    api_keys *keys;            /* NULL: no api.keys_file, every route open; under keys_lock */
+    pthread_mutex_t keys_lock; /* api_reload_keys swaps keys from the main thread */
+    api_sweep *sweep;          /* NULL: api.requeue_after_s 0 */
     /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
      * NULL when the configuration has none that works. */
     inventory *inventory;

@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api.h"
 #include "api_keys.h"
 #include "config.h"
+#include "hangup.h"
 #include "httpd.h"
 #include "notify.h"
 #include "log.h"
@@ -82,8 +84,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "new-key") == 0)
         return new_key(argc, argv);
     int status;
-    vf_config *config =
-        program_start("virtflow-api", usage, PROGRAM_NOTES_HANGUP, argc, argv, &status);
+    vf_config *config = program_start("virtflow-api", usage, PROGRAM_RELOADS, argc, argv, &status);
     if (!config)
         return status;
     /* Without keys anyone who reaches the port can submit: it then stays
@@ -131,8 +132,17 @@ int main(int argc, char **argv)
     log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}, /v1/tasks",
              config->api.listen, httpd_port(server));
     notify_ready("serving");
-    while (!program_stop_requested)
-        pause();
+    /* SIGHUP is taken by a thread of its own (hangup.h), so this loop polls
+     * for it; SIGTERM ends the sleep at once. */
+    while (!program_stop_requested) {
+        struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+        if (hangup_take()) {
+            notify_reloading();
+            (void)api_reload_keys(a);
+            notify_reloaded();
+        }
+    }
     notify_stopping();
     log_info("stopping");
     status = PROGRAM_EXIT_OK;
