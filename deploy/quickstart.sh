@@ -22,7 +22,7 @@ cd "$root"
 
 state=$root/.virtflow
 broker_dir=$state/broker
-services=(receiver relay worker) # stopped in this order: consumers of events last to start
+services=(api receiver relay worker) # stopped in this order: consumers of events last to start
 
 # Stop the processes recorded in .virtflow/<name>.pid, if they are still ours.
 stop_services() {
@@ -80,6 +80,7 @@ echo "broker: $broker_shown"
 
 echo "==> configuration (.virtflow/config.yaml, from deploy/config.example.yaml)"
 port=${VF_RECEIVER_PORT:-8808}
+api_port=${VF_API_PORT:-8080} # the prototype's port: its curl commands work unchanged
 # A copy only its owner reads, as a real secret file must be (git keeps no
 # such mode: the example in deploy/ is world-readable, and the relay warns).
 secret=$state/webhook.secret
@@ -93,11 +94,12 @@ config=$state/config.yaml
 		-e "s|^  path: virtflow.db |  path: $state/virtflow.db |" \
 		-e "s|^  path: inventory.example.yaml |  path: $root/deploy/inventory.example.yaml |" \
 		-e "s|http://127.0.0.1:8808/hooks|http://127.0.0.1:$port/hooks|" \
+		-e "s|^  listen: 127.0.0.1:8080 |  listen: 127.0.0.1:$api_port |" \
 		-e "s|secret_files: \[example-webhook.secret\]|secret_files: [$secret]|" \
 		"$root/deploy/config.example.yaml" >"$config"
 )
 
-echo "==> worker, relay, example receiver (logs in .virtflow/)"
+echo "==> worker, relay, virtflow-api, example receiver (logs in .virtflow/)"
 stop_services # a second run starts fresh
 start() { # name, command...
 	local name=$1
@@ -108,6 +110,7 @@ start() { # name, command...
 }
 start worker "$bin/virtflow-worker" -c "$config"
 start relay "$bin/virtflow-relay" -c "$config"
+start api "$bin/virtflow-api" -c "$config"
 start receiver /usr/bin/python3 -u "$root/deploy/examples/webhook_receiver.py" \
 	--host 127.0.0.1 --port "$port" --secret-file "$secret"
 
@@ -168,10 +171,46 @@ fi
 echo "receiver verified the signature of $event_id (task.completed for $task_id):"
 grep "^200 $event_id " "$state/receiver.log"
 
+echo "==> the prototype's HTTP API (virtflow-api on 127.0.0.1:$api_port)"
+api_up=0
+for _ in $(seq 150); do
+	if curl -fsS "http://127.0.0.1:$api_port/readyz" >/dev/null 2>&1; then
+		api_up=1
+		break
+	fi
+	sleep 0.2
+done
+if ((!api_up)); then
+	echo "quickstart: virtflow-api is not ready on 127.0.0.1:$api_port; the end of .virtflow/api.log:" >&2
+	tail -n 20 "$state/api.log" >&2
+	exit 1
+fi
+seed='{"requested_cpu": 4, "requested_memory": 8192, "requested_pool": "default", "dedicated": false}'
+echo "\$ curl -X POST \"http://127.0.0.1:$api_port/schedule\" -H \"Content-Type: application/json\" -d '$seed'"
+accepted=$(curl -sS -X POST "http://127.0.0.1:$api_port/schedule" -H "Content-Type: application/json" -d "$seed")
+echo "$accepted"
+api_task=$(sed -n 's/.*"task_id": *"\([^"]*\)".*/\1/p' <<<"$accepted")
+if [[ -z $api_task ]]; then
+	echo "quickstart: POST /schedule gave no task id; see .virtflow/api.log" >&2
+	exit 1
+fi
+echo "\$ curl http://127.0.0.1:$api_port/result/$api_task"
+result=
+for _ in $(seq 150); do
+	result=$(curl -sS "http://127.0.0.1:$api_port/result/$api_task")
+	grep -q '"status": *"processing"' <<<"$result" || break
+	sleep 0.2
+done
+echo "$result"
+if ! grep -q '"status": *"completed"' <<<"$result"; then
+	echo "quickstart: the API's task $api_task did not complete; see virtflowctl task $api_task" >&2
+	exit 1
+fi
+
 cat <<EOT
 
 quickstart: done. Running in the background (pids and logs in .virtflow/):
-  worker, relay, example receiver on 127.0.0.1:$port
+  worker, relay, virtflow-api on 127.0.0.1:$api_port, example receiver on 127.0.0.1:$port
   broker: $broker_shown
   webhook secret: .virtflow/webhook.secret (mode 0600)
 Try:
@@ -180,5 +219,6 @@ Try:
   build/worker/virtflowctl task -c .virtflow/config.yaml $task_id
   build/worker/virtflowctl nodes -c .virtflow/config.yaml
   build/worker/virtflowctl stats -c .virtflow/config.yaml
+  curl http://127.0.0.1:$api_port/v1/tasks        (the API; /docs in a browser)
 Stop everything: bash deploy/quickstart.sh --stop
 EOT
