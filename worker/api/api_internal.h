@@ -59,6 +59,9 @@ int api_hosts_start(api *a, vf_error *err) __attribute__((warn_unused_result));
 /* Stop the thread and free the inventory; safe when never started. */
 void api_hosts_stop(api *a);
 
+/* GET /v1/deliveries (api_deliveries.c); the caller has the read scope. */
+void api_deliveries(api *a, const httpd_request *req, httpd_response *resp);
+
 /* GET /v1/hosts. */
 void api_hosts(api *a, const httpd_request *req, httpd_response *resp);
 

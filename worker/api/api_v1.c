@@ -8,6 +8,8 @@
  *                             task --json); ?wait=30s holds the answer
  *                             until the task ends or the wait passes
  *   POST /v1/tasks/{id}/release  publish task.release (api_release.c) release
+ *   GET  /v1/deliveries       webhook deliveries, filtered             read
+ *                             (api_deliveries.c)
  *   GET  /v1/hosts            hosts and pools with free capacity       read
  *                             (api_hosts.c)
  *
@@ -287,6 +289,13 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
             api_release(a, req, caller, task_id, resp);
         return "/v1/tasks/{task_id}/release";
     }
+    if (strcmp(req->path, "/v1/deliveries") == 0) {
+        if (!get)
+            not_allowed(resp, "/v1/deliveries", "GET, HEAD");
+        else if (api_allow(caller, API_SCOPE_READ, resp))
+            api_deliveries(a, req, resp);
+        return "/v1/deliveries";
+    }
     if (strcmp(req->path, "/v1/hosts") == 0) {
         if (!get)
             not_allowed(resp, "/v1/hosts", "GET, HEAD");
@@ -296,6 +305,6 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
     }
     problem_reply(resp, 404,
                   "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
-                  "/v1/tasks/{task_id}/release and /v1/hosts");
+                  "/v1/tasks/{task_id}/release, /v1/deliveries and /v1/hosts");
     return "other";
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "delivery_view.h"
 #include "store.h"
 #include "store_deliveries.h"
 
@@ -45,21 +46,7 @@ static int print_delivery(const store_delivery *d, void *user)
     list_ctx *ctx = user;
     ctx->count++;
     if (ctx->json) {
-        json_t *obj = json_object();
-        json_object_set_new(obj, "event_id", json_string(d->event_id));
-        json_object_set_new(obj, "receiver", json_string(d->receiver));
-        json_object_set_new(obj, "status", json_string(d->status));
-        json_object_set_new(obj, "attempts", json_integer(d->attempts));
-        json_object_set_new(obj, "next_attempt_at",
-                            d->next_attempt_at ? json_string(d->next_attempt_at) : json_null());
-        json_object_set_new(obj, "last_code",
-                            d->last_code ? json_integer(d->last_code) : json_null());
-        json_object_set_new(obj, "last_error",
-                            d->last_error ? json_string(d->last_error) : json_null());
-        json_object_set_new(obj, "delivered_at",
-                            d->delivered_at ? json_string(d->delivered_at) : json_null());
-        json_object_set_new(obj, "created_at", json_string(d->created_at));
-        json_array_append_new(ctx->array, obj);
+        json_array_append_new(ctx->array, delivery_view_json(d));
         return 0;
     }
     char code[8] = "-";
@@ -92,16 +79,12 @@ static store *open_store(const char *config_path, store_mode mode, vf_config **c
     return s;
 }
 
-/* The delivery states the store keeps (schema/001_init.sql). */
-static const char *const delivery_statuses[] = {"pending", "delivering", "delivered", "failed",
-                                                NULL};
-
 int ctl_deliveries(int argc, char **argv)
 {
     store_delivery_filter filter = {0};
     long limit = 0;
     const ctl_option options[] = {
-        {"status", 0, CTL_OPTION_CHOICE, &filter.status, delivery_statuses, NULL, NULL},
+        {"status", 0, CTL_OPTION_CHOICE, &filter.status, delivery_view_statuses, NULL, NULL},
         {"receiver", 0, CTL_OPTION_STRING, &filter.receiver, NULL, NULL, NULL},
         {"event", 0, CTL_OPTION_STRING, &filter.event_id, NULL, NULL, NULL},
         {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
