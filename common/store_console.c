@@ -14,52 +14,99 @@
     "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
     "updated_at"
 
-/* The filters of store_task_filter in its field order, then the cursor. */
+/* The filters of store_task_filter in its field order, then the prefixes
+ * (each a range [prefix, prefix U+10FFFF), which holds exactly the strings
+ * starting with the prefix but for those followed by U+10FFFF itself), then
+ * the cursors. */
 static const char *const page_filter_sql[] = {
-    "status = ?", "reason = ?",      "kind = ?",
-    "node = ?",   "created_at >= ?", "(created_at, id) < (?, ?)",
+    "status = ?",
+    "reason = ?",
+    "kind = ?",
+    "node = ?",
+    "created_at >= ?",
+    "id >= ? AND id < ?",
+    "node >= ? AND node < ?",
+    "(created_at, id) < (?, ?)",
+    "(created_at, id) > (?, ?)",
 };
+#define N_FILTER_SQL (sizeof page_filter_sql / sizeof page_filter_sql[0])
+/* The largest code point in UTF-8: every text that starts with a prefix and
+ * goes on sorts below the prefix followed by it. */
+#define PREFIX_END "\xF4\x8F\xBF\xBF"
 
-int store_task_page(store *s, const store_task_filter *filter, const char *before_created_at,
-                    const char *before_id, store_task_fn fn, void *ctx, vf_error *err)
+typedef struct built {
+    char sql[900];
+    const char *values[2 * N_FILTER_SQL];
+    char ends[2][600]; /* the prefixes' upper bounds */
+    int n_values;
+    bool ascending;
+} built;
+
+/* The WHERE clause of q after `head`; false when a prefix is too long. */
+static bool build(const store_task_search *q, const char *head, built *b, bool cursors)
 {
-    store_task_filter none = {0};
-    if (!filter)
-        filter = &none;
-    const char *values[] = {filter->status, filter->reason, filter->kind, filter->node,
-                            filter->since};
-    const size_t n_values = sizeof values / sizeof values[0];
-    bool cursor = before_created_at && before_id;
-
-    /* Built only from the fixed fragments above; every value is bound. */
-    char sql[640];
-    size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT " PAGE_COLUMNS " FROM tasks");
+    const store_task_filter *f = &q->filter;
+    bool before = cursors && q->before_created_at && q->before_id;
+    bool after = cursors && !before && q->after_created_at && q->after_id;
+    const char *prefixes[2] = {q->id_prefix, q->node_prefix};
+    for (int i = 0; i < 2; i++)
+        if (prefixes[i] && (size_t)snprintf(b->ends[i], sizeof b->ends[i], "%s" PREFIX_END,
+                                            prefixes[i]) >= sizeof b->ends[i])
+            return false;
+    const char *pairs[N_FILTER_SQL][2] = {
+        {f->status, NULL},
+        {f->reason, NULL},
+        {f->kind, NULL},
+        {f->node, NULL},
+        {f->since, NULL},
+        {prefixes[0], prefixes[0] ? b->ends[0] : NULL},
+        {prefixes[1], prefixes[1] ? b->ends[1] : NULL},
+        {before ? q->before_created_at : NULL, q->before_id},
+        {after ? q->after_created_at : NULL, q->after_id},
+    };
+    size_t len = (size_t)snprintf(b->sql, sizeof b->sql, "%s", head);
     const char *joiner = " WHERE ";
-    for (size_t i = 0; i <= n_values; i++) {
-        if (i < n_values ? !values[i] : !cursor)
+    b->n_values = 0;
+    for (size_t i = 0; i < N_FILTER_SQL; i++) {
+        if (!pairs[i][0])
             continue;
-        len += (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", joiner, page_filter_sql[i]);
+        len +=
+            (size_t)snprintf(b->sql + len, sizeof b->sql - len, "%s%s", joiner, page_filter_sql[i]);
         joiner = " AND ";
+        b->values[b->n_values++] = pairs[i][0];
+        if (strchr(page_filter_sql[i], ',') || strstr(page_filter_sql[i], " AND "))
+            b->values[b->n_values++] = pairs[i][1];
     }
-    snprintf(sql + len, sizeof sql - len, " ORDER BY created_at DESC, id DESC LIMIT ?");
+    b->ascending = after;
+    return len < sizeof b->sql;
+}
+
+int store_task_search_page(store *s, const store_task_search *q, store_task_fn fn, void *ctx,
+                           vf_error *err)
+{
+    built b;
+    if (!build(q, "SELECT " PAGE_COLUMNS " FROM tasks", &b, true)) {
+        vf_error_set(err, VF_EINVAL, "a search prefix is too long");
+        return -1;
+    }
+    size_t len = strlen(b.sql);
+    snprintf(b.sql + len, sizeof b.sql - len, " ORDER BY created_at %s, id %s LIMIT ?",
+             b.ascending ? "ASC" : "DESC", b.ascending ? "ASC" : "DESC");
 
     db_stmt *st = NULL;
-    if (!db_prepare(s->db, &st, sql, err))
+    if (!db_prepare(s->db, &st, b.sql, err))
         return -1;
     int index = 1;
-    for (size_t i = 0; i < n_values; i++)
-        if (values[i])
-            db_bind_text(st, index++, values[i]);
-    if (cursor) {
-        db_bind_text(st, index++, before_created_at);
-        db_bind_text(st, index++, before_id);
-    }
-    store_bind_limit(st, index, filter->limit);
+    for (int i = 0; i < b.n_values; i++)
+        db_bind_text(st, index++, b.values[i]);
+    store_bind_limit(st, index, q->filter.limit);
     store_rows rows = {0};
     int rc = store_rows_collect(s, st, 0, &rows, "listing a page of tasks", err);
     db_stmt_free(st);
     if (rc == 0) {
-        for (int i = 0; i < rows.count; i++) {
+        for (int k = 0; k < rows.count; k++) {
+            /* Newest first either way. */
+            int i = b.ascending ? rows.count - 1 - k : k;
             /* Borrowed from rows for the callback, as store_task_fn says. */
             store_task t = {
                 .id = (char *)store_rows_text(&rows, i, 0),
@@ -81,6 +128,39 @@ int store_task_page(store *s, const store_task_filter *filter, const char *befor
     }
     store_rows_free(&rows);
     return rc;
+}
+
+int64_t store_task_search_count(store *s, const store_task_search *q, int64_t cap, vf_error *err)
+{
+    built b;
+    if (!build(q, "SELECT COUNT(*) FROM (SELECT 1 FROM tasks", &b, false)) {
+        vf_error_set(err, VF_EINVAL, "a search prefix is too long");
+        return -1;
+    }
+    size_t len = strlen(b.sql);
+    snprintf(b.sql + len, sizeof b.sql - len, " LIMIT ?) AS capped");
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st, b.sql, err))
+        return -1;
+    int index = 1;
+    for (int i = 0; i < b.n_values; i++)
+        db_bind_text(st, index++, b.values[i]);
+    store_bind_limit(st, index, (int)cap);
+    store_rows rows = {0};
+    int rc = store_rows_collect(s, st, 0, &rows, "counting tasks", err);
+    db_stmt_free(st);
+    int64_t count = rc == 0 && rows.count == 1 ? store_rows_int(&rows, 0, 0) : -1;
+    store_rows_free(&rows);
+    return count;
+}
+
+int store_task_page(store *s, const store_task_filter *filter, const char *before_created_at,
+                    const char *before_id, store_task_fn fn, void *ctx, vf_error *err)
+{
+    store_task_search q = {.before_created_at = before_created_at, .before_id = before_id};
+    if (filter)
+        q.filter = *filter;
+    return store_task_search_page(s, &q, fn, ctx, err);
 }
 
 int store_task_hours(store *s, const char *since, store_task_hour_fn fn, void *ctx, vf_error *err)

@@ -40,8 +40,8 @@ static int collect_hour(const store_task_hour *h, void *ctx)
     return 0;
 }
 
-static void add_task(store *st, const char *id, const char *status, const char *reason,
-                     const char *at)
+static void add_task_on(store *st, const char *id, const char *status, const char *reason,
+                        const char *at, const char *node)
 {
     vf_error err;
     vf_error_init(&err);
@@ -52,8 +52,29 @@ static void add_task(store *st, const char *id, const char *status, const char *
                            .attempts = 1,
                            .request = "{}",
                            .vmid = -1,
+                           .node = node,
                            .at = at};
     CHECKF(store_task_insert(st, &f, &err) == 0, "%s", err.text);
+}
+
+static void add_task(store *st, const char *id, const char *status, const char *reason,
+                     const char *at)
+{
+    add_task_on(st, id, status, reason, at, NULL);
+}
+
+/* One page of q, comma-separated. */
+static void search(store *st, const store_task_search *q, char *out, size_t size)
+{
+    vf_error err;
+    vf_error_init(&err);
+    seen page = {0};
+    CHECKF(store_task_search_page(st, q, collect, &page, &err) == 0, "%s", err.text);
+    out[0] = '\0';
+    for (int i = 0; i < page.n; i++) {
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", len ? "," : "", page.ids[i]);
+    }
 }
 
 /* Every page of `filter` in turn, with the cursor of the previous page's
@@ -117,6 +138,34 @@ static void run(const char *path)
     CHECK(store_task_page(st, &filter, "2026-01-01T00:10:00.000Z", "t-a", collect, &none, &err) ==
           0);
     CHECK(none.n == 0);
+
+    /* The console's searches: prefixes are ranges of the index, in byte
+     * order; the count stops at its cap; newer-than pages read newest first. */
+    add_task_on(st, "u-1", "completed", NULL, "2026-01-01T00:05:00.000Z", "bm-007");
+    add_task_on(st, "u-2", "completed", NULL, "2026-01-01T00:06:00.000Z", "bm-070");
+    add_task_on(st, "t", "completed", NULL, "2026-01-01T00:07:00.000Z", "bm-1");
+    char found[256];
+    store_task_search q = {.filter = {.limit = 10}, .id_prefix = "t-"};
+    search(st, &q, found, sizeof found);
+    CHECK_STR(found, "t-g,t-f,t-e,t-d,t-c,t-b,t-a");
+    CHECK(store_task_search_count(st, &q, 100, &err) == 7);
+    CHECK(store_task_search_count(st, &q, 3, &err) == 3);
+    q.id_prefix = "t-d";
+    search(st, &q, found, sizeof found);
+    CHECK_STR(found, "t-d");
+    q = (store_task_search){.filter = {.limit = 10}, .node_prefix = "bm-0"};
+    search(st, &q, found, sizeof found);
+    CHECK_STR(found, "u-2,u-1");
+    q.node_prefix = "bm-07";
+    search(st, &q, found, sizeof found);
+    CHECK_STR(found, "u-2");
+    q = (store_task_search){.filter = {.limit = 2, .status = "completed"},
+                            .id_prefix = "t",
+                            .after_created_at = "2026-01-01T00:10:00.000Z",
+                            .after_id = "t-a"};
+    search(st, &q, found, sizeof found);
+    CHECK_STR(found, "t-e,t-c");
+    CHECK(store_task_search_count(st, &q, 100, &err) == 5);
 
     hours h = {0};
     CHECKF(store_task_hours(st, "2026-01-01T01:00:00.000Z", collect_hour, &h, &err) == 0, "%s",

@@ -27,10 +27,30 @@ static const struct {
     {"/dead", "Dead letters"}, {"/charts", "Pictures"},
 };
 
+int console_refresh_arg(const char *value)
+{
+    if (!value || !value[0] || strcmp(value, "off") == 0)
+        return 0;
+    if (strcmp(value, "5") == 0)
+        return 5;
+    if (strcmp(value, "30") == 0)
+        return 30;
+    return -1;
+}
+
 void console_page_start(html *page, const char *title, const char *active)
 {
-    html_raw(page, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                   "<link rel=\"stylesheet\" href=\"/console.css\"><title>");
+    console_page_start_refresh(page, title, active, 0);
+}
+
+void console_page_start_refresh(html *page, const char *title, const char *active, int refresh_s)
+{
+    html_raw(page, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    /* Reloads the same URL, so whatever the page shows (filters, cursor)
+     * stays; the page's links carry refresh= on. */
+    if (refresh_s > 0)
+        html_raw(page, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh_s);
+    html_raw(page, "<link rel=\"stylesheet\" href=\"/console.css\"><title>");
     html_text(page, title);
     html_raw(page,
              " - virtflow</title></head><body><nav><strong class=\"muted\">virtflow</strong> ");

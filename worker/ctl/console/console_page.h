@@ -27,6 +27,13 @@ typedef struct console {
 
 /* Start a page: doctype, head, title, the navigation with `active` marked. */
 void console_page_start(html *page, const char *title, const char *active);
+/* The same with a <meta http-equiv="refresh"> every refresh_s seconds
+ * (0: none): the reload the user chose, without a script. */
+void console_page_start_refresh(html *page, const char *title, const char *active, int refresh_s);
+
+/* ?refresh=off|5|30 as seconds (0 for off or absent), -1 when it is none of
+ * these. */
+int console_refresh_arg(const char *value);
 void console_page_end(html *page);
 
 /* An error paragraph; `message` is escaped. */

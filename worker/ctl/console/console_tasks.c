@@ -19,9 +19,14 @@
 typedef struct list_ctx {
     html *page;
     int count;
+    char first_created[STORE_TIME_SIZE + 8];
+    char first_id[512];
     char last_created[STORE_TIME_SIZE + 8];
     char last_id[512];
 } list_ctx;
+
+/* Counted no further than this: a header, not a scan of a big table. */
+#define COUNT_CAP 10000
 
 static void task_link(html *page, const char *id)
 {
@@ -36,7 +41,11 @@ static int task_row(const store_task *t, void *user)
 {
     list_ctx *ctx = user;
     html *page = ctx->page;
-    ctx->count++;
+    if (ctx->count++ == 0) {
+        snprintf(ctx->first_created, sizeof ctx->first_created, "%s",
+                 t->created_at ? t->created_at : "");
+        snprintf(ctx->first_id, sizeof ctx->first_id, "%s", t->id ? t->id : "");
+    }
     snprintf(ctx->last_created, sizeof ctx->last_created, "%s", t->created_at ? t->created_at : "");
     snprintf(ctx->last_id, sizeof ctx->last_id, "%s", t->id ? t->id : "");
     html_raw(page, "<tr class=\"");
@@ -111,6 +120,41 @@ static void keep_arg(html *page, const char *name, const char *value)
     html_url_part(page, value);
 }
 
+/* The page's query arguments but its cursor, for its links: the filters,
+ * the searches and the refresh the user chose ride along. */
+typedef struct kept {
+    const store_task_filter *filter;
+    const char *id, *node, *since, *limit, *refresh;
+} kept;
+
+static void keep_all(html *page, const kept *k)
+{
+    keep_arg(page, "status", k->filter->status);
+    keep_arg(page, "kind", k->filter->kind);
+    keep_arg(page, "reason", k->filter->reason);
+    keep_arg(page, "id", k->id);
+    keep_arg(page, "node", k->node);
+    keep_arg(page, "since", k->since);
+    keep_arg(page, "limit", k->limit);
+    keep_arg(page, "refresh", k->refresh);
+}
+
+static void page_link(html *page, const char *id, const char *cursor, const char *created,
+                      const char *row_id, const kept *k, const char *label)
+{
+    html_raw(page, "<a id=\"%s\" href=\"/tasks?", id);
+    if (cursor) {
+        html_raw(page, "%s=", cursor);
+        html_url_part(page, created);
+        html_raw(page, "&amp;%s_id=", cursor);
+        html_url_part(page, row_id);
+    } else {
+        html_raw(page, "newest=1");
+    }
+    keep_all(page, k);
+    html_raw(page, "\">%s</a> ", label);
+}
+
 int console_tasks_page(console *c, const httpd_request *req, html *page)
 {
     /* The filters' choices are task_view's, as virtflowctl tasks and
@@ -118,43 +162,68 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
     const char *const *statuses = task_view_statuses;
     const char *const *kinds = task_view_kinds;
     const char *const *reasons = task_view_reasons;
-    store_task_filter filter = {.limit = DEFAULT_PAGE};
-    filter.status = arg(req, "status");
-    filter.kind = arg(req, "kind");
-    filter.reason = arg(req, "reason");
-    filter.node = arg(req, "node");
+    static const char *const refreshes[] = {"5", "30", NULL};
+    store_task_search q = {.filter = {.limit = DEFAULT_PAGE}};
+    q.filter.status = arg(req, "status");
+    q.filter.kind = arg(req, "kind");
+    q.filter.reason = arg(req, "reason");
+    /* Searches: a prefix of the task id, of the node (the host it is on). */
+    q.id_prefix = arg(req, "id");
+    q.node_prefix = arg(req, "node");
     const char *since_text = arg(req, "since");
-    const char *before = arg(req, "before");
-    const char *before_id = arg(req, "before_id");
+    q.before_created_at = arg(req, "before");
+    q.before_id = arg(req, "before_id");
+    q.after_created_at = arg(req, "after");
+    q.after_id = arg(req, "after_id");
     const char *limit_text = arg(req, "limit");
+    const char *refresh_text = arg(req, "refresh");
+    int refresh = console_refresh_arg(refresh_text);
     char since[STORE_TIME_SIZE];
 
-    console_page_start(page, "Tasks", "/tasks");
+    console_page_start_refresh(page, "Tasks", "/tasks", refresh > 0 ? refresh : 0);
     html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/tasks\">");
-    select_field(page, "status", filter.status, statuses);
-    select_field(page, "kind", filter.kind, kinds);
-    select_field(page, "reason", filter.reason, reasons);
-    text_field(page, "node", filter.node, "host");
+    text_field(page, "id", q.id_prefix, "task id prefix");
+    text_field(page, "node", q.node_prefix, "host name prefix");
+    select_field(page, "status", q.filter.status, statuses);
+    select_field(page, "kind", q.filter.kind, kinds);
+    select_field(page, "reason", q.filter.reason, reasons);
     text_field(page, "since", since_text, "1h, 2d, RFC 3339");
-    html_raw(page, "<button>Filter</button></form>\n");
+    html_raw(page, "<label>refresh <select name=\"refresh\"><option value=\"off\">off</option>");
+    for (size_t i = 0; refreshes[i]; i++)
+        html_raw(page, "<option value=\"%s\"%s>every %s s</option>", refreshes[i],
+                 refresh_text && strcmp(refresh_text, refreshes[i]) == 0 ? " selected" : "",
+                 refreshes[i]);
+    html_raw(page, "</select></label>");
+    if (limit_text) {
+        html_raw(page, "<input type=\"hidden\" name=\"limit\" value=\"");
+        html_text(page, limit_text);
+        html_raw(page, "\">");
+    }
+    html_raw(page, "<button>Search</button></form>\n");
 
     const char *problem = NULL;
-    if (filter.kind && !one_of(filter.kind, kinds))
+    if (q.filter.kind && !one_of(q.filter.kind, kinds))
         problem = "kind: expected schedule or spare";
-    else if (filter.reason && !one_of(filter.reason, reasons))
+    else if (q.filter.reason && !one_of(q.filter.reason, reasons))
         problem = "reason: expected invalid, unschedulable or exhausted";
     else if (since_text && ctl_parse_since(since_text, since) < 0)
         problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
                   "2026-11-22T01:02:03Z";
-    else if ((before != NULL) != (before_id != NULL))
-        problem = "before and before_id go together (the last row of the previous page)";
+    else if ((q.before_created_at != NULL) != (q.before_id != NULL) ||
+             (q.after_created_at != NULL) != (q.after_id != NULL))
+        problem = "before and before_id (after and after_id) go together: a row of the "
+                  "page next to this one";
+    else if (q.before_created_at && q.after_created_at)
+        problem = "before or after, not both";
+    else if (refresh < 0)
+        problem = "refresh: expected off, 5 or 30";
     if (limit_text) {
         char *end;
         long limit = strtol(limit_text, &end, 10);
         if (*end || limit < 1 || limit > MAX_PAGE)
             problem = "limit: expected a number from 1 to 500";
         else
-            filter.limit = (int)limit;
+            q.filter.limit = (int)limit;
     }
     if (problem) {
         console_page_error(page, problem);
@@ -162,16 +231,31 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
         return 400;
     }
     if (since_text)
-        filter.since = since;
+        q.filter.since = since;
+    kept k = {.filter = &q.filter,
+              .id = q.id_prefix,
+              .node = q.node_prefix,
+              .since = since_text,
+              .limit = limit_text,
+              .refresh = refresh > 0 ? refresh_text : NULL};
+
+    vf_error err;
+    vf_error_init(&err);
+    int64_t matching = store_task_search_count(c->store, &q, COUNT_CAP, &err);
+    if (matching < 0) {
+        console_page_error(page, err.text);
+        console_page_end(page);
+        return 503;
+    }
+    html_raw(page, "<p id=\"count\">%lld%s task%s match.</p>\n", (long long)matching,
+             matching >= COUNT_CAP ? "+" : "", matching == 1 ? "" : "s");
 
     html_raw(page, "<table id=\"tasks\"><thead><tr><th>Task</th><th>Kind</th><th>Status</th>"
                    "<th>Reason</th><th>Att.</th><th>Node</th><th>VMID</th><th>Created</th>"
                    "<th>Error</th></tr></thead><tbody>\n");
     list_ctx ctx = {.page = page};
-    vf_error err;
-    vf_error_init(&err);
     int status = 200;
-    if (store_task_page(c->store, &filter, before, before_id, task_row, &ctx, &err) < 0) {
+    if (store_task_search_page(c->store, &q, task_row, &ctx, &err) < 0) {
         html_raw(page, "</tbody></table>");
         console_page_error(page, err.text);
         status = 503;
@@ -179,31 +263,19 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
         html_raw(page, "</tbody></table>\n");
         if (ctx.count == 0)
             html_raw(page, "<p class=\"muted\" id=\"empty\">No tasks match.</p>");
-        if (ctx.count == filter.limit) {
-            /* The cursor is the last row shown; the filters ride along. */
-            html_raw(page, "<p><a id=\"older\" href=\"/tasks?before=");
-            html_url_part(page, ctx.last_created);
-            html_raw(page, "&amp;before_id=");
-            html_url_part(page, ctx.last_id);
-            keep_arg(page, "status", filter.status);
-            keep_arg(page, "kind", filter.kind);
-            keep_arg(page, "reason", filter.reason);
-            keep_arg(page, "node", filter.node);
-            keep_arg(page, "since", since_text);
-            keep_arg(page, "limit", limit_text);
-            html_raw(page, "\">Older &rarr;</a></p>");
-        }
-        if (before) {
-            /* Back to the first (newest) page, with the same filters: the
-             * keyset cursor only walks one way. */
-            html_raw(page, "<p><a id=\"newest\" href=\"/tasks?limit=%d", filter.limit);
-            keep_arg(page, "status", filter.status);
-            keep_arg(page, "kind", filter.kind);
-            keep_arg(page, "reason", filter.reason);
-            keep_arg(page, "node", filter.node);
-            keep_arg(page, "since", since_text);
-            html_raw(page, "\">&larr; Newest</a></p>");
-        }
+        /* Keyset both ways: Newer is the page above this one's first row,
+         * Older the page below its last; a full page may have more beyond. */
+        bool deeper = q.before_created_at != NULL, higher = q.after_created_at != NULL;
+        bool newer = ctx.count > 0 && (deeper || (higher && ctx.count == q.filter.limit));
+        bool older = ctx.count > 0 && (higher || ctx.count == q.filter.limit);
+        html_raw(page, "<p class=\"pages\">");
+        if (deeper || higher)
+            page_link(page, "newest", NULL, NULL, NULL, &k, "&larr;&larr; Newest");
+        if (newer)
+            page_link(page, "newer", "after", ctx.first_created, ctx.first_id, &k, "&larr; Newer");
+        if (older)
+            page_link(page, "older", "before", ctx.last_created, ctx.last_id, &k, "Older &rarr;");
+        html_raw(page, "</p>");
     }
     console_page_end(page);
     return status;
