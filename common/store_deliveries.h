@@ -84,7 +84,8 @@ typedef struct store_delivery_filter {
     const char *status;
     const char *receiver;
     const char *event_id;
-    int limit; /* 0: no limit */
+    const char *type; /* the event's "type" ("task.failed"), read from the body */
+    int limit;        /* 0: no limit */
 } store_delivery_filter;
 
 /* Call fn for each delivery matching `filter` (NULL: all), newest first. */

@@ -81,7 +81,7 @@ typedef enum {
 /* List queries are built from fixed SQL fragments, one statement per
  * combination of filters present, so each uses the matching index. */
 #define STORE_TASK_FILTERS 5
-#define STORE_DELIVERY_FILTERS 3
+#define STORE_DELIVERY_FILTERS 4
 
 /* What a store file keeps for the open transaction only (today the tasks
  * store_tasks_prefetch read ahead): the file that fills it says how to free

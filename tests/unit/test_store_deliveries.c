@@ -177,6 +177,17 @@ static void run(const char *path)
     CHECK(store_deliveries_due_receiver(s, "slow", T2, 0, collect, &due, NULL) == 0);
     CHECK(due.n == 5);
 
+    /* The console's filter by event type reads the type from the body, on
+     * either dialect. */
+    CHECK(store_delivery_add(s, "evt_t1", "typed", "{\"type\":\"task.failed\",\"data\":{}}", T0,
+                             NULL) == 0);
+    CHECK(store_delivery_add(s, "evt_t2", "typed", "{\"type\":\"task.completed\"}", T1, NULL) == 0);
+    seen typed = {0};
+    store_delivery_filter by_type = {.receiver = "typed", .type = "task.failed"};
+    CHECK(store_delivery_list(s, &by_type, collect, &typed, NULL) == 0);
+    CHECK(typed.n == 1);
+    CHECK_STR(typed.items[0], "evt_t1/typed");
+
     if (!store_is_pg(s))
         test_indexes(s); /* SQLite's query plans */
     store_close(s);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "console.h"
+#include "event_types.h"
 #include "store_deliveries.h"
 #include "../ctl.h"
 
@@ -32,6 +33,15 @@ static int collect_delivery(const store_delivery *d, void *user)
     if (d->delivered_at)
         json_object_set_new(row, "delivered_at", json_string(d->delivered_at));
     json_object_set_new(row, "created_at", json_string(d->created_at));
+    /* The event's type and task, from the copy of the event the row holds. */
+    json_t *event = d->body ? json_loads(d->body, 0, NULL) : NULL;
+    json_t *type = json_object_get(event, "type");
+    json_t *task = json_object_get(json_object_get(event, "data"), "task_id");
+    if (json_is_string(type))
+        json_object_set(row, "type", type);
+    if (json_is_string(task))
+        json_object_set(row, "task_id", task);
+    json_decref(event);
     json_array_append_new(rows, row);
     return 0;
 }
@@ -53,14 +63,58 @@ static void redeliver_form(html *page, const char *event_id, const char *receive
     html_raw(page, "<button>Redeliver</button></form>");
 }
 
+static const char *nonempty(const char *value)
+{
+    return value && value[0] ? value : NULL;
+}
+
+static void choice(html *page, const char *name, const char *current, const char *const *choices,
+                   size_t n)
+{
+    html_raw(page, "<label>%s <select name=\"%s\"><option value=\"\">any</option>", name, name);
+    for (size_t i = 0; i < n; i++)
+        html_raw(page, "<option%s>%s</option>",
+                 current && strcmp(current, choices[i]) == 0 ? " selected" : "", choices[i]);
+    html_raw(page, "</select></label>");
+}
+
 int console_deliveries_page(console *c, const httpd_request *req, html *page)
 {
+    static const char *const statuses[] = {"pending", "delivering", "delivered", "failed"};
+    const char *types[EVENT_TYPE_COUNT];
+    for (int i = 0; i < EVENT_TYPE_COUNT; i++)
+        types[i] = event_types_name((event_type)i);
     store_delivery_filter filter = {.limit = DELIVERIES_SHOWN};
-    const char *receiver = httpd_query(req, "receiver");
-    const char *status_filter = httpd_query(req, "status");
-    filter.receiver = receiver && receiver[0] ? receiver : NULL;
-    filter.status = status_filter && status_filter[0] ? status_filter : NULL;
-    console_page_start(page, "Deliveries", "/deliveries");
+    filter.receiver = nonempty(httpd_query(req, "receiver"));
+    filter.status = nonempty(httpd_query(req, "status"));
+    filter.type = nonempty(httpd_query(req, "type"));
+    int refresh = console_refresh_arg(httpd_query(req, "refresh"));
+    console_page_start_refresh(page, "Deliveries", "/deliveries", refresh > 0 ? refresh : 0);
+    html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/deliveries\">"
+                   "<label>receiver <input name=\"receiver\" size=\"14\" value=\"");
+    html_text(page, filter.receiver);
+    html_raw(page, "\"></label>");
+    choice(page, "status", filter.status, statuses, sizeof statuses / sizeof statuses[0]);
+    choice(page, "type", filter.type, types, EVENT_TYPE_COUNT);
+    if (refresh > 0)
+        html_raw(page, "<input type=\"hidden\" name=\"refresh\" value=\"%d\">", refresh);
+    html_raw(page, "<button>Filter</button></form>\n");
+    const char *problem = NULL;
+    if (filter.status) {
+        problem = "status: expected pending, delivering, delivered or failed";
+        for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
+            if (strcmp(filter.status, statuses[i]) == 0)
+                problem = NULL;
+    }
+    if (filter.type && event_types_find(filter.type) < 0)
+        problem = "type: not an event type virtflow publishes (docs/contracts.md, Events)";
+    if (refresh < 0)
+        problem = "refresh: expected off, 5 or 30";
+    if (problem) {
+        console_page_error(page, problem);
+        console_page_end(page);
+        return 400;
+    }
     json_t *rows = json_array();
     vf_error err;
     vf_error_init(&err);
@@ -71,7 +125,8 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         return 503;
     }
     html_raw(page, "<p class=\"muted\">The newest %d deliveries%s, by receiver.</p>",
-             DELIVERIES_SHOWN, filter.status || filter.receiver ? " matching the filter" : "");
+             DELIVERIES_SHOWN,
+             filter.status || filter.receiver || filter.type ? " matching the filter" : "");
     if (json_array_size(rows) == 0)
         html_raw(page, "<p class=\"muted\" id=\"empty\">No deliveries recorded.</p>");
     /* One table per receiver, receivers in the order of their newest row. */
@@ -87,7 +142,8 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         html_raw(page, "<h2 class=\"receiver\">");
         html_text(page, name);
         html_raw(page,
-                 "</h2><table class=\"deliveries\"><thead><tr><th>Event</th><th>Status</th>"
+                 "</h2><table class=\"deliveries\"><thead><tr><th>Event</th><th>Type</th>"
+                 "<th>Task</th><th>Status</th>"
                  "<th>Attempts</th><th>Last code</th><th>Last error</th><th>Delivered / "
                  "next attempt</th><th>Created</th>%s</tr></thead><tbody>",
                  c->allow_actions ? "<th></th>" : "");
@@ -102,7 +158,18 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
             html_text(page, st);
             html_raw(page, "\"><td><code>");
             html_text(page, field(other, "event_id"));
-            html_raw(page, "</code></td><td class=\"status\">");
+            html_raw(page, "</code></td><td>");
+            html_text(page, field(other, "type"));
+            html_raw(page, "</td><td>");
+            const char *task = field(other, "task_id");
+            if (task) {
+                html_raw(page, "<a class=\"task\" href=\"/task?id=");
+                html_url_part(page, task);
+                html_raw(page, "\">");
+                html_text(page, task);
+                html_raw(page, "</a>");
+            }
+            html_raw(page, "</td><td class=\"status\">");
             html_text(page, st);
             html_raw(page, "</td><td>%lld</td><td>",
                      (long long)json_integer_value(json_object_get(other, "attempts")));
