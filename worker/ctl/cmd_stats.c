@@ -75,13 +75,8 @@ static int on_count(const store_count *c, void *user)
     return 0;
 }
 
-/* The store half of the report: {"ok": true, ...} or {"ok": false, "error"}. */
-static json_t *store_stats(const vf_config *config)
+json_t *ctl_stats_store(store *s, const char *path)
 {
-    store *s = ctl_open_store(config, STORE_READ_ONLY);
-    if (!s)
-        return json_pack("{s:b, s:s, s:s}", "ok", 0, "path", ctl_store_name(config), "error",
-                         "cannot open the store (see the message above)");
     count_ctx ctx = {
         .by_status = json_object(), .by_reason = json_object(), .deliveries = json_object()};
     vf_error err;
@@ -89,21 +84,31 @@ static json_t *store_stats(const vf_config *config)
     json_t *out;
     if (store_counts(s, on_count, &ctx, &err) < 0) {
         ctl_error("%s", err.text);
-        out = json_pack("{s:b, s:s, s:s}", "ok", 0, "path", ctl_store_name(config), "error",
-                        err.text);
+        out = json_pack("{s:b, s:s, s:s}", "ok", 0, "path", path, "error", err.text);
         json_decref(ctx.by_status);
         json_decref(ctx.by_reason);
         json_decref(ctx.deliveries);
         json_decref(ctx.oldest_task);
         json_decref(ctx.oldest_delivery);
     } else {
-        out = json_pack("{s:b, s:s, s:{s:I, s:o, s:o}, s:o, s:I, s:o, s:o}", "ok", 1, "path",
-                        ctl_store_name(config), "tasks", "total", ctx.total, "by_status",
-                        ctx.by_status, "by_reason", ctx.by_reason, "deliveries", ctx.deliveries,
-                        "outbox_pending", ctx.outbox, "oldest_pending_task",
-                        ctx.oldest_task ? ctx.oldest_task : json_null(), "oldest_pending_delivery",
+        out = json_pack("{s:b, s:s, s:{s:I, s:o, s:o}, s:o, s:I, s:o, s:o}", "ok", 1, "path", path,
+                        "tasks", "total", ctx.total, "by_status", ctx.by_status, "by_reason",
+                        ctx.by_reason, "deliveries", ctx.deliveries, "outbox_pending", ctx.outbox,
+                        "oldest_pending_task", ctx.oldest_task ? ctx.oldest_task : json_null(),
+                        "oldest_pending_delivery",
                         ctx.oldest_delivery ? ctx.oldest_delivery : json_null());
     }
+    return out;
+}
+
+/* The store half of the report: {"ok": true, ...} or {"ok": false, "error"}. */
+static json_t *store_stats(const vf_config *config)
+{
+    store *s = ctl_open_store(config, STORE_READ_ONLY);
+    if (!s)
+        return json_pack("{s:b, s:s, s:s}", "ok", 0, "path", ctl_store_name(config), "error",
+                         "cannot open the store (see the message above)");
+    json_t *out = ctl_stats_store(s, ctl_store_name(config));
     store_close(s);
     return out;
 }

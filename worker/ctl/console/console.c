@@ -211,6 +211,8 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
         status = console_deliveries_page(c, req, &page);
     } else if (strcmp(path, "/dead") == 0) {
         status = console_dead_page(c, req, &page);
+    } else if (strcmp(path, "/overview") == 0) {
+        status = console_overview_page(c, req, &page);
     } else if (strcmp(path, "/charts") == 0) {
         status = console_charts_page(c, req, &page);
     } else {

@@ -36,6 +36,7 @@ int console_hosts_page(console *c, const httpd_request *req, html *page);
 int console_deliveries_page(console *c, const httpd_request *req, html *page);
 int console_dead_page(console *c, const httpd_request *req, html *page);
 int console_charts_page(console *c, const httpd_request *req, html *page);
+int console_overview_page(console *c, const httpd_request *req, html *page);
 
 /* Host utilisation as one SVG (used on the hosts and the pictures pages). */
 int console_hosts_svg(console *c, html *page, char *error, size_t error_size);

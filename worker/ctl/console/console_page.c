@@ -23,8 +23,8 @@ static const struct {
     const char *path;
     const char *label;
 } nav[] = {
-    {"/tasks", "Tasks"},       {"/hosts", "Hosts"},     {"/deliveries", "Deliveries"},
-    {"/dead", "Dead letters"}, {"/charts", "Pictures"},
+    {"/overview", "Overview"},     {"/tasks", "Tasks"},       {"/hosts", "Hosts"},
+    {"/deliveries", "Deliveries"}, {"/dead", "Dead letters"}, {"/charts", "Pictures"},
 };
 
 int console_refresh_arg(const char *value)
