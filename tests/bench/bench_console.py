@@ -128,7 +128,8 @@ def main():
             ("hosts (%d hosts)" % args.hosts, "/hosts"),
             ("pictures (24 h; not a target)", "/charts"),
             ("search: task id prefix (100 match)", "/tasks?id=" + middle[:-2]),
-            ("search: node prefix (count capped)", "/tasks?node=bm-01"),
+            ("search: one node (20,000 tasks)", "/tasks?node=bm-017"),
+            ("search: node prefix bm-01* (180,000)", "/tasks?node=bm-01*"),
             ("tasks, Newer from the 100th page", None),
             ("overview (stats; not a target)", "/overview"),
         ]
@@ -136,7 +137,7 @@ def main():
         deep = "bench-%07d" % (args.tasks - 1 - 5000)
         row = vftest.db_rows(db, "SELECT created_at FROM tasks WHERE id = ?", (deep,))[0][0]
         pages[1] = (pages[1][0], "/tasks?before=%s&before_id=%s" % (row, deep))
-        pages[9] = (pages[9][0], "/tasks?after=%s&after_id=%s" % (row, deep))
+        pages[10] = (pages[10][0], "/tasks?after=%s&after_id=%s" % (row, deep))
         print("load average %.2f %.2f %.2f on %d cores (shared machine)" %
               (os.getloadavg() + (os.cpu_count(),)))
         print("%-38s %10s %10s %9s" % ("page", "median ms", "max ms", "bytes"))

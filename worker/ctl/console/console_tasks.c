@@ -169,7 +169,17 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
     q.filter.reason = arg(req, "reason");
     /* Searches: a prefix of the task id, of the node (the host it is on). */
     q.id_prefix = arg(req, "id");
-    q.node_prefix = arg(req, "node");
+    /* A host name is exact (the index tasks_by_node in created_at order:
+     * no sort); "gp-*" is a prefix, an index range that is sorted. */
+    const char *node = arg(req, "node");
+    char node_prefix[256];
+    size_t node_len = node ? strlen(node) : 0;
+    if (node_len > 1 && node[node_len - 1] == '*' && node_len < sizeof node_prefix) {
+        snprintf(node_prefix, sizeof node_prefix, "%.*s", (int)(node_len - 1), node);
+        q.node_prefix = node_prefix;
+    } else {
+        q.filter.node = node;
+    }
     const char *since_text = arg(req, "since");
     q.before_created_at = arg(req, "before");
     q.before_id = arg(req, "before_id");
@@ -183,7 +193,7 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
     console_page_start_refresh(page, "Tasks", "/tasks", refresh > 0 ? refresh : 0);
     html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/tasks\">");
     text_field(page, "id", q.id_prefix, "task id prefix");
-    text_field(page, "node", q.node_prefix, "host name prefix");
+    text_field(page, "node", node, "host, or prefix*");
     select_field(page, "status", q.filter.status, statuses);
     select_field(page, "kind", q.filter.kind, kinds);
     select_field(page, "reason", q.filter.reason, reasons);
@@ -234,7 +244,7 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
         q.filter.since = since;
     kept k = {.filter = &q.filter,
               .id = q.id_prefix,
-              .node = q.node_prefix,
+              .node = node,
               .since = since_text,
               .limit = limit_text,
               .refresh = refresh > 0 ? refresh_text : NULL};
