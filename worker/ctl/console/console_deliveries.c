@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "console.h"
+#include "delivery_view.h"
 #include "event_types.h"
 #include "store_deliveries.h"
 #include "../ctl.h"
@@ -16,33 +17,13 @@
 #define DELIVERIES_SHOWN 300
 #define DEAD_SHOWN "100"
 
+/* Rows as virtflowctl deliveries --json and GET /v1/deliveries show them,
+ * the event's type and task included. */
 static int collect_delivery(const store_delivery *d, void *user)
 {
-    json_t *rows = user;
-    json_t *row = json_object();
-    /* json_string refuses text that is not UTF-8: keep the row, lose the field. */
-    json_object_set_new(row, "event_id", json_string(d->event_id));
-    json_object_set_new(row, "receiver", json_string(d->receiver ? d->receiver : ""));
-    json_object_set_new(row, "status", json_string(d->status));
-    json_object_set_new(row, "attempts", json_integer(d->attempts));
-    json_object_set_new(row, "last_code", json_integer(d->last_code));
-    if (d->last_error)
-        json_object_set_new(row, "last_error", json_string(d->last_error));
-    if (d->next_attempt_at)
-        json_object_set_new(row, "next_attempt_at", json_string(d->next_attempt_at));
-    if (d->delivered_at)
-        json_object_set_new(row, "delivered_at", json_string(d->delivered_at));
-    json_object_set_new(row, "created_at", json_string(d->created_at));
-    /* The event's type and task, from the copy of the event the row holds. */
-    json_t *event = d->body ? json_loads(d->body, 0, NULL) : NULL;
-    json_t *type = json_object_get(event, "type");
-    json_t *task = json_object_get(json_object_get(event, "data"), "task_id");
-    if (json_is_string(type))
-        json_object_set(row, "type", type);
-    if (json_is_string(task))
-        json_object_set(row, "task_id", task);
-    json_decref(event);
-    json_array_append_new(rows, row);
+    json_t *row = delivery_view_json(d);
+    if (row)
+        json_array_append_new(user, row);
     return 0;
 }
 
@@ -80,7 +61,10 @@ static void choice(html *page, const char *name, const char *current, const char
 
 int console_deliveries_page(console *c, const httpd_request *req, html *page)
 {
-    static const char *const statuses[] = {"pending", "delivering", "delivered", "failed"};
+    const char *const *statuses = delivery_view_statuses;
+    size_t n_statuses = 0;
+    while (statuses[n_statuses])
+        n_statuses++;
     const char *types[EVENT_TYPE_COUNT];
     for (int i = 0; i < EVENT_TYPE_COUNT; i++)
         types[i] = event_types_name((event_type)i);
@@ -94,7 +78,7 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
                    "<label>receiver <input name=\"receiver\" size=\"14\" value=\"");
     html_text(page, filter.receiver);
     html_raw(page, "\"></label>");
-    choice(page, "status", filter.status, statuses, sizeof statuses / sizeof statuses[0]);
+    choice(page, "status", filter.status, statuses, n_statuses);
     choice(page, "type", filter.type, types, EVENT_TYPE_COUNT);
     if (refresh > 0)
         html_raw(page, "<input type=\"hidden\" name=\"refresh\" value=\"%d\">", refresh);
@@ -102,7 +86,7 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
     const char *problem = NULL;
     if (filter.status) {
         problem = "status: expected pending, delivering, delivered or failed";
-        for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
+        for (size_t i = 0; i < n_statuses; i++)
             if (strcmp(filter.status, statuses[i]) == 0)
                 problem = NULL;
     }
@@ -159,7 +143,7 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
             html_raw(page, "\"><td><code>");
             html_text(page, field(other, "event_id"));
             html_raw(page, "</code></td><td>");
-            html_text(page, field(other, "type"));
+            html_text(page, field(other, "event_type"));
             html_raw(page, "</td><td>");
             const char *task = field(other, "task_id");
             if (task) {
