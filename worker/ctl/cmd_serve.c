@@ -13,7 +13,7 @@
 #include "httpd.h"
 #include "secret_file.h"
 
-#define DEFAULT_LISTEN "127.0.0.1:8080"
+#define DEFAULT_LISTEN "127.0.0.1:8090"
 /* Names given with --allow-host, and the listen host. */
 #define MAX_ALLOWED_HOSTS 16
 
