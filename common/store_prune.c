@@ -31,6 +31,12 @@
 
 #define RELEASED_RESERVATIONS "FROM reservations WHERE released_at IS NOT NULL AND released_at < ?1"
 
+/* Snapshots older than the cutoff except the newest of them, which was still
+ * in force at the cutoff (a decision kept after it was made against it). */
+#define SUPERSEDED_SNAPSHOTS                                                                       \
+    "FROM inventory_snapshots WHERE recorded_at < (SELECT MAX(recorded_at) "                       \
+    "FROM inventory_snapshots WHERE recorded_at < ?1)"
+
 #define FINISHED_DELIVERIES                                                                        \
     "FROM deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed')"
 
@@ -164,6 +170,10 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
                    limit, &deleted->deliveries, &found, err) < 0)
         return -1;
     more |= found >= limit;
+    if (prune_rows(s, "inventory_snapshots", "id", SUPERSEDED_SNAPSHOTS, "recorded_at", cutoff,
+                   limit, &deleted->inventory_snapshots, &found, err) < 0)
+        return -1;
+    more |= found >= limit;
     return more ? 1 : 0;
 }
 
@@ -201,9 +211,11 @@ int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, 
         ("SELECT count(*) FROM spares WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")"),
         "SELECT count(*) FROM outbox WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1",
         ("SELECT count(*) " FINISHED_DELIVERIES),
+        ("SELECT count(*) " SUPERSEDED_SNAPSHOTS),
     };
-    int64_t *slots[] = {&counts->tasks,  &counts->task_events, &counts->reservations,
-                        &counts->spares, &counts->outbox,      &counts->deliveries};
+    int64_t *slots[] = {
+        &counts->tasks,  &counts->task_events, &counts->reservations,       &counts->spares,
+        &counts->outbox, &counts->deliveries,  &counts->inventory_snapshots};
     memset(counts, 0, sizeof *counts);
     /* One read transaction: the counts describe one moment. */
     if (db_exec(s->db, "BEGIN", "counting rows to prune", err) < 0)

@@ -19,7 +19,9 @@
  *     with their task_events, reservations and spares rows;
  *   - released reservations with released_at < cutoff (of any task);
  *   - outbox events confirmed before the cutoff (never unconfirmed ones);
- *   - finished deliveries (delivered, failed) created before the cutoff.
+ *   - finished deliveries (delivered, failed) created before the cutoff;
+ *   - inventory snapshots recorded before the cutoff, except the newest of
+ *     them (still in force at the cutoff, store_inventory.h).
  * Deleting is idempotent: two workers pruning one store delete each row
  * once, and a row already gone is simply not counted again. A task pruned
  * is forgotten: a message redelivered or redriven for it afterwards is a new
@@ -33,6 +35,7 @@ typedef struct store_prune_counts {
     int64_t spares;
     int64_t outbox;
     int64_t deliveries;
+    int64_t inventory_snapshots;
 } store_prune_counts;
 
 /* Rows per table and transaction (tasks: tasks, with their rows): small

@@ -81,7 +81,8 @@ typedef struct prune_run {
 
 static int64_t total_rows(const store_prune_counts *c)
 {
-    return c->tasks + c->task_events + c->reservations + c->spares + c->outbox + c->deliveries;
+    return c->tasks + c->task_events + c->reservations + c->spares + c->outbox + c->deliveries +
+           c->inventory_snapshots;
 }
 
 static void show_progress(prune_run *run, const store_prune_counts *c, int64_t freed_pages,
@@ -131,9 +132,13 @@ static void print_counts(const char *cutoff, bool dry_run, const store_prune_cou
     const struct {
         const char *table;
         int64_t rows;
-    } rows[] = {
-        {"tasks", c->tasks},   {"task_events", c->task_events}, {"reservations", c->reservations},
-        {"spares", c->spares}, {"outbox", c->outbox},           {"deliveries", c->deliveries}};
+    } rows[] = {{"tasks", c->tasks},
+                {"task_events", c->task_events},
+                {"reservations", c->reservations},
+                {"spares", c->spares},
+                {"outbox", c->outbox},
+                {"deliveries", c->deliveries},
+                {"inventory_snapshots", c->inventory_snapshots}};
     if (as_json) {
         json_t *counts = json_object();
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
@@ -151,7 +156,7 @@ static void print_counts(const char *cutoff, bool dry_run, const store_prune_cou
     }
     printf("%s rows older than %s:\n", dry_run ? "would delete" : "deleted", cutoff);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        printf("  %-13s %" PRId64 "\n", rows[i].table, rows[i].rows);
+        printf("  %-19s %" PRId64 "\n", rows[i].table, rows[i].rows);
     if (!dry_run) {
         printf("freed pages: %" PRId64 "\n", freed_pages);
         printf("batches: %ld, pauses for other writers: %ld\n", run->batches, run->pauses);

@@ -1,0 +1,90 @@
+/* store_inventory: inventory snapshots (store_inventory.h). Recorded at most
+ * once per inventory refresh and read by operators' replays, so statements
+ * are prepared per call, not kept in the handle's slots. */
+#include "store_inventory.h"
+#include "store_internal.h"
+
+#include <openssl/evp.h>
+
+#include <stdio.h>
+
+void store_inventory_hash(const void *data, size_t len, char out[STORE_INVENTORY_HASH_SIZE])
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    out[0] = '\0';
+    if (EVP_Digest(data, len, digest, &size, EVP_sha256(), NULL) != 1 || size != 32)
+        return; /* cannot happen with OpenSSL's own SHA-256; "" never equals a stored hash */
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned int i = 0; i < size; i++) {
+        out[2 * i] = hex[digest[i] >> 4];
+        out[2 * i + 1] = hex[digest[i] & 15];
+    }
+    out[2 * size] = '\0';
+}
+
+int store_inventory_snapshot_record(store *s, const char *content_hash, const char *at,
+                                    const char *hosts, vf_error *err)
+{
+    /* COALESCE: an empty table has no newest hash, and '' is never one. */
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st,
+                    "INSERT INTO inventory_snapshots (content_hash, recorded_at, hosts) "
+                    "SELECT ?1, ?2, ?3 WHERE COALESCE((SELECT content_hash FROM "
+                    "inventory_snapshots ORDER BY recorded_at DESC, id DESC LIMIT 1), '') <> ?1",
+                    err))
+        return -1;
+    db_bind_text(st, 1, content_hash);
+    db_bind_text(st, 2, at);
+    db_bind_text(st, 3, hosts);
+    int changed = store_exec_change(s, st, "recording an inventory snapshot", err);
+    db_stmt_free(st);
+    return changed < 0 ? -1 : changed > 0 ? 1 : 0;
+}
+
+/* The rows in force from ?1 on, without their (large) hosts: those are read
+ * one at a time, so a week of snapshots is never in memory at once. */
+#define SNAPSHOTS_SINCE                                                                            \
+    "SELECT id, content_hash, recorded_at FROM inventory_snapshots WHERE recorded_at >= "          \
+    "COALESCE((SELECT MAX(recorded_at) FROM inventory_snapshots WHERE recorded_at <= ?1), ?1) "    \
+    "ORDER BY recorded_at, id"
+#define SNAPSHOTS_ALL                                                                              \
+    "SELECT id, content_hash, recorded_at FROM inventory_snapshots ORDER BY recorded_at, id"
+
+int store_inventory_snapshots(store *s, const char *since, store_inventory_snapshot_fn fn,
+                              void *ctx, vf_error *err)
+{
+    db_stmt *list = NULL, *one = NULL;
+    store_rows rows = {0};
+    int result = -1;
+    if (!db_prepare(s->db, &list, since ? SNAPSHOTS_SINCE : SNAPSHOTS_ALL, err) ||
+        !db_prepare(s->db, &one, "SELECT hosts FROM inventory_snapshots WHERE id = ?1", err))
+        goto out;
+    if (since)
+        db_bind_text(list, 1, since);
+    if (store_rows_collect(s, list, 0, &rows, "listing inventory snapshots", err) < 0)
+        goto out;
+    result = 0;
+    bool stop = false;
+    for (int row = 0; row < rows.count && result == 0 && !stop; row++) {
+        store_rows hosts = {0};
+        db_bind_int64(one, 1, store_rows_int(&rows, row, 0));
+        if (store_rows_collect(s, one, 1, &hosts, "reading an inventory snapshot", err) < 0) {
+            result = -1;
+        } else if (hosts.count == 1) { /* 0: pruned since the listing */
+            store_inventory_snapshot snapshot = {
+                .id = store_rows_int(&rows, row, 0),
+                .content_hash = store_rows_text(&rows, row, 1),
+                .recorded_at = store_rows_text(&rows, row, 2),
+                .hosts = store_rows_text(&hosts, 0, 0),
+            };
+            stop = fn(&snapshot, ctx) != 0;
+        }
+        store_rows_free(&hosts);
+    }
+out:
+    store_rows_free(&rows);
+    db_stmt_free(list);
+    db_stmt_free(one);
+    return result;
+}

@@ -1,0 +1,49 @@
+/* store_inventory: inventory snapshots, the inventory as it was at each
+ * decision, for what-if replay (virtflowctl simulate). Part of the store: what
+ * store.h says about durability, timestamps, strings, errors, threads and
+ * listing callbacks holds here too. */
+#ifndef VF_STORE_INVENTORY_H
+#define VF_STORE_INVENTORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* Hex SHA-256 and its terminating NUL. */
+#define STORE_INVENTORY_HASH_SIZE 65
+
+/* Record a snapshot fetched at `at` (store time format) with content
+ * `hosts` (a JSON document, see schema/011_inventory_snapshots.sql) whose
+ * hash is `content_hash` (callers hash the same bytes they store, see
+ * store_inventory_hash), unless the newest snapshot already has that hash.
+ * One statement, so it is atomic on its own; two workers recording the same
+ * change at once may both add it (the rows are the same content; a replay
+ * takes the newest at each time). Returns 1 when a row was added, 0 when the
+ * content was unchanged, -1 with err set. */
+int store_inventory_snapshot_record(store *s, const char *content_hash, const char *at,
+                                    const char *hosts, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The hex SHA-256 of `len` bytes of `data` into out. */
+void store_inventory_hash(const void *data, size_t len, char out[STORE_INVENTORY_HASH_SIZE]);
+
+/* One snapshot, borrowed during the callback. */
+typedef struct store_inventory_snapshot {
+    int64_t id;
+    const char *content_hash;
+    const char *recorded_at;
+    const char *hosts;
+} store_inventory_snapshot;
+
+/* Return non-zero to stop the listing. */
+typedef int (*store_inventory_snapshot_fn)(const store_inventory_snapshot *snapshot, void *ctx);
+
+/* Call fn for every snapshot in force at some time from `since` on, oldest
+ * first: the newest recorded at or before `since` (in force at `since`), then
+ * every later one. NULL `since`: all. One read; works on a READ_ONLY handle.
+ * Returns 0 or -1 with err set. */
+int store_inventory_snapshots(store *s, const char *since, store_inventory_snapshot_fn fn,
+                              void *ctx, vf_error *err) __attribute__((warn_unused_result));
+
+#endif
