@@ -1,6 +1,7 @@
 /* host_json: one host from JSON, field by field: defaults, derived
  * allocations, ranges and the exact error a user reads. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host_json.h"
@@ -174,8 +175,90 @@ static void test_guests_stay_on_their_hosts(void)
     hostset_free(set);
 }
 
+static hostset *load_inventory(const char *text)
+{
+    json_t *root = json_loads(text, 0, NULL);
+    CHECK(root != NULL);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = root ? host_json_inventory(root, &err) : NULL;
+    CHECKF(set != NULL, "%s", err.text);
+    json_decref(root);
+    return set;
+}
+
+static void check_same_hosts(const hostset *a, const hostset *b)
+{
+    CHECK(a->n_hosts == b->n_hosts && a->n_used_vmids == b->n_used_vmids &&
+          a->n_guests == b->n_guests && a->n_pools == b->n_pools);
+    if (a->n_hosts != b->n_hosts || a->n_used_vmids != b->n_used_vmids ||
+        a->n_guests != b->n_guests)
+        return;
+    for (size_t i = 0; i < a->n_hosts; i++) {
+        const host *x = &a->hosts[i], *y = &b->hosts[i];
+        CHECK_STR(x->name, y->name);
+        CHECK_STR(x->ip, y->ip);
+        CHECK_STR(x->pool, y->pool);
+        CHECK_STR(x->model, y->model);
+        CHECKF(x->dedicated == y->dedicated && x->status == y->status && x->cpu == y->cpu &&
+                   x->memory == y->memory && x->storage == y->storage &&
+                   x->usage_cpu == y->usage_cpu && x->usage_mem == y->usage_mem &&
+                   x->has_usage_cpu == y->has_usage_cpu && x->has_usage_mem == y->has_usage_mem &&
+                   x->allocated_cpu == y->allocated_cpu &&
+                   x->allocated_memory == y->allocated_memory && x->max_vms == y->max_vms &&
+                   x->current_vms == y->current_vms && x->pool_id == y->pool_id,
+               "host %s differs", x->name);
+    }
+    for (size_t i = 0; i < a->n_used_vmids; i++)
+        CHECK(a->used_vmids[i] == b->used_vmids[i]);
+    for (size_t i = 0; i < a->n_guests; i++)
+        CHECK(a->guests[i].vmid == b->guests[i].vmid &&
+              a->guests[i].host_index == b->guests[i].host_index);
+}
+
+/* host_json_from_hostset reads back into the same hostset (every field,
+ * measured and unmeasured usage, guests and loose vmids), and the same
+ * hostset always dumps to the same text (the snapshot hash relies on it). */
+static void test_round_trip(void)
+{
+    hostset *set = load_inventory(
+        "{\"nodes\": [{\"name\": \"zz\", \"cpu\": 8.5, \"memory\": 1024.7, \"ip\": \"10.0.0.9\","
+        " \"pool\": \"gpu\", \"dedicated\": true, \"model\": \"R650\", \"storage\": 500,"
+        " \"usage_cpu\": 0.1234567890123, \"usage_mem\": 0.5, \"max_vms\": 7,"
+        " \"current_vms\": 2, \"status\": \"maintenance\", \"vmids\": [101, 100]},"
+        " {\"name\": \"aa\", \"cpu\": 16, \"memory\": 2048, \"allocated_cpu\": 3.25,"
+        " \"allocated_memory\": 512, \"status\": \"offline\", \"vmids\": [200]},"
+        " {\"name\": \"mm\", \"cpu\": 4, \"memory\": 64, \"usage_cpu\": 0}],"
+        " \"vmids\": [300, 100]}");
+    if (!set)
+        return;
+    json_t *doc = host_json_from_hostset(set);
+    CHECK(doc != NULL);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    hostset *back = text ? load_inventory(text) : NULL;
+    if (back) {
+        check_same_hosts(set, back);
+        /* Unmeasured stays unmeasured, measured 0 stays measured. */
+        const host *mm = hostset_find(back, "mm");
+        CHECK(mm && mm->has_usage_cpu && !mm->has_usage_mem);
+        CHECK(!hostset_find(back, "aa")->has_usage_cpu);
+        CHECK(hostset_guest_on(back, 100, "zz") && hostset_guest_on(back, 200, "aa") &&
+              hostset_vmid_used(back, 300) && !hostset_guest_on(back, 300, "zz"));
+        json_t *again = host_json_from_hostset(back);
+        char *text2 = again ? json_dumps(again, JSON_COMPACT) : NULL;
+        CHECK_STR(text2, text);
+        free(text2);
+        json_decref(again);
+    }
+    free(text);
+    json_decref(doc);
+    hostset_free(back);
+    hostset_free(set);
+}
+
 int main(void)
 {
+    test_round_trip();
     test_guests_stay_on_their_hosts();
     test_virtflow_scheduler_node();
     test_defaults();

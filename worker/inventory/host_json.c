@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* null counts as absent: a YAML key with nothing after it means "default". */
@@ -282,4 +283,88 @@ hostset *host_json_inventory(const json_t *root, vf_error *err)
         return NULL;
     }
     return set;
+}
+
+/* A JSON array of n vmids, or NULL (out of memory). */
+static json_t *number_array(const uint32_t *values, size_t n)
+{
+    json_t *array = json_array();
+    for (size_t i = 0; array && i < n; i++)
+        if (json_array_append_new(array, json_integer(values[i])) < 0) {
+            json_decref(array);
+            return NULL;
+        }
+    return array;
+}
+
+static json_t *host_object(const host *h)
+{
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:f, s:I, s:I, s:f, s:I, s:i, s:i}", "name",
+                  h->name, "ip", h->ip, "pool", h->pool, "dedicated", h->dedicated, "model",
+                  h->model, "status", host_status_name(h->status), "cpu", h->cpu, "memory",
+                  (json_int_t)h->memory, "storage", (json_int_t)h->storage, "allocated_cpu",
+                  h->allocated_cpu, "allocated_memory", (json_int_t)h->allocated_memory, "max_vms",
+                  (int)h->max_vms, "current_vms", (int)h->current_vms);
+    /* Absent stays absent: TargetLoadPacking tells unmeasured from 0. */
+    if (o && h->has_usage_cpu)
+        json_object_set_new(o, "usage_cpu", json_real(h->usage_cpu));
+    if (o && h->has_usage_mem)
+        json_object_set_new(o, "usage_mem", json_real(h->usage_mem));
+    return o;
+}
+
+json_t *host_json_from_hostset(const hostset *set)
+{
+    json_t *nodes = json_array();
+    json_t *root = json_pack("{s:o}", "nodes", nodes);
+    /* Each host's guests, grouped by host in one pass (counting sort). */
+    size_t *start = calloc(set->n_hosts + 1, sizeof *start);
+    uint32_t *by_host = malloc((set->n_guests ? set->n_guests : 1) * sizeof *by_host);
+    if (!root || !start || !by_host)
+        goto fail;
+    for (size_t g = 0; g < set->n_guests; g++)
+        start[set->guests[g].host_index + 1]++;
+    for (size_t i = 0; i < set->n_hosts; i++)
+        start[i + 1] += start[i];
+    size_t *fill = calloc(set->n_hosts + 1, sizeof *fill);
+    if (!fill)
+        goto fail;
+    for (size_t g = 0; g < set->n_guests; g++) {
+        uint32_t h = set->guests[g].host_index;
+        by_host[start[h] + fill[h]++] = set->guests[g].vmid;
+    }
+    free(fill);
+    for (size_t i = 0; i < set->n_hosts; i++) {
+        json_t *o = host_object(&set->hosts[i]);
+        if (!o || json_array_append_new(nodes, o) < 0)
+            goto fail;
+        if (start[i + 1] > start[i]) {
+            json_t *vmids = number_array(by_host + start[i], start[i + 1] - start[i]);
+            if (!vmids || json_object_set_new(o, "vmids", vmids) < 0)
+                goto fail;
+        }
+    }
+    /* The used vmids that are no host's guest (both lists sorted by vmid). */
+    json_t *others = json_array();
+    if (!others || json_object_set_new(root, "vmids", others) < 0)
+        goto fail;
+    size_t g = 0;
+    for (size_t v = 0; v < set->n_used_vmids; v++) {
+        uint32_t vmid = set->used_vmids[v];
+        while (g < set->n_guests && set->guests[g].vmid < vmid)
+            g++;
+        if (g < set->n_guests && set->guests[g].vmid == vmid)
+            continue;
+        if (json_array_append_new(others, json_integer(vmid)) < 0)
+            goto fail;
+    }
+    free(start);
+    free(by_host);
+    return root;
+fail:
+    free(start);
+    free(by_host);
+    json_decref(root);
+    return NULL;
 }

@@ -70,4 +70,14 @@ hostset *host_json_inventory(const json_t *root, vf_error *err) __attribute__((w
 int host_json_inventory_into(hostset *set, const json_t *root, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* The inverse: a finished hostset as an inventory document, {"nodes": [...],
+ * "vmids": [...]}, every field written (usage_cpu / usage_mem only when
+ * measured), each host's guests as its vmids, the other used vmids at the top.
+ * host_json_inventory reads it back into the same hostset; the same hostset
+ * always gives the same document, in the same order (hosts by name), so its
+ * dump (JSON_COMPACT) can be hashed to tell changes apart (inventory
+ * snapshots, common/store_inventory.h). Returns a new reference, or NULL when
+ * out of memory. */
+json_t *host_json_from_hostset(const hostset *set) __attribute__((warn_unused_result));
+
 #endif
