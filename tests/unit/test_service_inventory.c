@@ -3,7 +3,8 @@
  * a new snapshot switches the engine and drops the reservations whose VMs
  * it shows on their own hosts (reported once); the same snapshot again
  * changes nothing; a snapshot older than inventory.max_age_s stops
- * placements until it is fresh again. */
+ * placements until it is fresh again. Each change of content is recorded
+ * once as an inventory snapshot, the same content never twice. */
 #include "service_fixture.h"
 
 #define INVENTORY "fixtures/inventory/file/valid/all-fields.yaml"
@@ -81,6 +82,87 @@ static void test_follow(service_fixture *f)
     svc->inventory = NULL;
 }
 
+static int count_snapshot(const store_inventory_snapshot *snapshot, void *ctx)
+{
+    int *n = ctx;
+    json_t *doc = json_loads(snapshot->hosts, 0, NULL);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = doc ? host_json_inventory(doc, &err) : NULL;
+    CHECKF(set != NULL, "snapshot %lld: %s", (long long)snapshot->id, err.text);
+    json_decref(doc);
+    hostset_free(set);
+    (*n)++;
+    return 0;
+}
+
+static int snapshots(service *svc)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int n = 0;
+    CHECKF(store_inventory_snapshots(svc->store, NULL, count_snapshot, &n, &err) == 0, "%s",
+           err.text);
+    return n;
+}
+
+/* What sync_inventory does with a new view, in its transaction. */
+static void record(service *svc, const char *at)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_begin(svc->store, &err) == 0);
+    CHECKF(service_record_snapshot(svc, at, &err) == 0, "%s", err.text);
+    CHECK(store_commit(svc->store, &err) == 0);
+    if (svc->snapshot_pending[0])
+        memcpy(svc->snapshot_hash, svc->snapshot_pending, sizeof svc->snapshot_hash);
+}
+
+static void test_snapshots(service_fixture *f)
+{
+    service *svc = &f->svc;
+    vf_error err;
+    vf_error_init(&err);
+    free(f->config->inventory.path);
+    f->config->inventory.path = strdup(INVENTORY);
+    svc->inventory = inventory_new(f->config, &err);
+    CHECKF(svc->inventory != NULL, "%s", err.text);
+    if (!svc->inventory)
+        return;
+    materialised gone = {0};
+    record(svc, "2026-11-01T00:00:00.000Z"); /* no view yet: nothing */
+    CHECK(snapshots(svc) == 0);
+    CHECK(inventory_refresh(svc->inventory, &err) == 0);
+    CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+    record(svc, "2026-11-01T00:00:01.000Z");
+    CHECK(snapshots(svc) == 1);
+    /* A new fetch of the same content: not recorded, neither by this worker
+     * (it remembers the hash) nor by another one (the store compares). */
+    CHECK(inventory_refresh(svc->inventory, &err) == 0);
+    CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+    record(svc, "2026-11-01T00:00:02.000Z");
+    svc->snapshot_hash[0] = '\0';
+    record(svc, "2026-11-01T00:00:03.000Z");
+    CHECK(snapshots(svc) == 1);
+    /* Other content: a second snapshot. */
+    inventory *other = NULL;
+    free(f->config->inventory.path);
+    f->config->inventory.path = strdup("fixtures/inventory/file/valid/defaults.yaml");
+    other = inventory_new(f->config, &err);
+    CHECKF(other != NULL, "%s", err.text);
+    if (other) {
+        inventory_adopt_settings(svc->inventory, other);
+        CHECK(inventory_refresh(svc->inventory, &err) == 0);
+        CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+        record(svc, "2026-11-01T00:00:04.000Z");
+        CHECK(snapshots(svc) == 2);
+    }
+    free(gone.vms);
+    inventory_release(&svc->view);
+    inventory_free(svc->inventory);
+    svc->inventory = NULL;
+}
+
 int main(void)
 {
     vf_log_set_level(VF_LOG_ERROR);
@@ -91,6 +173,7 @@ int main(void)
         return test_summary();
     }
     test_follow(&f);
+    test_snapshots(&f);
     service_fixture_close(&f);
     return test_summary();
 }

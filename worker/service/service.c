@@ -94,6 +94,8 @@ static int sync_inventory(service *svc, vf_error *err)
                      : 0;
         if (rc == 0)
             rc = store_inventory_fresh_set(svc->store, fetched, err);
+        if (rc == 0 && svc->view_fetched_ms > svc->clock_recorded_ms)
+            rc = service_record_snapshot(svc, fetched, err);
         if (rc == 0 && (expired = store_reservations_expire(svc->store, fetched, err)) < 0)
             rc = -1;
         if (rc == 0)
@@ -105,6 +107,8 @@ static int sync_inventory(service *svc, vf_error *err)
              * next round (or start) ends them again. Nothing is overcommitted. */
         } else {
             svc->clock_recorded_ms = svc->view_fetched_ms;
+            if (svc->snapshot_pending[0])
+                memcpy(svc->snapshot_hash, svc->snapshot_pending, sizeof svc->snapshot_hash);
             service_room_changed(svc); /* a new snapshot, or holds ended */
             if (gone.n)
                 log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);

@@ -26,6 +26,7 @@
 #include "grow.h"
 #include "hangup.h"
 #include "ids.h"
+#include "host_json.h"
 #include "inventory.h"
 #include "leases.h"
 #include "log.h"
@@ -39,6 +40,7 @@
 #include "stopper.h"
 #include "store.h"
 #include "store_hosts.h"
+#include "store_inventory.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
 #include "task_attempt.h"
@@ -111,6 +113,11 @@ typedef struct service {
      * none ends while the inventory cannot show whether its VM exists. */
     int64_t view_fetched_ms;
     int64_t clock_recorded_ms; /* the last view_fetched_ms the store has */
+    /* Inventory snapshots (store_inventory.h): the hash of the last content
+     * this worker recorded or found recorded, and of the one being recorded
+     * in the open transaction (kept once it commits). "": none yet. */
+    char snapshot_hash[STORE_INVENTORY_HASH_SIZE];
+    char snapshot_pending[STORE_INVENTORY_HASH_SIZE];
     /* `view.hosts`, or NULL while the snapshot is older than
      * inventory.max_age_s: then tasks retry as if there were no inventory. */
     const hostset *placeable;
@@ -172,6 +179,12 @@ typedef struct materialised {
 /* The inventory refresh thread (arg: the service). */
 void *service_refresh_loop(void *arg);
 int service_follow_inventory(service *svc, materialised *gone, vf_error *err);
+/* Inside the caller's transaction: record svc->view as an inventory snapshot
+ * fetched at `fetched`, unless its content is the last one recorded (by this
+ * worker, or by any on the store: the store compares with its newest row).
+ * Sets svc->snapshot_pending, which the caller moves to snapshot_hash after
+ * the commit. Returns 0 or -1 with err set. */
+int service_record_snapshot(service *svc, const char *fetched, vf_error *err);
 
 /* ---- service_checkpoint.c ---- */
 
