@@ -1,0 +1,188 @@
+/* worker/sched/replay.c: the same configuration replays with exactly zero
+ * difference; a pack candidate against spread moves placements and uses
+ * fewer hosts; a tighter overcommit makes requests newly unschedulable (and
+ * the other way round newly schedulable); releases and expiries free room
+ * under both; peaks are the highest committed figures per host. */
+#include "config.h"
+#include "replay.h"
+#include "sched_fixture.h"
+#include "testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T0 1800000000000LL /* Unix ms */
+
+static hostset *hosts_of(int n)
+{
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = hostset_new();
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "bm-%02d", i);
+        host h = fixture_host(name);
+        CHECK(hostset_add(set, &h, &err) == 0);
+    }
+    CHECKF(hostset_finish(set, &err) == 0, "%s", err.text);
+    return set;
+}
+
+typedef struct run {
+    vf_config *config[2];
+    sched_engine *engine[2];
+    replay *r;
+} run;
+
+static void start(run *x, config_strategy b_strategy, double b_overcommit_cpu)
+{
+    vf_error err;
+    vf_error_init(&err);
+    memset(x, 0, sizeof *x);
+    for (int c = 0; c < 2; c++) {
+        x->config[c] = config_defaults();
+        CHECK(x->config[c] != NULL);
+    }
+    x->config[1]->scheduler.strategy = b_strategy;
+    x->config[1]->scheduler.overcommit_cpu = b_overcommit_cpu;
+    for (int c = 0; c < 2; c++) {
+        x->engine[c] = sched_engine_from_config(x->config[c], NULL, &err);
+        CHECKF(x->engine[c] != NULL, "%s", err.text);
+    }
+    x->r = replay_new(x->engine[0], x->engine[1], x->config[0]->scheduler.reservation_ttl_s,
+                      x->config[1]->scheduler.reservation_ttl_s, &err);
+    CHECK(x->r != NULL);
+}
+
+static void stop(run *x)
+{
+    replay_free(x->r);
+    for (int c = 0; c < 2; c++) {
+        sched_engine_free(x->engine[c]);
+        config_free(x->config[c]);
+    }
+}
+
+static void decide(run *x, int n, int cpu, int64_t memory, int64_t at_ms)
+{
+    vf_error err;
+    vf_error_init(&err);
+    for (int i = 0; i < n; i++) {
+        sched_request req;
+        fixture_request(&req, cpu, memory);
+        snprintf(req.task_id, sizeof req.task_id, "t-%lld-%d", (long long)at_ms, i);
+        CHECKF(replay_decide(x->r, &req, at_ms, &err) == 0, "%s", err.text);
+    }
+}
+
+/* Same configuration: zero difference, over snapshots, releases, failures. */
+static void test_same_config(void)
+{
+    run x;
+    start(&x, CONFIG_STRATEGY_SPREAD, 4.0);
+    hostset *first = hosts_of(4), *second = hosts_of(6);
+    vf_error err;
+    vf_error_init(&err);
+    decide(&x, 1, 2, 1024, T0 - 1000); /* before any inventory: unplaced under both */
+    CHECK(replay_inventory(x.r, first, T0, &err) == 0);
+    decide(&x, 40, 6, 4096, T0 + 1000);
+    replay_release(x.r, "t-1800000001000-3");
+    CHECK(replay_inventory(x.r, second, T0 + 60000, &err) == 0);
+    decide(&x, 200, 16, 8192, T0 + 61000); /* until full */
+    replay_totals t;
+    replay_result(x.r, &t);
+    CHECK(t.decisions == 241);
+    CHECK(t.moved == 0 && t.newly_unschedulable == 0 && t.newly_schedulable == 0);
+    CHECK(t.placed[0] == t.placed[1] && t.hosts_used[0] == t.hosts_used[1]);
+    CHECKF(t.placed[0] > 40 && t.placed[0] < 241, "%llu", (unsigned long long)t.placed[0]);
+    size_t n = 0;
+    const replay_host_peak *peaks = replay_peaks(x.r, &n);
+    CHECK(n == 6);
+    for (size_t i = 0; i < n; i++)
+        CHECK(peaks[i].cpu[0] == peaks[i].cpu[1] && peaks[i].memory[0] == peaks[i].memory[1]);
+    stop(&x);
+    hostset_free(first);
+    hostset_free(second);
+}
+
+/* Spread against pack on 8 hosts and 8 small VMs: spread puts one on each,
+ * pack fills the first host; so 7 of 8 move, and pack uses 1 host. */
+static void test_pack_uses_fewer_hosts(void)
+{
+    run x;
+    start(&x, CONFIG_STRATEGY_PACK, 4.0);
+    hostset *set = hosts_of(8);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(replay_inventory(x.r, set, T0, &err) == 0);
+    decide(&x, 8, 1, 1024, T0 + 1000);
+    replay_totals t;
+    replay_result(x.r, &t);
+    CHECKF(t.hosts_used[0] == 8 && t.hosts_used[1] == 1, "spread %zu, pack %zu", t.hosts_used[0],
+           t.hosts_used[1]);
+    CHECKF(t.moved == 7, "%llu", (unsigned long long)t.moved);
+    CHECK(t.newly_unschedulable == 0 && t.newly_schedulable == 0);
+    /* Peaks: under pack one host carries all 8 vCPUs and 8 GiB. */
+    size_t n = 0;
+    const replay_host_peak *peaks = replay_peaks(x.r, &n);
+    double max_b = 0, max_a = 0;
+    for (size_t i = 0; i < n; i++) {
+        max_a = peaks[i].cpu[0] > max_a ? peaks[i].cpu[0] : max_a;
+        max_b = peaks[i].cpu[1] > max_b ? peaks[i].cpu[1] : max_b;
+    }
+    CHECK(max_a == 1 && max_b == 8);
+    CHECK(peaks[0].memory[1] == 8 * 1024 || peaks[n - 1].memory[1] == 8 * 1024);
+    CHECK(peaks[0].cpu_capacity[0] == 64);
+    stop(&x);
+    hostset_free(set);
+}
+
+/* B overcommits CPU 1:1 instead of 4:1: one host of 16 cores takes 16
+ * vCPUs under B, 64 under A. Releases and expiry give the room back. */
+static void test_new_failures_and_releases(void)
+{
+    run x;
+    start(&x, CONFIG_STRATEGY_SPREAD, 1.0);
+    hostset *set = hosts_of(1);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(replay_inventory(x.r, set, T0, &err) == 0);
+    decide(&x, 8, 4, 1024, T0 + 1000); /* 32 vCPUs: A all 8, B 4 */
+    replay_totals t;
+    replay_result(x.r, &t);
+    CHECK(t.placed[0] == 8 && t.placed[1] == 4);
+    CHECK(t.newly_unschedulable == 4 && t.newly_schedulable == 0 && t.moved == 0);
+    /* Release B's 4 (and A's same tasks): A has 16 vCPUs held of 64, B 0 of
+     * 16; 8 more: A places 8 (48 of 64), B 4 again. */
+    for (int i = 0; i < 4; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "t-%lld-%d", (long long)(T0 + 1000), i);
+        replay_release(x.r, id);
+    }
+    decide(&x, 8, 4, 1024, T0 + 2000);
+    replay_result(x.r, &t);
+    CHECK(t.placed[0] == 16 && t.placed[1] == 8);
+    CHECK(t.newly_unschedulable == 8);
+    /* A full at 64: everything held expires by a snapshot past the TTL. */
+    decide(&x, 4, 4, 1024, T0 + 3000);
+    replay_result(x.r, &t);
+    CHECK(t.placed[0] == 20 && t.placed[1] == 8);
+    CHECK(replay_inventory(x.r, set, T0 + 3000 + 901000, &err) == 0);
+    decide(&x, 1, 16, 1024, T0 + 905000); /* fits both once the holds expired */
+    replay_result(x.r, &t);
+    CHECK(t.placed[0] == 21 && t.placed[1] == 9);
+    size_t n = 0;
+    const replay_host_peak *peaks = replay_peaks(x.r, &n);
+    CHECK(n == 1 && peaks[0].cpu[0] == 64 && peaks[0].cpu[1] == 16);
+    stop(&x);
+    hostset_free(set);
+}
+
+int main(void)
+{
+    test_same_config();
+    test_pack_uses_fewer_hosts();
+    test_new_failures_and_releases();
+    return test_summary();
+}

@@ -1,0 +1,167 @@
+/* replay: see replay.h. */
+#include "replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct replay {
+    sched_engine *engine[2];
+    int ttl_s[2];
+    const hostset *hosts;
+    replay_host_peak *peaks; /* sorted by name */
+    size_t n_peaks;
+    size_t *slot; /* host index of `hosts` -> index into peaks */
+    replay_totals totals;
+};
+
+replay *replay_new(sched_engine *a, sched_engine *b, int ttl_a_s, int ttl_b_s, vf_error *err)
+{
+    replay *r = calloc(1, sizeof *r);
+    if (!r) {
+        vf_error_set(err, VF_ENOMEM, "out of memory starting a replay");
+        return NULL;
+    }
+    r->engine[0] = a;
+    r->engine[1] = b;
+    r->ttl_s[0] = ttl_a_s;
+    r->ttl_s[1] = ttl_b_s;
+    return r;
+}
+
+void replay_free(replay *r)
+{
+    if (!r)
+        return;
+    free(r->peaks);
+    free(r->slot);
+    free(r);
+}
+
+/* Raise host i's peaks under configuration c to what it commits now. */
+static void note_peak(replay *r, int c, size_t i)
+{
+    const host *h = &r->hosts->hosts[i];
+    const sched_host_load *load = sched_engine_host_load(r->engine[c], i);
+    replay_host_peak *p = &r->peaks[r->slot[i]];
+    double cpu = h->allocated_cpu + (load ? load->cpu : 0);
+    int64_t memory = h->allocated_memory + (load ? load->memory : 0);
+    if (cpu > p->cpu[c])
+        p->cpu[c] = cpu;
+    if (memory > p->memory[c])
+        p->memory[c] = memory;
+    const sched_params *params = sched_engine_params(r->engine[c]);
+    p->cpu_capacity[c] = sched_cpu_capacity(params, h);
+    p->memory_capacity[c] = sched_memory_capacity(params, h);
+}
+
+/* Merge the snapshot's host names into peaks (both sorted by name) and map
+ * each host index to its slot. */
+static int merge_hosts(replay *r, const hostset *hosts, vf_error *err)
+{
+    size_t cap = r->n_peaks + hosts->n_hosts;
+    replay_host_peak *merged = calloc(cap ? cap : 1, sizeof *merged);
+    size_t *slot = calloc(hosts->n_hosts ? hosts->n_hosts : 1, sizeof *slot);
+    if (!merged || !slot) {
+        free(merged);
+        free(slot);
+        vf_error_set(err, VF_ENOMEM, "out of memory following a replayed inventory");
+        return -1;
+    }
+    size_t a = 0, b = 0, n = 0;
+    while (a < r->n_peaks || b < hosts->n_hosts) {
+        int order = a == r->n_peaks       ? 1
+                    : b == hosts->n_hosts ? -1
+                                          : strcmp(r->peaks[a].name, hosts->hosts[b].name);
+        if (order < 0) {
+            merged[n++] = r->peaks[a++];
+            continue;
+        }
+        if (order == 0) {
+            merged[n] = r->peaks[a++];
+        } else {
+            memcpy(merged[n].name, hosts->hosts[b].name, sizeof merged[n].name);
+        }
+        slot[b++] = n++;
+    }
+    free(r->peaks);
+    free(r->slot);
+    r->peaks = merged;
+    r->n_peaks = n;
+    r->slot = slot;
+    return 0;
+}
+
+int replay_inventory(replay *r, const hostset *hosts, int64_t at_ms, vf_error *err)
+{
+    if (merge_hosts(r, hosts, err) < 0)
+        return -1;
+    for (int c = 0; c < 2; c++) {
+        if (sched_engine_set_hosts(r->engine[c], hosts, NULL, NULL, err) < 0)
+            return -1;
+        (void)sched_engine_expire(r->engine[c], at_ms / 1000);
+    }
+    r->hosts = hosts;
+    for (int c = 0; c < 2; c++)
+        for (size_t i = 0; i < hosts->n_hosts; i++)
+            note_peak(r, c, i);
+    return 0;
+}
+
+int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
+{
+    const host *chosen[2] = {NULL, NULL};
+    r->totals.decisions++;
+    bool refused = false;
+    for (int c = 0; c < 2; c++) {
+        if (!r->hosts)
+            continue; /* no inventory yet: nothing can be placed, under either */
+        sched_engine *decider = sched_engine_profile(r->engine[c], req->scheduler_name);
+        sched_decision decision;
+        vf_error ignored;
+        vf_error_init(&ignored);
+        if (!decider || sched_engine_decide(decider, req, &decision, &ignored) < 0) {
+            refused = true;
+            continue;
+        }
+        if (!decision.placed)
+            continue;
+        size_t index = sched_decision_host_index(r->engine[c], &decision);
+        sched_reservation res;
+        sched_reservation_from_decision(&res, &decision, req, req->task_id,
+                                        at_ms / 1000 + r->ttl_s[c]);
+        if (sched_engine_reserve(r->engine[c], &res, err) < 0)
+            return -1;
+        chosen[c] = decision.node;
+        r->totals.placed[c]++;
+        replay_host_peak *p = &r->peaks[r->slot[index]];
+        if (p->placements[c]++ == 0)
+            r->totals.hosts_used[c]++;
+        note_peak(r, c, index);
+    }
+    if (refused)
+        r->totals.errors++;
+    if (chosen[0] && chosen[1] && strcmp(chosen[0]->name, chosen[1]->name) != 0)
+        r->totals.moved++;
+    else if (chosen[0] && !chosen[1])
+        r->totals.newly_unschedulable++;
+    else if (!chosen[0] && chosen[1])
+        r->totals.newly_schedulable++;
+    return 0;
+}
+
+void replay_release(replay *r, const char *task_id)
+{
+    for (int c = 0; c < 2; c++)
+        (void)sched_engine_release(r->engine[c], task_id);
+}
+
+void replay_result(const replay *r, replay_totals *totals)
+{
+    *totals = r->totals;
+}
+
+const replay_host_peak *replay_peaks(replay *r, size_t *n)
+{
+    *n = r->n_peaks;
+    return r->peaks;
+}

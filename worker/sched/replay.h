@@ -1,0 +1,86 @@
+/* replay: what-if replay of recorded history under two configurations
+ * (issue 25 item 2, virtflowctl simulate). No I/O: the caller reads the store
+ * and hands over, in recorded order, the inventory snapshots (as hostsets),
+ * the requests with their decision times, and the releases; each is applied
+ * to both engines, each with its own reservations, and every decision of
+ * configuration B is compared with A's for the same request.
+ *
+ * What is counted:
+ *   - moved: placed under both, on different hosts;
+ *   - newly_unschedulable: placed under A, not under B; newly_schedulable:
+ *     the other way round;
+ *   - per host and configuration, the peak committed CPU (vCPUs) and memory
+ *     (MiB): what the inventory shows allocated plus what that replay holds,
+ *     highest after any decision;
+ *   - hosts_used: hosts that held at least one of the replay's placements.
+ * Identical configurations give identical engines and so identical decisions:
+ * every difference is then exactly zero.
+ *
+ * Counterfactual limits: the inventory is the one recorded, so it shows the
+ * VMs where they really went; a reservation of B for a VM that really went
+ * elsewhere never materialises and ends only by release or expiry
+ * (scheduler.reservation_ttl_s of B's configuration, against the replayed
+ * decision time). */
+#ifndef VF_REPLAY_H
+#define VF_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "hostset.h"
+#include "request.h"
+#include "vf_error.h"
+
+typedef struct replay replay;
+
+/* Per host, per configuration (0: A, 1: B). */
+typedef struct replay_host_peak {
+    char name[HOST_NAME_LEN];
+    double cpu[2];             /* vCPUs committed at the peak */
+    int64_t memory[2];         /* MiB committed at the peak */
+    double cpu_capacity[2];    /* vCPUs the configuration may commit (overcommit, reserve) */
+    double memory_capacity[2]; /* MiB likewise; both as of the host's latest snapshot */
+    uint32_t placements[2];    /* placements this host received */
+} replay_host_peak;
+
+typedef struct replay_totals {
+    uint64_t decisions;
+    uint64_t moved;
+    uint64_t newly_unschedulable;
+    uint64_t newly_schedulable;
+    uint64_t placed[2];
+    uint64_t errors; /* requests an engine refused (malformed annotations), under either */
+    size_t hosts_used[2];
+} replay_totals;
+
+/* Two engines (borrowed; build them with sched_engine_from_config(config,
+ * NULL, ...) so they decide as a single worker would) and the reservation
+ * lifetime of each configuration in seconds. Returns an owned replay or NULL
+ * (VF_ENOMEM). */
+replay *replay_new(sched_engine *a, sched_engine *b, int ttl_a_s, int ttl_b_s, vf_error *err)
+    __attribute__((warn_unused_result));
+void replay_free(replay *r);
+
+/* From now on decide over `hosts` (borrowed until the next call or
+ * replay_free), fetched at Unix ms `at_ms`: reservations whose VMs it shows
+ * end, and those expired by then. Returns 0 or -1 with err. */
+int replay_inventory(replay *r, const hostset *hosts, int64_t at_ms, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Decide `req` (its task_id names the reservation) at Unix ms `at_ms` under
+ * both, reserve what each placed, and count. Returns 0 or -1 with err (out of
+ * memory); a request an engine refuses is counted in errors, not an error. */
+int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* The task's reservations end under both (task.release, spare.release). */
+void replay_release(replay *r, const char *task_id);
+
+/* The counts so far. */
+void replay_result(const replay *r, replay_totals *totals);
+/* The hosts seen in any snapshot, by name; borrowed until the next call. */
+const replay_host_peak *replay_peaks(replay *r, size_t *n);
+
+#endif
