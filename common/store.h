@@ -59,7 +59,8 @@
  * This header is the core (opening, time, transactions); each table has
  * a header of its own beside it: store_tasks.h, store_reservations.h,
  * store_hosts.h (host generations and leases), store_outbox.h,
- * store_spares.h, store_deliveries.h, store_stats.h, store_prune.h. */
+ * store_spares.h, store_deliveries.h, store_stats.h, store_prune.h,
+ * store_inventory.h (inventory snapshots). */
 #ifndef VF_STORE_H
 #define VF_STORE_H
 
