@@ -88,3 +88,33 @@ out:
     db_stmt_free(one);
     return result;
 }
+
+int store_history(store *s, const char *since, store_history_fn fn, void *ctx, vf_error *err)
+{
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st,
+                    "SELECT 0, id, created_at, request FROM tasks "
+                    "WHERE kind = 'schedule' AND created_at >= ?1 "
+                    "UNION ALL "
+                    "SELECT 1, task_id, released_at, NULL FROM reservations "
+                    "WHERE released_at >= ?1 AND bound_at IS NULL "
+                    "ORDER BY 3, 1 DESC, 2",
+                    err))
+        return -1;
+    db_bind_text(st, 1, since);
+    store_rows rows = {0};
+    int rc = store_rows_collect(s, st, 0, &rows, "reading the history to replay", err);
+    db_stmt_free(st);
+    for (int i = 0; rc == 0 && i < rows.count; i++) {
+        store_history_step step = {
+            .release = store_rows_int(&rows, i, 0) != 0,
+            .task_id = store_rows_text(&rows, i, 1),
+            .at = store_rows_text(&rows, i, 2),
+            .request = store_rows_text(&rows, i, 3),
+        };
+        if (fn(&step, ctx) != 0)
+            break;
+    }
+    store_rows_free(&rows);
+    return rc;
+}

@@ -6,6 +6,8 @@
 #include "store.h"
 #include "store_inventory.h"
 #include "store_prune.h"
+#include "store_reservations.h"
+#include "store_tasks.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -147,6 +149,67 @@ static void run(const char *location)
     }
 }
 
+typedef struct steps {
+    int n;
+    char lines[8][96];
+} steps;
+
+static int collect_step(const store_history_step *step, void *ctx)
+{
+    steps *s = ctx;
+    if (s->n < 8)
+        snprintf(s->lines[s->n], sizeof s->lines[0], "%s %s %s %s",
+                 step->release ? "release" : "request", step->task_id, step->at,
+                 step->request ? step->request : "-");
+    s->n++;
+    return 0;
+}
+
+static void add_task(store *st, const char *id, const char *kind, const char *at)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = {.id = id,
+                           .kind = kind,
+                           .status = "completed",
+                           .request = "{\"cpu\":1}",
+                           .vmid = -1,
+                           .at = at};
+    CHECKF(store_task_insert(st, &f, &err) == 0, "%s: %s", id, err.text);
+}
+
+/* The history to replay: schedule requests by creation, releases that were
+ * not the VM appearing, in time order, from `since`. */
+static void run_history(const char *location)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store *st = store_open(location, STORE_READ_WRITE, &err);
+    CHECKF(st != NULL, "%s", err.text);
+    if (!st)
+        return;
+    add_task(st, "t-old", "schedule", "2026-11-01T00:00:00.000Z");
+    add_task(st, "t-b", "schedule", "2026-11-02T00:00:02.000Z");
+    add_task(st, "t-a", "schedule", "2026-11-02T00:00:01.000Z");
+    add_task(st, "t-spare", "spare", "2026-11-02T00:00:03.000Z");
+    CHECK(store_reservation_add(st, "t-a", "bm-1", 1, 512, 0, 100, "2026-11-02T00:00:01.000Z",
+                                "2026-11-03T00:00:00.000Z", &err) == 0);
+    CHECK(store_reservation_add(st, "t-b", "bm-1", 1, 512, 0, 101, "2026-11-02T00:00:02.000Z",
+                                "2026-11-03T00:00:00.000Z", &err) == 0);
+    /* t-a released by a task.release; t-b's VM appeared (bound): not a step. */
+    CHECK(store_reservation_release_task(st, "t-a", "2026-11-02T00:00:05.000Z", &err) == 1);
+    CHECK(store_reservation_release_vmid(st, 101, "bm-1", "2026-11-02T00:00:06.000Z",
+                                         "2026-11-02T00:00:06.000Z", &err) == 1);
+    steps got = {0};
+    CHECKF(store_history(st, "2026-11-02T00:00:00.000Z", collect_step, &got, &err) == 0, "%s",
+           err.text);
+    CHECK(got.n == 3);
+    CHECK_STR(got.lines[0], "request t-a 2026-11-02T00:00:01.000Z {\"cpu\":1}");
+    CHECK_STR(got.lines[1], "request t-b 2026-11-02T00:00:02.000Z {\"cpu\":1}");
+    CHECK_STR(got.lines[2], "release t-a 2026-11-02T00:00:05.000Z -");
+    store_close(st);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/vf-test-store-inventory-XXXXXX";
@@ -155,6 +218,8 @@ int main(void)
     char path[128];
     snprintf(path, sizeof path, "%s/s.db", dir);
     test_each_store("inventory", path, run);
+    snprintf(path, sizeof path, "%s/h.db", dir);
+    test_each_store("history", path, run_history);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
