@@ -48,6 +48,7 @@ int ctl_health(int argc, char **argv);
 int ctl_spares(int argc, char **argv);
 int ctl_spare(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
+int ctl_simulate(int argc, char **argv);
 int ctl_completion(int argc, char **argv);
 int ctl_serve(int argc, char **argv);
 int ctl_config(int argc, char **argv);

@@ -24,6 +24,8 @@ static const ctl_command commands[] = {
     {"spares", "list spare VMs not yet released (age, upgrade, host, vmid, state)", ctl_spares},
     {"spare", "publish spare.prepare or spare.release (--wait to follow it to its end)", ctl_spare},
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
+    {"simulate", "replay recorded requests under a --candidate configuration, compare",
+     ctl_simulate},
     {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
     {"config", "check the configuration file (config check), as the programs load it", ctl_config},
     {"completion",

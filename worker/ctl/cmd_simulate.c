@@ -1,0 +1,312 @@
+/* virtflowctl simulate: what-if replay (issue 25 item 2). Reads the recorded
+ * history and inventory snapshots from the store (read-only), decides every
+ * recorded request again under the current configuration and a candidate one
+ * (worker/sched/replay.h), and reports the difference; past --max-moved or
+ * --max-new-failures it exits 1, so a policy change can be gated like code. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "ctl.h"
+#include "host_json.h"
+#include "replay.h"
+#include "request.h"
+#include "store_inventory.h"
+
+static void simulate_usage(FILE *out)
+{
+    fprintf(out, "usage: virtflowctl simulate --candidate FILE [-c CONFIG] [--since D]\n"
+                 "                            [--max-moved N] [--max-new-failures N] [--json]\n"
+                 "\n"
+                 "Decide the schedule requests recorded in the store since D ago again, in\n"
+                 "their recorded order, over the inventory as it was then (the worker's\n"
+                 "inventory snapshots), under the current configuration (-c) and under the\n"
+                 "candidate FILE, each with its own reservations; report the placements that\n"
+                 "move, the requests that become unschedulable or schedulable, the hosts used\n"
+                 "and the peak committed CPU and memory per host. With the same\n"
+                 "configuration the difference is zero. Reads the store only.\n"
+                 "\n"
+                 "  --candidate FILE      the configuration to compare (its scheduler section)\n"
+                 "  --since D             how far back: 90s, 45m, 12h, 7d (default 7d)\n"
+                 "  --max-moved N         exit 1 when more than N placements move\n"
+                 "  --max-new-failures N  exit 1 when more than N requests become unschedulable\n"
+                 "  --json                the report as one JSON object\n"
+                 "\n"
+                 "exit status: 0 within the thresholds, 1 past one, 2 usage, 3 configuration\n"
+                 "error, 4 store unreachable.\n");
+}
+
+/* Store time text (2026-11-22T01:02:03.123Z) to Unix ms; -1 if malformed. */
+static int64_t time_ms(const char *text)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int ms = 0;
+    if (!text || sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                        &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+typedef struct step {
+    bool release;
+    int64_t at_ms;
+    char task_id[REQUEST_TASK_ID_LEN];
+    sched_request req;
+} step;
+
+typedef struct simulation {
+    step *steps;
+    size_t n, cap, next;
+    size_t invalid; /* recorded requests that do not parse: skipped under both */
+    replay *r;
+    hostset *current; /* owned; the engines decide over it */
+    size_t snapshots;
+    int failed; /* 0, or the exit status to return */
+} simulation;
+
+static int collect_step(const store_history_step *h, void *ctx)
+{
+    simulation *sim = ctx;
+    step st;
+    memset(&st, 0, sizeof st);
+    st.release = h->release;
+    st.at_ms = time_ms(h->at);
+    snprintf(st.task_id, sizeof st.task_id, "%s", h->task_id);
+    if (!h->release) {
+        json_t *body = h->request ? json_loads(h->request, 0, NULL) : NULL;
+        vf_error err;
+        vf_error_init(&err);
+        int parsed = body ? sched_request_parse(body, &st.req, &err) : -1;
+        json_decref(body);
+        if (parsed < 0) {
+            sim->invalid++;
+            return 0;
+        }
+        snprintf(st.req.task_id, sizeof st.req.task_id, "%s", h->task_id);
+    }
+    if (sim->n == sim->cap) {
+        size_t cap = sim->cap ? sim->cap * 2 : 256;
+        step *grown = realloc(sim->steps, cap * sizeof *grown);
+        if (!grown) {
+            ctl_error("out of memory reading the history");
+            sim->failed = CTL_EXIT_UNAVAILABLE;
+            return 1;
+        }
+        sim->steps = grown;
+        sim->cap = cap;
+    }
+    sim->steps[sim->n++] = st;
+    return 0;
+}
+
+/* Replay the history up to (not including) `until_ms`; -1: all of it. */
+static int advance(simulation *sim, int64_t until_ms)
+{
+    for (; sim->next < sim->n; sim->next++) {
+        const step *st = &sim->steps[sim->next];
+        if (until_ms >= 0 && st->at_ms >= until_ms)
+            break;
+        if (st->release) {
+            replay_release(sim->r, st->task_id);
+            continue;
+        }
+        vf_error err;
+        vf_error_init(&err);
+        if (replay_decide(sim->r, &st->req, st->at_ms, &err) < 0) {
+            ctl_error("%s", err.text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int follow_snapshot(const store_inventory_snapshot *snapshot, void *ctx)
+{
+    simulation *sim = ctx;
+    int64_t at = time_ms(snapshot->recorded_at);
+    if (advance(sim, at) < 0) {
+        sim->failed = CTL_EXIT_UNAVAILABLE;
+        return 1;
+    }
+    json_error_t json_err;
+    json_t *doc = json_loads(snapshot->hosts, 0, &json_err);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = doc ? host_json_inventory(doc, &err) : NULL;
+    json_decref(doc);
+    if (!set || replay_inventory(sim->r, set, at, &err) < 0) {
+        ctl_error("inventory snapshot %" PRId64 " (%s): %s", snapshot->id, snapshot->recorded_at,
+                  doc ? err.text : json_err.text);
+        hostset_free(set);
+        sim->failed = CTL_EXIT_UNAVAILABLE;
+        return 1;
+    }
+    /* The engines now decide over `set`: the previous one can go. */
+    hostset_free(sim->current);
+    sim->current = set;
+    sim->snapshots++;
+    return 0;
+}
+
+static int parse_count(const char *name, const char *text, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long value = text ? strtol(text, &end, 10) : -1;
+    if (!text || errno || end == text || *end || value < 0) {
+        ctl_error("--%s: expected a number >= 0, got '%s'", name, text ? text : "");
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
+static void report(const replay_totals *t, replay *r, const char *since, const simulation *sim,
+                   bool as_json, bool past)
+{
+    size_t n = 0;
+    const replay_host_peak *peaks = replay_peaks(r, &n);
+    if (as_json) {
+        json_t *hosts = json_array();
+        for (size_t i = 0; i < n; i++) {
+            const replay_host_peak *p = &peaks[i];
+            json_array_append_new(
+                hosts, json_pack("{s:s, s:{s:f, s:I, s:i}, s:{s:f, s:I, s:i}}", "name", p->name,
+                                 "current", "peak_cpu", p->cpu[0], "peak_memory",
+                                 (json_int_t)p->memory[0], "placements", (int)p->placements[0],
+                                 "candidate", "peak_cpu", p->cpu[1], "peak_memory",
+                                 (json_int_t)p->memory[1], "placements", (int)p->placements[1]));
+        }
+        json_t *all = json_pack(
+            "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "since",
+            since, "snapshots", (json_int_t)sim->snapshots, "decisions", (json_int_t)t->decisions,
+            "invalid_skipped", (json_int_t)sim->invalid, "moved", (json_int_t)t->moved,
+            "newly_unschedulable", (json_int_t)t->newly_unschedulable, "newly_schedulable",
+            (json_int_t)t->newly_schedulable, "placed_current", (json_int_t)t->placed[0],
+            "placed_candidate", (json_int_t)t->placed[1], "hosts_used_current",
+            (json_int_t)t->hosts_used[0], "hosts_used_candidate", (json_int_t)t->hosts_used[1],
+            "refused", (json_int_t)t->errors, "past_threshold", past, "hosts", hosts);
+        ctl_print_json(all);
+        json_decref(all);
+        return;
+    }
+    printf("replayed %" PRIu64 " requests since %s over %zu inventory snapshots", t->decisions,
+           since, sim->snapshots);
+    if (sim->invalid)
+        printf(" (%zu invalid requests skipped)", sim->invalid);
+    printf("\n");
+    printf("  placed:               current %" PRIu64 ", candidate %" PRIu64 "\n", t->placed[0],
+           t->placed[1]);
+    printf("  moved:                %" PRIu64 "\n", t->moved);
+    printf("  newly unschedulable:  %" PRIu64 "\n", t->newly_unschedulable);
+    printf("  newly schedulable:    %" PRIu64 "\n", t->newly_schedulable);
+    printf("  hosts used:           current %zu, candidate %zu\n", t->hosts_used[0],
+           t->hosts_used[1]);
+    if (t->errors)
+        printf("  refused by an engine: %" PRIu64 "\n", t->errors);
+    printf("peak committed per host (vCPUs, MiB): current -> candidate\n");
+    for (size_t i = 0; i < n; i++) {
+        const replay_host_peak *p = &peaks[i];
+        printf("  %-24s cpu %8.1f -> %8.1f   memory %10" PRId64 " -> %10" PRId64 "\n", p->name,
+               p->cpu[0], p->cpu[1], p->memory[0], p->memory[1]);
+    }
+}
+
+int ctl_simulate(int argc, char **argv)
+{
+    const char *candidate_path = NULL, *since_text = NULL, *max_moved_text = NULL,
+               *max_failures_text = NULL;
+    const ctl_option options[] = {
+        {"candidate", 0, CTL_OPTION_PATH, &candidate_path, NULL, NULL, NULL},
+        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL},
+        {"max-moved", 0, CTL_OPTION_STRING, &max_moved_text, NULL, NULL, NULL},
+        {"max-new-failures", 0, CTL_OPTION_STRING, &max_failures_text, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
+    ctl_args args;
+    int parsed = ctl_options_parse("simulate", argc, argv, options, simulate_usage, false, &args);
+    if (parsed >= 0)
+        return parsed;
+    int64_t since_s = 7 * 86400;
+    long max_moved = -1, max_failures = -1;
+    if (since_text && config_parse_duration(since_text, &since_s) < 0) {
+        ctl_error("--since: expected an age like 90s, 45m, 12h or 7d, got '%s'", since_text);
+        return CTL_EXIT_USAGE;
+    }
+    if ((max_moved_text && parse_count("max-moved", max_moved_text, &max_moved) < 0) ||
+        (max_failures_text &&
+         parse_count("max-new-failures", max_failures_text, &max_failures) < 0))
+        return CTL_EXIT_USAGE;
+    if (args.operand_count > 0) {
+        ctl_error("simulate: unexpected argument '%s'", args.operands[0]);
+        return CTL_EXIT_USAGE;
+    }
+    if (!candidate_path) {
+        ctl_error("simulate: --candidate FILE is required");
+        return CTL_EXIT_USAGE;
+    }
+    int rc = CTL_EXIT_CONFIG;
+    vf_config *config = ctl_load_config(args.config_path);
+    vf_config *candidate = NULL;
+    store *s = NULL;
+    sched_engine *engine[2] = {NULL, NULL};
+    simulation sim;
+    memset(&sim, 0, sizeof sim);
+    vf_error err;
+    vf_error_init(&err);
+    if (!config)
+        goto out;
+    candidate = config_load(candidate_path, &err);
+    if (!candidate) {
+        ctl_error("--candidate: %s", err.text);
+        goto out;
+    }
+    engine[0] = sched_engine_from_config(config, NULL, &err);
+    engine[1] = engine[0] ? sched_engine_from_config(candidate, NULL, &err) : NULL;
+    if (!engine[1]) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    rc = CTL_EXIT_UNAVAILABLE;
+    s = ctl_open_store(config, STORE_READ_ONLY);
+    if (!s)
+        goto out;
+    sim.r = replay_new(engine[0], engine[1], config->scheduler.reservation_ttl_s,
+                       candidate->scheduler.reservation_ttl_s, &err);
+    char since[STORE_TIME_SIZE];
+    if (store_format_time(clock_wall_ms() - since_s * 1000, since) < 0)
+        snprintf(since, sizeof since, "1970-01-01T00:00:00.000Z");
+    if (!sim.r || store_history(s, since, collect_step, &sim, &err) < 0 ||
+        (!sim.failed && store_inventory_snapshots(s, since, follow_snapshot, &sim, &err) < 0)) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    if (sim.failed || advance(&sim, -1) < 0)
+        goto out;
+    replay_totals t;
+    replay_result(sim.r, &t);
+    bool past = (max_moved >= 0 && t.moved > (uint64_t)max_moved) ||
+                (max_failures >= 0 && t.newly_unschedulable > (uint64_t)max_failures);
+    report(&t, sim.r, since, &sim, args.json, past);
+    if (past && !args.json)
+        printf("past a threshold (--max-moved %ld, --max-new-failures %ld)\n", max_moved,
+               max_failures);
+    rc = past ? CTL_EXIT_NEGATIVE : CTL_EXIT_OK;
+out:
+    replay_free(sim.r);
+    sched_engine_free(engine[0]);
+    sched_engine_free(engine[1]);
+    hostset_free(sim.current);
+    free(sim.steps);
+    store_close(s);
+    config_free(candidate);
+    config_free(config);
+    return rc;
+}
