@@ -15,8 +15,8 @@
 
 /* Record a snapshot fetched at `at` (store time format) with content
  * `hosts` (a JSON document, see schema/011_inventory_snapshots.sql) whose
- * hash is `content_hash` (callers hash the same bytes they store, see
- * store_inventory_hash), unless the newest snapshot already has that hash.
+ * hash is `content_hash` (the worker's host_json_content_hash; tests may
+ * use store_inventory_hash of the text), unless the newest snapshot already has that hash.
  * One statement, so it is atomic on its own; two workers recording the same
  * change at once may both add it (the rows are the same content; a replay
  * takes the newest at each time). Returns 1 when a row was added, 0 when the

@@ -16,7 +16,7 @@
 
 CREATE TABLE inventory_snapshots (
     id           INTEGER PRIMARY KEY,
-    content_hash TEXT NOT NULL,          -- hex SHA-256 of hosts
+    content_hash TEXT NOT NULL,          -- hex SHA-256 of the hosts' content
     recorded_at  TEXT NOT NULL,          -- when the worker fetched it (store time format)
     hosts        TEXT NOT NULL           -- JSON: {"nodes": [...], "vmids": [...]}
 );

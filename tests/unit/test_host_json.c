@@ -244,6 +244,23 @@ static void test_round_trip(void)
         CHECK(!hostset_find(back, "aa")->has_usage_cpu);
         CHECK(hostset_guest_on(back, 100, "zz") && hostset_guest_on(back, 200, "aa") &&
               hostset_vmid_used(back, 300) && !hostset_guest_on(back, 300, "zz"));
+        /* The content hash: the same for both, another after any change. */
+        char h1[HOST_JSON_HASH_SIZE], h2[HOST_JSON_HASH_SIZE];
+        CHECK(host_json_content_hash(set, h1) == 0 && host_json_content_hash(back, h2) == 0);
+        CHECK(strlen(h1) == 64);
+        CHECK_STR(h1, h2);
+        back->hosts[0].allocated_cpu += 0.5;
+        CHECK(host_json_content_hash(back, h2) == 0 && strcmp(h1, h2) != 0);
+        back->hosts[0].allocated_cpu -= 0.5;
+        back->hosts[1].has_usage_mem = !back->hosts[1].has_usage_mem;
+        CHECK(host_json_content_hash(back, h2) == 0 && strcmp(h1, h2) != 0);
+        back->hosts[1].has_usage_mem = !back->hosts[1].has_usage_mem;
+        back->guests[0].host_index = (back->guests[0].host_index + 1) % (uint32_t)back->n_hosts;
+        CHECK(host_json_content_hash(back, h2) == 0 && strcmp(h1, h2) != 0);
+        back->guests[0].host_index =
+            (back->guests[0].host_index + (uint32_t)back->n_hosts - 1) % (uint32_t)back->n_hosts;
+        CHECK(host_json_content_hash(back, h2) == 0);
+        CHECK_STR(h2, h1);
         json_t *again = host_json_from_hostset(back);
         char *text2 = again ? json_dumps(again, JSON_COMPACT) : NULL;
         CHECK_STR(text2, text);

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <openssl/evp.h>
 #include <string.h>
 
 /* null counts as absent: a YAML key with nothing after it means "default". */
@@ -367,4 +369,69 @@ fail:
     free(by_host);
     json_decref(root);
     return NULL;
+}
+
+/* Append `len` bytes to buf at *at (the caller sized buf for a host). */
+static void put(unsigned char *buf, size_t *at, const void *data, size_t len)
+{
+    memcpy(buf + *at, data, len);
+    *at += len;
+}
+
+int host_json_content_hash(const hostset *set, char out[HOST_JSON_HASH_SIZE])
+{
+    out[0] = '\0';
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(ctx);
+        return -1;
+    }
+    int ok = 1;
+    /* Each field the document holds, fixed width, strings with their NUL. */
+    unsigned char buf[sizeof(host) + 64];
+    for (size_t i = 0; ok && i < set->n_hosts; i++) {
+        const host *h = &set->hosts[i];
+        size_t at = 0;
+        put(buf, &at, h->name, strlen(h->name) + 1);
+        put(buf, &at, h->ip, strlen(h->ip) + 1);
+        put(buf, &at, h->pool, strlen(h->pool) + 1);
+        put(buf, &at, h->model, strlen(h->model) + 1);
+        unsigned char flags[4] = {h->dedicated, (unsigned char)h->status, h->has_usage_cpu,
+                                  h->has_usage_mem};
+        put(buf, &at, flags, sizeof flags);
+        double usage_cpu = h->has_usage_cpu ? h->usage_cpu : 0;
+        double usage_mem = h->has_usage_mem ? h->usage_mem : 0;
+        put(buf, &at, &h->cpu, sizeof h->cpu);
+        put(buf, &at, &h->memory, sizeof h->memory);
+        put(buf, &at, &h->storage, sizeof h->storage);
+        put(buf, &at, &usage_cpu, sizeof usage_cpu);
+        put(buf, &at, &usage_mem, sizeof usage_mem);
+        put(buf, &at, &h->allocated_cpu, sizeof h->allocated_cpu);
+        put(buf, &at, &h->allocated_memory, sizeof h->allocated_memory);
+        put(buf, &at, &h->max_vms, sizeof h->max_vms);
+        put(buf, &at, &h->current_vms, sizeof h->current_vms);
+        ok = EVP_DigestUpdate(ctx, buf, at);
+    }
+    /* The counts first, so hosts, guests and vmids cannot run into each other. */
+    uint64_t counts[2] = {set->n_guests, set->n_used_vmids};
+    ok = ok && EVP_DigestUpdate(ctx, counts, sizeof counts);
+    for (size_t g = 0; ok && g < set->n_guests; g++) {
+        uint32_t pair[2] = {set->guests[g].vmid, set->guests[g].host_index};
+        ok = EVP_DigestUpdate(ctx, pair, sizeof pair);
+    }
+    ok = ok && (set->n_used_vmids == 0 ||
+                EVP_DigestUpdate(ctx, set->used_vmids, set->n_used_vmids * sizeof(uint32_t)));
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    ok = ok && EVP_DigestFinal_ex(ctx, digest, &size) == 1 && size == 32;
+    EVP_MD_CTX_free(ctx);
+    if (!ok)
+        return -1;
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned int i = 0; i < size; i++) {
+        out[2 * i] = hex[digest[i] >> 4];
+        out[2 * i + 1] = hex[digest[i] & 15];
+    }
+    out[2 * size] = '\0';
+    return 0;
 }
