@@ -175,6 +175,23 @@ static void test_new_failures_and_releases(void)
     size_t n = 0;
     const replay_host_peak *peaks = replay_peaks(x.r, &n);
     CHECK(n == 1 && peaks[0].cpu[0] == 64 && peaks[0].cpu[1] == 16);
+    /* Stranded now: 21 requests, 20 of 4 vCPUs and one of 16, all 1024 MiB:
+     * the median is 4 vCPUs. A holds 16 of 64 vCPUs: 48 free, not stranded.
+     * B holds 16 of 16: its 63 GiB free are stranded, with no vCPU to go. */
+    replay_stranded s;
+    CHECK(replay_stranded_now(x.r, 0, &s, &err) == 0);
+    CHECK(s.median_cpu == 4 && s.median_memory == 1024);
+    CHECK(s.hosts == 0 && s.cpu == 0 && s.memory == 0);
+    CHECK(replay_stranded_now(x.r, 1, &s, &err) == 0);
+    CHECK(s.hosts == 1 && s.cpu == 0 && s.memory == 65536 - 1024);
+    /* A 45-vCPU request, which only A places: A keeps 3 vCPUs, less than
+     * the median, so they and its free memory are stranded. */
+    decide(&x, 1, 45, 1024, T0 + 906000);
+    replay_result(x.r, &t);
+    CHECK(t.placed[0] == 22 && t.placed[1] == 9);
+    CHECK(replay_stranded_now(x.r, 0, &s, &err) == 0);
+    CHECKF(s.hosts == 1 && s.cpu == 3 && s.memory == 65536 - 2 * 1024,
+           "A: %zu hosts, %.1f vCPUs, %.0f MiB stranded", s.hosts, s.cpu, s.memory);
     stop(&x);
     hostset_free(set);
 }

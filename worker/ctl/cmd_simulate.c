@@ -169,7 +169,7 @@ static int parse_count(const char *name, const char *text, long *out)
 }
 
 static void report(const replay_totals *t, replay *r, const char *since, const simulation *sim,
-                   bool as_json, bool past)
+                   const replay_stranded *stranded, bool as_json, bool past)
 {
     size_t n = 0;
     const replay_host_peak *peaks = replay_peaks(r, &n);
@@ -193,6 +193,14 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
             "placed_candidate", (json_int_t)t->placed[1], "hosts_used_current",
             (json_int_t)t->hosts_used[0], "hosts_used_candidate", (json_int_t)t->hosts_used[1],
             "refused", (json_int_t)t->errors, "past_threshold", past, "hosts", hosts);
+        for (int c = 0; c < 2; c++)
+            json_object_set_new(all, c ? "stranded_candidate" : "stranded_current",
+                                json_pack("{s:f, s:f, s:I}", "cpu", stranded[c].cpu, "memory",
+                                          stranded[c].memory, "hosts",
+                                          (json_int_t)stranded[c].hosts));
+        json_object_set_new(all, "median_request",
+                            json_pack("{s:f, s:f}", "cpu", stranded[0].median_cpu, "memory",
+                                      stranded[0].median_memory));
         ctl_print_json(all);
         json_decref(all);
         return;
@@ -211,6 +219,12 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
            t->hosts_used[1]);
     if (t->errors)
         printf("  refused by an engine: %" PRIu64 "\n", t->errors);
+    printf("  stranded at the end:  current %.1f vCPUs, %.0f MiB on %zu hosts; candidate %.1f "
+           "vCPUs, %.0f MiB on %zu hosts (pieces smaller than the median request, %.0f vCPUs "
+           "and %.0f MiB)\n",
+           stranded[0].cpu, stranded[0].memory, stranded[0].hosts, stranded[1].cpu,
+           stranded[1].memory, stranded[1].hosts, stranded[0].median_cpu,
+           stranded[0].median_memory);
     printf("peak committed per host (vCPUs, MiB): current -> candidate\n");
     for (size_t i = 0; i < n; i++) {
         const replay_host_peak *p = &peaks[i];
@@ -294,7 +308,13 @@ int ctl_simulate(int argc, char **argv)
     replay_result(sim.r, &t);
     bool past = (max_moved >= 0 && t.moved > (uint64_t)max_moved) ||
                 (max_failures >= 0 && t.newly_unschedulable > (uint64_t)max_failures);
-    report(&t, sim.r, since, &sim, args.json, past);
+    replay_stranded stranded[2];
+    for (int c = 0; c < 2; c++)
+        if (replay_stranded_now(sim.r, c, &stranded[c], &err) < 0) {
+            ctl_error("%s", err.text);
+            goto out;
+        }
+    report(&t, sim.r, since, &sim, stranded, args.json, past);
     if (past && !args.json)
         printf("past a threshold (--max-moved %ld, --max-new-failures %ld)\n", max_moved,
                max_failures);

@@ -12,6 +12,8 @@ struct replay {
     size_t n_peaks;
     size_t *slot; /* host index of `hosts` -> index into peaks */
     replay_totals totals;
+    double *req_cpu, *req_memory; /* every request's shape, for the median */
+    size_t n_req, cap_req;
 };
 
 replay *replay_new(sched_engine *a, sched_engine *b, int ttl_a_s, int ttl_b_s, vf_error *err)
@@ -34,6 +36,8 @@ void replay_free(replay *r)
         return;
     free(r->peaks);
     free(r->slot);
+    free(r->req_cpu);
+    free(r->req_memory);
     free(r);
 }
 
@@ -110,6 +114,21 @@ int replay_inventory(replay *r, const hostset *hosts, int64_t at_ms, vf_error *e
 int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
 {
     const host *chosen[2] = {NULL, NULL};
+    if (r->n_req == r->cap_req) {
+        size_t cap = r->cap_req ? r->cap_req * 2 : 1024;
+        double *cpu = realloc(r->req_cpu, cap * sizeof *cpu);
+        if (cpu)
+            r->req_cpu = cpu;
+        double *memory = cpu ? realloc(r->req_memory, cap * sizeof *memory) : NULL;
+        if (!memory) {
+            vf_error_set(err, VF_ENOMEM, "out of memory replaying");
+            return -1;
+        }
+        r->req_memory = memory;
+        r->cap_req = cap;
+    }
+    r->req_cpu[r->n_req] = req->cpu;
+    r->req_memory[r->n_req++] = (double)req->memory;
     r->totals.decisions++;
     bool refused = false;
     for (int c = 0; c < 2; c++) {
@@ -158,6 +177,49 @@ void replay_release(replay *r, const char *task_id)
 void replay_result(const replay *r, replay_totals *totals)
 {
     *totals = r->totals;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n values (the lower middle one for an even n). */
+static double median(const double *values, size_t n, double *scratch)
+{
+    memcpy(scratch, values, n * sizeof *scratch);
+    qsort(scratch, n, sizeof *scratch, compare_doubles);
+    return scratch[(n - 1) / 2];
+}
+
+int replay_stranded_now(replay *r, int c, replay_stranded *out, vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!r->n_req || !r->hosts)
+        return 0;
+    double *scratch = malloc(r->n_req * sizeof *scratch);
+    if (!scratch) {
+        vf_error_set(err, VF_ENOMEM, "out of memory computing stranded capacity");
+        return -1;
+    }
+    out->median_cpu = median(r->req_cpu, r->n_req, scratch);
+    out->median_memory = median(r->req_memory, r->n_req, scratch);
+    free(scratch);
+    const sched_params *params = sched_engine_params(r->engine[c]);
+    for (size_t i = 0; i < r->hosts->n_hosts; i++) {
+        const host *h = &r->hosts->hosts[i];
+        if (h->status != HOST_ONLINE)
+            continue;
+        sched_room room = sched_host_room(params, h, sched_engine_host_load(r->engine[c], i));
+        double cpu = room.cpu > 0 ? room.cpu : 0, memory = room.memory > 0 ? room.memory : 0;
+        if ((cpu <= 0 && memory <= 0) || (cpu >= out->median_cpu && memory >= out->median_memory))
+            continue;
+        out->cpu += cpu;
+        out->memory += memory;
+        out->hosts++;
+    }
+    return 0;
 }
 
 const replay_host_peak *replay_peaks(replay *r, size_t *n)

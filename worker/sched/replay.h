@@ -80,6 +80,21 @@ void replay_release(replay *r, const char *task_id);
 
 /* The counts so far. */
 void replay_result(const replay *r, replay_totals *totals);
+/* Capacity stranded under configuration c (0: A, 1: B) now: on each online
+ * host of the current snapshot with room left, the free vCPUs and MiB when
+ * that room cannot hold the median request replayed so far (the median of
+ * the vCPUs and of the MiB requested, each on its own). Zero before any
+ * request or snapshot. */
+typedef struct replay_stranded {
+    double median_cpu;
+    double median_memory;
+    double cpu;    /* vCPUs in pieces smaller than the median request */
+    double memory; /* MiB likewise */
+    size_t hosts;  /* hosts holding such a piece */
+} replay_stranded;
+int replay_stranded_now(replay *r, int c, replay_stranded *out, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* The hosts seen in any snapshot, by name; borrowed until the next call. */
 const replay_host_peak *replay_peaks(replay *r, size_t *n);
 
