@@ -659,6 +659,14 @@ static const field inventory_fields[] = {
      .reloads = CONFIG_RELOADS_NEVER, /* the worker's /readyz reads the start-up value */
      .min = 0,
      .min_exclusive = true},
+    {.key = "record_every_s",
+     .doc = "the worker records its inventory in the store (table `inventory_snapshots`, for "
+            "`virtflowctl simulate`) when its content changed, at most once in this many "
+            "seconds; 0 records none. At 10,000 hosts a snapshot is about 3 MB",
+     .type = F_INT,
+     .offset = CFG(inventory.record_every_s),
+     .reloads = CONFIG_RELOADS_WORKER,
+     .min = 0},
     {.key = "timeout_s",
      .doc = "http/proxmox request timeout in seconds",
      .type = F_NUMBER,

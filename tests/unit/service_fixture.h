@@ -64,6 +64,7 @@ static bool service_fixture_open(service_fixture *f)
     if (!(f->config = config_defaults()) || !(f->hosts = service_fixture_hosts(3)))
         return false;
     svc->config = f->config;
+    reload_init(&svc->reload, f->config, CONFIG_RELOADS_WORKER);
     snprintf(svc->owner, sizeof svc->owner, "test:1");
     sched_params params;
     sched_params_from_config(&params, f->config);
@@ -90,6 +91,7 @@ static void service_fixture_close(service_fixture *f)
     wal_sync_stop(svc->sync);
     store_close(svc->store);
     sched_engine_free(svc->engine);
+    reload_close(&svc->reload);
     hostset_free(f->hosts);
     config_free(f->config);
     static const char *const files[] = {"virtflow.db", "virtflow.db-wal", "virtflow.db-shm"};

@@ -114,8 +114,10 @@ static void record(service *svc, const char *at)
     CHECK(store_begin(svc->store, &err) == 0);
     CHECKF(service_record_snapshot(svc, at, &err) == 0, "%s", err.text);
     CHECK(store_commit(svc->store, &err) == 0);
-    if (svc->snapshot_pending[0])
+    if (svc->snapshot_pending[0]) {
         memcpy(svc->snapshot_hash, svc->snapshot_pending, sizeof svc->snapshot_hash);
+        svc->snapshot_recorded_ms = clock_mono_ms();
+    }
 }
 
 static void test_snapshots(service_fixture *f)
@@ -154,7 +156,19 @@ static void test_snapshots(service_fixture *f)
         inventory_adopt_settings(svc->inventory, other);
         CHECK(inventory_refresh(svc->inventory, &err) == 0);
         CHECK(service_follow_inventory(svc, &gone, &err) == 0);
+        /* Within inventory.record_every_s of the last one: not yet. */
+        f->config->inventory.record_every_s = 3600;
         record(svc, "2026-11-01T00:00:04.000Z");
+        CHECK(snapshots(svc) == 1);
+        /* An hour later: recorded. */
+        svc->snapshot_recorded_ms -= 3600 * 1000;
+        record(svc, "2026-11-01T01:00:04.000Z");
+        CHECK(snapshots(svc) == 2);
+        /* record_every_s 0 records none, however long ago the last one was. */
+        f->config->inventory.record_every_s = 0;
+        svc->snapshot_hash[0] = 'x';
+        svc->snapshot_recorded_ms -= 7200 * 1000;
+        record(svc, "2026-11-01T03:00:04.000Z");
         CHECK(snapshots(svc) == 2);
     }
     free(gone.vms);

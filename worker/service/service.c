@@ -107,8 +107,10 @@ static int sync_inventory(service *svc, vf_error *err)
              * next round (or start) ends them again. Nothing is overcommitted. */
         } else {
             svc->clock_recorded_ms = svc->view_fetched_ms;
-            if (svc->snapshot_pending[0])
+            if (svc->snapshot_pending[0]) {
                 memcpy(svc->snapshot_hash, svc->snapshot_pending, sizeof svc->snapshot_hash);
+                svc->snapshot_recorded_ms = clock_mono_ms();
+            }
             service_room_changed(svc); /* a new snapshot, or holds ended */
             if (gone.n)
                 log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);

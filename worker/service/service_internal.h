@@ -118,6 +118,7 @@ typedef struct service {
      * in the open transaction (kept once it commits). "": none yet. */
     char snapshot_hash[STORE_INVENTORY_HASH_SIZE];
     char snapshot_pending[STORE_INVENTORY_HASH_SIZE];
+    int64_t snapshot_recorded_ms; /* monotonic: when snapshot_hash was recorded */
     /* `view.hosts`, or NULL while the snapshot is older than
      * inventory.max_age_s: then tasks retry as if there were no inventory. */
     const hostset *placeable;

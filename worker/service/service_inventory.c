@@ -101,6 +101,14 @@ int service_record_snapshot(service *svc, const char *fetched, vf_error *err)
     svc->snapshot_pending[0] = '\0';
     if (!svc->view.hosts)
         return 0;
+    /* inventory.record_every_s bounds what the table costs: a source whose
+     * figures move at every fetch (allocations, measured usage) would
+     * otherwise add a snapshot (3 MB at 10,000 hosts) each refresh_s. The
+     * first one is recorded at once. */
+    int every_s = reload_current(&svc->reload)->inventory.record_every_s;
+    if (every_s == 0 || (svc->snapshot_hash[0] &&
+                         clock_mono_ms() - svc->snapshot_recorded_ms < (int64_t)every_s * 1000))
+        return 0;
     /* Hashed from the hostset at every new fetch; the document (hundreds of
      * ms at 10,000 hosts) is written only when the content changed. */
     char hash[STORE_INVENTORY_HASH_SIZE];
