@@ -37,6 +37,8 @@ struct db {
     uint64_t round_trips;      /* DB_POSTGRES: waits for the server's answer (db_round_trips) */
     db_deferred *deferred;     /* DB_POSTGRES: sent, results unread, in order */
     size_t n_deferred, cap_deferred;
+    PGresult **carried;     /* DB_POSTGRES: where drain puts the result of the one statement
+                             * sent after the deferred ones (pg_step); NULL: none */
     bool deferred_failed;   /* one failed: everything fails until ROLLBACK */
     vf_error deferred_err;  /* the first deferred failure */
     bool tx_open;           /* DB_POSTGRES: a transaction was open after the last command;

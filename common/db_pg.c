@@ -111,11 +111,20 @@ static int wait_socket(db *d, short events, int64_t deadline)
     }
 }
 
+/* One wait for the server's answer (db_round_trips). At debug level each
+ * gets a line naming what it was for, so that a benchmark can count them by
+ * kind (bench_shared_store.py --log-level debug). */
+static void count_round_trip(db *d, const char *what)
+{
+    d->round_trips++;
+    log_debug("%s: round trip: %s", d->label, what);
+}
+
 /* Drive PQconnectPoll or PQresetPoll to the end, within the connect
  * timeout. Returns 0 connected, -1 with err (VF_EUNAVAILABLE). */
 static int finish_connecting(db *d, bool resetting, const char *what, vf_error *err)
 {
-    d->round_trips++; /* a few, in fact: counted as one */
+    count_round_trip(d, what); /* a few, in fact: counted as one */
     int64_t deadline = clock_mono_ms() + d->connect_timeout_ms;
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK && state != PGRES_POLLING_FAILED) {
@@ -164,7 +173,7 @@ static void abandon(db *d, const char *what, vf_error *err)
  * in time (the connection is abandoned) or the connection failed. */
 static PGresult *await_result(db *d, const char *what, vf_error *err)
 {
-    d->round_trips++;
+    count_round_trip(d, what);
     int64_t deadline = command_deadline(d);
     for (;;) {
         int left = PQflush(d->pg);
@@ -467,7 +476,7 @@ static int drain(db *d, vf_error *err)
         vf_error_init(&failure);
         bool lost = false;
         if (d->n_deferred > 0) {
-            d->round_trips++;
+            count_round_trip(d, d->deferred[0].what);
             int64_t deadline = command_deadline(d);
             if (!PQpipelineSync(d->pg)) {
                 fail(d, NULL, "sending deferred statements", &failure);
@@ -486,6 +495,15 @@ static int drain(db *d, vf_error *err)
                 while ((result = next_result(d, deadline, &failure)) != NULL)
                     PQclear(result); /* up to the NULL that ends its results */
                 lost = failure.code != VF_OK;
+            }
+            if (!lost && d->carried) {
+                /* The statement that pg_step sent after them: its result
+                 * is the caller's, errors included. */
+                *d->carried = next_result(d, deadline, &failure);
+                PGresult *result;
+                while (*d->carried && (result = next_result(d, deadline, &failure)) != NULL)
+                    PQclear(result);
+                lost = !*d->carried || failure.code != VF_OK;
             }
             if (!lost) {
                 PGresult *sync = next_result(d, deadline, &failure);
@@ -697,6 +715,57 @@ static void pg_free(db_stmt *st)
     free(st->sql);
 }
 
+/* Whether a deferred statement awaits a check of the client's (a least
+ * number of rows changed, as a claim conditional on a host's generation):
+ * the server does not stop the pipeline when that check fails, so nothing
+ * may follow it in the same round trip (a COMMIT would commit). */
+static bool pending_expectations(const db *d)
+{
+    for (size_t i = 0; i < d->n_deferred; i++)
+        if (d->deferred[i].expect.min_changes > 0)
+            return true;
+    return false;
+}
+
+/* Run st after the deferred statements, in the same round trip: a
+ * transaction's deferred BEGIN and writes travel with its next read, and a
+ * statement not yet prepared is prepared on the way. Returns 0 with
+ * st->result set (an error result included: the caller reports it), or -1
+ * with err when a deferred statement failed or the connection did. */
+static int step_in_pipeline(db_stmt *st, const char *what, vf_error *err)
+{
+    db *d = st->owner;
+    if (pipeline_ready(d, what, err) != 0)
+        return -1;
+    if (st->epoch != d->epoch) {
+        if (!PQsendPrepare(d->pg, st->name, st->sql, 0, NULL)) {
+            fail(d, NULL, what, err);
+            return -1;
+        }
+        db_deferred *entry = &d->deferred[d->n_deferred++];
+        memset(entry, 0, sizeof *entry);
+        entry->prepared = st;
+        snprintf(entry->what, sizeof entry->what, "preparing a statement");
+        st->epoch = d->epoch;
+    }
+    if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
+                             NULL, 0)) {
+        fail(d, NULL, what, err);
+        return -1;
+    }
+    d->carried = &st->result;
+    int rc = drain(d, err);
+    d->carried = NULL;
+    if (rc != 0 || !st->result) {
+        PQclear(st->result);
+        st->result = NULL;
+        if (rc == 0)
+            fail(d, NULL, what, err);
+        return -1;
+    }
+    return 0;
+}
+
 static int pg_step(db_stmt *st, const char *what, vf_error *err)
 {
     db *d = st->owner;
@@ -706,20 +775,25 @@ static int pg_step(db_stmt *st, const char *what, vf_error *err)
         st->row++;
         return DB_ROW;
     }
-    if (drain(d, err) != 0)
-        return -1;
-    /* send_prepare reconnects a lost connection (outside a transaction). */
-    if ((st->epoch != d->epoch || !pg_usable(d)) && send_prepare(st, err) != 0)
-        return -1;
-    if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
-                             NULL, 0)) {
-        fail(d, NULL, what, err);
-        return -1;
+    if (d->n_deferred > 0 && !d->deferred_failed && pg_usable(d) && !pending_expectations(d)) {
+        if (step_in_pipeline(st, what, err) != 0)
+            return -1;
+    } else {
+        if (drain(d, err) != 0)
+            return -1;
+        /* send_prepare reconnects a lost connection (outside a transaction). */
+        if ((st->epoch != d->epoch || !pg_usable(d)) && send_prepare(st, err) != 0)
+            return -1;
+        if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
+                                 NULL, 0)) {
+            fail(d, NULL, what, err);
+            return -1;
+        }
+        st->result = await_result(d, what, err);
+        if (!st->result)
+            return -1;
+        note_transaction(d);
     }
-    st->result = await_result(d, what, err);
-    if (!st->result)
-        return -1;
-    note_transaction(d);
     ExecStatusType status = PQresultStatus(st->result);
     if (status == PGRES_COMMAND_OK) {
         const char *tuples = PQcmdTuples(st->result);

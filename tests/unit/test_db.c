@@ -99,6 +99,38 @@ static void run(db *d, bool pg)
     CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
     CHECK(count_rows(d, "id = 30") == 0);
     CHECK(count_rows(d, "id > 0") == 11);
+    /* A read after deferred writes travels with them: one round trip. */
+    db_stmt *count = NULL;
+    CHECK(db_prepare(d, &count, "SELECT count(*) FROM t", &err) != NULL);
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    CHECK(insert(d, &ins, 40, &err) == 0);
+    before = db_round_trips(d);
+    CHECKF(count && db_step(count, "counting", &err) == DB_ROW, "%s", err.text);
+    if (count)
+        CHECK(db_column_int64(count, 0) == 12);
+    if (pg)
+        CHECK(db_round_trips(d) - before == 1);
+    db_reset(count);
+    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+
+    /* A prepared COMMIT (as the store runs it) after an update that had to
+     * change a row and changed none: refused with the chosen code, and
+     * nothing of the transaction commits, though the server saw no error. */
+    db_stmt *commit = NULL;
+    CHECK(db_prepare(d, &commit, "COMMIT", &err) != NULL);
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    CHECK(insert(d, &ins, 50, &err) == 0);
+    db_bind_int64(upd, 1, 999);
+    rc = db_step_deferred(upd, "updating", &expect, &err);
+    if (rc == 0 && commit)
+        rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+    CHECK(rc == -1 && err.code == VF_ECONFLICT);
+    vf_error_init(&err);
+    db_reset(commit);
+    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    CHECK(count_rows(d, "id = 50") == 0);
+    db_stmt_free(count);
+    db_stmt_free(commit);
     /* Their slots live on this stack: free them before it goes. */
     db_stmt_free(ins);
     db_stmt_free(upd);
