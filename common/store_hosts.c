@@ -3,7 +3,9 @@
 #include "store_hosts.h"
 #include "store_internal.h"
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -222,27 +224,57 @@ bool store_writers_serialized(const store *s)
     return !store_is_pg(s);
 }
 
-int store_reservations_counted_node(store *s, const char *node, const char *now,
-                                    const char *view_at, store_reservation_fn fn, void *ctx,
-                                    vf_error *err)
+int store_reservations_counted_nodes(store *s, const char *const *nodes, size_t n, const char *now,
+                                     const char *view_at, store_reservation_fn fn, void *ctx,
+                                     vf_error *err)
 {
-    /* The sets of store_reservations_counted, for one host. */
-    db_stmt *st = store_stmt(
-        s, STORE_STMT_RESERVATIONS_COUNTED_NODE,
-        "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-        "WHERE node = ?1 AND released_at IS NULL AND expires_at > ?2 "
-        "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-        "WHERE node = ?1 AND bound_at IS NOT NULL AND bound_at > ?3 "
-        "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-        "WHERE node = ?1 AND bound_at IS NOT NULL AND expires_at > ?2 AND bound_at <= ?3 "
-        "ORDER BY 1",
-        err);
-    if (!st)
+    if (n == 0)
+        return 0;
+    json_t *names = json_array();
+    for (size_t i = 0; names && i < n; i++)
+        if (json_array_append_new(names, json_string(nodes[i])) != 0) {
+            json_decref(names);
+            names = NULL;
+        }
+    char *text = names ? json_dumps(names, JSON_COMPACT) : NULL;
+    json_decref(names);
+    if (!text) {
+        vf_error_set(err, VF_ENOMEM, "store %s: listing hosts' reservations: out of memory",
+                     s->path);
         return -1;
-    db_bind_text(st, 1, node);
+    }
+    /* The sets of store_reservations_counted, for these hosts. */
+    db_stmt *st = store_stmt(
+        s, STORE_STMT_RESERVATIONS_COUNTED_NODES,
+        store_is_pg(s)
+            ? "WITH n AS (SELECT json_array_elements_text(?1::json) AS node) "
+              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+              "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
+              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "
+              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "
+              "AND bound_at <= ?3 ORDER BY 1"
+            : "WITH n AS (SELECT value AS node FROM json_each(?1)) "
+              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+              "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
+              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "
+              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "
+              "AND bound_at <= ?3 ORDER BY 1",
+        err);
+    if (!st) {
+        free(text);
+        return -1;
+    }
+    db_bind_text(st, 1, text);
     db_bind_text(st, 2, now);
     db_bind_text(st, 3, view_at);
-    return store_reservations_each(s, st, "listing a host's reservations", fn, ctx, err);
+    /* Bound, not copied, on SQLite: freed once the rows are read. */
+    int rc = store_reservations_each(s, st, "listing hosts' reservations", fn, ctx, err);
+    free(text);
+    return rc;
 }
 
 int store_lease_acquire(store *s, const char *name, const char *owner, const char *now,

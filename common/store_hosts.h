@@ -61,12 +61,14 @@ bool store_writers_serialized(const store *s);
 int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
     __attribute__((warn_unused_result));
 
-/* Call fn for every reservation on `node` that a reader deciding from a
- * snapshot fetched at `view_at` must count (the sets of
- * store_reservations_counted), oldest first. */
-int store_reservations_counted_node(store *s, const char *node, const char *now,
-                                    const char *view_at, store_reservation_fn fn, void *ctx,
-                                    vf_error *err) __attribute__((warn_unused_result));
+/* Call fn for every reservation on the n `nodes` that a reader deciding
+ * from a snapshot fetched at `view_at` must count (the sets of
+ * store_reservations_counted), oldest first: one statement for all of them
+ * (one round trip on PostgreSQL), the names passed as one JSON array. n 0
+ * reads nothing. Returns 0 or -1 with err. */
+int store_reservations_counted_nodes(store *s, const char *const *nodes, size_t n, const char *now,
+                                     const char *view_at, store_reservation_fn fn, void *ctx,
+                                     vf_error *err) __attribute__((warn_unused_result));
 
 /* ---- leases: work that one worker drives at a time ----
  *

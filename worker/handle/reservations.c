@@ -156,6 +156,8 @@ typedef struct catch_up {
     const char *view_at;
     bool loading; /* at start: the engine already holds everything */
     long reloaded;
+    char **changed; /* owned copies: hosts another writer changed, reloaded at once */
+    size_t n_changed, cap_changed;
     vf_error *err;
     bool failed;
 } catch_up;
@@ -177,16 +179,33 @@ static int reload_host(const store_host_generation *changed, void *arg)
     book->hosts[i].generation = changed->generation;
     if (c->loading)
         return 0;
-    /* Another writer changed this host: take the store's picture of it. */
-    sched_engine_release_node(book->engine, changed->node);
-    holder h = {book->engine, 0, c->err, false};
-    if (store_reservations_counted_node(c->store, changed->node, c->now, c->view_at, hold, &h,
-                                        c->err) < 0 ||
-        h.failed) {
+    /* Another writer changed this host: take the store's picture of it,
+     * with the others' (reload_changed). A copy of the name: the book's
+     * array moves as it grows. */
+    char *name = NULL;
+    if (grow_array((void **)&c->changed, &c->cap_changed, c->n_changed + 1, sizeof *c->changed) <
+            0 ||
+        !(name = strdup(changed->node))) {
+        vf_error_set(c->err, VF_ENOMEM, "out of memory following host %s", changed->node);
         c->failed = true;
         return 1;
     }
-    c->reloaded++;
+    c->changed[c->n_changed++] = name;
+    return 0;
+}
+
+/* Take the store's picture of every host another writer changed: one
+ * statement for all of them. */
+static int reload_changed(catch_up *c)
+{
+    for (size_t i = 0; i < c->n_changed; i++)
+        sched_engine_release_node(c->book->engine, c->changed[i]);
+    holder h = {c->book->engine, 0, c->err, false};
+    if (store_reservations_counted_nodes(c->store, (const char *const *)c->changed, c->n_changed,
+                                         c->now, c->view_at, hold, &h, c->err) < 0 ||
+        h.failed)
+        return -1;
+    c->reloaded = (long)c->n_changed;
     return 0;
 }
 
@@ -195,10 +214,17 @@ static long follow_changes(reservation_book *book, store *s, bool loading, vf_er
     char now[STORE_TIME_SIZE]; /* the reservation clock, as reservations_hold_live */
     if (store_reservation_clock(s, now, err) < 0)
         return -1;
-    catch_up c = {book, s, now, book->view_at, loading, 0, err, false};
-    if (store_hosts_changed(s, book->seen_seq, reload_host, &c, err) < 0 || c.failed)
-        return -1;
-    return c.reloaded;
+    catch_up c = {book, s, now, book->view_at, loading, 0, NULL, 0, 0, err, false};
+    long rc = -1;
+    if (store_hosts_changed(s, book->seen_seq, reload_host, &c, err) < 0 || c.failed ||
+        reload_changed(&c) < 0)
+        goto out;
+    rc = c.reloaded;
+out:
+    for (size_t i = 0; i < c.n_changed; i++)
+        free(c.changed[i]);
+    free(c.changed);
+    return rc;
 }
 
 long reservation_book_load(reservation_book *book, store *s, int64_t view_ms, vf_error *err)
