@@ -50,12 +50,15 @@ void store_owner_name(char out[STORE_OWNER_SIZE])
     snprintf(out, STORE_OWNER_SIZE, "%s%s:%ld:%s", host, scope, (long)getpid(), random);
 }
 
-int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
-                        vf_error *err)
+int store_hosts_changed(store *s, int64_t since, char *clock, store_host_generation_fn fn,
+                        void *ctx, vf_error *err)
 {
+    /* The inventory clock's row first (changed_seq 0; every change has a
+     * larger one), then the changes. */
     db_stmt *st = store_stmt(s, STORE_STMT_HOSTS_CHANGED,
-                             "SELECT node, generation, changed_seq FROM host_generations "
-                             "WHERE changed_seq > ?1 ORDER BY changed_seq",
+                             "SELECT NULL, 0, 0, fresh_at FROM inventory_clock WHERE id = 1 "
+                             "UNION ALL SELECT node, generation, changed_seq, NULL "
+                             "FROM host_generations WHERE changed_seq > ?1 ORDER BY 3",
                              err);
     if (!st)
         return -1;
@@ -65,7 +68,20 @@ int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, vo
         store_rows_free(&rows);
         return -1;
     }
-    for (int i = 0; i < rows.count; i++) {
+    int first = 0;
+    if (rows.count > 0 && !store_rows_text(&rows, 0, 0)) {
+        const char *fresh = store_rows_text(&rows, 0, 3);
+        first = 1;
+        if (clock) {
+            store_now(clock);
+            /* Fixed-width RFC 3339 text: comparing the text compares the times. */
+            if (fresh && strlen(fresh) < STORE_TIME_SIZE && strcmp(fresh, clock) < 0)
+                snprintf(clock, STORE_TIME_SIZE, "%s", fresh);
+        }
+    } else if (clock) {
+        store_now(clock);
+    }
+    for (int i = first; i < rows.count; i++) {
         store_host_generation host = {.node = store_rows_text(&rows, i, 0),
                                       .generation = store_rows_int(&rows, i, 1),
                                       .changed_seq = store_rows_int(&rows, i, 2)};

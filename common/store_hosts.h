@@ -31,9 +31,11 @@ typedef struct store_host_generation {
 typedef int (*store_host_generation_fn)(const store_host_generation *host, void *ctx);
 
 /* Call fn for each host changed after `since` (changed_seq > since), in
- * change order. Returns 0 or -1. */
-int store_hosts_changed(store *s, int64_t since, store_host_generation_fn fn, void *ctx,
-                        vf_error *err) __attribute__((warn_unused_result));
+ * change order. `clock` (NULL: not wanted) receives the reservation clock
+ * read by the same statement, as store_reservation_clock gives it: one
+ * round trip for both. Returns 0 or -1. */
+int store_hosts_changed(store *s, int64_t since, char *clock, store_host_generation_fn fn,
+                        void *ctx, vf_error *err) __attribute__((warn_unused_result));
 
 /* Inside a write transaction, before recording reservations on `node`: move
  * the host from generation `expected` to expected + 1. Returns 0, or -1 with

@@ -212,11 +212,9 @@ static int reload_changed(catch_up *c)
 static long follow_changes(reservation_book *book, store *s, bool loading, vf_error *err)
 {
     char now[STORE_TIME_SIZE]; /* the reservation clock, as reservations_hold_live */
-    if (store_reservation_clock(s, now, err) < 0)
-        return -1;
     catch_up c = {book, s, now, book->view_at, loading, 0, NULL, 0, 0, err, false};
     long rc = -1;
-    if (store_hosts_changed(s, book->seen_seq, reload_host, &c, err) < 0 || c.failed ||
+    if (store_hosts_changed(s, book->seen_seq, now, reload_host, &c, err) < 0 || c.failed ||
         reload_changed(&c) < 0)
         goto out;
     rc = c.reloaded;
