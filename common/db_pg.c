@@ -582,9 +582,10 @@ static int pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *
     return 0;
 }
 
-static int pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+/* Queue st on the pipeline (prepared first, in the same round trip, when
+ * this connection has not prepared it yet). 0, or -1 with err. */
+static int send_prepared(db *d, db_stmt *st, const char *what, vf_error *err)
 {
-    db *d = st->owner;
     if (pipeline_ready(d, what, err) != 0)
         return -1;
     if (st->epoch != d->epoch) {
@@ -603,6 +604,14 @@ static int pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_e
         fail(d, NULL, what, err);
         return -1;
     }
+    return 0;
+}
+
+static int pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
+{
+    db *d = st->owner;
+    if (send_prepared(d, st, what, err) < 0)
+        return -1;
     db_deferred *entry = &d->deferred[d->n_deferred++];
     memset(entry, 0, sizeof *entry);
     entry->expect = *expect;
@@ -735,24 +744,8 @@ static bool pending_expectations(const db *d)
 static int step_in_pipeline(db_stmt *st, const char *what, vf_error *err)
 {
     db *d = st->owner;
-    if (pipeline_ready(d, what, err) != 0)
+    if (send_prepared(d, st, what, err) < 0)
         return -1;
-    if (st->epoch != d->epoch) {
-        if (!PQsendPrepare(d->pg, st->name, st->sql, 0, NULL)) {
-            fail(d, NULL, what, err);
-            return -1;
-        }
-        db_deferred *entry = &d->deferred[d->n_deferred++];
-        memset(entry, 0, sizeof *entry);
-        entry->prepared = st;
-        snprintf(entry->what, sizeof entry->what, "preparing a statement");
-        st->epoch = d->epoch;
-    }
-    if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
-                             NULL, 0)) {
-        fail(d, NULL, what, err);
-        return -1;
-    }
     d->carried = &st->result;
     int rc = drain(d, err);
     d->carried = NULL;
