@@ -186,7 +186,7 @@ static void list_tasks(api *a, const httpd_request *req, httpd_response *resp)
         problem = "status: expected queued, processing, retrying, completed, failed, "
                   "provisioning, waiting_ready, ready, releasing or released";
     else if (filter.reason && !one_of(filter.reason, task_view_reasons))
-        problem = "reason: expected invalid, unschedulable or exhausted";
+        problem = "reason: expected invalid, unschedulable, never_fits, exhausted or lost";
     else if (filter.kind && !one_of(filter.kind, task_view_kinds))
         problem = "kind: expected schedule or spare";
     else if (filter.node && (!filter.node[0] || strlen(filter.node) > 255))

@@ -215,7 +215,7 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
     if (q.filter.kind && !one_of(q.filter.kind, kinds))
         problem = "kind: expected schedule or spare";
     else if (q.filter.reason && !one_of(q.filter.reason, reasons))
-        problem = "reason: expected invalid, unschedulable or exhausted";
+        problem = "reason: expected invalid, unschedulable, never_fits, exhausted or lost";
     else if (since_text && ctl_parse_since(since_text, since) < 0)
         problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
                   "2026-11-22T01:02:03Z";
