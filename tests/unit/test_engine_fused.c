@@ -427,9 +427,18 @@ static void run_cases(int cases, size_t min_hosts, size_t max_hosts, uint32_t ma
     }
 }
 
+/* Under Valgrind (tests/valgrind.sh sets VF_UNDER_VALGRIND) a tenth of the
+ * cases: memcheck looks for memory errors, which the same code paths show
+ * in fewer repetitions, and the full run takes it seven minutes. */
+static int scaled(int cases)
+{
+    const char *valgrind = getenv("VF_UNDER_VALGRIND");
+    return valgrind && *valgrind ? (cases + 9) / 10 : cases;
+}
+
 static void test_engine_matches_reference(void)
 {
-    run_cases(CASES, 0, MAX_HOSTS, 5);
+    run_cases(scaled(CASES), 0, MAX_HOSTS, 5);
     /* A comparison of mostly empty decisions would prove little. */
     printf("%zu decisions, %zu placed, %zu with 10+ feasible hosts\n", n_decisions, n_placed,
            n_contested);
@@ -474,9 +483,10 @@ static void test_engine_matches_reference_at_10000_hosts(void)
 {
     size_t before = n_decisions, placed_before = n_placed;
     only_flavours = true;
-    run_cases(4, 10000, 10000, 150);
+    uint32_t decisions = getenv("VF_UNDER_VALGRIND") ? 30 : 150;
+    run_cases(scaled(4), 10000, 10000, decisions);
     force_near_ties = true; /* where the tie rule, not the top score, picks */
-    run_cases(3, 10000, 10000, 150);
+    run_cases(scaled(3), 10000, 10000, decisions);
     force_near_ties = only_flavours = false;
     printf("10,000 hosts: %zu decisions, %zu placed\n", n_decisions - before,
            n_placed - placed_before);
