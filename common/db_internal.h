@@ -16,7 +16,9 @@
 
 /* A statement sent in pipeline mode whose result is still to be read. */
 typedef struct db_deferred {
-    db_stmt *prepared; /* a PQsendPrepare of this statement; NULL: an execution */
+    unsigned *prepared; /* a PQsendPrepare: the epoch of the statement (or of its checked
+                         * form) to clear if it fails; NULL: an execution */
+    bool checked;       /* the checked form (db_pg.c): the server refuses too few changes */
     db_expect expect;
     char what[96];  /* what it does, for the error message */
     char text[160]; /* expect.short_text, copied */
@@ -59,11 +61,16 @@ struct db_stmt {
     db_stmt *next;  /* in owner->stmts */
     sqlite3_stmt *sqlite;
     /* DB_POSTGRES */
-    char *sql;        /* owned, with $N placeholders */
-    char name[24];    /* server-side prepared statement name */
-    unsigned epoch;   /* owner->epoch when prepared; 0: not prepared */
-    int params;       /* the highest $N */
-    char **values;    /* params owned copies; NULL: SQL NULL */
+    char *sql;             /* owned, with $N placeholders */
+    char name[24];         /* server-side prepared statement name */
+    unsigned epoch;        /* owner->epoch when prepared; 0: not prepared */
+    int params;            /* the highest $N */
+    char **values;         /* params owned copies; NULL: SQL NULL */
+    char *checked_sql;     /* owned: the statement that fails when it changes fewer than
+                            * checked_min rows (db_pg.c); NULL: not made yet */
+    char checked_name[24]; /* its server-side name */
+    unsigned checked_epoch;
+    int64_t checked_min;
     PGresult *result; /* from the first step until db_reset */
     int row;          /* current row of result */
     int64_t changes;

@@ -24,6 +24,7 @@
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int pg_exec(db *d, const char *sql, const char *what, vf_error *err);
 static bool pg_in_transaction(const db *d);
@@ -394,6 +395,10 @@ static void defer_failed(db *d, vf_error_code code, const char *text)
     vf_error_set(&d->deferred_err, code, "%s", text);
 }
 
+/* The SQLSTATE of a checked statement (checked_form) that changed too few
+ * rows: division_by_zero, which nothing else the store sends can raise. */
+#define DB_PG_CHECK_FAILED "22012"
+
 /* One deferred statement's result. */
 static void collect_one(db *d, const db_deferred *entry, PGresult *result)
 {
@@ -403,15 +408,21 @@ static void collect_one(db *d, const db_deferred *entry, PGresult *result)
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
         vf_error failure;
         vf_error_init(&failure);
-        fail(d, result, entry->what, &failure);
-        if (failure.code == VF_EUNAVAILABLE && entry->expect.busy_code)
-            failure.code = entry->expect.busy_code;
+        const char *state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+        if (entry->checked && state && strcmp(state, DB_PG_CHECK_FAILED) == 0) {
+            vf_error_set(&failure, entry->expect.short_code, "%s: %s: %s", d->label, entry->what,
+                         entry->text[0] ? entry->text : "it changed nothing");
+        } else {
+            fail(d, result, entry->what, &failure);
+            if (failure.code == VF_EUNAVAILABLE && entry->expect.busy_code)
+                failure.code = entry->expect.busy_code;
+        }
         if (entry->prepared)
-            entry->prepared->epoch = 0; /* not prepared after all: again at next use */
+            *entry->prepared = 0; /* not prepared after all: again at next use */
         defer_failed(d, failure.code, failure.text);
         return;
     }
-    if (entry->prepared)
+    if (entry->prepared || entry->checked)
         return;
     const char *tuples = PQcmdTuples(result);
     int64_t changes = *tuples ? strtoll(tuples, NULL, 10) : 0;
@@ -524,7 +535,7 @@ static int drain(db *d, vf_error *err)
              * transaction: nothing sent was prepared for sure. */
             for (size_t i = 0; i < d->n_deferred; i++)
                 if (d->deferred[i].prepared)
-                    d->deferred[i].prepared->epoch = 0;
+                    *d->deferred[i].prepared = 0;
             defer_failed(d, VF_EUNAVAILABLE, failure.text);
         }
         d->n_deferred = 0;
@@ -582,40 +593,92 @@ static int pg_exec_deferred(db *d, const char *sql, const char *what, vf_error *
     return 0;
 }
 
-/* Queue st on the pipeline (prepared first, in the same round trip, when
- * this connection has not prepared it yet). 0, or -1 with err. */
-static int send_prepared(db *d, db_stmt *st, const char *what, vf_error *err)
+/* Queue the statement named `name` with st's parameters on the pipeline,
+ * prepared first from `sql`, in the same round trip, when this connection
+ * has not prepared it yet (*epoch). 0, or -1 with err. */
+static int send_named(db *d, db_stmt *st, const char *name, const char *sql, unsigned *epoch,
+                      const char *what, vf_error *err)
 {
     if (pipeline_ready(d, what, err) != 0)
         return -1;
-    if (st->epoch != d->epoch) {
-        if (!PQsendPrepare(d->pg, st->name, st->sql, 0, NULL)) {
+    if (*epoch != d->epoch) {
+        if (!PQsendPrepare(d->pg, name, sql, 0, NULL)) {
             fail(d, NULL, what, err);
             return -1;
         }
         db_deferred *entry = &d->deferred[d->n_deferred++];
         memset(entry, 0, sizeof *entry);
-        entry->prepared = st;
+        entry->prepared = epoch;
         snprintf(entry->what, sizeof entry->what, "preparing a statement");
-        st->epoch = d->epoch;
+        *epoch = d->epoch;
     }
-    if (!PQsendQueryPrepared(d->pg, st->name, st->params, (const char *const *)st->values, NULL,
-                             NULL, 0)) {
+    if (!PQsendQueryPrepared(d->pg, name, st->params, (const char *const *)st->values, NULL, NULL,
+                             0)) {
         fail(d, NULL, what, err);
         return -1;
     }
     return 0;
 }
 
+/* Queue st itself (send_named). */
+static int send_prepared(db *d, db_stmt *st, const char *what, vf_error *err)
+{
+    return send_named(d, st, st->name, st->sql, &st->epoch, what, err);
+}
+
+static bool starts_with_word(const char *sql, const char *word)
+{
+    sql += strspn(sql, " \t\n");
+    size_t n = strlen(word);
+    return strncasecmp(sql, word, n) == 0 && (sql[n] == ' ' || sql[n] == '\n');
+}
+
+/* The checked form of st: the same write, made to fail on the server when it
+ * changes fewer than `least` rows, so that the failure stops the pipeline
+ * (every later statement of it, a COMMIT included, is skipped and the
+ * transaction is left failed) instead of being found by the client after
+ * the round trip, when a COMMIT sent behind it would already have
+ * committed. The write's rows are counted through RETURNING (a
+ * data-modifying WITH runs exactly once, whether or not its rows are
+ * read); dividing by the comparison raises division_by_zero
+ * (DB_PG_CHECK_FAILED) at run time: the count is data, so the planner
+ * cannot fold it. Only INSERT, UPDATE and DELETE without a RETURNING of
+ * their own qualify; for any other statement (or without memory) false:
+ * the client checks it after the round trip, as before. */
+static bool checked_form(db_stmt *st, int64_t least)
+{
+    if (st->checked_sql)
+        return st->checked_min == least;
+    if (!(starts_with_word(st->sql, "INSERT") || starts_with_word(st->sql, "UPDATE") ||
+          starts_with_word(st->sql, "DELETE")) ||
+        strcasestr(st->sql, "RETURNING"))
+        return false;
+    static const char form[] =
+        "WITH vf_changed AS (%s RETURNING 1) SELECT 1 / (count(*) >= %lld)::int FROM vf_changed";
+    size_t size = sizeof form + strlen(st->sql) + 24;
+    if (!(st->checked_sql = malloc(size)))
+        return false;
+    snprintf(st->checked_sql, size, form, st->sql, (long long)least);
+    snprintf(st->checked_name, sizeof st->checked_name, "%.20sc", st->name);
+    st->checked_min = least;
+    st->checked_epoch = 0;
+    return true;
+}
+
 static int pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
 {
     db *d = st->owner;
-    if (send_prepared(d, st, what, err) < 0)
+    bool checked = expect->min_changes > 0 && checked_form(st, expect->min_changes);
+    int sent = checked ? send_named(d, st, st->checked_name, st->checked_sql, &st->checked_epoch,
+                                    what, err)
+                       : send_prepared(d, st, what, err);
+    if (sent < 0)
         return -1;
     db_deferred *entry = &d->deferred[d->n_deferred++];
     memset(entry, 0, sizeof *entry);
     entry->expect = *expect;
     entry->expect.short_text = NULL;
+    entry->checked = checked;
     snprintf(entry->what, sizeof entry->what, "%s", what);
     if (expect->short_text)
         snprintf(entry->text, sizeof entry->text, "%s", expect->short_text);
@@ -702,6 +765,15 @@ static void pg_reset(db_stmt *st)
     }
 }
 
+static void deallocate(db *d, const char *name)
+{
+    char sql[48];
+    snprintf(sql, sizeof sql, "DEALLOCATE %s", name);
+    vf_error ignored;
+    vf_error_init(&ignored);
+    PQclear(run_query(d, sql, "deallocating a statement", &ignored));
+}
+
 static void pg_free(db_stmt *st)
 {
     pg_reset(st);
@@ -713,25 +785,26 @@ static void pg_free(db_stmt *st)
     }
     /* Only a session that prepared it knows it; the next statement of a
      * failed transaction would fail, so leave it to the session's end then. */
-    if (st->epoch == d->epoch && pg_usable(d) && PQtransactionStatus(d->pg) != PQTRANS_INERROR) {
-        char sql[48];
-        snprintf(sql, sizeof sql, "DEALLOCATE %s", st->name);
-        vf_error ignored;
-        vf_error_init(&ignored);
-        PQclear(run_query(d, sql, "deallocating a statement", &ignored));
-    }
+    if (st->epoch == d->epoch && pg_usable(d) && PQtransactionStatus(d->pg) != PQTRANS_INERROR)
+        deallocate(d, st->name);
+    if (st->checked_epoch == d->epoch && pg_usable(d) &&
+        PQtransactionStatus(d->pg) != PQTRANS_INERROR)
+        deallocate(d, st->checked_name);
     free(st->values);
     free(st->sql);
+    free(st->checked_sql);
 }
 
 /* Whether a deferred statement awaits a check of the client's (a least
- * number of rows changed, as a claim conditional on a host's generation):
- * the server does not stop the pipeline when that check fails, so nothing
- * may follow it in the same round trip (a COMMIT would commit). */
+ * number of rows changed, for a statement without a checked form): the
+ * server does not stop the pipeline when that check fails, so nothing may
+ * follow it in the same round trip (a COMMIT would commit). The store's
+ * conditional claims all have a checked form, which the server refuses
+ * itself: their COMMIT travels with them. */
 static bool pending_expectations(const db *d)
 {
     for (size_t i = 0; i < d->n_deferred; i++)
-        if (d->deferred[i].expect.min_changes > 0)
+        if (d->deferred[i].expect.min_changes > 0 && !d->deferred[i].checked)
             return true;
     return false;
 }

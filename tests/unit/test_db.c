@@ -115,20 +115,65 @@ static void run(db *d, bool pg)
 
     /* A prepared COMMIT (as the store runs it) after an update that had to
      * change a row and changed none: refused with the chosen code, and
-     * nothing of the transaction commits, though the server saw no error. */
+     * nothing of the transaction commits. On PostgreSQL the COMMIT travels
+     * in the same round trip as the update: the server itself refuses the
+     * update, which stops the pipeline before the COMMIT. */
     db_stmt *commit = NULL;
     CHECK(db_prepare(d, &commit, "COMMIT", &err) != NULL);
     CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
     CHECK(insert(d, &ins, 50, &err) == 0);
     db_bind_int64(upd, 1, 999);
+    before = db_round_trips(d);
     rc = db_step_deferred(upd, "updating", &expect, &err);
     if (rc == 0 && commit)
         rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
     CHECK(rc == -1 && err.code == VF_ECONFLICT);
+    CHECK_CONTAINS(err.text, "row 999 gone");
+    if (pg)
+        CHECKF(db_round_trips(d) - before == 1, "%llu round trips for a refused update and COMMIT",
+               (unsigned long long)(db_round_trips(d) - before));
     vf_error_init(&err);
     db_reset(commit);
     CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
     CHECK(count_rows(d, "id = 50") == 0);
+
+    /* The same update when its row exists: committed, and on PostgreSQL
+     * the insert, the checked update and the COMMIT cost one round trip. */
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    CHECK(insert(d, &ins, 60, &err) == 0);
+    db_bind_int64(upd, 1, 60);
+    before = db_round_trips(d);
+    rc = db_step_deferred(upd, "updating", &expect, &err);
+    if (rc == 0 && commit)
+        rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+    CHECKF(rc == 0, "%s", err.text);
+    if (pg)
+        CHECKF(db_round_trips(d) - before == 1, "%llu round trips for an update and COMMIT",
+               (unsigned long long)(db_round_trips(d) - before));
+    db_reset(commit);
+    CHECK(!db_in_transaction(d));
+    CHECK(count_rows(d, "id = 60 AND v = 1") == 1);
+
+    /* An insert that must add a row (ON CONFLICT DO NOTHING, as a
+     * reservation's) and adds none: refused the same way. */
+    db_stmt *add = NULL;
+    CHECK(db_prepare(d, &add, "INSERT INTO t (id, v) VALUES (?1, 2) ON CONFLICT (id) DO NOTHING",
+                     &err) != NULL);
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    CHECK(insert(d, &ins, 70, &err) == 0);
+    db_bind_int64(add, 1, 60);
+    db_expect taken = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = "60 taken"};
+    rc = add ? db_step_deferred(add, "adding", &taken, &err) : -1;
+    if (rc == 0 && commit)
+        rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+    CHECK(rc == -1 && err.code == VF_ECONFLICT);
+    CHECK_CONTAINS(err.text, "60 taken");
+    vf_error_init(&err);
+    db_reset(commit);
+    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    CHECK(count_rows(d, "id = 70") == 0);
+    CHECK(count_rows(d, "id = 60 AND v = 1") == 1);
+    db_stmt_free(add);
     db_stmt_free(count);
     db_stmt_free(commit);
     /* Their slots live on this stack: free them before it goes. */
