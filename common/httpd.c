@@ -54,6 +54,7 @@ typedef struct pending {
     bool holds_place;   /* counted in srv->waiting */
     bool listed;        /* suspended, in srv->waiters */
     int64_t wake_ms;    /* monotonic: when to call the handler again */
+    uint64_t ticket;    /* httpd_request.ticket; 0 until the handler first runs */
     struct MHD_Connection *conn;
     struct pending *prev_waiter, *next_waiter;
 } pending;
@@ -84,6 +85,9 @@ struct httpd {
     int waiting;                 /* requests holding a waiting place */
     pending *waiters;            /* suspended, each until its wake_ms */
     struct MHD_Connection **due; /* max_waiting slots: the watchdog's resumptions */
+    uint64_t tickets;            /* handed out so far */
+    uint64_t *early;             /* 2 * max_waiting slots: httpd_wake before the wait */
+    size_t n_early;              /* next slot to write, round the ring */
 };
 
 /* Under srv->lock. */
@@ -223,6 +227,38 @@ static void connection_notice(void *cls, struct MHD_Connection *conn, void **soc
         free(t);
         *socket_context = NULL;
     }
+}
+
+/* Under srv->lock: whether httpd_wake came for `ticket` before it waited
+ * (forgotten once taken). */
+static bool take_early_wake(httpd *srv, uint64_t ticket)
+{
+    size_t slots = 2 * (size_t)srv->max_waiting;
+    for (size_t i = 0; i < slots; i++) {
+        if (srv->early[i] == ticket) {
+            srv->early[i] = 0;
+            return true;
+        }
+    }
+    return false;
+}
+
+void httpd_wake(httpd *srv, uint64_t ticket)
+{
+    if (!srv || ticket == 0 || srv->max_waiting <= 0)
+        return;
+    pthread_mutex_lock(&srv->lock);
+    pending *p = srv->waiters;
+    while (p && p->ticket != ticket)
+        p = p->next_waiter;
+    if (p) {
+        p->wake_ms = 0;
+        stopper_wake(&srv->stop);
+    } else {
+        srv->early[srv->n_early] = ticket;
+        srv->n_early = (srv->n_early + 1) % (2 * (size_t)srv->max_waiting);
+    }
+    pthread_mutex_unlock(&srv->lock);
 }
 
 /* Closes the connections that have not sent a whole request within the
@@ -389,9 +425,11 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         httpd_reply_text(&resp, 413, "text/plain; charset=utf-8", "request body too large\n");
         return queue(conn, &resp);
     }
-    if (!p->started_ms)
-        p->started_ms = clock_mono_ms();
     pthread_mutex_lock(&srv->lock);
+    if (!p->started_ms) {
+        p->started_ms = clock_mono_ms();
+        p->ticket = ++srv->tickets;
+    }
     bool can_wait = srv->max_waiting > 0 && !srv->stop.stop &&
                     (p->holds_place || srv->waiting < srv->max_waiting);
     pthread_mutex_unlock(&srv->lock);
@@ -404,6 +442,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         .started_ms = p->started_ms,
         .can_wait = can_wait,
         .calls = p->calls++,
+        .ticket = p->ticket,
         .conn_ = conn,
     };
     srv->handler(srv->ctx, &req, &resp);
@@ -421,6 +460,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
             }
             p->conn = conn;
             p->wake_ms = clock_mono_ms() + resp.wait_ms;
+            if (take_early_wake(srv, p->ticket))
+                p->wake_ms = 0; /* its answer came while the handler was returning */
             p->listed = true;
             p->prev_waiter = NULL;
             p->next_waiter = srv->waiters;
@@ -502,8 +543,11 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         if (options->max_waiting > 0)
             srv->max_waiting = options->max_waiting;
     }
-    if (srv->max_waiting > 0 && !(srv->due = calloc((size_t)srv->max_waiting, sizeof *srv->due))) {
+    if (srv->max_waiting > 0 &&
+        (!(srv->due = calloc((size_t)srv->max_waiting, sizeof *srv->due)) ||
+         !(srv->early = calloc(2 * (size_t)srv->max_waiting, sizeof *srv->early)))) {
         freeaddrinfo(ai);
+        free(srv->due);
         free(srv);
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return NULL;
@@ -513,6 +557,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         freeaddrinfo(ai);
         pthread_mutex_destroy(&srv->lock);
         free(srv->due);
+        free(srv->early);
         free(srv);
         vf_error_set(err, VF_EINTERNAL, "cannot make the HTTP deadline thread's stopper");
         return NULL;
@@ -588,6 +633,7 @@ void httpd_stop(httpd *srv)
     stopper_close(&srv->stop);
     pthread_mutex_destroy(&srv->lock);
     free(srv->due);
+    free(srv->early);
     free(srv);
 }
 

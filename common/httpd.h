@@ -27,8 +27,9 @@
  * Waiting requests (long polls): a handler that has no answer yet may set
  * resp->wait_ms when req->can_wait says so; httpd then suspends the
  * connection (it costs a socket, no thread and no polling) and calls the
- * handler again with the same request after that many milliseconds, as
- * often as the handler asks, until it answers. At most
+ * handler again with the same request after that many milliseconds (or
+ * sooner, when another thread calls httpd_wake with the request's ticket),
+ * as often as the handler asks, until it answers. At most
  * httpd_options.max_waiting requests wait at once; httpd_stop calls every
  * waiting one once more with can_wait false.
  *
@@ -77,7 +78,10 @@ struct httpd_request {
      * (httpd_options.max_waiting), a place is free (or held already by this
      * request), and the server is not stopping. */
     bool can_wait;
-    int calls;   /* earlier calls of the handler for this request (a waiting one) */
+    int calls; /* earlier calls of the handler for this request (a waiting one) */
+    /* This request's number, unique for the server's life: what another
+     * thread gives httpd_wake to end its wait early. */
+    uint64_t ticket;
     void *conn_; /* private: the libmicrohttpd connection */
 };
 
@@ -129,6 +133,14 @@ httpd *httpd_start(const char *listen, httpd_handler handler, void *ctx, vf_erro
 /* httpd_start with `options` (NULL: the defaults, any Host). */
 httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_handler handler,
                         void *ctx, vf_error *err);
+
+/* Call the waiting request `ticket` (httpd_request.ticket) again now rather
+ * than when its wait_ms ends: another thread has its answer ready. From any
+ * thread. A wake that comes before the request has begun to wait (its
+ * handler has not returned yet) is kept for it: the handler is then called
+ * again at once. A ticket that never waits is forgotten among the last
+ * 2 * max_waiting such wakes. */
+void httpd_wake(httpd *srv, uint64_t ticket);
 
 /* Stops accepting, finishes the request in progress, frees. NULL is fine. */
 void httpd_stop(httpd *srv);

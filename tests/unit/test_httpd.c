@@ -15,6 +15,10 @@
 #include "httpd.h"
 #include "testlib.h"
 
+/* The /woken route's: the server, and the ticket of the request waiting. */
+static httpd *woken_server;
+static uint64_t woken_ticket;
+
 static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
 {
     int *calls = ctx;
@@ -40,6 +44,18 @@ static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
             return;
         }
         snprintf(text, sizeof text, "calls %d can_wait %d", req->calls + 1, req->can_wait);
+        httpd_reply_text(resp, 200, "text/plain", text);
+    } else if (strcmp(req->path, "/woken") == 0) {
+        /* Waits ten minutes unless woken (httpd_wake): by the test, or by
+         * itself before it has begun to wait (?early=1). */
+        if (req->calls == 0 && req->can_wait) {
+            resp->wait_ms = 600000;
+            __atomic_store_n(&woken_ticket, req->ticket, __ATOMIC_SEQ_CST);
+            if (httpd_query(req, "early"))
+                httpd_wake(woken_server, req->ticket);
+            return;
+        }
+        snprintf(text, sizeof text, "woken at call %d", req->calls + 1);
         httpd_reply_text(resp, 200, "text/plain", text);
     } else if (strcmp(req->path, "/go") == 0) {
         httpd_reply_text(resp, 303, "text/plain", "");
@@ -293,6 +309,50 @@ static void test_waiting(void)
         close(forever);
 }
 
+/* httpd_wake ends a wait at once: from another thread while the request
+ * waits, and from its own handler before it has begun to wait. Each wait is
+ * ten minutes, so only the wake can bring the answer within the reads. */
+static void test_wake(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    httpd_options options = {.max_waiting = 4};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    woken_server = srv;
+    char answer[4096];
+    int fd = connect_to(srv);
+    static const char request[] =
+        "GET /woken HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    CHECK(fd >= 0 && send(fd, request, strlen(request), MSG_NOSIGNAL) > 0);
+    uint64_t ticket = 0;
+    for (int i = 0; i < 5000 && !(ticket = __atomic_load_n(&woken_ticket, __ATOMIC_SEQ_CST)); i++)
+        usleep(1000);
+    CHECK(ticket != 0);
+    read_some(fd, 100, answer, sizeof answer);
+    CHECKF(answer[0] == '\0', "answered before the wake: %s", answer);
+    httpd_wake(srv, ticket + 1000); /* no such request: nothing happens */
+    httpd_wake(srv, ticket);
+    read_some(fd, 10000, answer, sizeof answer);
+    CHECK_CONTAINS(answer, "woken at call 2");
+    if (fd >= 0)
+        close(fd);
+
+    fd = connect_to(srv);
+    static const char early[] =
+        "GET /woken?early=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    CHECK(fd >= 0 && send(fd, early, strlen(early), MSG_NOSIGNAL) > 0);
+    read_some(fd, 10000, answer, sizeof answer);
+    CHECK_CONTAINS(answer, "woken at call 2");
+    if (fd >= 0)
+        close(fd);
+    httpd_stop(srv);
+    woken_server = NULL;
+}
+
 /* With check_host, a foreign Host gets 421 and the handler never runs. */
 static void test_host_check(void)
 {
@@ -373,5 +433,6 @@ int main(void)
     test_read_deadline();
     test_host_check();
     test_waiting();
+    test_wake();
     return test_summary();
 }
