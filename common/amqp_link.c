@@ -217,6 +217,22 @@ bool amqp_link_is_connected(const amqp_link *link)
     return link && link->connected;
 }
 
+int amqp_link_ready(amqp_link *link, int64_t *used_us, vf_error *err)
+{
+    int64_t now_us = clock_mono_us();
+    int heartbeat_s = link->config->amqp.heartbeat_s;
+    if (link->connected && heartbeat_s > 0 && now_us - *used_us > (int64_t)heartbeat_s * 1000000) {
+        log_debug("amqp: link idle for more than amqp.heartbeat_s; reconnecting");
+        amqp_link_close(link);
+    }
+    if (link->connected)
+        return 0;
+    if (amqp_link_connect(link, err) < 0)
+        return -1;
+    *used_us = now_us;
+    return 0;
+}
+
 void amqp_link_keepalive(amqp_link *link)
 {
     if (!link || !link->connected || !link->conn)

@@ -139,6 +139,16 @@ bool amqp_link_is_connected(const amqp_link *link);
  * text, valid until the next connect. */
 uint16_t amqp_link_broker_close(const amqp_link *link, const char **text);
 
+/* For a publisher that may sit idle: connect when disconnected, and also
+ * when the link has been idle (no connect, no confirmed round trip since
+ * *used_us, monotonic µs) for longer than amqp.heartbeat_s, because
+ * heartbeats go out only inside link calls and the broker has then closed
+ * (or is about to close) the connection: start afresh rather than find out
+ * with a failed publish. Sets *used_us on a connect; the caller sets it after
+ * each confirmed round trip. 0, or -1 with err. */
+int amqp_link_ready(amqp_link *link, int64_t *used_us, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Send a heartbeat frame when one is due (every amqp.heartbeat_s / 2), and
  * nothing else: no read, no callback. For a caller busy elsewhere between
  * link calls, a slow or frozen store say, so the broker does not take the

@@ -6,7 +6,6 @@
 #include "api_internal.h"
 #include "clock.h"
 #include "log.h"
-#include "queue_order.h"
 
 /* How long a POST waits for the broker's confirm before answering 503. A
  * broker that blocks publishers (memory or disk alarm) never confirms, and
@@ -24,22 +23,7 @@ void api_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
 
 int api_link_ready(api *a, vf_error *err)
 {
-    int64_t now_us = clock_mono_us();
-    int heartbeat_s = a->config->amqp.heartbeat_s;
-    /* Heartbeats go out only inside link calls, so a link idle for longer
-     * than the heartbeat has been (or is about to be) closed by the broker:
-     * start afresh instead of finding out with a failed publish. */
-    if (amqp_link_is_connected(a->link) && heartbeat_s > 0 &&
-        now_us - a->link_used_us > (int64_t)heartbeat_s * 1000000) {
-        log_debug("amqp: link idle for more than amqp.heartbeat_s; reconnecting");
-        amqp_link_close(a->link);
-    }
-    if (amqp_link_is_connected(a->link))
-        return 0;
-    if (amqp_link_connect(a->link, err) < 0)
-        return -1;
-    a->link_used_us = now_us;
-    return 0;
+    return amqp_link_ready(a->link, &a->link_used_us, err);
 }
 
 /* One publish and its confirm. Returns 0 confirmed, 1 refused by a broker
@@ -91,12 +75,4 @@ int api_publish_to(api *a, const char *routing_key, const char *message_id, cons
         return -1;
     }
     return 0;
-}
-
-int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
-{
-    const char *key = queue_order_text_in_lane(body, strlen(body), a->config)
-                          ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                          : AMQP_TOPOLOGY_KEY_SCHEDULE;
-    return api_publish_to(a, key, task_id, task_id, body, err);
 }

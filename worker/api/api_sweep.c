@@ -99,20 +99,9 @@ static int count_requeued(const store_task_event *event, void *ctx)
 static int publish(api_sweep *w, const char *routing_key, const char *message_id, const char *body,
                    vf_error *err)
 {
-    /* Heartbeats go out only inside link calls, and a sweep may publish
-     * nothing for a long time: a link idle past the heartbeat has been (or
-     * is about to be) closed by the broker, so start afresh (api.c does the
-     * same for requests). */
-    int64_t now_us = clock_mono_us();
-    int heartbeat_s = w->config->amqp.heartbeat_s;
-    if (amqp_link_is_connected(w->link) && heartbeat_s > 0 &&
-        now_us - w->link_used_us > (int64_t)heartbeat_s * 1000000)
-        amqp_link_close(w->link);
-    if (!amqp_link_is_connected(w->link)) {
-        if (amqp_link_connect(w->link, err) < 0)
-            return -1;
-        w->link_used_us = now_us;
-    }
+    /* A sweep may publish nothing for a long time (amqp_link_ready). */
+    if (amqp_link_ready(w->link, &w->link_used_us, err) < 0)
+        return -1;
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
     w->confirm_done = w->confirm_ok = false;
     if (amqp_link_publish(w->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, &msg, NULL, err) < 0 ||
