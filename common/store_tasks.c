@@ -279,6 +279,31 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
     return store_exec_change(s, st, "recording a task", err) < 0 ? -1 : 0;
 }
 
+int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
+                             "INSERT INTO tasks (" TASK_COLUMNS ") VALUES "
+                             "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
+                             "ON CONFLICT (id) DO NOTHING",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, t->id);
+    db_bind_text(st, 2, t->kind);
+    db_bind_text(st, 3, t->status);
+    db_bind_text(st, 4, t->reason);
+    db_bind_int64(st, 5, t->attempts);
+    db_bind_text(st, 6, t->request);
+    db_bind_text(st, 7, t->result);
+    db_bind_text(st, 8, t->error);
+    db_bind_text(st, 9, t->node);
+    store_bind_id(st, 10, t->vmid);
+    db_bind_text(st, 11, t->at);
+    prefetch_forget(s, t->id);
+    int changed = store_exec_change(s, st, "recording a task", err);
+    return changed < 0 ? -1 : changed > 0 ? 1 : 0;
+}
+
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
 {
     db_stmt *st = t->check_attempts

@@ -74,6 +74,13 @@ int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *e
 int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Record a new task unless one with its id is recorded already (kept as
+ * it is): 1 recorded, 0 there already, -1 with err. Not deferred: it
+ * answers at once, and a transaction goes on after a 0 (on PostgreSQL too,
+ * where a refused insert would fail the transaction). */
+int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Overwrite status, reason, attempts, result, error, node, vmid and
  * updated_at of task t->id (kind, request, created_at never change).
  * Returns 0, 1 if no such task (or, with check_attempts, none with those

@@ -7,43 +7,42 @@
 #include "json_util.h"
 #include "store_tasks.h"
 
-int task_intake_record(store *s, const char *task_id, const char *request_text, const char *via,
-                       const char *submitter, vf_error *err)
+int task_intake_record_new(store *s, const char *task_id, const char *request_text, const char *via,
+                           const char *submitter, const char *now, vf_error *err)
 {
-    char now[STORE_TIME_SIZE];
-    store_now(now);
     store_task_fields fields = {.id = task_id,
                                 .kind = "schedule",
                                 .status = "queued",
                                 .request = request_text,
                                 .vmid = -1,
                                 .at = now};
-    if (store_begin(s, err) < 0)
-        return -1;
-    vf_error insert_err;
-    vf_error_init(&insert_err);
-    if (store_task_insert(s, &fields, &insert_err) < 0) {
-        (void)store_rollback(s, NULL);
-        if (insert_err.code == VF_EINVAL)
-            return 1;
-        vf_error_set(err, insert_err.code, "%s", insert_err.text);
-        return -1;
-    }
+    int inserted = store_task_insert_new(s, &fields, err);
+    if (inserted <= 0)
+        return inserted;
     json_t *detail = json_pack("{s:s, s:s*}", "via", via, "submitter", submitter);
     char *detail_text = detail ? json_util_dump(detail) : NULL;
     json_decref(detail);
     if (!detail_text) {
-        (void)store_rollback(s, NULL);
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return -1;
     }
     int rc = store_task_event_add(s, task_id, now, "queued", detail_text, err);
     free(detail_text);
-    if (rc < 0 || store_commit(s, err) < 0) {
-        (void)store_rollback(s, NULL);
+    return rc < 0 ? -1 : 1;
+}
+
+int task_intake_record(store *s, const char *task_id, const char *request_text, const char *via,
+                       const char *submitter, vf_error *err)
+{
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    if (store_begin(s, err) < 0)
         return -1;
-    }
-    return 0;
+    int rc = task_intake_record_new(s, task_id, request_text, via, submitter, now, err);
+    if (rc == 1 && store_commit(s, err) == 0)
+        return 0;
+    (void)store_rollback(s, NULL);
+    return rc == 0 ? 1 : -1;
 }
 
 int task_intake_withdraw(store *s, const char *task_id, vf_error *err)

@@ -24,6 +24,13 @@
 int task_intake_record(store *s, const char *task_id, const char *request_text, const char *via,
                        const char *submitter, vf_error *err) __attribute__((warn_unused_result));
 
+/* task_intake_record inside the caller's open transaction, with `now` as
+ * the time of both rows: 1 recorded, 0 a task of that id exists already
+ * (nothing changed; the transaction goes on), -1 with err. */
+int task_intake_record_new(store *s, const char *task_id, const char *request_text, const char *via,
+                           const char *submitter, const char *now, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Take back a row task_intake_record made, in a transaction of its own, but
  * only while it is still queued (store_task_withdraw). Returns 0 removed, 1
  * kept (a worker has the task, or there is none), -1 with err. */

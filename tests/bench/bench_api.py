@@ -76,6 +76,8 @@ def main():
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--postgresql", action="store_true")
     parser.add_argument("--keys", action="store_true")
+    parser.add_argument("--log-level", default="info",
+                        help="virtflow-api's; debug: one line per submission group (size, times)")
     args = parser.parse_args()
     vftest.skip_without_broker()
     directory = vftest.tempdir("bench-api")
@@ -97,7 +99,9 @@ def main():
     worker = vftest.Worker(config, directory).start()
     log_path = os.path.join(directory, "api.log")
     with open(log_path, "w") as log:
-        api = subprocess.Popen([API, "-c", config], stdout=log, stderr=log)
+        api = subprocess.Popen([API, "-c", config], stdout=log, stderr=log,
+                               env=dict(os.environ, VIRTFLOW_LOG_LEVEL=args.log_level))
+    print("virtflow-api's log: %s" % log_path)
     vftest._children.append(api)
     found = []
 

@@ -36,6 +36,8 @@ api *api_new(const vf_config *config, vf_error *err)
             err->code = VF_ECONFIG;
         goto fail;
     }
+    if (!(a->intake = api_intake_start(config, a->metrics, err)))
+        goto fail;
     if (api_hosts_start(a, err) < 0)
         goto fail;
     if (!(a->sweep = api_sweep_start(config, err)) && err->code != VF_OK)
@@ -46,11 +48,22 @@ fail:
     return NULL;
 }
 
+static void wake(void *ctx, uint64_t ticket)
+{
+    httpd_wake(ctx, ticket);
+}
+
+void api_attach_server(api *a, httpd *srv)
+{
+    api_intake_set_waker(a->intake, srv ? wake : NULL, srv);
+}
+
 void api_free(api *a)
 {
     if (!a)
         return;
     api_sweep_stop(a->sweep);
+    api_intake_stop(a->intake);
     api_hosts_stop(a);
     amqp_link_free(a->link);
     store_close(a->store);

@@ -38,6 +38,10 @@ api *api_new(const vf_config *config, vf_error *err) __attribute__((warn_unused_
 /* NULL is a no-op. */
 void api_free(api *a);
 
+/* The server whose waiting requests the api wakes when their submission is
+ * handled (httpd_wake); NULL before stopping that server. */
+void api_attach_server(api *a, httpd *srv);
+
 /* How many keys api.keys_file holds (0: none configured, every route open). */
 size_t api_key_count(api *a);
 
@@ -46,8 +50,10 @@ size_t api_key_count(api *a);
  * leaves the keys in force (logged as an error, -1). Any thread. */
 int api_reload_keys(api *a);
 
-/* Requests that may wait at once for a task to end (GET /v1/tasks/{id}?wait=);
- * httpd_options.max_waiting. More are answered 503 with Retry-After. */
+/* Requests that may wait at once: for a task to end (GET
+ * /v1/tasks/{id}?wait=), or for their submission's group to be recorded
+ * and confirmed (POST /schedule, /v1/tasks); httpd_options.max_waiting.
+ * More are answered 503 with Retry-After. */
 #define API_MAX_WAITING 128
 
 /* The httpd handler; ctx is the api. */

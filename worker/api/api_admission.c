@@ -253,8 +253,8 @@ void api_admission(api *a, const httpd_request *req, const api_caller *caller, h
         submit.body = text;
         submit.body_len = strlen(text);
         char submitted[REQUEST_TASK_ID_LEN];
-        int rc =
-            api_submit(a, &submit, caller->name ? caller->name : "cappx", NULL, submitted, resp);
+        int rc = api_submit(a, &submit, caller->name ? caller->name : "cappx", NULL, true,
+                            submitted, resp);
         free(text);
         if (rc < 0) {
             /* A request the worker would refuse is the machine's fault: a

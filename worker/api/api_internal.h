@@ -8,6 +8,7 @@
 
 #include "amqp_link.h"
 #include "api.h"
+#include "api_intake.h"
 #include "api_keys.h"
 #include "api_metrics.h"
 #include "api_sweep.h"
@@ -26,6 +27,7 @@ struct api {
     api_keys *keys;            /* NULL: no api.keys_file, every route open; under keys_lock */
     pthread_mutex_t keys_lock; /* api_reload_keys swaps keys from the main thread */
     api_sweep *sweep;          /* NULL: api.requeue_after_s 0 */
+    api_intake *intake;        /* task submissions (api_intake.h) */
     /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
      * NULL when the configuration has none that works. */
     inventory *inventory;
@@ -33,21 +35,30 @@ struct api {
     bool refresher_running, refresh_sync;
     pthread_mutex_t refresh_lock;
     stopper refresh_stop; /* the refresher's wait between rounds */
-    /* The outcome of the publish in flight (one at a time: one thread). */
+    /* The outcome of the publish in flight (one at a time: the server's
+     * thread; spare and release requests, api_publish_to). */
     bool confirm_done, confirm_ok;
     char confirm_reason[256];
 };
 
 /* Accept a task.schedule request: check the body (415, 413, 400 with the
  * worker's own message), take its task id (the body's, one derived from
- * `idempotency_key` and `submitter`, or a new one) into task_id, record it
- * as queued (history: via virtflow-api, the submitter's key name when not
- * NULL), publish it with a confirm. A task id already recorded with the
- * same body is accepted again (published again while still queued); with
- * another body it is 409. Returns 0 accepted (resp untouched), -1 answered
- * with a problem (resp set). */
+ * `idempotency_key` and `submitter`, or a new one) into task_id, and hand
+ * it to the intake (api_intake.h), which records it as queued (history:
+ * via virtflow-api, the submitter's key name when not NULL) and publishes
+ * it with a confirm, in groups. A task id already recorded with the same
+ * body is accepted again (published again while still queued); with
+ * another body it is 409.
+ *
+ * Not `blocking`: the first call returns 1 with resp->wait_ms set (the
+ * request waits, no thread held; every waiting place taken: 503 with
+ * Retry-After), and the call that follows the intake's wake answers.
+ * `blocking`: the call waits for the outcome (for a caller that goes on
+ * with the task, the admission webhook). Returns 0 accepted (resp
+ * untouched, task_id set), -1 answered with a problem (resp set), 1
+ * waiting. */
 int api_submit(api *a, const httpd_request *req, const char *submitter, const char *idempotency_key,
-               char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp);
+               bool blocking, char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp);
 
 /* POST /schedule: api_submit, then the prototype's {"task_id": ...}. */
 void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp);
@@ -108,16 +119,12 @@ int api_link_ready(api *a, vf_error *err);
 /* The link's confirm callback (api_new sets it; user is the api). */
 void api_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
 
-/* Publish `body` as task.schedule with message_id `task_id` and wait for the
- * broker's confirm, reconnecting once if the link was down or broke.
- * Returns 0 confirmed, or -1 with err: VF_EUNAVAILABLE when the broker is
- * unreachable, refused the message (nack, returned) or did not confirm in
- * time. */
-int api_publish(api *a, const char *task_id, const char *body, vf_error *err)
-    __attribute__((warn_unused_result));
-
-/* api_publish for any request: `body` on `routing_key` with `message_id`
- * (`task_id` names the task in log lines). Same returns. */
+/* Publish `body` on `routing_key` with message_id `message_id` (`task_id`
+ * names the task in log lines) and wait for the broker's confirm,
+ * reconnecting once if the link was down or broke. Returns 0 confirmed, or
+ * -1 with err: VF_EUNAVAILABLE when the broker is unreachable, refused the
+ * message (nack, returned) or did not confirm in time. For the requests
+ * other than task.schedule (which go through the intake). */
 int api_publish_to(api *a, const char *routing_key, const char *message_id, const char *task_id,
                    const char *body, vf_error *err) __attribute__((warn_unused_result));
 

@@ -16,7 +16,10 @@
 #include "log.h"
 #include "problem.h"
 #include "request.h"
-#include "task_intake.h"
+#include "amqp_topology.h"
+#include "api_intake.h"
+#include "clock.h"
+#include "queue_order.h"
 
 /* application/json, with or without parameters (charset=utf-8). */
 static bool is_json_type(const char *content_type)
@@ -26,39 +29,6 @@ static bool is_json_type(const char *content_type)
         return false;
     char next = content_type[sizeof json_type - 1];
     return next == '\0' || next == ';' || isspace((unsigned char)next);
-}
-
-/* Whether a recorded task is the same request as `body`: same kind, and
- * the same JSON once both name the task id (a request published by
- * virtflowctl may carry its id in message_id only). */
-static bool same_request(const store_task *task, const json_t *body, const char *task_id)
-{
-    if (!task->kind || strcmp(task->kind, "schedule") != 0 || !task->request)
-        return false;
-    json_t *recorded = json_loads(task->request, JSON_REJECT_DUPLICATES, NULL);
-    if (!json_is_object(recorded)) {
-        json_decref(recorded);
-        return false;
-    }
-    if (!json_is_string(json_object_get(recorded, "task_id")))
-        json_object_set_new(recorded, "task_id", json_string(task_id));
-    bool same = json_equal(recorded, body);
-    json_decref(recorded);
-    return same;
-}
-
-/* The broker refused: take the row back unless a worker has it already
- * (a publish reported lost may still have reached the queue). */
-static void withdraw(api *a, const char *task_id)
-{
-    vf_error err;
-    vf_error_init(&err);
-    int rc = task_intake_withdraw(a->store, task_id, &err);
-    if (rc < 0)
-        log_error("task %s: could not withdraw the queued row after a refused publish: %s", task_id,
-                  err.text);
-    else if (rc == 1)
-        log_info("task %s: publish unconfirmed but a worker has the task already; kept", task_id);
 }
 
 /* The task id an Idempotency-Key stands for: the same key from the same
@@ -98,13 +68,46 @@ static bool idempotency_key_is_valid(const char *key)
     return true;
 }
 
-int api_submit(api *a, const httpd_request *req, const char *submitter, const char *idempotency_key,
-               char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp)
+/* A submission's outcome as the answer: 0 accepted, -1 answered. */
+static int answer_outcome(const api_intake_outcome *out, char task_id[REQUEST_TASK_ID_LEN],
+                          httpd_response *resp)
 {
-    int answered = -1;
+    snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", out->task_id);
+    if (out->status == 0)
+        return 0;
+    problem_reply(resp, out->status, out->detail);
+    return -1;
+}
+
+/* A later call of a waiting submission: its outcome, which is normally
+ * there (the intake woke the request). Without one (the server is stopping,
+ * or the wait ran out), this call waits for it, bounded. */
+static int collect(api *a, const httpd_request *req, char task_id[REQUEST_TASK_ID_LEN],
+                   httpd_response *resp)
+{
+    api_intake_outcome out;
+    if (api_intake_take(a->intake, req->ticket, &out))
+        return answer_outcome(&out, task_id, resp);
+    int64_t left = req->started_ms + API_INTAKE_MAX_MS - clock_mono_ms();
+    if (req->can_wait && left > 0) {
+        resp->wait_ms = (int)left;
+        return 1;
+    }
+    if (left > 0 && api_intake_await(a->intake, req->ticket, (int)left, &out))
+        return answer_outcome(&out, task_id, resp);
+    api_intake_abandon(a->intake, req->ticket);
+    task_id[0] = '\0';
+    problem_reply(resp, 503, "the request was not handled in time; try again");
+    return -1;
+}
+
+int api_submit(api *a, const httpd_request *req, const char *submitter, const char *idempotency_key,
+               bool blocking, char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp)
+{
+    if (!blocking && req->calls > 0)
+        return collect(a, req, task_id, resp);
+    task_id[0] = '\0';
     json_t *body = NULL;
-    char *text = NULL;
-    store_task existing = {0};
     char detail[VF_ERROR_TEXT + 64];
     vf_error err;
     vf_error_init(&err);
@@ -112,11 +115,11 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
     if (req->body_too_large) {
         snprintf(detail, sizeof detail, "the request body is over %d bytes", HTTPD_MAX_BODY);
         problem_reply(resp, 413, detail);
-        goto out;
+        return -1;
     }
     if (!is_json_type(httpd_header(req, "Content-Type"))) {
         problem_reply(resp, 415, "send the request as Content-Type: application/json");
-        goto out;
+        return -1;
     }
     /* The worker's parse: same flags, same parser, same messages. */
     json_error_t jerr;
@@ -124,30 +127,36 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
     if (!body) {
         snprintf(detail, sizeof detail, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
         problem_reply(resp, 400, detail);
-        goto out;
+        return -1;
     }
     if (!json_is_object(body)) {
         snprintf(detail, sizeof detail, "not a JSON object: got %s", json_util_type_name(body));
         problem_reply(resp, 400, detail);
-        goto out;
+        json_decref(body);
+        return -1;
     }
     sched_request parsed;
     sched_request_init(&parsed);
     vf_error invalid;
     vf_error_init(&invalid);
-    if (sched_request_parse(body, &parsed, &invalid) < 0) {
-        problem_reply(resp, 400, invalid.text);
-        goto out;
+    const char *refusal = NULL;
+    if (sched_request_parse(body, &parsed, &invalid) < 0)
+        refusal = invalid.text;
+    else if (idempotency_key && !idempotency_key_is_valid(idempotency_key))
+        refusal = "Idempotency-Key: expected 1 to 255 printable ASCII characters";
+    else if (idempotency_key && parsed.task_id[0])
+        refusal = "give a task_id in the body or an Idempotency-Key header, not both (a "
+                  "task_id is its own idempotency key)";
+    if (refusal) {
+        problem_reply(resp, 400, refusal);
+        json_decref(body);
+        return -1;
     }
-    if (idempotency_key && !idempotency_key_is_valid(idempotency_key)) {
-        problem_reply(resp, 400, "Idempotency-Key: expected 1 to 255 printable ASCII characters");
-        goto out;
-    }
-    if (idempotency_key && parsed.task_id[0]) {
-        problem_reply(resp, 400,
-                      "give a task_id in the body or an Idempotency-Key header, not both (a "
-                      "task_id is its own idempotency key)");
-        goto out;
+    if (!blocking && !req->can_wait) {
+        /* Every waiting place is taken (or the server is stopping). */
+        json_decref(body);
+        problem_reply(resp, 503, "too many requests in flight; try again");
+        return -1;
     }
     if (idempotency_key) {
         idempotent_task_id(submitter, idempotency_key, task_id);
@@ -161,80 +170,36 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
     /* The id travels in the body too: readable in the task row, and the
      * worker prefers it to message_id. */
     json_object_set_new(body, "task_id", json_string(task_id));
-    if (!(text = json_util_dump(body))) {
+    char *text = json_util_dump(body);
+    if (!text) {
+        json_decref(body);
         problem_reply(resp, 500, "out of memory");
-        goto out;
+        return -1;
     }
-
-    bool republish = false;
-    for (int tries = 0;; tries++) {
-        int found = store_task_get(a->store, task_id, &existing, &err);
-        if (found < 0)
-            goto store_failed;
-        if (found == 0) {
-            if (!same_request(&existing, body, task_id)) {
-                snprintf(detail, sizeof detail,
-                         idempotency_key
-                             ? "task %s exists with another request: an Idempotency-Key stands for "
-                               "one request; use a new key"
-                             : "task %s exists with another request; use a new task_id",
-                         task_id);
-                problem_reply(resp, 409, detail);
-                goto out;
-            }
-            /* Same id, same body: the same answer. Still queued means the
-             * first publish may have been lost: publish again (the worker
-             * decides a task id once, however many copies arrive). */
-            if (strcmp(existing.status, "queued") != 0) {
-                answered = 0;
-                goto out;
-            }
-            republish = true;
-            break;
-        }
-        int recorded = task_intake_record(a->store, task_id, text, "virtflow-api", submitter, &err);
-        if (recorded < 0)
-            goto store_failed;
-        if (recorded == 0)
-            break;
-        if (tries > 0) { /* inserted by someone else, yet not readable: give up */
-            vf_error_set(&err, VF_EUNAVAILABLE, "task %s: recorded elsewhere, not readable",
-                         task_id);
-            goto store_failed;
-        }
+    const char *key = queue_order_text_in_lane(text, strlen(text), a->config)
+                          ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
+                          : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    /* The intake takes text and body, whatever it answers. */
+    if (api_intake_submit(a->intake, req->ticket, task_id, text, body, submitter,
+                          idempotency_key != NULL, key, &err) < 0) {
+        problem_reply(resp, 503, "virtflow-api cannot take the request now; try again");
+        return -1;
     }
-
-    if (api_publish(a, task_id, text, &err) < 0) {
-        log_warn("task %s: not accepted: %s", task_id, err.text);
-        if (!republish)
-            withdraw(a, task_id);
-        api_metrics_submission(a->metrics, false);
-        snprintf(detail, sizeof detail, "the broker did not take the request: %s; try again",
-                 err.text);
-        problem_reply(resp, 503, detail);
-        goto out;
+    if (!blocking) {
+        resp->wait_ms = API_INTAKE_MAX_MS; /* the intake wakes it sooner */
+        return 1;
     }
-    log_info("task %s: queued and published%s%s%s", task_id, republish ? " again" : "",
-             submitter ? " for key " : "", submitter ? submitter : "");
-    api_metrics_submission(a->metrics, true);
-    answered = 0;
-    goto out;
-
-store_failed:
-    log_error("task %s: submit: store: %s", task_id, err.text);
-    /* The store's words name files and hosts: the log has them, not the client. */
-    problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
-                  "the store is unavailable; try again");
-out:
-    store_task_clear(&existing);
-    free(text);
-    json_decref(body);
-    return answered;
+    api_intake_outcome out;
+    if (api_intake_await(a->intake, req->ticket, API_INTAKE_MAX_MS, &out))
+        return answer_outcome(&out, task_id, resp);
+    api_intake_abandon(a->intake, req->ticket);
+    problem_reply(resp, 503, "the request was not handled in time; try again");
+    return -1;
 }
 
 void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp)
 {
     char task_id[REQUEST_TASK_ID_LEN];
-    if (api_submit(a, req, submitter, NULL, task_id, resp) == 0)
+    if (api_submit(a, req, submitter, NULL, false, task_id, resp) == 0)
         api_reply_json(resp, 200, json_pack("{s:s}", "task_id", task_id));
 }

@@ -125,6 +125,7 @@ int main(int argc, char **argv)
         log_error("api.listen %s: %s", config->api.listen, err.text);
         goto out;
     }
+    api_attach_server(a, server);
     if (api_key_count(a) > 0)
         log_info("%zu keys from %s", api_key_count(a), config->api.keys_file);
     else
@@ -147,6 +148,8 @@ int main(int argc, char **argv)
     log_info("stopping");
     status = PROGRAM_EXIT_OK;
 out:
+    if (a)
+        api_attach_server(a, NULL);
     httpd_stop(server);
     free(hosts);
     api_free(a);

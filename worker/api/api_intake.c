@@ -1,0 +1,538 @@
+/* api_intake: task submissions recorded and published in groups (see
+ * api_intake.h). */
+#include "api_intake.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_link.h"
+#include "amqp_topology.h"
+#include "clock.h"
+#include "log.h"
+#include "stopper.h"
+#include "store.h"
+#include "store_config.h"
+#include "store_tasks.h"
+#include "task_intake.h"
+
+/* Submissions handled together at most: one transaction, one wait for
+ * confirms. More wait for the next group. */
+#define INTAKE_GROUP 512
+
+/* How long a group waits for the broker's confirms before its requests
+ * are answered 503: a broker that blocks publishers (memory or disk alarm)
+ * never confirms, and an HTTP client should hear so rather than hang. */
+#define INTAKE_CONFIRM_TIMEOUT_MS 5000
+
+/* The thread's idle wait: a stop is seen within it. */
+#define INTAKE_IDLE_MS 1000
+
+#define INTAKE_DETAIL_SIZE 320
+
+typedef struct item {
+    struct item *next;
+    uint64_t ticket;
+    char task_id[REQUEST_TASK_ID_LEN];
+    char *text;
+    json_t *body;
+    char *submitter;
+    bool idempotent;
+    const char *routing_key; /* a static string (amqp_topology.h) */
+    /* The thread's, while the group is handled. */
+    bool recorded;  /* its row was made by this group */
+    bool exists;    /* a row of that id was there already */
+    bool publish;   /* to be published in this group */
+    bool republish; /* published again: the row was there, still queued */
+    uint64_t tag;   /* its publish's tag; 0: not published (yet) */
+    int confirmed;  /* 1 confirmed, -1 refused, 0 no outcome */
+    /* The outcome, under the lock once done. */
+    bool done, abandoned;
+    int status; /* 0 accepted, or the HTTP status */
+    char detail[INTAKE_DETAIL_SIZE];
+} item;
+
+struct api_intake {
+    const vf_config *config;
+    api_metrics *metrics;
+    store *store;
+    amqp_link *link;
+    int64_t link_used_us;
+    pthread_t thread;
+    bool running;
+    pthread_mutex_t lock;
+    stopper stop;
+    stopper group_done;      /* woken when a group is finished (api_intake_await) */
+    api_intake_wake_fn wake; /* under lock */
+    void *wake_ctx;
+    item *head, *tail; /* submitted, not yet taken by the thread */
+    item *finished;    /* done, their outcome not yet taken */
+    item **group;      /* INTAKE_GROUP slots: the group being handled */
+};
+
+static void item_free(item *it)
+{
+    if (!it)
+        return;
+    free(it->text);
+    json_decref(it->body);
+    free(it->submitter);
+    free(it);
+}
+
+static void answer(item *it, int status, const char *detail)
+{
+    it->status = status;
+    snprintf(it->detail, sizeof it->detail, "%.*s", (int)sizeof it->detail - 1,
+             detail ? detail : "");
+}
+
+/* Whether a recorded task is the same request as it->body: same kind, and
+ * the same JSON once both name the task id (a request published by
+ * virtflowctl may carry its id in message_id only). */
+static bool same_request(const store_task *task, const item *it)
+{
+    if (!task->kind || strcmp(task->kind, "schedule") != 0 || !task->request)
+        return false;
+    json_t *recorded = json_loads(task->request, JSON_REJECT_DUPLICATES, NULL);
+    if (!json_is_object(recorded)) {
+        json_decref(recorded);
+        return false;
+    }
+    if (!json_is_string(json_object_get(recorded, "task_id")))
+        json_object_set_new(recorded, "task_id", json_string(it->task_id));
+    bool same = json_equal(recorded, it->body);
+    json_decref(recorded);
+    return same;
+}
+
+static void store_failed(item **group, int n, const vf_error *err)
+{
+    log_error("submit: store: %s (%d requests answered 503)", err->text, n);
+    /* The store's words name files and hosts: the log has them, not the client. */
+    for (int i = 0; i < n; i++)
+        answer(group[i], err->code == VF_EUNAVAILABLE ? 503 : 500,
+               "the store is unavailable; try again");
+}
+
+/* Record the group's new tasks in one transaction. -1: every request of
+ * the group is answered (the store failed). */
+static int record(api_intake *in, item **group, int n)
+{
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    vf_error err;
+    vf_error_init(&err);
+    if (store_begin(in->store, &err) < 0) {
+        store_failed(group, n, &err);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        item *it = group[i];
+        int rc = task_intake_record_new(in->store, it->task_id, it->text, "virtflow-api",
+                                        it->submitter, now, &err);
+        if (rc < 0) {
+            (void)store_rollback(in->store, NULL);
+            store_failed(group, n, &err);
+            return -1;
+        }
+        it->recorded = rc == 1;
+        it->exists = rc == 0;
+        it->publish = it->recorded;
+    }
+    if (store_commit(in->store, &err) < 0) {
+        store_failed(group, n, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* A task id recorded already: the same request is accepted again
+ * (published again while still queued: the first publish may have been
+ * lost, and the worker decides a task id once however many copies come);
+ * another request is 409. */
+static void judge_existing(api_intake *in, item *it)
+{
+    store_task existing = {0};
+    vf_error err;
+    vf_error_init(&err);
+    int found = store_task_get(in->store, it->task_id, &existing, &err);
+    if (found != 0) {
+        if (found > 0) /* recorded, then gone: taken back by a refused publish elsewhere */
+            vf_error_set(&err, VF_EUNAVAILABLE, "task %s: recorded elsewhere, not readable",
+                         it->task_id);
+        log_error("task %s: submit: store: %s", it->task_id, err.text);
+        answer(it, err.code == VF_EUNAVAILABLE ? 503 : 500, "the store is unavailable; try again");
+    } else if (!same_request(&existing, it)) {
+        char detail[INTAKE_DETAIL_SIZE];
+        snprintf(detail, sizeof detail,
+                 it->idempotent
+                     ? "task %s exists with another request: an Idempotency-Key stands for one "
+                       "request; use a new key"
+                     : "task %s exists with another request; use a new task_id",
+                 it->task_id);
+        answer(it, 409, detail);
+    } else if (strcmp(existing.status, "queued") == 0) {
+        it->publish = it->republish = true;
+    } else {
+        answer(it, 0, NULL);
+    }
+    store_task_clear(&existing);
+}
+
+/* The link's confirm callback: the group's item with that tag. */
+static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+{
+    api_intake *in = user;
+    for (int i = 0; i < INTAKE_GROUP && in->group[i]; i++) {
+        item *it = in->group[i];
+        if (it->tag == tag) {
+            it->confirmed = ok ? 1 : -1;
+            if (!ok)
+                snprintf(it->detail, sizeof it->detail, "%s", reason ? reason : "refused");
+            return;
+        }
+    }
+}
+
+/* Publish every item to publish that has no outcome yet, then wait for
+ * their confirms. -1 with err when the link failed (those without a
+ * confirm may be published again on a new connection). */
+static int publish_round(api_intake *in, item **group, int n, vf_error *err)
+{
+    if (amqp_link_ready(in->link, &in->link_used_us, err) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        item *it = group[i];
+        if (!it->publish || it->confirmed != 0)
+            continue;
+        amqp_link_message msg = {
+            .body = it->text, .body_len = strlen(it->text), .message_id = it->task_id};
+        if (amqp_link_publish(in->link, AMQP_TOPOLOGY_EXCHANGE, it->routing_key, &msg, &it->tag,
+                              err) < 0)
+            return -1;
+    }
+    if (amqp_link_wait_confirms(in->link, INTAKE_CONFIRM_TIMEOUT_MS, err) < 0) {
+        /* Timed out (flow control) or broke: the next group starts afresh
+         * rather than with confirms still owed on this connection. */
+        amqp_link_close(in->link);
+        return -1;
+    }
+    in->link_used_us = clock_mono_us(); /* a round trip: the broker heard from us */
+    return 0;
+}
+
+/* The broker refused: take the row back unless a worker has it already
+ * (a publish reported lost may still have reached the queue). */
+static void withdraw(api_intake *in, const item *it)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int rc = task_intake_withdraw(in->store, it->task_id, &err);
+    if (rc < 0)
+        log_error("task %s: could not withdraw the queued row after a refused publish: %s",
+                  it->task_id, err.text);
+    else if (rc == 1)
+        log_info("task %s: publish unconfirmed but a worker has the task already; kept",
+                 it->task_id);
+}
+
+static void publish(api_intake *in, item **group, int n)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int rc = publish_round(in, group, n, &err);
+    if (rc < 0) {
+        /* An idle link may have been closed by the broker: one fresh
+         * connection, one more try for what has no confirm. Publishing
+         * twice is harmless: the worker knows the task id. */
+        log_info("submit: publish failed (%s); reconnecting once", err.text);
+        for (int i = 0; i < n; i++)
+            if (group[i]->confirmed == -1 && !amqp_link_is_connected(in->link))
+                group[i]->confirmed = 0; /* reported failed with the connection */
+        vf_error_init(&err);
+        rc = publish_round(in, group, n, &err);
+    }
+    for (int i = 0; i < n; i++) {
+        item *it = group[i];
+        if (!it->publish)
+            continue;
+        if (it->confirmed == 1) {
+            log_info("task %s: queued and published%s%s%s", it->task_id,
+                     it->republish ? " again" : "", it->submitter ? " for key " : "",
+                     it->submitter ? it->submitter : "");
+            api_metrics_submission(in->metrics, true);
+            answer(it, 0, NULL);
+            continue;
+        }
+        const char *why = it->confirmed == -1 && it->detail[0] ? it->detail
+                          : rc < 0                             ? err.text
+                                                               : "the broker did not confirm it";
+        char detail[INTAKE_DETAIL_SIZE + VF_ERROR_TEXT + 64];
+        snprintf(detail, sizeof detail, "the broker did not take the request: %.*s; try again",
+                 INTAKE_DETAIL_SIZE - 64, why);
+        log_warn("task %s: not accepted: %s", it->task_id, why);
+        if (!it->republish)
+            withdraw(in, it);
+        api_metrics_submission(in->metrics, false);
+        answer(it, 503, detail);
+    }
+}
+
+static void handle_group(api_intake *in, item **group, int n)
+{
+    int64_t start_us = clock_mono_us();
+    if (record(in, group, n) < 0)
+        return;
+    for (int i = 0; i < n; i++)
+        if (group[i]->exists)
+            judge_existing(in, group[i]);
+    int64_t recorded_us = clock_mono_us();
+    publish(in, group, n);
+    log_debug("intake: group of %d: recorded in %.2f ms, published and confirmed in %.2f ms", n,
+              (double)(recorded_us - start_us) / 1e3,
+              (double)(clock_mono_us() - recorded_us) / 1e3);
+}
+
+/* Under lock: done items to the finished list (or freed, abandoned);
+ * their tickets into `wake` (returns how many). */
+static int finish_group(api_intake *in, item **group, int n, uint64_t *wake)
+{
+    int n_wake = 0;
+    for (int i = 0; i < n; i++) {
+        item *it = group[i];
+        group[i] = NULL;
+        if (it->abandoned) {
+            item_free(it);
+            continue;
+        }
+        it->done = true;
+        it->next = in->finished;
+        in->finished = it;
+        wake[n_wake++] = it->ticket;
+    }
+    return n_wake;
+}
+
+static void *intake_loop(void *arg)
+{
+    api_intake *in = arg;
+    uint64_t wake[INTAKE_GROUP];
+    pthread_mutex_lock(&in->lock);
+    for (;;) {
+        while (!in->head && !in->stop.stop)
+            (void)stopper_wait_once(&in->stop, INTAKE_IDLE_MS);
+        if (!in->head)
+            break; /* stopping, and nothing left */
+        int n = 0;
+        while (in->head && n < INTAKE_GROUP) {
+            item *it = in->head;
+            in->head = it->next;
+            it->next = NULL;
+            in->group[n++] = it;
+        }
+        if (!in->head)
+            in->tail = NULL;
+        pthread_mutex_unlock(&in->lock);
+        handle_group(in, in->group, n);
+        pthread_mutex_lock(&in->lock);
+        int n_wake = finish_group(in, in->group, n, wake);
+        stopper_wake(&in->group_done);
+        /* Under the lock, so that api_intake_set_waker(NULL) returns only
+         * once no wake can reach the server it names (httpd_wake takes
+         * the server's lock, which is never held when it calls us). */
+        for (int i = 0; in->wake && i < n_wake; i++)
+            in->wake(in->wake_ctx, wake[i]);
+    }
+    pthread_mutex_unlock(&in->lock);
+    return NULL;
+}
+
+static void intake_free(api_intake *in)
+{
+    amqp_link_free(in->link);
+    store_close(in->store);
+    free(in->group);
+    free(in);
+}
+
+api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_error *err)
+{
+    api_intake *in = calloc(1, sizeof *in);
+    if (!in || !(in->group = calloc(INTAKE_GROUP, sizeof *in->group))) {
+        free(in);
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    in->config = config;
+    in->metrics = metrics;
+    if (!(in->store = store_config_open(config, STORE_READ_WRITE, err)) ||
+        !(in->link = amqp_link_new(config, "virtflow-api-intake", err))) {
+        intake_free(in);
+        return NULL;
+    }
+    amqp_link_set_confirm_callback(in->link, on_confirm, in);
+    pthread_mutex_init(&in->lock, NULL);
+    if (stopper_init(&in->stop, &in->lock) < 0) {
+        pthread_mutex_destroy(&in->lock);
+        intake_free(in);
+        vf_error_set(err, VF_EINTERNAL, "cannot make the intake's stopper");
+        return NULL;
+    }
+    if (stopper_init(&in->group_done, &in->lock) < 0) {
+        stopper_close(&in->stop);
+        pthread_mutex_destroy(&in->lock);
+        intake_free(in);
+        vf_error_set(err, VF_EINTERNAL, "cannot make the intake's stopper");
+        return NULL;
+    }
+    if (pthread_create(&in->thread, NULL, intake_loop, in) != 0) {
+        stopper_close(&in->stop);
+        stopper_close(&in->group_done);
+        pthread_mutex_destroy(&in->lock);
+        intake_free(in);
+        vf_error_set(err, VF_EINTERNAL, "cannot start the intake thread");
+        return NULL;
+    }
+    in->running = true;
+    return in;
+}
+
+void api_intake_set_waker(api_intake *in, api_intake_wake_fn wake, void *ctx)
+{
+    pthread_mutex_lock(&in->lock);
+    in->wake = wake;
+    in->wake_ctx = ctx;
+    pthread_mutex_unlock(&in->lock);
+}
+
+int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char *text,
+                      json_t *body, const char *submitter, bool idempotent, const char *routing_key,
+                      vf_error *err)
+{
+    item *it = calloc(1, sizeof *it);
+    if (!it || (submitter && !(it->submitter = strdup(submitter)))) {
+        free(it);
+        free(text);
+        json_decref(body);
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
+    }
+    it->ticket = ticket;
+    snprintf(it->task_id, sizeof it->task_id, "%s", task_id);
+    it->text = text;
+    it->body = body;
+    it->idempotent = idempotent;
+    it->routing_key = routing_key;
+    pthread_mutex_lock(&in->lock);
+    bool stopping = in->stop.stop;
+    if (!stopping) {
+        if (in->tail)
+            in->tail->next = it;
+        else
+            in->head = it;
+        in->tail = it;
+        stopper_wake(&in->stop);
+    }
+    pthread_mutex_unlock(&in->lock);
+    if (stopping) {
+        item_free(it);
+        vf_error_set(err, VF_EUNAVAILABLE, "virtflow-api is stopping");
+        return -1;
+    }
+    return 0;
+}
+
+/* Under lock: unlink the finished item of `ticket`, NULL when none. */
+static item *take_finished(api_intake *in, uint64_t ticket)
+{
+    for (item **p = &in->finished; *p; p = &(*p)->next) {
+        if ((*p)->ticket == ticket) {
+            item *it = *p;
+            *p = it->next;
+            return it;
+        }
+    }
+    return NULL;
+}
+
+/* The outcome out of a taken item, which is freed. */
+static void outcome(item *it, api_intake_outcome *out)
+{
+    out->status = it->status;
+    snprintf(out->task_id, sizeof out->task_id, "%s", it->task_id);
+    snprintf(out->detail, sizeof out->detail, "%s", it->detail);
+    item_free(it);
+}
+
+int api_intake_take(api_intake *in, uint64_t ticket, api_intake_outcome *out)
+{
+    pthread_mutex_lock(&in->lock);
+    item *it = take_finished(in, ticket);
+    pthread_mutex_unlock(&in->lock);
+    if (!it)
+        return 0;
+    outcome(it, out);
+    return 1;
+}
+
+int api_intake_await(api_intake *in, uint64_t ticket, int timeout_ms, api_intake_outcome *out)
+{
+    int64_t until = clock_mono_ms() + timeout_ms;
+    pthread_mutex_lock(&in->lock);
+    item *it;
+    int64_t left;
+    while (!(it = take_finished(in, ticket)) && (left = until - clock_mono_ms()) > 0)
+        (void)stopper_wait_once(&in->group_done, left);
+    pthread_mutex_unlock(&in->lock);
+    if (!it)
+        return 0;
+    outcome(it, out);
+    return 1;
+}
+
+/* Under lock: the queued or handled item of `ticket`, NULL when none. */
+static item *find_unfinished(api_intake *in, uint64_t ticket)
+{
+    for (item *it = in->head; it; it = it->next)
+        if (it->ticket == ticket)
+            return it;
+    for (int i = 0; i < INTAKE_GROUP && in->group[i]; i++)
+        if (in->group[i]->ticket == ticket)
+            return in->group[i];
+    return NULL;
+}
+
+void api_intake_abandon(api_intake *in, uint64_t ticket)
+{
+    pthread_mutex_lock(&in->lock);
+    item *it = take_finished(in, ticket);
+    if (!it) {
+        item *busy = find_unfinished(in, ticket);
+        if (busy)
+            busy->abandoned = true;
+    }
+    pthread_mutex_unlock(&in->lock);
+    item_free(it);
+}
+
+void api_intake_stop(api_intake *in)
+{
+    if (!in)
+        return;
+    if (in->running) {
+        stopper_stop(&in->stop);
+        pthread_join(in->thread, NULL);
+    }
+    /* The thread handled everything queued before it saw the stop. */
+    while (in->finished) {
+        item *it = in->finished;
+        in->finished = it->next;
+        item_free(it);
+    }
+    stopper_close(&in->stop);
+    stopper_close(&in->group_done);
+    pthread_mutex_destroy(&in->lock);
+    intake_free(in);
+}
