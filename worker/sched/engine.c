@@ -604,6 +604,11 @@ size_t sched_engine_reservation_count(const sched_engine *engine)
     return engine->holds.n_held;
 }
 
+const struct holds *sched_engine_holds(const sched_engine *engine)
+{
+    return &engine->holds;
+}
+
 const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t host_index)
 {
     if (!engine->hosts || host_index >= engine->hosts->n_hosts)

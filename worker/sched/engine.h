@@ -201,6 +201,10 @@ size_t sched_engine_release_all(sched_engine *engine);
 /* End every reservation with 0 < expires <= now. Returns how many ended. */
 size_t sched_engine_expire(sched_engine *engine, int64_t now);
 size_t sched_engine_reservation_count(const sched_engine *engine);
+/* The reservations the engine holds (holds.h), borrowed: valid until the
+ * next reserve, release, expire or set_hosts. Preemption reads them. */
+struct holds;
+const struct holds *sched_engine_holds(const sched_engine *engine);
 
 /* Reserved totals the overlay adds to host index `i` of the current snapshot. */
 typedef struct sched_host_load {

@@ -26,6 +26,9 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
     out->disk = h->disk;
     out->vmid = h->vmid;
     out->expires = h->expires;
+    out->has_priority = h->preemptible;
+    out->priority = h->priority;
+    out->created = h->created;
 }
 
 void holds_init(holds *set)
@@ -72,8 +75,11 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .memory = res->memory,
                 .disk = res->disk,
                 .expires = res->expires,
+                .created = res->created,
                 .vmid = res->vmid,
-                .host_index = -1};
+                .host_index = -1,
+                .priority = res->priority,
+                .preemptible = res->has_priority};
     if (res->expires > 0 && (set->earliest_expiry == 0 || res->expires < set->earliest_expiry))
         set->earliest_expiry = res->expires;
     return h;

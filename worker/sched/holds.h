@@ -24,8 +24,11 @@ typedef struct hold {
     int64_t memory;     /* MiB */
     int64_t disk;       /* GiB */
     int64_t expires;    /* Unix seconds; 0 = never */
+    int64_t created;    /* Unix ms (preemption: newest first among equals) */
     uint32_t vmid;      /* 0 = none */
     int32_t host_index; /* the engine's: in its current snapshot, -1 when the node is absent */
+    int32_t priority;   /* when preemptible */
+    bool preemptible;   /* has a priority and no VM yet (sched_reservation.has_priority) */
 } hold;
 
 /* Borrowed: valid while the hold is. */

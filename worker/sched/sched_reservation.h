@@ -4,6 +4,7 @@
 #ifndef VF_SCHED_RESERVATION_H
 #define VF_SCHED_RESERVATION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hostset.h"
@@ -17,6 +18,11 @@ typedef struct sched_reservation {
     int64_t disk;    /* GiB */
     uint32_t vmid;   /* 0 = none */
     int64_t expires; /* Unix seconds; 0 = never */
+    /* Preemption (preempt.h): a reservation with a priority, whose VM has
+     * not appeared, may be taken by a request of a higher one. */
+    bool has_priority; /* false: never preempted (a spare's; one bound to its VM) */
+    int32_t priority;
+    int64_t created; /* Unix ms; the newer of two equal victims goes first */
 } sched_reservation;
 
 #endif

@@ -1,0 +1,242 @@
+/* preempt: which host and which reservations a request that fits nowhere
+ * takes, over small fixture inventories: fewest victims, then the lowest
+ * priority, then the newest; never a reservation without a priority (a
+ * spare's, one bound to its VM), never one of equal or higher priority,
+ * never on a host refused for something capacity cannot fix. After the
+ * victims are released the engine places the request on the chosen host. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+#include "preempt.h"
+#include "sched_fixture.h"
+#include "testlib.h"
+
+/* 16 cores x 4 = 64 vCPUs, 65536 MiB each. */
+typedef struct world {
+    hostset *hosts;
+    sched_engine *engine;
+} world;
+
+static void world_open(world *w, const char *const *names, size_t n)
+{
+    vf_error err;
+    vf_error_init(&err);
+    w->hosts = hostset_new();
+    for (size_t i = 0; i < n; i++) {
+        host h = fixture_host(names[i]);
+        if (strncmp(names[i], "gpu", 3) == 0)
+            snprintf(h.pool, sizeof h.pool, "gpu");
+        CHECK(hostset_add(w->hosts, &h, &err) == 0);
+    }
+    CHECK(hostset_finish(w->hosts, &err) == 0);
+    sched_params p;
+    fixture_params(&p);
+    w->engine = sched_engine_new(&p, &err);
+    CHECK(w->engine && sched_engine_set_hosts(w->engine, w->hosts, NULL, NULL, &err) == 0);
+}
+
+static void world_close(world *w)
+{
+    sched_engine_free(w->engine);
+    hostset_free(w->hosts);
+}
+
+/* Hold `cpu` vCPUs of `node` for `task`, placed at `priority` (has: with
+ * one) at `created` ms. */
+static void hold_on(world *w, const char *task, const char *node, double cpu, bool has,
+                    int32_t priority, int64_t created)
+{
+    sched_reservation r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.task_id, sizeof r.task_id, "%s", task);
+    snprintf(r.node, sizeof r.node, "%s", node);
+    r.cpu = cpu;
+    r.memory = 1024;
+    r.has_priority = has;
+    r.priority = priority;
+    r.created = created;
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_engine_reserve(w->engine, &r, &err) == 0);
+}
+
+/* Decide `req`, expect no placement, and choose at `priority`. */
+static void choose(world *w, const sched_request *req, int32_t priority, sched_preemption *p)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_decision d;
+    CHECK(sched_engine_decide(w->engine, req, &d, &err) == 0);
+    CHECK(!d.placed);
+    CHECK(sched_preempt_choose(w->engine, req, priority, &d, p, &err) == 0);
+}
+
+static bool has_victim(const sched_preemption *p, const char *task)
+{
+    for (size_t i = 0; i < p->n_victims; i++)
+        if (strcmp(p->victims[i].task_id, task) == 0)
+            return true;
+    return false;
+}
+
+/* a: two 32-vCPU holds at 10; b: four 16-vCPU holds at 5. A 32-vCPU
+ * request at 100 takes one hold on a, not two on b (fewest first), and of
+ * a's two the newer. Released, the engine places it on a. */
+static void test_fewest_then_newest(void)
+{
+    const char *names[] = {"a", "b"};
+    world w;
+    world_open(&w, names, 2);
+    hold_on(&w, "a-old", "a", 32, true, 10, 1000);
+    hold_on(&w, "a-new", "a", 32, true, 10, 2000);
+    for (int i = 0; i < 4; i++) {
+        char task[16];
+        snprintf(task, sizeof task, "b-%d", i);
+        hold_on(&w, task, "b", 16, true, 5, 3000 + i);
+    }
+    sched_request req;
+    fixture_request(&req, 32, 1024);
+    sched_preemption p;
+    choose(&w, &req, 100, &p);
+    CHECK(p.found);
+    CHECK_STR(p.node ? p.node->name : "", "a");
+    CHECK(p.n_victims == 1);
+    CHECK(has_victim(&p, "a-new"));
+    CHECK(p.max_priority == 10);
+    CHECK(sched_engine_release(w.engine, p.victims[0].task_id) == 1);
+    sched_decision d;
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_engine_decide(w.engine, &req, &d, &err) == 0);
+    CHECK(d.placed && strcmp(d.node->name, "a") == 0);
+    sched_preemption_close(&p);
+    sched_preemption_close(&p); /* twice: a no-op */
+    world_close(&w);
+}
+
+/* Equal counts: the lower priority goes; equal priorities: the newest. */
+static void test_lowest_priority(void)
+{
+    const char *names[] = {"a", "b"};
+    world w;
+    world_open(&w, names, 2);
+    hold_on(&w, "a-7", "a", 64, true, 7, 5000);
+    hold_on(&w, "b-3", "b", 64, true, 3, 1000);
+    sched_request req;
+    fixture_request(&req, 8, 1024);
+    sched_preemption p;
+    choose(&w, &req, 50, &p);
+    CHECK(p.found && p.n_victims == 1 && has_victim(&p, "b-3"));
+    CHECK_STR(p.node ? p.node->name : "", "b");
+    sched_preemption_close(&p);
+    world_close(&w);
+}
+
+/* Several small holds on one host: the lowest-priority ones go first, and
+ * only as many as the request needs (the others are given back). */
+static void test_only_what_is_needed(void)
+{
+    const char *names[] = {"a"};
+    world w;
+    world_open(&w, names, 1);
+    hold_on(&w, "p1", "a", 16, true, 1, 1000);
+    hold_on(&w, "p2", "a", 16, true, 2, 1000);
+    hold_on(&w, "p3", "a", 16, true, 3, 1000);
+    hold_on(&w, "p4", "a", 16, true, 4, 1000);
+    sched_request req;
+    fixture_request(&req, 20, 1024);
+    sched_preemption p;
+    choose(&w, &req, 9, &p);
+    CHECK(p.found && p.n_victims == 2);
+    CHECK(has_victim(&p, "p1") && has_victim(&p, "p2"));
+    CHECK(!has_victim(&p, "p3") && !has_victim(&p, "p4"));
+    CHECK(p.max_priority == 2);
+    sched_preemption_close(&p);
+    world_close(&w);
+}
+
+/* Nothing to take: equal priority, no priority (spares, bound ones), a
+ * host of another pool, or not enough even with every candidate gone. */
+static void test_nothing_to_take(void)
+{
+    const char *names[] = {"a", "b", "gpu-1"};
+    world w;
+    world_open(&w, names, 3);
+    hold_on(&w, "same", "a", 64, true, 10, 1000);
+    hold_on(&w, "spare", "b", 64, false, 0, 1000);
+    hold_on(&w, "gpu-low", "gpu-1", 64, true, 0, 1000);
+    sched_request req;
+    fixture_request(&req, 8, 1024);
+    sched_preemption p;
+    choose(&w, &req, 10, &p);
+    CHECK(!p.found && p.n_victims == 0 && p.victims == NULL);
+    /* Higher than "same": a is the one host with a candidate. */
+    choose(&w, &req, 11, &p);
+    CHECK(p.found && p.n_victims == 1 && has_victim(&p, "same"));
+    CHECK(p.hosts_examined == 1);
+    sched_preemption_close(&p);
+    /* More than a host holds even empty. */
+    fixture_request(&req, 65, 1024);
+    choose(&w, &req, 1000, &p);
+    CHECK(!p.found);
+    sched_preemption_close(&p);
+    world_close(&w);
+}
+
+/* A placed decision, or one with feasible hosts, preempts nothing. */
+static void test_placed_takes_nothing(void)
+{
+    const char *names[] = {"a"};
+    world w;
+    world_open(&w, names, 1);
+    hold_on(&w, "low", "a", 32, true, 0, 1000);
+    sched_request req;
+    fixture_request(&req, 8, 1024);
+    vf_error err;
+    vf_error_init(&err);
+    sched_decision d;
+    CHECK(sched_engine_decide(w.engine, &req, &d, &err) == 0 && d.placed);
+    sched_preemption p;
+    CHECK(sched_preempt_choose(w.engine, &req, 100, &d, &p, &err) == 0);
+    CHECK(!p.found);
+    world_close(&w);
+}
+
+/* Only a class whose preemption is `lower` preempts; a bare priority never. */
+static void test_allowed(void)
+{
+    config_priority_class classes[] = {
+        {(char *)"high", 1000, CONFIG_PREEMPT_LOWER},
+        {(char *)"polite", 1000, CONFIG_PREEMPT_NEVER},
+    };
+    vf_config config;
+    memset(&config, 0, sizeof config);
+    config.scheduler.priority_classes = classes;
+    config.scheduler.n_priority_classes = 2;
+    sched_request req;
+    fixture_request(&req, 1, 1);
+    CHECK(!sched_preempt_allowed(&req, &config));
+    snprintf(req.priority_class, sizeof req.priority_class, "high");
+    CHECK(sched_preempt_allowed(&req, &config));
+    snprintf(req.priority_class, sizeof req.priority_class, "polite");
+    CHECK(!sched_preempt_allowed(&req, &config));
+    req.priority_class[0] = '\0';
+    req.has_priority = true;
+    req.priority = 5000;
+    config.scheduler.default_priority_class = (char *)"high";
+    CHECK(!sched_preempt_allowed(&req, &config)); /* a bare priority */
+    req.has_priority = false;
+    CHECK(sched_preempt_allowed(&req, &config)); /* the default class */
+}
+
+int main(void)
+{
+    test_fewest_then_newest();
+    test_lowest_priority();
+    test_only_what_is_needed();
+    test_nothing_to_take();
+    test_placed_takes_nothing();
+    test_allowed();
+    return test_summary();
+}

@@ -1,0 +1,219 @@
+/* preempt: see preempt.h. The capacity arithmetic mirrors the filters in
+ * plugins.h term for term (the same figures, the same order, the same
+ * epsilon), so a host this module finds room on is one the engine's next
+ * decision, after the victims are released, accepts. */
+#include "preempt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "holds.h"
+#include "plugins.h"
+
+void sched_preemption_close(sched_preemption *p)
+{
+    if (!p)
+        return;
+    free(p->victims);
+    memset(p, 0, sizeof *p);
+}
+
+bool sched_preempt_allowed(const sched_request *req, const vf_config *config)
+{
+    const char *name = req->priority_class[0] ? req->priority_class : NULL;
+    if (!name && !req->has_priority)
+        name = config->scheduler.default_priority_class;
+    if (!name)
+        return false;
+    const config_priority_class *pc = config_priority_class_named(config, name);
+    return pc && pc->preemption == CONFIG_PREEMPT_LOWER;
+}
+
+/* A hold that may be taken, with what ordering needs copied beside it. */
+typedef struct candidate {
+    int32_t host_index;
+    int32_t priority;
+    int64_t created; /* Unix ms */
+    size_t hold_index;
+} candidate;
+
+/* Host first; then the order victims are taken in: lowest priority, then
+ * newest, then the later hold (a total order: the choice is the same on
+ * every worker with the same picture). */
+static int by_host_then_eviction(const void *pa, const void *pb)
+{
+    const candidate *a = pa, *b = pb;
+    if (a->host_index != b->host_index)
+        return a->host_index < b->host_index ? -1 : 1;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->created != b->created)
+        return a->created > b->created ? -1 : 1;
+    if (a->hold_index != b->hold_index)
+        return a->hold_index > b->hold_index ? -1 : 1;
+    return 0;
+}
+
+static bool capacity_reason(uint8_t reason)
+{
+    return reason == SCHED_REASON_VM_SLOTS || reason == SCHED_REASON_CPU ||
+           reason == SCHED_REASON_MEMORY || reason == SCHED_REASON_DISK;
+}
+
+/* The capacity filters of plugins.h, over `h` carrying `load`. */
+static bool fits(const sched_engine *engine, const host *h, const sched_host_load *load,
+                 const sched_request *req)
+{
+    const sched_params *params = sched_engine_params(engine);
+    if (sched_engine_filter_on(engine, SCHED_FILTER_VM_SLOTS) &&
+        !(h->current_vms + load->vms < h->max_vms))
+        return false;
+    if (sched_engine_filter_on(engine, SCHED_FILTER_CPU) &&
+        !(h->allocated_cpu + load->cpu + req->cpu <=
+          sched_cpu_capacity(params, h) + SCHED_FIT_EPSILON))
+        return false;
+    if (sched_engine_filter_on(engine, SCHED_FILTER_MEMORY) &&
+        !((double)h->allocated_memory + (double)load->memory + (double)req->memory <=
+          sched_memory_capacity(params, h) + SCHED_FIT_EPSILON))
+        return false;
+    if (sched_engine_filter_on(engine, SCHED_FILTER_DISK) && req->disk != 0 &&
+        !(h->storage - load->disk >= req->disk))
+        return false;
+    return true;
+}
+
+static void add_hold(sched_host_load *load, const hold *h, int sign)
+{
+    load->cpu += sign * h->cpu;
+    load->memory += sign * h->memory;
+    load->disk += sign * h->disk;
+    load->vms += sign;
+}
+
+/* How one host's victim set compares: fewer, then lower top priority,
+ * then newer (the oldest victim as new as possible). */
+typedef struct verdict {
+    size_t n;
+    int32_t max_priority;
+    int64_t oldest; /* Unix ms */
+} verdict;
+
+static bool better(const verdict *a, const verdict *b)
+{
+    if (a->n != b->n)
+        return a->n < b->n;
+    if (a->max_priority != b->max_priority)
+        return a->max_priority < b->max_priority;
+    return a->oldest > b->oldest;
+}
+
+int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
+                         const sched_decision *decision, sched_preemption *out, vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const hostset *hosts = sched_engine_snapshot(engine);
+    const holds *set = sched_engine_holds(engine);
+    if (decision->placed || decision->n_feasible > 0 || !decision->host_reasons || !hosts)
+        return 0;
+    const uint8_t *reasons = decision->host_reasons;
+    size_t n = 0;
+    for (size_t i = 0; i < set->n_held; i++) {
+        const hold *h = &set->held[i];
+        if (h->preemptible && h->priority < priority && h->host_index >= 0 &&
+            (size_t)h->host_index < hosts->n_hosts && capacity_reason(reasons[h->host_index]))
+            n++;
+    }
+    if (n == 0)
+        return 0;
+    int rc = -1;
+    candidate *cands = malloc(n * sizeof *cands);
+    bool *victim = calloc(n, sizeof *victim);
+    if (!cands || !victim) {
+        vf_error_set(err, VF_ENOMEM, "out of memory choosing reservations to preempt");
+        goto out;
+    }
+    n = 0;
+    for (size_t i = 0; i < set->n_held; i++) {
+        const hold *h = &set->held[i];
+        if (h->preemptible && h->priority < priority && h->host_index >= 0 &&
+            (size_t)h->host_index < hosts->n_hosts && capacity_reason(reasons[h->host_index]))
+            cands[n++] = (candidate){h->host_index, h->priority, h->created, i};
+    }
+    qsort(cands, n, sizeof *cands, by_host_then_eviction);
+
+    bool have_best = false;
+    size_t best_from = 0, best_to = 0;
+    verdict best = {0, 0, 0};
+    for (size_t from = 0; from < n;) {
+        size_t to = from;
+        while (to < n && cands[to].host_index == cands[from].host_index)
+            to++;
+        size_t hi = (size_t)cands[from].host_index;
+        const host *hst = &hosts->hosts[hi];
+        sched_host_load load = *sched_engine_host_load(engine, hi);
+        for (size_t k = from; k < to; k++)
+            add_hold(&load, &set->held[cands[k].hold_index], -1);
+        out->hosts_examined++;
+        if (fits(engine, hst, &load, req)) {
+            /* Give back the most important first; what cannot come back is a victim. */
+            verdict v = {0, 0, 0};
+            for (size_t k = to; k-- > from;) {
+                const hold *h = &set->held[cands[k].hold_index];
+                add_hold(&load, h, +1);
+                if (fits(engine, hst, &load, req))
+                    continue;
+                add_hold(&load, h, -1);
+                victim[k] = true;
+                if (v.n == 0 || cands[k].priority > v.max_priority)
+                    v.max_priority = cands[k].priority;
+                if (v.n == 0 || cands[k].created < v.oldest)
+                    v.oldest = cands[k].created;
+                v.n++;
+            }
+            /* v.n is 0 only when the host fits without taking anything: a
+             * picture the decision did not see; nothing to preempt there. */
+            if (v.n > 0 && (!have_best || better(&v, &best))) {
+                have_best = true;
+                best = v;
+                best_from = from;
+                best_to = to;
+            }
+        }
+        from = to;
+    }
+    if (have_best) {
+        out->victims = calloc(best.n, sizeof *out->victims);
+        if (!out->victims) {
+            vf_error_set(err, VF_ENOMEM, "out of memory choosing reservations to preempt");
+            goto out;
+        }
+        for (size_t k = best_from; k < best_to; k++) {
+            if (!victim[k])
+                continue;
+            const hold *h = &set->held[cands[k].hold_index];
+            sched_victim *v = &out->victims[out->n_victims++];
+            snprintf(v->task_id, sizeof v->task_id, "%s", hold_task(h));
+            v->priority = h->priority;
+            v->created = h->created;
+            v->vmid = h->vmid;
+            v->cpu = h->cpu;
+            v->memory = h->memory;
+            v->disk = h->disk;
+        }
+        out->found = true;
+        out->host_index = (size_t)cands[best_from].host_index;
+        out->node = &hosts->hosts[out->host_index];
+        out->max_priority = best.max_priority;
+    }
+    rc = 0;
+out:
+    free(cands);
+    free(victim);
+    if (rc < 0) {
+        size_t examined = out->hosts_examined;
+        sched_preemption_close(out);
+        out->hosts_examined = examined;
+    }
+    return rc;
+}

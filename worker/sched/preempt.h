@@ -1,0 +1,72 @@
+/* preempt: PostFilter for virtflow (kube-scheduler's DefaultPreemption).
+ * When a request fits on no host, find the host where ending reservations
+ * of lower priority would make it fit, and which ones (docs/scheduling.md
+ * "Preemption").
+ *
+ * Only reservations still waiting for their VM are candidates (a VM that
+ * exists is never touched): held with a priority (sched_reservation
+ * .has_priority: never a spare's, never one an inventory has shown bound),
+ * on a host the request was refused for capacity alone (free slots, vCPUs,
+ * memory, disk: every filter before those passed), and placed at a priority
+ * strictly below the request's. On each such host every candidate is taken
+ * away; if the request then fits, candidates are given back one by one,
+ * the most important first (highest priority, then oldest), whenever the
+ * request still fits without them; what is left are the victims. Among the
+ * hosts, the one with the fewest victims wins, then the lowest highest
+ * victim priority, then the newest victims (the largest oldest-victim
+ * creation time), then the first host in name order. Pure: no I/O, no
+ * clock; the engine is only read. */
+#ifndef VF_PREEMPT_H
+#define VF_PREEMPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "engine.h"
+#include "request.h"
+#include "vf_error.h"
+
+typedef struct sched_victim {
+    char task_id[REQUEST_TASK_ID_LEN];
+    int32_t priority;
+    int64_t created; /* Unix ms */
+    uint32_t vmid;   /* 0: none */
+    double cpu;      /* vCPUs */
+    int64_t memory;  /* MiB */
+    int64_t disk;    /* GiB */
+} sched_victim;
+
+/* A value type: zero it (or let sched_preempt_choose fill it), then
+ * sched_preemption_close. */
+typedef struct sched_preemption {
+    bool found;
+    size_t host_index;     /* in the engine's current snapshot */
+    const host *node;      /* borrowed from the snapshot */
+    sched_victim *victims; /* owned; in the order they were chosen: lowest priority, newest first */
+    size_t n_victims;
+    int32_t max_priority;  /* the highest priority among the victims */
+    size_t hosts_examined; /* hosts where some candidate stood */
+} sched_preemption;
+
+void sched_preemption_close(sched_preemption *p);
+
+/* Whether a request may preempt: only through a priority class whose
+ * preemption is `lower` (scheduler.priority_classes), named by the request
+ * or, when it gives neither class nor priority, scheduler.default_priority_class.
+ * A bare `priority` never preempts. */
+bool sched_preempt_allowed(const sched_request *req, const vf_config *config);
+
+/* Choose for `req` (of priority `priority`), which `decision` (over the
+ * engine's current snapshot, its host_reasons set) placed nowhere, a host
+ * and the victims whose end makes it fit. Returns 0 with out->found true or
+ * false (false as well when the decision found feasible hosts: then the
+ * trouble was not capacity), or -1 with VF_ENOMEM, *out zeroed either way
+ * first. `engine` is the profile that decided (its filters and capacity
+ * arithmetic count). */
+int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
+                         const sched_decision *decision, sched_preemption *out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+#endif
