@@ -21,6 +21,9 @@ typedef enum {
     EVENT_SPARE_WAITING_READY,
     /* after the end: a completed task's reservation given back (task.release) */
     EVENT_TASK_RELEASED,
+    /* a completed task's unbound reservation taken by a higher-priority
+     * request: the task is decided again (docs/scheduling.md "Preemption") */
+    EVENT_TASK_PREEMPTED,
     EVENT_TYPE_COUNT
 } event_type;
 

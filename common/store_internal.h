@@ -36,6 +36,7 @@ typedef enum {
     STORE_STMT_RESERVATIONS_COUNTED,
     STORE_STMT_RESERVATION_RELEASE_TASK,
     STORE_STMT_RESERVATION_RELEASE_VMID,
+    STORE_STMT_RESERVATION_PREEMPT,
     STORE_STMT_RESERVATIONS_EXPIRE,
     STORE_STMT_RESERVATIONS_COUNTED_NODES,
     STORE_STMT_RESERVATION_RELEASE_EXPIRED_VMID,
@@ -156,7 +157,8 @@ void store_rows_free(store_rows *rows);
 
 /* The reservations columns, in the order store_reservation_rows_each reads. */
 #define STORE_RESERVATION_COLUMNS                                                                  \
-    "id, task_id, node, cpu, memory, disk, vmid, created_at, expires_at, released_at, bound_at"
+    "id, task_id, node, cpu, memory, disk, vmid, created_at, expires_at, released_at, bound_at, "  \
+    "priority"
 
 /* Call fn for each collected row of a SELECT STORE_RESERVATION_COLUMNS, until
  * it returns non-zero. */

@@ -29,6 +29,15 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
                           int64_t memory_mib, int64_t disk_gib, int64_t vmid,
                           const char *created_at, const char *expires_at, vf_error *err)
 {
+    return store_reservation_add_priority(s, task_id, node, cpu, memory_mib, disk_gib, vmid, NULL,
+                                          created_at, expires_at, err);
+}
+
+int store_reservation_add_priority(store *s, const char *task_id, const char *node, double cpu,
+                                   int64_t memory_mib, int64_t disk_gib, int64_t vmid,
+                                   const int32_t *priority, const char *created_at,
+                                   const char *expires_at, vf_error *err)
+{
     /* A vmid held by a live reservation makes the insert do nothing rather
      * than fail: a failed statement would abort the whole transaction on
      * PostgreSQL, and the caller's batch with it. */
@@ -42,8 +51,8 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
         db_stmt *st =
             store_stmt(s, STORE_STMT_RESERVATION_ADD,
                        "INSERT INTO reservations (task_id, node, cpu, memory, disk, "
-                       "vmid, created_at, expires_at) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                       "vmid, created_at, expires_at, priority) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
                        "ON CONFLICT (vmid) WHERE released_at IS NULL AND vmid IS NOT NULL "
                        "DO NOTHING",
                        err);
@@ -57,6 +66,10 @@ int store_reservation_add(store *s, const char *task_id, const char *node, doubl
         store_bind_id(st, 6, vmid);
         db_bind_text(st, 7, created_at);
         db_bind_text(st, 8, expires_at);
+        if (priority)
+            db_bind_int64(st, 9, *priority);
+        else
+            db_bind_null(st, 9);
         if (deferred) {
             char held[96];
             snprintf(held, sizeof held, "vmid %lld is already held by another reservation",
@@ -97,6 +110,8 @@ void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn
             .expires_at = store_rows_text(rows, i, 8),
             .released_at = store_rows_text(rows, i, 9),
             .bound_at = store_rows_text(rows, i, 10),
+            .has_priority = store_rows_text(rows, i, 11) != NULL,
+            .priority = (int32_t)store_rows_int(rows, i, 11),
         };
         if (fn(&r, ctx) != 0)
             break;
@@ -162,6 +177,23 @@ int store_reservation_release_task(store *s, const char *task_id, const char *at
     db_bind_text(st, 1, task_id);
     db_bind_text(st, 2, at);
     return store_exec_change(s, st, "releasing a task's reservations", err);
+}
+
+int store_reservation_preempt(store *s, const char *task_id, const char *node, int32_t below,
+                              const char *at, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_PREEMPT,
+                             "UPDATE reservations SET released_at = ?3 "
+                             "WHERE task_id = ?1 AND node = ?2 AND released_at IS NULL "
+                             "AND bound_at IS NULL AND priority IS NOT NULL AND priority < ?4",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, task_id);
+    db_bind_text(st, 2, node);
+    db_bind_text(st, 3, at);
+    db_bind_int64(st, 4, below);
+    return store_exec_change(s, st, "preempting a task's reservations", err);
 }
 
 int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,

@@ -24,6 +24,8 @@ typedef struct store_reservation {
     const char *expires_at;
     const char *released_at; /* NULL while held */
     const char *bound_at;    /* ended because an inventory fetched at this time showed its VM */
+    bool has_priority;       /* false: never preempted (a spare's, or recorded before schema 13) */
+    int32_t priority;        /* the placement's priority, when has_priority */
 } store_reservation;
 
 typedef int (*store_reservation_fn)(const store_reservation *reservation, void *ctx);
@@ -36,6 +38,14 @@ typedef int (*store_reservation_fn)(const store_reservation *reservation, void *
 int store_reservation_add(store *s, const char *task_id, const char *node, double cpu,
                           int64_t memory_mib, int64_t disk_gib, int64_t vmid,
                           const char *created_at, const char *expires_at, vf_error *err)
+    __attribute__((warn_unused_result));
+/* store_reservation_add, recording the placement's priority too (`priority`
+ * NULL: none, as store_reservation_add): only a reservation with one may be
+ * preempted (docs/scheduling.md "Preemption"). */
+int store_reservation_add_priority(store *s, const char *task_id, const char *node, double cpu,
+                                   int64_t memory_mib, int64_t disk_gib, int64_t vmid,
+                                   const int32_t *priority, const char *created_at,
+                                   const char *expires_at, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Call fn for every live reservation (not released, expires_at > now),
@@ -61,6 +71,13 @@ int store_reservations_counted(store *s, const char *now, const char *view_at,
  * store_reservations_live). Return the number released, or -1. */
 int store_reservation_release_task(store *s, const char *task_id, const char *at, vf_error *err)
     __attribute__((warn_unused_result));
+/* Preemption: end the live, unbound reservations of task `task_id` on
+ * `node` at `at`, but only those placed at a priority below `below` (a
+ * reservation without a priority is never ended here). Return the number
+ * ended, or -1. The caller claims the host first (store_host_claim), so a
+ * reservation changed since it decided (bound, released) conflicts there. */
+int store_reservation_preempt(store *s, const char *task_id, const char *node, int32_t below,
+                              const char *at, vf_error *err) __attribute__((warn_unused_result));
 int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
                                    const char *shown_at, vf_error *err)
     __attribute__((warn_unused_result));

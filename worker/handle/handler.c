@@ -12,6 +12,12 @@ void task_outcome_close(task_outcome *outcome)
     free(outcome->event_key);
     free(outcome->event_body);
     free(outcome->reply_body);
+    for (size_t i = 0; i < outcome->n_more; i++) {
+        free(outcome->more[i].id);
+        free(outcome->more[i].key);
+        free(outcome->more[i].body);
+    }
+    free(outcome->more);
     free(outcome->error);
     memset(outcome, 0, sizeof *outcome);
 }

@@ -59,6 +59,14 @@ typedef enum {
     TASK_DEAD,    /* republish to virtflow.dead with `error`, then ack */
 } task_action;
 
+/* An outbox row beyond the outcome's event, published after the commit as
+ * the event is (a preemption writes the victims' events and requests). */
+typedef struct outcome_message {
+    char *id;   /* owned; AMQP message_id */
+    char *key;  /* owned; routing key on exchange virtflow */
+    char *body; /* owned; JSON text */
+} outcome_message;
+
 typedef struct task_outcome {
     task_action action;
     char task_id[REQUEST_TASK_ID_LEN]; /* "" when the message was unreadable */
@@ -71,6 +79,8 @@ typedef struct task_outcome {
     char *event_key;  /* owned; routing key event.<type> */
     char *event_body; /* owned; JSON text */
     char *reply_body; /* owned; the result for reply_to, or NULL */
+    outcome_message *more; /* owned, n_more of them; further outbox rows, in their order */
+    size_t n_more, cap_more;
     int next_attempt;
     int delay_s;
     char *error;     /* owned; for TASK_DEAD (x-virtflow-error) and logs */

@@ -16,6 +16,17 @@ typedef struct holder {
     bool failed;
 } holder;
 
+/* The milliseconds of store time text (2026-11-22T01:02:03.123Z), which
+ * ids_parse_time leaves out: two placements in one second keep their order. */
+static int64_t created_ms_part(const char *text)
+{
+    const char *dot = text ? strchr(text, '.') : NULL;
+    int64_t ms = 0;
+    for (int i = 1; dot && i <= 3 && dot[i] >= '0' && dot[i] <= '9'; i++)
+        ms = ms * 10 + (dot[i] - '0');
+    return ms;
+}
+
 static int hold(const store_reservation *row, void *ctx)
 {
     holder *h = ctx;
@@ -29,6 +40,12 @@ static int hold(const store_reservation *row, void *ctx)
     res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
     if (ids_parse_time(row->expires_at, &res.expires) < 0)
         res.expires = 0; /* unreadable expiry: hold it until released */
+    /* Preemptible while its VM has not appeared (a bound one never is). */
+    res.has_priority = row->has_priority && !row->bound_at && !row->released_at;
+    res.priority = row->priority;
+    int64_t created_s = 0;
+    if (ids_parse_time(row->created_at, &created_s) == 0)
+        res.created = created_s * 1000 + created_ms_part(row->created_at);
     if (row->bound_at) {
         /* Ended because another view showed the VM: ours does not (yet) when
          * it is older than that view, so it counts until ours is newer than
@@ -305,6 +322,32 @@ long reservation_book_release(reservation_book *book, store *s, sched_engine *en
     if (ended < 0)
         return -1;
     if (book && ended > 0) {
+        long i = known_index(book, node);
+        if (i >= 0)
+            book->hosts[i].generation += ended; /* the trigger's bumps: ours */
+    }
+    sched_engine_release(engine, task_id);
+    return ended;
+}
+
+long reservation_book_preempt(reservation_book *book, store *s, sched_engine *engine,
+                              const char *task_id, const char *node, int32_t below, const char *at,
+                              vf_error *err)
+{
+    if (book && reservation_book_claim(book, s, node, err) < 0)
+        return -1;
+    int ended = store_reservation_preempt(s, task_id, node, below, at, err);
+    if (ended < 0)
+        return -1;
+    if (ended == 0) {
+        /* The engine held it and the store has it no more (bound, released,
+         * expired): the picture is stale. */
+        vf_error_set(err, VF_ECONFLICT,
+                     "the reservation of task %s on %s changed meanwhile: not preempted", task_id,
+                     node);
+        return -1;
+    }
+    if (book) {
         long i = known_index(book, node);
         if (i >= 0)
             book->hosts[i].generation += ended; /* the trigger's bumps: ours */

@@ -66,6 +66,16 @@ long reservation_book_release(reservation_book *book, store *s, sched_engine *en
                               const char *task_id, const char *node, const char *at, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* In the open transaction: end the reservations of `task_id` on `node`
+ * that a request of priority `below` preempts (store_reservation_preempt:
+ * live, unbound, placed at a lower priority), as reservation_book_release
+ * does: the host claimed first at the generation decided from, the engine
+ * no longer holding them. None left to end is a VF_ECONFLICT (the picture
+ * was stale). Returns the number ended, or -1. `book` may be NULL. */
+long reservation_book_preempt(reservation_book *book, store *s, sched_engine *engine,
+                              const char *task_id, const char *node, int32_t below, const char *at,
+                              vf_error *err) __attribute__((warn_unused_result));
+
 /* The transaction the claims were made in has committed, or was rolled back
  * (its claims are undone: the hosts are back at the generations before). */
 void reservation_book_committed(reservation_book *book);

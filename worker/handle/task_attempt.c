@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "grow.h"
 #include "ids.h"
 #include "json_util.h"
 #include "store_outbox.h"
@@ -210,6 +211,50 @@ int task_attempt_event(const task_attempt *a, event_type type, json_t *data, vf_
     a->out->event_key = strdup(key);
     a->out->event_body = body;
     return 0;
+}
+
+int task_attempt_outbox(const task_attempt *a, const char *id, const char *key, char *body,
+                        vf_error *err)
+{
+    char fresh[IDS_LEN];
+    if (!id) {
+        ids_new("evt", fresh);
+        id = fresh;
+    }
+    task_outcome *out = a->out;
+    if (grow_array((void **)&out->more, &out->cap_more, out->n_more + 1, sizeof *out->more) < 0) {
+        free(body);
+        vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
+        return -1;
+    }
+    if (store_outbox_add(a->h->store, id, key, body, a->now, err) < 0) {
+        free(body);
+        return -1;
+    }
+    outcome_message *m = &out->more[out->n_more];
+    m->id = strdup(id);
+    m->key = strdup(key);
+    m->body = body;
+    if (!m->id || !m->key) {
+        free(m->id);
+        free(m->key);
+        free(body);
+        vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
+        return -1;
+    }
+    out->n_more++;
+    return 0;
+}
+
+int task_attempt_event_more(const task_attempt *a, event_type type, json_t *data, vf_error *err)
+{
+    char id[IDS_LEN], key[64];
+    char *body = events_build(type, data, a->now_ms / 1000, id, key);
+    if (!body) {
+        vf_error_set(err, VF_ENOMEM, "out of memory building event %s", event_types_name(type));
+        return -1;
+    }
+    return task_attempt_outbox(a, id, key, body, err);
 }
 
 int task_attempt_delay_s(const vf_config *config, int attempt)

@@ -72,6 +72,17 @@ int task_attempt_history_text(const task_attempt *a, const char *status, const c
 int task_attempt_event(const task_attempt *a, event_type type, json_t *data, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Another outbox row in this transaction, published after the commit
+ * with the outcome (task_outcome.more): `body` (stolen, JSON text) under
+ * message id `id` (NULL: a new event id) with routing key `key`. Returns 0,
+ * or -1 (the body freed). */
+int task_attempt_outbox(const task_attempt *a, const char *id, const char *key, char *body,
+                        vf_error *err) __attribute__((warn_unused_result));
+/* An event of `type` with `data` (stolen) as another outbox row
+ * (task_attempt_outbox): about another task than this one. */
+int task_attempt_event_more(const task_attempt *a, event_type type, json_t *data, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Not done and attempts remain: row "retrying", history with `detail`
  * (stolen, may be NULL), the progress event task.retrying (with
  * a->event_extra's fields), and the outcome asks for the next delay tier. */

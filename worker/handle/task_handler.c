@@ -7,6 +7,7 @@
 #include "json_util.h"
 #include "log.h"
 #include "never_fits.h"
+#include "preemption.h"
 #include "queue_order.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
@@ -83,20 +84,30 @@ static int reserve(const task_attempt *rec, const sched_request *req,
     store_format_time(rec->now_ms + ttl_ms, expires);
     if (h->book && reservation_book_claim(h->book, h->store, decision->node->name, err) < 0)
         return -1;
-    if (store_reservation_add(h->store, rec->out->task_id, decision->node->name, req->cpu,
-                              req->memory, req->disk, decision->vmid, rec->now, expires, err) < 0)
+    /* Every placement records its priority (0 unless the request or the
+     * config gives one): a request of a higher class may take its room while
+     * its VM has not appeared (preempt.h). */
+    if (store_reservation_add_priority(h->store, rec->out->task_id, decision->node->name, req->cpu,
+                                       req->memory, req->disk, decision->vmid, &rec->out->priority,
+                                       rec->now, expires, err) < 0)
         return -1;
     sched_reservation res;
     sched_reservation_from_decision(&res, decision, req, rec->out->task_id,
                                     (rec->now_ms + ttl_ms) / 1000);
+    res.has_priority = true;
+    res.priority = rec->out->priority;
+    res.created = rec->now_ms;
     if (sched_engine_reserve(h->engine, &res, err) < 0)
         return -1;
     rec->out->reserved = true;
     return 0;
 }
 
+/* `preempted` (borrowed; NULL: none) lists the reservations this placement
+ * took (preemption.h): in the result, its history and the event. */
 static int record_placement(const task_attempt *rec, const sched_request *req,
-                            const sched_decision *decision, const char *scheduler, vf_error *err)
+                            const sched_decision *decision, const char *scheduler,
+                            json_t *preempted, vf_error *err)
 {
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
@@ -111,6 +122,8 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     if (scheduler)
         json_object_set_new(result, "scheduler", json_string(scheduler));
     echo_priority(result, out);
+    if (preempted)
+        json_object_set(result, "preempted", preempted);
     /* The event shares the result's node and score values rather than
      * building them again. */
     json_t *event =
@@ -120,6 +133,8 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     if (scheduler && event)
         json_object_set_new(event, "scheduler", json_string(scheduler));
     echo_priority(event, out);
+    if (preempted && event)
+        json_object_set(event, "preempted", preempted);
     /* One serialisation serves the row, its history entry and the reply. */
     char *text = task_attempt_result_text(rec, result);
     json_decref(result);
@@ -145,6 +160,57 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     snprintf(out->summary, sizeof out->summary, "completed on %s, vmid %u, score %.2f (attempt %d)",
              decision->node->name, decision->vmid, decision->score, rec->attempt);
     out->placed = rc == 0;
+    return rc;
+}
+
+/* PostFilter (preempt.h): `decision` placed the request nowhere; take the
+ * room of lower-priority reservations whose VMs have not appeared, when
+ * some host has enough of it, and place the request there. Returns 1
+ * placed, 0 nothing to take (the caller goes on as without preemption), -1
+ * with err (VF_ECONFLICT: a victim changed meanwhile; the batch is decided
+ * again). */
+static int place_by_preemption(const task_attempt *a, sched_engine *engine,
+                               const sched_request *req, const sched_decision *decision,
+                               const char *scheduler, vf_error *err)
+{
+    sched_preemption p;
+    if (sched_preempt_choose(engine, req, a->out->priority, decision, &p, err) < 0)
+        return -1;
+    if (!p.found)
+        return 0;
+    int rc = -1;
+    char node[HOST_NAME_LEN];
+    snprintf(node, sizeof node, "%s", p.node->name);
+    json_t *taken = json_array();
+    if (!taken) {
+        vf_error_set(err, VF_ENOMEM, "out of memory preempting for task %s", a->out->task_id);
+        goto out;
+    }
+    if (preemption_take(a, &p, a->out->priority, taken, err) < 0)
+        goto out;
+    /* The victims' room is free now: the engine's own decision places it,
+     * vmid and score as for any placement (only the freed host can fit). */
+    sched_decision again;
+    if (sched_engine_decide(engine, req, &again, err) < 0)
+        goto out;
+    if (!again.placed || strcmp(again.node->name, node) != 0) {
+        vf_error_set(err, VF_EINTERNAL,
+                     "preempted %zu reservation(s) on %s for task %s, which still does not fit "
+                     "there: %s",
+                     p.n_victims, node, a->out->task_id, again.message);
+        goto out;
+    }
+    rc = record_placement(a, req, &again, scheduler, taken, err) < 0 ? -1 : 1;
+    if (rc == 1) {
+        char *summary = strdup(a->out->summary);
+        if (summary)
+            snprintf(a->out->summary, sizeof a->out->summary, "%s, preempting %zu reservation(s)",
+                     summary, p.n_victims);
+        free(summary);
+    }
+out:
+    json_decref(taken);
+    sched_preemption_close(&p);
     return rc;
 }
 
@@ -254,8 +320,15 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
     if (decision.placed) {
-        rc = record_placement(&a, &req, &decision, scheduler, err);
+        rc = record_placement(&a, &req, &decision, scheduler, NULL, err);
         goto out;
+    }
+    if (sched_preempt_allowed(&req, h->config)) {
+        int taken = place_by_preemption(&a, engine, &req, &decision, scheduler, err);
+        if (taken != 0) {
+            rc = taken < 0 ? -1 : 0;
+            goto out;
+        }
     }
     if (recheck) {
         /* Still no room: the delayed copy keeps the task's place in its tier. */

@@ -398,6 +398,14 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                         0, o->event_id, err) < 0)
                 return -1;
         }
+        for (size_t k = 0; k < o->n_more; k++) {
+            const outcome_message *m = &o->more[k];
+            amqp_link_message msg = {
+                .body = m->body, .body_len = strlen(m->body), .message_id = m->id};
+            if (service_publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, m->key, &msg, PUB_EVENT, 0,
+                                        m->id, err) < 0)
+                return -1;
+        }
         if (o->reply_body && d->reply_to) {
             amqp_link_message msg = {.body = o->reply_body,
                                      .body_len = strlen(o->reply_body),
