@@ -7,11 +7,14 @@
  *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
  *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
  *                                                        for callgrind instruction counts
- * case: plain, regex, reserve, varied, profiles or whynot; with a case, only max-hosts is run.
- * profiles: decide+reserve with two scheduling profiles configured (scheduler.profiles),
- * every other decision by the pack profile: what the profiles' shared holds cost.
- * whynot: an unschedulable request decided, then its suggestions (suggest.h):
- * the cost of saying what would make it fit, beside the decision's own. */
+ * case: plain, regex, reserve, varied, profiles, whynot or preempt; with a case, only max-hosts is
+ * run. profiles: decide+reserve with two scheduling profiles configured (scheduler.profiles), every
+ * other decision by the pack profile: what the profiles' shared holds cost. whynot: an
+ * unschedulable request decided, then its suggestions (suggest.h): the cost of saying what would
+ * make it fit, beside the decision's own. preempt: every host's free slots held by reservations of
+ * priorities 0..40 (their VMs not yet there), so a request fits nowhere; decided, then PostFilter's
+ * choice of host and victims (preempt.h): what a preempting decision costs beside the unschedulable
+ * one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@
 
 #include "engine.h"
 #include "hostset.h"
+#include "preempt.h"
 #include "suggest.h"
 
 static double now_s(void)
@@ -217,6 +221,70 @@ static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
     hostset_free(hosts);
 }
 
+/* Every free slot of every host held (priorities 0..40, newest last), so
+ * nothing fits: the decision alone, then with sched_preempt_choose. */
+static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
+{
+    hostset *hosts = make_hosts(n_hosts);
+    vf_error err;
+    vf_error_init(&err);
+    sched_engine *engine = make_engine(hosts, 0);
+    size_t n_holds = 0;
+    for (size_t i = 0; i < n_hosts; i++) {
+        const host *h = &hosts->hosts[i];
+        for (int32_t k = 0; k < h->max_vms - h->current_vms; k++) {
+            sched_reservation res = {0};
+            snprintf(res.task_id, sizeof res.task_id, "hold-%zu-%d", i, (int)k);
+            snprintf(res.node, sizeof res.node, "%s", h->name);
+            res.cpu = 1;
+            res.memory = 512;
+            res.has_priority = true;
+            res.priority = (int32_t)((i + (size_t)k) % 5) * 10;
+            res.created = (int64_t)n_holds;
+            if (sched_engine_reserve(engine, &res, &err) < 0) {
+                fprintf(stderr, "bench: %s\n", err.text);
+                exit(1);
+            }
+            n_holds++;
+        }
+    }
+    sched_request req;
+    sched_request_init(&req);
+    req.cpu = 2;
+    req.memory = 2048;
+    double per[2] = {0, 0};
+    size_t victims = 0;
+    for (int with = 0; with < 2; with++) {
+        long n = 0;
+        double start = now_s(), elapsed = 0;
+        sched_decision d;
+        while (fixed_decisions > 0 ? n < fixed_decisions : elapsed < seconds) {
+            if (sched_engine_decide(engine, &req, &d, &err) < 0 || d.placed) {
+                fprintf(stderr, "bench: %s\n",
+                        d.placed ? "placed: the hosts are not full" : err.text);
+                exit(1);
+            }
+            if (with) {
+                sched_preemption p;
+                if (sched_preempt_choose(engine, &req, 1000, &d, &p, &err) < 0 || !p.found) {
+                    fprintf(stderr, "bench: no preemption: %s\n", err.text);
+                    exit(1);
+                }
+                victims = p.n_victims;
+                sched_preemption_close(&p);
+            }
+            n++;
+            elapsed = now_s() - start;
+        }
+        per[with] = elapsed / (double)n * 1e6;
+    }
+    printf("%-16s hosts=%6zu  holds=%zu  us/decision=%8.2f  us/decision+preemption=%8.2f  "
+           "preemption-us=%8.2f  victims=%zu\n",
+           "preempt", n_hosts, n_holds, per[0], per[1], per[1] - per[0], victims);
+    sched_engine_free(engine);
+    hostset_free(hosts);
+}
+
 int main(int argc, char **argv)
 {
     double seconds = 1.0;
@@ -240,6 +308,10 @@ int main(int argc, char **argv)
         run_whynot(max_hosts, seconds, fixed_decisions);
         return 0;
     }
+    if (arg < argc && strcmp(argv[arg], "preempt") == 0) {
+        run_preempt(max_hosts, seconds, fixed_decisions);
+        return 0;
+    }
     if (only >= 0) {
         run(max_hosts, (bench_mode)only, seconds, fixed_decisions);
         return 0;
@@ -252,5 +324,8 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < 4; s++)
         if (sizes[s] <= max_hosts)
             run_whynot(sizes[s], seconds, fixed_decisions);
+    for (size_t s = 0; s < 3; s++)
+        if (sizes[s] <= max_hosts)
+            run_preempt(sizes[s], seconds, fixed_decisions);
     return 0;
 }

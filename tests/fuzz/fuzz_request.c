@@ -3,12 +3,16 @@
  * regex annotations) over the fixed inventory, by the profile its
  * scheduler_name picks (default, or "packer"; another name finds none, as
  * the worker's unknown_scheduler wait); its priority / priority_class
- * resolved against classes high and low (queue_order). */
+ * resolved against classes high and low (queue_order), and, when it fits
+ * nowhere and its class may preempt, the PostFilter's choice over holds
+ * of mixed priorities, some never preemptible (preempt.h). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "config.h"
 #include "engine.h"
 #include "fuzz_common.h"
+#include "preempt.h"
 #include "queue_order.h"
 #include "request.h"
 
@@ -47,6 +51,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     if (sched_engine_set_hosts(engine, hosts, NULL, NULL, NULL) < 0)
         abort();
+    /* Holds on every host, of mixed priorities, a quarter never preemptible
+     * (a spare's, a bound one), so preemption has something to weigh. */
+    for (size_t i = 0; i < hosts->n_hosts; i++) {
+        for (int k = 0; k < 2; k++) {
+            sched_reservation res = {0};
+            snprintf(res.task_id, sizeof res.task_id, "hold-%zu-%d", i, k);
+            snprintf(res.node, sizeof res.node, "%s", hosts->hosts[i].name);
+            res.cpu = 4 + 4 * k;
+            res.memory = 2048 << k;
+            res.disk = 10;
+            res.has_priority = (i + (size_t)k) % 4 != 0;
+            res.priority = (int32_t)((i + (size_t)k) % 3) * 500 - 500;
+            res.created = (int64_t)(i * 2 + (size_t)k);
+            if (sched_engine_reserve(engine, &res, NULL) < 0)
+                abort();
+        }
+    }
     return 0;
 }
 
@@ -61,16 +82,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vf_error err;
     vf_error_init(&err);
     if (sched_request_parse(body, &req, &err) == 0) {
+        int32_t priority = 0;
+        vf_error ignored;
+        vf_error_init(&ignored);
+        bool valid = queue_order_priority(&req, classes, &priority, &ignored) == 0;
         sched_decision decision;
         sched_engine *decider = sched_engine_profile(engine, req.scheduler_name);
         if (decider && sched_engine_decide(decider, &req, &decision, &err) == 0) {
             json_t *result = sched_decision_to_json(&decision, hosts);
             json_decref(result);
+            if (valid && !decision.placed && sched_preempt_allowed(&req, classes)) {
+                sched_preemption preemption;
+                if (sched_preempt_choose(decider, &req, priority, &decision, &preemption,
+                                         &ignored) == 0 &&
+                    preemption.found &&
+                    (preemption.n_victims == 0 || preemption.max_priority >= priority))
+                    abort(); /* a victim of equal or higher priority, or none at all */
+                sched_preemption_close(&preemption);
+            }
         }
-        int32_t priority = 0;
-        vf_error ignored;
-        vf_error_init(&ignored);
-        (void)!queue_order_priority(&req, classes, &priority, &ignored);
         json_t *echo = sched_request_to_json(&req);
         json_decref(echo);
     }

@@ -38,14 +38,11 @@ typedef struct candidate {
     size_t hold_index;
 } candidate;
 
-/* Host first; then the order victims are taken in: lowest priority, then
+/* The order victims are taken in on one host: lowest priority, then
  * newest, then the later hold (a total order: the choice is the same on
  * every worker with the same picture). */
-static int by_host_then_eviction(const void *pa, const void *pb)
+static inline int by_eviction(const candidate *a, const candidate *b)
 {
-    const candidate *a = pa, *b = pb;
-    if (a->host_index != b->host_index)
-        return a->host_index < b->host_index ? -1 : 1;
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->created != b->created)
@@ -55,30 +52,66 @@ static int by_host_then_eviction(const void *pa, const void *pb)
     return 0;
 }
 
+static int by_eviction_qsort(const void *a, const void *b)
+{
+    return by_eviction(a, b);
+}
+
+/* One host's candidates into eviction order: a host holds a few dozen, for
+ * which an insertion sort costs a fraction of qsort's (which copies through
+ * a buffer and calls the comparison through a pointer). */
+static void sort_for_eviction(candidate *c, size_t n)
+{
+    if (n > 64) {
+        qsort(c, n, sizeof *c, by_eviction_qsort);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        candidate x = c[i];
+        size_t j = i;
+        for (; j > 0 && by_eviction(&x, &c[j - 1]) < 0; j--)
+            c[j] = c[j - 1];
+        c[j] = x;
+    }
+}
+
 static bool capacity_reason(uint8_t reason)
 {
     return reason == SCHED_REASON_VM_SLOTS || reason == SCHED_REASON_CPU ||
            reason == SCHED_REASON_MEMORY || reason == SCHED_REASON_DISK;
 }
 
-/* The capacity filters of plugins.h, over `h` carrying `load`. */
-static bool fits(const sched_engine *engine, const host *h, const sched_host_load *load,
-                 const sched_request *req)
+/* The capacity filters of plugins.h that are on, read once per choice. */
+typedef struct fit_rule {
+    const sched_params *params;
+    const sched_request *req;
+    bool slots, cpu, memory, disk;
+} fit_rule;
+
+static fit_rule fit_rule_of(const sched_engine *engine, const sched_request *req)
 {
-    const sched_params *params = sched_engine_params(engine);
-    if (sched_engine_filter_on(engine, SCHED_FILTER_VM_SLOTS) &&
-        !(h->current_vms + load->vms < h->max_vms))
+    fit_rule r = {sched_engine_params(engine),
+                  req,
+                  sched_engine_filter_on(engine, SCHED_FILTER_VM_SLOTS),
+                  sched_engine_filter_on(engine, SCHED_FILTER_CPU),
+                  sched_engine_filter_on(engine, SCHED_FILTER_MEMORY),
+                  sched_engine_filter_on(engine, SCHED_FILTER_DISK) && req->disk != 0};
+    return r;
+}
+
+/* Those filters, over `h` carrying `load`. */
+static bool fits(const fit_rule *r, const host *h, const sched_host_load *load)
+{
+    if (r->slots && !(h->current_vms + load->vms < h->max_vms))
         return false;
-    if (sched_engine_filter_on(engine, SCHED_FILTER_CPU) &&
-        !(h->allocated_cpu + load->cpu + req->cpu <=
-          sched_cpu_capacity(params, h) + SCHED_FIT_EPSILON))
+    if (r->cpu && !(h->allocated_cpu + load->cpu + r->req->cpu <=
+                    sched_cpu_capacity(r->params, h) + SCHED_FIT_EPSILON))
         return false;
-    if (sched_engine_filter_on(engine, SCHED_FILTER_MEMORY) &&
-        !((double)h->allocated_memory + (double)load->memory + (double)req->memory <=
-          sched_memory_capacity(params, h) + SCHED_FIT_EPSILON))
+    if (r->memory &&
+        !((double)h->allocated_memory + (double)load->memory + (double)r->req->memory <=
+          sched_memory_capacity(r->params, h) + SCHED_FIT_EPSILON))
         return false;
-    if (sched_engine_filter_on(engine, SCHED_FILTER_DISK) && req->disk != 0 &&
-        !(h->storage - load->disk >= req->disk))
+    if (r->disk && !(h->storage - load->disk >= r->req->disk))
         return false;
     return true;
 }
@@ -89,6 +122,14 @@ static void add_hold(sched_host_load *load, const hold *h, int sign)
     load->memory += sign * h->memory;
     load->disk += sign * h->disk;
     load->vms += sign;
+}
+
+/* A hold the request may take: preemptible, of a lower priority, on a
+ * host of the snapshot refused for capacity alone. */
+static bool is_candidate(const hold *h, int32_t priority, const uint8_t *reasons, size_t n_hosts)
+{
+    return h->preemptible && h->priority < priority && h->host_index >= 0 &&
+           (size_t)h->host_index < n_hosts && capacity_reason(reasons[h->host_index]);
 }
 
 /* How one host's victim set compares: fewer, then lower top priority,
@@ -117,51 +158,57 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
     if (decision->placed || decision->n_feasible > 0 || !decision->host_reasons || !hosts)
         return 0;
     const uint8_t *reasons = decision->host_reasons;
-    size_t n = 0;
-    for (size_t i = 0; i < set->n_held; i++) {
-        const hold *h = &set->held[i];
-        if (h->preemptible && h->priority < priority && h->host_index >= 0 &&
-            (size_t)h->host_index < hosts->n_hosts && capacity_reason(reasons[h->host_index]))
-            n++;
-    }
-    if (n == 0)
-        return 0;
+    /* Grouped by host with a counting sort (linear: at 10,000 full hosts
+     * there are hundreds of thousands of candidates); each host's few are
+     * then sorted into eviction order only when taking them all would make
+     * room. */
     int rc = -1;
-    candidate *cands = malloc(n * sizeof *cands);
-    bool *victim = calloc(n, sizeof *victim);
-    if (!cands || !victim) {
-        vf_error_set(err, VF_ENOMEM, "out of memory choosing reservations to preempt");
+    candidate *cands = NULL;
+    bool *victim = NULL;
+    size_t *start = calloc(hosts->n_hosts + 1, sizeof *start);
+    if (!start)
+        goto nomem;
+    for (size_t i = 0; i < set->n_held; i++)
+        if (is_candidate(&set->held[i], priority, reasons, hosts->n_hosts))
+            start[set->held[i].host_index + 1]++;
+    for (size_t i = 0; i < hosts->n_hosts; i++)
+        start[i + 1] += start[i];
+    size_t n = start[hosts->n_hosts];
+    if (n == 0) {
+        rc = 0;
         goto out;
     }
-    n = 0;
+    cands = malloc(n * sizeof *cands);
+    victim = calloc(n, sizeof *victim);
+    if (!cands || !victim)
+        goto nomem;
     for (size_t i = 0; i < set->n_held; i++) {
         const hold *h = &set->held[i];
-        if (h->preemptible && h->priority < priority && h->host_index >= 0 &&
-            (size_t)h->host_index < hosts->n_hosts && capacity_reason(reasons[h->host_index]))
-            cands[n++] = (candidate){h->host_index, h->priority, h->created, i};
+        if (is_candidate(h, priority, reasons, hosts->n_hosts))
+            cands[start[h->host_index]++] = (candidate){h->host_index, h->priority, h->created, i};
     }
-    qsort(cands, n, sizeof *cands, by_host_then_eviction);
+    /* start[i] is now the end of host i's group (the start of host i + 1's). */
 
+    fit_rule rule = fit_rule_of(engine, req);
     bool have_best = false;
     size_t best_from = 0, best_to = 0;
     verdict best = {0, 0, 0};
     for (size_t from = 0; from < n;) {
-        size_t to = from;
-        while (to < n && cands[to].host_index == cands[from].host_index)
-            to++;
         size_t hi = (size_t)cands[from].host_index;
+        size_t to = start[hi];
         const host *hst = &hosts->hosts[hi];
         sched_host_load load = *sched_engine_host_load(engine, hi);
         for (size_t k = from; k < to; k++)
             add_hold(&load, &set->held[cands[k].hold_index], -1);
         out->hosts_examined++;
-        if (fits(engine, hst, &load, req)) {
+        if (fits(&rule, hst, &load)) {
+            sort_for_eviction(cands + from, to - from);
             /* Give back the most important first; what cannot come back is a victim. */
             verdict v = {0, 0, 0};
             for (size_t k = to; k-- > from;) {
                 const hold *h = &set->held[cands[k].hold_index];
                 add_hold(&load, h, +1);
-                if (fits(engine, hst, &load, req))
+                if (fits(&rule, hst, &load))
                     continue;
                 add_hold(&load, h, -1);
                 victim[k] = true;
@@ -184,10 +231,8 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
     }
     if (have_best) {
         out->victims = calloc(best.n, sizeof *out->victims);
-        if (!out->victims) {
-            vf_error_set(err, VF_ENOMEM, "out of memory choosing reservations to preempt");
-            goto out;
-        }
+        if (!out->victims)
+            goto nomem;
         for (size_t k = best_from; k < best_to; k++) {
             if (!victim[k])
                 continue;
@@ -207,9 +252,13 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
         out->max_priority = best.max_priority;
     }
     rc = 0;
+    goto out;
+nomem:
+    vf_error_set(err, VF_ENOMEM, "out of memory choosing reservations to preempt");
 out:
     free(cands);
     free(victim);
+    free(start);
     if (rc < 0) {
         size_t examined = out->hosts_examined;
         sched_preemption_close(out);
