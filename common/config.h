@@ -82,8 +82,9 @@ typedef struct config_profile {
     size_t n_plugins;
     char *plugin_config; /* qemu-scheduler's plugin-config YAML; NULL = none */
 } config_profile;
-/* scheduler.priority_classes.NAME: a request's priority_class names one.
- * preemption is only validated and stored for now (issue 24 item 4). */
+/* scheduler.priority_classes.NAME: a request's priority_class names one;
+ * preemption: whether it may take lower priorities' unbound reservations
+ * (worker/sched/preempt.h). */
 typedef enum { CONFIG_PREEMPT_LOWER = 0, CONFIG_PREEMPT_NEVER } config_preemption;
 typedef struct config_priority_class {
     char *name; /* 1..63 of [A-Za-z0-9._-] */

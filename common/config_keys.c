@@ -816,8 +816,9 @@ static const field priority_class_fields[] = {
      .max = 1000000000,
      .has_max = true},
     {.key = "preemption",
-     .doc = "lower (may preempt lower priorities) or never; only validated and stored for now: "
-            "virtflow does not preempt yet",
+     .doc = "lower: a request of the class that fits nowhere may take the room of reservations "
+            "of lower priorities whose VMs have not appeared yet (docs/scheduling.md, "
+            "Preemption); never: it waits like any other",
      .type = F_ENUM,
      .offset = PRIORITY_CLASS(preemption),
      .choices = preemptions},

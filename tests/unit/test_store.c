@@ -696,6 +696,64 @@ static void test_reservations(store *s)
     CHECK(seen.count == 0);
 }
 
+typedef struct priorities_seen {
+    int count, with_priority;
+    int32_t priority[4];
+} priorities_seen;
+
+static int collect_priority(const store_reservation *r, void *arg)
+{
+    priorities_seen *seen = arg;
+    if (seen->count < 4)
+        seen->priority[seen->count] = r->has_priority ? r->priority : INT32_MIN;
+    seen->count++;
+    seen->with_priority += r->has_priority;
+    return 0;
+}
+
+/* Schema 13: a reservation's priority, read back (negative ones too), and
+ * preemption's conditional end: only live, unbound, with a priority below
+ * the preemptor's, on the named host. */
+static void test_reservation_priority(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    const char *t0 = "2026-11-22T09:00:00.000Z", *until = "2026-11-22T09:15:00.000Z";
+    static const char *const ids[] = {"pr-low", "pr-neg", "pr-spare", "pr-bound"};
+    for (int i = 0; i < 4; i++) {
+        store_task_fields f = task_fields(ids[i], "completed", t0);
+        CHECK(store_task_insert(s, &f, &err) == 0);
+    }
+    int32_t low = 5, neg = -7;
+    CHECK(store_reservation_add_priority(s, "pr-low", "bm-101", 1, 512, 0, 201, &low, t0, until,
+                                         &err) == 0);
+    CHECK(store_reservation_add_priority(s, "pr-neg", "bm-101", 1, 512, 0, 202, &neg, t0, until,
+                                         &err) == 0);
+    CHECK(store_reservation_add(s, "pr-spare", "bm-101", 1, 512, 0, 203, t0, until, &err) == 0);
+    CHECK(store_reservation_add_priority(s, "pr-bound", "bm-101", 1, 512, 0, 204, &low, t0, until,
+                                         &err) == 0);
+    priorities_seen seen = {0};
+    CHECK(store_reservations_live(s, "2026-11-22T09:01:00.000Z", collect_priority, &seen, &err) ==
+          0);
+    CHECK(seen.count == 4 && seen.with_priority == 3);
+    CHECK(seen.priority[0] == 5 && seen.priority[1] == -7 && seen.priority[2] == INT32_MIN);
+    CHECK(store_reservation_release_vmid(s, 204, "bm-101", "2026-11-22T09:02:00.000Z",
+                                         "2026-11-22T09:01:59.000Z", &err) == 1);
+    const char *at = "2026-11-22T09:03:00.000Z";
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 5, at, &err) == 0); /* not below */
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-999", 6, at, &err) == 0); /* another host */
+    CHECK(store_reservation_preempt(s, "pr-spare", "bm-101", 1000, at, &err) == 0); /* none */
+    CHECK(store_reservation_preempt(s, "pr-bound", "bm-101", 1000, at, &err) == 0); /* bound */
+    CHECK(store_reservation_preempt(s, "pr-neg", "bm-101", -6, at, &err) == 1);
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 6, at, &err) == 1);
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 6, at, &err) == 0); /* ended already */
+    memset(&seen, 0, sizeof seen);
+    CHECK(store_reservations_live(s, "2026-11-22T09:04:00.000Z", collect_priority, &seen, &err) ==
+          0);
+    CHECK(seen.count == 1 && seen.with_priority == 0); /* the spare's */
+    CHECK(store_reservation_release_task(s, "pr-spare", at, &err) == 1);
+}
+
 /* Expiry follows the inventory clock: with no fetch recorded it is the wall
  * clock; once one is, it stands at that time however late it gets, and only
  * moves forward (two workers: the fresher fetch counts). */
@@ -1142,6 +1200,7 @@ static void test_store_semantics(const char *location)
         test_strings_verbatim(s);
         test_transaction_is_atomic(s, location);
         test_reservations(s);
+        test_reservation_priority(s);
         test_reservation_clock(s);
         test_outbox(s);
         test_deliveries(s);
