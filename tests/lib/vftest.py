@@ -414,7 +414,7 @@ def audit(checks, db, hosts, published_ids, events, overcommit_cpu=4.0):
 
 
 # Events that tell where a task is, not how it ended (schema/event.json).
-PROGRESS_EVENTS = ("task.retrying", "spare.provisioning", "spare.waiting_ready")
+PROGRESS_EVENTS = ("task.retrying", "spare.provisioning", "spare.waiting_ready", "task.preempted")
 
 
 def tempdir(tag):

@@ -194,7 +194,9 @@ static int place_by_preemption(const task_attempt *a, sched_engine *engine,
     if (sched_engine_decide(engine, req, &again, err) < 0)
         goto out;
     if (!again.placed || strcmp(again.node->name, node) != 0) {
-        vf_error_set(err, VF_EINTERNAL,
+        /* The choice mirrors the filters, so only a picture that moved
+         * under it gets here: roll back and decide the batch again. */
+        vf_error_set(err, VF_ECONFLICT,
                      "preempted %zu reservation(s) on %s for task %s, which still does not fit "
                      "there: %s",
                      p.n_victims, node, a->out->task_id, again.message);
