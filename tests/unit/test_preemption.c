@@ -200,7 +200,6 @@ static void test_bound_untouched(fixture *f)
                  "high-3", &out) == 0);
     CHECKF(!out.placed && out.n_more == 0, "%s", out.summary);
     task_outcome_close(&out);
-    memset(&t, 0, sizeof t);
     store_task_clear(&t);
     CHECK(store_task_get(f->store, last, &t, &err) == 0);
     CHECK_STR(t.status, "completed");
