@@ -99,7 +99,10 @@ static void test_preempts(fixture *f)
                  "{\"task_id\":\"high-1\",\"requested_cpu\":1,\"requested_memory\":9000,"
                  "\"priority_class\":\"high\"}",
                  "high-1", &out) == 0);
-    CHECKF(out.placed && out.action == TASK_ACK, "%s", out.summary);
+    CHECKF(out.reserved && out.action == TASK_ACK, "%s", out.summary);
+    CHECK_STR(out.status, "completed");
+    CHECK(!out.placed); /* logged at info, not counted as an ordinary placement */
+    CHECK_CONTAINS(out.summary, "preempting 1 reservation(s)");
     CHECK_STR(out.event_key, "event.task.completed");
     CHECK_CONTAINS(out.event_body, "\"preempted\"");
     CHECK(out.released);
@@ -159,7 +162,7 @@ static void test_preempts(fixture *f)
                  "{\"task_id\":\"high-2\",\"requested_cpu\":1,\"requested_memory\":9000,"
                  "\"priority_class\":\"high\"}",
                  "high-2", &out) == 0);
-    CHECK(out.placed && out.n_more == 2);
+    CHECK(out.reserved && out.n_more == 2);
     task_outcome_close(&out);
 }
 
@@ -198,7 +201,7 @@ static void test_bound_untouched(fixture *f)
                  "{\"task_id\":\"high-3\",\"requested_cpu\":1,\"requested_memory\":9000,"
                  "\"priority_class\":\"high\"}",
                  "high-3", &out) == 0);
-    CHECKF(!out.placed && out.n_more == 0, "%s", out.summary);
+    CHECKF(!out.reserved && out.n_more == 0, "%s", out.summary);
     task_outcome_close(&out);
     store_task_clear(&t);
     CHECK(store_task_get(f->store, last, &t, &err) == 0);

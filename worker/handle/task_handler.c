@@ -204,6 +204,9 @@ static int place_by_preemption(const task_attempt *a, sched_engine *engine,
     }
     rc = record_placement(a, req, &again, scheduler, taken, err) < 0 ? -1 : 1;
     if (rc == 1) {
+        /* Not an ordinary placement: the worker logs it at info, not in the
+         * periodic count. */
+        a->out->placed = false;
         char *summary = strdup(a->out->summary);
         if (summary)
             snprintf(a->out->summary, sizeof a->out->summary, "%s, preempting %zu reservation(s)",
