@@ -156,6 +156,28 @@ static void test_only_what_is_needed(void)
     world_close(&w);
 }
 
+/* Fewest first, even above lower priorities: taking back the most
+ * important first (kube's reprieve) would end the two small low ones; the
+ * one large hold of a higher (still lower than the request's) priority
+ * alone makes room, so it is the one. */
+static void test_fewest_beats_reprieve(void)
+{
+    const char *names[] = {"a"};
+    world w;
+    world_open(&w, names, 1);
+    hold_on(&w, "small-1", "a", 16, true, 1, 1000);
+    hold_on(&w, "small-2", "a", 16, true, 2, 1000);
+    hold_on(&w, "large-3", "a", 32, true, 3, 1000);
+    sched_request req;
+    fixture_request(&req, 32, 1024);
+    sched_preemption p;
+    choose(&w, &req, 10, &p);
+    CHECK(p.found && p.n_victims == 1 && has_victim(&p, "large-3"));
+    CHECK(p.max_priority == 3);
+    sched_preemption_close(&p);
+    world_close(&w);
+}
+
 /* Nothing to take: equal priority, no priority (spares, bound ones), a
  * host of another pool, or not enough even with every candidate gone. */
 static void test_nothing_to_take(void)
@@ -235,6 +257,7 @@ int main(void)
     test_fewest_then_newest();
     test_lowest_priority();
     test_only_what_is_needed();
+    test_fewest_beats_reprieve();
     test_nothing_to_take();
     test_placed_takes_nothing();
     test_allowed();

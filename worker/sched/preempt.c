@@ -116,6 +116,13 @@ static bool fits(const fit_rule *r, const host *h, const sched_host_load *load)
     return true;
 }
 
+/* How many slots the host lacks for one more guest (0: none). */
+static int64_t h_slots_over(const host *h, const sched_host_load *load)
+{
+    int64_t over = (int64_t)h->current_vms + load->vms - h->max_vms + 1;
+    return over > 0 ? over : 0;
+}
+
 static void add_hold(sched_host_load *load, const hold *h, int sign)
 {
     load->cpu += sign * h->cpu;
@@ -149,6 +156,94 @@ static bool better(const verdict *a, const verdict *b)
     return a->oldest > b->oldest;
 }
 
+/* Add victim `c` to verdict `v`. */
+static void count_victim(verdict *v, const candidate *c)
+{
+    if (v->n == 0 || c->priority > v->max_priority)
+        v->max_priority = c->priority;
+    if (v->n == 0 || c->created < v->oldest)
+        v->oldest = c->created;
+    v->n++;
+}
+
+/* One host's candidates c[0..n) (in eviction order), taken away all at
+ * once from `load`, leave room: which must go? Give back the most
+ * important first (the last in eviction order); what cannot come back is
+ * a victim (kube-scheduler's reprieve). */
+static verdict by_reprieve(const fit_rule *rule, const host *hst, const holds *set,
+                           sched_host_load load, const candidate *c, size_t n, bool *victim)
+{
+    verdict v = {0, 0, 0};
+    for (size_t k = n; k-- > 0;) {
+        const hold *h = &set->held[c[k].hold_index];
+        add_hold(&load, h, +1);
+        if (fits(rule, hst, &load))
+            continue;
+        add_hold(&load, h, -1);
+        victim[k] = true;
+        count_victim(&v, &c[k]);
+    }
+    return v;
+}
+
+/* The same host, aiming at the fewest victims: from `load` as it is,
+ * take the candidates that cover most of what is short first (a
+ * reprieve gives back the lower-priority small ones and may leave one
+ * large hold that alone would do), until the request fits; then give back,
+ * the most important first, whatever is not needed after all. `useful`
+ * and `order` are scratch of n entries. */
+static verdict by_size(const fit_rule *rule, const host *hst, const holds *set,
+                       sched_host_load load, const candidate *c, size_t n, bool *victim,
+                       double *useful, size_t *order)
+{
+    const sched_request *req = rule->req;
+    double need_slots = (double)(h_slots_over(hst, &load));
+    double need_cpu =
+        rule->cpu ? hst->allocated_cpu + load.cpu + req->cpu - sched_cpu_capacity(rule->params, hst)
+                  : 0;
+    double need_memory = rule->memory
+                             ? (double)hst->allocated_memory + (double)load.memory +
+                                   (double)req->memory - sched_memory_capacity(rule->params, hst)
+                             : 0;
+    double need_disk = rule->disk ? (double)(req->disk - (hst->storage - load.disk)) : 0;
+    for (size_t k = 0; k < n; k++) {
+        const hold *h = &set->held[c[k].hold_index];
+        double u = 0;
+        if (rule->slots && need_slots > 0)
+            u += 1.0 / need_slots;
+        if (need_cpu > 0)
+            u += (h->cpu < need_cpu ? h->cpu : need_cpu) / need_cpu;
+        if (need_memory > 0)
+            u += ((double)h->memory < need_memory ? (double)h->memory : need_memory) / need_memory;
+        if (need_disk > 0)
+            u += ((double)h->disk < need_disk ? (double)h->disk : need_disk) / need_disk;
+        useful[k] = u;
+        /* Most useful first; among equals, eviction order (a stable sort). */
+        size_t j = k;
+        for (; j > 0 && useful[order[j - 1]] < u; j--)
+            order[j] = order[j - 1];
+        order[j] = k;
+    }
+    verdict v = {0, 0, 0};
+    for (size_t i = 0; i < n && !fits(rule, hst, &load); i++) {
+        add_hold(&load, &set->held[c[order[i]].hold_index], -1);
+        victim[order[i]] = true;
+    }
+    for (size_t k = n; k-- > 0;) {
+        if (!victim[k])
+            continue;
+        const hold *h = &set->held[c[k].hold_index];
+        add_hold(&load, h, +1);
+        if (fits(rule, hst, &load)) {
+            victim[k] = false;
+            continue;
+        }
+        add_hold(&load, h, -1);
+        count_victim(&v, &c[k]);
+    }
+    return v;
+}
+
 int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
                          const sched_decision *decision, sched_preemption *out, vf_error *err)
 {
@@ -164,7 +259,9 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
      * room. */
     int rc = -1;
     candidate *cands = NULL;
-    bool *victim = NULL;
+    bool *victim = NULL, *alt = NULL;
+    double *useful = NULL;
+    size_t *order = NULL;
     size_t *start = calloc(hosts->n_hosts + 1, sizeof *start);
     if (!start)
         goto nomem;
@@ -180,7 +277,10 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
     }
     cands = malloc(n * sizeof *cands);
     victim = calloc(n, sizeof *victim);
-    if (!cands || !victim)
+    alt = malloc(n * sizeof *alt);
+    useful = malloc(n * sizeof *useful);
+    order = malloc(n * sizeof *order);
+    if (!cands || !victim || !alt || !useful || !order)
         goto nomem;
     for (size_t i = 0; i < set->n_held; i++) {
         const hold *h = &set->held[i];
@@ -203,20 +303,19 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
         out->hosts_examined++;
         if (fits(&rule, hst, &load)) {
             sort_for_eviction(cands + from, to - from);
-            /* Give back the most important first; what cannot come back is a victim. */
-            verdict v = {0, 0, 0};
-            for (size_t k = to; k-- > from;) {
-                const hold *h = &set->held[cands[k].hold_index];
-                add_hold(&load, h, +1);
-                if (fits(&rule, hst, &load))
-                    continue;
-                add_hold(&load, h, -1);
-                victim[k] = true;
-                if (v.n == 0 || cands[k].priority > v.max_priority)
-                    v.max_priority = cands[k].priority;
-                if (v.n == 0 || cands[k].created < v.oldest)
-                    v.oldest = cands[k].created;
-                v.n++;
+            sched_host_load before = *sched_engine_host_load(engine, hi);
+            size_t m = to - from;
+            verdict v = by_reprieve(&rule, hst, set, load, cands + from, m, victim + from);
+            /* The kube-style set is the lowest in priority, not always the
+             * smallest: try for fewer victims when there were several. */
+            if (v.n > 1) {
+                memset(alt, 0, m * sizeof *alt);
+                verdict fewer =
+                    by_size(&rule, hst, set, before, cands + from, m, alt, useful, order);
+                if (fewer.n > 0 && better(&fewer, &v)) {
+                    v = fewer;
+                    memcpy(victim + from, alt, m * sizeof *alt);
+                }
             }
             /* v.n is 0 only when the host fits without taking anything: a
              * picture the decision did not see; nothing to preempt there. */
@@ -258,6 +357,9 @@ nomem:
 out:
     free(cands);
     free(victim);
+    free(alt);
+    free(useful);
+    free(order);
     free(start);
     if (rc < 0) {
         size_t examined = out->hosts_examined;

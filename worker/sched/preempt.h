@@ -11,7 +11,10 @@
  * strictly below the request's. On each such host every candidate is taken
  * away; if the request then fits, candidates are given back one by one,
  * the most important first (highest priority, then oldest), whenever the
- * request still fits without them; what is left are the victims. Among the
+ * request still fits without them; what is left are the victims. When that
+ * leaves several, a second set is tried: the candidates covering most of
+ * what is short first, until it fits, then the same giving back; the
+ * fewer victims win (then as below). Among the
  * hosts, the one with the fewest victims wins, then the lowest highest
  * victim priority, then the newest victims (the largest oldest-victim
  * creation time), then the first host in name order. Pure: no I/O, no
