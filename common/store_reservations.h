@@ -24,7 +24,7 @@ typedef struct store_reservation {
     const char *expires_at;
     const char *released_at; /* NULL while held */
     const char *bound_at;    /* ended because an inventory fetched at this time showed its VM */
-    bool has_priority;       /* false: never preempted (a spare's, or recorded before schema 13) */
+    bool has_priority;       /* false: never preempted (a spare's, or recorded before schema 12) */
     int32_t priority;        /* the placement's priority, when has_priority */
 } store_reservation;
 

@@ -711,7 +711,7 @@ static int collect_priority(const store_reservation *r, void *arg)
     return 0;
 }
 
-/* Schema 13: a reservation's priority, read back (negative ones too), and
+/* Schema 12: a reservation's priority, read back (negative ones too), and
  * preemption's conditional end: only live, unbound, with a priority below
  * the preemptor's, on the named host. */
 static void test_reservation_priority(store *s)
