@@ -73,6 +73,9 @@ void api_hosts_stop(api *a);
 /* GET /v1/deliveries (api_deliveries.c); the caller has the read scope. */
 void api_deliveries(api *a, const httpd_request *req, httpd_response *resp);
 
+/* GET /v1/dead-letters (api_dead_letters.c); the caller has the read scope. */
+void api_dead_letters(api *a, const httpd_request *req, httpd_response *resp);
+
 /* GET /v1/hosts. */
 void api_hosts(api *a, const httpd_request *req, httpd_response *resp);
 

@@ -10,6 +10,8 @@
  *   POST /v1/tasks/{id}/release  publish task.release (api_release.c) release
  *   GET  /v1/deliveries       webhook deliveries, filtered             read
  *                             (api_deliveries.c)
+ *   GET  /v1/dead-letters     what is parked in virtflow.dead, as the  read
+ *                             store records it (api_dead_letters.c)
  *   GET  /v1/hosts            hosts and pools with free capacity       read
  *                             (api_hosts.c)
  *
@@ -297,6 +299,13 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
             api_deliveries(a, req, resp);
         return "/v1/deliveries";
     }
+    if (strcmp(req->path, "/v1/dead-letters") == 0) {
+        if (!get)
+            not_allowed(resp, "/v1/dead-letters", "GET, HEAD");
+        else if (api_allow(caller, API_SCOPE_READ, resp))
+            api_dead_letters(a, req, resp);
+        return "/v1/dead-letters";
+    }
     if (strcmp(req->path, "/v1/hosts") == 0) {
         if (!get)
             not_allowed(resp, "/v1/hosts", "GET, HEAD");
@@ -306,6 +315,6 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
     }
     problem_reply(resp, 404,
                   "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
-                  "/v1/tasks/{task_id}/release, /v1/deliveries and /v1/hosts");
+                  "/v1/tasks/{task_id}/release, /v1/deliveries, /v1/dead-letters and /v1/hosts");
     return "other";
 }

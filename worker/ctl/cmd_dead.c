@@ -9,6 +9,7 @@
 #include "amqp_link_admin.h"
 #include "ctl.h"
 #include "grow.h"
+#include "store_dead_letters.h"
 
 #define CONFIRM_TIMEOUT_MS 30000
 #define EXCERPT_BYTES 120
@@ -119,7 +120,8 @@ typedef struct held {
     char *why;
     bool selected;
     uint64_t publish_tag;
-    int outcome; /* 0 unknown, 1 confirmed, -1 failed */
+    int outcome;                     /* 0 unknown, 1 confirmed, -1 failed */
+    char parked_at[STORE_TIME_SIZE]; /* the store's record of its park; "": none */
 } held;
 
 typedef struct walk {
@@ -181,6 +183,53 @@ static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
     }
 }
 
+/* The store's record of the parking lot (GET /v1/dead-letters reads it)
+ * learns what was moved: before the move, when each selected message was
+ * last parked; after it, those moved are marked redriven unless parked anew
+ * meanwhile (a worker may park a redriven message again before our acks).
+ * The messages move whatever happens here: a store that cannot be used only
+ * leaves them listed as parked. */
+static store *read_parks(const vf_config *config, walk *w)
+{
+    store *s = ctl_open_store(config, STORE_READ_WRITE);
+    if (!s) {
+        ctl_error("the store's record of dead letters will list the moved messages as parked");
+        return NULL;
+    }
+    vf_error err;
+    vf_error_init(&err);
+    for (size_t i = 0; i < w->n; i++) {
+        held *h = &w->items[i];
+        if (h->selected &&
+            store_dead_letter_parked_at(s, original_key(&h->d), h->d.message_id, h->d.body,
+                                        h->d.body_len, h->parked_at, &err) < 0) {
+            ctl_error("reading the store's record of dead letters: %s", err.text);
+            store_close(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
+static void mark_redriven(store *s, const walk *w)
+{
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    vf_error err;
+    vf_error_init(&err);
+    for (size_t i = 0; s && i < w->n; i++) {
+        const held *h = &w->items[i];
+        if (!h->selected || h->outcome != 1 || !h->parked_at[0])
+            continue;
+        if (store_dead_letter_redriven(s, original_key(&h->d), h->d.message_id, h->d.body,
+                                       h->d.body_len, h->parked_at, now, &err) < 0) {
+            ctl_error("marking %s redriven in the store: %s",
+                      h->d.message_id ? ctl_text(h->d.message_id) : "(no id)", err.text);
+            break;
+        }
+    }
+}
+
 int ctl_dead(int argc, char **argv)
 {
     const char *reason = NULL, *id = NULL;
@@ -226,6 +275,7 @@ int ctl_dead(int argc, char **argv)
     int rc = CTL_EXIT_UNAVAILABLE;
     walk w = {0};
     json_t *out_json = NULL;
+    store *records = NULL;
     vf_error err;
     vf_error_init(&err);
     amqp_link *link = ctl_connect(config, redrive ? "dead redrive" : "dead list");
@@ -263,6 +313,8 @@ int ctl_dead(int argc, char **argv)
         rc = CTL_EXIT_OK;
         goto settle;
     }
+    if (matched)
+        records = read_parks(config, &w);
     for (size_t i = 0; i < w.n; i++) {
         held *h = &w.items[i];
         if (!h->selected)
@@ -311,6 +363,7 @@ int ctl_dead(int argc, char **argv)
             failed++;
         }
     }
+    mark_redriven(records, &w);
     if (as_json) {
         json_t *summary =
             json_pack("{s:I, s:I, s:I, s:O}", "moved", (json_int_t)moved, "failed",
@@ -338,6 +391,7 @@ settle:
             break; /* the connection's close requeues the rest */
     }
 out:
+    store_close(records);
     json_decref(out_json);
     walk_free(&w);
     amqp_link_free(link);

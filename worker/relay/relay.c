@@ -28,6 +28,7 @@
 #include "retention.h"
 #include "store.h"
 #include "store_config.h"
+#include "store_dead_letters.h"
 #include "store_deliveries.h"
 #include "store_hosts.h"
 
@@ -283,12 +284,34 @@ void relay_free(relay *r)
 
 /* ---- broker side ---- */
 
-static void reject(relay *r, uint64_t tag, const char *why, const char *message_id)
+/* The store's record of a message on its way to virtflow.dead (GET
+ * /v1/dead-letters reads it there, never the queue). A record that fails
+ * is logged: the message is parked all the same. */
+static void record_park(relay *r, const amqp_link_delivery *d, const char *why)
 {
-    log_warn("event %s: %s; dead-lettered", message_id ? message_id : "(no id)", why);
+    char now[STORE_TIME_SIZE];
+    store_now(now);
+    store_dead_letter_park parked = {.routing_key = d->routing_key,
+                                     .message_id = d->message_id,
+                                     .reason = why,
+                                     .parked_by = "relay",
+                                     .parked_at = now,
+                                     .body = d->body,
+                                     .body_len = d->body ? d->body_len : 0,
+                                     .body_bytes = d->body_size};
     vf_error err;
     vf_error_init(&err);
-    if (amqp_link_reject(r->link, tag, false, &err) < 0)
+    if (store_dead_letter_record(r->store, &parked, &err) < 0)
+        log_warn("recording a dead letter in the store: %s", err.text);
+}
+
+static void reject(relay *r, const amqp_link_delivery *d, const char *why)
+{
+    log_warn("event %s: %s; dead-lettered", d->message_id ? d->message_id : "(no id)", why);
+    record_park(r, d, why);
+    vf_error err;
+    vf_error_init(&err);
+    if (amqp_link_reject(r->link, d->delivery_tag, false, &err) < 0)
         log_warn("rejecting a message: %s", err.text);
 }
 
@@ -321,6 +344,7 @@ static void park_untrusted(relay *r, const amqp_link_delivery *d)
         log_warn("parking event %s: %s; the broker will redeliver it", id, err.text);
         return;
     }
+    record_park(r, d, why);
     r->parks[r->n_parks++] = (park){.publish_tag = tag, .delivery_tag = d->delivery_tag};
     relay_metrics_parked(r->metrics);
 }
@@ -352,7 +376,7 @@ static void take_delivery(relay *r, amqp_link_delivery *d)
 {
     if (d->too_large || !d->body) {
         /* Never read, so it cannot be republished: the broker parks it whole. */
-        reject(r, d->delivery_tag, "message larger than amqp.max_message_bytes", d->message_id);
+        reject(r, d, "message larger than amqp.max_message_bytes");
         return;
     }
     if (!config_trusts_publisher(r->config, d->user_id)) {
@@ -367,7 +391,7 @@ static void take_delivery(relay *r, amqp_link_delivery *d)
             log_error("out of memory keeping an event; the broker will redeliver it");
             return;
         }
-        reject(r, d->delivery_tag, perr.text, d->message_id);
+        reject(r, d, perr.text);
         return;
     }
     incoming *in = &r->batch[r->n_batch];

@@ -6,6 +6,7 @@
 #include "service_internal.h"
 
 #include "queue_order.h"
+#include "store_dead_letters.h"
 
 /* ---- batches ---- */
 
@@ -261,6 +262,34 @@ out:
     free(priority);
 }
 
+/* Every message of the batch this pass parks, recorded in the pass's own
+ * transaction (GET /v1/dead-letters reads them there, never the queue). A
+ * park whose publish is not confirmed comes back and is recorded again: the
+ * same row. */
+static int record_dead_letters(service *svc, const batch *b, const char *now, vf_error *err)
+{
+    for (size_t i = 0; i < b->n_items; i++) {
+        const amqp_link_delivery *d = &b->items[i].delivery;
+        const task_outcome *o = &b->items[i].outcome;
+        if (o->action != TASK_DEAD)
+            continue;
+        store_dead_letter_park park = {
+            .routing_key = d->routing_key,
+            .message_id = d->message_id,
+            .task_id = o->task_id,
+            .reason = o->error ? o->error : "larger than amqp.max_message_bytes",
+            .parked_by = "worker",
+            .parked_at = now,
+            .body = d->body,
+            .body_len = d->body_len,
+            .body_bytes = d->body_size,
+        };
+        if (store_dead_letter_record(svc->store, &park, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* One pass: catch up with the other writers, then decide and record every
  * message of the batch, in one transaction. */
 static int record_pass(service *svc, batch *b, int pass, vf_error *err)
@@ -308,6 +337,8 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
                 started_at = clock_mono_us(); /* acking the batch before is not deciding */
         }
     }
+    if (rc == 0)
+        rc = record_dead_letters(svc, b, now, err);
     int64_t handled_at = clock_mono_us();
     if (rc == 0)
         rc = store_commit(svc->store, err);
