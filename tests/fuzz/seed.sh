@@ -34,6 +34,7 @@ add fuzz_inventory_file "$fx"/inventory/file/valid/*.yaml "$fx"/inventory/file/v
 add fuzz_inventory_nodeapi "$fx"/inventory/nodeapi/*.json
 add fuzz_inventory_proxmox "$fx"/inventory/proxmox/*.json
 add fuzz_text_escape "$fx"/requests/invalid/*.error
+add fuzz_admission "$fx"/admission/*.json
 
 # fuzz_signature reads "secret\nid\ntimestamp\nsignature\nbody": the
 # Standard Webhooks test vector, valid, then with a rotated pair.
