@@ -401,6 +401,8 @@ void config_free(vf_config *c)
     free(c->api.listen);
     config_free_strings(c->api.allowed_hosts, c->api.n_allowed_hosts);
     free(c->api.keys_file);
+    free(c->api.tls_cert_file);
+    free(c->api.tls_key_file);
     config_free_strings(c->amqp.urls, c->amqp.n_urls);
     free(c->amqp.password_file);
     free(c->amqp.ca_file);

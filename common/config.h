@@ -251,6 +251,10 @@ typedef struct vf_config {
         /* The keys file (worker/api/api_keys.h): hashed keys, each with a
          * name and scopes; NULL = none (open, and loopback only) */
         char *keys_file;
+        /* TLS inside virtflow-api (docs/api.md "TLS"): PEM certificate
+         * (chain) and private key files, both or neither; NULL = plain HTTP */
+        char *tls_cert_file;
+        char *tls_key_file;
         /* The requeue sweep (worker/api/api_sweep.h): a task still queued
          * this long after its last write is published again; 0 = no sweep.
          * Default 300. */

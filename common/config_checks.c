@@ -217,6 +217,19 @@ int check_store(loader *ld, yaml_node_t *map, void *base, const char *path)
     return 0;
 }
 
+int check_api(loader *ld, yaml_node_t *map, void *base, const char *path)
+{
+    vf_config *c = base;
+    if (!c->api.tls_cert_file == !c->api.tls_key_file)
+        return 0;
+    const char *given = c->api.tls_cert_file ? "tls_cert_file" : "tls_key_file";
+    const char *missing = c->api.tls_cert_file ? "tls_key_file" : "tls_cert_file";
+    yaml_node_t *where = config_key_node(ld, map, given);
+    char why[64];
+    snprintf(why, sizeof why, "api.%s is set", given);
+    return require(ld, where ? where : map, NULL, path, missing, why);
+}
+
 int check_provisioner(loader *ld, yaml_node_t *map, void *base, const char *path)
 {
     vf_config *c = base;

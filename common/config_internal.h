@@ -142,6 +142,8 @@ int check_user_name(loader *ld, yaml_node_t *node, const char *value, const char
 int check_store_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_inventory(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_store(loader *ld, yaml_node_t *map, void *base, const char *path);
+/* api: tls_cert_file and tls_key_file come together. */
+int check_api(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_scheduler(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_provisioner(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char *path);

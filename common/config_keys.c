@@ -1211,6 +1211,21 @@ static const field api_fields[] = {
      .type = F_PATH,
      .offset = CFG(api.keys_file),
      .null_clears = true},
+    {.key = "tls_cert_file",
+     .doc = "PEM certificate (the server's first, then its chain) virtflow-api serves HTTPS "
+            "with, on `api.listen`; needs `api.tls_key_file`; read at start (a new certificate "
+            "needs a restart); null = plain HTTP ([api.md](api.md#tls))",
+     .type = F_PATH,
+     .offset = CFG(api.tls_cert_file),
+     .null_clears = true,
+     .reloads = CONFIG_RELOADS_NEVER},
+    {.key = "tls_key_file",
+     .doc = "PEM private key of `api.tls_cert_file` (unencrypted; keep it readable by "
+            "virtflow-api alone)",
+     .type = F_PATH,
+     .offset = CFG(api.tls_key_file),
+     .null_clears = true,
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "requeue_after_s",
      .doc = "a task still `queued` this long after its last write (the API or `virtflowctl` "
             "died between recording it and the broker's confirm) is published again by the "
@@ -1475,6 +1490,6 @@ const field config_top_fields[] = {
     {.key = "spare", .type = F_SECTION, .children = spare_fields},
     {.key = "log", .type = F_SECTION, .children = log_fields},
     {.key = "worker", .type = F_SECTION, .children = worker_fields},
-    {.key = "api", .type = F_SECTION, .children = api_fields},
+    {.key = "api", .type = F_SECTION, .children = api_fields, .check = check_api},
     {0},
 };

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
+#include <openssl/crypto.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -82,8 +83,10 @@ struct httpd {
     int64_t logged_ms;
     bool answer_oversized;
     int max_waiting;
-    int waiting;                 /* requests holding a waiting place */
-    pending *waiters;            /* suspended, each until its wake_ms */
+    char *tls_cert;   /* PEM copies for libmicrohttpd, which keeps the pointers; NULL: plain */
+    char *tls_key;    /* wiped before it is freed */
+    int waiting;      /* requests holding a waiting place */
+    pending *waiters; /* suspended, each until its wake_ms */
     struct MHD_Connection **due; /* max_waiting slots: the watchdog's resumptions */
     uint64_t tickets;            /* handed out so far */
     uint64_t *early;             /* 2 * max_waiting slots: httpd_wake before the wait */
@@ -509,6 +512,15 @@ httpd *httpd_start(const char *listen, httpd_handler handler, void *ctx, vf_erro
     return httpd_start_with(listen, NULL, handler, ctx, err);
 }
 
+static void free_tls(httpd *srv)
+{
+    if (srv->tls_key) {
+        OPENSSL_cleanse(srv->tls_key, strlen(srv->tls_key));
+        free(srv->tls_key);
+    }
+    free(srv->tls_cert);
+}
+
 httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_handler handler,
                         void *ctx, vf_error *err)
 {
@@ -543,11 +555,28 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         if (options->max_waiting > 0)
             srv->max_waiting = options->max_waiting;
     }
+    bool tls = options && (options->tls_cert_pem || options->tls_key_pem);
+    const char *tls_problem = NULL;
+    if (tls && (!options->tls_cert_pem || !options->tls_key_pem))
+        tls_problem = "HTTPS needs both a certificate and a key";
+    else if (tls && !httpd_tls_supported())
+        tls_problem = "this libmicrohttpd was built without TLS (GnuTLS)";
+    else if (tls && (!(srv->tls_cert = strdup(options->tls_cert_pem)) ||
+                     !(srv->tls_key = strdup(options->tls_key_pem))))
+        tls_problem = "out of memory";
+    if (tls_problem) {
+        freeaddrinfo(ai);
+        free(srv->tls_cert);
+        free(srv);
+        vf_error_set(err, VF_ECONFIG, "%s", tls_problem);
+        return NULL;
+    }
     if (srv->max_waiting > 0 &&
         (!(srv->due = calloc((size_t)srv->max_waiting, sizeof *srv->due)) ||
          !(srv->early = calloc(2 * (size_t)srv->max_waiting, sizeof *srv->early)))) {
         freeaddrinfo(ai);
         free(srv->due);
+        free_tls(srv);
         free(srv);
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return NULL;
@@ -558,6 +587,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         pthread_mutex_destroy(&srv->lock);
         free(srv->due);
         free(srv->early);
+        free_tls(srv);
         free(srv);
         vf_error_set(err, VF_EINTERNAL, "cannot make the HTTP deadline thread's stopper");
         return NULL;
@@ -569,6 +599,13 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         flags |= MHD_USE_IPv6;
     if (srv->max_waiting > 0)
         flags |= MHD_ALLOW_SUSPEND_RESUME;
+    struct MHD_OptionItem tls_options[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (srv->tls_cert)
+        flags |= MHD_USE_TLS;
     srv->daemon =
         /* The logger goes first so that libmicrohttpd's own messages use it. */
         MHD_start_daemon(
@@ -577,10 +614,16 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
             srv, MHD_OPTION_NOTIFY_CONNECTION, connection_notice, srv, MHD_OPTION_CONNECTION_LIMIT,
             (unsigned)HTTPD_CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
             (unsigned)HTTPD_PER_ADDRESS_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-            (unsigned)HTTPD_IDLE_TIMEOUT_S, MHD_OPTION_END);
+            (unsigned)HTTPD_IDLE_TIMEOUT_S, MHD_OPTION_ARRAY,
+            srv->tls_cert ? tls_options : tls_options + 2, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {
-        vf_error_set(err, VF_EIO, "cannot listen on %s (in use, or not an address of this machine)",
+        vf_error_set(err, VF_EIO,
+                     srv->tls_cert ? "cannot listen on %s (in use, not an address of this "
+                                     "machine, or a certificate and key that do not load or "
+                                     "match: see the line before)"
+                                   : "cannot listen on %s (in use, or not an address of this "
+                                     "machine)",
                      listen);
         httpd_stop(srv);
         return NULL;
@@ -634,7 +677,13 @@ void httpd_stop(httpd *srv)
     pthread_mutex_destroy(&srv->lock);
     free(srv->due);
     free(srv->early);
+    free_tls(srv);
     free(srv);
+}
+
+bool httpd_tls_supported(void)
+{
+    return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
 }
 
 int httpd_port(const httpd *srv)

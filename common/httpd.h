@@ -123,6 +123,12 @@ typedef struct httpd_options {
     /* Requests that may wait for their answer at once (resp->wait_ms); 0:
      * none. Each holds a connection, within HTTPD_CONNECTION_LIMIT. */
     int max_waiting;
+    /* HTTPS: the server's certificate (then its chain) and its private key,
+     * PEM text, both or neither (NULL: plain HTTP). Copied: the caller may
+     * wipe and free them once httpd_start_with returns. TLS is libmicrohttpd's
+     * (GnuTLS); the limits above count a handshake as part of the request. */
+    const char *tls_cert_pem;
+    const char *tls_key_pem;
 } httpd_options;
 
 /* Listens on `listen` ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one)
@@ -141,6 +147,9 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
  * again at once. A ticket that never waits is forgotten among the last
  * 2 * max_waiting such wakes. */
 void httpd_wake(httpd *srv, uint64_t ticket);
+
+/* Whether this libmicrohttpd serves HTTPS (built with GnuTLS, as Debian's). */
+bool httpd_tls_supported(void);
 
 /* Stops accepting, finishes the request in progress, frees. NULL is fine. */
 void httpd_stop(httpd *srv);

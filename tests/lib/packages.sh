@@ -53,6 +53,7 @@ VF_DEBIAN_TEST_PACKAGES=(
 	prometheus           # promtool: test_alert_rules runs `promtool test rules` on deploy/prometheus/rules.yml (19 MB; its daemon is not started by the tests)
 	clang                # tests/fuzz: libFuzzer targets (-DVIRTFLOW_FUZZ=ON)
 	libclang-rt-14-dev   # libFuzzer's runtime for clang 14 (-fsanitize=fuzzer)
+	openssl              # test_api_tls makes a self-signed certificate with the openssl command
 )
 
 # The list for [--run] (or not), in VF_PACKAGES_CHOSEN.

@@ -426,8 +426,29 @@ static void test_host_check(void)
     CHECK(!httpd_listen_is_wildcard("console.example.org:8080"));
 }
 
+/* HTTPS needs both halves, and they must load: a half, or text that is no
+ * PEM, is refused at start, never served as plain HTTP. (A real
+ * certificate: integration.test_api_tls, made by openssl.) */
+static void test_tls_refusals(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(httpd_tls_supported()); /* Debian's libmicrohttpd has GnuTLS */
+    httpd_options half = {.tls_cert_pem = "-----BEGIN CERTIFICATE-----\n"};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &half, handle, &calls, &err);
+    CHECK(srv == NULL && err.code == VF_ECONFIG && strstr(err.text, "both"));
+    httpd_stop(srv);
+    vf_error_init(&err);
+    httpd_options garbage = {.tls_cert_pem = "not a certificate", .tls_key_pem = "not a key"};
+    srv = httpd_start_with("127.0.0.1:0", &garbage, handle, &calls, &err);
+    CHECK(srv == NULL && strstr(err.text, "certificate and key"));
+    httpd_stop(srv);
+}
+
 int main(void)
 {
+    test_tls_refusals();
     test_routes_and_arguments();
     test_addresses();
     test_read_deadline();

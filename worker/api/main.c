@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "api_keys.h"
+#include "api_tls.h"
 #include "config.h"
 #include "hangup.h"
 #include "httpd.h"
@@ -104,6 +105,7 @@ int main(int argc, char **argv)
     const char **hosts = NULL;
     size_t n_hosts = 0;
     char own_host[256] = "";
+    char *tls_cert = NULL, *tls_key = NULL;
     vf_error err;
     vf_error_init(&err);
     api *a = api_new(config, &err);
@@ -116,13 +118,27 @@ int main(int argc, char **argv)
         log_error("out of memory");
         goto out;
     }
+    if (api_tls_load(config, &tls_cert, &tls_key, &err) < 0) {
+        log_error("%s", err.text);
+        status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
+        goto out;
+    }
     httpd_options options = {.check_host = true,
                              .allowed_hosts = hosts,
                              .n_allowed_hosts = n_hosts,
                              .answer_oversized = true,
-                             .max_waiting = API_MAX_WAITING};
-    if (!(server = httpd_start_with(config->api.listen, &options, api_handle, a, &err))) {
+                             .max_waiting = API_MAX_WAITING,
+                             .tls_cert_pem = tls_cert,
+                             .tls_key_pem = tls_key};
+    server = httpd_start_with(config->api.listen, &options, api_handle, a, &err);
+    /* httpd keeps copies: ours go now, the key wiped. */
+    api_tls_free_key(tls_key);
+    tls_key = NULL;
+    free(tls_cert);
+    tls_cert = NULL;
+    if (!server) {
         log_error("api.listen %s: %s", config->api.listen, err.text);
+        status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
         goto out;
     }
     api_attach_server(a, server);
@@ -130,6 +146,8 @@ int main(int argc, char **argv)
         log_info("%zu keys from %s", api_key_count(a), config->api.keys_file);
     else
         log_info("no api.keys_file: every route is open (loopback only)");
+    if (config->api.tls_cert_file)
+        log_info("HTTPS: certificate %s", config->api.tls_cert_file);
     log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}, /v1/tasks",
              config->api.listen, httpd_port(server));
     notify_ready("serving");
@@ -150,6 +168,8 @@ int main(int argc, char **argv)
 out:
     if (a)
         api_attach_server(a, NULL);
+    api_tls_free_key(tls_key);
+    free(tls_cert);
     httpd_stop(server);
     free(hosts);
     api_free(a);
