@@ -41,6 +41,7 @@ VF_DEBIAN_PACKAGES=(
 VF_DEBIAN_TEST_PACKAGES=(
 	python3-pika         # AMQP client of the integration tests and benches (a plain client, as users have)
 	python3-jsonschema   # tests/integration/test_schemas, tests/lib/validate_event.py
+	python3-hypothesis   # tests/integration/test_api_openapi_property: requests generated from schema/openapi.json
 	python3-yaml         # tests/integration/test_deploy_files parses compose, manifests
 	dpkg-dev             # dpkg-shlibdeps: the .deb's Depends (tests/integration/test_deb, cpack)
 	groff-base           # man pages rendered in tests (tests/integration/test_man_pages)
