@@ -107,15 +107,16 @@ static void round_of_pruning(retention *r)
     else if (!truncated)
         log_debug("retention: the WAL was busy; truncating it next round");
     int64_t rows = deleted.tasks + deleted.task_events + deleted.reservations + deleted.spares +
-                   deleted.outbox + deleted.deliveries + deleted.inventory_snapshots;
+                   deleted.outbox + deleted.deliveries + deleted.inventory_snapshots +
+                   deleted.dead_letters;
     if (rows > 0 || freed_pages > 0)
         log_info("retention: deleted rows older than %s: %" PRId64 " tasks, %" PRId64
                  " history rows, %" PRId64 " reservations, %" PRId64 " spares, %" PRId64
-                 " events, %" PRId64 " inventory snapshots, %" PRId64
-                 " deliveries (%d batches, the longest %.1f ms); %" PRId64 " pages freed",
+                 " events, %" PRId64 " inventory snapshots, %" PRId64 " deliveries, %" PRId64
+                 " dead-letter records (%d batches, the longest %.1f ms); %" PRId64 " pages freed",
                  cutoff, deleted.tasks, deleted.task_events, deleted.reservations, deleted.spares,
-                 deleted.outbox, deleted.inventory_snapshots, deleted.deliveries, batches,
-                 (double)longest_us / 1000.0, freed_pages);
+                 deleted.outbox, deleted.inventory_snapshots, deleted.deliveries,
+                 deleted.dead_letters, batches, (double)longest_us / 1000.0, freed_pages);
 }
 
 static void *retention_loop(void *arg)

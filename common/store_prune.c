@@ -40,6 +40,8 @@
 #define FINISHED_DELIVERIES                                                                        \
     "FROM deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed')"
 
+#define OLD_DEAD_LETTERS "FROM dead_letters WHERE parked_at < ?1"
+
 /* A statement of its own (db_stmt_free it), kept in the caller's *slot,
  * which must outlive it: db_stmt_free clears the slot it was prepared into
  * (a slot local to this function was written after its scope ended). */
@@ -174,6 +176,10 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
                    limit, &deleted->inventory_snapshots, &found, err) < 0)
         return -1;
     more |= found >= limit;
+    if (prune_rows(s, "dead_letters", "id", OLD_DEAD_LETTERS, "parked_at", cutoff, limit,
+                   &deleted->dead_letters, &found, err) < 0)
+        return -1;
+    more |= found >= limit;
     return more ? 1 : 0;
 }
 
@@ -212,10 +218,11 @@ int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, 
         "SELECT count(*) FROM outbox WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1",
         ("SELECT count(*) " FINISHED_DELIVERIES),
         ("SELECT count(*) " SUPERSEDED_SNAPSHOTS),
+        ("SELECT count(*) " OLD_DEAD_LETTERS),
     };
     int64_t *slots[] = {
-        &counts->tasks,  &counts->task_events, &counts->reservations,       &counts->spares,
-        &counts->outbox, &counts->deliveries,  &counts->inventory_snapshots};
+        &counts->tasks,  &counts->task_events, &counts->reservations,        &counts->spares,
+        &counts->outbox, &counts->deliveries,  &counts->inventory_snapshots, &counts->dead_letters};
     memset(counts, 0, sizeof *counts);
     /* One read transaction: the counts describe one moment. */
     if (db_exec(s->db, "BEGIN", "counting rows to prune", err) < 0)

@@ -21,7 +21,9 @@
  *   - outbox events confirmed before the cutoff (never unconfirmed ones);
  *   - finished deliveries (delivered, failed) created before the cutoff;
  *   - inventory snapshots recorded before the cutoff, except the newest of
- *     them (still in force at the cutoff, store_inventory.h).
+ *     them (still in force at the cutoff, store_inventory.h);
+ *   - records of dead letters last parked before the cutoff (parked or
+ *     redriven: virtflow.dead itself keeps a message 14 days at most).
  * Deleting is idempotent: two workers pruning one store delete each row
  * once, and a row already gone is simply not counted again. A task pruned
  * is forgotten: a message redelivered or redriven for it afterwards is a new
@@ -36,6 +38,7 @@ typedef struct store_prune_counts {
     int64_t outbox;
     int64_t deliveries;
     int64_t inventory_snapshots;
+    int64_t dead_letters;
 } store_prune_counts;
 
 /* Rows per table and transaction (tasks: tasks, with their rows): small

@@ -2,6 +2,7 @@
  * fresh directory under /tmp: what goes, what stays, batch bounds, dry-run
  * counts, idempotence across two handles, and the incremental vacuum. */
 #include "store.h"
+#include "store_dead_letters.h"
 #include "store_deliveries.h"
 #include "store_outbox.h"
 #include "store_prune.h"
@@ -200,6 +201,18 @@ static void test_what_goes_and_what_stays(void)
         CHECK(store_delivery_update(s, &change, &err) == 0);
     }
 
+    /* dead letters: records last parked before the cutoff go, the young one stays */
+    static const char *const dead_at[][2] = {
+        {"dl-old", OLD}, {"dl-old-2", OLD}, {"dl-young", YOUNG}};
+    for (size_t i = 0; i < sizeof dead_at / sizeof dead_at[0]; i++) {
+        store_dead_letter_park park = {.routing_key = "task.schedule",
+                                       .message_id = dead_at[i][0],
+                                       .reason = "not JSON",
+                                       .parked_by = "worker",
+                                       .parked_at = dead_at[i][1]};
+        CHECK(store_dead_letter_record(s, &park, &err) == 0);
+    }
+
     store_prune_counts dry = {0};
     CHECKF(store_prune_count(s, CUTOFF, &dry, &err) == 0, "%s", err.text);
     CHECK(dry.tasks == 3);
@@ -208,6 +221,7 @@ static void test_what_goes_and_what_stays(void)
     CHECK(dry.spares == 2);
     CHECK(dry.outbox == 1);
     CHECK(dry.deliveries == 2);
+    CHECK(dry.dead_letters == 2);
 
     store_prune_counts deleted = {0};
     int rounds = 0;
@@ -237,6 +251,9 @@ static void test_what_goes_and_what_stays(void)
     CHECK(count_rows("mixed.db", "SELECT count(*) FROM deliveries WHERE event_id IN "
                                  "('d-pending', 'd-delivering', 'd-young')") == 3);
     CHECK(count_rows("mixed.db", "SELECT count(*) FROM deliveries") == 3);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM dead_letters WHERE message_id = "
+                                 "'dl-young'") == 1);
+    CHECK(count_rows("mixed.db", "SELECT count(*) FROM dead_letters") == 1);
 
     /* Again: nothing left to delete, nothing counted twice. */
     store_prune_counts again = {0};

@@ -82,7 +82,7 @@ typedef struct prune_run {
 static int64_t total_rows(const store_prune_counts *c)
 {
     return c->tasks + c->task_events + c->reservations + c->spares + c->outbox + c->deliveries +
-           c->inventory_snapshots;
+           c->inventory_snapshots + c->dead_letters;
 }
 
 static void show_progress(prune_run *run, const store_prune_counts *c, int64_t freed_pages,
@@ -138,7 +138,8 @@ static void print_counts(const char *cutoff, bool dry_run, const store_prune_cou
                 {"spares", c->spares},
                 {"outbox", c->outbox},
                 {"deliveries", c->deliveries},
-                {"inventory_snapshots", c->inventory_snapshots}};
+                {"inventory_snapshots", c->inventory_snapshots},
+                {"dead_letters", c->dead_letters}};
     if (as_json) {
         json_t *counts = json_object();
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
