@@ -25,7 +25,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     admission_review review;
-    char why[256];
+    char why[256] = "";
     if (admission_review_parse((const char *)data, size, &review, why, sizeof why) < 0) {
         if (strlen(why) == 0) /* a refusal always says why (the 400's detail) */
             abort();
