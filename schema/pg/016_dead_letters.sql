@@ -20,3 +20,10 @@ CREATE TABLE dead_letters (
     UNIQUE (routing_key, message_key)
 );
 CREATE INDEX dead_letters_by_parked ON dead_letters (parked_at, id);
+
+-- GET /v1/deliveries?type= (and the console's filter by type) reads the type
+-- from the stored event: without an index on that expression, a type that is
+-- rare among the newest deliveries made it read the whole table (100,000
+-- rows: 0.37 s on the API's one HTTP thread). The expression is the one
+-- store_deliveries.c filters on, so the planner can use the index.
+CREATE INDEX deliveries_by_type ON deliveries ((body::json ->> 'type'), created_at);
