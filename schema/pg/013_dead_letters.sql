@@ -1,9 +1,9 @@
--- virtflow PostgreSQL store, schema version 16: the messages parked in virtflow.dead, as
+-- virtflow PostgreSQL store, schema version 13: the messages parked in virtflow.dead, as
 -- the programs that park them record them (the worker in the transaction that
 -- decides to park, the relay when it parks or rejects an event), and when
 -- virtflowctl dead redrive moved one back. GET /v1/dead-letters reads this
 -- table and never the queue, whose reads would disturb it (docs/api.md).
--- Never edit a released migration: add 017_*.sql instead, here and in ../.
+-- Never edit a released migration: add 014_*.sql instead, here and in ../.
 
 CREATE TABLE dead_letters (
     id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
