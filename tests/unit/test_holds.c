@@ -1,7 +1,9 @@
 /* holds on its own: a hold keeps its names and figures, its vmid stays
  * reserved while it lives, the earliest expiry follows what is added and
  * what is recomputed, and dropping keeps the others in order, shows each
- * dropped hold before it goes, and frees the vmid. */
+ * dropped hold before it goes, and frees the vmid. Dropping by task id (the
+ * index) drops exactly that task's holds, however many, among thousands,
+ * and stays right across drops by predicate, which move the others. */
 #include <string.h>
 
 #include "holds.h"
@@ -48,8 +50,86 @@ static void note(const hold *h, void *user)
     s->vmid_still_reserved = h->vmid && vmidset_has(&s->set->reserved_vmids, h->vmid);
 }
 
+/* Holds of task k in the set, counted by a scan (the model the index must
+ * agree with). */
+static size_t scan_count(const holds *set, const char *task)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < set->n_held; i++)
+        n += strcmp(hold_task(&set->held[i]), task) == 0;
+    return n;
+}
+
+static bool on_odd_node(const hold *h, const void *unused)
+{
+    (void)unused;
+    size_t len = strlen(hold_node(h));
+    return len && (hold_node(h)[len - 1] - '0') % 2 == 1;
+}
+
+/* 3,000 tasks of 1..3 holds each (spares), dropped by task id in a
+ * scrambled order, with a drop by predicate in the middle. */
+static void drop_by_task(void)
+{
+    enum { TASKS = 3000 };
+    static size_t expected[TASKS];
+    holds set;
+    holds_init(&set);
+    vf_error err;
+    vf_error_init(&err);
+    uint32_t vmid = 100;
+    for (size_t k = 0; k < TASKS; k++) {
+        char task[32], node[32];
+        snprintf(task, sizeof task, "task-%zu", k);
+        expected[k] = 1 + k % 3;
+        for (size_t j = 0; j < expected[k]; j++) {
+            snprintf(node, sizeof node, "bm-%zu", (k + j) % 10);
+            sched_reservation r = reservation(task, node, vmid++, 0);
+            CHECK(holds_add(&set, &r, &err) != NULL);
+        }
+    }
+    CHECK(holds_drop_task(&set, "no-such-task", NULL, NULL) == 0);
+    size_t left = set.n_held;
+    uint64_t state = 12345;
+    bool dropped_where = false;
+    for (size_t step = 0; step < TASKS; step++) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t k = (size_t)(state >> 33) % TASKS;
+        char task[32];
+        snprintf(task, sizeof task, "task-%zu", k);
+        seen s = {.set = &set};
+        size_t n = holds_drop_task(&set, task, note, &s);
+        CHECKF(n == expected[k], "%s: dropped %zu, expected %zu", task, n, expected[k]);
+        CHECK(s.n == (int)n);
+        CHECK(scan_count(&set, task) == 0);
+        left -= n;
+        expected[k] = 0;
+        if (step == TASKS / 2 && !dropped_where) {
+            dropped_where = true;
+            left -= holds_drop_where(&set, on_odd_node, NULL, NULL, NULL);
+            for (size_t j = 0; j < TASKS; j++) {
+                char other[32];
+                snprintf(other, sizeof other, "task-%zu", j);
+                expected[j] = scan_count(&set, other);
+            }
+        }
+    }
+    CHECK(set.n_held == left);
+    CHECK(set.reserved_vmids.count == left);
+    for (size_t k = 0; k < TASKS; k++) {
+        char task[32];
+        snprintf(task, sizeof task, "task-%zu", k);
+        size_t n = holds_drop_task(&set, task, NULL, NULL);
+        CHECKF(n == expected[k], "%s: dropped %zu, expected %zu", task, n, expected[k]);
+    }
+    CHECK(set.n_held == 0 && set.reserved_vmids.count == 0);
+    holds_close(&set);
+}
+
 int main(void)
 {
+    drop_by_task();
+
     holds set;
     holds_init(&set);
     vf_error err;

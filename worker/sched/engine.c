@@ -502,10 +502,17 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
         return -1;
     h->host_index = index_of(engine, hold_node(h));
     apply_load(engine, h, +1);
+    /* Step the hints past this id only: the walk over the ids taken above
+     * it waits for the next decision (sched_engine_decide_with), by which
+     * time a release has often lowered the hint to a free id. Walking at
+     * once cost a pass over every live reservation's id per placement once
+     * releases kept pace with placements (a replay's steady state). */
     if (res->vmid == engine->vmid_hint)
-        advance_hint(engine);
+        engine->vmid_hint = res->vmid + 1;
     if (res->vmid == engine->vmid_slot_hint && in_own_slot(engine, res->vmid))
-        advance_slot_hint(engine);
+        engine->vmid_slot_hint = res->vmid > VMID_MAX - engine->vmid_stride
+                                     ? VMID_MAX + 1u
+                                     : res->vmid + engine->vmid_stride;
     for (size_t i = 0; i < engine->n_profiles; i++)
         if (sched_engine_reserve(engine->profiles[i], res, err) < 0)
             return -1;
@@ -550,11 +557,6 @@ static size_t release_where(sched_engine *engine, bool (*ends)(const hold *, con
     return ended;
 }
 
-static bool task_matches(const hold *h, const void *task_id)
-{
-    return strcmp(hold_task(h), task_id) == 0;
-}
-
 static bool has_expired(const hold *h, const void *now)
 {
     return h->expires > 0 && h->expires <= *(const int64_t *)now;
@@ -562,7 +564,11 @@ static bool has_expired(const hold *h, const void *now)
 
 size_t sched_engine_release(sched_engine *engine, const char *task_id)
 {
-    return release_where(engine, task_matches, task_id);
+    /* By the index: a release costs the same among 100,000 holds as among 10. */
+    size_t ended = holds_drop_task(&engine->holds, task_id, unhold, engine);
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        sched_engine_release(engine->profiles[i], task_id);
+    return ended;
 }
 
 static bool node_matches(const hold *h, const void *node)
@@ -1158,6 +1164,9 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
          * matches do. */
         pattern_set_budget(vmids.regex,
                            (unsigned long long)VMID_REGEX_SCAN_LIMIT * 16 + PATTERN_MATCH_LIMIT);
+    /* A reservation stepped its hint past its own id only (sched_engine_reserve). */
+    advance_hint(engine);
+    advance_slot_hint(engine);
     uint32_t vmid = 0;
     if (engine->vmid_spread && engine->vmid_stride > 1) {
         /* Its own class first; when that has none free (a narrow range), the

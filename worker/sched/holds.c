@@ -31,6 +31,80 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
     out->created = h->created;
 }
 
+/* FNV-1a, then a final mix: task ids often differ only in their last
+ * characters. */
+static uint32_t hash_task(const char *task_id)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)task_id; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+static void index_put(uint32_t *slots, size_t cap, uint32_t hash, size_t position)
+{
+    size_t i = hash & (cap - 1);
+    while (slots[i] != 0)
+        i = (i + 1) & (cap - 1);
+    slots[i] = (uint32_t)(position + 1);
+}
+
+/* Size the index for `need` holds (load at most one half) and fill it from
+ * the list. Returns 0, or -1 when out of memory (the old index kept). */
+static int index_rebuild(holds *set, size_t need)
+{
+    size_t cap = set->cap_by_task ? set->cap_by_task : 64;
+    while (need * 2 > cap)
+        cap *= 2;
+    uint32_t *slots = cap == set->cap_by_task ? set->by_task : calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    if (slots == set->by_task)
+        memset(slots, 0, cap * sizeof *slots);
+    else
+        free(set->by_task);
+    set->by_task = slots;
+    set->cap_by_task = cap;
+    for (size_t i = 0; i < set->n_held; i++)
+        index_put(slots, cap, set->held[i].task_hash, i);
+    return 0;
+}
+
+/* The slot holding position `position`, whose hold hashes to `hash`. */
+static size_t index_slot_of(const holds *set, uint32_t hash, size_t position)
+{
+    size_t mask = set->cap_by_task - 1;
+    size_t i = hash & mask;
+    while (set->by_task[i] != position + 1)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Empty slot `hole`, shifting back the entries after it whose probe chains
+ * run through it. */
+static void index_remove(holds *set, size_t hole)
+{
+    size_t mask = set->cap_by_task - 1;
+    size_t j = hole;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (set->by_task[j] == 0)
+            break;
+        size_t home = set->held[set->by_task[j] - 1].task_hash & mask;
+        bool home_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!home_between) {
+            set->by_task[hole] = set->by_task[j];
+            hole = j;
+        }
+    }
+    set->by_task[hole] = 0;
+}
+
 void holds_init(holds *set)
 {
     memset(set, 0, sizeof *set);
@@ -42,6 +116,7 @@ void holds_close(holds *set)
     for (size_t i = 0; i < set->n_held; i++)
         free(set->held[i].names);
     free(set->held);
+    free(set->by_task);
     vmidset_close(&set->reserved_vmids);
     memset(set, 0, sizeof *set);
 }
@@ -49,6 +124,10 @@ void holds_close(holds *set)
 hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
 {
     if (grow_array((void **)&set->held, &set->cap_held, set->n_held + 1, sizeof *set->held) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
+        return NULL;
+    }
+    if ((set->n_held + 1) * 2 > set->cap_by_task && index_rebuild(set, set->n_held + 1) < 0) {
         vf_error_set(err, VF_ENOMEM, "out of memory holding a reservation");
         return NULL;
     }
@@ -79,7 +158,9 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .vmid = res->vmid,
                 .host_index = -1,
                 .priority = res->priority,
-                .preemptible = res->has_priority};
+                .preemptible = res->has_priority,
+                .task_hash = hash_task(names)};
+    index_put(set->by_task, set->cap_by_task, h->task_hash, set->n_held - 1);
     if (res->expires > 0 && (set->earliest_expiry == 0 || res->expires < set->earliest_expiry))
         set->earliest_expiry = res->expires;
     return h;
@@ -103,6 +184,44 @@ size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), co
         dropped++;
     }
     set->n_held = kept;
+    /* Positions moved: index them again (no larger, so it cannot fail). */
+    if (dropped)
+        (void)index_rebuild(set, set->n_held);
+    return dropped;
+}
+
+size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const hold *, void *),
+                       void *user)
+{
+    if (!set->cap_by_task)
+        return 0;
+    uint32_t hash = hash_task(task_id);
+    size_t mask = set->cap_by_task - 1, dropped = 0;
+    size_t slot = hash & mask;
+    while (set->by_task[slot] != 0) {
+        size_t position = set->by_task[slot] - 1;
+        hold *h = &set->held[position];
+        if (h->task_hash != hash || strcmp(h->names, task_id) != 0) {
+            slot = (slot + 1) & mask;
+            continue;
+        }
+        if (on_drop)
+            on_drop(h, user);
+        if (h->vmid)
+            vmidset_remove(&set->reserved_vmids, h->vmid);
+        free(h->names);
+        /* The slot now holds the next entry of the chain, if any: look
+         * at it again. */
+        index_remove(set, slot);
+        size_t last = set->n_held - 1;
+        if (position != last) {
+            set->by_task[index_slot_of(set, set->held[last].task_hash, last)] =
+                (uint32_t)(position + 1);
+            set->held[position] = set->held[last];
+        }
+        set->n_held--;
+        dropped++;
+    }
     return dropped;
 }
 

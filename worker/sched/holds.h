@@ -1,11 +1,12 @@
 /* holds: the reservations an engine holds, compactly, and the vmids they
- * keep taken.
+ * keep taken, indexed by task id.
  *
  * A busy worker holds one per placement for reservation_ttl_s (100,000 is
  * ordinary), so each is a few numbers and one allocation for its two names.
  * What a hold does to the hosts' free capacity and to the engine's vmid hints
  * is the engine's (engine.c): this module only keeps the list, the set of
- * reserved vmids and the earliest expiry. No I/O. */
+ * reserved vmids, the earliest expiry and an index by task id (a release or
+ * a replay ends one task's holds among 100,000 without a scan). No I/O. */
 #ifndef VF_HOLDS_H
 #define VF_HOLDS_H
 
@@ -29,6 +30,7 @@ typedef struct hold {
     int32_t host_index; /* the engine's: in its current snapshot, -1 when the node is absent */
     int32_t priority;   /* when preemptible */
     bool preemptible;   /* has a priority and no VM yet (sched_reservation.has_priority) */
+    uint32_t task_hash; /* of the task id, for the index */
 } hold;
 
 /* Borrowed: valid while the hold is. */
@@ -39,8 +41,12 @@ void hold_to_reservation(const hold *h, sched_reservation *out);
 /* A value type the engine embeds: holds_init, then holds_close. The fields
  * are for reading; change them through the functions below. */
 typedef struct holds {
-    hold *held;
+    hold *held; /* in no particular order */
     size_t n_held, cap_held;
+    /* Open addressing over the task ids (linear probing, backward-shift
+     * deletion): 0 an empty slot, else 1 + an index into held. */
+    uint32_t *by_task;
+    size_t cap_by_task;      /* a power of two, or 0 */
     vmidset reserved_vmids;  /* the vmids of the holds that have one */
     int64_t earliest_expiry; /* no hold expires before this; 0 = none expire */
 } holds;
@@ -53,6 +59,12 @@ void holds_close(holds *set);
  * list unchanged. */
 hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* Drop every hold of `task_id` (any number, spares have several); the
+ * others may change places. on_drop as for holds_drop_where. Returns how
+ * many were dropped. earliest_expiry is left as it was. */
+size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const hold *, void *),
+                       void *user);
 
 /* Drop every hold for which ends(hold, arg) is true, keeping the others in
  * their order; on_drop (may be NULL) sees each dropped hold before it is
