@@ -93,10 +93,11 @@ int store_history(store *s, const char *since, store_history_fn fn, void *ctx, v
 {
     db_stmt *st = NULL;
     if (!db_prepare(s->db, &st,
-                    "SELECT 0, id, created_at, request FROM tasks "
-                    "WHERE kind = 'schedule' AND created_at >= ?1 "
+                    "SELECT 0, id, created_at, request, CASE WHEN kind = 'spare' THEN 1 ELSE 0 END "
+                    "FROM tasks "
+                    "WHERE created_at >= ?1 "
                     "UNION ALL "
-                    "SELECT 1, task_id, released_at, NULL FROM reservations "
+                    "SELECT 1, task_id, released_at, NULL, 0 FROM reservations "
                     "WHERE released_at >= ?1 AND bound_at IS NULL "
                     "ORDER BY 3, 1 DESC, 2",
                     err))
@@ -111,6 +112,7 @@ int store_history(store *s, const char *since, store_history_fn fn, void *ctx, v
             .task_id = store_rows_text(&rows, i, 1),
             .at = store_rows_text(&rows, i, 2),
             .request = store_rows_text(&rows, i, 3),
+            .spare = store_rows_int(&rows, i, 4) != 0,
         };
         if (fn(&step, ctx) != 0)
             break;

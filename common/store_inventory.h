@@ -48,7 +48,8 @@ int store_inventory_snapshots(store *s, const char *since, store_inventory_snaps
 
 /* One step of the recorded history, borrowed during the callback. */
 typedef struct store_history_step {
-    bool release; /* false: a schedule request decided; true: its hold ended */
+    bool release; /* false: a request decided; true: its hold ended */
+    bool spare;   /* request: a spare task (spare.prepare or spare.release), not a schedule one */
     const char *task_id;
     const char *at;      /* request: the task's created_at; release: released_at */
     const char *request; /* request: the verbatim body; release: NULL */
@@ -60,7 +61,8 @@ typedef int (*store_history_fn)(const store_history_step *step, void *ctx);
  * order: every schedule task created since then (its request), and every end
  * of a reservation released since then that the inventory did not show as a
  * VM (bound_at unset: task.release, a failed task, expiry); a release comes
- * before a request at the same time. Spare tasks are left out. The steps are
+ * before a request at the same time. Spare tasks come too (`spare`; their
+ * body tells spare.prepare from spare.release). The steps are
  * read in one query and held in memory (about the size of the requests).
  * Works on a READ_ONLY handle. Returns 0 or -1 with err set. */
 int store_history(store *s, const char *since, store_history_fn fn, void *ctx, vf_error *err)

@@ -2,7 +2,9 @@
  * difference; a pack candidate against spread moves placements and uses
  * fewer hosts; a tighter overcommit makes requests newly unschedulable (and
  * the other way round newly schedulable); releases and expiries free room
- * under both; peaks are the highest committed figures per host. */
+ * under both; peaks are the highest committed figures per host. spare.prepare
+ * requests replay as the worker places them: every spare on a host of its
+ * own or none, strict or not per configuration, moves counted as a set. */
 #include "config.h"
 #include "replay.h"
 #include "sched_fixture.h"
@@ -13,6 +15,27 @@
 #include <string.h>
 
 #define T0 1800000000000LL /* Unix ms */
+
+/* n hosts, the first with `first_allocated_cpu` vCPUs and half its memory
+ * already allocated. */
+static hostset *hosts_loaded(int n, double first_allocated_cpu)
+{
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = hostset_new();
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "bm-%02d", i);
+        host h = fixture_host(name);
+        if (i == 0) { /* half its vCPUs and memory: Balanced scores it as the others */
+            h.allocated_cpu = first_allocated_cpu;
+            h.allocated_memory = h.memory / 2;
+        }
+        CHECK(hostset_add(set, &h, &err) == 0);
+    }
+    CHECKF(hostset_finish(set, &err) == 0, "%s", err.text);
+    return set;
+}
 
 static hostset *hosts_of(int n)
 {
@@ -196,8 +219,88 @@ static void test_new_failures_and_releases(void)
     hostset_free(set);
 }
 
+static void spares(run *x, const char *task_id, int count, int64_t at_ms)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_request req;
+    fixture_request(&req, 2, 1024);
+    snprintf(req.task_id, sizeof req.task_id, "%s", task_id);
+    CHECKF(replay_decide_spares(x->r, &req, count, 600, at_ms, &err) == 0, "%s", err.text);
+}
+
+/* Anti-affine spares: one a host under both, all or none; a configuration
+ * that allows sharing places what a strict one cannot. */
+static void test_spares_same_config(void)
+{
+    run x;
+    start(&x, CONFIG_STRATEGY_SPREAD, 4.0);
+    hostset *set = hosts_of(4);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(replay_inventory(x.r, set, T0, &err) == 0);
+    spares(&x, "up-1", 3, T0 + 1000);
+    spares(&x, "up-2", 5, T0 + 2000); /* 5 on 4 hosts: none, under either */
+    replay_totals t;
+    replay_result(x.r, &t);
+    CHECK(t.spare_prepares == 2 && t.decisions == 0);
+    CHECK(t.spares_placed[0] == 1 && t.spares_placed[1] == 1);
+    CHECK(t.spares_moved == 0 && t.spares_newly_unschedulable == 0 &&
+          t.spares_newly_schedulable == 0);
+    CHECK(t.hosts_used[0] == 3 && t.hosts_used[1] == 3);
+    size_t n = 0;
+    const replay_host_peak *peaks = replay_peaks(x.r, &n);
+    uint32_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(peaks[i].placements[0] <= 1 && peaks[i].placements[1] <= 1);
+        total += peaks[i].placements[0];
+    }
+    CHECK(total == 3); /* up-2 held nothing */
+    /* B may share hosts: 5 spares on 4 hosts under B only. */
+    replay_spare_policy(x.r, 1, false, 900);
+    spares(&x, "up-3", 5, T0 + 3000);
+    replay_result(x.r, &t);
+    CHECK(t.spares_newly_schedulable == 1 && t.spares_newly_unschedulable == 0);
+    CHECK(t.spares_placed[0] == 1 && t.spares_placed[1] == 2);
+    CHECK(t.hosts_used[1] == 4);
+    /* Anti-affinity is among one request's spares: 4 more fit beside up-1's. */
+    spares(&x, "up-4", 4, T0 + 4000);
+    replay_result(x.r, &t);
+    CHECK(t.spares_placed[0] == 2);
+    stop(&x);
+    hostset_free(set);
+}
+
+/* Spread avoids the host half allocated, pack fills it first: of
+ * 3 spares on 4 hosts exactly one lands where A has none. 4 spares on 4
+ * hosts take every host under both: the order differs, nothing moves. */
+static void test_spares_moved(void)
+{
+    run x;
+    start(&x, CONFIG_STRATEGY_PACK, 4.0);
+    hostset *set = hosts_loaded(4, 32);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(replay_inventory(x.r, set, T0, &err) == 0);
+    spares(&x, "up-1", 3, T0 + 1000);
+    replay_totals t;
+    replay_result(x.r, &t);
+    CHECKF(t.spares_moved == 1, "%llu", (unsigned long long)t.spares_moved);
+    size_t n = 0;
+    const replay_host_peak *peaks = replay_peaks(x.r, &n);
+    CHECK(n == 4 && peaks[0].placements[0] == 0 && peaks[0].placements[1] == 1);
+    replay_release(x.r, "up-1");
+    spares(&x, "up-2", 4, T0 + 2000);
+    replay_result(x.r, &t);
+    CHECK(t.spares_moved == 1 && t.spares_placed[0] == 2 && t.spares_placed[1] == 2);
+    stop(&x);
+    hostset_free(set);
+}
+
 int main(void)
 {
+    test_spares_same_config();
+    test_spares_moved();
     test_same_config();
     test_pack_uses_fewer_hosts();
     test_new_failures_and_releases();

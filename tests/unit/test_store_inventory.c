@@ -159,8 +159,10 @@ static int collect_step(const store_history_step *step, void *ctx)
     steps *s = ctx;
     if (s->n < 8)
         snprintf(s->lines[s->n], sizeof s->lines[0], "%s %s %s %s",
-                 step->release ? "release" : "request", step->task_id, step->at,
-                 step->request ? step->request : "-");
+                 step->release ? "release"
+                 : step->spare ? "spare"
+                               : "request",
+                 step->task_id, step->at, step->request ? step->request : "-");
     s->n++;
     return 0;
 }
@@ -178,8 +180,8 @@ static void add_task(store *st, const char *id, const char *kind, const char *at
     CHECKF(store_task_insert(st, &f, &err) == 0, "%s: %s", id, err.text);
 }
 
-/* The history to replay: schedule requests by creation, releases that were
- * not the VM appearing, in time order, from `since`. */
+/* The history to replay: schedule and spare requests by creation, releases
+ * that were not the VM appearing, in time order, from `since`. */
 static void run_history(const char *location)
 {
     vf_error err;
@@ -203,10 +205,11 @@ static void run_history(const char *location)
     steps got = {0};
     CHECKF(store_history(st, "2026-11-02T00:00:00.000Z", collect_step, &got, &err) == 0, "%s",
            err.text);
-    CHECK(got.n == 3);
+    CHECK(got.n == 4);
     CHECK_STR(got.lines[0], "request t-a 2026-11-02T00:00:01.000Z {\"cpu\":1}");
     CHECK_STR(got.lines[1], "request t-b 2026-11-02T00:00:02.000Z {\"cpu\":1}");
-    CHECK_STR(got.lines[2], "release t-a 2026-11-02T00:00:05.000Z -");
+    CHECK_STR(got.lines[2], "spare t-spare 2026-11-02T00:00:03.000Z {\"cpu\":1}");
+    CHECK_STR(got.lines[3], "release t-a 2026-11-02T00:00:05.000Z -");
     store_close(st);
 }
 

@@ -15,29 +15,36 @@
 #include "host_json.h"
 #include "replay.h"
 #include "request.h"
+#include "spare_place.h"
 #include "store_inventory.h"
 
 static void simulate_usage(FILE *out)
 {
-    fprintf(out, "usage: virtflowctl simulate --candidate FILE [-c CONFIG] [--since D]\n"
-                 "                            [--max-moved N] [--max-new-failures N] [--json]\n"
-                 "\n"
-                 "Decide the schedule requests recorded in the store since D ago again, in\n"
-                 "their recorded order, over the inventory as it was then (the worker's\n"
-                 "inventory snapshots), under the current configuration (-c) and under the\n"
-                 "candidate FILE, each with its own reservations; report the placements that\n"
-                 "move, the requests that become unschedulable or schedulable, the hosts used\n"
-                 "and the peak committed CPU and memory per host. With the same\n"
-                 "configuration the difference is zero. Reads the store only.\n"
-                 "\n"
-                 "  --candidate FILE      the configuration to compare (its scheduler section)\n"
-                 "  --since D             how far back: 90s, 45m, 12h, 7d (default 7d)\n"
-                 "  --max-moved N         exit 1 when more than N placements move\n"
-                 "  --max-new-failures N  exit 1 when more than N requests become unschedulable\n"
-                 "  --json                the report as one JSON object\n"
-                 "\n"
-                 "exit status: 0 within the thresholds, 1 past one, 2 usage, 3 configuration\n"
-                 "error, 4 store unreachable.\n");
+    fprintf(out,
+            "usage: virtflowctl simulate --candidate FILE [-c CONFIG] [--since D]\n"
+            "                            [--max-moved N] [--max-new-failures N] [--json]\n"
+            "\n"
+            "Decide the schedule requests recorded in the store since D ago again, in\n"
+            "their recorded order, over the inventory as it was then (the worker's\n"
+            "inventory snapshots), under the current configuration (-c) and under the\n"
+            "candidate FILE, each with its own reservations; report the placements that\n"
+            "move, the requests that become unschedulable or schedulable, the hosts used\n"
+            "and the peak committed CPU and memory per host. Recorded spare.prepare\n"
+            "requests are placed again as the worker places them (every spare on a host\n"
+            "of its own, spare.anti_affinity_strict of each configuration) and reported\n"
+            "apart; their moved spares and newly unschedulable requests count towards\n"
+            "the thresholds. With the same configuration the difference is zero. Reads\n"
+            "the store only.\n"
+            "\n"
+            "  --candidate FILE      the configuration to compare (its scheduler section)\n"
+            "  --since D             how far back: 90s, 45m, 12h, 7d (default 7d)\n"
+            "  --max-moved N         exit 1 when more than N placements (and spares) move\n"
+            "  --max-new-failures N  exit 1 when more than N requests (task or spare.prepare)\n"
+            "                        become unschedulable\n"
+            "  --json                the report as one JSON object\n"
+            "\n"
+            "exit status: 0 within the thresholds, 1 past one, 2 usage, 3 configuration\n"
+            "error, 4 store unreachable.\n");
 }
 
 /* Store time text (2026-11-22T01:02:03.123Z) to Unix ms; -1 if malformed. */
@@ -56,6 +63,8 @@ static int64_t time_ms(const char *text)
 
 typedef struct step {
     bool release;
+    int spare_count; /* a spare.prepare of this many spares; 0: a task.schedule */
+    int ready_timeout_s;
     int64_t at_ms;
     char task_id[REQUEST_TASK_ID_LEN];
     sched_request req;
@@ -71,6 +80,33 @@ typedef struct simulation {
     int failed; /* 0, or the exit status to return */
 } simulation;
 
+static int parse_schedule(const json_t *body, step *st)
+{
+    vf_error err;
+    vf_error_init(&err);
+    return body ? sched_request_parse(body, &st->req, &err) : -1;
+}
+
+/* The fields of a spare.prepare body the placement reads (the worker's
+ * spare_handler checked the rest when it was recorded). */
+static int parse_spare_prepare(const json_t *body, step *st)
+{
+    vf_error err;
+    vf_error_init(&err);
+    sched_request_init(&st->req);
+    const json_t *count = json_object_get(body, "count");
+    const json_t *timeout = json_object_get(body, "ready_timeout_s");
+    if (!json_is_integer(count) || json_integer_value(count) < 1 ||
+        json_integer_value(count) > SCHED_SPARE_MAX_COUNT ||
+        (timeout && (!json_is_integer(timeout) || json_integer_value(timeout) < 1 ||
+                     json_integer_value(timeout) > 86400)) ||
+        sched_request_parse_placement(body, &st->req, &err) < 0)
+        return -1;
+    st->spare_count = (int)json_integer_value(count);
+    st->ready_timeout_s = timeout ? (int)json_integer_value(timeout) : SCHED_SPARE_READY_TIMEOUT_S;
+    return 0;
+}
+
 static int collect_step(const store_history_step *h, void *ctx)
 {
     simulation *sim = ctx;
@@ -81,9 +117,12 @@ static int collect_step(const store_history_step *h, void *ctx)
     snprintf(st.task_id, sizeof st.task_id, "%s", h->task_id);
     if (!h->release) {
         json_t *body = h->request ? json_loads(h->request, 0, NULL) : NULL;
-        vf_error err;
-        vf_error_init(&err);
-        int parsed = body ? sched_request_parse(body, &st.req, &err) : -1;
+        if (h->spare && body && !json_object_get(body, "count")) {
+            /* A spare.release: its spares' holds end by release steps. */
+            json_decref(body);
+            return 0;
+        }
+        int parsed = h->spare ? parse_spare_prepare(body, &st) : parse_schedule(body, &st);
         json_decref(body);
         if (parsed < 0) {
             sim->invalid++;
@@ -119,7 +158,10 @@ static int advance(simulation *sim, int64_t until_ms)
         }
         vf_error err;
         vf_error_init(&err);
-        if (replay_decide(sim->r, &st->req, st->at_ms, &err) < 0) {
+        int rc = st->spare_count ? replay_decide_spares(sim->r, &st->req, st->spare_count,
+                                                        st->ready_timeout_s, st->at_ms, &err)
+                                 : replay_decide(sim->r, &st->req, st->at_ms, &err);
+        if (rc < 0) {
             ctl_error("%s", err.text);
             return -1;
         }
@@ -198,6 +240,13 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
                                 json_pack("{s:f, s:f, s:I}", "cpu", stranded[c].cpu, "memory",
                                           stranded[c].memory, "hosts",
                                           (json_int_t)stranded[c].hosts));
+        json_object_set_new(
+            all, "spares",
+            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "prepares", (json_int_t)t->spare_prepares,
+                      "placed_current", (json_int_t)t->spares_placed[0], "placed_candidate",
+                      (json_int_t)t->spares_placed[1], "moved", (json_int_t)t->spares_moved,
+                      "newly_unschedulable", (json_int_t)t->spares_newly_unschedulable,
+                      "newly_schedulable", (json_int_t)t->spares_newly_schedulable));
         json_object_set_new(all, "median_request",
                             json_pack("{s:f, s:f}", "cpu", stranded[0].median_cpu, "memory",
                                       stranded[0].median_memory));
@@ -217,6 +266,12 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
     printf("  newly schedulable:    %" PRIu64 "\n", t->newly_schedulable);
     printf("  hosts used:           current %zu, candidate %zu\n", t->hosts_used[0],
            t->hosts_used[1]);
+    if (t->spare_prepares)
+        printf("  spare.prepare:        %" PRIu64 " requests; all spares placed: current %" PRIu64
+               ", candidate %" PRIu64 "; spares moved %" PRIu64 "; newly unschedulable %" PRIu64
+               ", newly schedulable %" PRIu64 "\n",
+               t->spare_prepares, t->spares_placed[0], t->spares_placed[1], t->spares_moved,
+               t->spares_newly_unschedulable, t->spares_newly_schedulable);
     if (t->errors)
         printf("  refused by an engine: %" PRIu64 "\n", t->errors);
     printf("  stranded at the end:  current %.1f vCPUs, %.0f MiB on %zu hosts; candidate %.1f "
@@ -297,6 +352,14 @@ int ctl_simulate(int argc, char **argv)
     char since[STORE_TIME_SIZE];
     if (store_format_time(clock_wall_ms() - since_s * 1000, since) < 0)
         snprintf(since, sizeof since, "1970-01-01T00:00:00.000Z");
+    if (sim.r)
+        for (int c = 0; c < 2; c++) {
+            const vf_config *side = c ? candidate : config;
+            replay_spare_policy(sim.r, c, side->spare.anti_affinity_strict,
+                                (int64_t)side->scheduler.reservation_ttl_s +
+                                    (int64_t)side->spare.provisioner.timeout_s *
+                                        (side->retry.max_attempts + 1));
+        }
     if (!sim.r || store_history(s, since, collect_step, &sim, &err) < 0 ||
         (!sim.failed && store_inventory_snapshots(s, since, follow_snapshot, &sim, &err) < 0)) {
         ctl_error("%s", err.text);
@@ -306,8 +369,9 @@ int ctl_simulate(int argc, char **argv)
         goto out;
     replay_totals t;
     replay_result(sim.r, &t);
-    bool past = (max_moved >= 0 && t.moved > (uint64_t)max_moved) ||
-                (max_failures >= 0 && t.newly_unschedulable > (uint64_t)max_failures);
+    bool past = (max_moved >= 0 && t.moved + t.spares_moved > (uint64_t)max_moved) ||
+                (max_failures >= 0 &&
+                 t.newly_unschedulable + t.spares_newly_unschedulable > (uint64_t)max_failures);
     replay_stranded stranded[2];
     for (int c = 0; c < 2; c++)
         if (replay_stranded_now(sim.r, c, &stranded[c], &err) < 0) {

@@ -14,11 +14,10 @@
 #include "store_spares.h"
 #include "store_tasks.h"
 #include "spare_kube.h"
+#include "spare_place.h"
 #include "task_attempt.h"
 
-#define SPARE_MAX_COUNT 64
 #define SPARE_NAME_LEN 64
-#define SPARE_DEFAULT_READY_TIMEOUT_S 1800
 
 static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                  "0123456789._-";
@@ -187,11 +186,11 @@ static int parse_prepare(const json_t *body, context *c, prepare_request *p, vf_
                                           "requested_disk", "requested_pool",  "dedicated",
                                           "annotations",    "ready_timeout_s", NULL};
     sched_request_init(&p->req);
-    int64_t count = 0, timeout = SPARE_DEFAULT_READY_TIMEOUT_S;
+    int64_t count = 0, timeout = SCHED_SPARE_READY_TIMEOUT_S;
     if (json_util_only_keys(body, allowed, err) < 0 ||
         json_util_string(body, "task_id", false, request_task_id_chars, p->req.task_id,
                          sizeof p->req.task_id, err) < 0 ||
-        json_util_int(body, "count", true, 1, SPARE_MAX_COUNT, &count, err) < 0 ||
+        json_util_int(body, "count", true, 1, SCHED_SPARE_MAX_COUNT, &count, err) < 0 ||
         json_util_int(body, "ready_timeout_s", false, 1, 86400, &timeout, err) < 0 ||
         json_util_string(body, "cluster", false, name_chars, c->cluster, sizeof c->cluster, err) <
             0 ||
@@ -235,15 +234,13 @@ static int note_active(const store_spare *spare, void *user)
 
 typedef struct placed_spare {
     char name[SPARE_NAME_LEN];
-    size_t host_index;
-    const host *node;
-    uint32_t vmid;
-    double score;
+    sched_spare_placement at;
 } placed_spare;
 
 /* Every spare placed (the engine then holds them all under the task id), or
  * none: returns 1 placed, 0 not placed (the engine holds nothing and `why`
- * explains), -1 invalid annotation (err). */
+ * explains), -1 invalid annotation (err). The rule is spare_place.h's,
+ * which virtflowctl simulate replays. */
 static int place_all(context *c, const prepare_request *p, placed_spare *placed,
                      sched_decision *last, vf_error *err)
 {
@@ -251,36 +248,16 @@ static int place_all(context *c, const prepare_request *p, placed_spare *placed,
     /* The profile decides; holds go through the default engine, which
      * passes them on to every profile (engine.h). Known: checked before. */
     sched_engine *decider = sched_engine_profile(h->engine, p->req.scheduler_name);
-    size_t excluded[SPARE_MAX_COUNT];
     int64_t ttl_s =
         (int64_t)p->ready_timeout_s + h->config->scheduler.reservation_ttl_s +
         (int64_t)h->config->spare.provisioner.timeout_s * (h->config->retry.max_attempts + 1);
-    for (int i = 0; i < p->count; i++) {
-        sched_decide_options options = {.excluded = excluded, .n_excluded = (size_t)i};
-        if (sched_engine_decide_with(decider, &p->req, &options, last, err) < 0)
-            goto undo;
-        if (!last->placed && !h->config->spare.anti_affinity_strict &&
-            sched_engine_decide(decider, &p->req, last, err) < 0)
-            goto undo;
-        if (!last->placed) {
-            sched_engine_release(h->engine, c->a.out->task_id);
-            return 0;
-        }
-        placed[i].host_index = sched_decision_host_index(h->engine, last);
-        placed[i].node = last->node;
-        placed[i].vmid = last->vmid;
-        placed[i].score = last->score;
-        excluded[i] = placed[i].host_index;
-        sched_reservation res;
-        sched_reservation_from_decision(&res, last, &p->req, c->a.out->task_id,
-                                        c->a.now_ms / 1000 + ttl_s);
-        if (sched_engine_reserve(h->engine, &res, err) < 0)
-            goto undo;
-    }
-    return 1;
-undo:
-    sched_engine_release(h->engine, c->a.out->task_id);
-    return -1;
+    sched_spare_placement at[SCHED_SPARE_MAX_COUNT];
+    int rc = sched_spares_place(h->engine, decider, &p->req, p->count,
+                                h->config->spare.anti_affinity_strict, c->a.out->task_id,
+                                c->a.now_ms / 1000 + ttl_s, at, last, err);
+    for (int i = 0; rc == 1 && i < p->count; i++)
+        placed[i].at = at[i];
+    return rc;
 }
 
 static int record_placement(context *c, const prepare_request *p, const placed_spare *placed,
@@ -294,10 +271,10 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
     store_format_time(c->a.now_ms + ttl_s * 1000, expires);
     json_t *list = json_array();
     for (int i = 0; i < p->count; i++)
-        json_array_append_new(list,
-                              json_pack("{s:s, s:s, s:s, s:i, s:f}", "name", placed[i].name, "host",
-                                        placed[i].node->name, "ip", placed[i].node->ip, "vmid",
-                                        (json_int_t)placed[i].vmid, "score", placed[i].score));
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:s, s:i, s:f}", "name", placed[i].name, "host",
+                            placed[i].at.node->name, "ip", placed[i].at.node->ip, "vmid",
+                            (json_int_t)placed[i].at.vmid, "score", placed[i].at.score));
     json_t *result = json_pack("{s:s, s:s, s:O}", "status", "provisioning", "upgrade_id",
                                c->upgrade_id, "spares", list);
     int rc = write_task(c, "provisioning", NULL, result, NULL, err);
@@ -316,18 +293,19 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
     for (int i = 0; rc == 0 && i < p->count; i++) {
         const placed_spare *s = &placed[i];
         if (h->book)
-            rc = reservation_book_claim(h->book, h->store, s->node->name, err);
+            rc = reservation_book_claim(h->book, h->store, s->at.node->name, err);
         if (rc == 0)
-            rc = store_reservation_add(h->store, c->a.out->task_id, s->node->name, p->req.cpu,
-                                       p->req.memory, p->req.disk, s->vmid, c->a.now, expires, err);
+            rc = store_reservation_add(h->store, c->a.out->task_id, s->at.node->name, p->req.cpu,
+                                       p->req.memory, p->req.disk, s->at.vmid, c->a.now, expires,
+                                       err);
         store_spare row = {.task_id = c->a.out->task_id,
                            .upgrade_id = c->upgrade_id,
                            .cluster = c->cluster[0] ? c->cluster : NULL,
                            .index = i + 1,
                            .name = s->name,
-                           .node = s->node->name,
-                           .ip = s->node->ip,
-                           .vmid = s->vmid,
+                           .node = s->at.node->name,
+                           .ip = s->at.node->ip,
+                           .vmid = s->at.vmid,
                            .cpu = p->req.cpu,
                            .memory = p->req.memory,
                            .disk = p->req.disk,
@@ -342,7 +320,7 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
     c->a.out->reserved = true;
     snprintf(c->a.out->summary, sizeof c->a.out->summary,
              "%d spares of upgrade %s placed (first on %s, vmid %u); provisioning", p->count,
-             c->upgrade_id, placed[0].node->name, placed[0].vmid);
+             c->upgrade_id, placed[0].at.node->name, placed[0].at.vmid);
     return rc;
 }
 
@@ -366,7 +344,7 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
                  c->upgrade_id, active.n_active, active.task_id);
         return record_failure(c, "invalid", why, NULL, err);
     }
-    placed_spare placed[SPARE_MAX_COUNT];
+    placed_spare placed[SCHED_SPARE_MAX_COUNT];
     memset(placed, 0, sizeof placed);
     for (int i = 0; i < p.count; i++)
         if (spare_handler_name(h->config->spare.name_pattern, c->upgrade_id, c->cluster, i + 1,

@@ -4,9 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spare_place.h"
+
 struct replay {
     sched_engine *engine[2];
     int ttl_s[2];
+    bool spare_strict[2];
+    int64_t spare_ttl_s[2];
     const hostset *hosts;
     replay_host_peak *peaks; /* sorted by name */
     size_t n_peaks;
@@ -27,6 +31,10 @@ replay *replay_new(sched_engine *a, sched_engine *b, int ttl_a_s, int ttl_b_s, v
     r->engine[1] = b;
     r->ttl_s[0] = ttl_a_s;
     r->ttl_s[1] = ttl_b_s;
+    for (int c = 0; c < 2; c++) {
+        r->spare_strict[c] = true;
+        r->spare_ttl_s[c] = r->ttl_s[c];
+    }
     return r;
 }
 
@@ -111,9 +119,9 @@ int replay_inventory(replay *r, const hostset *hosts, int64_t at_ms, vf_error *e
     return 0;
 }
 
-int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
+/* Keep the request's shape for the median (replay_stranded_now). */
+static int note_shape(replay *r, const sched_request *req, vf_error *err)
 {
-    const host *chosen[2] = {NULL, NULL};
     if (r->n_req == r->cap_req) {
         size_t cap = r->cap_req ? r->cap_req * 2 : 1024;
         double *cpu = realloc(r->req_cpu, cap * sizeof *cpu);
@@ -129,6 +137,23 @@ int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *
     }
     r->req_cpu[r->n_req] = req->cpu;
     r->req_memory[r->n_req++] = (double)req->memory;
+    return 0;
+}
+
+/* A placement of configuration c on host `index` of the snapshot. */
+static void note_placement(replay *r, int c, size_t index)
+{
+    replay_host_peak *p = &r->peaks[r->slot[index]];
+    if (p->placements[c]++ == 0)
+        r->totals.hosts_used[c]++;
+    note_peak(r, c, index);
+}
+
+int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
+{
+    const host *chosen[2] = {NULL, NULL};
+    if (note_shape(r, req, err) < 0)
+        return -1;
     r->totals.decisions++;
     bool refused = false;
     for (int c = 0; c < 2; c++) {
@@ -152,10 +177,7 @@ int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *
             return -1;
         chosen[c] = decision.node;
         r->totals.placed[c]++;
-        replay_host_peak *p = &r->peaks[r->slot[index]];
-        if (p->placements[c]++ == 0)
-            r->totals.hosts_used[c]++;
-        note_peak(r, c, index);
+        note_placement(r, c, index);
     }
     if (refused)
         r->totals.errors++;
@@ -165,6 +187,60 @@ int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *
         r->totals.newly_unschedulable++;
     else if (!chosen[0] && chosen[1])
         r->totals.newly_schedulable++;
+    return 0;
+}
+
+void replay_spare_policy(replay *r, int c, bool strict, int64_t ttl_s)
+{
+    r->spare_strict[c] = strict;
+    r->spare_ttl_s[c] = ttl_s;
+}
+
+int replay_decide_spares(replay *r, const sched_request *req, int count, int ready_timeout_s,
+                         int64_t at_ms, vf_error *err)
+{
+    sched_spare_placement placed[2][SCHED_SPARE_MAX_COUNT];
+    bool all[2] = {false, false}, refused = false;
+    if (note_shape(r, req, err) < 0)
+        return -1;
+    r->totals.spare_prepares++;
+    for (int c = 0; c < 2 && r->hosts; c++) {
+        sched_engine *decider = sched_engine_profile(r->engine[c], req->scheduler_name);
+        sched_decision last;
+        vf_error refusal;
+        vf_error_init(&refusal);
+        int rc = decider ? sched_spares_place(r->engine[c], decider, req, count, r->spare_strict[c],
+                                              req->task_id,
+                                              at_ms / 1000 + ready_timeout_s + r->spare_ttl_s[c],
+                                              placed[c], &last, &refusal)
+                         : -1;
+        if (rc < 0 && refusal.code == VF_ENOMEM) {
+            vf_error_set(err, VF_ENOMEM, "%s", refusal.text);
+            return -1;
+        }
+        if (rc < 0)
+            refused = true;
+        if (rc != 1)
+            continue;
+        all[c] = true;
+        r->totals.spares_placed[c]++;
+        for (int i = 0; i < count; i++)
+            note_placement(r, c, placed[c][i].host_index);
+    }
+    if (refused)
+        r->totals.errors++;
+    if (all[0] && all[1]) {
+        for (int i = 0; i < count; i++) {
+            bool shared = false;
+            for (int j = 0; j < count && !shared; j++)
+                shared = strcmp(placed[1][i].node->name, placed[0][j].node->name) == 0;
+            r->totals.spares_moved += !shared;
+        }
+    } else if (all[0]) {
+        r->totals.spares_newly_unschedulable++;
+    } else if (all[1]) {
+        r->totals.spares_newly_schedulable++;
+    }
     return 0;
 }
 

@@ -12,7 +12,13 @@
  *   - per host and configuration, the peak committed CPU (vCPUs) and memory
  *     (MiB): what the inventory shows allocated plus what that replay holds,
  *     highest after any decision;
- *   - hosts_used: hosts that held at least one of the replay's placements.
+ *   - hosts_used: hosts that held at least one of the replay's placements;
+ *   - spare.prepare requests (replay_decide_spares), apart: placed as the
+ *     worker places them (spare_place.h: every spare or none, anti-affine),
+ *     spares_moved counts the spares of B on hosts A's spares of the same
+ *     request did not take (anti-affine spares are a set: their order is no
+ *     move), and a request placed under one configuration only is newly
+ *     (un)schedulable. Their spares count in the peaks and hosts_used.
  * Identical configurations give identical engines and so identical decisions:
  * every difference is then exactly zero.
  *
@@ -53,6 +59,12 @@ typedef struct replay_totals {
     uint64_t placed[2];
     uint64_t errors; /* requests an engine refused (malformed annotations), under either */
     size_t hosts_used[2];
+    /* spare.prepare requests, counted apart from the above */
+    uint64_t spare_prepares;
+    uint64_t spares_placed[2]; /* spare.prepare requests with every spare placed */
+    uint64_t spares_moved;     /* spares of B on a host none of A's spares took */
+    uint64_t spares_newly_unschedulable;
+    uint64_t spares_newly_schedulable;
 } replay_totals;
 
 /* Two engines (borrowed; build them with sched_engine_from_config(config,
@@ -74,6 +86,20 @@ int replay_inventory(replay *r, const hostset *hosts, int64_t at_ms, vf_error *e
  * memory); a request an engine refuses is counted in errors, not an error. */
 int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* How configuration c (0: A, 1: B) places spares: spare.anti_affinity_strict
+ * and the hold's lifetime before the request's ready_timeout_s is added
+ * (scheduler.reservation_ttl_s + spare.provisioner.timeout_s *
+ * (retry.max_attempts + 1), as the worker's). Until called: strict, and
+ * the ttl given to replay_new. */
+void replay_spare_policy(replay *r, int c, bool strict, int64_t ttl_s);
+
+/* Decide the spare.prepare `req` (count spares, 1..64; its task_id names
+ * the holds) at Unix ms `at_ms` under both, as the worker does, hold what
+ * each placed and count. Returns 0 or -1 with err (out of memory); a
+ * request an engine refuses is counted in errors. */
+int replay_decide_spares(replay *r, const sched_request *req, int count, int ready_timeout_s,
+                         int64_t at_ms, vf_error *err) __attribute__((warn_unused_result));
 
 /* The task's reservations end under both (task.release, spare.release). */
 void replay_release(replay *r, const char *task_id);
