@@ -226,6 +226,21 @@ void metrics_family_zero(metrics_family *f)
     pthread_mutex_unlock(&f->lock);
 }
 
+void metrics_family_clear(metrics_family *f)
+{
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->lock);
+    metrics_series *s = f->series;
+    f->series = f->last = NULL;
+    pthread_mutex_unlock(&f->lock);
+    while (s) {
+        metrics_series *next = s->next;
+        series_free(s);
+        s = next;
+    }
+}
+
 double metrics_value(const metrics_series *s)
 {
     if (!s)

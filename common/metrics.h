@@ -74,6 +74,12 @@ void metrics_observe(metrics_series *series, double value);
  * scrape whose label sets may vanish (a pool no host is in any more). */
 void metrics_family_zero(metrics_family *family);
 
+/* Drop every series of `family`, for gauges whose label sets are made afresh
+ * at each scrape and whose stale sets would read as a real 0 (a request
+ * shape no longer among the recent ones). Every pointer metrics_series_get
+ * returned for the family dies: only for families nothing keeps one of. */
+void metrics_family_clear(metrics_family *family);
+
 /* The value of a counter or gauge series (tests, scrape-time sums). */
 double metrics_value(const metrics_series *series);
 

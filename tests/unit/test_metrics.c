@@ -1,7 +1,8 @@
 /* metrics: the exposition text a Prometheus server parses. Label values and
  * help texts are escaped (a receiver name with a quote must not end the
  * label early), histogram buckets are cumulative and end with +Inf, _count
- * equals the +Inf bucket, and increments from several threads all count.
+ * equals the +Inf bucket, and increments from several threads all count. A
+ * cleared family renders no stale series, and takes new ones.
  * The endpoints are asked over real HTTP on loopback. */
 #include <pthread.h>
 #include <stdio.h>
@@ -53,6 +54,31 @@ static void test_counters_and_escaping(void)
     CHECK(metrics_family_add(m, METRICS_COUNTER, "9bad", "x", 0, NULL, NULL, 0, &err) == NULL);
     CHECK(metrics_family_add(m, METRICS_COUNTER, "ok_name", "x", 1, bad_label, NULL, 0, &err) ==
           NULL);
+    metrics_free(m);
+}
+
+static void test_family_clear(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    metrics *m = metrics_new();
+    const char *labels[] = {"shape"};
+    metrics_family *f = metrics_family_add(m, METRICS_GAUGE, "virtflow_test_shapes", "Shapes", 1,
+                                           labels, NULL, 0, &err);
+    const char *old[] = {"recent:2c-4g"}, *new[] = {"recent:4c-8g"};
+    metrics_set(metrics_series_get(f, old), 7);
+    metrics_family_clear(f);
+    metrics_set(metrics_series_get(f, new), 3);
+    char *text = render(m);
+    CHECK(strstr(text, "recent:2c-4g") == NULL);
+    CHECK_CONTAINS(text, "virtflow_test_shapes{shape=\"recent:4c-8g\"} 3\n");
+    free(text);
+    metrics_family_clear(f);
+    metrics_family_clear(f); /* empty already */
+    metrics_family_clear(NULL);
+    text = render(m);
+    CHECK(strstr(text, "recent:") == NULL);
+    free(text);
     metrics_free(m);
 }
 
@@ -206,5 +232,6 @@ int main(void)
     test_counter_set_and_process();
     test_threads_exact();
     test_endpoints();
+    test_family_clear();
     return test_summary();
 }

@@ -30,6 +30,11 @@ int64_t sched_headroom_fit(const sched_room *room, const config_shape *shape)
     return k;
 }
 
+bool sched_headroom_spares_fit(const sched_headroom_count *fits, int64_t count, bool strict)
+{
+    return (strict ? fits->hosts : fits->vms) >= count;
+}
+
 void sched_headroom_close(sched_headroom *headroom)
 {
     if (headroom->pools)

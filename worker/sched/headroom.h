@@ -14,6 +14,7 @@
 #ifndef VF_HEADROOM_H
 #define VF_HEADROOM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,11 @@ int sched_headroom_compute(sched_headroom *out, const sched_params *params, cons
                            const sched_host_load *loads, const config_shape *shapes,
                            size_t n_shapes) __attribute__((warn_unused_result));
 void sched_headroom_close(sched_headroom *headroom);
+
+/* Whether `count` spares of a shape fit a pool now, from its count: on
+ * distinct hosts when `strict` (spare.anti_affinity_strict, one a host),
+ * else anywhere VMs of the shape fit (the worker shares hosts only then). */
+bool sched_headroom_spares_fit(const sched_headroom_count *fits, int64_t count, bool strict);
 
 /* How many VMs of `shape` fit in `room` (0 when none). */
 int64_t sched_headroom_fit(const sched_room *room, const config_shape *shape);

@@ -14,6 +14,7 @@
 #include "metrics_http.h"
 #include "process_metrics.h"
 #include "release_handler.h"
+#include "scrape_shapes.h"
 #include "spare_handler.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
@@ -58,6 +59,8 @@ struct worker_metrics {
     metrics_family *headroom_vms;   /* {pool, shape} */
     metrics_family *headroom_hosts; /* {pool, shape} */
     metrics_family *headroom_min;   /* {shape}: worker.headroom_shapes.NAME.min_hosts */
+    metrics_family *spares_fit;     /* {pool, shape}: the last spare.prepare's spares fit */
+    metrics_family *spares_wanted;  /* {pool, shape}: its count */
     /* As the engine resolves them (plugins' args applied): set at start, and
      * by the main thread after a SIGHUP reload; read by scrapes. */
     pthread_mutex_t params_lock;
@@ -68,7 +71,8 @@ struct worker_metrics {
     process_metrics process;
 
     atomic_bool is_connected, is_consuming, is_writable;
-    store *scrape_store; /* the server thread's own handle, opened at the first scrape */
+    store *scrape_store;  /* the server thread's own handle, opened at the first scrape */
+    scrape_shapes shapes; /* server thread only: recent shapes, the last spare.prepare */
 };
 
 static metrics_family *family(worker_metrics *wm, metrics_type type, const char *name,
@@ -132,7 +136,27 @@ static bool collect_store(worker_metrics *wm, live_sums *sums)
     }
     metrics_set(wm->reservations, (double)sums->count);
     metrics_set(wm->outbox, (double)pending);
+    if (scrape_shapes_read(&wm->shapes, wm->scrape_store, clock_wall_ms(), &err) < 0) {
+        /* The shapes of the last good read stay: the headroom still counts. */
+        log_debug("metrics: %s", err.text);
+        metrics_add(wm->scrape_errors, 1);
+    }
     return true;
+}
+
+/* The shapes headroom counts: worker.headroom_shapes, the recent ones and
+ * the last spare.prepare's (scrape_shapes.h). Returns how many. */
+static size_t headroom_shapes(const worker_metrics *wm, config_shape *out, size_t cap)
+{
+    const vf_config *c = wm->config;
+    size_t n = 0;
+    for (size_t k = 0; k < c->worker.n_headroom_shapes && n < cap; k++)
+        out[n++] = c->worker.headroom_shapes[k];
+    for (size_t k = 0; k < wm->shapes.n_recent && n < cap; k++)
+        out[n++] = wm->shapes.recent[k];
+    if (wm->shapes.have_spare && n < cap)
+        out[n++] = wm->shapes.spare;
+    return n;
 }
 
 /* Free capacity and headroom per pool (headroom.h), from the snapshot and
@@ -142,22 +166,33 @@ static void collect_pools(worker_metrics *wm, const hostset *hosts, const sched_
     metrics_family_zero(wm->free_vcpus);
     metrics_family_zero(wm->free_memory);
     metrics_family_zero(wm->free_slots);
-    metrics_family_zero(wm->headroom_vms);
-    metrics_family_zero(wm->headroom_hosts);
+    /* Shapes come and go (recent ones, the last spare.prepare's): what is
+     * not counted now must not read as a real 0. */
+    metrics_family_clear(wm->headroom_vms);
+    metrics_family_clear(wm->headroom_hosts);
+    metrics_family_clear(wm->spares_fit);
+    metrics_family_clear(wm->spares_wanted);
     if (!hosts)
         return;
-    const vf_config *c = wm->config;
     pthread_mutex_lock(&wm->params_lock);
     sched_params params = wm->params;
     pthread_mutex_unlock(&wm->params_lock);
+    config_shape *shapes =
+        calloc(wm->config->worker.n_headroom_shapes + SCRAPE_RECENT_SHAPES + 1, sizeof *shapes);
+    size_t n_shapes =
+        shapes ? headroom_shapes(wm, shapes,
+                                 wm->config->worker.n_headroom_shapes + SCRAPE_RECENT_SHAPES + 1)
+               : 0;
     sched_headroom headroom;
-    if (sched_headroom_compute(&headroom, &params, hosts, loads, c->worker.headroom_shapes,
-                               c->worker.n_headroom_shapes) < 0) {
+    if (!shapes || sched_headroom_compute(&headroom, &params, hosts, loads, shapes, n_shapes) < 0) {
         log_debug("metrics: out of memory counting headroom");
         metrics_add(wm->scrape_errors, 1);
-        sched_headroom_close(&headroom);
+        if (shapes)
+            sched_headroom_close(&headroom);
+        free(shapes);
         return;
     }
+    bool spare_pool_seen = false;
     for (size_t p = 0; p < headroom.n_pools; p++) {
         const sched_headroom_pool *pool = &headroom.pools[p];
         const char *labels[] = {pool->pool};
@@ -165,14 +200,33 @@ static void collect_pools(worker_metrics *wm, const hostset *hosts, const sched_
         metrics_set(metrics_series_get(wm->free_memory, labels), pool->free_memory);
         metrics_set(metrics_series_get(wm->free_slots, labels), (double)pool->free_slots);
         for (size_t k = 0; k < headroom.n_shapes; k++) {
-            const char *shape_labels[] = {pool->pool, c->worker.headroom_shapes[k].name};
+            const char *shape_labels[] = {pool->pool, shapes[k].name};
             metrics_set(metrics_series_get(wm->headroom_vms, shape_labels),
                         (double)pool->shapes[k].vms);
             metrics_set(metrics_series_get(wm->headroom_hosts, shape_labels),
                         (double)pool->shapes[k].hosts);
         }
+        /* The last spare.prepare asked for its own pool only: the last shape. */
+        if (wm->shapes.have_spare && strcmp(pool->pool, wm->shapes.spare_pool) == 0) {
+            spare_pool_seen = true;
+            const char *spare_labels[] = {pool->pool, SCRAPE_LAST_SPARE_SHAPE};
+            bool fits =
+                sched_headroom_spares_fit(&pool->shapes[n_shapes - 1], wm->shapes.spare_count,
+                                          wm->config->spare.anti_affinity_strict);
+            metrics_set(metrics_series_get(wm->spares_fit, spare_labels), fits);
+            metrics_set(metrics_series_get(wm->spares_wanted, spare_labels),
+                        (double)wm->shapes.spare_count);
+        }
+    }
+    if (wm->shapes.have_spare && !spare_pool_seen) {
+        /* Its pool has no host any more: nothing fits. */
+        const char *spare_labels[] = {wm->shapes.spare_pool, SCRAPE_LAST_SPARE_SHAPE};
+        metrics_set(metrics_series_get(wm->spares_fit, spare_labels), 0);
+        metrics_set(metrics_series_get(wm->spares_wanted, spare_labels),
+                    (double)wm->shapes.spare_count);
     }
     sched_headroom_close(&headroom);
+    free(shapes);
 }
 
 static bool ready(void *arg, char *why, size_t size);
@@ -371,13 +425,22 @@ static int define(worker_metrics *wm, vf_error *err)
                             1, pool, NULL, 0, err);
     const char *pool_shape[] = {"pool", "shape"};
     wm->headroom_vms = family(wm, METRICS_GAUGE, "virtflow_headroom_vms",
-                              "VMs of each worker.headroom_shapes shape that still fit per pool "
-                              "(shared requests on online hosts, live reservations taken off)",
+                              "VMs of each shape that still fit per pool (shared requests on "
+                              "online hosts, live reservations taken off); shapes: "
+                              "worker.headroom_shapes, recent:<size> (the 3 most requested in "
+                              "the last hour), last_spare_prepare",
                               2, pool_shape, NULL, 0, err);
     wm->headroom_hosts = family(wm, METRICS_GAUGE, "virtflow_headroom_hosts",
-                                "Hosts per pool that still take at least one VM of each "
-                                "worker.headroom_shapes shape: anti-affine spares that fit",
+                                "Hosts per pool that still take at least one VM of each shape: "
+                                "anti-affine spares that fit",
                                 2, pool_shape, NULL, 0, err);
+    wm->spares_fit = family(wm, METRICS_GAUGE, "virtflow_headroom_spares_fit",
+                            "1 when the last spare.prepare's count of spares of its shape fits "
+                            "its pool now (one a host under spare.anti_affinity_strict), else 0",
+                            2, pool_shape, NULL, 0, err);
+    wm->spares_wanted = family(wm, METRICS_GAUGE, "virtflow_headroom_spares_wanted",
+                               "Spares the last spare.prepare asked for (its count), by its pool",
+                               2, pool_shape, NULL, 0, err);
     const char *shape[] = {"shape"};
     wm->headroom_min = family(wm, METRICS_GAUGE, "virtflow_headroom_min_hosts",
                               "worker.headroom_shapes.NAME.min_hosts: below this many hosts "
@@ -409,8 +472,9 @@ static int define(worker_metrics *wm, vf_error *err)
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
         !wm->inventory_max_age || !wm->hosts || !wm->free_vcpus || !wm->free_memory ||
         !wm->free_slots || !wm->headroom_vms || !wm->headroom_hosts || !wm->headroom_min ||
-        !wm->reservations || !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming ||
-        !wm->writable || !wm->scrape_errors) {
+        !wm->spares_fit || !wm->spares_wanted || !wm->reservations || !wm->outbox ||
+        !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
+        !wm->scrape_errors) {
         if (err->code == VF_OK)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
