@@ -23,6 +23,8 @@
 #include <stdbool.h>
 
 #include "console_page.h"
+#include "engine.h"
+#include "hostset.h"
 #include "httpd.h"
 
 /* The httpd handler; ctx is a console. */
@@ -37,6 +39,11 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page);
 int console_dead_page(console *c, const httpd_request *req, html *page);
 int console_charts_page(console *c, const httpd_request *req, html *page);
 int console_overview_page(console *c, const httpd_request *req, html *page);
+
+/* Headroom per pool and shape as one SVG under a "Headroom" heading (the
+ * hosts page): `loads[i]` is what live reservations hold on host i. */
+void console_headroom_svg(console *c, html *page, const hostset *hosts,
+                          const sched_host_load *loads, const sched_params *params);
 
 /* Host utilisation as one SVG (used on the hosts and the pictures pages). */
 int console_hosts_svg(console *c, html *page, char *error, size_t error_size);

@@ -1,7 +1,8 @@
 /* console_hosts: /hosts, the inventory beside the store's live reservations
  * as bars per host and per pool, counted the way `virtflowctl nodes` and the
  * scheduler's filters count (capacity after reserve and overcommit, minus
- * what guests hold, minus what is reserved); and the utilisation picture. */
+ * what guests hold, minus what is reserved); the headroom picture
+ * (console_headroom.c); and the utilisation picture. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ typedef struct usage {
 typedef struct picture {
     hostset *hosts;
     usage *per_host;
+    sched_host_load *loads; /* per host: what live reservations hold */
+    sched_params params;
     int64_t unknown_hosts;
 } picture;
 
@@ -26,6 +29,7 @@ static void picture_free(picture *p)
 {
     hostset_free(p->hosts);
     free(p->per_host);
+    free(p->loads);
 }
 
 /* Fetch the inventory and the live reservations. Returns 0, or -1 with a
@@ -42,7 +46,8 @@ static int picture_load(console *c, picture *p, char *error, size_t error_size)
     size_t n = p->hosts->n_hosts ? p->hosts->n_hosts : 1;
     host_held *per_host = calloc(n, sizeof *per_host);
     p->per_host = calloc(n, sizeof *p->per_host);
-    if (!per_host || !p->per_host) {
+    p->loads = calloc(n, sizeof *p->loads);
+    if (!per_host || !p->per_host || !p->loads) {
         free(per_host);
         snprintf(error, error_size, "out of memory");
         return -1;
@@ -66,7 +71,12 @@ static int picture_load(console *c, picture *p, char *error, size_t error_size)
         u->disk_free = h->storage - per_host[i].disk;
         u->vm_free = (int64_t)h->max_vms - h->current_vms - per_host[i].count;
         u->reservations = per_host[i].count;
+        p->loads[i] = (sched_host_load){.cpu = per_host[i].cpu,
+                                        .memory = per_host[i].memory,
+                                        .disk = per_host[i].disk,
+                                        .vms = per_host[i].count};
     }
+    p->params = params;
     free(per_host);
     return 0;
 }
@@ -144,6 +154,7 @@ int console_hosts_page(console *c, const httpd_request *req, html *page)
         html_raw(page, "</tr>\n");
     }
     html_raw(page, "</tbody></table>");
+    console_headroom_svg(c, page, p.hosts, p.loads, &p.params);
 
     html_raw(page,
              "<h2>Hosts</h2><table id=\"hosts\"><thead><tr><th>Host</th><th>Pool</th>"
