@@ -4,7 +4,8 @@
  * the other way round newly schedulable); releases and expiries free room
  * under both; peaks are the highest committed figures per host. spare.prepare
  * requests replay as the worker places them: every spare on a host of its
- * own or none, strict or not per configuration, moves counted as a set. */
+ * own or none, strict or not per configuration, moves counted as a set. The
+ * terse decisions a replay takes choose as full ones do. */
 #include "config.h"
 #include "replay.h"
 #include "sched_fixture.h"
@@ -297,8 +298,53 @@ static void test_spares_moved(void)
     hostset_free(set);
 }
 
+/* Two engines alike, one deciding tersely: the same hosts, vmids and
+ * scores, request after request; the terse one formats no message. */
+static void test_terse_decides_alike(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    vf_config *config = config_defaults();
+    sched_engine *full = sched_engine_from_config(config, NULL, &err);
+    sched_engine *terse = sched_engine_from_config(config, NULL, &err);
+    hostset *set = hosts_loaded(5, 20);
+    CHECK(full && terse && sched_engine_set_hosts(full, set, NULL, NULL, &err) == 0 &&
+          sched_engine_set_hosts(terse, set, NULL, NULL, &err) == 0);
+    sched_decide_options quiet = {.terse = true};
+    for (int i = 0; full && terse && i < 60; i++) {
+        sched_request req;
+        fixture_request(&req, 1 + i % 5, 1024 * (1 + i % 3));
+        snprintf(req.task_id, sizeof req.task_id, "t-%d", i);
+        sched_decision a, b;
+        CHECK(sched_engine_decide(full, &req, &a, &err) == 0);
+        CHECK(sched_engine_decide_with(terse, &req, &quiet, &b, &err) == 0);
+        CHECKF(a.placed == b.placed && a.node == b.node && a.vmid == b.vmid && a.score == b.score,
+               "request %d: %s/%u vs %s/%u", i, a.node ? a.node->name : "-", a.vmid,
+               b.node ? b.node->name : "-", b.vmid);
+        CHECK(!b.placed || (b.message[0] == '\0' && b.n_parts == 0));
+        CHECK(!a.placed || a.message[0] != '\0');
+        sched_reservation res;
+        if (a.placed) {
+            sched_reservation_from_decision(&res, &a, &req, req.task_id, 0);
+            CHECK(sched_engine_reserve(full, &res, &err) == 0);
+            sched_reservation_from_decision(&res, &b, &req, req.task_id, 0);
+            CHECK(sched_engine_reserve(terse, &res, &err) == 0);
+        }
+        if (i % 7 == 6) { /* releases lower the vmid hints */
+            char id[32];
+            snprintf(id, sizeof id, "t-%d", i - 4);
+            CHECK(sched_engine_release(full, id) == sched_engine_release(terse, id));
+        }
+    }
+    sched_engine_free(full);
+    sched_engine_free(terse);
+    hostset_free(set);
+    config_free(config);
+}
+
 int main(void)
 {
+    test_terse_decides_alike();
     test_spares_same_config();
     test_spares_moved();
     test_same_config();

@@ -267,7 +267,7 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
     printf("  hosts used:           current %zu, candidate %zu\n", t->hosts_used[0],
            t->hosts_used[1]);
     if (t->spare_prepares)
-        printf("  spare.prepare:        %" PRIu64 " requests; all spares placed: current %" PRIu64
+        printf("  spare.prepare:        %" PRIu64 " replayed; all spares placed: current %" PRIu64
                ", candidate %" PRIu64 "; spares moved %" PRIu64 "; newly unschedulable %" PRIu64
                ", newly schedulable %" PRIu64 "\n",
                t->spare_prepares, t->spares_placed[0], t->spares_placed[1], t->spares_moved,

@@ -1210,6 +1210,8 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     out->node = node;
     out->vmid = vmid;
     out->score = engine->total[chosen];
+    if (options && options->terse)
+        return 0;
     /* The breakdown: each score again, for the chosen host alone. */
     const sched_hot *h = &engine->hot[index];
     const sched_host_load *load = &engine->load[index];

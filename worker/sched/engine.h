@@ -152,6 +152,11 @@ typedef struct sched_decide_options {
     /* Fill the decision's host_reasons even when it is placed (a pass over
      * every host: virtflowctl place lists them; the worker does not). */
     bool host_reasons;
+    /* A placed decision without its message and score breakdown (parts):
+     * the same host, vmid and score, for callers that read nothing else (a
+     * replay: formatting them was a quarter of its time). A decision that
+     * places nothing still explains itself. */
+    bool terse;
 } sched_decide_options;
 
 /* sched_engine_decide with options (NULL: none). Same returns. */

@@ -163,7 +163,9 @@ int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *
         sched_decision decision;
         vf_error ignored;
         vf_error_init(&ignored);
-        if (!decider || sched_engine_decide(decider, req, &decision, &ignored) < 0) {
+        /* Only the host and the vmid are read: no message to format. */
+        sched_decide_options terse = {.terse = true};
+        if (!decider || sched_engine_decide_with(decider, req, &terse, &decision, &ignored) < 0) {
             refused = true;
             continue;
         }
