@@ -1174,8 +1174,10 @@ static const field worker_fields[] = {
     {.key = "headroom_shapes",
      .doc = "`NAME: {cpu, memory_mib, disk_gib}` per reference request shape: the worker's "
             "`/metrics` counts, per pool, how many VMs of each still fit "
-            "(`virtflow_headroom_vms`) and on how many hosts (`virtflow_headroom_hosts`); "
-            "empty: no headroom series ([metrics and health](operations.md#metrics-and-health))",
+            "(`virtflow_headroom_vms`) and on how many hosts (`virtflow_headroom_hosts`), "
+            "beside the shapes requested most in the last hour and the last spare.prepare's, "
+            "which are counted whatever this says ([free capacity and "
+            "headroom](operations.md#free-capacity-and-headroom))",
      .type_text = "a mapping of shape names",
      .default_text = "{}",
      .items = shape_fields,
