@@ -92,15 +92,16 @@ out:
 int store_history(store *s, const char *since, store_history_fn fn, void *ctx, vf_error *err)
 {
     db_stmt *st = NULL;
-    if (!db_prepare(s->db, &st,
-                    "SELECT 0, id, created_at, request, CASE WHEN kind = 'spare' THEN 1 ELSE 0 END "
-                    "FROM tasks "
-                    "WHERE created_at >= ?1 "
-                    "UNION ALL "
-                    "SELECT 1, task_id, released_at, NULL, 0 FROM reservations "
-                    "WHERE released_at >= ?1 AND bound_at IS NULL "
-                    "ORDER BY 3, 1 DESC, 2",
-                    err))
+    if (!db_prepare(
+            s->db, &st,
+            "SELECT 0, id, created_at, request, CASE WHEN kind = 'spare' THEN 1 ELSE 0 END, "
+            "reason FROM tasks "
+            "WHERE created_at >= ?1 "
+            "UNION ALL "
+            "SELECT 1, task_id, released_at, NULL, 0, NULL FROM reservations "
+            "WHERE released_at >= ?1 AND bound_at IS NULL "
+            "ORDER BY 3, 1 DESC, 2",
+            err))
         return -1;
     db_bind_text(st, 1, since);
     store_rows rows = {0};
@@ -113,6 +114,7 @@ int store_history(store *s, const char *since, store_history_fn fn, void *ctx, v
             .at = store_rows_text(&rows, i, 2),
             .request = store_rows_text(&rows, i, 3),
             .spare = store_rows_int(&rows, i, 4) != 0,
+            .reason = store_rows_text(&rows, i, 5),
         };
         if (fn(&step, ctx) != 0)
             break;

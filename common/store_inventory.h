@@ -53,6 +53,7 @@ typedef struct store_history_step {
     const char *task_id;
     const char *at;      /* request: the task's created_at; release: released_at */
     const char *request; /* request: the verbatim body; release: NULL */
+    const char *reason;  /* request: the task's failure reason (invalid, ...) or NULL */
 } store_history_step;
 
 typedef int (*store_history_fn)(const store_history_step *step, void *ctx);

@@ -73,7 +73,8 @@ typedef struct step {
 typedef struct simulation {
     step *steps;
     size_t n, cap, next;
-    size_t invalid; /* recorded requests that do not parse: skipped under both */
+    size_t invalid; /* recorded requests that do not parse, or spare.prepare requests the
+                       worker refused as invalid: skipped under both */
     replay *r;
     hostset *current; /* owned; the engines decide over it */
     size_t snapshots;
@@ -116,6 +117,12 @@ static int collect_step(const store_history_step *h, void *ctx)
     st.at_ms = time_ms(h->at);
     snprintf(st.task_id, sizeof st.task_id, "%s", h->task_id);
     if (!h->release) {
+        if (h->spare && h->reason && strcmp(h->reason, "invalid") == 0) {
+            /* Refused before placement (an unknown cluster, an upgrade that
+             * already has spares): the worker held nothing for it. */
+            sim->invalid++;
+            return 0;
+        }
         json_t *body = h->request ? json_loads(h->request, 0, NULL) : NULL;
         if (h->spare && body && !json_object_get(body, "count")) {
             /* A spare.release: its spares' holds end by release steps. */
