@@ -39,6 +39,8 @@ struct sched_engine {
     uint32_t *candidates;  /* scratch: feasible host indexes, in name order */
     double *total;         /* scratch, per candidate: its weighted score */
     size_t capacity;       /* length of the per-host arrays */
+    double *group_score;   /* per host: ServerGroup's score, for a soft group policy */
+    size_t group_capacity; /* its length; grown when a soft group is first decided */
     fitindex *index;       /* over hot and load; not ready: decide by the full pass */
 
     holds holds;        /* the live reservations and their vmids: holds.h */
@@ -81,6 +83,9 @@ const char *sched_reason_text(sched_reason reason)
         [SCHED_REASON_DISK] = "insufficient disk",
         [SCHED_REASON_ANTI_AFFINITY] = "anti-affinity",
         [SCHED_REASON_NODE_NAME] = "node name mismatch",
+        [SCHED_REASON_GROUP_AFFINITY] = "group affinity",
+        [SCHED_REASON_GROUP_ANTI_AFFINITY] = "group anti-affinity",
+        [SCHED_REASON_GROUP_FULL] = "group max_per_host",
     };
     return reason < SCHED_REASON_COUNT ? text[reason] : "unknown";
 }
@@ -271,6 +276,7 @@ void sched_engine_free(sched_engine *engine)
     free(engine->reasons);
     free(engine->candidates);
     free(engine->total);
+    free(engine->group_score);
     fitindex_free(engine->index);
     holds_close(&engine->holds);
     free(engine);
@@ -815,6 +821,77 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
     return 0;
 }
 
+/* ---- groups (docs/scheduling.md "Groups") ---- */
+
+_Static_assert(SCHED_SCORE_COUNT + 1 <= SCHED_MAX_SCORES, "a decision lists ServerGroup too");
+
+/* ServerGroup counts as much as the other scores together: a soft policy
+ * is followed while it costs no more than every other preference. */
+static double group_weight(const sched_engine *engine)
+{
+    return engine->plugins.weights > 0 ? engine->plugins.weights : 1;
+}
+
+/* The members cap a host: max_per_host, 0 = none. */
+static bool group_filters(const sched_request *req)
+{
+    return req->group_policy == SCHED_GROUP_AFFINITY || req->group_max_per_host > 0;
+}
+
+/* The group's hard rules as marks on hosts the caller has not excluded
+ * (the pass reads them as it reads exclusions). */
+static void mark_group(sched_engine *engine, const sched_request *req, const uint32_t *members)
+{
+    size_t n = engine->hosts->n_hosts;
+    uint32_t total = 0;
+    for (size_t i = 0; members && i < n; i++)
+        total += members[i];
+    uint8_t capped = req->group_policy == SCHED_GROUP_ANTI_AFFINITY
+                         ? SCHED_REASON_GROUP_ANTI_AFFINITY
+                         : SCHED_REASON_GROUP_FULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t here = members ? members[i] : 0;
+        if (engine->reasons[i] != SCHED_REASON_NONE)
+            continue;
+        if (req->group_max_per_host > 0 && here >= (uint32_t)req->group_max_per_host)
+            engine->reasons[i] = capped;
+        else if (req->group_policy == SCHED_GROUP_AFFINITY && total > 0 && here == 0)
+            engine->reasons[i] = SCHED_REASON_GROUP_AFFINITY;
+    }
+}
+
+/* ServerGroup's score per host into engine->group_score, as Nova's
+ * soft-(anti-)affinity weighers: the members a host holds, over the most any
+ * host holds, 0..100 (soft-anti-affinity: 100 minus that). Returns 1 when
+ * scored, 0 when the group has no member yet (every host alike: no score),
+ * -1 with VF_ENOMEM. */
+static int score_group(sched_engine *engine, const sched_request *req, const uint32_t *members,
+                       vf_error *err)
+{
+    size_t n = engine->hosts->n_hosts;
+    uint32_t most = 0;
+    for (size_t i = 0; members && i < n; i++)
+        if (members[i] > most)
+            most = members[i];
+    if (most == 0)
+        return 0;
+    if (engine->group_capacity < n) {
+        double *grown = realloc(engine->group_score, n * sizeof *grown);
+        if (!grown) {
+            vf_error_set(err, VF_ENOMEM, "out of memory scoring group %s", req->group);
+            return -1;
+        }
+        engine->group_score = grown;
+        engine->group_capacity = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double share = 100.0 * members[i] / most;
+        engine->group_score[i] =
+            req->group_policy == SCHED_GROUP_SOFT_AFFINITY ? share : 100.0 - share;
+    }
+    return 1;
+}
+
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision)
 {
     return (size_t)(decision->node - engine->hosts->hosts);
@@ -822,9 +899,12 @@ size_t sched_decision_host_index(const sched_engine *engine, const sched_decisio
 
 /* Filter and score every host in one pass (plugins.h). Writes each host's
  * reason: the first enabled filter that fails, in sched_filter_id order; for
- * a host that passes them all, SCHED_REASON_ANTI_AFFINITY when the caller
- * excluded it (`excluded_marked`: the caller zeroed reasons and wrote that
- * reason for the excluded hosts beforehand), else SCHED_REASON_NONE; and
+ * a host that passes them all, the reason the caller marked it with
+ * (`excluded_marked`: the caller zeroed reasons and wrote
+ * SCHED_REASON_ANTI_AFFINITY for the excluded hosts, a group reason for
+ * those the group's hard policy rejects, beforehand), else SCHED_REASON_NONE;
+ * with `group_on`, engine->group_score adds ServerGroup's score, weighted
+ * as every other score together (group_weight); and
  * counts them into `counts` (zeroed by the caller). Each feasible host's index
  * goes to engine->candidates (name order) and its score to engine->total: the
  * clamped scores weighted and summed in sched_score_id order from 0, then
@@ -836,7 +916,7 @@ static inline __attribute__((always_inline)) size_t
 filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
                  bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT], size_t *best,
                  bool free_on, bool most_on, bool balanced_on, bool vm_slots_on,
-                 bool target_load_on)
+                 bool target_load_on, bool group_on)
 {
     /* Every switch and weight in a local: reasons is a byte array, which may
      * alias anything, so otherwise each store would make the compiler reload
@@ -867,7 +947,9 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const double w_target_load = engine->plugins.score_weight[SCHED_SCORE_TARGET_LOAD];
     const double target_percent = engine->plugins.target_percent;
     const double missing_score = engine->plugins.missing_score;
-    const double weights = engine->plugins.weights;
+    const double w_group = group_on ? group_weight(engine) : 0;
+    const double *group_score = engine->group_score;
+    const double weights = engine->plugins.weights + w_group;
     const bool every_total = engine->params.subset_size > 1 || near_best_on(&engine->params);
     const sched_hot *hot = engine->hot;
     const sched_host_load *loads = engine->load;
@@ -909,8 +991,8 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
             r = SCHED_REASON_MEMORY;
         else if (disk_on && !sched_disk_fits(h, load, want_disk))
             r = SCHED_REASON_DISK;
-        else if (excluded_marked && reasons[i] == SCHED_REASON_ANTI_AFFINITY)
-            r = SCHED_REASON_ANTI_AFFINITY;
+        else if (excluded_marked && reasons[i] != SCHED_REASON_NONE)
+            r = (sched_reason)reasons[i]; /* excluded, or the group's hard policy */
         if (r != SCHED_REASON_NONE) {
             reasons[i] = (uint8_t)r;
             counts[r]++;
@@ -935,6 +1017,8 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
             sum += w_target_load *
                    sched_score_clamp(sched_score_target_load(&hosts[i], load, want_cpu, want_memory,
                                                              target_percent, missing_score));
+        if (group_on)
+            sum += w_group * group_score[i];
         /* Dividing by the weights is monotonic, so a host whose sum is no
          * larger than the best's cannot score above the best's score plus
          * SCORE_EPSILON: when only the best matters, its division (the
@@ -960,18 +1044,23 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
 /* filter_and_score with the score switches as constants for the default
  * set, so the compiler drops their tests from the per-host loop. */
 static size_t filter_and_score_any(sched_engine *engine, const sched_request *req, const plan *pl,
-                                   bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT],
-                                   size_t *best)
+                                   bool excluded_marked, bool group_on,
+                                   uint32_t counts[SCHED_REASON_COUNT], size_t *best)
 {
     const double *w = engine->plugins.score_weight;
     bool free_on = w[SCHED_SCORE_FREE] > 0, most_on = w[SCHED_SCORE_MOST_ALLOCATED] > 0;
     bool balanced_on = w[SCHED_SCORE_BALANCED] > 0, slots_on = w[SCHED_SCORE_VM_SLOTS] > 0;
     bool target_load_on = w[SCHED_SCORE_TARGET_LOAD] > 0;
+    /* A soft group policy takes a pass of its own, so the common path's
+     * loops carry no group test. */
+    if (group_on)
+        return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
+                                balanced_on, slots_on, target_load_on, true);
     if (free_on && !most_on && balanced_on && slots_on && !target_load_on)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, true, false, true,
-                                true, false);
+                                true, false, false);
     return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
-                            balanced_on, slots_on, target_load_on);
+                            balanced_on, slots_on, target_load_on, false);
 }
 
 /* One score plugin's clamped value for one host, for a decision's breakdown. */
@@ -1107,22 +1196,35 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
      * failing a filter keeps that filter's reason. The mark goes where the
      * pass reads it. */
     bool excluded_marked = options && options->n_excluded > 0;
-    if (excluded_marked) {
+    bool group_hard = group_filters(req);
+    if (excluded_marked || group_hard) {
         memset(engine->reasons, 0, hosts->n_hosts);
-        for (size_t e = 0; e < options->n_excluded; e++)
+        for (size_t e = 0; excluded_marked && e < options->n_excluded; e++)
             if (options->excluded[e] < hosts->n_hosts)
                 engine->reasons[options->excluded[e]] = SCHED_REASON_ANTI_AFFINITY;
+        if (group_hard)
+            mark_group(engine, req, options ? options->group_members : NULL);
+        excluded_marked = true;
+    }
+    bool group_on = false;
+    if (req->group_policy == SCHED_GROUP_SOFT_AFFINITY ||
+        req->group_policy == SCHED_GROUP_SOFT_ANTI_AFFINITY) {
+        int scored = score_group(engine, req, options ? options->group_members : NULL, err);
+        if (scored < 0)
+            return -1;
+        group_on = scored > 0;
     }
     size_t best = 0;
     bool want_host_reasons = options && options->host_reasons;
     size_t n = 0;
-    if (index_applies(engine, req, &pl, excluded_marked, want_host_reasons))
+    if (index_applies(engine, req, &pl, excluded_marked || group_on, want_host_reasons))
         n = decide_by_index(engine, req, &pl, out->reason_counts);
     if (n > 0) {
         out->host_reasons = NULL; /* the index charged hosts to reasons in aggregate */
     } else {
         memset(out->reason_counts, 0, sizeof out->reason_counts);
-        n = filter_and_score_any(engine, req, &pl, excluded_marked, out->reason_counts, &best);
+        n = filter_and_score_any(engine, req, &pl, excluded_marked, group_on, out->reason_counts,
+                                 &best);
     }
     out->n_feasible = n;
     if (pl.node_regex && pattern_too_costly(pl.node_regex)) {
@@ -1191,7 +1293,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
             /* Not placed after all: explain per host, as a failure always does. */
             memset(out->reason_counts, 0, sizeof out->reason_counts);
             size_t ignored = 0;
-            filter_and_score_any(engine, req, &pl, false, out->reason_counts, &ignored);
+            filter_and_score_any(engine, req, &pl, false, false, out->reason_counts, &ignored);
             out->host_reasons = engine->reasons;
         }
         int lead = snprintf(out->message, sizeof out->message,
@@ -1225,6 +1327,9 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         out->parts[out->n_parts++] =
             (sched_score_part){engine->plugins.score_name[s], v, engine->plugins.score_weight[s]};
     }
+    if (group_on)
+        out->parts[out->n_parts++] = (sched_score_part){
+            SCHED_GROUP_SCORE_NAME, engine->group_score[index], group_weight(engine)};
     int lead = snprintf(out->message, sizeof out->message,
                         "%s chosen with score %.2f, vmid %u; %zu/%zu nodes are available",
                         node->name, out->score, vmid, n, out->n_hosts);

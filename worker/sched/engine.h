@@ -36,19 +36,22 @@
 /* Why a host was rejected; the first failing filter wins. */
 typedef enum {
     SCHED_REASON_NONE = 0,
-    SCHED_REASON_POOL,           /* pool mismatch */
-    SCHED_REASON_NOT_DEDICATED,  /* dedicated request, shared host */
-    SCHED_REASON_DEDICATED_HOST, /* shared request, host kept for dedicated ones */
-    SCHED_REASON_OFFLINE,        /* node offline */
-    SCHED_REASON_MAINTENANCE,    /* node in maintenance */
-    SCHED_REASON_STATUS_UNKNOWN, /* node status unknown */
-    SCHED_REASON_NODE_REGEX,     /* node regex mismatch */
-    SCHED_REASON_VM_SLOTS,       /* no free VM slots */
-    SCHED_REASON_CPU,            /* insufficient cpu */
-    SCHED_REASON_MEMORY,         /* insufficient memory */
-    SCHED_REASON_DISK,           /* insufficient disk */
-    SCHED_REASON_ANTI_AFFINITY,  /* excluded by the caller (spares spread over hosts) */
-    SCHED_REASON_NODE_NAME,      /* node name mismatch (the request named another host) */
+    SCHED_REASON_POOL,                /* pool mismatch */
+    SCHED_REASON_NOT_DEDICATED,       /* dedicated request, shared host */
+    SCHED_REASON_DEDICATED_HOST,      /* shared request, host kept for dedicated ones */
+    SCHED_REASON_OFFLINE,             /* node offline */
+    SCHED_REASON_MAINTENANCE,         /* node in maintenance */
+    SCHED_REASON_STATUS_UNKNOWN,      /* node status unknown */
+    SCHED_REASON_NODE_REGEX,          /* node regex mismatch */
+    SCHED_REASON_VM_SLOTS,            /* no free VM slots */
+    SCHED_REASON_CPU,                 /* insufficient cpu */
+    SCHED_REASON_MEMORY,              /* insufficient memory */
+    SCHED_REASON_DISK,                /* insufficient disk */
+    SCHED_REASON_ANTI_AFFINITY,       /* excluded by the caller (spares spread over hosts) */
+    SCHED_REASON_NODE_NAME,           /* node name mismatch (the request named another host) */
+    SCHED_REASON_GROUP_AFFINITY,      /* the request's group (affinity) has its members elsewhere */
+    SCHED_REASON_GROUP_ANTI_AFFINITY, /* the host holds a member of the request's group */
+    SCHED_REASON_GROUP_FULL,          /* the host holds group.max_per_host members already */
     SCHED_REASON_COUNT
 } sched_reason;
 
@@ -56,6 +59,9 @@ typedef enum {
 const char *sched_reason_text(sched_reason reason);
 
 #define SCHED_MAX_SCORES 8
+
+/* The score a soft group policy adds (sched_decide_options.group_members). */
+#define SCHED_GROUP_SCORE_NAME "ServerGroup"
 
 typedef struct sched_score_part {
     const char *plugin; /* static name, e.g. "FreeResources" */
@@ -157,6 +163,17 @@ typedef struct sched_decide_options {
      * replay: formatting them was a quarter of its time). A decision that
      * places nothing still explains itself. */
     bool terse;
+    /* For a request naming a group (request.h): how many of the group's
+     * members each host of the current snapshot holds now, per host index
+     * (borrowed for the call; NULL: none anywhere). The hard policies and
+     * max_per_host are a filter: affinity rejects every host but those
+     * holding members (SCHED_REASON_GROUP_AFFINITY; any host while there is
+     * none), anti-affinity those holding max_per_host (1 unless given:
+     * SCHED_REASON_GROUP_ANTI_AFFINITY), max_per_host with another policy
+     * those holding that many (SCHED_REASON_GROUP_FULL). The soft policies
+     * are the score ServerGroup (docs/scheduling.md "Groups"). Ignored for a
+     * request without a group. */
+    const uint32_t *group_members;
 } sched_decide_options;
 
 /* sched_engine_decide with options (NULL: none). Same returns. */

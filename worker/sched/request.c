@@ -14,6 +14,62 @@ void sched_request_init(sched_request *out)
 {
     memset(out, 0, sizeof *out);
     strcpy(out->pool, "default");
+    out->count = 1;
+}
+
+static const char *const group_policy_names[] = {
+    [SCHED_GROUP_NONE] = "",
+    [SCHED_GROUP_AFFINITY] = "affinity",
+    [SCHED_GROUP_ANTI_AFFINITY] = "anti-affinity",
+    [SCHED_GROUP_SOFT_AFFINITY] = "soft-affinity",
+    [SCHED_GROUP_SOFT_ANTI_AFFINITY] = "soft-anti-affinity",
+};
+
+const char *sched_group_policy_name(sched_group_policy policy)
+{
+    return (unsigned)policy < sizeof group_policy_names / sizeof group_policy_names[0]
+               ? group_policy_names[policy]
+               : "";
+}
+
+/* group: {name, policy, max_per_host}; absent or null: not a member. */
+static int parse_group(const json_t *body, sched_request *out, vf_error *err)
+{
+    static const char *const allowed[] = {"name", "policy", "max_per_host", NULL};
+    const json_t *group = json_object_get(body, "group");
+    if (!group || json_is_null(group))
+        return 0;
+    if (!json_is_object(group)) {
+        vf_error_set(err, VF_EINVAL, "group: expected an object, got %s",
+                     json_util_type_name(group));
+        return -1;
+    }
+    char policy[24] = "";
+    int64_t max_per_host = 0;
+    if (json_util_only_keys(group, allowed, err) < 0 ||
+        json_util_string(group, "name", true, name_chars, out->group, sizeof out->group, err) < 0 ||
+        json_util_string(group, "policy", true, NULL, policy, sizeof policy, err) < 0 ||
+        json_util_int(group, "max_per_host", false, 1, REQUEST_MAX_PER_HOST, &max_per_host, err) <
+            0) {
+        vf_error_prefix(err, "group");
+        out->group[0] = '\0';
+        return -1;
+    }
+    for (int p = SCHED_GROUP_AFFINITY; p <= SCHED_GROUP_SOFT_ANTI_AFFINITY; p++)
+        if (strcmp(policy, group_policy_names[p]) == 0)
+            out->group_policy = (sched_group_policy)p;
+    if (out->group_policy == SCHED_GROUP_NONE) {
+        vf_error_set(err, VF_EINVAL,
+                     "group.policy: \"%s\" is not one of affinity, anti-affinity, "
+                     "soft-affinity, soft-anti-affinity",
+                     policy);
+        out->group[0] = '\0';
+        return -1;
+    }
+    out->group_max_per_host = (int32_t)max_per_host;
+    if (out->group_max_per_host == 0 && out->group_policy == SCHED_GROUP_ANTI_AFFINITY)
+        out->group_max_per_host = 1;
+    return 0;
 }
 
 static int parse_annotations(const json_t *body, sched_request *out, vf_error *err)
@@ -87,19 +143,11 @@ int sched_request_parse_placement(const json_t *body, sched_request *out, vf_err
 
 int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
 {
-    static const char *const allowed[] = {"task_id",
-                                          "requested_cpu",
-                                          "requested_memory",
-                                          "requested_disk",
-                                          "requested_pool",
-                                          "dedicated",
-                                          "vm_name",
-                                          "annotations",
-                                          "node_name",
-                                          "scheduler_name",
-                                          "priority",
-                                          "priority_class",
-                                          NULL};
+    static const char *const allowed[] = {"task_id",        "requested_cpu",  "requested_memory",
+                                          "requested_disk", "requested_pool", "dedicated",
+                                          "vm_name",        "annotations",    "node_name",
+                                          "scheduler_name", "priority",       "priority_class",
+                                          "group",          "count",          NULL};
     sched_request_init(out);
     if (sched_request_parse_placement(body, out, err) < 0)
         return -1;
@@ -148,7 +196,11 @@ int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
     if (json_util_string(body, "priority_class", false, name_chars, out->priority_class,
                          sizeof out->priority_class, err) < 0)
         return -1;
-    return 0;
+    int64_t count = 1;
+    if (json_util_int(body, "count", false, 1, REQUEST_MAX_COUNT, &count, err) < 0)
+        return -1;
+    out->count = (int32_t)count;
+    return parse_group(body, out, err);
 }
 
 json_t *sched_request_to_json(const sched_request *req)
@@ -173,6 +225,15 @@ json_t *sched_request_to_json(const sched_request *req)
         json_object_set_new(obj, "priority", json_integer(req->priority));
     if (req->priority_class[0])
         json_object_set_new(obj, "priority_class", json_string(req->priority_class));
+    if (req->count != 1)
+        json_object_set_new(obj, "count", json_integer(req->count));
+    if (req->group[0]) {
+        json_t *group = json_pack("{s:s, s:s}", "name", req->group, "policy",
+                                  sched_group_policy_name(req->group_policy));
+        if (group && req->group_max_per_host > 0)
+            json_object_set_new(group, "max_per_host", json_integer(req->group_max_per_host));
+        json_object_set_new(obj, "group", group);
+    }
     json_t *annotations = json_object();
     if (req->node_regex[0])
         json_object_set_new(annotations, ANNOTATION_NODE_REGEX, json_string(req->node_regex));

@@ -36,6 +36,22 @@ extern const char request_task_id_chars[];
  * prefix style, so CAPPX manifests can carry it. */
 #define ANNOTATION_SCHEDULER_NAME "scheduler.qemu-scheduler/name"
 #define REQUEST_SCHEDULER_NAME_LEN 64 /* 1..63 characters + NUL */
+#define REQUEST_GROUP_NAME_LEN 64     /* 1..63 characters + NUL */
+#define REQUEST_MAX_COUNT 64          /* VMs one task.schedule places (count) */
+#define REQUEST_MAX_PER_HOST 1024     /* group.max_per_host */
+
+/* A group's policy (docs/scheduling.md "Groups"), as Nova server groups:
+ * the hard ones filter hosts, the soft ones score them. */
+typedef enum {
+    SCHED_GROUP_NONE = 0, /* not a group member */
+    SCHED_GROUP_AFFINITY,
+    SCHED_GROUP_ANTI_AFFINITY,
+    SCHED_GROUP_SOFT_AFFINITY,
+    SCHED_GROUP_SOFT_ANTI_AFFINITY,
+} sched_group_policy;
+
+/* "affinity", "anti-affinity", ...; "" for SCHED_GROUP_NONE. */
+const char *sched_group_policy_name(sched_group_policy policy);
 
 typedef struct sched_request {
     char task_id[REQUEST_TASK_ID_LEN]; /* "" when the body has none */
@@ -61,9 +77,18 @@ typedef struct sched_request {
     bool has_priority;
     int32_t priority;
     char priority_class[REQUEST_SCHEDULER_NAME_LEN];
+    /* group {name, policy, max_per_host}: "" / SCHED_GROUP_NONE when absent.
+     * max_per_host: members one host may hold, 0 = no cap; anti-affinity
+     * without one means 1. */
+    char group[REQUEST_GROUP_NAME_LEN];
+    sched_group_policy group_policy;
+    int32_t group_max_per_host;
+    /* VMs to place, all or none, in one decision: 1..REQUEST_MAX_COUNT. */
+    int32_t count;
 } sched_request;
 
-/* Fill `out` with defaults: pool "default", disk 0, not dedicated, no annotations. */
+/* Fill `out` with defaults: pool "default", disk 0, not dedicated, no annotations,
+ * count 1, no group. */
 void sched_request_init(sched_request *out);
 
 /* Parse the placement fields shared by task.schedule and spare.prepare

@@ -146,6 +146,10 @@ static json_t *constraint_of(sched_reason reason, const host *h)
         return json_pack("{s:s}", "constraint", "node name");
     case SCHED_REASON_ANTI_AFFINITY:
         return json_pack("{s:s}", "constraint", "anti-affinity");
+    case SCHED_REASON_GROUP_AFFINITY:
+    case SCHED_REASON_GROUP_ANTI_AFFINITY:
+    case SCHED_REASON_GROUP_FULL:
+        return json_pack("{s:s, s:s}", "constraint", "group", "detail", sched_reason_text(reason));
     default:
         return NULL;
     }
