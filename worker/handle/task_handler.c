@@ -13,6 +13,7 @@
 #include "store_tasks.h"
 #include "suggest.h"
 #include "task_attempt.h"
+#include "task_group.h"
 
 static bool wants_reply(const task_message *msg)
 {
@@ -219,6 +220,167 @@ out:
     return rc;
 }
 
+/* ---- count and group: several placements in one decision ---- */
+
+typedef struct placement {
+    const host *node; /* borrowed from the snapshot */
+    uint32_t vmid;
+    double score;
+} placement;
+
+/* req->count VMs, each a member of req's group when it names one (`g`,
+ * else NULL): every one placed (the engine then holds them all under the
+ * task id; `first` is the first decision), or none. Returns 1 placed, 0 not
+ * (the engine holds nothing and `last` explains), -1 with err (an invalid
+ * annotation: VF_EINVAL; VF_ENOMEM). */
+static int place_all(const task_attempt *a, sched_engine *engine, const sched_request *req,
+                     task_group *g, placement *placed, sched_decision *first, sched_decision *last,
+                     vf_error *err)
+{
+    task_handler *h = a->h;
+    int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
+    for (int i = 0; i < req->count; i++) {
+        sched_decide_options options = {.group_members = g ? g->members : NULL};
+        if (sched_engine_decide_with(engine, req, &options, last, err) < 0)
+            goto undo;
+        if (!last->placed) {
+            sched_engine_release(h->engine, a->out->task_id);
+            a->out->reserved = false;
+            return 0;
+        }
+        if (i == 0)
+            *first = *last;
+        placed[i] = (placement){last->node, last->vmid, last->score};
+        if (g) {
+            g->members[sched_decision_host_index(engine, last)]++;
+            g->n_members++;
+        }
+        /* Held at once, so the next placement sees its room and vmid taken. */
+        sched_reservation res;
+        sched_reservation_from_decision(&res, last, req, a->out->task_id,
+                                        (a->now_ms + ttl_ms) / 1000);
+        if (sched_engine_reserve(h->engine, &res, err) < 0)
+            goto undo;
+        a->out->reserved = true;
+    }
+    return 1;
+undo:
+    sched_engine_release(h->engine, a->out->task_id);
+    a->out->reserved = false;
+    return -1;
+}
+
+static json_t *placements_json(const placement *placed, int count)
+{
+    json_t *list = json_array();
+    for (int i = 0; list && i < count; i++)
+        json_array_append_new(
+            list, json_pack("{s:i, s:{s:s, s:s, s:s}, s:f}", "vmid", (json_int_t)placed[i].vmid,
+                            "node", "name", placed[i].node->name, "ip", placed[i].node->ip, "pool",
+                            placed[i].node->pool, "score", placed[i].score));
+    return list;
+}
+
+static json_t *group_json(const sched_request *req)
+{
+    json_t *group = json_pack("{s:s, s:s}", "name", req->group, "policy",
+                              sched_group_policy_name(req->group_policy));
+    if (group && req->group_max_per_host > 0)
+        json_object_set_new(group, "max_per_host", json_integer(req->group_max_per_host));
+    return group;
+}
+
+/* As record_placement, for place_all's placements: the result and the
+ * event name the first in node/vmid/score as a single placement does, and
+ * list every one in "placements" (with "count" and "group"); one
+ * reservation per placement, marked with the group (claimed first). */
+static int record_placements(const task_attempt *rec, const sched_request *req,
+                             const sched_decision *first, const placement *placed,
+                             const task_group *g, const char *scheduler, vf_error *err)
+{
+    task_handler *h = rec->h;
+    task_outcome *out = rec->out;
+    json_t *result = sched_decision_to_json(first, h->hosts);
+    json_t *list = placements_json(placed, req->count);
+    json_t *event = NULL;
+    char *text = NULL;
+    int rc = -1;
+    if (!result || !list) {
+        vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
+        goto out;
+    }
+    json_object_set_new(result, "attempts", json_integer(rec->attempt));
+    json_object_set_new(result, "count", json_integer(req->count));
+    json_object_set(result, "placements", list);
+    if (req->group[0])
+        json_object_set_new(result, "group", group_json(req));
+    if (h->inventory_note && h->inventory_note[0])
+        json_object_set_new(result, "inventory", json_string(h->inventory_note));
+    if (scheduler)
+        json_object_set_new(result, "scheduler", json_string(scheduler));
+    echo_priority(result, out);
+    event = json_pack("{s:s, s:s, s:O, s:i, s:O, s:i, s:i, s:O}", "task_id", out->task_id, "status",
+                      "completed", "node", json_object_get(result, "node"), "vmid",
+                      (json_int_t)first->vmid, "score", json_object_get(result, "score"),
+                      "attempts", rec->attempt, "count", req->count, "placements", list);
+    if (event && req->group[0])
+        json_object_set(event, "group", json_object_get(result, "group"));
+    if (scheduler && event)
+        json_object_set_new(event, "scheduler", json_string(scheduler));
+    echo_priority(event, out);
+    text = task_attempt_result_text(rec, result);
+    if (!text || !event) {
+        vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
+        goto out;
+    }
+    rc =
+        task_attempt_write(rec, "completed", NULL, text, NULL, first->node->name, first->vmid, err);
+    if (rc == 0)
+        rc = task_attempt_history_text(rec, "completed", text, err);
+    if (rc == 0 && g)
+        rc = task_group_claim(g, h, req, rec->now, err);
+    int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
+    char expires[STORE_TIME_SIZE];
+    store_format_time(rec->now_ms + ttl_ms, expires);
+    /* Without a priority, as a spare's: never preempted (preempt.h). Taking
+     * one VM of an all-or-none set, or a member from under its group's
+     * policy, would undo what was decided for all of them. */
+    for (int i = 0; rc == 0 && i < req->count; i++) {
+        if (h->book)
+            rc = reservation_book_claim(h->book, h->store, placed[i].node->name, err);
+        if (rc == 0)
+            rc = store_reservation_add(h->store, out->task_id, placed[i].node->name, req->cpu,
+                                       req->memory, req->disk, placed[i].vmid, rec->now, expires,
+                                       err);
+    }
+    if (rc == 0 && g)
+        rc = store_reservations_set_group(h->store, out->task_id, req->group, err);
+    if (rc == 0) {
+        rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
+        event = NULL;
+    }
+    if (wants_reply(rec->msg)) {
+        out->reply_body = text;
+        text = NULL;
+    }
+    if (req->group[0])
+        snprintf(out->summary, sizeof out->summary,
+                 "completed: %d VMs of group %s (%s), first on %s, vmid %u (attempt %d)",
+                 req->count, req->group, sched_group_policy_name(req->group_policy),
+                 first->node->name, first->vmid, rec->attempt);
+    else
+        snprintf(out->summary, sizeof out->summary,
+                 "completed: %d VMs, first on %s, vmid %u (attempt %d)", req->count,
+                 first->node->name, first->vmid, rec->attempt);
+    out->placed = rc == 0;
+out:
+    json_decref(event);
+    json_decref(result);
+    json_decref(list);
+    free(text);
+    return rc;
+}
+
 /* An already-final task: send its recorded result again to reply_to. */
 static void replay_reply(const task_message *msg, task_outcome *out, const store_task *task)
 {
@@ -319,16 +481,59 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
     sched_decision decision;
-    if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
-        const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-        rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
-        goto out;
+    bool several = req.count > 1 || req.group[0];
+    if (several) {
+        /* Several placements, or a group's member: all or none, the group
+         * as the store has it in this transaction. */
+        task_group group = {0};
+        task_group *g = req.group[0] ? &group : NULL;
+        if (g && task_group_read(g, h, &req, err) < 0) {
+            task_group_close(g);
+            rc = -1;
+            goto out;
+        }
+        char why[512];
+        if (g && task_group_mismatch(g, &req, why, sizeof why)) {
+            task_group_close(g);
+            rc = record_failure(&a, "invalid", why, NULL, NULL, scheduler, err);
+            goto out;
+        }
+        placement placed[REQUEST_MAX_COUNT];
+        sched_decision first;
+        int all = place_all(&a, engine, &req, g, placed, &first, &decision, &invalid);
+        if (all < 0) {
+            task_group_close(g);
+            const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
+            rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
+            goto out;
+        }
+        if (all == 1) {
+            rc = record_placements(&a, &req, &first, placed, g, scheduler, err);
+            task_group_close(g);
+            goto out;
+        }
+        task_group_close(g);
+        if (req.count > 1) {
+            /* Say that the request is all or none: some of it may fit. */
+            char message[sizeof decision.message];
+            snprintf(message, sizeof message, "%d VMs (all or none): %.480s", req.count,
+                     decision.message);
+            memcpy(decision.message, message, sizeof message);
+        }
+    } else {
+        if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
+            const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
+            rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
+            goto out;
+        }
+        if (decision.placed) {
+            rc = record_placement(&a, &req, &decision, scheduler, NULL, err);
+            goto out;
+        }
     }
-    if (decision.placed) {
-        rc = record_placement(&a, &req, &decision, scheduler, NULL, err);
-        goto out;
-    }
-    if (sched_preempt_allowed(&req, h->config)) {
+    /* A group member or a count is not placed by preemption: the PostFilter
+     * frees room for one VM and knows nothing of a group's members. */
+    if (!several && sched_preempt_allowed(&req, h->config)) {
         int taken = place_by_preemption(&a, engine, &req, &decision, scheduler, err);
         if (taken != 0) {
             rc = taken < 0 ? -1 : 0;

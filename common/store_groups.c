@@ -1,0 +1,114 @@
+/* store_groups: groups of tasks and their generations (schema/014). */
+#include "store_groups.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+int store_group_read(store *s, const char *name, const char *now, store_group *out,
+                     store_group_member_fn fn, void *ctx, vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    db_stmt *st = store_stmt(
+        s, STORE_STMT_GROUP_GET,
+        "SELECT generation, policy, max_per_host FROM server_groups WHERE name = ?1", err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, name);
+    store_rows rows = {0};
+    if (store_rows_collect(s, st, 1, &rows, "reading a group", err) != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    if (rows.count) {
+        out->generation = store_rows_int(&rows, 0, 0);
+        const char *policy = store_rows_text(&rows, 0, 1);
+        snprintf(out->policy, sizeof out->policy, "%s", policy ? policy : "");
+        out->max_per_host = store_rows_int(&rows, 0, 2);
+    }
+    store_rows_free(&rows);
+
+    /* After the generation (see the header): on PostgreSQL each statement
+     * sees what was committed when it started. */
+    st = store_stmt(s, STORE_STMT_GROUP_MEMBERS,
+                    "SELECT task_id, node, vmid, "
+                    "CASE WHEN released_at IS NULL THEN 1 ELSE 0 END FROM reservations "
+                    "WHERE group_name = ?1 AND ((released_at IS NULL AND expires_at > ?2) "
+                    "OR bound_at IS NOT NULL) ORDER BY id",
+                    err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, name);
+    db_bind_text(st, 2, now);
+    store_rows members = {0};
+    if (store_rows_collect(s, st, 0, &members, "listing a group's members", err) != 0) {
+        store_rows_free(&members);
+        return -1;
+    }
+    for (int i = 0; fn && i < members.count; i++) {
+        store_group_member m = {
+            .task_id = store_rows_text(&members, i, 0),
+            .node = store_rows_text(&members, i, 1),
+            .vmid = store_rows_id(&members, i, 2),
+            .held = store_rows_int(&members, i, 3) != 0,
+        };
+        if (fn(&m, ctx) != 0)
+            break;
+    }
+    store_rows_free(&members);
+    return 0;
+}
+
+int store_group_claim(store *s, const char *name, const char *policy, int64_t max_per_host,
+                      int64_t expected, const char *at, vf_error *err)
+{
+    /* One statement for a new group and a known one: a new group is at
+     * generation 0, so a row another writer inserted meanwhile (at 1 or
+     * more) fails the condition as an update by it would. */
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_GROUP_CLAIM,
+                   "INSERT INTO server_groups (name, policy, max_per_host, generation, changed_at) "
+                   "VALUES (?1, ?2, ?3, ?4 + 1, ?5) ON CONFLICT (name) DO UPDATE SET "
+                   "generation = server_groups.generation + 1, policy = excluded.policy, "
+                   "max_per_host = excluded.max_per_host, changed_at = excluded.changed_at "
+                   "WHERE server_groups.generation = ?4",
+                   err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, name);
+    db_bind_text(st, 2, policy);
+    db_bind_int64(st, 3, max_per_host);
+    db_bind_int64(st, 4, expected);
+    db_bind_text(st, 5, at);
+    char moved[160];
+    snprintf(moved, sizeof moved, "group %.63s changed since read (generation %lld)", name,
+             (long long)expected);
+    if (store_defers(s)) {
+        db_expect expect = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = moved};
+        return store_exec_deferred(st, "claiming a group", &expect, err);
+    }
+    int changed = store_exec_change(s, st, "claiming a group", err);
+    if (changed < 0)
+        return -1;
+    if (changed == 0) {
+        vf_error_set(err, VF_ECONFLICT, "store %s: %s", s->path, moved);
+        return -1;
+    }
+    return 0;
+}
+
+int store_reservations_set_group(store *s, const char *task_id, const char *name, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_SET_GROUP,
+                             "UPDATE reservations SET group_name = ?2 "
+                             "WHERE task_id = ?1 AND released_at IS NULL",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, task_id);
+    db_bind_text(st, 2, name);
+    if (store_defers(s))
+        return store_exec_deferred(st, "marking a group's reservations", &(db_expect){0}, err);
+    return store_exec_change(s, st, "marking a group's reservations", err) < 0 ? -1 : 0;
+}

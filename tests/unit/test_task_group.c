@@ -1,0 +1,191 @@
+/* task_group and the task handler's count and group path (docs/scheduling.md
+ * "Groups"): members of one group over several messages, each in its own
+ * transaction on a real SQLite store, count: N all or none, a policy at odds
+ * with the members recorded, and the group's conditional claim. */
+#include "handler_fixture.h"
+#include "store_groups.h"
+#include "store_reservations.h"
+#include "store_tasks.h"
+#include "task_group.h"
+#include "task_handler.h"
+
+#include <jansson.h>
+
+static int handle(fixture *f, const char *body, const char *id, int64_t attempt, task_outcome *out)
+{
+    return handle_with(f, task_handler_handle, "task.schedule", body, id, attempt, out);
+}
+
+/* Handle `body` as task `id` and return its recorded status ("" when none)
+ * and node in the buffers given. */
+static void run(fixture *f, const char *id, const char *body, char status[16], char node[64],
+                char *error, size_t error_size)
+{
+    task_outcome out;
+    CHECKF(handle(f, body, id, 0, &out) == 0, "%s", id);
+    snprintf(status, 16, "%s", out.status);
+    snprintf(node, 64, "%s", out.node);
+    if (error)
+        snprintf(error, error_size, "%s", out.error ? out.error : out.error_text);
+    task_outcome_close(&out);
+}
+
+static int count_live(const store_reservation *r, void *user)
+{
+    (void)r;
+    (*(int *)user)++;
+    return 0;
+}
+
+static int live_reservations(fixture *f)
+{
+    vf_error err;
+    vf_error_init(&err);
+    int n = 0;
+    CHECK(store_reservations_live(f->store, FIXED_TEXT, count_live, &n, &err) == 0);
+    return n;
+}
+
+static void test_anti_affinity(fixture *f)
+{
+    static const char body[] = "{\"requested_cpu\":1,\"requested_memory\":512,"
+                               "\"group\":{\"name\":\"web\",\"policy\":\"anti-affinity\"}}";
+    char status[16], node[64], error[512];
+    char seen[3][64];
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "anti-%d", i);
+        run(f, id, body, status, seen[i], NULL, 0);
+        CHECK_STR(status, "completed");
+    }
+    CHECK(strcmp(seen[0], seen[1]) != 0 && strcmp(seen[1], seen[2]) != 0 &&
+          strcmp(seen[0], seen[2]) != 0);
+    /* The fourth finds a member on every host: it waits, the reason named. */
+    run(f, "anti-3", body, status, node, error, sizeof error);
+    CHECK_STR(status, "retrying");
+    CHECK_CONTAINS(error, "3 group anti-affinity");
+    /* Another group is not in the way. */
+    run(f, "other-0",
+        "{\"requested_cpu\":1,\"requested_memory\":512,"
+        "\"group\":{\"name\":\"db\",\"policy\":\"anti-affinity\"}}",
+        status, node, NULL, 0);
+    CHECK_STR(status, "completed");
+    /* Members disagreeing about the policy: invalid, with both named. */
+    run(f, "anti-bad",
+        "{\"requested_cpu\":1,\"requested_memory\":512,"
+        "\"group\":{\"name\":\"web\",\"policy\":\"affinity\"}}",
+        status, node, error, sizeof error);
+    CHECK_STR(status, "failed");
+    CHECK_CONTAINS(error, "group web: policy affinity, max_per_host 0 given, but its 3 members "
+                          "were placed under policy anti-affinity, max_per_host 1");
+}
+
+static void test_affinity(fixture *f)
+{
+    static const char body[] = "{\"requested_cpu\":1,\"requested_memory\":512,"
+                               "\"group\":{\"name\":\"pair\",\"policy\":\"affinity\"}}";
+    char status[16], first[64], second[64];
+    run(f, "aff-0", body, status, first, NULL, 0);
+    CHECK_STR(status, "completed");
+    run(f, "aff-1", body, status, second, NULL, 0);
+    CHECK_STR(status, "completed");
+    CHECK_STR(second, first);
+}
+
+static void test_count(fixture *f)
+{
+    int before = live_reservations(f);
+    task_outcome out;
+    CHECK(handle(f,
+                 "{\"requested_cpu\":1,\"requested_memory\":512,\"count\":3,"
+                 "\"group\":{\"name\":\"trio\",\"policy\":\"anti-affinity\"}}",
+                 "count-3", 0, &out) == 0);
+    CHECK_STR(out.status, "completed");
+    task_outcome_close(&out);
+    CHECK(live_reservations(f) == before + 3);
+    store_task t;
+    memset(&t, 0, sizeof t);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_task_get(f->store, "count-3", &t, &err) == 0);
+    json_t *result = t.result ? json_loads(t.result, 0, NULL) : NULL;
+    json_t *placements = json_object_get(result, "placements");
+    CHECK(json_array_size(placements) == 3);
+    CHECK(json_integer_value(json_object_get(result, "count")) == 3);
+    /* Each its own vmid and, anti-affine, its own host. */
+    const char *n0 = json_string_value(
+        json_object_get(json_object_get(json_array_get(placements, 0), "node"), "name"));
+    const char *n2 = json_string_value(
+        json_object_get(json_object_get(json_array_get(placements, 2), "node"), "name"));
+    CHECK(n0 && n2 && strcmp(n0, n2) != 0);
+    CHECK(json_integer_value(json_object_get(json_array_get(placements, 0), "vmid")) !=
+          json_integer_value(json_object_get(json_array_get(placements, 1), "vmid")));
+    CHECK_STR(json_string_value(json_object_get(json_object_get(result, "group"), "policy")),
+              "anti-affinity");
+    json_decref(result);
+    store_task_clear(&t);
+
+    /* Four anti-affine ones on three hosts: none placed, nothing held. */
+    before = live_reservations(f);
+    size_t held = sched_engine_reservation_count(f->engine);
+    char status[16], node[64], error[512];
+    run(f, "count-4",
+        "{\"requested_cpu\":1,\"requested_memory\":512,\"count\":4,"
+        "\"group\":{\"name\":\"quad\",\"policy\":\"anti-affinity\"}}",
+        status, node, error, sizeof error);
+    CHECK_STR(status, "retrying");
+    CHECK_CONTAINS(error, "4 VMs (all or none): 0/3 nodes are available: 3 group anti-affinity");
+    CHECK(live_reservations(f) == before);
+    CHECK(sched_engine_reservation_count(f->engine) == held);
+    /* count without a group: too much for the hosts together (3 x 8 vCPUs
+     * x the default overcommit) places nothing either. */
+    run(f, "count-big", "{\"requested_cpu\":8,\"requested_memory\":1024,\"count\":64}", status,
+        node, error, sizeof error);
+    CHECK_STR(status, "retrying");
+    CHECK_CONTAINS(error, "64 VMs (all or none)");
+    CHECK(live_reservations(f) == before);
+    CHECK(sched_engine_reservation_count(f->engine) == held);
+}
+
+/* Two writers read the group at one generation: the second claim fails as
+ * a conflict, so its batch is decided again. */
+static void test_claim_conflict(fixture *f)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_group g;
+    CHECK(store_group_read(f->store, "race", FIXED_TEXT, &g, NULL, NULL, &err) == 0);
+    CHECK(g.generation == 0);
+    CHECK(store_begin(f->store, &err) == 0);
+    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, 0, FIXED_TEXT, &err) == 0);
+    CHECK(store_commit(f->store, &err) == 0);
+    CHECK(store_begin(f->store, &err) == 0);
+    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, 0, FIXED_TEXT, &err) == -1);
+    CHECK(err.code == VF_ECONFLICT);
+    CHECK_CONTAINS(err.text, "group race changed since read");
+    (void)store_rollback(f->store, NULL);
+    CHECK(store_group_read(f->store, "race", FIXED_TEXT, &g, NULL, NULL, &err) == 0);
+    CHECK(g.generation == 1);
+    CHECK_STR(g.policy, "anti-affinity");
+    vf_error_init(&err);
+    CHECK(store_begin(f->store, &err) == 0);
+    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, 1, FIXED_TEXT, &err) == 0);
+    CHECK(store_commit(f->store, &err) == 0);
+}
+
+int main(void)
+{
+    fixture f;
+    CHECK(fixture_open(&f));
+    /* The reservation clock at the handler's fixed time (it is the wall
+     * clock otherwise, days after the fixed reservations expired). */
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_inventory_fresh_set(f.store, FIXED_TEXT, &err) == 0);
+    test_anti_affinity(&f);
+    test_affinity(&f);
+    test_count(&f);
+    test_claim_conflict(&f);
+    fixture_close(&f);
+    return test_summary();
+}
