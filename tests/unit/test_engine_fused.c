@@ -228,6 +228,80 @@ static double ref_total(const setup *s, const double raw[N_SCORES])
     return weights > 0 ? total / weights : total;
 }
 
+/* A request's group as the reference sees it: the policy and cap in the
+ * request, the members per host (NULL: none). */
+typedef struct ref_group {
+    const uint32_t *members;
+    uint32_t total, most;
+} ref_group;
+
+/* The group's hard rules for a host that passed every filter and was not
+ * excluded (docs/scheduling.md "Groups"). */
+static sched_reason ref_group_reason(const sched_request *req, const ref_group *g, size_t i)
+{
+    uint32_t here = g->members ? g->members[i] : 0;
+    if (req->group_max_per_host > 0 && here >= (uint32_t)req->group_max_per_host)
+        return req->group_policy == SCHED_GROUP_ANTI_AFFINITY ? SCHED_REASON_GROUP_ANTI_AFFINITY
+                                                              : SCHED_REASON_GROUP_FULL;
+    if (req->group_policy == SCHED_GROUP_AFFINITY && g->total > 0 && here == 0)
+        return SCHED_REASON_GROUP_AFFINITY;
+    return SCHED_REASON_NONE;
+}
+
+/* Whether ServerGroup scores this request: a soft policy with members. */
+static bool ref_group_scores(const sched_request *req, const ref_group *g)
+{
+    return (req->group_policy == SCHED_GROUP_SOFT_AFFINITY ||
+            req->group_policy == SCHED_GROUP_SOFT_ANTI_AFFINITY) &&
+           g->most > 0;
+}
+
+static double ref_group_score(const sched_request *req, const ref_group *g, size_t i)
+{
+    double share = 100.0 * g->members[i] / g->most;
+    return req->group_policy == SCHED_GROUP_SOFT_AFFINITY ? share : 100.0 - share;
+}
+
+/* ref_total with ServerGroup, weighted as the other scores together. */
+static double ref_total_group(const setup *s, const double raw[N_SCORES], double group_score)
+{
+    double total = 0, weights = 0;
+    for (int k = 0; k < N_SCORES; k++) {
+        if (!(s->weight[k] > 0))
+            continue;
+        total += s->weight[k] * clamp100(raw[k]);
+        weights += s->weight[k];
+    }
+    double w_group = weights > 0 ? weights : 1;
+    total += w_group * group_score;
+    return total / (weights + w_group);
+}
+
+/* Sometimes a group: a random policy and cap, members on a few hosts. */
+static void random_group(sched_request *req, uint32_t *members, size_t n_hosts, ref_group *g)
+{
+    memset(g, 0, sizeof *g);
+    if (rnd(4) != 0)
+        return;
+    snprintf(req->group, sizeof req->group, "g%u", rnd(3));
+    req->group_policy = (sched_group_policy)(1 + rnd(4));
+    req->group_max_per_host = rnd(3) == 0 ? (int32_t)(1 + rnd(3)) : 0;
+    if (req->group_policy == SCHED_GROUP_ANTI_AFFINITY && req->group_max_per_host == 0)
+        req->group_max_per_host = 1;
+    if (rnd(4) == 0 || n_hosts == 0)
+        return; /* no member yet */
+    memset(members, 0, n_hosts * sizeof *members);
+    uint32_t n = 1 + rnd(12);
+    for (uint32_t k = 0; k < n; k++)
+        members[rnd((uint32_t)n_hosts)]++;
+    g->members = members;
+    for (size_t i = 0; i < n_hosts; i++) {
+        g->total += members[i];
+        if (members[i] > g->most)
+            g->most = members[i];
+    }
+}
+
 static void random_request(sched_request *req)
 {
     static const char *const pools[] = {"default", "default", "gpu", "edge", "nowhere"};
@@ -270,7 +344,8 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
     bool *is_excluded = calloc(set->n_hosts + 1, sizeof *is_excluded);
     uint8_t *reasons = calloc(set->n_hosts + 1, sizeof *reasons);
     double *totals = calloc(set->n_hosts + 1, sizeof *totals);
-    if (!is_excluded || !reasons || !totals) {
+    uint32_t *members = calloc(set->n_hosts + 1, sizeof *members);
+    if (!is_excluded || !reasons || !totals || !members) {
         CHECK(!"out of memory");
         exit(test_summary());
     }
@@ -279,13 +354,17 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         if (excluded[e] < set->n_hosts)
             is_excluded[excluded[e]] = true;
     }
+    ref_group group;
+    random_group(&req, members, set->n_hosts, &group);
     /* Sometimes per-host reasons for a placed decision too: the full pass. */
-    sched_decide_options options = {
-        .excluded = excluded, .n_excluded = n_excluded, .host_reasons = rnd(4) == 0};
+    sched_decide_options options = {.excluded = excluded,
+                                    .n_excluded = n_excluded,
+                                    .host_reasons = rnd(4) == 0,
+                                    .group_members = group.members};
     sched_decision d;
     vf_error err;
     vf_error_init(&err);
-    int rc = rnd(2) && n_excluded == 0 && !options.host_reasons
+    int rc = rnd(2) && n_excluded == 0 && !options.host_reasons && !group.members
                  ? sched_engine_decide(engine, &req, &d, &err)
                  : sched_engine_decide_with(engine, &req, &options, &d, &err);
     CHECKF(rc == 0, "case %d: %s", case_no, err.text);
@@ -302,6 +381,8 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         sched_reason r = ref_reason(s, set, h, &loads[i], &req);
         if (r == SCHED_REASON_NONE && is_excluded[i])
             r = SCHED_REASON_ANTI_AFFINITY;
+        if (r == SCHED_REASON_NONE)
+            r = ref_group_reason(&req, &group, i);
         reasons[i] = (uint8_t)r;
         counts[r]++;
         if (r != SCHED_REASON_NONE)
@@ -309,7 +390,9 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         feasible++;
         double raw[N_SCORES];
         ref_raw(s, h, &loads[i], &req, raw);
-        totals[i] = ref_total(s, raw);
+        totals[i] = ref_group_scores(&req, &group)
+                        ? ref_total_group(s, raw, ref_group_score(&req, &group, i))
+                        : ref_total(s, raw);
         if (best == SIZE_MAX || totals[i] > totals[best] + SCORE_EPSILON)
             best = i;
     }
@@ -348,6 +431,15 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
                  d.parts[part].score == clamp100(raw[k]) && d.parts[part].weight == s->weight[k];
             part++;
         }
+        if (ok && ref_group_scores(&req, &group)) {
+            double w = 0;
+            for (int k = 0; k < N_SCORES; k++)
+                w += s->weight[k] > 0 ? s->weight[k] : 0;
+            ok = part < d.n_parts && strcmp(d.parts[part].plugin, SCHED_GROUP_SCORE_NAME) == 0 &&
+                 d.parts[part].score == ref_group_score(&req, &group, chosen) &&
+                 d.parts[part].weight == (w > 0 ? w : 1);
+            part++;
+        }
         ok = ok && part == d.n_parts;
     }
     CHECKF(
@@ -377,6 +469,7 @@ out:
     free(is_excluded);
     free(reasons);
     free(totals);
+    free(members);
 }
 
 /* `cases` random setups over up to `max_hosts` hosts (at least `min_hosts`),
@@ -463,7 +556,20 @@ static void test_cases_cover_every_reason(void)
         sched_request req;
         random_request(&req);
         size_t excluded[2] = {0, 1};
-        sched_decide_options options = {.excluded = excluded, .n_excluded = 2};
+        /* Members on hosts 2 and 3: each group reason in a quarter of the cases. */
+        uint32_t members[MAX_HOSTS] = {0, 0, 1, 1};
+        static const sched_group_policy policies[] = {SCHED_GROUP_NONE, SCHED_GROUP_AFFINITY,
+                                                      SCHED_GROUP_ANTI_AFFINITY,
+                                                      SCHED_GROUP_SOFT_AFFINITY};
+        req.group_policy = policies[c % 4];
+        req.group_max_per_host = req.group_policy == SCHED_GROUP_NONE       ? 0
+                                 : req.group_policy == SCHED_GROUP_AFFINITY ? 0
+                                                                            : 1;
+        if (req.group_policy != SCHED_GROUP_NONE)
+            snprintf(req.group, sizeof req.group, "g");
+        sched_decide_options options = {.excluded = excluded,
+                                        .n_excluded = 2,
+                                        .group_members = set->n_hosts >= 4 ? members : NULL};
         sched_decision d;
         if (engine && sched_engine_decide_with(engine, &req, &options, &d, &err) == 0)
             for (int r = 0; r < SCHED_REASON_COUNT; r++)
