@@ -5,7 +5,10 @@
  * the worker's unknown_scheduler wait); its priority / priority_class
  * resolved against classes high and low (queue_order), and, when it fits
  * nowhere and its class may preempt, the PostFilter's choice over holds
- * of mixed priorities, some never preemptible (preempt.h). */
+ * of mixed priorities, some never preemptible (preempt.h). A request with a
+ * group or a count > 1 is decided as the task handler does it: count
+ * placements, all held then released, the group's members per host made up
+ * from the input's bytes (as the store would give them). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -23,6 +26,32 @@ static const char classes_yaml[] = "scheduler:\n"
                                    "  priority_classes:\n"
                                    "    high: {value: 1000}\n"
                                    "    low: {value: -10, preemption: never}\n";
+
+/* The handler's place_all without a store: each placement held so the
+ * next sees it, every hold ended afterwards. */
+static void place_all(sched_engine *decider, const sched_request *req, const uint8_t *data,
+                      size_t size)
+{
+    uint32_t *members = calloc(hosts->n_hosts ? hosts->n_hosts : 1, sizeof *members);
+    if (!members)
+        abort();
+    for (size_t i = 0; i < hosts->n_hosts && size > 0; i++)
+        members[i] = data[i % size] % 4;
+    for (int i = 0; i < req->count; i++) {
+        sched_decide_options options = {.group_members = req->group[0] ? members : NULL};
+        sched_decision decision;
+        if (sched_engine_decide_with(decider, req, &options, &decision, NULL) < 0 ||
+            !decision.placed)
+            break;
+        members[sched_decision_host_index(decider, &decision)]++;
+        sched_reservation res;
+        sched_reservation_from_decision(&res, &decision, req, "fuzz", 0);
+        if (sched_engine_reserve(engine, &res, NULL) < 0)
+            break;
+    }
+    sched_engine_release(engine, "fuzz");
+    free(members);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -88,7 +117,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bool valid = queue_order_priority(&req, classes, &priority, &ignored) == 0;
         sched_decision decision;
         sched_engine *decider = sched_engine_profile(engine, req.scheduler_name);
-        if (decider && sched_engine_decide(decider, &req, &decision, &err) == 0) {
+        if (decider && (req.group[0] || req.count > 1))
+            place_all(decider, &req, data, size);
+        else if (decider && sched_engine_decide(decider, &req, &decision, &err) == 0) {
             json_t *result = sched_decision_to_json(&decision, hosts);
             json_decref(result);
             if (valid && !decision.placed && sched_preempt_allowed(&req, classes)) {

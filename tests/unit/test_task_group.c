@@ -173,6 +173,41 @@ static void test_claim_conflict(fixture *f)
     CHECK(store_commit(f->store, &err) == 0);
 }
 
+/* Two writers read the group in transactions open at once (PostgreSQL,
+ * where writers run side by side): the first to claim commits, the
+ * second's claim at the generation it read is a conflict. */
+static void test_claim_race(const char *location)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store *a = store_open(location, STORE_READ_WRITE, &err);
+    store *b = a ? store_open(location, STORE_READ_WRITE, &err) : NULL;
+    CHECKF(a && b, "%s", err.text);
+    if (!a || !b)
+        goto out;
+    store_group ga, gb;
+    CHECK(store_begin(a, &err) == 0);
+    CHECK(store_group_read(a, "race", FIXED_TEXT, &ga, NULL, NULL, &err) == 0);
+    CHECK(store_begin(b, &err) == 0);
+    CHECK(store_group_read(b, "race", FIXED_TEXT, &gb, NULL, NULL, &err) == 0);
+    CHECK(ga.generation == 0 && gb.generation == 0);
+    CHECK(store_group_claim(a, "race", "affinity", 0, ga.generation, FIXED_TEXT, &err) == 0);
+    CHECK(store_commit(a, &err) == 0);
+    CHECK(store_group_claim(b, "race", "affinity", 0, gb.generation, FIXED_TEXT, &err) == -1);
+    CHECKF(err.code == VF_ECONFLICT, "%s", err.text);
+    (void)store_rollback(b, NULL);
+    /* Read again, B claims at the generation A left. */
+    vf_error_init(&err);
+    CHECK(store_begin(b, &err) == 0);
+    CHECK(store_group_read(b, "race", FIXED_TEXT, &gb, NULL, NULL, &err) == 0);
+    CHECK(gb.generation == 1);
+    CHECK(store_group_claim(b, "race", "affinity", 0, gb.generation, FIXED_TEXT, &err) == 0);
+    CHECKF(store_commit(b, &err) == 0, "%s", err.text);
+out:
+    store_close(b);
+    store_close(a);
+}
+
 int main(void)
 {
     fixture f;
@@ -187,5 +222,14 @@ int main(void)
     test_count(&f);
     test_claim_conflict(&f);
     fixture_close(&f);
+    char url[512];
+    bool skipped = false;
+    if (test_pg_url("group_race", url, sizeof url, &skipped) == 0)
+        test_claim_race(url);
+    else if (skipped)
+        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
+    else
+        CHECKF(false, "VF_PG_URL is set but unusable");
+    test_pg_cleanup();
     return test_summary();
 }

@@ -532,7 +532,7 @@ static void log_summary(service *svc, bool final)
                  span_s > 0 ? (double)svc->placed_since_summary / span_s : 0.0);
     if (svc->conflicts_since_summary)
         log_info("decided %llu batches again in the last %.0f s: other workers had changed their "
-                 "hosts",
+                 "hosts or groups",
                  (unsigned long long)svc->conflicts_since_summary, span_s);
     svc->placed_since_summary = 0;
     svc->conflicts_since_summary = 0;
