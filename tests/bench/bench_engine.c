@@ -7,9 +7,11 @@
  *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
  *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
  *                                                        for callgrind instruction counts
- * case: plain, regex, reserve, varied, profiles, whynot or preempt; with a case, only max-hosts is
- * run. profiles: decide+reserve with two scheduling profiles configured (scheduler.profiles), every
- * other decision by the pack profile: what the profiles' shared holds cost. whynot: an
+ * case: plain, regex, reserve, varied, profiles, group, whynot or preempt; with a case, only
+ * max-hosts is run. profiles: decide+reserve with two scheduling profiles configured
+ * (scheduler.profiles), every other decision by the pack profile: what the profiles' shared holds
+ * cost. group: decide+reserve as members of one soft-anti-affinity group, the members per host
+ * given to every decision (docs/scheduling.md "Groups"): what the group path costs. whynot: an
  * unschedulable request decided, then its suggestions (suggest.h): the cost of saying what would
  * make it fit, beside the decision's own. preempt: every host's free slots held by reservations of
  * priorities 0..40 (their VMs not yet there), so a request fits nowhere; decided, then PostFilter's
@@ -99,7 +101,7 @@ static sched_engine *make_engine(const hostset *hosts, int n_profiles)
 
 /* VARIED: decide + reserve with a different vCPU count each time (97 shapes,
  * more than the engine keeps scores for), the worst case for kept scores. */
-typedef enum { PLAIN, REGEX, RESERVE, VARIED, PROFILES } bench_mode;
+typedef enum { PLAIN, REGEX, RESERVE, VARIED, PROFILES, GROUP } bench_mode;
 
 static long peak_rss_kib(void)
 {
@@ -121,6 +123,17 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     req.disk = 20;
     if (mode == REGEX)
         snprintf(req.node_regex, sizeof req.node_regex, "bm-[0-9]*[02468]");
+    /* GROUP: the members per host, and where each of the last 500 went. */
+    uint32_t *members = NULL;
+    size_t member_host[500];
+    if (mode == GROUP) {
+        snprintf(req.group, sizeof req.group, "web");
+        req.group_policy = SCHED_GROUP_SOFT_ANTI_AFFINITY;
+        members = calloc(n_hosts, sizeof *members);
+        if (!members)
+            exit(1);
+    }
+    sched_decide_options options = {.group_members = members};
 
     long decisions = 0, placed = 0;
     double start = now_s(), elapsed = 0;
@@ -130,7 +143,8 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
             if (mode == VARIED)
                 req.cpu = 1 + (int32_t)(decisions % 97);
             sched_engine *decider = mode == PROFILES && decisions % 2 ? packer : engine;
-            if (sched_engine_decide(decider, &req, &d, &err) < 0) {
+            if ((mode == GROUP ? sched_engine_decide_with(decider, &req, &options, &d, &err)
+                               : sched_engine_decide(decider, &req, &d, &err)) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
                 exit(1);
             }
@@ -138,7 +152,13 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
             if (!d.placed)
                 continue;
             placed++;
-            if (mode == RESERVE || mode == VARIED || mode == PROFILES) {
+            if (mode == GROUP) {
+                if (decisions > 500)
+                    members[member_host[decisions % 500]]--;
+                member_host[decisions % 500] = sched_decision_host_index(engine, &d);
+                members[member_host[decisions % 500]]++;
+            }
+            if (mode == RESERVE || mode == VARIED || mode == PROFILES || mode == GROUP) {
                 sched_reservation res;
                 char task[32];
                 snprintf(task, sizeof task, "t%ld", decisions);
@@ -175,12 +195,13 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     }
     double set_params_ms = (now_s() - params_start) * 1e3;
     static const char *const names[] = {"default plugins", "node regex", "decide+reserve",
-                                        "varied shapes", "2 profiles"};
+                                        "varied shapes",   "2 profiles", "group member"};
     printf("%-16s hosts=%6zu  decisions/s=%10.0f  node-evaluations/s=%12.0f  us/decision=%8.2f  "
            "placed=%ld/%ld  set-hosts-ms=%.2f  set-params-ms=%.2f  peak-rss-kib=%ld\n",
            names[mode], n_hosts, (double)decisions / elapsed,
            (double)decisions * (double)n_hosts / elapsed, elapsed / (double)decisions * 1e6, placed,
            decisions, set_hosts_ms, set_params_ms, peak_rss_kib());
+    free(members);
     sched_engine_free(engine);
     hostset_free(hosts);
 }
@@ -299,9 +320,9 @@ int main(int argc, char **argv)
     if (seconds <= 0)
         seconds = 1.0;
     size_t max_hosts = arg < argc ? (size_t)atol(argv[arg++]) : 100000;
-    static const char *const cases[] = {"plain", "regex", "reserve", "varied", "profiles"};
+    static const char *const cases[] = {"plain", "regex", "reserve", "varied", "profiles", "group"};
     int only = -1;
-    for (int m = 0; m < 5 && arg < argc; m++)
+    for (int m = 0; m < 6 && arg < argc; m++)
         if (strcmp(argv[arg], cases[m]) == 0)
             only = m;
     if (arg < argc && strcmp(argv[arg], "whynot") == 0) {
