@@ -19,7 +19,7 @@ static void world_open(world *w, size_t n)
     vf_error_init(&err);
     w->hosts = hostset_new();
     for (size_t i = 0; i < n; i++) {
-        char name[16];
+        char name[32]; /* room for any size_t: gcc's -Wformat-truncation */
         snprintf(name, sizeof name, "bm-%02zu", i + 1);
         host h = fixture_host(name);
         h.allocated_cpu = (double)(8 * i);
