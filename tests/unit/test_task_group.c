@@ -3,6 +3,7 @@
  * transaction on a real SQLite store, count: N all or none, a policy at odds
  * with the members recorded, and the group's conditional claim. */
 #include "handler_fixture.h"
+#include "release_handler.h"
 #include "store_groups.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
@@ -147,6 +148,89 @@ static void test_count(fixture *f)
     CHECK(sched_engine_reservation_count(f->engine) == held);
 }
 
+/* task.release of a task placed with count 3 gives back every placement,
+ * through a reservation book as the worker keeps one: each host claimed,
+ * the engine holding none of them afterwards, the next catch-up finding
+ * nothing stale. */
+static void test_release_count(fixture *f)
+{
+    vf_error err;
+    vf_error_init(&err);
+    reservation_book *book = reservation_book_new(f->engine, &err);
+    CHECK(book != NULL);
+    sched_engine_release_all(f->engine);
+    CHECK(reservation_book_load(book, f->store, FIXED_MS, &err) >= 0);
+    f->handler.book = book;
+    size_t held = sched_engine_reservation_count(f->engine);
+    int live = live_reservations(f);
+    task_outcome out;
+    CHECK(store_begin(f->store, &err) == 0);
+    CHECK(reservation_book_catch_up(book, f->store, FIXED_MS, &err) >= 0);
+    static const char body[] = "{\"task_id\":\"rel-3\",\"requested_cpu\":1,"
+                               "\"requested_memory\":256,\"count\":3}";
+    task_message msg = {(const unsigned char *)body,
+                        strlen(body),
+                        false,
+                        strlen(body),
+                        "task.schedule",
+                        "rel-3",
+                        NULL,
+                        false,
+                        0,
+                        "guest",
+                        false,
+                        NULL};
+    memset(&out, 0, sizeof out);
+    CHECK(task_handler_handle(&f->handler, &msg, &out, &err) == 0);
+    CHECK_STR(out.status, "completed");
+    task_outcome_close(&out);
+    CHECK(store_commit(f->store, &err) == 0);
+    reservation_book_committed(book);
+    CHECK(live_reservations(f) == live + 3);
+    CHECK(sched_engine_reservation_count(f->engine) == held + 3);
+
+    static const char release[] = "{\"task_id\":\"rel-3\"}";
+    task_message rel = {(const unsigned char *)release,
+                        strlen(release),
+                        false,
+                        strlen(release),
+                        "task.release",
+                        "rel-3-release",
+                        NULL,
+                        false,
+                        0,
+                        "guest",
+                        false,
+                        NULL};
+    CHECK(store_begin(f->store, &err) == 0);
+    CHECK(reservation_book_catch_up(book, f->store, FIXED_MS, &err) >= 0);
+    memset(&out, 0, sizeof out);
+    CHECKF(release_handler_handle(&f->handler, &rel, &out, &err) == 0, "%s", err.text);
+    CHECK_STR(out.status, "released");
+    task_outcome_close(&out);
+    CHECKF(store_commit(f->store, &err) == 0, "%s", err.text);
+    reservation_book_committed(book);
+    CHECK(live_reservations(f) == live);
+    CHECK(sched_engine_reservation_count(f->engine) == held);
+    /* The book's picture is the store's: the next batch claims without a
+     * conflict on the hosts the release changed. */
+    CHECK(store_begin(f->store, &err) == 0);
+    CHECK(reservation_book_catch_up(book, f->store, FIXED_MS, &err) >= 0);
+    memset(&out, 0, sizeof out);
+    msg.body = (const unsigned char *)"{\"task_id\":\"rel-again\",\"requested_cpu\":1,"
+                                      "\"requested_memory\":256,\"count\":3}";
+    msg.body_len = strlen((const char *)msg.body);
+    msg.body_size = msg.body_len;
+    msg.message_id = "rel-again";
+    CHECKF(task_handler_handle(&f->handler, &msg, &out, &err) == 0, "%s", err.text);
+    CHECK_STR(out.status, "completed");
+    task_outcome_close(&out);
+    CHECKF(store_commit(f->store, &err) == 0, "%s", err.text);
+    reservation_book_committed(book);
+    f->handler.book = NULL;
+    reservation_book_free(book);
+}
+
 /* Two writers read the group at one generation: the second claim fails as
  * a conflict, so its batch is decided again. */
 static void test_claim_conflict(fixture *f)
@@ -221,6 +305,7 @@ int main(void)
     test_affinity(&f);
     test_count(&f);
     test_claim_conflict(&f);
+    test_release_count(&f);
     fixture_close(&f);
     char url[512];
     bool skipped = false;

@@ -356,6 +356,30 @@ long reservation_book_preempt(reservation_book *book, store *s, sched_engine *en
     return ended;
 }
 
+long reservation_book_release_each(reservation_book *book, store *s, sched_engine *engine,
+                                   const char *task_id, const char *const *nodes, size_t n,
+                                   const char *at, vf_error *err)
+{
+    for (size_t k = 0; book && k < n; k++)
+        if (reservation_book_claim(book, s, nodes[k], err) < 0)
+            return -1;
+    int ended = store_reservation_release_task(s, task_id, at, err);
+    if (ended < 0)
+        return -1;
+    if (book && ended > 0 && (size_t)ended == n) {
+        for (size_t k = 0; k < n; k++) {
+            long i = known_index(book, nodes[k]);
+            if (i >= 0)
+                book->hosts[i].generation++; /* the trigger's bump for this one */
+        }
+    } else if (book && ended > 0) {
+        /* Which hosts the ended ones were on is not known here. */
+        book->reload_all = true;
+    }
+    sched_engine_release(engine, task_id);
+    return ended;
+}
+
 static void end_claims(reservation_book *book)
 {
     for (size_t k = 0; k < book->n_undo; k++) {

@@ -76,6 +76,17 @@ long reservation_book_preempt(reservation_book *book, store *s, sched_engine *en
                               const char *task_id, const char *node, int32_t below, const char *at,
                               vf_error *err) __attribute__((warn_unused_result));
 
+/* reservation_book_release for a task holding one reservation on each of
+ * the n `nodes` (a node may repeat: task.schedule's count). Every host is
+ * claimed first; when the store ends n reservations, each host's generation
+ * moves by its own ones (the trigger's bumps), else (some had ended before)
+ * the next catch-up takes the whole picture again. Returns the number ended,
+ * or -1 as reservation_book_release. `book` may be NULL. */
+long reservation_book_release_each(reservation_book *book, store *s, sched_engine *engine,
+                                   const char *task_id, const char *const *nodes, size_t n,
+                                   const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* The transaction the claims were made in has committed, or was rolled back
  * (its claims are undone: the hosts are back at the generations before). */
 void reservation_book_committed(reservation_book *book);
