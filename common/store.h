@@ -180,7 +180,8 @@ bool store_in_transaction(const store *s);
 /* From now on, inside a transaction on PostgreSQL, the writes a worker's
  * batch makes (store_task_insert, store_task_update, store_task_event_add,
  * store_outbox_add, store_outbox_mark_confirmed, store_reservation_add,
- * store_host_claim) are sent without waiting for their answers: each
+ * store_host_claim, store_group_claim, store_reservations_set_group) are
+ * sent without waiting for their answers: each
  * returns 0 once sent, and a failure (with the code it would have had)
  * comes back from the next call that waits for the server, at the latest
  * store_commit, which then fails; every call after it fails too until

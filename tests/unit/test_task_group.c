@@ -287,6 +287,28 @@ static void test_claim_race(const char *location)
     CHECK(gb.generation == 1);
     CHECK(store_group_claim(b, "race", "affinity", 0, gb.generation, FIXED_TEXT, &err) == 0);
     CHECKF(store_commit(b, &err) == 0, "%s", err.text);
+
+    /* The same with writes deferred, as the worker sends them on
+     * PostgreSQL: the stale claim is sent, and fails the commit. */
+    store_defer_writes(a);
+    store_defer_writes(b);
+    vf_error_init(&err);
+    CHECK(store_begin(a, &err) == 0);
+    CHECK(store_group_read(a, "race", FIXED_TEXT, &ga, NULL, NULL, &err) == 0);
+    CHECK(store_begin(b, &err) == 0);
+    CHECK(store_group_read(b, "race", FIXED_TEXT, &gb, NULL, NULL, &err) == 0);
+    CHECK(ga.generation == 2 && gb.generation == 2);
+    CHECK(store_group_claim(a, "race", "affinity", 0, ga.generation, FIXED_TEXT, &err) == 0);
+    CHECKF(store_commit(a, &err) == 0, "%s", err.text);
+    int sent = store_group_claim(b, "race", "affinity", 0, gb.generation, FIXED_TEXT, &err);
+    int committed = sent == 0 ? store_commit(b, &err) : -1;
+    CHECK(committed == -1);
+    CHECKF(err.code == VF_ECONFLICT, "%s", err.text);
+    if (committed < 0)
+        (void)store_rollback(b, NULL);
+    vf_error_init(&err);
+    CHECK(store_group_read(b, "race", FIXED_TEXT, &gb, NULL, NULL, &err) == 0);
+    CHECK(gb.generation == 3);
 out:
     store_close(b);
     store_close(a);
