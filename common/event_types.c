@@ -12,6 +12,7 @@ static const struct {
     [EVENT_SPARE_READY] = {"spare.ready", true},
     [EVENT_SPARE_FAILED] = {"spare.failed", true},
     [EVENT_SPARE_RELEASED] = {"spare.released", true},
+    [EVENT_TASK_CANCELLED] = {"task.cancelled", true},
     [EVENT_TASK_RETRYING] = {"task.retrying", false},
     [EVENT_SPARE_PROVISIONING] = {"spare.provisioning", false},
     [EVENT_SPARE_WAITING_READY] = {"spare.waiting_ready", false},

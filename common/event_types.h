@@ -15,6 +15,7 @@ typedef enum {
     EVENT_SPARE_READY,
     EVENT_SPARE_FAILED,
     EVENT_SPARE_RELEASED,
+    EVENT_TASK_CANCELLED, /* an operator's cancel (virtflowctl task cancel) */
     /* progress: a watcher may ignore them */
     EVENT_TASK_RETRYING,
     EVENT_SPARE_PROVISIONING,

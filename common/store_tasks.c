@@ -10,7 +10,7 @@
 
 #define TASK_COLUMNS                                                                               \
     "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
-    "updated_at"
+    "updated_at, action, action_detail"
 
 void store_task_clear(store_task *t)
 {
@@ -26,6 +26,8 @@ void store_task_clear(store_task *t)
     free(t->node);
     free(t->created_at);
     free(t->updated_at);
+    free(t->action);
+    free(t->action_detail);
     memset(t, 0, sizeof *t);
 }
 
@@ -59,6 +61,8 @@ static int task_from_row(db_stmt *st, store_task *t)
     t->vmid = db_column_is_null(st, 9) ? -1 : db_column_int64(st, 9);
     t->created_at = column_dup(st, 10, &ok);
     t->updated_at = column_dup(st, 11, &ok);
+    t->action = column_dup(st, 12, &ok);
+    t->action_detail = column_dup(st, 13, &ok);
     if (!ok) {
         store_task_clear(t);
         return -1;
@@ -204,9 +208,9 @@ out:
 static int task_from_prefetched(const store_rows *rows, int row, store_task *t)
 {
     bool ok = true;
-    char **fields[] = {&t->id,   &t->kind,    &t->status,     &t->reason,
-                       NULL,     &t->request, &t->result,     &t->error,
-                       &t->node, NULL,        &t->created_at, &t->updated_at};
+    char **fields[] = {&t->id,         &t->kind,       &t->status, &t->reason,       NULL,
+                       &t->request,    &t->result,     &t->error,  &t->node,         NULL,
+                       &t->created_at, &t->updated_at, &t->action, &t->action_detail};
     memset(t, 0, sizeof *t);
     for (int column = 0; column < (int)(sizeof fields / sizeof fields[0]); column++) {
         const char *text = fields[column] ? store_rows_text(rows, row, column) : NULL;
@@ -257,7 +261,8 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
 int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT,
-                             "INSERT INTO tasks (" TASK_COLUMNS ") VALUES "
+                             "INSERT INTO tasks (id, kind, status, reason, attempts, request, "
+                             "result, error, node, vmid, created_at, updated_at) VALUES "
                              "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
                              err);
     if (!st)
@@ -563,6 +568,30 @@ int store_task_give_up(store *s, const char *id, const char *seen, const char *a
     db_bind_text(st, 4, reason);
     db_bind_text(st, 5, error);
     int changed = store_exec_change(s, st, "failing a lost task", err);
+    if (changed < 0)
+        return -1;
+    return changed == 0 ? 1 : 0;
+}
+
+int store_task_set_action(store *s, const char *id, const char *expected, const char *status,
+                          const char *action, const char *detail, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_SET_ACTION,
+                             "UPDATE tasks SET action = ?3, action_detail = ?4 WHERE id = ?1 "
+                             "AND COALESCE(action, '') = ?2 AND (CAST(?5 AS TEXT) IS NULL OR "
+                             "status = ?5)",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, id);
+    db_bind_text(st, 2, expected ? expected : "");
+    db_bind_text(st, 3, action);
+    db_bind_text(st, 4, detail);
+    db_bind_text(st, 5, status);
+    prefetch_forget(s, id);
+    if (store_defers(s))
+        return store_exec_deferred(st, "marking a task", &(db_expect){0}, err);
+    int changed = store_exec_change(s, st, "marking a task", err);
     if (changed < 0)
         return -1;
     return changed == 0 ? 1 : 0;

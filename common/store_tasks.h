@@ -26,6 +26,10 @@ typedef struct store_task {
     int64_t vmid; /* -1: none */
     char *created_at;
     char *updated_at;
+    /* An operator's mark on a retrying task (schema/013_task_actions.sql):
+     * "cancel", "retry_now", "drop_copy" or NULL; its detail JSON text or NULL. */
+    char *action;
+    char *action_detail;
 } store_task;
 
 /* Free the strings of *t and zero it; t may be NULL or already cleared. */
@@ -159,6 +163,17 @@ int store_task_requeue_touch(store *s, const char *id, const char *seen, const c
  * -1 with err. */
 int store_task_give_up(store *s, const char *id, const char *seen, const char *at,
                        const char *reason, const char *error, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Set task `id`'s operator mark to `action` (NULL: none) with `detail`
+ * (JSON text or NULL), only while its mark is still `expected` (NULL: none)
+ * and, when `status` is not NULL, its status is `status`: a mark changes
+ * once, whoever else looks at it meanwhile. Returns 0 changed, 1 not (the
+ * row moved on, or no such task), -1 with err. Deferred
+ * (store_defer_writes), always 0: the worker's transitions are decided
+ * from the row as read in its transaction. */
+int store_task_set_action(store *s, const char *id, const char *expected, const char *status,
+                          const char *action, const char *detail, vf_error *err)
     __attribute__((warn_unused_result));
 
 #endif

@@ -11,8 +11,8 @@
 #include "store_stats.h"
 
 const char *const task_view_statuses[] = {
-    "queued",        "processing", "retrying",  "completed", "failed", "provisioning",
-    "waiting_ready", "ready",      "releasing", "released",  NULL,
+    "queued",        "processing", "retrying",  "completed", "failed",    "provisioning",
+    "waiting_ready", "ready",      "releasing", "released",  "cancelled", NULL,
 };
 const char *const task_view_reasons[] = {"invalid",   "unschedulable", "never_fits",
                                          "exhausted", "lost",          NULL};
@@ -21,7 +21,7 @@ const char *const task_view_kinds[] = {"schedule", "spare", NULL};
 bool task_view_is_final(const char *status)
 {
     return status && (strcmp(status, "completed") == 0 || strcmp(status, "failed") == 0 ||
-                      strcmp(status, "released") == 0);
+                      strcmp(status, "cancelled") == 0 || strcmp(status, "released") == 0);
 }
 
 json_t *task_view_stored_json(const char *text)

@@ -52,6 +52,9 @@ json_t *api_result_json(const store_task *task)
         out = json_pack("{s:s, s:s, s:s, s:s?, s:i}", "status", "failed", "error",
                         task->error ? task->error : "failed", "task_id", task->id, "reason",
                         task->reason, "attempts", task->attempts);
+    } else if (strcmp(status, "cancelled") == 0) {
+        out = json_pack("{s:s, s:s, s:i}", "status", "cancelled", "task_id", task->id, "attempts",
+                        task->attempts);
     } else {
         /* queued, processing, retrying (and a spare task's steps): not
          * final, which is all the prototype's "processing" says. */

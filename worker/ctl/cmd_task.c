@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_task_actions.h"
 #include "ctl.h"
 #include "store_tasks.h"
 #include "task_view.h"
@@ -13,6 +14,8 @@ static void task_usage(FILE *out)
     fprintf(
         out,
         "usage: virtflowctl task [-c CONFIG] ID [--json]\n"
+        "       virtflowctl task cancel ID [--reason TEXT] [--by NAME] [--json]\n"
+        "       virtflowctl task retry-now ID [--by NAME] [--json]\n"
         "\n"
         "Show one task from the store (opened read-only): its state, request, result,\n"
         "reservations and full history, one block per history row (each attempt, with\n"
@@ -22,7 +25,17 @@ static void task_usage(FILE *out)
         "           \"reservations\": [{node, cpu, memory, disk, vmid, created_at,\n"
         "           expires_at, released_at}]}\n"
         "\n"
-        "exit status: 0 found, 1 no such task, 2 usage, 3 configuration error, 4 store\n"
+        "cancel     end a retrying task (one waiting in a delay tier): the worker ends it\n"
+        "           `cancelled` (task.cancelled, nothing reserved) when its delayed copy\n"
+        "           comes back. Idempotent; refused for a task in any other state.\n"
+        "retry-now  decide a retrying task at once: its request is published again\n"
+        "           (confirmed by the broker) and the delayed copy is dropped when it\n"
+        "           comes back; the attempt count goes on.\n"
+        "  --reason TEXT  a note for the history and task.cancelled\n"
+        "  --by NAME      who asks, for the history (default: virtflowctl (user <you>))\n"
+        "\n"
+        "exit status: 0 found (cancel, retry-now: requested, or already), 1 no such task\n"
+        "or refused (not retrying), 2 usage, 3 configuration error, 4 store or broker\n"
         "unreachable.\n");
 }
 
@@ -148,10 +161,29 @@ static void print_human(const json_t *all)
 
 int ctl_task(int argc, char **argv)
 {
+    const char *reason = NULL, *by = NULL;
+    const ctl_option options[] = {
+        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
+        {"by", 0, CTL_OPTION_STRING, &by, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+    };
     ctl_args args;
-    int parsed = ctl_options_parse("task", argc, argv, NULL, task_usage, false, &args);
+    int parsed = ctl_options_parse("task", argc, argv, options, task_usage, false, &args);
     if (parsed >= 0)
         return parsed;
+    if (args.operand_count == 2 &&
+        (strcmp(args.operands[0], "cancel") == 0 || strcmp(args.operands[0], "retry-now") == 0)) {
+        if (reason && strcmp(args.operands[0], "cancel") != 0) {
+            ctl_error("task retry-now: --reason is for cancel");
+            return CTL_EXIT_USAGE;
+        }
+        return ctl_task_action(args.operands[0], args.operands[1], by, reason, args.config_path,
+                               args.json);
+    }
+    if (reason || by) {
+        ctl_error("task: --reason and --by go with cancel or retry-now");
+        return CTL_EXIT_USAGE;
+    }
     if (args.operand_count != 1) {
         ctl_error("give exactly one task ID (try virtflowctl task --help; to list: "
                   "virtflowctl tasks)");

@@ -388,6 +388,96 @@ static void replay_reply(const task_message *msg, task_outcome *out, const store
         out->reply_body = strdup(task->result);
 }
 
+static bool is_final(const char *status)
+{
+    return strcmp(status, "completed") == 0 || strcmp(status, "failed") == 0 ||
+           strcmp(status, "cancelled") == 0;
+}
+
+/* An operator's cancel (virtflowctl task cancel): the task ends cancelled,
+ * no decision made, no attempt spent, nothing reserved; the mark's detail
+ * ({"by", "reason"}) goes into the result, the history and task.cancelled. */
+static int record_cancel(task_attempt *a, vf_error *err)
+{
+    task_outcome *out = a->out;
+    const store_task *t = &a->existing;
+    a->attempt = t->attempts; /* this copy is not decided: no attempt is spent */
+    json_t *asked = t->action_detail ? json_loads(t->action_detail, 0, NULL) : NULL;
+    const char *by = json_string_value(json_object_get(asked, "by"));
+    const char *note = json_string_value(json_object_get(asked, "reason"));
+    json_t *result = json_pack("{s:s, s:i, s:s?, s:s?}", "status", "cancelled", "attempts",
+                               a->attempt, "cancelled_by", by, "note", note);
+    json_t *data = json_pack("{s:s, s:s, s:i, s:s?, s:s?}", "task_id", out->task_id, "status",
+                             "cancelled", "attempts", a->attempt, "cancelled_by", by, "note", note);
+    json_decref(asked);
+    char *text = result ? task_attempt_result_text(a, result) : NULL;
+    json_decref(result);
+    int rc = 0;
+    if (!text || !data) {
+        vf_error_set(err, VF_ENOMEM, "out of memory cancelling task %s", out->task_id);
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = task_attempt_write(a, "cancelled", NULL, text, "cancelled by an operator", NULL, -1,
+                                err);
+    if (rc == 0)
+        rc = task_attempt_history_text(a, "cancelled", text, err);
+    if (rc == 0) {
+        rc = task_attempt_event(a, EVENT_TASK_CANCELLED, data, err);
+        data = NULL;
+    }
+    json_decref(data);
+    if (wants_reply(a->msg)) {
+        out->reply_body = text;
+        text = NULL;
+    }
+    free(text);
+    snprintf(out->summary, sizeof out->summary, "cancelled by an operator%s%s", by ? ": " : "",
+             by ? by : "");
+    return rc;
+}
+
+/* An operator's mark on the task (schema/013_task_actions.sql). Returns 1
+ * when it settled this message (the task cancelled, or a surplus copy
+ * dropped), 0 to decide the task as usual, -1 with err. A retry-now put one
+ * more copy of the task in the queue: the first copy back is decided (the
+ * mark turns into drop_copy) and the next is dropped, so the task is decided
+ * once per attempt whichever copy comes first. A recheck (the worker's own
+ * extra copy) is neither counted nor dropped. */
+static int apply_mark(task_attempt *a, bool recheck, vf_error *err)
+{
+    const store_task *t = &a->existing;
+    if (a->is_new || !t->action)
+        return 0;
+    task_handler *h = a->h;
+    bool retrying = strcmp(t->status, "retrying") == 0;
+    if (strcmp(t->action, "cancel") == 0 && retrying)
+        return record_cancel(a, err) < 0 ? -1 : 1;
+    if (recheck)
+        return 0;
+    if (strcmp(t->action, "retry_now") == 0 && retrying) {
+        if (store_task_set_action(h->store, t->id, "retry_now", NULL, "drop_copy", t->action_detail,
+                                  err) < 0)
+            return -1;
+        return 0;
+    }
+    if (strcmp(t->action, "drop_copy") != 0)
+        return 0;
+    if (store_task_set_action(h->store, t->id, "drop_copy", NULL, NULL, NULL, err) < 0)
+        return -1;
+    json_t *detail = json_pack(
+        "{s:s, s:I, s:b}", "why", "a surplus copy: retry-now had this attempt decided already",
+        "message_attempt", (json_int_t)a->msg->attempt, "redelivered", a->msg->redelivered);
+    if (task_attempt_history(a, "dropped", detail, err) < 0)
+        return -1;
+    a->out->duplicate = true;
+    if (is_final(t->status))
+        replay_reply(a->msg, a->out, t);
+    snprintf(a->out->summary, sizeof a->out->summary,
+             "a surplus copy after retry-now (task %s); dropped", t->status);
+    return 1;
+}
+
 int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *out, vf_error *err)
 {
     task_attempt a;
@@ -404,8 +494,12 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
                  a.is_new ? "no such task" : existing->status);
         goto out;
     }
-    if (!a.is_new &&
-        (strcmp(existing->status, "completed") == 0 || strcmp(existing->status, "failed") == 0)) {
+    int marked = apply_mark(&a, recheck, err);
+    if (marked != 0) {
+        rc = marked < 0 ? -1 : 0;
+        goto out;
+    }
+    if (!a.is_new && is_final(existing->status)) {
         /* Redelivered or republished: never scheduled twice. Its event, if
          * still unconfirmed, goes out again from the outbox. */
         out->duplicate = true;

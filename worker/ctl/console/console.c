@@ -1,9 +1,10 @@
 /* console: routing, the page frame, the safety rules (see console.h) and the
- * two actions. */
+ * actions. */
 #include "console.h"
 #include "store_config.h"
 #include "store_deliveries.h"
 
+#include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -94,6 +95,47 @@ static int action_redrive(console *c, const httpd_request *req, html *page)
     free(out);
     free(errors);
     return rc == 0 ? 200 : rc == 1 ? 404 : 502;
+}
+
+/* POST /actions/cancel, /actions/retry-now: `virtflowctl task cancel |
+ * retry-now ID`, the same code. Refused (409) unless the task is retrying. */
+static int action_task(console *c, const httpd_request *req, const char *action, html *page)
+{
+    char id[512];
+    console_page_start(page, strcmp(action, "cancel") == 0 ? "Cancel" : "Retry now", "/tasks");
+    if (!httpd_form(req, "task_id", id, sizeof id) || !id[0]) {
+        console_page_error(page, "task_id is missing");
+        console_page_end(page);
+        return 400;
+    }
+    const char *args[] = {"task",   action, "--by", "virtflowctl serve (console)",
+                          "--json", id,     NULL};
+    char *out = NULL, *errors = NULL;
+    int rc = console_run_ctl(c, args, &out, &errors);
+    if (rc == 0) {
+        json_t *answer = out ? json_loads(out, 0, NULL) : NULL;
+        html_raw(page, "<p id=\"outcome\">");
+        html_text(page, action);
+        html_raw(page, " <code>");
+        html_text(page, id);
+        html_raw(page, "</code>: ");
+        html_text(page, json_string_value(json_object_get(answer, "note")));
+        html_raw(page, "</p>");
+        json_decref(answer);
+    } else {
+        html_raw(page, "<p class=\"error\" id=\"outcome\">Not done: <code>");
+        html_text(page, id);
+        html_raw(page, "</code></p><pre>");
+        html_text(page, errors && errors[0] ? errors : "virtflowctl task failed");
+        html_raw(page, "</pre>");
+    }
+    html_raw(page, "<p><a href=\"/task?id=");
+    html_url_part(page, id);
+    html_raw(page, "\">Back to the task</a></p>");
+    console_page_end(page);
+    free(out);
+    free(errors);
+    return rc == 0 ? 200 : rc == 1 ? 409 : 502;
 }
 
 /* POST /actions/redeliver: what `virtflowctl redeliver` does, on a
@@ -197,6 +239,10 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
             status = action_redrive(c, req, &page);
         else if (strcmp(path, "/actions/redeliver") == 0)
             status = action_redeliver(c, req, &page);
+        else if (strcmp(path, "/actions/cancel") == 0)
+            status = action_task(c, req, "cancel", &page);
+        else if (strcmp(path, "/actions/retry-now") == 0)
+            status = action_task(c, req, "retry-now", &page);
         else
             status = refuse(&page, "Not found", "No such action.", 404);
     } else if (!get) {

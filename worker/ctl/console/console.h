@@ -1,7 +1,7 @@
 /* console: the operators' web console of `virtflowctl serve`: pages over the
  * store (tasks, one task, hosts, deliveries, dead letters, pictures) and,
- * only when started with --allow-actions and a token, two actions (redrive a
- * dead letter, redeliver an event).
+ * only when started with --allow-actions and a token, four actions (redrive a
+ * dead letter, redeliver an event, retry now or cancel a retrying task).
  *
  * Safety, in one place (console.c): every page is built with html.h, so text
  * from the store, the broker or the query string is shown as text; every

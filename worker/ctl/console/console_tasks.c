@@ -507,6 +507,25 @@ static int reservation_row(const store_reservation *r, void *user)
     return 0;
 }
 
+/* A retrying task's buttons: POST /actions/retry-now and /actions/cancel
+ * (virtflowctl task retry-now | cancel, console.c). */
+static void task_action_forms(html *page, const char *id)
+{
+    static const char *const actions[][2] = {{"retry-now", "Retry now"}, {"cancel", "Cancel"}};
+    html_raw(page, "<p id=\"actions\">");
+    for (size_t i = 0; i < 2; i++) {
+        html_raw(page,
+                 "<form class=\"inline\" method=\"post\" action=\"/actions/%s\">"
+                 "<input type=\"hidden\" name=\"task_id\" value=\"",
+                 actions[i][0]);
+        html_text(page, id);
+        html_raw(page, "\">");
+        console_token_field(page);
+        html_raw(page, "<button id=\"%s\">%s</button></form> ", actions[i][0], actions[i][1]);
+    }
+    html_raw(page, "</p>");
+}
+
 int console_task_page(console *c, const httpd_request *req, html *page)
 {
     const char *id = httpd_query(req, "id");
@@ -544,7 +563,11 @@ int console_task_page(console *c, const httpd_request *req, html *page)
     field_row(page, "error", task.error);
     field_row(page, "created_at", task.created_at);
     field_row(page, "updated_at", task.updated_at);
+    field_row(page, "operator action", task.action);
     html_raw(page, "</table>");
+    if (c->allow_actions && strcmp(task.kind, "schedule") == 0 &&
+        strcmp(task.status, "retrying") == 0)
+        task_action_forms(page, task.id);
     json_block(page, "Request", "request", task.request);
     json_block(page, "Result", "result", task.result);
     json_t *result = task.result ? json_loads(task.result, 0, NULL) : NULL;
