@@ -455,6 +455,40 @@ static void test_task_withdraw(store *s)
     CHECK(store_task_events(s, "w-taken", count_event, &rows, &err) == 0 && rows == 1);
 }
 
+/* An operator's mark (virtflowctl task cancel | retry-now): set only from
+ * the mark expected, and, when a status is given, only in that status;
+ * read back with the row, prefetched or not. */
+static void test_task_action(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task_fields f = task_fields("a-wait", "retrying", "2026-11-22T01:00:00.000Z");
+    CHECKF(store_task_insert(s, &f, &err) == 0, "%s", err.text);
+    CHECK(store_task_set_action(s, "a-wait", NULL, "completed", "cancel", NULL, &err) == 1);
+    CHECK(store_task_set_action(s, "a-wait", "retry_now", "retrying", "cancel", NULL, &err) == 1);
+    CHECKF(store_task_set_action(s, "a-wait", NULL, "retrying", "retry_now", "{\"by\":\"op\"}",
+                                 &err) == 0,
+           "%s", err.text);
+    store_task t = {0};
+    CHECK(store_task_get(s, "a-wait", &t, &err) == 0);
+    CHECK_STR(t.action, "retry_now");
+    CHECK_STR(t.action_detail, "{\"by\":\"op\"}");
+    store_task_clear(&t);
+    CHECK(store_task_set_action(s, "a-wait", "retry_now", NULL, NULL, NULL, &err) == 0);
+    CHECK(store_task_set_action(s, "a-nope", NULL, NULL, "cancel", NULL, &err) == 1);
+    CHECK(store_begin(s, &err) == 0);
+    const char *ids[] = {"a-wait"};
+    CHECK(store_tasks_prefetch(s, ids, 1, &err) == 0);
+    CHECK(store_task_get(s, "a-wait", &t, &err) == 0);
+    CHECK(t.action == NULL && t.action_detail == NULL);
+    store_task_clear(&t);
+    CHECK(store_task_set_action(s, "a-wait", NULL, "retrying", "cancel", NULL, &err) == 0);
+    CHECK(store_task_get(s, "a-wait", &t, &err) == 0);
+    CHECK_STR(t.action, "cancel");
+    store_task_clear(&t);
+    CHECK(store_commit(s, &err) == 0);
+}
+
 /* virtflow-api's requeue sweep (api_sweep.h): stale queued rows only, and
  * each change only while the row is still queued and as read. Dates of 2000
  * so that no other test's rows are older. */
@@ -1196,6 +1230,7 @@ static void test_store_semantics(const char *location)
     if (s) {
         test_tasks(s);
         test_task_withdraw(s);
+        test_task_action(s);
         test_task_requeue(s);
         test_strings_verbatim(s);
         test_transaction_is_atomic(s, location);

@@ -463,6 +463,91 @@ static void test_profiles(fixture *f)
     CHECK_CONTAINS(history, "\"scheduler\":\"gpu\"");
 }
 
+/* The history statuses of task `id`, joined by spaces, into out. */
+static int history_row(const store_task_event *e, void *ctx)
+{
+    char *out = ctx;
+    size_t len = strlen(out);
+    snprintf(out + len, 512 - len, "%s%s", len ? " " : "", e->status);
+    return 0;
+}
+
+static void history_of(fixture *f, const char *id, char out[512])
+{
+    vf_error err;
+    vf_error_init(&err);
+    out[0] = '\0';
+    CHECK(store_task_events(f->store, id, history_row, out, &err) == 0);
+}
+
+static int mark(fixture *f, const char *id, const char *from, const char *to)
+{
+    vf_error err;
+    vf_error_init(&err);
+    return store_task_set_action(f->store, id, from, "retrying", to, "{\"by\":\"op\"}", &err);
+}
+
+/* An operator's marks (virtflowctl task cancel | retry-now): a cancelled
+ * task ends at the next copy without spending an attempt; after a retry-now
+ * the first copy back is decided and the next one dropped. */
+static void test_operator_marks(fixture *f)
+{
+    f->config->scheduler.unfit_requests = CONFIG_UNFIT_WAIT;
+    const char *body = "{\"task_id\":\"t-cancel\",\"requested_cpu\":64,\"requested_memory\":1}";
+    task_outcome out;
+    store_task t;
+    char history[512];
+    CHECK(handle(f, body, "t-cancel", 0, &out) == 0 && out.action == TASK_RETRY);
+    task_outcome_close(&out);
+    CHECK(mark(f, "t-cancel", "retry_now", "cancel") == 1); /* not the mark it has */
+    CHECK(mark(f, "t-cancel", NULL, "cancel") == 0);
+    CHECK(handle(f, body, "t-cancel", 2, &out) == 0);
+    CHECK(out.action == TASK_ACK && !out.reserved);
+    CHECK_STR(out.event_key, "event.task.cancelled");
+    json_t *event = event_of(&out);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(event, "data"), "cancelled_by")),
+              "op");
+    json_decref(event);
+    task_outcome_close(&out);
+    if (get_task(f, "t-cancel", &t)) {
+        CHECK_STR(t.status, "cancelled");
+        CHECK(t.attempts == 1);
+    }
+    store_task_clear(&t);
+    CHECK(mark(f, "t-cancel", "cancel", "cancel") == 1); /* not retrying any more */
+    CHECK(handle(f, body, "t-cancel", 2, &out) == 0 && out.duplicate);
+    task_outcome_close(&out);
+
+    body = "{\"task_id\":\"t-now\",\"requested_cpu\":64,\"requested_memory\":1}";
+    CHECK(handle(f, body, "t-now", 0, &out) == 0 && out.action == TASK_RETRY);
+    task_outcome_close(&out);
+    CHECK(mark(f, "t-now", NULL, "retry_now") == 0);
+    /* The operator's copy (no attempt header) first: decided as attempt 2. */
+    CHECK(handle(f, body, "t-now", 0, &out) == 0);
+    CHECK(out.action == TASK_RETRY && out.next_attempt == 3 && !out.duplicate);
+    task_outcome_close(&out);
+    if (get_task(f, "t-now", &t)) {
+        CHECK(t.attempts == 2);
+        CHECK_STR(t.action, "drop_copy");
+    }
+    store_task_clear(&t);
+    /* The delayed copy of attempt 2 comes back: dropped, nothing decided. */
+    CHECK(handle(f, body, "t-now", 2, &out) == 0);
+    CHECK(out.duplicate && out.action == TASK_ACK && !out.event_body);
+    task_outcome_close(&out);
+    if (get_task(f, "t-now", &t)) {
+        CHECK(t.attempts == 2);
+        CHECK(t.action == NULL);
+    }
+    store_task_clear(&t);
+    /* The new delayed copy (attempt 3) is decided as usual. */
+    CHECK(handle(f, body, "t-now", 3, &out) == 0 && out.action == TASK_RETRY);
+    task_outcome_close(&out);
+    history_of(f, "t-now", history);
+    CHECK_STR(history, "processing retrying processing retrying dropped processing retrying");
+    f->config->scheduler.unfit_requests = CONFIG_UNFIT_FAIL;
+}
+
 int main(void)
 {
     vf_log_set_level(VF_LOG_WARN);
@@ -482,6 +567,7 @@ int main(void)
     test_recheck(&f);
     test_unreadable(&f);
     test_profiles(&f);
+    test_operator_marks(&f);
     fixture_close(&f);
     return test_summary();
 }
