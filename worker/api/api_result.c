@@ -53,8 +53,11 @@ json_t *api_result_json(const store_task *task)
                         task->error ? task->error : "failed", "task_id", task->id, "reason",
                         task->reason, "attempts", task->attempts);
     } else if (strcmp(status, "cancelled") == 0) {
-        out = json_pack("{s:s, s:s, s:i}", "status", "cancelled", "task_id", task->id, "attempts",
-                        task->attempts);
+        /* The prototype's failed shape, so its clients see an end; `state`
+         * and `reason` say an operator ended it. */
+        out = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "status", "failed", "error",
+                        task->error ? task->error : "cancelled", "task_id", task->id, "reason",
+                        "cancelled", "state", "cancelled", "attempts", task->attempts);
     } else {
         /* queued, processing, retrying (and a spare task's steps): not
          * final, which is all the prototype's "processing" says. */

@@ -405,8 +405,9 @@ static int record_cancel(task_attempt *a, vf_error *err)
     json_t *asked = t->action_detail ? json_loads(t->action_detail, 0, NULL) : NULL;
     const char *by = json_string_value(json_object_get(asked, "by"));
     const char *note = json_string_value(json_object_get(asked, "reason"));
-    json_t *result = json_pack("{s:s, s:i, s:s?, s:s?}", "status", "cancelled", "attempts",
-                               a->attempt, "cancelled_by", by, "note", note);
+    json_t *result = json_pack("{s:s, s:s, s:i, s:s?, s:s?}", "status", "cancelled", "error",
+                               "cancelled by an operator", "attempts", a->attempt, "cancelled_by",
+                               by, "note", note);
     json_t *data = json_pack("{s:s, s:s, s:i, s:s?, s:s?}", "task_id", out->task_id, "status",
                              "cancelled", "attempts", a->attempt, "cancelled_by", by, "note", note);
     json_decref(asked);
