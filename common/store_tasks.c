@@ -8,9 +8,12 @@
 
 #include "grow.h"
 
-#define TASK_COLUMNS                                                                               \
+/* The columns a task is inserted with; TASK_COLUMNS (what is read) adds the
+ * operator's mark, which only store_task_set_action writes. */
+#define TASK_INSERT_COLUMNS                                                                        \
     "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
-    "updated_at, action, action_detail"
+    "updated_at"
+#define TASK_COLUMNS TASK_INSERT_COLUMNS ", action, action_detail"
 
 void store_task_clear(store_task *t)
 {
@@ -261,8 +264,7 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
 int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT,
-                             "INSERT INTO tasks (id, kind, status, reason, attempts, request, "
-                             "result, error, node, vmid, created_at, updated_at) VALUES "
+                             "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
                              "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
                              err);
     if (!st)
@@ -287,7 +289,7 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
-                             "INSERT INTO tasks (" TASK_COLUMNS ") VALUES "
+                             "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
                              "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
                              "ON CONFLICT (id) DO NOTHING",
                              err);
