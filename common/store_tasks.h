@@ -26,7 +26,7 @@ typedef struct store_task {
     int64_t vmid; /* -1: none */
     char *created_at;
     char *updated_at;
-    /* An operator's mark on a retrying task (schema/014_task_actions.sql):
+    /* An operator's mark on a retrying task (schema/015_task_actions.sql):
      * "cancel", "retry_now", "drop_copy" or NULL; its detail JSON text or NULL. */
     char *action;
     char *action_detail;

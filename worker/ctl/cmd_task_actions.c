@@ -1,7 +1,7 @@
 /* virtflowctl task cancel | retry-now ID: an operator's action on a task
  * waiting in a delay tier (status retrying). The message is in the broker,
  * out of reach: the action is a mark on the task's row (store_task_set_action,
- * schema/014_task_actions.sql) that the worker honours when a copy of the
+ * schema/015_task_actions.sql) that the worker honours when a copy of the
  * task comes back; retry-now also publishes the task's request again at
  * once, so that a copy comes back now. The console's buttons run these. */
 #include "cmd_task_actions.h"

@@ -438,7 +438,7 @@ static int record_cancel(task_attempt *a, vf_error *err)
     return rc;
 }
 
-/* An operator's mark on the task (schema/014_task_actions.sql). Returns 1
+/* An operator's mark on the task (schema/015_task_actions.sql). Returns 1
  * when it settled this message (the task cancelled, or a surplus copy
  * dropped), 0 to decide the task as usual, -1 with err. A retry-now put one
  * more copy of the task in the queue: the first copy back is decided (the

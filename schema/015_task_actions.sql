@@ -1,4 +1,4 @@
--- virtflow SQLite store, schema version 14: operators' actions on a
+-- virtflow SQLite store, schema version 15: operators' actions on a
 -- retrying task (virtflowctl task cancel | retry-now, the console's buttons).
 --
 -- A retrying task is a message waiting in a delay tier; the operator's tool
@@ -10,7 +10,7 @@
 --   drop_copy  the one surplus copy still out: the next copy is dropped
 -- action_detail is JSON text ({"by": ..., "reason": ...}) for the history
 -- and the task.cancelled event. NULL action: nothing asked.
--- Never edit a released migration: add 015_*.sql instead.
+-- Never edit a released migration: add 016_*.sql instead.
 
 ALTER TABLE tasks ADD COLUMN action TEXT;
 ALTER TABLE tasks ADD COLUMN action_detail TEXT;

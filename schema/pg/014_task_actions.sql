@@ -1,5 +1,0 @@
--- virtflow PostgreSQL store, schema version 14: operators' actions on a
--- retrying task; see schema/014_task_actions.sql.
-
-ALTER TABLE tasks ADD COLUMN action TEXT COLLATE "C";
-ALTER TABLE tasks ADD COLUMN action_detail TEXT;
