@@ -1396,6 +1396,102 @@ static void test_target_load_packing(void)
     CHECK_CONTAINS(err.text, "Balanced takes no argument target_percent");
 }
 
+/* Traits and custom resources: required and forbidden traits pick the hosts
+ * (names without regard to case), resources are held by reservations as
+ * vCPUs are and come back when they end; each rejection names its reason. */
+static void test_traits_and_resources(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    host hosts[4] = {fixture_host("a-plain"), fixture_host("b-gpu"), fixture_host("c-gpu-spot"),
+                     fixture_host("d-ssd")};
+    CHECK(trait_set_add(&hosts[1].traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(resource_amounts_set(&hosts[1].resources, "gpu", 2, &err) == 0);
+    CHECK(trait_set_add(&hosts[2].traits, "custom_gpu", &err) == 0);
+    CHECK(trait_set_add(&hosts[2].traits, "spot", &err) == 0);
+    CHECK(resource_amounts_set(&hosts[2].resources, "GPU", 4, &err) == 0);
+    CHECK(trait_set_add(&hosts[3].traits, "ssd", &err) == 0);
+    /* The GPU hosts are the busiest: only their traits can draw a request there. */
+    hosts[1].allocated_cpu = 8;
+    hosts[2].allocated_cpu = 12;
+    world w;
+    world_open(&w, hosts, 4, NULL, 0, NULL);
+    sched_request req;
+    sched_decision d;
+    fixture_request(&req, 1, 1024);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "a-plain"); /* asks none: as before */
+
+    fixture_request(&req, 1, 1024);
+    CHECK(trait_set_add(&req.required_traits, "custom_GPU", &err) == 0);
+    decide_explained(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "b-gpu");
+    CHECK(d.host_reasons[0] == SCHED_REASON_TRAIT_MISSING);
+    CHECK(d.host_reasons[2] == SCHED_REASON_NONE);
+    CHECK(d.host_reasons[3] == SCHED_REASON_TRAIT_MISSING);
+
+    CHECK(trait_set_add(&req.forbidden_traits, "SPOT", &err) == 0);
+    CHECK(trait_set_add(&req.forbidden_traits, "ssd", &err) == 0);
+    decide_explained(&w, &req, &d);
+    CHECK(d.host_reasons[2] == SCHED_REASON_TRAIT_FORBIDDEN);
+    CHECK_STR(d.node ? d.node->name : NULL, "b-gpu");
+
+    /* Forbidden alone keeps hosts without the trait. */
+    fixture_request(&req, 1, 1024);
+    CHECK(trait_set_add(&req.forbidden_traits, "custom_gpu", &err) == 0);
+    CHECK(trait_set_add(&req.forbidden_traits, "ssd", &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "a-plain");
+
+    /* Resources: 3 GPUs fit only c-gpu-spot (4), once; then nowhere. */
+    fixture_request(&req, 1, 1024);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 3, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "c-gpu-spot");
+    sched_reservation res;
+    sched_reservation_from_decision(&res, &d, &req, "t-gpu", 0);
+    CHECK(res.resources.n == 1 && res.resources.items[0].amount == 3);
+    CHECK(sched_engine_reserve(w.engine, &res, &err) == 0);
+    CHECK(sched_engine_resource_free(w.engine, 2, "gpu") == 1);
+    CHECK(sched_engine_resource_free(w.engine, 1, "gpu") == 2);
+    CHECK(sched_engine_resource_free(w.engine, 0, "gpu") == 0);
+    decide_explained(&w, &req, &d);
+    CHECK(!d.placed);
+    CHECK(d.reason_counts[SCHED_REASON_RESOURCES] == 4);
+    CHECKF(strstr(d.message, "4 insufficient custom resource") != NULL, "%s", d.message);
+    /* 1 GPU still fits b-gpu and c-gpu-spot; the held 3 stay held across a new snapshot. */
+    fixture_request(&req, 1, 1024);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 2, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "b-gpu");
+    CHECK(sched_engine_set_hosts(w.engine, w.hosts, NULL, NULL, &err) == 0);
+    CHECK(sched_engine_resource_free(w.engine, 2, "gpu") == 1);
+    /* Released: the GPUs come back. */
+    CHECK(sched_engine_release(w.engine, "t-gpu") == 1);
+    CHECK(sched_engine_resource_free(w.engine, 2, "gpu") == 4);
+    fixture_request(&req, 1, 1024);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 3, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "c-gpu-spot");
+
+    /* Switched off, the filters let every host through. */
+    world_close(&w);
+    sched_params p;
+    fixture_params(&p);
+    config_plugin off[] = {
+        {.kind = CONFIG_PLUGIN_FILTER, .name = "Traits", .enable = false, .line = 3},
+        {.kind = CONFIG_PLUGIN_FILTER, .name = "Resources", .enable = false, .line = 4}};
+    p.plugins = off;
+    p.n_plugins = 2;
+    world_open(&w, hosts, 4, NULL, 0, &p);
+    fixture_request(&req, 1, 1024);
+    CHECK(trait_set_add(&req.required_traits, "nowhere", &err) == 0);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 9, &err) == 0);
+    decide_ok(&w, &req, &d);
+    CHECK_STR(d.node ? d.node->name : NULL, "a-plain");
+    world_close(&w);
+}
+
 int main(void)
 {
     test_least_loaded_wins();
@@ -1420,5 +1516,6 @@ int main(void)
     test_reservation_lifecycle();
     test_burst_never_overcommits();
     test_decision_json();
+    test_traits_and_resources();
     return test_summary();
 }

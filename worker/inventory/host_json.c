@@ -161,6 +161,10 @@ static int parse_fields(const json_t *object, host *h, vf_error *err)
     if (get_count(object, "max_vms", &h->max_vms, err) < 0 ||
         get_count(object, "current_vms", &h->current_vms, err) < 0)
         return -1;
+    /* Traits and custom resources (traits.h): optional, empty by default. */
+    if (trait_set_parse(field(object, "traits"), "traits", &h->traits, err) < 0 ||
+        resource_amounts_parse(field(object, "resources"), "resources", &h->resources, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -313,6 +317,10 @@ static json_t *host_object(const host *h)
         json_object_set_new(o, "usage_cpu", json_real(h->usage_cpu));
     if (o && h->has_usage_mem)
         json_object_set_new(o, "usage_mem", json_real(h->usage_mem));
+    if (o && h->traits.n)
+        json_object_set_new(o, "traits", trait_set_to_json(&h->traits));
+    if (o && h->resources.n)
+        json_object_set_new(o, "resources", resource_amounts_to_json(&h->resources));
     return o;
 }
 
@@ -410,6 +418,17 @@ int host_json_content_hash(const hostset *set, char out[HOST_JSON_HASH_SIZE])
         put(buf, &at, &h->allocated_memory, sizeof h->allocated_memory);
         put(buf, &at, &h->max_vms, sizeof h->max_vms);
         put(buf, &at, &h->current_vms, sizeof h->current_vms);
+        /* Only when present, so the hash of a host without them is what it was. */
+        if (h->traits.n || h->resources.n) {
+            put(buf, &at, &h->traits.n, sizeof h->traits.n);
+            for (size_t t = 0; t < h->traits.n; t++)
+                put(buf, &at, h->traits.names[t], strlen(h->traits.names[t]) + 1);
+            put(buf, &at, &h->resources.n, sizeof h->resources.n);
+            for (size_t r = 0; r < h->resources.n; r++) {
+                put(buf, &at, h->resources.items[r].name, strlen(h->resources.items[r].name) + 1);
+                put(buf, &at, &h->resources.items[r].amount, sizeof h->resources.items[r].amount);
+            }
+        }
         ok = EVP_DigestUpdate(ctx, buf, at);
     }
     /* The counts first, so hosts, guests and vmids cannot run into each other. */

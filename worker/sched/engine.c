@@ -38,6 +38,9 @@ struct sched_engine {
     uint8_t *reasons;      /* per host, last decision */
     uint32_t *candidates;  /* scratch: feasible host indexes, in name order */
     double *total;         /* scratch, per candidate: its weighted score */
+    /* per host: custom resources live reservations hold, by the host's own
+     * resource positions (host.resources); touched only by holds that hold one */
+    int64_t (*resources_held)[RESOURCES_MAX];
     size_t capacity;       /* length of the per-host arrays */
     double *group_score;   /* per host: ServerGroup's score, for a soft group policy */
     size_t group_capacity; /* its length; grown when a soft group is first decided */
@@ -86,6 +89,9 @@ const char *sched_reason_text(sched_reason reason)
         [SCHED_REASON_GROUP_AFFINITY] = "group affinity",
         [SCHED_REASON_GROUP_ANTI_AFFINITY] = "group anti-affinity",
         [SCHED_REASON_GROUP_FULL] = "group max_per_host",
+        [SCHED_REASON_TRAIT_MISSING] = "missing required trait",
+        [SCHED_REASON_TRAIT_FORBIDDEN] = "forbidden trait",
+        [SCHED_REASON_RESOURCES] = "insufficient custom resource",
     };
     return reason < SCHED_REASON_COUNT ? text[reason] : "unknown";
 }
@@ -277,6 +283,7 @@ void sched_engine_free(sched_engine *engine)
     free(engine->candidates);
     free(engine->total);
     free(engine->group_score);
+    free(engine->resources_held);
     fitindex_free(engine->index);
     holds_close(&engine->holds);
     free(engine);
@@ -362,6 +369,14 @@ static void apply_load(sched_engine *engine, const hold *h, int sign)
     load->memory += sign * h->memory;
     load->disk += sign * h->disk;
     load->vms += sign;
+    if (h->resources) {
+        const host *on = &engine->hosts->hosts[h->host_index];
+        for (size_t r = 0; r < h->resources->n; r++) {
+            int at = resource_amounts_find(&on->resources, h->resources->items[r].name);
+            if (at >= 0)
+                engine->resources_held[h->host_index][at] += sign * h->resources->items[r].amount;
+        }
+    }
     sched_hot *hot = &engine->hot[h->host_index];
     hot->vm_slots_score = sched_score_clamp(sched_score_vm_slots(hot, load, engine->params.pack));
     fitindex_update(engine->index, engine->hot, engine->load, (size_t)h->host_index);
@@ -421,7 +436,10 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         double *total = realloc(engine->total, n * sizeof *total);
         if (total)
             engine->total = total;
-        if (!load || !hot || !reasons || !candidates || !total) {
+        int64_t(*held)[RESOURCES_MAX] = realloc(engine->resources_held, n * sizeof *held);
+        if (held)
+            engine->resources_held = held;
+        if (!load || !hot || !reasons || !candidates || !total || !held) {
             vf_error_set(err, VF_ENOMEM, "out of memory sizing the scheduler for %zu hosts", n);
             return -1;
         }
@@ -448,6 +466,7 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     }
     forget_regex_matches(engine);
     memset(engine->load, 0, n * sizeof *engine->load);
+    memset(engine->resources_held, 0, n * sizeof *engine->resources_held);
     memset(engine->reasons, 0, n);
 
     /* The inventory now shows the guest on its own host: its resources are
@@ -537,6 +556,7 @@ void sched_reservation_from_decision(sched_reservation *out, const sched_decisio
     out->disk = req->disk;
     out->vmid = decision->vmid;
     out->expires = expires;
+    out->resources = req->resources;
 }
 
 /* What ending a hold undoes: its load on its host, and the vmid hints it
@@ -769,6 +789,8 @@ typedef struct plan {
     int pool_id;         /* -1: no host has the requested pool */
     bool node_named;     /* the request names a host and NodeName is on */
     long node_index;     /* then: the named host's index, -1 when no host has the name */
+    bool traits_on;      /* the request lists traits and the Traits filter is on */
+    bool resources_on;   /* the request asks for custom resources and Resources is on */
     pattern *node_regex; /* NULL: no node annotation (or NodeRegex disabled) */
     uint8_t *node_match; /* per host: the pattern's match cache (sched_node_matches) */
 } plan;
@@ -783,6 +805,9 @@ static int prefilter(sched_engine *engine, const sched_request *req, plan *pl, v
     pl->node_match = NULL;
     pl->node_named = req->node_name[0] && engine->plugins.filter_on[SCHED_FILTER_NODE_NAME];
     pl->node_index = -1;
+    pl->traits_on = (req->required_traits.n || req->forbidden_traits.n) &&
+                    engine->plugins.filter_on[SCHED_FILTER_TRAITS];
+    pl->resources_on = req->resources.n && engine->plugins.filter_on[SCHED_FILTER_RESOURCES];
     if (pl->node_named) {
         const host *named = hostset_find(engine->hosts, req->node_name);
         if (named)
@@ -892,6 +917,15 @@ static int score_group(sched_engine *engine, const sched_request *req, const uin
     return 1;
 }
 
+int64_t sched_engine_resource_free(const sched_engine *engine, size_t host_index, const char *name)
+{
+    if (!engine->hosts || host_index >= engine->hosts->n_hosts)
+        return 0;
+    const resource_amounts *has = &engine->hosts->hosts[host_index].resources;
+    int at = resource_amounts_find(has, name);
+    return at < 0 ? 0 : has->items[at].amount - engine->resources_held[host_index][at];
+}
+
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision)
 {
     return (size_t)(decision->node - engine->hosts->hosts);
@@ -916,7 +950,7 @@ static inline __attribute__((always_inline)) size_t
 filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
                  bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT], size_t *best,
                  bool free_on, bool most_on, bool balanced_on, bool vm_slots_on,
-                 bool target_load_on, bool group_on)
+                 bool target_load_on, bool group_on, bool extras)
 {
     /* Every switch and weight in a local: reasons is a byte array, which may
      * alias anything, so otherwise each store would make the compiler reload
@@ -936,6 +970,13 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const bool cpu_on = on[SCHED_FILTER_CPU];
     const bool memory_on = on[SCHED_FILTER_MEMORY];
     const bool disk_on = on[SCHED_FILTER_DISK] && req->disk != 0;
+    /* Traits and Resources: `extras` is a constant false for requests that
+     * ask for neither, so their tests leave the common loop altogether. */
+    const bool traits_on = extras && pl->traits_on;
+    const bool resources_on = extras && pl->resources_on;
+    const int64_t(*resources_held)[RESOURCES_MAX] =
+        (const int64_t(*)[RESOURCES_MAX])engine->resources_held;
+    sched_reason trait_reason = SCHED_REASON_NONE;
     const int pool_id = pl->pool_id;
     const double want_cpu = req->cpu;
     const double want_memory = (double)req->memory;
@@ -983,6 +1024,8 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
             r = SCHED_REASON_NODE_NAME;
         else if (node_regex && !sched_node_matches(node_regex, &node_match[i], hosts[i].name))
             r = SCHED_REASON_NODE_REGEX;
+        else if (traits_on && (trait_reason = sched_traits_reason(&hosts[i], req)))
+            r = trait_reason;
         else if (slots_on && !sched_vm_slots_fit(h, load))
             r = SCHED_REASON_VM_SLOTS;
         else if (cpu_on && !sched_cpu_fits(h, cpu_after))
@@ -991,6 +1034,9 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
             r = SCHED_REASON_MEMORY;
         else if (disk_on && !sched_disk_fits(h, load, want_disk))
             r = SCHED_REASON_DISK;
+        else if (resources_on &&
+                 !sched_resources_fit(&hosts[i], resources_held[i], &req->resources))
+            r = SCHED_REASON_RESOURCES;
         else if (excluded_marked && reasons[i] != SCHED_REASON_NONE)
             r = (sched_reason)reasons[i]; /* excluded, or the group's hard policy */
         if (r != SCHED_REASON_NONE) {
@@ -1052,15 +1098,16 @@ static size_t filter_and_score_any(sched_engine *engine, const sched_request *re
     bool balanced_on = w[SCHED_SCORE_BALANCED] > 0, slots_on = w[SCHED_SCORE_VM_SLOTS] > 0;
     bool target_load_on = w[SCHED_SCORE_TARGET_LOAD] > 0;
     /* A soft group policy takes a pass of its own, so the common path's
-     * loops carry no group test. */
+     * loops carry no group test; traits and resources likewise. */
+    bool extras = pl->traits_on || pl->resources_on;
     if (group_on)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
-                                balanced_on, slots_on, target_load_on, true);
-    if (free_on && !most_on && balanced_on && slots_on && !target_load_on)
+                                balanced_on, slots_on, target_load_on, true, extras);
+    if (free_on && !most_on && balanced_on && slots_on && !target_load_on && !extras)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, true, false, true,
-                                true, false, false);
+                                true, false, false, false);
     return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
-                            balanced_on, slots_on, target_load_on, false);
+                            balanced_on, slots_on, target_load_on, false, extras);
 }
 
 /* One score plugin's clamped value for one host, for a decision's breakdown. */
@@ -1108,9 +1155,10 @@ static bool index_applies(const sched_engine *engine, const sched_request *req, 
     return fitindex_ready(engine->index) && !excluded_marked && !want_host_reasons &&
            !(engine->plugins.score_weight[SCHED_SCORE_TARGET_LOAD] > 0) &&
            engine->params.subset_size == 1 && !near_best_on(&engine->params) && pl->pool_id >= 0 &&
-           !pl->node_named && on[SCHED_FILTER_POOL] && on[SCHED_FILTER_DEDICATED] &&
-           on[SCHED_FILTER_STATUS] && (req->dedicated || engine->params.dedicated_exclusive) &&
-           req->cpu >= 0 && req->memory >= 0 && req->disk >= 0;
+           !pl->node_named && !pl->traits_on && !pl->resources_on && on[SCHED_FILTER_POOL] &&
+           on[SCHED_FILTER_DEDICATED] && on[SCHED_FILTER_STATUS] &&
+           (req->dedicated || engine->params.dedicated_exclusive) && req->cpu >= 0 &&
+           req->memory >= 0 && req->disk >= 0;
 }
 
 /* The decision by the index (index_applies holds): the same counts and the

@@ -52,6 +52,9 @@ typedef enum {
     SCHED_REASON_GROUP_AFFINITY,      /* the request's group (affinity) has its members elsewhere */
     SCHED_REASON_GROUP_ANTI_AFFINITY, /* the host holds a member of the request's group */
     SCHED_REASON_GROUP_FULL,          /* the host holds group.max_per_host members already */
+    SCHED_REASON_TRAIT_MISSING,   /* lacks a trait of required_traits */
+    SCHED_REASON_TRAIT_FORBIDDEN, /* carries a trait of forbidden_traits */
+    SCHED_REASON_RESOURCES,       /* too little of a custom resource left */
     SCHED_REASON_COUNT
 } sched_reason;
 
@@ -236,6 +239,11 @@ typedef struct sched_host_load {
     int32_t vms;    /* reserved VM slots */
 } sched_host_load;
 const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t host_index);
+
+/* How much of custom resource `name` host index `i` has left: its total in
+ * the inventory less what live reservations hold there (0 when the host has
+ * none of it; negative when it lost some under reservations). */
+int64_t sched_engine_resource_free(const sched_engine *engine, size_t host_index, const char *name);
 
 /* Capacity arithmetic shared by filters, scores and virtflowctl nodes: the
  * host reserve is kept free of the physical figure, then overcommit applies. */

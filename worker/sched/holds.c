@@ -29,6 +29,8 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
     out->has_priority = h->preemptible;
     out->priority = h->priority;
     out->created = h->created;
+    if (h->resources)
+        out->resources = *h->resources;
 }
 
 /* FNV-1a, then a final mix: task ids often differ only in their last
@@ -113,8 +115,10 @@ void holds_init(holds *set)
 
 void holds_close(holds *set)
 {
-    for (size_t i = 0; i < set->n_held; i++)
+    for (size_t i = 0; i < set->n_held; i++) {
         free(set->held[i].names);
+        free(set->held[i].resources);
+    }
     free(set->held);
     free(set->by_task);
     vmidset_close(&set->reserved_vmids);
@@ -138,6 +142,16 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
     size_t task_len = strnlen(res->task_id, sizeof res->task_id - 1);
     size_t node_len = strnlen(res->node, sizeof res->node - 1);
     char *names = malloc(task_len + node_len + 2);
+    resource_amounts *resources = NULL;
+    if (names && res->resources.n) {
+        resources = malloc(sizeof *resources);
+        if (resources)
+            *resources = res->resources;
+        else {
+            free(names);
+            names = NULL;
+        }
+    }
     if (!names) {
         if (res->vmid)
             vmidset_remove(&set->reserved_vmids, res->vmid);
@@ -159,7 +173,8 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .host_index = -1,
                 .priority = res->priority,
                 .preemptible = res->has_priority,
-                .task_hash = hash_task(names)};
+                .task_hash = hash_task(names),
+                .resources = resources};
     index_put(set->by_task, set->cap_by_task, h->task_hash, set->n_held - 1);
     if (res->expires > 0 && (set->earliest_expiry == 0 || res->expires < set->earliest_expiry))
         set->earliest_expiry = res->expires;
@@ -181,6 +196,7 @@ size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), co
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         free(h->names);
+        free(h->resources);
         dropped++;
     }
     set->n_held = kept;
@@ -210,6 +226,7 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         free(h->names);
+        free(h->resources);
         /* The slot now holds the next entry of the chain, if any: look
          * at it again. */
         index_remove(set, slot);

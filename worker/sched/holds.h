@@ -31,6 +31,7 @@ typedef struct hold {
     int32_t priority;   /* when preemptible */
     bool preemptible;   /* has a priority and no VM yet (sched_reservation.has_priority) */
     uint32_t task_hash; /* of the task id, for the index */
+    resource_amounts *resources; /* owned; NULL: no custom resource held (the common case) */
 } hold;
 
 /* Borrowed: valid while the hold is. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "traits.h"
 #include "vf_error.h"
 
 #define HOST_NAME_LEN 64 /* bytes incl. NUL; longer names are rejected */
@@ -49,6 +50,11 @@ typedef struct host {
      * in what was padding, so the record keeps its size. */
     bool has_usage_cpu;
     bool has_usage_mem;
+    /* Traits and custom resources (traits.h): names the host carries, and
+     * the totals of its named resources; empty for most hosts. Read only
+     * by the Traits and Resources filters, and only for requests that ask. */
+    trait_set traits;
+    resource_amounts resources; /* totals; live reservations hold part */
 } host;
 
 /* A guest the inventory places on one of its hosts: a reservation ends only

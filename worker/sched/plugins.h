@@ -97,10 +97,12 @@ typedef enum {
     SCHED_FILTER_STATUS,
     SCHED_FILTER_NODE_NAME,
     SCHED_FILTER_NODE_REGEX,
+    SCHED_FILTER_TRAITS,
     SCHED_FILTER_VM_SLOTS,
     SCHED_FILTER_CPU,
     SCHED_FILTER_MEMORY,
     SCHED_FILTER_DISK,
+    SCHED_FILTER_RESOURCES,
     SCHED_FILTER_COUNT
 } sched_filter_id;
 
@@ -196,6 +198,37 @@ static inline bool sched_node_matches(pattern *regex, uint8_t *cache, const char
         *cache = cached;
     }
     return cached == 1;
+}
+
+/* Traits: the host carries every required trait and no forbidden one
+ * (traits.h; names compared without regard to case). Run only for requests
+ * that list traits: the others never reach it. */
+static inline sched_reason sched_traits_reason(const host *h, const sched_request *req)
+{
+    for (size_t t = 0; t < req->required_traits.n; t++)
+        if (!trait_set_has(&h->traits, req->required_traits.names[t]))
+            return SCHED_REASON_TRAIT_MISSING;
+    for (size_t t = 0; t < req->forbidden_traits.n; t++)
+        if (trait_set_has(&h->traits, req->forbidden_traits.names[t]))
+            return SCHED_REASON_TRAIT_FORBIDDEN;
+    return SCHED_REASON_NONE;
+}
+
+/* Resources: each custom resource the request asks for is left on the host
+ * in that amount: its inventory total less what live reservations hold
+ * (`held`, by the host's own resource positions). A host without the
+ * resource has none of it. Only for requests that ask for one. */
+static inline bool sched_resources_fit(const host *h, const int64_t held[RESOURCES_MAX],
+                                       const resource_amounts *want)
+{
+    for (size_t r = 0; r < want->n; r++) {
+        if (want->items[r].amount == 0)
+            continue;
+        int at = resource_amounts_find(&h->resources, want->items[r].name);
+        if (at < 0 || h->resources.items[at].amount - held[at] < want->items[r].amount)
+            return false;
+    }
+    return true;
 }
 
 /* VMSlots: a guest slot is left after live reservations. */

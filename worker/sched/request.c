@@ -138,16 +138,32 @@ int sched_request_parse_placement(const json_t *body, sched_request *out, vf_err
         return -1;
     if (json_util_bool(body, "dedicated", false, &out->dedicated, err) < 0)
         return -1;
+    if (trait_set_parse(json_object_get(body, "required_traits"), "required_traits",
+                        &out->required_traits, err) < 0 ||
+        trait_set_parse(json_object_get(body, "forbidden_traits"), "forbidden_traits",
+                        &out->forbidden_traits, err) < 0 ||
+        resource_amounts_parse(json_object_get(body, "resources"), "resources", &out->resources,
+                               err) < 0)
+        return -1;
+    for (size_t i = 0; i < out->required_traits.n; i++)
+        if (trait_set_has(&out->forbidden_traits, out->required_traits.names[i])) {
+            vf_error_set(err, VF_EINVAL,
+                         "forbidden_traits: \"%s\" is also in required_traits (no host could "
+                         "satisfy both)",
+                         out->required_traits.names[i]);
+            return -1;
+        }
     return parse_annotations(body, out, err);
 }
 
 int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
 {
-    static const char *const allowed[] = {"task_id",        "requested_cpu",  "requested_memory",
-                                          "requested_disk", "requested_pool", "dedicated",
-                                          "vm_name",        "annotations",    "node_name",
-                                          "scheduler_name", "priority",       "priority_class",
-                                          "group",          "count",          NULL};
+    static const char *const allowed[] = {
+        "task_id",         "requested_cpu",    "requested_memory", "requested_disk",
+        "requested_pool",  "dedicated",        "vm_name",          "annotations",
+        "node_name",       "scheduler_name",   "priority",         "priority_class",
+        "group",           "count",            "required_traits",  "forbidden_traits",
+        "resources",       NULL};
     sched_request_init(out);
     if (sched_request_parse_placement(body, out, err) < 0)
         return -1;
@@ -234,6 +250,12 @@ json_t *sched_request_to_json(const sched_request *req)
             json_object_set_new(group, "max_per_host", json_integer(req->group_max_per_host));
         json_object_set_new(obj, "group", group);
     }
+    if (req->required_traits.n)
+        json_object_set_new(obj, "required_traits", trait_set_to_json(&req->required_traits));
+    if (req->forbidden_traits.n)
+        json_object_set_new(obj, "forbidden_traits", trait_set_to_json(&req->forbidden_traits));
+    if (req->resources.n)
+        json_object_set_new(obj, "resources", resource_amounts_to_json(&req->resources));
     json_t *annotations = json_object();
     if (req->node_regex[0])
         json_object_set_new(annotations, ANNOTATION_NODE_REGEX, json_string(req->node_regex));

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "hostset.h"
+#include "traits.h"
 #include "vf_error.h"
 
 #define REQUEST_TASK_ID_LEN 129 /* 1..128 characters + NUL */
@@ -85,14 +86,27 @@ typedef struct sched_request {
     int32_t group_max_per_host;
     /* VMs to place, all or none, in one decision: 1..REQUEST_MAX_COUNT. */
     int32_t count;
+    /* Traits a host must carry, and must not; custom resources wanted
+     * (traits.h). Empty for most requests: the engine then skips their
+     * filters altogether. */
+    trait_set required_traits;
+    trait_set forbidden_traits;
+    resource_amounts resources;
 } sched_request;
+
+/* Whether `req` asks for any trait or custom resource. */
+static inline bool sched_request_has_traits(const sched_request *req)
+{
+    return req->required_traits.n || req->forbidden_traits.n || req->resources.n;
+}
 
 /* Fill `out` with defaults: pool "default", disk 0, not dedicated, no annotations,
  * count 1, no group. */
 void sched_request_init(sched_request *out);
 
 /* Parse the placement fields shared by task.schedule and spare.prepare
- * (requested_*, dedicated, annotations) from `body` into `out`, which must
+ * (requested_*, dedicated, annotations, required_traits, forbidden_traits,
+ * resources) from `body` into `out`, which must
  * be initialised. Does not reject unknown keys (the caller knows its kind). */
 int sched_request_parse_placement(const json_t *body, sched_request *out, vf_error *err)
     __attribute__((warn_unused_result));

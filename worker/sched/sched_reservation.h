@@ -9,6 +9,7 @@
 
 #include "hostset.h"
 #include "request.h"
+#include "traits.h"
 
 typedef struct sched_reservation {
     char task_id[REQUEST_TASK_ID_LEN];
@@ -22,7 +23,8 @@ typedef struct sched_reservation {
      * not appeared, may be taken by a request of a higher one. */
     bool has_priority; /* false: never preempted (a spare's; one bound to its VM) */
     int32_t priority;
-    int64_t created; /* Unix ms; the newer of two equal victims goes first */
+    int64_t created;            /* Unix ms; the newer of two equal victims goes first */
+    resource_amounts resources; /* custom resources held (traits.h); n 0: none */
 } sched_reservation;
 
 #endif
