@@ -39,6 +39,16 @@ static char *dump_hostset(const hostset *set)
                 host_status_name(h->status), h->cpu, (long long)h->memory, (long long)h->storage,
                 usage_cpu, usage_mem, h->allocated_cpu, (long long)h->allocated_memory, h->max_vms,
                 h->current_vms);
+        /* Traits and resources only when the host has some. */
+        for (size_t t = 0; t < h->traits.n; t++)
+            fprintf(out, "%s%s", t ? " " : "  traits:", h->traits.names[t]);
+        if (h->traits.n)
+            fputc('\n', out);
+        for (size_t r = 0; r < h->resources.n; r++)
+            fprintf(out, "%s%s=%lld", r ? " " : "  resources:", h->resources.items[r].name,
+                    (long long)h->resources.items[r].amount);
+        if (h->resources.n)
+            fputc('\n', out);
     }
     fputs("vmids:", out);
     for (size_t i = 0; i < set->n_used_vmids; i++)

@@ -221,9 +221,58 @@ static void test_params(void)
     hostset_free(set);
 }
 
+/* Traits and custom resources come from the inventory: a trait or a total
+ * no host has is never; resources only held by reservations just wait. */
+static void test_traits(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = hostset_new();
+    host plain = fixture_host("bm-a"), gpu = fixture_host("gpu-1");
+    CHECK(trait_set_add(&gpu.traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(resource_amounts_set(&gpu.resources, "gpu", 2, &err) == 0);
+    CHECK(hostset_add(set, &plain, &err) == 0 && hostset_add(set, &gpu, &err) == 0 &&
+          hostset_finish(set, &err) == 0);
+    sched_params params;
+    fixture_params(&params);
+    sched_engine *engine = make_engine(set, &params);
+    char why[512];
+    sched_request req;
+
+    fixture_request(&req, 1, 1024);
+    CHECK(trait_set_add(&req.required_traits, "CUSTOM_FPGA", &err) == 0);
+    CHECK(never(engine, &req, why, sizeof why));
+    CHECK_STR(why, "no host of pool \"default\" has the traits asked (1 required, 0 forbidden; "
+                   "the first required: CUSTOM_FPGA)");
+
+    fixture_request(&req, 1, 1024);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 3, &err) == 0);
+    CHECK(never(engine, &req, why, sizeof why));
+    CHECK_STR(why, "asks for 3 gpu; the most any host of pool \"default\" has is 2 (gpu-1)");
+
+    fixture_request(&req, 1, 1024);
+    CHECK(resource_amounts_set(&req.resources, "tpu", 1, &err) == 0);
+    CHECK(never(engine, &req, why, sizeof why));
+    CHECK_STR(why, "asks for 1 tpu; the most any host of pool \"default\" has is 0 (bm-a)");
+
+    /* 2 GPUs all held by a reservation: waits, not never. */
+    fixture_request(&req, 1, 1024);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 2, &err) == 0);
+    sched_decision d;
+    CHECK(sched_engine_decide(engine, &req, &d, &err) == 0 && d.placed);
+    sched_reservation res;
+    sched_reservation_from_decision(&res, &d, &req, "t-1", 0);
+    CHECK(sched_engine_reserve(engine, &res, &err) == 0);
+    CHECK(!never(engine, &req, why, sizeof why));
+    CHECK(sched_engine_decide(engine, &req, &d, &err) == 0 && !d.placed);
+    sched_engine_free(engine);
+    hostset_free(set);
+}
+
 int main(void)
 {
     test_cases();
     test_params();
+    test_traits();
     return test_summary();
 }

@@ -188,8 +188,55 @@ static void test_minimal(void)
     hostset_free(set);
 }
 
+/* Why not, for traits and custom resources: the trait a host lacks or
+ * carries against the request, and how many more units it would need. */
+static void test_traits(void)
+{
+    vf_error err;
+    vf_error_init(&err);
+    host plain = fixture_host("a-plain"), gpu = fixture_host("b-gpu"),
+         spot = fixture_host("c-spot");
+    CHECK(trait_set_add(&gpu.traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(resource_amounts_set(&gpu.resources, "gpu", 4, &err) == 0);
+    CHECK(trait_set_add(&spot.traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(trait_set_add(&spot.traits, "CUSTOM_SPOT", &err) == 0);
+    hostset *set = hostset_new();
+    CHECK(hostset_add(set, &plain, &err) == 0 && hostset_add(set, &gpu, &err) == 0 &&
+          hostset_add(set, &spot, &err) == 0 && hostset_finish(set, &err) == 0);
+    sched_params p;
+    fixture_params(&p);
+    sched_engine *engine = sched_engine_new(&p, &err);
+    CHECK(engine && sched_engine_set_hosts(engine, set, NULL, NULL, &err) == 0);
+    sched_request req;
+    fixture_request(&req, 1, 1024);
+    CHECK(trait_set_add(&req.required_traits, "custom_gpu", &err) == 0);
+    CHECK(trait_set_add(&req.forbidden_traits, "custom_spot", &err) == 0);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 3, &err) == 0);
+    sched_decision d;
+    CHECK(sched_engine_decide(engine, &req, &d, &err) == 0 && d.placed);
+    sched_reservation res;
+    sched_reservation_from_decision(&res, &d, &req, "t-1", 0);
+    CHECK(sched_engine_reserve(engine, &res, &err) == 0);
+    CHECK(sched_engine_decide(engine, &req, &d, &err) == 0 && !d.placed);
+    json_t *s = sched_suggest(engine, &req, &d, 10);
+    json_t *hosts = json_object_get(s, "hosts");
+    json_t *a = json_object_get(hosts, "a-plain"), *b = json_object_get(hosts, "b-gpu"),
+           *c = json_object_get(hosts, "c-spot");
+    CHECK_STR(json_string_value(json_object_get(a, "reason")), "missing required trait");
+    CHECK_STR(json_string_value(json_object_get(a, "detail")), "needs trait custom_gpu");
+    CHECK_STR(json_string_value(json_object_get(c, "reason")), "forbidden trait");
+    CHECK_STR(json_string_value(json_object_get(c, "detail")),
+              "carries forbidden trait custom_spot");
+    CHECK_STR(json_string_value(json_object_get(b, "constraint")), "resources");
+    CHECK_STR(json_string_value(json_object_get(b, "detail")), "needs 2 more gpu (1 of 4 left)");
+    json_decref(s);
+    sched_engine_free(engine);
+    hostset_free(set);
+}
+
 int main(void)
 {
     test_minimal();
+    test_traits();
     return test_summary();
 }

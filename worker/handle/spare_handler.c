@@ -88,6 +88,9 @@ typedef struct context {
     task_attempt a;
     char upgrade_id[SPARE_NAME_LEN]; /* "" when the body has no usable one */
     char cluster[SPARE_NAME_LEN];    /* "" when none */
+    /* The scheduling profile the request names ("" none), which spare.failed
+     * names as task.failed does. */
+    char scheduler[REQUEST_SCHEDULER_NAME_LEN];
 } context;
 
 /* The task row in `status` (result stolen, may be NULL), then the
@@ -141,6 +144,8 @@ static int record_failure(const context *c, const char *reason, const char *erro
                               "failed", "error", error, "reason", reason, "attempts", c->a.attempt);
     if (c->upgrade_id[0])
         json_object_set_new(event, "upgrade_id", json_string(c->upgrade_id));
+    if (c->scheduler[0])
+        json_object_set_new(event, "scheduler", json_string(c->scheduler));
     json_t *detail_row = detail ? detail : json_object();
     json_object_set_new(detail_row, "reason", json_string(reason));
     json_object_set_new(detail_row, "error", json_string(error));
@@ -181,10 +186,10 @@ typedef struct prepare_request {
 
 static int parse_prepare(const json_t *body, context *c, prepare_request *p, vf_error *err)
 {
-    static const char *const allowed[] = {"task_id",        "upgrade_id",      "cluster",
-                                          "count",          "requested_cpu",   "requested_memory",
-                                          "requested_disk", "requested_pool",  "dedicated",
-                                          "annotations",    "ready_timeout_s", NULL};
+    static const char *const allowed[] = {
+        "task_id",          "upgrade_id",      "cluster",          "count",     "requested_cpu",
+        "requested_memory", "requested_disk",  "requested_pool",   "dedicated", "annotations",
+        "ready_timeout_s",  "required_traits", "forbidden_traits", "resources", NULL};
     sched_request_init(&p->req);
     int64_t count = 0, timeout = SCHED_SPARE_READY_TIMEOUT_S;
     if (json_util_only_keys(body, allowed, err) < 0 ||
@@ -196,6 +201,7 @@ static int parse_prepare(const json_t *body, context *c, prepare_request *p, vf_
             0 ||
         sched_request_parse_placement(body, &p->req, err) < 0)
         return -1;
+    memcpy(c->scheduler, p->req.scheduler_name, sizeof c->scheduler);
     p->count = (int)count;
     p->ready_timeout_s = (int)timeout;
     /* The cluster picks the Kubernetes API; one that is not configured

@@ -71,7 +71,15 @@ bool sched_never_fits(const sched_engine *engine, const sched_request *req, char
         pattern_set_budget(regex, (unsigned long long)hosts->n_hosts * 256 + PATTERN_MATCH_LIMIT);
     }
 
-    size_t in_pool = 0, of_kind = 0, of_name = 0, of_regex = 0;
+    bool traits_on = (req->required_traits.n || req->forbidden_traits.n) &&
+                     sched_engine_filter_on(engine, SCHED_FILTER_TRAITS);
+    bool resources_on = req->resources.n && sched_engine_filter_on(engine, SCHED_FILTER_RESOURCES);
+    size_t in_pool = 0, of_kind = 0, of_name = 0, of_regex = 0, of_traits = 0;
+    /* The first resource no host of the traits asked has enough of in total. */
+    int short_resource = -1;
+    int64_t most_of_short = 0;
+    const host *by_short = NULL;
+    bool resources_ok = !resources_on;
     largest big = {0};
     bool could = false;
     for (size_t i = 0; i < hosts->n_hosts && !could; i++) {
@@ -95,6 +103,30 @@ bool sched_never_fits(const sched_engine *engine, const sched_request *req, char
             }
         }
         of_regex++;
+        if (traits_on && sched_traits_reason(h, req) != SCHED_REASON_NONE)
+            continue;
+        of_traits++;
+        if (resources_on && !resources_ok) {
+            static const int64_t none_held[RESOURCES_MAX] = {0};
+            if (sched_resources_fit(h, none_held, &req->resources)) {
+                resources_ok = true;
+            } else {
+                /* Remember the most of the first resource the host lacks. */
+                for (size_t r = 0; r < req->resources.n; r++) {
+                    int64_t has = resource_amounts_get(&h->resources, req->resources.items[r].name);
+                    if (has >= req->resources.items[r].amount)
+                        continue;
+                    if (short_resource < 0)
+                        short_resource = (int)r;
+                    if ((int)r == short_resource && (!by_short || has > most_of_short)) {
+                        most_of_short = has;
+                        by_short = h;
+                    }
+                    break;
+                }
+                continue;
+            }
+        }
         double cpu = sched_cpu_capacity(params, h);
         double memory = sched_memory_capacity(params, h);
         if (!big.by_cpu || cpu > big.cpu) {
@@ -135,6 +167,22 @@ bool sched_never_fits(const sched_engine *engine, const sched_request *req, char
     } else if (of_regex == 0) {
         snprintf(why, size, "%s \"%s\" matches no host of %s", ANNOTATION_NODE_REGEX,
                  req->node_regex, pool);
+    } else if (of_traits == 0) {
+        snprintf(why, size,
+                 "no host of %s has the traits asked (%u required, %u forbidden; the first "
+                 "required: %s)",
+                 pool, (unsigned)req->required_traits.n, (unsigned)req->forbidden_traits.n,
+                 req->required_traits.n ? req->required_traits.names[0] : "none");
+    } else if (!resources_ok) {
+        const resource_amount *want =
+            &req->resources.items[short_resource < 0 ? 0 : short_resource];
+        if (by_short)
+            snprintf(why, size, "asks for %lld %s; the most any host of %s has is %lld (%s)",
+                     (long long)want->amount, want->name, pool, (long long)most_of_short,
+                     by_short->name);
+        else
+            snprintf(why, size, "asks for %lld %s; no host of %s has it", (long long)want->amount,
+                     want->name, pool);
     } else if (slots_on && big.with_slots == 0) {
         snprintf(why, size, "no host of %s takes a VM (max_vms 0)", pool);
     } else if (cpu_on && (double)req->cpu > big.cpu + SCHED_FIT_EPSILON) {

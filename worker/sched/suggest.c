@@ -123,10 +123,50 @@ static void keep_cheapest(pick *best, size_t *n, size_t max, pick p)
     best[at] = p;
 }
 
+/* Traits and custom resources: what the host lacks, in words ("needs trait
+ * CUSTOM_GPU", "needs 2 more gpu (1 of 4 left)"). */
+static json_t *traits_constraint(const sched_engine *engine, const sched_request *req,
+                                 sched_reason reason, const host *h, size_t i)
+{
+    char detail[160] = "";
+    const char *kind = reason == SCHED_REASON_RESOURCES ? "resources" : "traits";
+    if (reason == SCHED_REASON_TRAIT_MISSING) {
+        for (size_t t = 0; t < req->required_traits.n && !detail[0]; t++)
+            if (!trait_set_has(&h->traits, req->required_traits.names[t]))
+                snprintf(detail, sizeof detail, "needs trait %s", req->required_traits.names[t]);
+    } else if (reason == SCHED_REASON_TRAIT_FORBIDDEN) {
+        for (size_t t = 0; t < req->forbidden_traits.n && !detail[0]; t++)
+            if (trait_set_has(&h->traits, req->forbidden_traits.names[t]))
+                snprintf(detail, sizeof detail, "carries forbidden trait %s",
+                         req->forbidden_traits.names[t]);
+    } else {
+        for (size_t r = 0; r < req->resources.n && !detail[0]; r++) {
+            const resource_amount *want = &req->resources.items[r];
+            int64_t left = sched_engine_resource_free(engine, i, want->name);
+            if (left >= want->amount)
+                continue;
+            int64_t total = resource_amounts_get(&h->resources, want->name);
+            if (total == 0)
+                snprintf(detail, sizeof detail, "needs %lld %s; the host has none",
+                         (long long)want->amount, want->name);
+            else
+                snprintf(detail, sizeof detail, "needs %lld more %s (%lld of %lld left)",
+                         (long long)(want->amount - left), want->name, (long long)left,
+                         (long long)total);
+        }
+    }
+    return json_pack("{s:s, s:s}", "constraint", kind, "detail", detail);
+}
+
 /* The constraint that rejected a host, or NULL for a capacity reason. */
-static json_t *constraint_of(sched_reason reason, const host *h)
+static json_t *constraint_of(const sched_engine *engine, const sched_request *req,
+                             sched_reason reason, const host *h, size_t i)
 {
     switch (reason) {
+    case SCHED_REASON_TRAIT_MISSING:
+    case SCHED_REASON_TRAIT_FORBIDDEN:
+    case SCHED_REASON_RESOURCES:
+        return traits_constraint(engine, req, reason, h, i);
     case SCHED_REASON_POOL:
         return json_pack("{s:s, s:s}", "constraint", "pool", "pool", h->pool);
     case SCHED_REASON_NOT_DEDICATED:
@@ -273,7 +313,7 @@ json_t *sched_suggest(const sched_engine *engine, const sched_request *req,
     for (size_t k = 0; k < n_blocked && listed < max_hosts; k++, listed++) {
         size_t i = blocked[k];
         sched_reason reason = (sched_reason)decision->host_reasons[i];
-        json_t *entry = constraint_of(reason, &hosts->hosts[i]);
+        json_t *entry = constraint_of(engine, req, reason, &hosts->hosts[i], i);
         json_object_set_new(entry, "reason", json_string(sched_reason_text(reason)));
         json_object_set_new(list, hosts->hosts[i].name, entry);
     }

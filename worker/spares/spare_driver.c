@@ -14,6 +14,7 @@
 #include "grow.h"
 #include "ids.h"
 #include "json_util.h"
+#include "request.h"
 #include "leases.h"
 #include "log.h"
 #include "spare_kube.h"
@@ -120,6 +121,26 @@ static int emit(spare_driver *d, const clock_now *now, event_type type, json_t *
     int rc = store_outbox_add(d->store, id, key, body, now->text, err);
     free(body);
     return rc;
+}
+
+/* Add "scheduler" to a spare event's data when the prepare task's request
+ * names a profile (annotation scheduler.qemu-scheduler/name), as task events
+ * do: a missing or unreadable row just leaves it out. */
+static json_t *with_scheduler(spare_driver *d, const char *task_id, json_t *data)
+{
+    store_task task = {0};
+    vf_error ignored;
+    vf_error_init(&ignored);
+    if (data && store_task_get(d->store, task_id, &task, &ignored) == 0 && task.request) {
+        json_t *request = json_loads(task.request, 0, NULL);
+        const char *name = json_string_value(
+            json_object_get(json_object_get(request, "annotations"), ANNOTATION_SCHEDULER_NAME));
+        if (name && name[0])
+            json_object_set_new(data, "scheduler", json_string(name));
+        json_decref(request);
+    }
+    store_task_clear(&task);
+    return data;
 }
 
 /* The task's status (and optionally reason, error, result) changed; the
@@ -288,9 +309,10 @@ static int settle_prepare(spare_driver *d, const char *task_id, const clock_now 
             rc = history(d, task_id, now, "ready", json_pack("{s:O}", "spares", spares), err);
         if (rc == 0)
             rc = emit(d, now, EVENT_SPARE_READY,
-                      json_pack("{s:s, s:s, s:s, s:O, s:i}", "task_id", task_id, "upgrade_id",
-                                first->upgrade_id, "status", "ready", "spares", spares, "attempts",
-                                attempts),
+                      with_scheduler(d, task_id,
+                                     json_pack("{s:s, s:s, s:s, s:O, s:i}", "task_id", task_id,
+                                               "upgrade_id", first->upgrade_id, "status", "ready",
+                                               "spares", spares, "attempts", attempts)),
                       first->cluster, err);
         json_decref(spares);
         if (rc == 0)
@@ -358,12 +380,14 @@ static int fail_prepare(spare_driver *d, const store_spare *failing, const char 
     if (rc == 0)
         rc = store_reservation_release_task(d->store, task_id, now->text, err) < 0 ? -1 : 0;
     if (rc == 0)
-        rc = emit(d, now, EVENT_SPARE_FAILED,
-                  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "task_id", task_id,
-                            "upgrade_id", failing->upgrade_id, "status", "failed", "error", message,
-                            "reason", "exhausted", "spare", failing->name, "step", step, "attempts",
-                            attempts),
-                  failing->cluster, err);
+        rc = emit(
+            d, now, EVENT_SPARE_FAILED,
+            with_scheduler(d, task_id,
+                           json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "task_id", task_id,
+                                     "upgrade_id", failing->upgrade_id, "status", "failed", "error",
+                                     message, "reason", "exhausted", "spare", failing->name, "step",
+                                     step, "attempts", attempts)),
+            failing->cluster, err);
     spare_list_free(&list);
     return rc;
 }
