@@ -8,16 +8,20 @@
  * of mixed priorities, some never preemptible (preempt.h). A request with a
  * group or a count > 1 is decided as the task handler does it: count
  * placements, all held then released, the group's members per host made up
- * from the input's bytes (as the store would give them). */
+ * from the input's bytes (as the store would give them). A placed request
+ * is reserved and released (custom resources held and given back); one not
+ * placed is asked never_fits and the why-not suggestions. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "config.h"
 #include "engine.h"
 #include "fuzz_common.h"
+#include "never_fits.h"
 #include "preempt.h"
 #include "queue_order.h"
 #include "request.h"
+#include "suggest.h"
 
 static hostset *hosts;
 static sched_engine *engine;
@@ -130,6 +134,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     (preemption.n_victims == 0 || preemption.max_priority >= priority))
                     abort(); /* a victim of equal or higher priority, or none at all */
                 sched_preemption_close(&preemption);
+            }
+            /* Held and ended again, custom resources included, so the
+             * engine starts each input from the same state. */
+            if (decision.placed) {
+                sched_reservation res;
+                sched_reservation_from_decision(&res, &decision, &req, "fuzz", 0);
+                if (sched_engine_reserve(engine, &res, NULL) == 0)
+                    (void)sched_engine_release(engine, "fuzz");
+            } else {
+                char why[256];
+                (void)sched_never_fits(decider, &req, why, sizeof why);
+                json_t *suggestions = sched_suggest(decider, &req, &decision, 4);
+                json_decref(suggestions);
             }
         }
         json_t *echo = sched_request_to_json(&req);
