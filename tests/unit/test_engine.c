@@ -1405,12 +1405,16 @@ static void test_traits_and_resources(void)
     vf_error_init(&err);
     host hosts[4] = {fixture_host("a-plain"), fixture_host("b-gpu"), fixture_host("c-gpu-spot"),
                      fixture_host("d-ssd")};
-    CHECK(trait_set_add(&hosts[1].traits, "CUSTOM_GPU", &err) == 0);
-    CHECK(resource_amounts_set(&hosts[1].resources, "gpu", 2, &err) == 0);
-    CHECK(trait_set_add(&hosts[2].traits, "custom_gpu", &err) == 0);
-    CHECK(trait_set_add(&hosts[2].traits, "spot", &err) == 0);
-    CHECK(resource_amounts_set(&hosts[2].resources, "GPU", 4, &err) == 0);
-    CHECK(trait_set_add(&hosts[3].traits, "ssd", &err) == 0);
+    host_traits traits[4];
+    memset(traits, 0, sizeof traits);
+    CHECK(trait_set_add(&traits[1].traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(resource_amounts_set(&traits[1].resources, "gpu", 2, &err) == 0);
+    CHECK(trait_set_add(&traits[2].traits, "custom_gpu", &err) == 0);
+    CHECK(trait_set_add(&traits[2].traits, "spot", &err) == 0);
+    CHECK(resource_amounts_set(&traits[2].resources, "GPU", 4, &err) == 0);
+    CHECK(trait_set_add(&traits[3].traits, "ssd", &err) == 0);
+    for (int i = 0; i < 4; i++)
+        hosts[i].traits = &traits[i]; /* hostset_add copies them; a's, empty, as none */
     /* The GPU hosts are the busiest: only their traits can draw a request there. */
     hosts[1].allocated_cpu = 8;
     hosts[2].allocated_cpu = 12;

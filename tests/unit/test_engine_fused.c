@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sched_fixture.h"
 #include "testlib.h"
@@ -36,15 +37,19 @@ enum {
     F_STATUS,
     F_NAME,
     F_REGEX,
+    F_TRAITS,
     F_SLOTS,
     F_CPU,
     F_MEMORY,
     F_DISK,
+    F_RESOURCES,
     N_FILTERS
 };
 static const char *const filter_names[N_FILTERS] = {
-    "Pool",    "Dedicated",     "NodeStatus",       "NodeName", "NodeRegex",
-    "VMSlots", "CPUOvercommit", "MemoryOvercommit", "Disk"};
+    "Pool",    "Dedicated",     "NodeStatus",       "NodeName", "NodeRegex", "Traits",
+    "VMSlots", "CPUOvercommit", "MemoryOvercommit", "Disk",     "Resources"};
+/* Traits hosts and requests draw from (any case: names compare without it). */
+static const char *const trait_names[] = {"ssd", "CUSTOM_GPU", "Spot"};
 enum { S_FREE, S_MOST, S_BALANCED, S_SLOTS, N_SCORES };
 static const char *const score_names[N_SCORES] = {"FreeResources", "MostAllocated", "Balanced",
                                                   "VMSlots"};
@@ -117,6 +122,17 @@ static hostset *random_hosts(size_t n)
         /* Unique by construction, spread so the name patterns split the set. */
         snprintf(name, sizeof name, "n-%04u", (unsigned)i * 33 + rnd(33));
         host h = fixture_host(name);
+        /* A third of the hosts carry traits and "gpu" units (0..3). */
+        host_traits traits;
+        memset(&traits, 0, sizeof traits);
+        if (rnd(3) == 0) {
+            for (int t = 0; t < 3; t++)
+                if (rnd(2))
+                    CHECK(trait_set_add(&traits.traits, trait_names[t], &err) == 0);
+            if (rnd(2))
+                CHECK(resource_amounts_set(&traits.resources, "gpu", rnd(4), &err) == 0);
+            h.traits = &traits;
+        }
         snprintf(h.pool, sizeof h.pool, "%s", pools[rnd(4)]);
         h.dedicated = rnd(5) == 0;
         h.status = rnd(6) == 0 ? (host_status)rnd(4) : HOST_ONLINE;
@@ -146,7 +162,24 @@ typedef struct ref_load {
     double cpu;
     int64_t memory, disk;
     int32_t vms;
+    int64_t gpu; /* custom resource units held */
 } ref_load;
+
+static bool ref_has_trait(const host *h, const char *name)
+{
+    for (size_t t = 0; h->traits && t < h->traits->traits.n; t++)
+        if (strcasecmp(h->traits->traits.names[t], name) == 0)
+            return true;
+    return false;
+}
+
+static int64_t ref_gpus(const host *h)
+{
+    for (size_t r = 0; h->traits && r < h->traits->resources.n; r++)
+        if (strcasecmp(h->traits->resources.items[r].name, "gpu") == 0)
+            return h->traits->resources.items[r].amount;
+    return 0;
+}
 
 static bool name_matches(const char *pattern, const char *name)
 {
@@ -185,6 +218,12 @@ static sched_reason ref_reason(const setup *s, const hostset *set, const host *h
         return SCHED_REASON_NODE_NAME;
     if (s->filter_on[F_REGEX] && req->node_regex[0] && !name_matches(req->node_regex, h->name))
         return SCHED_REASON_NODE_REGEX;
+    for (size_t t = 0; s->filter_on[F_TRAITS] && t < req->required_traits.n; t++)
+        if (!ref_has_trait(h, req->required_traits.names[t]))
+            return SCHED_REASON_TRAIT_MISSING;
+    for (size_t t = 0; s->filter_on[F_TRAITS] && t < req->forbidden_traits.n; t++)
+        if (ref_has_trait(h, req->forbidden_traits.names[t]))
+            return SCHED_REASON_TRAIT_FORBIDDEN;
     if (s->filter_on[F_SLOTS] && !(h->current_vms + load->vms < h->max_vms))
         return SCHED_REASON_VM_SLOTS;
     if (s->filter_on[F_CPU] && !(h->allocated_cpu + load->cpu + req->cpu <= cpu_cap + FIT_EPSILON))
@@ -195,6 +234,9 @@ static sched_reason ref_reason(const setup *s, const hostset *set, const host *h
         return SCHED_REASON_MEMORY;
     if (s->filter_on[F_DISK] && req->disk > 0 && !(h->storage - load->disk >= req->disk))
         return SCHED_REASON_DISK;
+    int64_t want_gpu = resource_amounts_get(&req->resources, "gpu");
+    if (s->filter_on[F_RESOURCES] && want_gpu > 0 && ref_gpus(h) - load->gpu < want_gpu)
+        return SCHED_REASON_RESOURCES;
     return SCHED_REASON_NONE;
 }
 
@@ -328,6 +370,20 @@ static void random_request(sched_request *req)
     /* Sometimes a host that exists (names are i * 33 + 0..32), sometimes not. */
     if (rnd(8) == 0)
         snprintf(req->node_name, sizeof req->node_name, "n-%04u", rnd(2) ? rnd(10) * 33 : rnd(300));
+    /* Sometimes traits (a different case than the hosts', at times) and GPUs. */
+    vf_error err;
+    vf_error_init(&err);
+    if (rnd(6) == 0) {
+        uint32_t t = rnd(3);
+        CHECK(trait_set_add(&req->required_traits, rnd(2) ? trait_names[t] : "custom_gpu", &err) ==
+              0);
+        if (rnd(2) && !trait_set_has(&req->required_traits, trait_names[(t + 1) % 3]))
+            CHECK(trait_set_add(&req->forbidden_traits, trait_names[(t + 1) % 3], &err) == 0);
+    } else if (rnd(8) == 0) {
+        CHECK(trait_set_add(&req->forbidden_traits, trait_names[rnd(3)], &err) == 0);
+    }
+    if (rnd(6) == 0)
+        CHECK(resource_amounts_set(&req->resources, rnd(2) ? "gpu" : "GPU", rnd(3), &err) == 0);
 }
 
 static int failures_reported = 0;
@@ -464,6 +520,7 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         l->memory += req.memory;
         l->disk += req.disk;
         l->vms++;
+        l->gpu += resource_amounts_get(&req.resources, "gpu");
     }
 out:
     free(is_excluded);

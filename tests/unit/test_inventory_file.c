@@ -40,14 +40,16 @@ static char *dump_hostset(const hostset *set)
                 usage_cpu, usage_mem, h->allocated_cpu, (long long)h->allocated_memory, h->max_vms,
                 h->current_vms);
         /* Traits and resources only when the host has some. */
-        for (size_t t = 0; t < h->traits.n; t++)
-            fprintf(out, "%s%s", t ? " " : "  traits:", h->traits.names[t]);
-        if (h->traits.n)
+        const trait_set *traits = h->traits ? &h->traits->traits : NULL;
+        const resource_amounts *resources = h->traits ? &h->traits->resources : NULL;
+        for (size_t t = 0; traits && t < traits->n; t++)
+            fprintf(out, "%s%s", t ? " " : "  traits:", traits->names[t]);
+        if (traits && traits->n)
             fputc('\n', out);
-        for (size_t r = 0; r < h->resources.n; r++)
-            fprintf(out, "%s%s=%lld", r ? " " : "  resources:", h->resources.items[r].name,
-                    (long long)h->resources.items[r].amount);
-        if (h->resources.n)
+        for (size_t r = 0; resources && r < resources->n; r++)
+            fprintf(out, "%s%s=%lld", r ? " " : "  resources:", resources->items[r].name,
+                    (long long)resources->items[r].amount);
+        if (resources && resources->n)
             fputc('\n', out);
     }
     fputs("vmids:", out);

@@ -229,8 +229,11 @@ static void test_traits(void)
     vf_error_init(&err);
     hostset *set = hostset_new();
     host plain = fixture_host("bm-a"), gpu = fixture_host("gpu-1");
-    CHECK(trait_set_add(&gpu.traits, "CUSTOM_GPU", &err) == 0);
-    CHECK(resource_amounts_set(&gpu.resources, "gpu", 2, &err) == 0);
+    host_traits traits;
+    memset(&traits, 0, sizeof traits);
+    CHECK(trait_set_add(&traits.traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(resource_amounts_set(&traits.resources, "gpu", 2, &err) == 0);
+    gpu.traits = &traits;
     CHECK(hostset_add(set, &plain, &err) == 0 && hostset_add(set, &gpu, &err) == 0 &&
           hostset_finish(set, &err) == 0);
     sched_params params;

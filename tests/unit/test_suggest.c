@@ -196,10 +196,15 @@ static void test_traits(void)
     vf_error_init(&err);
     host plain = fixture_host("a-plain"), gpu = fixture_host("b-gpu"),
          spot = fixture_host("c-spot");
-    CHECK(trait_set_add(&gpu.traits, "CUSTOM_GPU", &err) == 0);
-    CHECK(resource_amounts_set(&gpu.resources, "gpu", 4, &err) == 0);
-    CHECK(trait_set_add(&spot.traits, "CUSTOM_GPU", &err) == 0);
-    CHECK(trait_set_add(&spot.traits, "CUSTOM_SPOT", &err) == 0);
+    host_traits gpu_traits, spot_traits;
+    memset(&gpu_traits, 0, sizeof gpu_traits);
+    memset(&spot_traits, 0, sizeof spot_traits);
+    CHECK(trait_set_add(&gpu_traits.traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(resource_amounts_set(&gpu_traits.resources, "gpu", 4, &err) == 0);
+    CHECK(trait_set_add(&spot_traits.traits, "CUSTOM_GPU", &err) == 0);
+    CHECK(trait_set_add(&spot_traits.traits, "CUSTOM_SPOT", &err) == 0);
+    gpu.traits = &gpu_traits;
+    spot.traits = &spot_traits;
     hostset *set = hostset_new();
     CHECK(hostset_add(set, &plain, &err) == 0 && hostset_add(set, &gpu, &err) == 0 &&
           hostset_add(set, &spot, &err) == 0 && hostset_finish(set, &err) == 0);

@@ -83,7 +83,7 @@ static int get_count(const json_t *object, const char *key, int32_t *out, vf_err
     return 0;
 }
 
-static int parse_fields(const json_t *object, host *h, vf_error *err)
+static int parse_fields(const json_t *object, host *h, host_traits *traits, vf_error *err)
 {
     bool present = false;
     double number = 0;
@@ -162,9 +162,11 @@ static int parse_fields(const json_t *object, host *h, vf_error *err)
         get_count(object, "current_vms", &h->current_vms, err) < 0)
         return -1;
     /* Traits and custom resources (traits.h): optional, empty by default. */
-    if (trait_set_parse(field(object, "traits"), "traits", &h->traits, err) < 0 ||
-        resource_amounts_parse(field(object, "resources"), "resources", &h->resources, err) < 0)
+    if (trait_set_parse(field(object, "traits"), "traits", &traits->traits, err) < 0 ||
+        resource_amounts_parse(field(object, "resources"), "resources", &traits->resources, err) <
+            0)
         return -1;
+    h->traits = traits; /* hostset_add keeps a copy */
     return 0;
 }
 
@@ -220,7 +222,9 @@ int host_json_add(hostset *set, const json_t *object, size_t index, vf_error *er
     }
     const json_t *vmids = field(object, "vmids");
     /* The host goes in first: its vmids are recorded as its guests. */
-    if (parse_fields(object, &h, err) < 0 || hostset_add(set, &h, err) < 0 ||
+    host_traits traits;
+    memset(&traits, 0, sizeof traits);
+    if (parse_fields(object, &h, &traits, err) < 0 || hostset_add(set, &h, err) < 0 ||
         (vmids && add_vmid_list(set, vmids, "vmids", (long)set->n_hosts - 1, err) < 0)) {
         vf_error_prefix(err, "host %zu (%s)", index, h.name);
         return -1;
@@ -317,10 +321,10 @@ static json_t *host_object(const host *h)
         json_object_set_new(o, "usage_cpu", json_real(h->usage_cpu));
     if (o && h->has_usage_mem)
         json_object_set_new(o, "usage_mem", json_real(h->usage_mem));
-    if (o && h->traits.n)
-        json_object_set_new(o, "traits", trait_set_to_json(&h->traits));
-    if (o && h->resources.n)
-        json_object_set_new(o, "resources", resource_amounts_to_json(&h->resources));
+    if (o && h->traits && h->traits->traits.n)
+        json_object_set_new(o, "traits", trait_set_to_json(&h->traits->traits));
+    if (o && h->traits && h->traits->resources.n)
+        json_object_set_new(o, "resources", resource_amounts_to_json(&h->traits->resources));
     return o;
 }
 
@@ -418,18 +422,23 @@ int host_json_content_hash(const hostset *set, char out[HOST_JSON_HASH_SIZE])
         put(buf, &at, &h->allocated_memory, sizeof h->allocated_memory);
         put(buf, &at, &h->max_vms, sizeof h->max_vms);
         put(buf, &at, &h->current_vms, sizeof h->current_vms);
-        /* Only when present, so the hash of a host without them is what it was. */
-        if (h->traits.n || h->resources.n) {
-            put(buf, &at, &h->traits.n, sizeof h->traits.n);
-            for (size_t t = 0; t < h->traits.n; t++)
-                put(buf, &at, h->traits.names[t], strlen(h->traits.names[t]) + 1);
-            put(buf, &at, &h->resources.n, sizeof h->resources.n);
-            for (size_t r = 0; r < h->resources.n; r++) {
-                put(buf, &at, h->resources.items[r].name, strlen(h->resources.items[r].name) + 1);
-                put(buf, &at, &h->resources.items[r].amount, sizeof h->resources.items[r].amount);
-            }
-        }
         ok = EVP_DigestUpdate(ctx, buf, at);
+        /* Only when present, so the hash of a host without them is what it was. */
+        const host_traits *ht = h->traits;
+        if (ok && ht) {
+            unsigned char more[sizeof(host_traits) + 8];
+            size_t used = 0;
+            put(more, &used, &ht->traits.n, sizeof ht->traits.n);
+            for (size_t t = 0; t < ht->traits.n; t++)
+                put(more, &used, ht->traits.names[t], strlen(ht->traits.names[t]) + 1);
+            put(more, &used, &ht->resources.n, sizeof ht->resources.n);
+            for (size_t r = 0; r < ht->resources.n; r++) {
+                const resource_amount *item = &ht->resources.items[r];
+                put(more, &used, item->name, strlen(item->name) + 1);
+                put(more, &used, &item->amount, sizeof item->amount);
+            }
+            ok = EVP_DigestUpdate(ctx, more, used);
+        }
     }
     /* The counts first, so hosts, guests and vmids cannot run into each other. */
     uint64_t counts[2] = {set->n_guests, set->n_used_vmids};

@@ -372,7 +372,7 @@ static void apply_load(sched_engine *engine, const hold *h, int sign)
     if (h->resources) {
         const host *on = &engine->hosts->hosts[h->host_index];
         for (size_t r = 0; r < h->resources->n; r++) {
-            int at = resource_amounts_find(&on->resources, h->resources->items[r].name);
+            int at = host_traits_find(on->traits, h->resources->items[r].name);
             if (at >= 0)
                 engine->resources_held[h->host_index][at] += sign * h->resources->items[r].amount;
         }
@@ -921,9 +921,9 @@ int64_t sched_engine_resource_free(const sched_engine *engine, size_t host_index
 {
     if (!engine->hosts || host_index >= engine->hosts->n_hosts)
         return 0;
-    const resource_amounts *has = &engine->hosts->hosts[host_index].resources;
-    int at = resource_amounts_find(has, name);
-    return at < 0 ? 0 : has->items[at].amount - engine->resources_held[host_index][at];
+    const host_traits *has = engine->hosts->hosts[host_index].traits;
+    int at = host_traits_find(has, name);
+    return at < 0 ? 0 : has->resources.items[at].amount - engine->resources_held[host_index][at];
 }
 
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision)

@@ -14,6 +14,8 @@ void hostset_free(hostset *set)
 {
     if (!set)
         return;
+    for (size_t i = 0; i < set->n_hosts; i++)
+        free((host_traits *)set->hosts[i].traits);
     free(set->hosts);
     free(set->used_vmids);
     free(set->pools);
@@ -28,7 +30,17 @@ int hostset_add(hostset *set, const host *h, vf_error *err)
         vf_error_set(err, VF_ENOMEM, "out of memory adding host %s", h->name);
         return -1;
     }
-    set->hosts[set->n_hosts++] = *h;
+    host_traits *traits = NULL;
+    if (h->traits && (h->traits->traits.n || h->traits->resources.n)) {
+        traits = malloc(sizeof *traits);
+        if (!traits) {
+            vf_error_set(err, VF_ENOMEM, "out of memory adding host %s", h->name);
+            return -1;
+        }
+        *traits = *h->traits;
+    }
+    set->hosts[set->n_hosts] = *h;
+    set->hosts[set->n_hosts++].traits = traits;
     free(set->name_slots); /* stale until the next hostset_finish */
     set->name_slots = NULL;
     set->n_name_slots = 0;

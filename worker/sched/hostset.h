@@ -50,11 +50,11 @@ typedef struct host {
      * in what was padding, so the record keeps its size. */
     bool has_usage_cpu;
     bool has_usage_mem;
-    /* Traits and custom resources (traits.h): names the host carries, and
-     * the totals of its named resources; empty for most hosts. Read only
-     * by the Traits and Resources filters, and only for requests that ask. */
-    trait_set traits;
-    resource_amounts resources; /* totals; live reservations hold part */
+    /* Traits and custom resources (traits.h), NULL for most hosts. The
+     * caller of hostset_add may point it at its own; the set keeps a copy
+     * (NULL when empty), valid until the set is freed. Read only by the
+     * Traits and Resources filters, and only for requests that ask. */
+    const host_traits *traits;
 } host;
 
 /* A guest the inventory places on one of its hosts: a reservation ends only
@@ -89,7 +89,8 @@ typedef struct hostset {
 hostset *hostset_new(void);
 void hostset_free(hostset *set);
 
-/* Append a copy of `h`. Returns 0, or -1 (out of memory; err filled). */
+/* Append a copy of `h` (and of what h->traits points to). Returns 0, or -1
+ * (out of memory; err filled). */
 int hostset_add(hostset *set, const host *h, vf_error *err) __attribute__((warn_unused_result));
 /* Record a vmid as used. Returns 0, or -1 (out of memory; err filled). */
 int hostset_add_vmid(hostset *set, uint32_t vmid, vf_error *err)

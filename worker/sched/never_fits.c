@@ -113,7 +113,7 @@ bool sched_never_fits(const sched_engine *engine, const sched_request *req, char
             } else {
                 /* Remember the most of the first resource the host lacks. */
                 for (size_t r = 0; r < req->resources.n; r++) {
-                    int64_t has = resource_amounts_get(&h->resources, req->resources.items[r].name);
+                    int64_t has = host_traits_amount(h->traits, req->resources.items[r].name);
                     if (has >= req->resources.items[r].amount)
                         continue;
                     if (short_resource < 0)

@@ -206,10 +206,10 @@ static inline bool sched_node_matches(pattern *regex, uint8_t *cache, const char
 static inline sched_reason sched_traits_reason(const host *h, const sched_request *req)
 {
     for (size_t t = 0; t < req->required_traits.n; t++)
-        if (!trait_set_has(&h->traits, req->required_traits.names[t]))
+        if (!host_traits_has(h->traits, req->required_traits.names[t]))
             return SCHED_REASON_TRAIT_MISSING;
     for (size_t t = 0; t < req->forbidden_traits.n; t++)
-        if (trait_set_has(&h->traits, req->forbidden_traits.names[t]))
+        if (host_traits_has(h->traits, req->forbidden_traits.names[t]))
             return SCHED_REASON_TRAIT_FORBIDDEN;
     return SCHED_REASON_NONE;
 }
@@ -224,8 +224,8 @@ static inline bool sched_resources_fit(const host *h, const int64_t held[RESOURC
     for (size_t r = 0; r < want->n; r++) {
         if (want->items[r].amount == 0)
             continue;
-        int at = resource_amounts_find(&h->resources, want->items[r].name);
-        if (at < 0 || h->resources.items[at].amount - held[at] < want->items[r].amount)
+        int at = host_traits_find(h->traits, want->items[r].name);
+        if (at < 0 || h->traits->resources.items[at].amount - held[at] < want->items[r].amount)
             return false;
     }
     return true;

@@ -132,11 +132,11 @@ static json_t *traits_constraint(const sched_engine *engine, const sched_request
     const char *kind = reason == SCHED_REASON_RESOURCES ? "resources" : "traits";
     if (reason == SCHED_REASON_TRAIT_MISSING) {
         for (size_t t = 0; t < req->required_traits.n && !detail[0]; t++)
-            if (!trait_set_has(&h->traits, req->required_traits.names[t]))
+            if (!host_traits_has(h->traits, req->required_traits.names[t]))
                 snprintf(detail, sizeof detail, "needs trait %s", req->required_traits.names[t]);
     } else if (reason == SCHED_REASON_TRAIT_FORBIDDEN) {
         for (size_t t = 0; t < req->forbidden_traits.n && !detail[0]; t++)
-            if (trait_set_has(&h->traits, req->forbidden_traits.names[t]))
+            if (host_traits_has(h->traits, req->forbidden_traits.names[t]))
                 snprintf(detail, sizeof detail, "carries forbidden trait %s",
                          req->forbidden_traits.names[t]);
     } else {
@@ -145,7 +145,7 @@ static json_t *traits_constraint(const sched_engine *engine, const sched_request
             int64_t left = sched_engine_resource_free(engine, i, want->name);
             if (left >= want->amount)
                 continue;
-            int64_t total = resource_amounts_get(&h->resources, want->name);
+            int64_t total = host_traits_amount(h->traits, want->name);
             if (total == 0)
                 snprintf(detail, sizeof detail, "needs %lld %s; the host has none",
                          (long long)want->amount, want->name);

@@ -47,6 +47,13 @@ typedef struct resource_amounts {
     resource_amount items[RESOURCES_MAX];
 } resource_amounts;
 
+/* What one host carries: kept out of the host record (host.traits points
+ * here), so hosts without any cost a pointer, not a kilobyte. */
+typedef struct host_traits {
+    trait_set traits;
+    resource_amounts resources; /* totals */
+} host_traits;
+
 /* Whether `set` holds `name` (case-insensitive). */
 bool trait_set_has(const trait_set *set, const char *name);
 /* Add `name` (a repeat is no error and adds nothing). Returns 0, or -1 with
@@ -71,6 +78,21 @@ int trait_set_parse(const json_t *list, const char *what, trait_set *out, vf_err
  * first); NULL or null is the empty object. A real like 2.0 is taken. */
 int resource_amounts_parse(const json_t *object, const char *what, resource_amounts *out,
                            vf_error *err) __attribute__((warn_unused_result));
+
+/* A host's (NULL: none): whether it carries trait `name`; the position of
+ * resource `name` in its resources (-1: none); the total of it (0: none). */
+static inline bool host_traits_has(const host_traits *ht, const char *name)
+{
+    return ht && trait_set_has(&ht->traits, name);
+}
+static inline int host_traits_find(const host_traits *ht, const char *name)
+{
+    return ht ? resource_amounts_find(&ht->resources, name) : -1;
+}
+static inline int64_t host_traits_amount(const host_traits *ht, const char *name)
+{
+    return ht ? resource_amounts_get(&ht->resources, name) : 0;
+}
 
 /* As JSON, owned (NULL on OOM): a list of names; an object of amounts. */
 json_t *trait_set_to_json(const trait_set *set);
