@@ -298,6 +298,12 @@ static void test_proxmox(void)
         CHECK(pve2 && pve2->usage_mem == 0.75 && pve2->storage == 90);
         /* pve2's storage is in gpu, whose comment marks it dedicated. */
         CHECK(pve2 && strcmp(pve2->pool, "gpu") == 0 && pve2->dedicated);
+        /* ... and gives it traits and 4 GPUs; pve1's pools mark none. */
+        CHECK(pve2 && pve2->traits && pve2->traits->traits.n == 2 &&
+              trait_set_has(&pve2->traits->traits, "CUSTOM_GPU") &&
+              trait_set_has(&pve2->traits->traits, "nvme") &&
+              resource_amounts_get(&pve2->traits->resources, "gpu") == 4);
+        CHECK(pve1 && pve1->traits == NULL);
         /* The offline node is kept, so decisions can say "node offline". */
         const host *pve3 = hostset_find(set, "pve3");
         CHECK(pve3 && pve3->status == HOST_OFFLINE && pve3->cpu == 0);

@@ -30,11 +30,16 @@
  * every node that sees it in the pool. A node with storages in several
  * pools takes the first poolid in name order. A node is dedicated when its
  * pool's comment contains "virtflow:dedicated" (comments are free text an
- * administrator edits in the same dialog). Pools need Pool.Audit on
+ * administrator edits in the same dialog). Traits and custom resources
+ * (docs/scheduling.md "Traits and custom resources") come the same way, for
+ * every node of the pool: "virtflow:trait:NAME" adds trait NAME and
+ * "virtflow:resource:NAME=N" gives each node N units of NAME (a word of
+ * the comment each; a malformed one is left out, as other text is). Pools need Pool.Audit on
  * /pool/{poolid}, which the PVEAuditor role has; a pool the token cannot
  * see is simply not listed. */
 #include "source.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -121,6 +126,40 @@ static int add_guest(hostset *set, const json_t *item, size_t index, vf_error *e
     return 0;
 }
 
+/* The traits and resources a pool comment marks (see the top of the file):
+ * each "virtflow:trait:NAME" and "virtflow:resource:NAME=N" word. */
+static void comment_traits(const char *comment, host_traits *out)
+{
+    static const char trait_mark[] = "virtflow:trait:", resource_mark[] = "virtflow:resource:";
+    memset(out, 0, sizeof *out);
+    vf_error ignored;
+    vf_error_init(&ignored);
+    for (const char *at = comment; at && (at = strstr(at, "virtflow:")); at++) {
+        bool trait = strncmp(at, trait_mark, sizeof trait_mark - 1) == 0;
+        bool resource = strncmp(at, resource_mark, sizeof resource_mark - 1) == 0;
+        if (!trait && !resource)
+            continue;
+        const char *name = at + (trait ? sizeof trait_mark : sizeof resource_mark) - 1;
+        size_t len = strspn(name, traits_name_chars);
+        char word[TRAIT_NAME_LEN];
+        if (len == 0 || len >= sizeof word)
+            continue;
+        memcpy(word, name, len);
+        word[len] = '\0';
+        if (trait) {
+            (void)!trait_set_add(&out->traits, word, &ignored);
+            continue;
+        }
+        if (name[len] != '=' || !isdigit((unsigned char)name[len + 1]))
+            continue;
+        errno = 0;
+        char *end = NULL;
+        long long amount = strtoll(name + len + 1, &end, 10);
+        if (errno == 0 && amount <= RESOURCE_MAX_AMOUNT)
+            (void)!resource_amounts_set(&out->resources, word, amount, &ignored);
+    }
+}
+
 /* Assign the pool of every node with a storage in `pool` (one item of the
  * pools array), unless an earlier poolid in name order already has it. */
 static int apply_pool(hostset *set, const json_t *pool, size_t index, vf_error *err)
@@ -135,6 +174,8 @@ static int apply_pool(hostset *set, const json_t *pool, size_t index, vf_error *
     }
     const char *comment = json_string_value(json_object_get(pool, "comment"));
     bool dedicated = comment && strstr(comment, PROXMOX_DEDICATED_MARK);
+    host_traits traits;
+    comment_traits(comment, &traits);
     const json_t *members = json_object_get(pool, "members");
     if (members && !json_is_array(members)) {
         vf_error_set(err, VF_EUNAVAILABLE, "pools[%zu] (%s): members is not a list", index, poolid);
@@ -156,6 +197,8 @@ static int apply_pool(hostset *set, const json_t *pool, size_t index, vf_error *
             continue;
         memcpy(h->pool, poolid, len + 1);
         h->dedicated = dedicated;
+        if (hostset_set_traits(set, (size_t)(h - set->hosts), &traits, err) < 0)
+            return -1;
     }
     return 0;
 }

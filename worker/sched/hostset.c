@@ -47,6 +47,27 @@ int hostset_add(hostset *set, const host *h, vf_error *err)
     return 0;
 }
 
+int hostset_set_traits(hostset *set, size_t index, const host_traits *traits, vf_error *err)
+{
+    if (index >= set->n_hosts) {
+        vf_error_set(err, VF_EINVAL, "no host number %zu", index);
+        return -1;
+    }
+    host_traits *copy = NULL;
+    if (traits && (traits->traits.n || traits->resources.n)) {
+        copy = malloc(sizeof *copy);
+        if (!copy) {
+            vf_error_set(err, VF_ENOMEM, "out of memory adding traits to host %s",
+                         set->hosts[index].name);
+            return -1;
+        }
+        *copy = *traits;
+    }
+    free((host_traits *)set->hosts[index].traits);
+    set->hosts[index].traits = copy;
+    return 0;
+}
+
 int hostset_add_vmid(hostset *set, uint32_t vmid, vf_error *err)
 {
     if (grow_array((void **)&set->used_vmids, &set->cap_used_vmids, set->n_used_vmids + 1,

@@ -92,6 +92,11 @@ void hostset_free(hostset *set);
 /* Append a copy of `h` (and of what h->traits points to). Returns 0, or -1
  * (out of memory; err filled). */
 int hostset_add(hostset *set, const host *h, vf_error *err) __attribute__((warn_unused_result));
+/* Replace the traits and resources of host number `index` (as hostset_add
+ * counts; before hostset_finish) with a copy of `traits` (NULL or empty:
+ * none). Returns 0, or -1 (out of memory, or no such host; err filled). */
+int hostset_set_traits(hostset *set, size_t index, const host_traits *traits, vf_error *err)
+    __attribute__((warn_unused_result));
 /* Record a vmid as used. Returns 0, or -1 (out of memory; err filled). */
 int hostset_add_vmid(hostset *set, uint32_t vmid, vf_error *err)
     __attribute__((warn_unused_result));
