@@ -90,6 +90,7 @@ typedef struct event_search {
     const char *routing_key;
     const char *task_id;
     int found;
+    const char *scheduler; /* NULL: any; else the body must name this profile */
 } event_search;
 
 static int find_event(const store_outbox_event *event, void *user)
@@ -99,16 +100,31 @@ static int find_event(const store_outbox_event *event, void *user)
     snprintf(needle, sizeof needle, "\"task_id\": \"%s\"", search->task_id);
     char compact[96];
     snprintf(compact, sizeof compact, "\"task_id\":\"%s\"", search->task_id);
+    char profile[96] = "";
+    if (search->scheduler)
+        snprintf(profile, sizeof profile, "\"scheduler\":\"%s\"", search->scheduler);
     if (strcmp(event->routing_key, search->routing_key) == 0 &&
-        (strstr(event->body, needle) || strstr(event->body, compact)))
+        (strstr(event->body, needle) || strstr(event->body, compact)) &&
+        (!search->scheduler || strstr(event->body, profile)))
         search->found++;
     return 0;
 }
 
 /* How many outbox events with this routing key name task `task_id`. */
+/* How many of them name scheduling profile `scheduler`. */
+static int events_naming(fixture *f, const char *routing_key, const char *task_id,
+                         const char *scheduler)
+{
+    event_search search = {routing_key, task_id, 0, scheduler};
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(store_outbox_pending(f->store, NULL, 0, find_event, &search, &err) == 0, "%s", err.text);
+    return search.found;
+}
+
 static int events_of(fixture *f, const char *routing_key, const char *task_id)
 {
-    event_search search = {routing_key, task_id, 0};
+    event_search search = {routing_key, task_id, 0, NULL};
     vf_error err;
     vf_error_init(&err);
     CHECKF(store_outbox_pending(f->store, NULL, 0, find_event, &search, &err) == 0, "%s", err.text);
@@ -142,7 +158,8 @@ static void test_ready_then_released(fixture *f)
     vf_error_init(&err);
     CHECK(handle(f, "spare.prepare",
                  "{\"upgrade_id\":\"upg-1\",\"cluster\":\"prod-a\",\"count\":2,"
-                 "\"requested_cpu\":2,\"requested_memory\":2048}",
+                 "\"requested_cpu\":2,\"requested_memory\":2048,"
+                 "\"annotations\":{\"scheduler.qemu-scheduler/name\":\"default\"}}",
                  "p-1") == 0);
     spare_driver *driver = spare_driver_start(f->config, OWNER, &err);
     CHECKF(driver != NULL, "%s", err.text);
@@ -153,6 +170,8 @@ static void test_ready_then_released(fixture *f)
     CHECK(wait_status(f, "p-1", "ready"));
     spares_are(f, "p-1", 2, "ready");
     CHECK(events_of(f, "event.spare.ready", "p-1") == 1);
+    /* The profile the request named, as task.completed names it. */
+    CHECK(events_naming(f, "event.spare.ready", "p-1", "default") == 1);
     released_ids got = {0};
     spare_driver_take_released(driver, note_released, &got);
     CHECK(got.n == 0); /* a ready spare still holds its host */
