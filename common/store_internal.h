@@ -166,9 +166,14 @@ int store_rows_collect(store *s, db_stmt *st, int limit, store_rows *rows, const
 void store_rows_free(store_rows *rows);
 
 /* The reservations columns, in the order store_reservation_rows_each reads. */
+/* The last: the reservation's task's request when it asks for custom
+ * resources (traits.h), which the reservation holds as it holds vCPUs; NULL
+ * for every other row, so the common case reads nothing more. */
 #define STORE_RESERVATION_COLUMNS                                                                  \
     "id, task_id, node, cpu, memory, disk, vmid, created_at, expires_at, released_at, bound_at, "  \
-    "priority"
+    "priority, "                                                                                   \
+    "(SELECT request FROM tasks WHERE tasks.id = reservations.task_id "                            \
+    "AND tasks.request LIKE '%\"resources\"%')"
 
 /* Call fn for each collected row of a SELECT STORE_RESERVATION_COLUMNS, until
  * it returns non-zero. */

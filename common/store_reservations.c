@@ -112,6 +112,7 @@ void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn
             .bound_at = store_rows_text(rows, i, 10),
             .has_priority = store_rows_text(rows, i, 11) != NULL,
             .priority = (int32_t)store_rows_int(rows, i, 11),
+            .request = store_rows_text(rows, i, 12),
         };
         if (fn(&r, ctx) != 0)
             break;

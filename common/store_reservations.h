@@ -26,6 +26,9 @@ typedef struct store_reservation {
     const char *bound_at;    /* ended because an inventory fetched at this time showed its VM */
     bool has_priority;       /* false: never preempted (a spare's, or recorded before schema 12) */
     int32_t priority;        /* the placement's priority, when has_priority */
+    /* The task's request (JSON text) when it asks for custom resources, which
+     * the reservation holds too; NULL otherwise. */
+    const char *request;
 } store_reservation;
 
 typedef int (*store_reservation_fn)(const store_reservation *reservation, void *ctx);

@@ -38,6 +38,18 @@ static int hold(const store_reservation *row, void *ctx)
     res.memory = row->memory;
     res.disk = row->disk;
     res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
+    if (row->request) {
+        /* Custom resources are held as vCPUs are: the store keeps them in the
+         * task's request. An unreadable one holds none (it was checked when
+         * the task was decided). */
+        json_t *request = json_loads(row->request, 0, NULL);
+        vf_error ignored;
+        vf_error_init(&ignored);
+        if (resource_amounts_parse(json_object_get(request, "resources"), "resources",
+                                   &res.resources, &ignored) < 0)
+            memset(&res.resources, 0, sizeof res.resources);
+        json_decref(request);
+    }
     if (ids_parse_time(row->expires_at, &res.expires) < 0)
         res.expires = 0; /* unreadable expiry: hold it until released */
     /* Preemptible while its VM has not appeared (a bound one never is). */
