@@ -413,7 +413,7 @@ static void test_example(void)
     CHECK_STR(c->inventory.path, "../deploy/inventory.example.yaml");
     CHECK_STR(c->store.path, "../deploy/virtflow.db");
     CHECK(c->amqp.queue_type == CONFIG_QUEUE_CLASSIC);
-    CHECK(c->scheduler.n_plugins == 16);
+    CHECK(c->scheduler.n_plugins == 18);
     CHECK(c->relay.n_receivers == 1);
     if (c->relay.n_receivers == 1) {
         const config_receiver *r = &c->relay.receivers[0];
