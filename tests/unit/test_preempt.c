@@ -252,8 +252,34 @@ static void test_allowed(void)
     CHECK(sched_preempt_allowed(&req, &config)); /* the default class */
 }
 
+/* Evicting frees vCPUs, never custom resources a host lacks: a GPU request
+ * takes nothing from a host without GPUs left, however full its CPUs. */
+static void test_resources_not_freed(void)
+{
+    const char *names[] = {"a"};
+    world w;
+    world_open(&w, names, 1);
+    hold_on(&w, "low", "a", 60, true, 0, 1000);
+    sched_request req;
+    fixture_request(&req, 8, 1024);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(resource_amounts_set(&req.resources, "gpu", 1, &err) == 0);
+    sched_preemption p;
+    choose(&w, &req, 100, &p);
+    CHECK(!p.found && p.n_victims == 0);
+    sched_preemption_close(&p);
+    /* Without the GPU, the same request takes "low". */
+    fixture_request(&req, 8, 1024);
+    choose(&w, &req, 100, &p);
+    CHECK(p.found && has_victim(&p, "low"));
+    sched_preemption_close(&p);
+    world_close(&w);
+}
+
 int main(void)
 {
+    test_resources_not_freed();
     test_fewest_then_newest();
     test_lowest_priority();
     test_only_what_is_needed();

@@ -86,6 +86,10 @@ typedef struct fit_rule {
     const sched_params *params;
     const sched_request *req;
     bool slots, cpu, memory, disk;
+    /* Custom resources (Resources filter): victims' are not counted as
+     * freed, so only a host with them left now can take the request. */
+    const sched_engine *engine;
+    bool resources;
 } fit_rule;
 
 static fit_rule fit_rule_of(const sched_engine *engine, const sched_request *req)
@@ -95,7 +99,9 @@ static fit_rule fit_rule_of(const sched_engine *engine, const sched_request *req
                   sched_engine_filter_on(engine, SCHED_FILTER_VM_SLOTS),
                   sched_engine_filter_on(engine, SCHED_FILTER_CPU),
                   sched_engine_filter_on(engine, SCHED_FILTER_MEMORY),
-                  sched_engine_filter_on(engine, SCHED_FILTER_DISK) && req->disk != 0};
+                  sched_engine_filter_on(engine, SCHED_FILTER_DISK) && req->disk != 0,
+                  engine,
+                  sched_engine_filter_on(engine, SCHED_FILTER_RESOURCES) && req->resources.n};
     return r;
 }
 
@@ -113,6 +119,13 @@ static bool fits(const fit_rule *r, const host *h, const sched_host_load *load)
         return false;
     if (r->disk && !(h->storage - load->disk >= r->req->disk))
         return false;
+    if (r->resources) {
+        size_t index = (size_t)(h - sched_engine_snapshot(r->engine)->hosts);
+        for (size_t i = 0; i < r->req->resources.n; i++)
+            if (sched_engine_resource_free(r->engine, index, r->req->resources.items[i].name) <
+                r->req->resources.items[i].amount)
+                return false;
+    }
     return true;
 }
 
