@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 static int64_t count_rows(db *d, const char *where)
@@ -183,10 +184,15 @@ static void run(db *d, bool pg)
 
 int main(void)
 {
-    char path[] = "/tmp/vf-test-db-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd >= 0)
-        close(fd);
+    store_fixture fixture;
+    if (store_fixture_init(&fixture, "db") != 0)
+        return 1;
+    char path[256];
+    store_fixture_file(&fixture, "sqlite.db", path, sizeof path);
+    /* db_open_sqlite opens an existing file; it creates none. */
+    FILE *created = fopen(path, "w");
+    if (created)
+        fclose(created);
     vf_error err;
     vf_error_init(&err);
     db *d = db_open_sqlite(path, false, 1000, "sqlite test", &err);
@@ -194,20 +200,16 @@ int main(void)
     if (d)
         run(d, false);
     db_close(d);
-    unlink(path);
 
     char url[1024];
-    bool skipped = false;
-    if (test_pg_url("db", url, sizeof url, &skipped) == 0) {
+    if (store_fixture_pg(&fixture, "db", url, sizeof url) == 0) {
         db_pg_options options = {.url = url};
         d = db_open_pg(&options, "pg test", &err);
         CHECKF(d != NULL, "%s", err.text);
         if (d)
             run(d, true);
         db_close(d);
-        test_pg_cleanup();
-    } else if (!skipped) {
-        CHECK(!"VF_PG_URL is set but unusable");
     }
+    store_fixture_close(&fixture);
     return test_summary();
 }

@@ -10,6 +10,7 @@
 #include "store_hosts.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -506,11 +507,9 @@ static void test_leases(const char *path)
 
 int main(void)
 {
-    char dir[] = "/tmp/vf-test-reservations-XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    store_fixture fixture;
+    if (store_fixture_init(&fixture, "reservations") != 0)
         return 1;
-    }
     vf_error err;
     vf_error_init(&err);
     hosts = hostset_new();
@@ -522,38 +521,25 @@ int main(void)
     CHECK(hostset_finish(hosts, &err) == 0);
 
     char path[128];
-    snprintf(path, sizeof path, "%s/stale.db", dir);
-    test_stale_view_cannot_commit(path);
-    snprintf(path, sizeof path, "%s/vmid.db", dir);
-    test_vmid_held_once(path);
-    snprintf(path, sizeof path, "%s/lease.db", dir);
-    test_leases(path);
-    snprintf(path, sizeof path, "%s/diverging.db", dir);
-    test_diverging_views(path);
+    test_stale_view_cannot_commit(store_fixture_file(&fixture, "stale.db", path, sizeof path));
+    test_vmid_held_once(store_fixture_file(&fixture, "vmid.db", path, sizeof path));
+    test_leases(store_fixture_file(&fixture, "lease.db", path, sizeof path));
+    test_diverging_views(store_fixture_file(&fixture, "diverging.db", path, sizeof path));
 
     /* The same on PostgreSQL, where store_host_claim locks the host's row
      * instead of relying on SQLite's single write lock. */
     char url[512];
-    bool skipped = false;
     const char *names_pg[] = {"stale", "vmid", "lease", "diverging"};
     void (*tests_pg[])(const char *) = {test_stale_view_cannot_commit, test_vmid_held_once,
                                         test_leases, test_diverging_views};
     for (size_t i = 0; i < 4; i++) {
-        if (test_pg_url(names_pg[i], url, sizeof url, &skipped) == 0)
+        if (store_fixture_pg(&fixture, names_pg[i], url, sizeof url) == 0)
             tests_pg[i](url);
-        else
-            CHECKF(skipped, "VF_PG_URL is set but unusable");
     }
-    if (test_pg_url("claim", url, sizeof url, &skipped) == 0)
+    if (store_fixture_pg(&fixture, "claim", url, sizeof url) == 0)
         test_concurrent_claims_conflict(url);
-    if (skipped)
-        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
-    test_pg_cleanup();
 
     hostset_free(hosts);
-    char cmd[sizeof dir + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_close(&fixture);
     return test_summary();
 }

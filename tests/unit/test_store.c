@@ -5,11 +5,11 @@
 #include "store_outbox.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <sqlite3.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,31 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char dir[64];
-
-/* Path of a store file in the test directory (static buffer per call site). */
-static const char *db_path(char *buf, size_t size, const char *name)
-{
-    snprintf(buf, size, "%s/%s", dir, name);
-    return buf;
-}
-
-static void remove_dir(void)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *entry;
-    while ((entry = readdir(d)) != NULL) {
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
+static store_fixture fixture;
 
 /* Run one SQL statement returning one text cell on a raw connection, to see
  * the file as an operator's sqlite3 shell would. */
@@ -90,7 +66,7 @@ static store_task_fields task_fields(const char *id, const char *status, const c
 static void test_open_creates_private_wal_store(void)
 {
     char path[256];
-    db_path(path, sizeof path, "open.db");
+    store_fixture_file(&fixture, "open.db", path, sizeof path);
     vf_error err;
     vf_error_init(&err);
     store *s = store_open(path, STORE_READ_WRITE, &err);
@@ -132,7 +108,7 @@ static void test_open_creates_private_wal_store(void)
 static void test_open_refuses_newer_schema(void)
 {
     char path[256];
-    db_path(path, sizeof path, "newer.db");
+    store_fixture_file(&fixture, "newer.db", path, sizeof path);
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", store_schema_version() + 1);
     CHECK(raw_exec(path, sql) == SQLITE_OK);
@@ -156,7 +132,7 @@ static void test_open_refuses_newer_schema(void)
 static void test_open_read_only_errors(void)
 {
     char path[256];
-    db_path(path, sizeof path, "missing.db");
+    store_fixture_file(&fixture, "missing.db", path, sizeof path);
     vf_error err;
     vf_error_init(&err);
     CHECK(store_open(path, STORE_READ_ONLY, &err) == NULL);
@@ -167,14 +143,14 @@ static void test_open_read_only_errors(void)
     CHECK(access(path, F_OK) != 0);
 
     /* An empty file (never migrated) is not readable as a store. */
-    db_path(path, sizeof path, "empty.db");
+    store_fixture_file(&fixture, "empty.db", path, sizeof path);
     CHECK(raw_exec(path, "SELECT 1") == SQLITE_OK);
     vf_error_init(&err);
     CHECK(store_open(path, STORE_READ_ONLY, &err) == NULL);
     CHECK_CONTAINS(err.text, "start virtflow-worker once to migrate it");
 
     /* Not a database at all. */
-    db_path(path, sizeof path, "garbage.db");
+    store_fixture_file(&fixture, "garbage.db", path, sizeof path);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (f) {
@@ -189,7 +165,7 @@ static void test_open_read_only_errors(void)
 
     /* Permission denied names the path (root ignores file modes). */
     if (geteuid() != 0) {
-        db_path(path, sizeof path, "locked.db");
+        store_fixture_file(&fixture, "locked.db", path, sizeof path);
         vf_error_init(&err);
         store *s = store_open(path, STORE_READ_WRITE, &err);
         store_close(s);
@@ -207,7 +183,7 @@ static void test_open_read_only_errors(void)
 static void test_reader_does_not_block_on_writer(void)
 {
     char path[256];
-    db_path(path, sizeof path, "readers.db");
+    store_fixture_file(&fixture, "readers.db", path, sizeof path);
     vf_error err;
     vf_error_init(&err);
     store *w = store_open(path, STORE_READ_WRITE, &err);
@@ -1009,7 +985,7 @@ static void test_deliveries(store *s)
 static void test_crash_keeps_committed(void)
 {
     char path[256];
-    db_path(path, sizeof path, "crash.db");
+    store_fixture_file(&fixture, "crash.db", path, sizeof path);
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
@@ -1108,7 +1084,7 @@ static bool shared_lock_held_elsewhere(const char *path)
 static void test_second_handle_keeps_locks(void)
 {
     char path[256];
-    db_path(path, sizeof path, "locks.db");
+    store_fixture_file(&fixture, "locks.db", path, sizeof path);
     vf_error err;
     vf_error_init(&err);
     store *first = store_open(path, STORE_READ_WRITE, &err);
@@ -1147,7 +1123,7 @@ static void test_pg_reconnects(const char *base)
         return;
     store_task t = {0};
     CHECK(store_task_get(s, "t-reconnect", &t, &err) == 1);
-    CHECK(test_pg_exec(sql) == 0);
+    CHECK(store_fixture_pg_exec(sql) == 0);
     int rc = store_task_get(s, "t-reconnect", &t, &err);
     CHECKF(rc == -1 && err.code == VF_EUNAVAILABLE, "rc %d: %s", rc, err.text);
     vf_error_init(&err);
@@ -1164,7 +1140,7 @@ static void test_pg_reconnects(const char *base)
     CHECK(store_begin(s, &err) == 0);
     store_task_fields g = task_fields("t-lost", "queued", "2026-11-22T12:00:00.000Z");
     CHECKF(store_task_insert(s, &g, &err) == 0, "%s", err.text);
-    CHECK(test_pg_exec(sql) == 0);
+    CHECK(store_fixture_pg_exec(sql) == 0);
     rc = store_task_event_add(s, "t-lost", "2026-11-22T12:00:00.000Z", "queued", NULL, &err);
     CHECKF(rc == -1 && err.code == VF_EUNAVAILABLE, "rc %d: %s", rc, err.text);
     vf_error_init(&err);
@@ -1250,11 +1226,8 @@ static void test_store_semantics(const char *location)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/vf-test-store-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (store_fixture_init(&fixture, "store") != 0)
         return 1;
-    }
     test_time_format();
     test_open_creates_private_wal_store();
     test_open_refuses_newer_schema();
@@ -1262,27 +1235,19 @@ int main(void)
     test_reader_does_not_block_on_writer();
 
     char path[256];
-    db_path(path, sizeof path, "main.db");
-    test_store_semantics(path);
+    test_store_semantics(store_fixture_file(&fixture, "main.db", path, sizeof path));
     test_crash_keeps_committed();
     test_second_handle_keeps_locks();
-    remove_dir();
 
     /* The same semantics on PostgreSQL; the file-level tests above (modes,
      * WAL, locks, crash of a writer) are SQLite's alone. */
     char url[512];
-    bool skipped = false;
-    if (test_pg_url("store", url, sizeof url, &skipped) == 0) {
+    if (store_fixture_pg(&fixture, "store", url, sizeof url) == 0) {
         test_store_semantics(url);
         test_pg_reconnects(url);
     }
-    if (test_pg_url("migrate", url, sizeof url, &skipped) == 0) {
+    if (store_fixture_pg(&fixture, "migrate", url, sizeof url) == 0)
         test_pg_concurrent_migrations(url);
-    } else if (!skipped) {
-        CHECKF(false, "VF_PG_URL is set but unusable");
-    } else {
-        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
-    }
-    test_pg_cleanup();
+    store_fixture_close(&fixture);
     return test_summary();
 }

@@ -3,6 +3,7 @@
  * follow each other without gaps or repeats (ties on created_at broken by
  * id), filters combine with the cursor, and tasks are counted per hour. */
 #include "store_console.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -180,15 +181,10 @@ static void run(const char *path)
 
 int main(void)
 {
-    char dir[] = "/tmp/vf-test-store-console-XXXXXX";
-    if (!mkdtemp(dir))
+    store_fixture f;
+    if (store_fixture_init(&f, "store-console") != 0)
         return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/s.db", dir);
-    test_each_store("console", path, run);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_each(&f, "console", run);
+    store_fixture_close(&f);
     return test_summary();
 }

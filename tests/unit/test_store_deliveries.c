@@ -7,6 +7,7 @@
 #include "db_internal.h"
 #include "store_deliveries.h"
 #include "store_internal.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -195,15 +196,10 @@ static void run(const char *path)
 
 int main(void)
 {
-    char dir[] = "/tmp/test_store_deliveries_XXXXXX";
-    if (!mkdtemp(dir))
+    store_fixture f;
+    if (store_fixture_init(&f, "store-deliveries") != 0)
         return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/store.db", dir);
-    test_each_store("deliveries", path, run);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_each(&f, "deliveries", run);
+    store_fixture_close(&f);
     return test_summary();
 }

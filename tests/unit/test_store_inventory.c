@@ -8,6 +8,7 @@
 #include "store_prune.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -215,17 +216,11 @@ static void run_history(const char *location)
 
 int main(void)
 {
-    char dir[] = "/tmp/vf-test-store-inventory-XXXXXX";
-    if (!mkdtemp(dir))
+    store_fixture f;
+    if (store_fixture_init(&f, "store-inventory") != 0)
         return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/s.db", dir);
-    test_each_store("inventory", path, run);
-    snprintf(path, sizeof path, "%s/h.db", dir);
-    test_each_store("history", path, run_history);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_each(&f, "inventory", run);
+    store_fixture_each(&f, "history", run_history);
+    store_fixture_close(&f);
     return test_summary();
 }

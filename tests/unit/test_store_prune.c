@@ -9,45 +9,28 @@
 #include "store_reservations.h"
 #include "store_spares.h"
 #include "store_tasks.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <sqlite3.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
+static store_fixture fixture;
 
 #define OLD "2026-11-01T00:00:00.000Z"
 #define CUTOFF "2026-11-10T00:00:00.000Z"
 #define YOUNG "2026-11-20T00:00:00.000Z"
 #define FAR "2026-12-31T00:00:00.000Z"
 
-static void remove_dir(void)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *entry;
-    while ((entry = readdir(d)) != NULL) {
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 static store *open_fresh(const char *name)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    store_fixture_file(&fixture, name, path, sizeof path);
     vf_error err;
     vf_error_init(&err);
     store *s = store_open(path, STORE_READ_WRITE, &err);
@@ -117,7 +100,7 @@ static int task_exists(store *s, const char *id)
 static int count_rows(const char *path_name, const char *sql)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, path_name);
+    store_fixture_file(&fixture, path_name, path, sizeof path);
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int n = -1;
@@ -306,7 +289,7 @@ static void test_batches_bounded_and_idempotent(void)
 static long long file_size(const char *name)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    store_fixture_file(&fixture, name, path, sizeof path);
     struct stat st;
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
@@ -331,7 +314,7 @@ static void test_others_wrote(void)
     CHECKF(!wrote, "its own commit is not another writer's");
 
     char path[256];
-    snprintf(path, sizeof path, "%s/others.db", dir);
+    store_fixture_file(&fixture, "others.db", path, sizeof path);
     sqlite3 *other = NULL;
     CHECK(sqlite3_open(path, &other) == SQLITE_OK);
     CHECK(sqlite3_exec(other,
@@ -397,7 +380,7 @@ static void test_vacuum(void)
 
     /* The WAL left by all that goes back to zero bytes. */
     char wal_path[256];
-    snprintf(wal_path, sizeof wal_path, "%s/vacuum.db-wal", dir);
+    store_fixture_file(&fixture, "vacuum.db-wal", wal_path, sizeof wal_path);
     struct stat wal_stat;
     CHECK(stat(wal_path, &wal_stat) == 0 && wal_stat.st_size > 1000000);
     bool truncated = false;
@@ -409,7 +392,7 @@ static void test_vacuum(void)
     /* An older store: made before the pragma existed, i.e. with a table in
      * it before store_open could set auto_vacuum. */
     char path[256];
-    snprintf(path, sizeof path, "%s/old.db", dir);
+    store_fixture_file(&fixture, "old.db", path, sizeof path);
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db, "CREATE TABLE unrelated (x)", NULL, NULL, NULL) == SQLITE_OK);
@@ -425,15 +408,12 @@ static void test_vacuum(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/vf-test-prune-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (store_fixture_init(&fixture, "prune") != 0)
         return 1;
-    }
     test_what_goes_and_what_stays();
     test_batches_bounded_and_idempotent();
     test_vacuum();
     test_others_wrote();
-    remove_dir();
+    store_fixture_close(&fixture);
     return test_summary();
 }

@@ -5,6 +5,7 @@
 #include "store_reservations.h"
 #include "store_stats.h"
 #include "store_tasks.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -120,15 +121,10 @@ static void run(const char *path)
 
 int main(void)
 {
-    char dir[] = "/tmp/vf-test-store-stats-XXXXXX";
-    if (!mkdtemp(dir))
+    store_fixture f;
+    if (store_fixture_init(&f, "store-stats") != 0)
         return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/s.db", dir);
-    test_each_store("stats", path, run);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_each(&f, "stats", run);
+    store_fixture_close(&f);
     return test_summary();
 }

@@ -7,11 +7,12 @@
 
 #include "store.h"
 #include "store_tasks.h"
+#include "store_fixture.h"
 #include "testlib.h"
 #include "wal_sync.h"
 
-static char dir[] = "/tmp/vf-test-wal-sync-XXXXXX";
-static char path[sizeof dir + 32];
+static store_fixture fixture;
+static char path[256];
 
 static int add_task(store *s, const char *id)
 {
@@ -109,16 +110,11 @@ static void test_failure_is_final(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (store_fixture_init(&fixture, "wal-sync") != 0)
         return 1;
-    }
-    snprintf(path, sizeof path, "%s/virtflow.db", dir);
+    store_fixture_file(&fixture, "virtflow.db", path, sizeof path);
     test_tickets();
     test_failure_is_final();
-    char cmd[sizeof dir + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_close(&fixture);
     return test_summary();
 }
