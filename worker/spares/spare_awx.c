@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "spare_status.h"
 
 #define AUTH_MAX 4200
 
@@ -107,30 +108,18 @@ int spare_awx_job_status(const vf_config *config, int64_t job_id, const char *to
     snprintf(url, sizeof url, "%.*s/api/v2/jobs/%lld/", base_length(base), base, (long long)job_id);
     char authorization[AUTH_MAX];
     snprintf(authorization, sizeof authorization, "Authorization: Bearer %s", token);
-    const char *headers[] = {"Accept: application/json", authorization};
-    http_request req = {.url = url, .headers = headers, .n_headers = 2, .timeout_s = 10};
-    http_response resp;
-    int rc = http_get(&req, &resp, err);
+    char what[48];
+    snprintf(what, sizeof what, "awx job %lld", (long long)job_id);
+    spare_status_request req = {
+        .url = url,
+        .authorization = authorization,
+        .what = what,
+        .refused = {401, 403},
+        .refused_hint = " (spare.provisioner.token_file needs a token that may read the job)"};
+    char awx_status[256];
+    int rc = spare_status_get(&req, awx_status, sizeof awx_status, err);
     memset(authorization, 0, sizeof authorization);
-    if (rc < 0)
-        return -1;
-    rc = -1;
-    json_t *body = json_loadb(resp.body, resp.body_len, 0, NULL);
-    const char *value = json_string_value(json_object_get(body, "status"));
-    if (resp.status != 200)
-        vf_error_set(err, VF_EUNAVAILABLE, "awx job %lld: HTTP %ld%s", (long long)job_id,
-                     resp.status,
-                     resp.status == 401 || resp.status == 403
-                         ? " (spare.provisioner.token_file needs a token that may read the job)"
-                         : "");
-    else if (!value)
-        vf_error_set(err, VF_EUNAVAILABLE, "awx job %lld: the answer has no status",
-                     (long long)job_id);
-    else {
-        snprintf(status, size, "%s", driver_status(value));
-        rc = 0;
-    }
-    json_decref(body);
-    http_response_close(&resp);
+    if (rc == 0)
+        snprintf(status, size, "%s", driver_status(awx_status));
     return rc;
 }

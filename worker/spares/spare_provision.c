@@ -18,6 +18,7 @@
 #include "http.h"
 #include "spare_awx.h"
 #include "spare_kube.h"
+#include "spare_status.h"
 
 extern char **environ;
 
@@ -372,31 +373,15 @@ int spare_pipeline_status(const vf_config *config, int64_t pipeline_id, char *st
     snprintf(url, sizeof url, "%.*s/api/v4/projects/%s/pipelines/%lld", (int)base,
              config->spare.provisioner.url, project, (long long)pipeline_id);
     curl_free(project);
-    const char *headers[] = {"Accept: application/json", header};
-    http_request req = {
-        .url = url, .headers = headers, .n_headers = authenticated ? 2 : 1, .timeout_s = 10};
-    http_response resp;
-    int rc = http_get(&req, &resp, err);
+    char what[48];
+    snprintf(what, sizeof what, "gitlab pipeline %lld", (long long)pipeline_id);
+    spare_status_request req = {
+        .url = url,
+        .authorization = authenticated ? header : NULL,
+        .what = what,
+        .refused = {401, 404},
+        .refused_hint = " (spare.provisioner.api_token_file needs a token with read_api)"};
+    int rc = spare_status_get(&req, status, size, err);
     memset(header, 0, sizeof header);
-    if (rc < 0)
-        return -1;
-    rc = -1;
-    json_t *body = json_loadb(resp.body, resp.body_len, 0, NULL);
-    const char *value = json_string_value(json_object_get(body, "status"));
-    if (resp.status != 200)
-        vf_error_set(err, VF_EUNAVAILABLE, "gitlab pipeline %lld: HTTP %ld%s",
-                     (long long)pipeline_id, resp.status,
-                     resp.status == 401 || resp.status == 404
-                         ? " (spare.provisioner.api_token_file needs a token with read_api)"
-                         : "");
-    else if (!value)
-        vf_error_set(err, VF_EUNAVAILABLE, "gitlab pipeline %lld: the answer has no status",
-                     (long long)pipeline_id);
-    else {
-        snprintf(status, size, "%s", value);
-        rc = 0;
-    }
-    json_decref(body);
-    http_response_close(&resp);
     return rc;
 }
