@@ -212,6 +212,21 @@ void amqp_link_set_confirm_callback(amqp_link *link, amqp_link_confirm_fn fn, vo
     link->confirm_user = user;
 }
 
+void amqp_link_confirm_record(uint64_t publish_tag, bool ok, const char *reason, void *user)
+{
+    (void)publish_tag;
+    amqp_link_confirm *confirm = user;
+    confirm->done = true;
+    confirm->ok = ok;
+    snprintf(confirm->reason, sizeof confirm->reason, "%s", reason ? reason : "");
+}
+
+void amqp_link_confirm_reset(amqp_link_confirm *confirm)
+{
+    confirm->done = confirm->ok = false;
+    confirm->reason[0] = '\0';
+}
+
 bool amqp_link_is_connected(const amqp_link *link)
 {
     return link && link->connected;

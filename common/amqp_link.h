@@ -121,6 +121,17 @@ void amqp_link_free(amqp_link *link);
 /* Where confirm outcomes go. Without a callback they are only logged. */
 void amqp_link_set_confirm_callback(amqp_link *link, amqp_link_confirm_fn fn, void *user);
 
+/* The outcome of a publish awaited alone, for callers that publish one
+ * message, then amqp_link_wait_confirms: amqp_link_confirm_record is the
+ * confirm callback that fills it (user = the amqp_link_confirm), and
+ * amqp_link_confirm_reset forgets it before the next publish. */
+typedef struct amqp_link_confirm {
+    bool done, ok;
+    char reason[256]; /* why not ok; "" when ok */
+} amqp_link_confirm;
+void amqp_link_confirm_record(uint64_t publish_tag, bool ok, const char *reason, void *user);
+void amqp_link_confirm_reset(amqp_link_confirm *confirm);
+
 /* (Re)connect: drop any current connection (see the failure model), then try
  * amqp.urls in order until one works: TCP or TLS (amqps://: peer certificate
  * and host name verified against amqp.ca_file or the system store, unless

@@ -28,7 +28,7 @@ api *api_new(const vf_config *config, vf_error *err)
         goto fail;
     if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
         goto fail;
-    amqp_link_set_confirm_callback(a->link, api_on_confirm, a);
+    amqp_link_set_confirm_callback(a->link, amqp_link_confirm_record, &a->confirm);
     if (!(a->metrics = api_metrics_new(err)))
         goto fail;
     if (config->api.keys_file && !(a->keys = api_keys_load(config->api.keys_file, err))) {

@@ -37,8 +37,7 @@ struct api {
     stopper refresh_stop; /* the refresher's wait between rounds */
     /* The outcome of the publish in flight (one at a time: the server's
      * thread; spare and release requests, api_publish_to). */
-    bool confirm_done, confirm_ok;
-    char confirm_reason[256];
+    amqp_link_confirm confirm;
 };
 
 /* Accept a task.schedule request: check the body (415, 413, 400 with the
@@ -118,9 +117,6 @@ json_t *api_result_json(const store_task *task);
 /* Connect the broker link if it is down (or idle past amqp.heartbeat_s, so
  * probably closed by the broker). 0, or -1 with err. */
 int api_link_ready(api *a, vf_error *err);
-
-/* The link's confirm callback (api_new sets it; user is the api). */
-void api_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
 
 /* Publish `body` on `routing_key` with message_id `message_id` (`task_id`
  * names the task in log lines) and wait for the broker's confirm,

@@ -12,15 +12,6 @@
  * an HTTP client should hear so rather than hang. */
 #define API_CONFIRM_TIMEOUT_MS 5000
 
-void api_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
-{
-    (void)tag;
-    api *a = user;
-    a->confirm_done = true;
-    a->confirm_ok = ok;
-    snprintf(a->confirm_reason, sizeof a->confirm_reason, "%s", reason ? reason : "");
-}
-
 int api_link_ready(api *a, vf_error *err)
 {
     return amqp_link_ready(a->link, &a->link_used_us, err);
@@ -31,8 +22,7 @@ int api_link_ready(api *a, vf_error *err)
 static int publish_once(api *a, const char *routing_key, const amqp_link_message *msg,
                         vf_error *err)
 {
-    a->confirm_done = a->confirm_ok = false;
-    a->confirm_reason[0] = '\0';
+    amqp_link_confirm_reset(&a->confirm);
     if (api_link_ready(a, err) < 0)
         return -1;
     if (amqp_link_publish(a->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, msg, NULL, err) < 0)
@@ -47,9 +37,9 @@ static int publish_once(api *a, const char *routing_key, const amqp_link_message
         return -1;
     }
     a->link_used_us = clock_mono_us(); /* a round trip: the broker heard from us */
-    if (!a->confirm_done || !a->confirm_ok) {
+    if (!a->confirm.done || !a->confirm.ok) {
         vf_error_set(err, VF_EUNAVAILABLE, "the broker did not accept the message: %s",
-                     a->confirm_reason[0] ? a->confirm_reason : "no confirm");
+                     a->confirm.reason[0] ? a->confirm.reason : "no confirm");
         return amqp_link_is_connected(a->link) ? 1 : -1;
     }
     return 0;

@@ -36,8 +36,8 @@ struct api_sweep {
     pthread_t thread;
     pthread_mutex_t lock;
     stopper stop;
-    bool confirm_done, confirm_ok;
-    int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
+    amqp_link_confirm confirm; /* of the last publish */
+    int64_t link_used_us;      /* monotonic: the link's last connect or confirmed round trip */
 };
 
 /* A stale row as read, copied out of the listing. */
@@ -49,15 +49,6 @@ typedef struct stale_list {
     stale_task items[SWEEP_BATCH];
     int n;
 } stale_list;
-
-static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
-{
-    (void)tag;
-    (void)reason;
-    api_sweep *w = user;
-    w->confirm_done = true;
-    w->confirm_ok = ok;
-}
 
 static int collect(const store_task *task, void *ctx)
 {
@@ -103,14 +94,14 @@ static int publish(api_sweep *w, const char *routing_key, const char *message_id
     if (amqp_link_ready(w->link, &w->link_used_us, err) < 0)
         return -1;
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
-    w->confirm_done = w->confirm_ok = false;
+    amqp_link_confirm_reset(&w->confirm);
     if (amqp_link_publish(w->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, &msg, NULL, err) < 0 ||
         amqp_link_wait_confirms(w->link, SWEEP_CONFIRM_TIMEOUT_MS, err) < 0) {
         amqp_link_close(w->link); /* the next round starts afresh */
         return -1;
     }
     w->link_used_us = clock_mono_us();
-    if (!w->confirm_done || !w->confirm_ok) {
+    if (!w->confirm.done || !w->confirm.ok) {
         vf_error_set(err, VF_EUNAVAILABLE, "the broker did not accept the message");
         return -1;
     }
@@ -322,7 +313,7 @@ api_sweep *api_sweep_start(const vf_config *config, vf_error *err)
         sweep_free(w);
         return NULL;
     }
-    amqp_link_set_confirm_callback(w->link, on_confirm, w);
+    amqp_link_set_confirm_callback(w->link, amqp_link_confirm_record, &w->confirm);
     pthread_mutex_init(&w->lock, NULL);
     if (stopper_init(&w->stop, &w->lock) < 0) {
         pthread_mutex_destroy(&w->lock);

@@ -155,14 +155,6 @@ int ctl_parse_positive(const char *option, const char *text, long *out);
 char *ctl_request_body(const char *path, json_t *flags, const char *task_id_flag, bool id_in_body,
                        char task_id[CTL_TASK_ID_SIZE]);
 
-/* What the broker said of one confirmed publish: ctl_on_confirm is the
- * amqp_link confirm callback that fills it (user = the ctl_confirm). */
-typedef struct ctl_confirm {
-    bool done, ok;
-    char reason[256];
-} ctl_confirm;
-void ctl_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
-
 /* "2 vCPUs, 4096 MiB" from a suggestion's figures ({"cpu":2,"memory_mib":4096};
  * worker/sched/suggest.h; a disk of 0 left out) into `out`, truncated to `size`. */
 void ctl_amounts(const json_t *figures, char *out, size_t size);

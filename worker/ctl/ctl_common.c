@@ -222,15 +222,6 @@ char *ctl_request_body(const char *path, json_t *flags, const char *task_id_flag
     return text;
 }
 
-void ctl_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
-{
-    (void)tag;
-    ctl_confirm *state = user;
-    state->done = true;
-    state->ok = ok;
-    snprintf(state->reason, sizeof state->reason, "%s", reason ? reason : "");
-}
-
 void ctl_amounts(const json_t *figures, char *out, size_t size)
 {
     static const struct {

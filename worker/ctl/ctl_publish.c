@@ -129,8 +129,8 @@ int ctl_publish_request(const vf_config *config, const ctl_request *request, jso
     amqp_link *link = ctl_connect(config, request->command);
     if (!link)
         return status;
-    ctl_confirm confirm = {0};
-    amqp_link_set_confirm_callback(link, ctl_on_confirm, &confirm);
+    amqp_link_confirm confirm = {0};
+    amqp_link_set_confirm_callback(link, amqp_link_confirm_record, &confirm);
     char queue[256] = "";
     bool wait = request->wait_s > 0;
     bool replied = wait && !request->on_event; /* the end comes as a reply */
