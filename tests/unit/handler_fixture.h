@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "handler.h"
+#include "sched_fixture.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 /* 2026-11-22T01:02:03.250Z */
@@ -23,42 +25,13 @@ static int64_t fixed_clock(void)
     return FIXED_MS;
 }
 
-/* n roomy hosts bm-001.. (8 vCPUs, 16 GiB each) */
-static hostset *make_hosts(int n)
-{
-    vf_error err;
-    vf_error_init(&err);
-    hostset *set = hostset_new();
-    for (int i = 0; set && i < n; i++) {
-        host h;
-        memset(&h, 0, sizeof h);
-        snprintf(h.name, sizeof h.name, "bm-%03d", i + 1);
-        snprintf(h.ip, sizeof h.ip, "10.0.0.%d", i + 1);
-        snprintf(h.pool, sizeof h.pool, "default");
-        h.status = HOST_ONLINE;
-        h.cpu = 8;
-        h.memory = 16384;
-        h.storage = 500;
-        h.max_vms = 10;
-        if (hostset_add(set, &h, &err) < 0) {
-            hostset_free(set);
-            return NULL;
-        }
-    }
-    if (set && hostset_finish(set, &err) < 0) {
-        hostset_free(set);
-        return NULL;
-    }
-    return set;
-}
-
 typedef struct fixture {
     vf_config *config;
     hostset *hosts;
     sched_engine *engine;
     store *store;
     task_handler handler;
-    char dir[64];
+    store_fixture files; /* the store's directory */
 } fixture;
 
 static bool fixture_open(fixture *f)
@@ -66,13 +39,12 @@ static bool fixture_open(fixture *f)
     memset(f, 0, sizeof *f);
     vf_error err;
     vf_error_init(&err);
-    snprintf(f->dir, sizeof f->dir, "/tmp/vf-test-handler-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (store_fixture_init(&f->files, "handler") != 0)
         return false;
-    char path[128];
-    snprintf(path, sizeof path, "%s/virtflow.db", f->dir);
+    char path[256];
+    store_fixture_file(&f->files, "virtflow.db", path, sizeof path);
     sched_params params;
-    if (!(f->config = config_defaults()) || !(f->hosts = make_hosts(3)))
+    if (!(f->config = config_defaults()) || !(f->hosts = fixture_roomy_hosts(3)))
         return false;
     sched_params_from_config(&params, f->config);
     if (!(f->engine = sched_engine_new(&params, &err)) ||
@@ -92,13 +64,7 @@ static void fixture_close(fixture *f)
     sched_engine_free(f->engine);
     hostset_free(f->hosts);
     config_free(f->config);
-    static const char *const files[] = {"virtflow.db", "virtflow.db-wal", "virtflow.db-shm"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "%s/%s", f->dir, files[i]);
-        unlink(path);
-    }
-    rmdir(f->dir);
+    store_fixture_close(&f->files);
 }
 
 typedef int (*handler_fn)(task_handler *, const task_message *, task_outcome *, vf_error *);

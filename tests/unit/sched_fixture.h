@@ -25,6 +25,36 @@ static inline host fixture_host(const char *name)
     return h;
 }
 
+/* n roomy hosts bm-001.. (8 vCPUs, 16 GiB, 500 GiB, 10 slots each, online,
+ * pool "default"), finished; owned, NULL on failure. */
+static inline hostset *fixture_roomy_hosts(int n)
+{
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = hostset_new();
+    for (int i = 0; set && i < n; i++) {
+        host h;
+        memset(&h, 0, sizeof h);
+        snprintf(h.name, sizeof h.name, "bm-%03d", i + 1);
+        snprintf(h.ip, sizeof h.ip, "10.0.0.%d", i + 1);
+        snprintf(h.pool, sizeof h.pool, "default");
+        h.status = HOST_ONLINE;
+        h.cpu = 8;
+        h.memory = 16384;
+        h.storage = 500;
+        h.max_vms = 10;
+        if (hostset_add(set, &h, &err) < 0) {
+            hostset_free(set);
+            return NULL;
+        }
+    }
+    if (set && hostset_finish(set, &err) < 0) {
+        hostset_free(set);
+        return NULL;
+    }
+    return set;
+}
+
 static inline void fixture_params(sched_params *p)
 {
     memset(p, 0, sizeof *p);

@@ -11,57 +11,29 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sched_fixture.h"
 #include "service_internal.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 typedef struct service_fixture {
     service svc;
-    vf_config *config; /* owned; svc.config borrows it */
-    hostset *hosts;    /* owned; the engine's snapshot */
-    char dir[64];
+    vf_config *config;   /* owned; svc.config borrows it */
+    hostset *hosts;      /* owned; the engine's snapshot */
+    store_fixture files; /* the store's directory */
 } service_fixture;
-
-/* n hosts bm-001.. of 8 vCPUs and 16 GiB each. */
-static hostset *service_fixture_hosts(int n)
-{
-    vf_error err;
-    vf_error_init(&err);
-    hostset *set = hostset_new();
-    for (int i = 0; set && i < n; i++) {
-        host h;
-        memset(&h, 0, sizeof h);
-        snprintf(h.name, sizeof h.name, "bm-%03d", i + 1);
-        snprintf(h.ip, sizeof h.ip, "10.0.0.%d", i + 1);
-        snprintf(h.pool, sizeof h.pool, "default");
-        h.status = HOST_ONLINE;
-        h.cpu = 8;
-        h.memory = 16384;
-        h.storage = 500;
-        h.max_vms = 10;
-        if (hostset_add(set, &h, &err) < 0) {
-            hostset_free(set);
-            return NULL;
-        }
-    }
-    if (set && hostset_finish(set, &err) < 0) {
-        hostset_free(set);
-        return NULL;
-    }
-    return set;
-}
 
 static bool service_fixture_open(service_fixture *f)
 {
     memset(f, 0, sizeof *f);
     vf_error err;
     vf_error_init(&err);
-    snprintf(f->dir, sizeof f->dir, "/tmp/vf-test-service-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (store_fixture_init(&f->files, "service") != 0)
         return false;
-    char path[128];
-    snprintf(path, sizeof path, "%s/virtflow.db", f->dir);
+    char path[256];
+    store_fixture_file(&f->files, "virtflow.db", path, sizeof path);
     service *svc = &f->svc;
-    if (!(f->config = config_defaults()) || !(f->hosts = service_fixture_hosts(3)))
+    if (!(f->config = config_defaults()) || !(f->hosts = fixture_roomy_hosts(3)))
         return false;
     svc->config = f->config;
     reload_init(&svc->reload, f->config, CONFIG_RELOADS_WORKER);
@@ -94,13 +66,7 @@ static void service_fixture_close(service_fixture *f)
     reload_close(&svc->reload);
     hostset_free(f->hosts);
     config_free(f->config);
-    static const char *const files[] = {"virtflow.db", "virtflow.db-wal", "virtflow.db-shm"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "%s/%s", f->dir, files[i]);
-        unlink(path);
-    }
-    rmdir(f->dir);
+    store_fixture_close(&f->files);
 }
 
 #endif

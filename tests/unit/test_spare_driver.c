@@ -260,7 +260,7 @@ int main(void)
     }
     /* The driver opens its own handle on the fixture's file. */
     char path[128];
-    snprintf(path, sizeof path, "%s/virtflow.db", f.dir);
+    store_fixture_file(&f.files, "virtflow.db", path, sizeof path);
     free(f.config->store.path);
     f.config->store.path = strdup(path);
     test_ready_then_released(&f);
