@@ -9,50 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "benchlib.h"
 #include "engine.h"
 #include "headroom.h"
 #include "hostset.h"
 
-static double now_s(void)
+/* Addresses, twenty pools of 5% each (hosts of a pool together, as racks
+ * come), one host in 50 in maintenance, one in 100 dedicated. */
+static void shape_host(host *h, size_t i, size_t n)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static hostset *make_hosts(size_t n)
-{
-    vf_error err;
-    vf_error_init(&err);
-    hostset *set = hostset_new();
-    for (size_t i = 0; set && i < n; i++) {
-        host h;
-        memset(&h, 0, sizeof h);
-        snprintf(h.name, sizeof h.name, "bm-%06zu", i);
-        snprintf(h.ip, sizeof h.ip, "10.%zu.%zu.%zu", i >> 16, (i >> 8) & 255, i & 255);
-        /* Twenty pools of 5% each, hosts of a pool together, as racks come. */
-        snprintf(h.pool, sizeof h.pool, "pool-%02zu", i * 20 / n);
-        h.status = i % 50 == 49 ? HOST_MAINTENANCE : HOST_ONLINE;
-        h.dedicated = i % 100 == 7;
-        h.cpu = 32 + (double)(i % 4) * 16;
-        h.memory = 131072 + (int64_t)(i % 3) * 65536;
-        h.storage = 2000;
-        h.allocated_cpu = (double)(i * 7 % 64);
-        h.allocated_memory = (int64_t)(i * 4099 % 65536);
-        h.max_vms = 60;
-        h.current_vms = (int32_t)(i % 40);
-        if (hostset_add(set, &h, &err) < 0) {
-            fprintf(stderr, "bench: %s\n", err.text);
-            exit(1);
-        }
-    }
-    if (!set || hostset_finish(set, &err) < 0) {
-        fprintf(stderr, "bench: %s\n", set ? err.text : "out of memory");
-        exit(1);
-    }
-    return set;
+    snprintf(h->ip, sizeof h->ip, "10.%zu.%zu.%zu", i >> 16, (i >> 8) & 255, i & 255);
+    snprintf(h->pool, sizeof h->pool, "pool-%02zu", i * 20 / n);
+    h->status = i % 50 == 49 ? HOST_MAINTENANCE : HOST_ONLINE;
+    h->dedicated = i % 100 == 7;
 }
 
 int main(int argc, char **argv)
@@ -69,7 +39,7 @@ int main(int argc, char **argv)
     printf("%-8s %-14s %14s %12s\n", "hosts", "reservations", "us/scrape", "ns/host");
     for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
         size_t n = sizes[c];
-        hostset *set = make_hosts(n);
+        hostset *set = bench_hosts(n, shape_host);
         sched_host_load *loads = calloc(n, sizeof *loads);
         if (!loads)
             return 1;
@@ -84,7 +54,7 @@ int main(int argc, char **argv)
         for (size_t rc = 0; rc < 2; rc++) {
             size_t runs = 0;
             int64_t checksum = 0;
-            double start = now_s(), elapsed;
+            double start = bench_now_s(), elapsed;
             do {
                 memset(loads, 0, n * sizeof *loads);
                 for (size_t r = 0; r < res_cases[rc]; r++) {
@@ -102,7 +72,7 @@ int main(int argc, char **argv)
                 checksum += hr.n_pools ? hr.pools[0].shapes[0].vms : 0;
                 sched_headroom_close(&hr);
                 runs++;
-                elapsed = now_s() - start;
+                elapsed = bench_now_s() - start;
             } while (elapsed < seconds);
             double us = elapsed / (double)runs * 1e6;
             printf("%-8zu %-14zu %14.1f %12.1f   (%zu runs, checksum %lld)\n", n, res_cases[rc], us,

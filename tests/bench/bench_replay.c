@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "benchlib.h"
 #include "config.h"
 #include "engine.h"
 #include "hostset.h"
@@ -19,43 +19,6 @@
 
 #define KEEP 2000
 #define SNAPSHOT_EVERY 5000
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static hostset *make_hosts(size_t n)
-{
-    vf_error err;
-    vf_error_init(&err);
-    hostset *set = hostset_new();
-    for (size_t i = 0; set && i < n; i++) {
-        host h;
-        memset(&h, 0, sizeof h);
-        snprintf(h.name, sizeof h.name, "bm-%06zu", i);
-        snprintf(h.pool, sizeof h.pool, "default");
-        h.status = HOST_ONLINE;
-        h.cpu = 32 + (double)(i % 4) * 16;
-        h.memory = 131072 + (int64_t)(i % 3) * 65536;
-        h.storage = 2000;
-        h.allocated_cpu = (double)(i * 7 % 64);
-        h.allocated_memory = (int64_t)(i * 4099 % 65536);
-        h.max_vms = 60;
-        h.current_vms = (int32_t)(i % 40);
-        if (hostset_add(set, &h, &err) < 0) {
-            fprintf(stderr, "bench: %s\n", err.text);
-            exit(1);
-        }
-    }
-    if (!set || hostset_finish(set, &err) < 0) {
-        fprintf(stderr, "bench: %s\n", set ? err.text : "out of memory");
-        exit(1);
-    }
-    return set;
-}
 
 int main(int argc, char **argv)
 {
@@ -75,7 +38,7 @@ int main(int argc, char **argv)
         config[1]->scheduler.strategy = CONFIG_STRATEGY_PACK;
         sched_engine *engine[2] = {sched_engine_from_config(config[0], NULL, &err),
                                    sched_engine_from_config(config[1], NULL, &err)};
-        hostset *sets[2] = {make_hosts(sizes[c]), make_hosts(sizes[c])};
+        hostset *sets[2] = {bench_hosts(sizes[c], NULL), bench_hosts(sizes[c], NULL)};
         replay *r =
             engine[0] && engine[1] ? replay_new(engine[0], engine[1], 900, 900, &err) : NULL;
         if (!r) {
@@ -86,8 +49,8 @@ int main(int argc, char **argv)
         if (replay_inventory(r, sets[0], at_ms, &err) < 0)
             return 1;
         size_t done = 0;
-        double start = now_s(), elapsed = 0;
-        while ((elapsed = now_s() - start) < seconds) {
+        double start = bench_now_s(), elapsed = 0;
+        while ((elapsed = bench_now_s() - start) < seconds) {
             for (int k = 0; k < 1000; k++, done++) {
                 sched_request req;
                 sched_request_init(&req);
