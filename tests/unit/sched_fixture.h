@@ -33,12 +33,10 @@ static inline hostset *fixture_roomy_hosts(int n)
     vf_error_init(&err);
     hostset *set = hostset_new();
     for (int i = 0; set && i < n; i++) {
-        host h;
-        memset(&h, 0, sizeof h);
-        snprintf(h.name, sizeof h.name, "bm-%03d", i + 1);
+        char name[16];
+        snprintf(name, sizeof name, "bm-%03d", i + 1);
+        host h = fixture_host(name);
         snprintf(h.ip, sizeof h.ip, "10.0.0.%d", i + 1);
-        snprintf(h.pool, sizeof h.pool, "default");
-        h.status = HOST_ONLINE;
         h.cpu = 8;
         h.memory = 16384;
         h.storage = 500;
