@@ -10,6 +10,7 @@
 #include "scrape_shapes.h"
 #include "store_spares.h"
 #include "store_tasks.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #define NOW_MS 1795000000000LL /* Unix ms */
@@ -124,15 +125,10 @@ static void run(const char *location)
 
 int main(void)
 {
-    char dir[] = "/tmp/vf-test-scrape-shapes-XXXXXX";
-    if (!mkdtemp(dir))
+    store_fixture f;
+    if (store_fixture_init(&f, "scrape-shapes") != 0)
         return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/s.db", dir);
-    test_each_store("scrape_shapes", path, run);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_each(&f, "scrape_shapes", run);
+    store_fixture_close(&f);
     return test_summary();
 }

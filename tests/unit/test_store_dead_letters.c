@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include "store_dead_letters.h"
+#include "store_fixture.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -138,15 +139,10 @@ static void run(const char *path)
 
 int main(void)
 {
-    char dir[] = "/tmp/test_store_dead_letters_XXXXXX";
-    if (!mkdtemp(dir))
+    store_fixture f;
+    if (store_fixture_init(&f, "store-dead-letters") != 0)
         return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/store.db", dir);
-    test_each_store("dead_letters", path, run);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    store_fixture_each(&f, "dead_letters", run);
+    store_fixture_close(&f);
     return test_summary();
 }
