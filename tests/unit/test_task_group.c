@@ -329,14 +329,15 @@ int main(void)
     test_claim_conflict(&f);
     test_release_count(&f);
     fixture_close(&f);
+    store_fixture pg;
     char url[512];
-    bool skipped = false;
-    if (test_pg_url("group_race", url, sizeof url, &skipped) == 0)
-        test_claim_race(url);
-    else if (skipped)
-        printf("VF_PG_URL unset: PostgreSQL part skipped\n");
-    else
-        CHECKF(false, "VF_PG_URL is set but unusable");
-    test_pg_cleanup();
+    if (store_fixture_init(&pg, "group_race") == 0) {
+        /* 1: VF_PG_URL unset (noted); -1: set but unusable (a failure recorded). */
+        if (store_fixture_pg(&pg, "group_race", url, sizeof url) == 0)
+            test_claim_race(url);
+        store_fixture_close(&pg);
+    } else {
+        CHECK(!"a directory for the PostgreSQL part");
+    }
     return test_summary();
 }
