@@ -618,11 +618,9 @@ static int open_parts(service *svc, vf_error *err)
     svc->refresher_running = true;
     if (store_set_autocheckpoint(svc->store, 0, err) < 0)
         return -1;
-    if (pthread_create(&svc->checkpointer, NULL, service_checkpoint_loop, svc) != 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot start the checkpoint thread");
+    svc->checkpoints = service_checkpoint_start(svc->config, svc->owner, err);
+    if (!svc->checkpoints)
         return -1;
-    }
-    svc->checkpointer_running = true;
     svc->spares = spare_driver_start(svc->config, svc->owner, err);
     if (!svc->spares)
         return -1;
@@ -642,11 +640,10 @@ static void close_parts(service *svc)
         (void)store_lease_release(svc->store, "housekeeping", svc->owner, &ignored);
         lease_withdraw(svc->store, svc->owner);
     }
+    service_checkpoint_stop(svc->checkpoints);
     if (svc->refresher_running) {
         stopper_stop(&svc->refresh_stop);
         pthread_join(svc->refresher, NULL);
-        if (svc->checkpointer_running)
-            pthread_join(svc->checkpointer, NULL);
         stopper_close(&svc->refresh_stop);
         pthread_mutex_destroy(&svc->refresh_lock);
     }
@@ -975,7 +972,7 @@ static void reload(service *svc)
             /* Fetch now: the inventory settings may have changed. */
             pthread_mutex_lock(&svc->refresh_lock);
             svc->refresh_now = true;
-            stopper_wake(&svc->refresh_stop); /* both threads wait on it: broadcast */
+            stopper_wake(&svc->refresh_stop);
             pthread_mutex_unlock(&svc->refresh_lock);
         }
     }

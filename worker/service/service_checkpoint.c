@@ -1,26 +1,46 @@
 /* service_checkpoint: WAL checkpoints and lease renewal on a thread of
- * their own (service_internal.h). */
-#include "service_internal.h"
+ * their own (service_checkpoint.h). */
+#include "service_checkpoint.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "clock.h"
+#include "leases.h"
+#include "log.h"
+#include "stopper.h"
+#include "store.h"
+#include "store_config.h"
+#include "store_hosts.h"
 
 #define CHECKPOINT_INTERVAL_MS 500
+
+struct checkpointer {
+    const vf_config *config;      /* borrowed */
+    char owner[STORE_OWNER_SIZE]; /* the worker whose leases it renews */
+    pthread_t thread;
+    pthread_mutex_t lock;
+    stopper stop;
+};
 
 /* WAL checkpoints on a handle of their own, off the committing thread: they
  * copy pages and fsync the database, which inside a commit would stall every
  * message of that batch. The same thread renews this worker's leases. */
-void *service_checkpoint_loop(void *arg)
+static void *checkpoint_loop(void *arg)
 {
-    service *svc = arg;
+    checkpointer *cp = arg;
     vf_error err;
     vf_error_init(&err);
-    store *own = store_config_open(svc->config, STORE_READ_WRITE, &err);
+    store *own = store_config_open(cp->config, STORE_READ_WRITE, &err);
     if (!own) {
         log_warn("checkpoints: %s; the WAL is copied back inside commits instead", err.text);
         return NULL;
     }
     int64_t renewed_ms = 0;
-    pthread_mutex_lock(&svc->refresh_lock);
-    while (!stopper_wait(&svc->refresh_stop, CHECKPOINT_INTERVAL_MS)) {
-        pthread_mutex_unlock(&svc->refresh_lock);
+    pthread_mutex_lock(&cp->lock);
+    while (!stopper_wait(&cp->stop, CHECKPOINT_INTERVAL_MS)) {
+        pthread_mutex_unlock(&cp->lock);
         vf_error_init(&err);
         if (store_checkpoint(own, NULL, NULL, &err) < 0)
             log_warn("checkpoint: %s", err.text);
@@ -29,12 +49,49 @@ void *service_checkpoint_loop(void *arg)
         if (clock_wall_ms() - renewed_ms >= LEASE_RENEW_S * 1000) {
             renewed_ms = clock_wall_ms();
             vf_error_init(&err);
-            if (lease_renew_all(own, svc->owner, &err) < 0)
+            if (lease_renew_all(own, cp->owner, &err) < 0)
                 log_warn("leases: %s", err.text);
         }
-        pthread_mutex_lock(&svc->refresh_lock);
+        pthread_mutex_lock(&cp->lock);
     }
-    pthread_mutex_unlock(&svc->refresh_lock);
+    pthread_mutex_unlock(&cp->lock);
     store_close(own);
     return NULL;
+}
+
+checkpointer *service_checkpoint_start(const vf_config *config, const char *owner, vf_error *err)
+{
+    checkpointer *cp = calloc(1, sizeof *cp);
+    if (!cp) {
+        vf_error_set(err, VF_ENOMEM, "out of memory starting the checkpoint thread");
+        return NULL;
+    }
+    cp->config = config;
+    snprintf(cp->owner, sizeof cp->owner, "%s", owner);
+    pthread_mutex_init(&cp->lock, NULL);
+    if (stopper_init(&cp->stop, &cp->lock) < 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot make the checkpoint thread's stopper");
+        pthread_mutex_destroy(&cp->lock);
+        free(cp);
+        return NULL;
+    }
+    if (pthread_create(&cp->thread, NULL, checkpoint_loop, cp) != 0) {
+        vf_error_set(err, VF_EINTERNAL, "cannot start the checkpoint thread");
+        stopper_close(&cp->stop);
+        pthread_mutex_destroy(&cp->lock);
+        free(cp);
+        return NULL;
+    }
+    return cp;
+}
+
+void service_checkpoint_stop(checkpointer *cp)
+{
+    if (!cp)
+        return;
+    stopper_stop(&cp->stop);
+    pthread_join(cp->thread, NULL);
+    stopper_close(&cp->stop);
+    pthread_mutex_destroy(&cp->lock);
+    free(cp);
 }

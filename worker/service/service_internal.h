@@ -34,6 +34,7 @@
 #include "reload.h"
 #include "reservations.h"
 #include "retention.h"
+#include "service_checkpoint.h"
 #include "spare_driver.h"
 #include "release_handler.h"
 #include "spare_handler.h"
@@ -126,10 +127,8 @@ typedef struct service {
     pthread_t refresher;
     bool refresher_running;
     atomic_int refresh_s; /* inventory.refresh_s, as last reloaded; the refresher reads it */
-    pthread_t checkpointer;
-    bool checkpointer_running;
     pthread_mutex_t refresh_lock;
-    stopper refresh_stop; /* the refresher's and the checkpointer's */
+    stopper refresh_stop; /* the refresher's */
     bool refresh_now;     /* a reload asks for a fetch before the interval ends */
 
     wal_sync *sync;
@@ -159,9 +158,10 @@ typedef struct service {
      * a batch commits, so a store that takes the probe but still fails
      * batches (a nearly full disk) is retried less and less often. */
     backoff store_retry;
-    retention *retention;    /* store.retention: prunes old rows, on a thread of its own */
-    worker_metrics *metrics; /* worker.http_listen; NULL when off (every hook is a no-op) */
-    reloader reload;         /* SIGHUP: the scheduler section and log.level */
+    checkpointer *checkpoints; /* WAL checkpoints and lease renewal, on a thread of its own */
+    retention *retention;      /* store.retention: prunes old rows, on a thread of its own */
+    worker_metrics *metrics;   /* worker.http_listen; NULL when off (every hook is a no-op) */
+    reloader reload;           /* SIGHUP: the scheduler section and log.level */
 } service;
 
 /* Reservations whose VMs the inventory now shows on their own hosts. */
@@ -186,11 +186,6 @@ int service_follow_inventory(service *svc, materialised *gone, vf_error *err);
  * Sets svc->snapshot_pending, which the caller moves to snapshot_hash after
  * the commit. Returns 0 or -1 with err set. */
 int service_record_snapshot(service *svc, const char *fetched, vf_error *err);
-
-/* ---- service_checkpoint.c ---- */
-
-/* The checkpoint and lease-renewal thread (arg: the service). */
-void *service_checkpoint_loop(void *arg);
 
 /* ---- service_publish.c ---- */
 
