@@ -2,7 +2,8 @@
  * with everything real but the broker: a service struct holding the default
  * configuration, an SQLite store in a temporary directory with its WAL sync
  * thread, an engine over three roomy hosts, and a broker link that was never
- * connected (every publish fails as on a lost connection). */
+ * connected (every publish fails as on a lost connection), and the
+ * publisher on them. */
 #ifndef VF_TEST_SERVICE_FIXTURE_H
 #define VF_TEST_SERVICE_FIXTURE_H
 
@@ -44,7 +45,9 @@ static bool service_fixture_open(service_fixture *f)
         sched_engine_set_hosts(svc->engine, f->hosts, NULL, NULL, &err) < 0 ||
         !(svc->store = store_open(path, STORE_READ_WRITE, &err)) ||
         store_defer_sync(svc->store, &err) < 0 || !(svc->sync = wal_sync_start(svc->store, &err)) ||
-        !(svc->link = amqp_link_new(f->config, "test", &err))) {
+        !(svc->link = amqp_link_new(f->config, "test", &err)) ||
+        !(svc->publisher =
+              service_publish_new(svc->link, svc->store, svc->sync, svc->owner, &err))) {
         fprintf(stderr, "fixture: %s\n", err.text);
         return false;
     }
@@ -54,12 +57,8 @@ static bool service_fixture_open(service_fixture *f)
 static void service_fixture_close(service_fixture *f)
 {
     service *svc = &f->svc;
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        free(svc->pubs[i].event_id);
-    free(svc->pubs);
-    service_id_list_clear(&svc->confirmed);
-    free(svc->confirmed.ids);
     amqp_link_free(svc->link);
+    service_publish_free(svc->publisher);
     wal_sync_stop(svc->sync);
     store_close(svc->store);
     sched_engine_free(svc->engine);

@@ -2,16 +2,26 @@
  * their publishes by tag, what settling does with each kind (a confirmed
  * event marked in the store, a nacked one left in the outbox, a retry never
  * acked on a lost link), the confirmed list kept until its transaction
- * commits, and the outbox sweep: only by the housekeeping lease holder,
- * marks first, then a publish that fails on the lost link. */
+ * commits, a reconnect failing what was waiting, and the outbox sweep: only by the housekeeping
+ * lease holder, marks first, then a publish that fails on the lost link. */
 #include "service_fixture.h"
 #include "store_hosts.h"
 
-static void track(service *svc, uint64_t tag, publish_kind kind, const char *event_id)
+static void track(service_publisher *pub, uint64_t tag, publish_kind kind, const char *event_id)
 {
-    CHECK(grow_array((void **)&svc->pubs, &svc->cap_pubs, svc->n_pubs + 1, sizeof *svc->pubs) == 0);
-    svc->pubs[svc->n_pubs++] =
-        (pending_publish){tag, kind, 0, event_id ? strdup(event_id) : NULL, 0};
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(service_publish_track(pub, tag, kind, 0, event_id, &err) == 0);
+}
+
+/* An event confirmed by the broker: listed to be marked in the store. */
+static void confirm(service_publisher *pub, uint64_t tag, const char *event_id)
+{
+    vf_error err;
+    vf_error_init(&err);
+    track(pub, tag, PUB_EVENT, event_id);
+    service_publish_on_confirm(tag, true, NULL, pub);
+    CHECK(service_publish_settle(pub, &err) == 0);
 }
 
 static void add_event(service *svc, const char *id)
@@ -50,70 +60,105 @@ static pending_ids pending(service *svc)
 
 static void test_confirms(service_fixture *f)
 {
-    service *svc = &f->svc;
-    track(svc, 3, PUB_EVENT, "e-1");
-    track(svc, 5, PUB_REPLY, "task-1");
-    track(svc, 9, PUB_EVENT, "e-2");
-    track(svc, 12, PUB_RETRY, NULL);
-    CHECK(service_republish_waiting(svc));
+    service_publisher *pub = f->svc.publisher;
+    track(pub, 3, PUB_EVENT, "e-1");
+    track(pub, 5, PUB_REPLY, "task-1");
+    track(pub, 9, PUB_EVENT, "e-2");
+    track(pub, 12, PUB_RETRY, NULL);
+    CHECK(service_publish_republish_waiting(pub));
+    CHECK(service_publish_in_flight(pub) == 4);
 
-    service_on_confirm(3, true, NULL, svc);
-    service_on_confirm(9, false, "nacked", svc);
-    service_on_confirm(7, true, NULL, svc); /* no such tag: nothing changes */
-    service_on_confirm(13, true, NULL, svc);
-    CHECK(svc->pubs[0].state == 1);
-    CHECK(svc->pubs[1].state == 0);
-    CHECK(svc->pubs[2].state == -1);
-    CHECK(svc->pubs[3].state == 0);
+    service_publish_on_confirm(3, true, NULL, pub);
+    service_publish_on_confirm(9, false, "nacked", pub);
+    service_publish_on_confirm(7, true, NULL, pub); /* no such tag: nothing changes */
+    service_publish_on_confirm(13, true, NULL, pub);
+    CHECK(service_publish_state(pub, 3) == 1);
+    CHECK(service_publish_state(pub, 5) == 0);
+    CHECK(service_publish_state(pub, 9) == -1);
+    CHECK(service_publish_state(pub, 12) == 0);
+    CHECK(service_publish_state(pub, 7) == -2);
+    CHECK(service_publish_state(pub, 13) == -2);
 
     /* The link is down: everything is settled now; the confirmed event is
      * to be marked, the nacked one stays in the outbox for the sweep, the
      * retry's message is not acked (the broker hands it back itself). */
     vf_error err;
     vf_error_init(&err);
-    CHECK(service_settle_confirms(svc, &err) == 0);
-    CHECK(svc->n_pubs == 0);
-    CHECK(!service_republish_waiting(svc));
-    CHECK(svc->confirmed.n == 1);
-    if (svc->confirmed.n == 1)
-        CHECK_STR(svc->confirmed.ids[0], "e-1");
+    CHECK(service_publish_settle(pub, &err) == 0);
+    CHECK(service_publish_in_flight(pub) == 0);
+    CHECK(!service_publish_republish_waiting(pub));
+    CHECK(service_publish_confirmed_count(pub) == 1);
+    if (service_publish_confirmed_count(pub) == 1)
+        CHECK_STR(service_publish_confirmed_id(pub, 0), "e-1");
+}
+
+/* A new connection: what was waiting on the old one is failed (its event
+ * stays in the outbox); what was confirmed stays confirmed. */
+static void test_link_lost(service_fixture *f)
+{
+    service_publisher *pub = f->svc.publisher;
+    track(pub, 20, PUB_EVENT, "e-20");
+    track(pub, 21, PUB_EVENT, "e-21");
+    service_publish_on_confirm(21, true, NULL, pub);
+    service_publish_link_lost(pub);
+    CHECK(service_publish_state(pub, 20) == -1);
+    CHECK(service_publish_state(pub, 21) == 1);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(service_publish_settle(pub, &err) == 0);
+    CHECK(service_publish_confirmed_count(pub) == 1);
+    if (service_publish_confirmed_count(pub) == 1)
+        CHECK_STR(service_publish_confirmed_id(pub, 0), "e-21");
 }
 
 static void test_publish_on_lost_link(service_fixture *f)
 {
-    service *svc = &f->svc;
+    service_publisher *pub = f->svc.publisher;
     amqp_link_message msg = {.body = "{}", .body_len = 2, .message_id = "e-9"};
     vf_error err;
     vf_error_init(&err);
-    CHECK(service_publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, "event.task.placed", &msg, PUB_EVENT,
+    CHECK(service_publish_tracked(pub, AMQP_TOPOLOGY_EXCHANGE, "event.task.placed", &msg, PUB_EVENT,
                                   0, "e-9", &err) == -1);
     CHECK(err.text[0] != '\0');
-    CHECK(svc->n_pubs == 0); /* nothing waits for a confirm that cannot come */
+    CHECK(service_publish_in_flight(pub) == 0); /* nothing waits for a confirm that cannot come */
 }
 
-static void test_id_list(void)
+/* The confirmed list is kept until the transaction marking it commits: a
+ * rollback keeps it for the next one, and confirms arriving meanwhile stay
+ * listed after the commit. */
+static void test_marks_kept_until_commit(service_fixture *f)
 {
-    id_list list = {0};
-    service_id_list_drop_first(&list, 3); /* empty, ids NULL */
-    CHECK(list.n == 0);
-    const char *names[] = {"a", "b", "c"};
-    for (size_t i = 0; i < 3; i++) {
-        CHECK(grow_array((void **)&list.ids, &list.cap, list.n + 1, sizeof *list.ids) == 0);
-        list.ids[list.n++] = strdup(names[i]);
-    }
-    service_id_list_drop_first(&list, 2);
-    CHECK(list.n == 1);
-    if (list.n == 1)
-        CHECK_STR(list.ids[0], "c");
-    service_id_list_drop_first(&list, 5);
-    CHECK(list.n == 0);
-    service_id_list_clear(&list);
-    free(list.ids);
+    service *svc = &f->svc;
+    service_publisher *pub = svc->publisher;
+    vf_error err;
+    vf_error_init(&err);
+    service_publish_marks_committed(pub, 3); /* nothing listed */
+    CHECK(service_publish_confirmed_count(pub) == 0);
+    confirm(pub, 30, "m-1");
+    confirm(pub, 31, "m-2");
+    size_t marked = 0;
+    CHECK(store_begin(svc->store, &err) == 0);
+    CHECK(service_publish_mark_confirmed(pub, "2026-11-22T01:02:04.000Z", &marked, &err) == 0);
+    CHECK(marked == 2);
+    CHECK(store_rollback(svc->store, &err) == 0);
+    CHECK(service_publish_confirmed_count(pub) == 2); /* rolled back: still listed */
+
+    CHECK(store_begin(svc->store, &err) == 0);
+    CHECK(service_publish_mark_confirmed(pub, "2026-11-22T01:02:04.000Z", &marked, &err) == 0);
+    confirm(pub, 32, "m-3"); /* arrives while the transaction is open */
+    CHECK(store_commit(svc->store, &err) == 0);
+    service_publish_marks_committed(pub, marked);
+    CHECK(service_publish_confirmed_count(pub) == 1);
+    if (service_publish_confirmed_count(pub) == 1)
+        CHECK_STR(service_publish_confirmed_id(pub, 0), "m-3");
+    service_publish_marks_committed(pub, 5); /* more than listed */
+    CHECK(service_publish_confirmed_count(pub) == 0);
 }
 
 static void test_flush_and_sweep(service_fixture *f)
 {
     service *svc = &f->svc;
+    service_publisher *pub = svc->publisher;
     vf_error err;
     vf_error_init(&err);
     add_event(svc, "e-1"); /* confirmed in test_confirms */
@@ -123,37 +168,34 @@ static void test_flush_and_sweep(service_fixture *f)
     /* Another live worker holds the housekeeping lease: it sweeps, not this
      * one; the confirmed event is marked all the same. */
     CHECK(lease_hold(svc->store, "housekeeping", "other:2", NULL, &err) == 1);
-    CHECKF(service_sweep_outbox(svc, false, &err) == 0, "%s", err.text);
-    CHECK(svc->confirmed.n == 0);
+    CHECKF(service_publish_sweep_outbox(pub, false, &err) == 0, "%s", err.text);
+    CHECK(service_publish_confirmed_count(pub) == 0);
     pending_ids p = pending(svc);
     CHECK(p.n == 2);
     CHECK_STR(p.ids[0], "e-2");
     CHECK_STR(p.ids[1], "e-3");
-    CHECK(svc->last_sweep != 0);
+    CHECK(!service_publish_sweep_due(pub)); /* swept just now */
 
     /* This worker's turn: it publishes the unconfirmed events, and the lost
      * link fails the sweep on the broker's side, not the store's. */
     CHECK(store_lease_release(svc->store, "housekeeping", "other:2", &err) == 0);
-    CHECK(service_sweep_outbox(svc, false, &err) == SWEEP_BROKER);
+    CHECK(service_publish_sweep_outbox(pub, false, &err) == SWEEP_BROKER);
     CHECK(pending(svc).n == 2); /* still there for the next sweep */
-    CHECK(svc->n_pubs == 0);
+    CHECK(service_publish_in_flight(pub) == 0);
 
     /* Marks in a transaction of their own, and only what was listed. */
-    CHECK(grow_array((void **)&svc->confirmed.ids, &svc->confirmed.cap, 2,
-                     sizeof *svc->confirmed.ids) == 0);
-    svc->confirmed.ids[svc->confirmed.n++] = strdup("e-3");
-    CHECKF(service_flush_confirmed_now(svc, &err) == 0, "%s", err.text);
-    CHECK(svc->confirmed.n == 0);
+    confirm(pub, 40, "e-3");
+    CHECKF(service_publish_flush_confirmed_now(pub, &err) == 0, "%s", err.text);
+    CHECK(service_publish_confirmed_count(pub) == 0);
     p = pending(svc);
     CHECK(p.n == 1);
     CHECK_STR(p.ids[0], "e-2");
-    CHECK(service_flush_confirmed_now(svc, &err) == 0); /* nothing to mark */
+    CHECK(service_publish_flush_confirmed_now(pub, &err) == 0); /* nothing to mark */
 }
 
 int main(void)
 {
     vf_log_set_level(VF_LOG_ERROR);
-    test_id_list();
     service_fixture f;
     if (!service_fixture_open(&f)) {
         CHECK(!"fixture");
@@ -163,6 +205,8 @@ int main(void)
     test_confirms(&f);
     test_publish_on_lost_link(&f);
     test_flush_and_sweep(&f);
+    test_marks_kept_until_commit(&f);
+    test_link_lost(&f);
     service_fixture_close(&f);
     return test_summary();
 }

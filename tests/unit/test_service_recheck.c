@@ -91,7 +91,7 @@ static void test_recheck(service_fixture *f)
     CHECK(err.text[0] != '\0');
     CHECK(!svc->recheck_pending);
     CHECK(!svc->recheck_sent);
-    CHECK(svc->n_pubs == 0);
+    CHECK(service_publish_in_flight(svc->publisher) == 0);
 }
 
 static void test_refused(service_fixture *f)

@@ -307,7 +307,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     if (rc == 0)
         order_batch(svc, b);
     if (rc == 0)
-        rc = service_flush_confirmed(svc, &svc->confirmed, now, &marked, err);
+        rc = service_publish_mark_confirmed(svc->publisher, now, &marked, err);
     long reloaded =
         rc == 0 ? reservation_book_catch_up(svc->book, svc->store, svc->view_fetched_ms, err) : 0;
     if (reloaded < 0)
@@ -356,7 +356,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     for (size_t i = 0; i < b->n_items; i++)
         if (b->items[i].outcome.released)
             svc->recheck_pending = true; /* task.release gave room back */
-    service_id_list_drop_first(&svc->confirmed, marked);
+    service_publish_marks_committed(svc->publisher, marked);
     if (svc->metrics) {
         worker_metrics_batch(svc->metrics, b->n_items,
                              (double)(clock_mono_us() - handled_at) / 1e6);
@@ -393,7 +393,7 @@ static int record_batch(service *svc, batch *b, vf_error *err)
  * so its message is acked only when the republish is confirmed. */
 static int ack_and_publish(service *svc, const batch *b, vf_error *err)
 {
-    bool may_ack_multiple = !service_republish_waiting(svc);
+    bool may_ack_multiple = !service_publish_republish_waiting(svc->publisher);
     uint64_t last_tag = 0;
     for (size_t i = 0; i < b->n_items; i++) {
         const amqp_link_delivery *d = &b->items[i].delivery;
@@ -425,16 +425,16 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
             amqp_link_message msg = {.body = o->event_body,
                                      .body_len = strlen(o->event_body),
                                      .message_id = o->event_id};
-            if (service_publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, o->event_key, &msg, PUB_EVENT,
-                                        0, o->event_id, err) < 0)
+            if (service_publish_tracked(svc->publisher, AMQP_TOPOLOGY_EXCHANGE, o->event_key, &msg,
+                                        PUB_EVENT, 0, o->event_id, err) < 0)
                 return -1;
         }
         for (size_t k = 0; k < o->n_more; k++) {
             const outcome_message *m = &o->more[k];
             amqp_link_message msg = {
                 .body = m->body, .body_len = strlen(m->body), .message_id = m->id};
-            if (service_publish_tracked(svc, AMQP_TOPOLOGY_EXCHANGE, m->key, &msg, PUB_EVENT, 0,
-                                        m->id, err) < 0)
+            if (service_publish_tracked(svc->publisher, AMQP_TOPOLOGY_EXCHANGE, m->key, &msg,
+                                        PUB_EVENT, 0, m->id, err) < 0)
                 return -1;
         }
         if (o->reply_body && d->reply_to) {
@@ -442,8 +442,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .body_len = strlen(o->reply_body),
                                      .message_id = o->task_id,
                                      .correlation_id = d->correlation_id};
-            if (service_publish_tracked(svc, "", d->reply_to, &msg, PUB_REPLY, 0, o->task_id, err) <
-                0)
+            if (service_publish_tracked(svc->publisher, "", d->reply_to, &msg, PUB_REPLY, 0,
+                                        o->task_id, err) < 0)
                 return -1;
         }
         if (o->action == TASK_RETRY) {
@@ -459,8 +459,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .correlation_id = d->correlation_id,
                                      .reply_to = d->reply_to,
                                      .attempt = o->next_attempt};
-            if (service_publish_tracked(svc, tier, d->routing_key, &msg, PUB_RETRY, d->delivery_tag,
-                                        NULL, err) < 0)
+            if (service_publish_tracked(svc->publisher, tier, d->routing_key, &msg, PUB_RETRY,
+                                        d->delivery_tag, NULL, err) < 0)
                 return -1;
         }
         if (o->action == TASK_DEAD && !d->too_large) {
@@ -478,8 +478,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .attempt = attempt,
                                      .error = o->error,
                                      .original_key = d->routing_key};
-            if (service_publish_tracked(svc, AMQP_TOPOLOGY_DLX, d->routing_key, &msg, PUB_DEAD,
-                                        d->delivery_tag, NULL, err) < 0)
+            if (service_publish_tracked(svc->publisher, AMQP_TOPOLOGY_DLX, d->routing_key, &msg,
+                                        PUB_DEAD, d->delivery_tag, NULL, err) < 0)
                 return -1;
         }
     }
@@ -604,7 +604,9 @@ static int open_parts(service *svc, vf_error *err)
     svc->link = amqp_link_new(svc->config, "virtflow-worker", err);
     if (!svc->link)
         return -1;
-    amqp_link_set_confirm_callback(svc->link, service_on_confirm, svc);
+    svc->publisher = service_publish_new(svc->link, svc->store, svc->sync, svc->owner, err);
+    if (!svc->publisher)
+        return -1;
     store_set_wait_hook(svc->store, keep_link_alive, svc);
     pthread_mutex_init(&svc->refresh_lock, NULL);
     if (stopper_init(&svc->refresh_stop, &svc->refresh_lock) < 0) {
@@ -651,15 +653,11 @@ static void close_parts(service *svc)
         clear_batch(&svc->batches[i]);
         free(svc->batches[i].items);
     }
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        free(svc->pubs[i].event_id);
-    free(svc->pubs);
-    service_id_list_clear(&svc->confirmed);
-    free(svc->confirmed.ids);
 
     if (svc->store)
         store_set_wait_hook(svc->store, NULL, NULL); /* it uses the link */
     amqp_link_free(svc->link);
+    service_publish_free(svc->publisher); /* after the link, which calls it back */
     inventory_release(&svc->view);
     inventory_free(svc->inventory);
     reservation_book_free(svc->book);
@@ -680,9 +678,7 @@ static int connect_link(service *svc, vf_error *err)
 {
     /* Whatever was in flight on an earlier connection has no confirm coming:
      * its events stay in the outbox, its messages come back from the broker. */
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        if (svc->pubs[i].state == 0)
-            svc->pubs[i].state = -1;
+    service_publish_link_lost(svc->publisher);
     if (amqp_link_connect(svc->link, err) < 0)
         return -1;
     if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_PRIORITY_QUEUE, err) < 0 ||
@@ -692,7 +688,9 @@ static int connect_link(service *svc, vf_error *err)
     log_info("consuming %s, %s and %s (prefetch %d each)", AMQP_TOPOLOGY_PRIORITY_QUEUE,
              AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
     notify_ready("consuming");
-    int swept = service_sweep_outbox(svc, false, err);
+    int swept = service_publish_sweep_outbox(svc->publisher, false, err);
+    if (swept == SWEEP_SYNC)
+        svc->sync_failed = true;
     if (swept == SWEEP_STORE && !svc->sync_failed) {
         /* The link is fine: the first round meets the store outage and
          * waits it out with the link kept (pause_for_store). */
@@ -762,7 +760,7 @@ static void wait_on_link(service *svc, double seconds)
             log_debug("store pause: %s", ignored.text);
         if (got == 1)
             amqp_link_delivery_close(&d);
-        (void)service_settle_confirms(svc, &ignored);
+        (void)service_publish_settle(svc->publisher, &ignored);
     }
 }
 
@@ -850,14 +848,14 @@ static round_status finish_syncing(service *svc, vf_error *err)
     log_debug("batch of %zu: waited %.2f ms for its sync, acked and published in %.2f ms, %zu "
               "publishes in flight",
               b->n_items, (double)(t1 - t0) / 1e3, (double)(clock_mono_us() - t1) / 1e3,
-              svc->n_pubs);
+              service_publish_in_flight(svc->publisher));
     clear_batch(b);
     if (rc < 0)
         return ROUND_BROKER;
-    if (svc->n_pubs > MAX_UNCONFIRMED) {
+    if (service_publish_in_flight(svc->publisher) > MAX_UNCONFIRMED) {
         /* Flow control: let the broker catch up before taking more. */
         if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0 ||
-            service_settle_confirms(svc, err) < 0)
+            service_publish_settle(svc->publisher, err) < 0)
             return ROUND_BROKER;
     }
     return ROUND_OK;
@@ -880,14 +878,16 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     /* With a batch awaiting its sync, take only what has already arrived:
      * that batch must not wait for the next message to be acked. */
     if (collect(svc, b, svc->syncing ? 0 : wait_ms, err) < 0 ||
-        service_settle_confirms(svc, err) < 0)
+        service_publish_settle(svc->publisher, err) < 0)
         return ROUND_BROKER;
     *handled = b->n_items;
-    if (time(NULL) - svc->last_sweep >= OUTBOX_SWEEP_INTERVAL_S) {
+    if (service_publish_sweep_due(svc->publisher)) {
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)
             return st;
-        int swept = service_sweep_outbox(svc, false, err);
+        int swept = service_publish_sweep_outbox(svc->publisher, false, err);
+        if (swept == SWEEP_SYNC)
+            svc->sync_failed = true;
         if (swept < 0)
             return svc->sync_failed       ? ROUND_FATAL
                    : swept == SWEEP_STORE ? ROUND_STORE
@@ -910,7 +910,7 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     if (b->n_items) {
         svc->syncing = b;
         svc->collecting = b == &svc->batches[0] ? &svc->batches[1] : &svc->batches[0];
-    } else if (service_flush_confirmed_now(svc, err) < 0) {
+    } else if (service_publish_flush_confirmed_now(svc->publisher, err) < 0) {
         return ROUND_STORE;
     }
     return ROUND_OK;
@@ -977,6 +977,15 @@ static void reload(service *svc)
         }
     }
     notify_reloaded();
+}
+
+/* The last sweep of a stopping worker (service_publish_sweep_outbox). */
+static int stop_sweep(service *svc, vf_error *err)
+{
+    int swept = service_publish_sweep_outbox(svc->publisher, true, err);
+    if (swept == SWEEP_SYNC)
+        svc->sync_failed = true;
+    return swept;
 }
 
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)
@@ -1074,7 +1083,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         drop_batches(&svc);
         if (st == ROUND_OK && amqp_link_is_connected(svc.link) &&
             (amqp_link_wait_confirms(svc.link, CONFIRM_TIMEOUT_MS, &err) < 0 ||
-             service_settle_confirms(&svc, &err) < 0 || service_sweep_outbox(&svc, true, &err) < 0))
+             service_publish_settle(svc.publisher, &err) < 0 || stop_sweep(&svc, &err) < 0))
             log_warn("outbox: %s (unconfirmed events are published again at the next start; "
                      "consumers deduplicate on id)",
                      err.text);

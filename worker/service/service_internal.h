@@ -1,10 +1,11 @@
 /* service_internal: what the parts of virtflow-worker's service share, and
  * no one else. service.c runs the round (take a batch, record it in one
  * transaction, sync, ack and publish) and the service's life; beside it
- * service_publish.c (publishing with confirms, the outbox sweep),
- * service_inventory.c (the inventory refresh thread and following its
- * snapshots) and service_checkpoint.c (WAL checkpoints and lease renewal on a
- * thread of their own). */
+ * service_publish.h (the publisher: publishing with confirms, the outbox
+ * sweep) and service_checkpoint.h (the checkpointer: WAL checkpoints and
+ * lease renewal on a thread of their own) own their state behind their own
+ * headers; service_inventory.c (the inventory refresh thread and following
+ * its snapshots) and service_recheck.c still work on struct service. */
 #ifndef VF_SERVICE_INTERNAL_H
 #define VF_SERVICE_INTERNAL_H
 
@@ -35,6 +36,7 @@
 #include "reservations.h"
 #include "retention.h"
 #include "service_checkpoint.h"
+#include "service_publish.h"
 #include "spare_driver.h"
 #include "release_handler.h"
 #include "spare_handler.h"
@@ -49,29 +51,6 @@
 #include "task_handler.h"
 #include "wal_sync.h"
 #include "worker_metrics.h"
-
-#define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
-#define CONFIRM_TIMEOUT_MS 30000
-#define OUTBOX_SWEEP_LIMIT 1000
-#define MAX_UNCONFIRMED 2000 /* publishes in flight before the loop waits for confirms */
-/* An unconfirmed event younger than this may be on its way from another
- * worker sharing the store: the sweep leaves it to that worker. */
-#define OUTBOX_GRACE_MS 2000
-
-/* PUB_RECHECK: a waiting task sent again (service_recheck.c); like a reply,
- * a nack costs nothing but the hint. */
-typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD, PUB_RECHECK } publish_kind;
-
-/* A publish whose confirm has not been settled yet. Kept in publish order,
- * which is tag order within one connection. */
-typedef struct pending_publish {
-    uint64_t tag;
-    publish_kind kind;
-    uint64_t delivery_tag; /* PUB_RETRY, PUB_DEAD: the message to ack once confirmed */
-    char *event_id;        /* owned: PUB_EVENT the event to mark in the outbox;
-                            * PUB_REPLY the task answered, for the log */
-    int state;             /* 0 waiting, 1 confirmed, -1 failed */
-} pending_publish;
 
 typedef struct batch_item {
     amqp_link_delivery delivery;
@@ -88,12 +67,6 @@ typedef struct batch {
     size_t n_items, cap_items;
     uint64_t sync_ticket; /* wal_sync ticket covering its commit */
 } batch;
-
-/* Event ids, owned. */
-typedef struct id_list {
-    char **ids;
-    size_t n, cap;
-} id_list;
 
 /* Why a round failed: the broker side, the store (nothing of the batch was
  * acked; try again), or a failed fsync, after which nothing can be acked. */
@@ -133,13 +106,10 @@ typedef struct service {
 
     wal_sync *sync;
     batch batches[2];
-    batch *collecting; /* the batch being taken and recorded */
-    batch *syncing;    /* NULL, or the committed batch awaiting its sync */
-    pending_publish *pubs;
-    size_t n_pubs, cap_pubs;
-    id_list confirmed; /* events confirmed, to mark in the next transaction */
-    time_t last_sweep;
-    time_t peers_checked_at; /* follow_peers: when the other workers were last counted */
+    batch *collecting;            /* the batch being taken and recorded */
+    batch *syncing;               /* NULL, or the committed batch awaiting its sync */
+    service_publisher *publisher; /* publishes, confirms, the outbox sweep */
+    time_t peers_checked_at;      /* follow_peers: when the other workers were last counted */
     char note[VF_ERROR_TEXT + 64];
     bool sync_failed; /* a WAL sync failed: nothing more may be acked */
     uint64_t placed_since_summary;
@@ -186,26 +156,6 @@ int service_follow_inventory(service *svc, materialised *gone, vf_error *err);
  * Sets svc->snapshot_pending, which the caller moves to snapshot_hash after
  * the commit. Returns 0 or -1 with err set. */
 int service_record_snapshot(service *svc, const char *fetched, vf_error *err);
-
-/* ---- service_publish.c ---- */
-
-void service_on_confirm(uint64_t tag, bool ok, const char *reason, void *user);
-int service_publish_tracked(service *svc, const char *exchange, const char *key,
-                            const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
-                            const char *event_id, vf_error *err);
-void service_id_list_clear(id_list *list);
-void service_id_list_drop_first(id_list *list, size_t n);
-bool service_republish_waiting(const service *svc);
-int service_settle_confirms(service *svc, vf_error *err);
-int service_flush_confirmed(service *svc, const id_list *list, const char *at, size_t *marked,
-                            vf_error *err);
-int service_flush_confirmed_now(service *svc, vf_error *err);
-/* Publish the outbox's unconfirmed events (the housekeeping lease holder).
- * Returns 0, SWEEP_BROKER when the broker link failed, or SWEEP_STORE when
- * the store did (a store outage is not a reason to drop the broker link). */
-#define SWEEP_BROKER (-1)
-#define SWEEP_STORE (-2)
-int service_sweep_outbox(service *svc, bool stopping, vf_error *err);
 
 /* service_recheck.c. Look at the engine's free room (after a snapshot
  * switch, an expiry or a release): when it grew, the waiting tasks are due a

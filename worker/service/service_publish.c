@@ -1,23 +1,125 @@
 /* service_publish: publishing with confirms and the outbox sweep
- * (service_internal.h). */
-#include "service_internal.h"
+ * (service_publish.h). */
+#include "service_publish.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "amqp_topology.h"
+#include "clock.h"
+#include "grow.h"
+#include "leases.h"
+#include "log.h"
+#include "store_hosts.h"
+#include "store_outbox.h"
+
+#define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
+#define OUTBOX_SWEEP_LIMIT 1000
+/* An unconfirmed event younger than this may be on its way from another
+ * worker sharing the store: the sweep leaves it to that worker. */
+#define OUTBOX_GRACE_MS 2000
+
+/* A publish whose confirm has not been settled yet. Kept in publish order,
+ * which is tag order within one connection. */
+typedef struct pending_publish {
+    uint64_t tag;
+    publish_kind kind;
+    uint64_t delivery_tag; /* PUB_RETRY, PUB_DEAD: the message to ack once confirmed */
+    char *event_id;        /* owned: PUB_EVENT the event to mark in the outbox;
+                            * PUB_REPLY the task answered, for the log */
+    int state;             /* 0 waiting, 1 confirmed, -1 failed */
+} pending_publish;
+
+/* Event ids, owned. */
+typedef struct id_list {
+    char **ids;
+    size_t n, cap;
+} id_list;
+
+struct service_publisher {
+    amqp_link *link; /* borrowed */
+    store *store;    /* borrowed */
+    wal_sync *sync;  /* borrowed: an outbox event goes out only once durable */
+    char owner[STORE_OWNER_SIZE];
+    pending_publish *pubs;
+    size_t n_pubs, cap_pubs;
+    id_list confirmed; /* events confirmed, to mark in the next transaction */
+    time_t last_sweep;
+};
+
+static void id_list_clear(id_list *list);
+
+service_publisher *service_publish_new(amqp_link *link, store *store, wal_sync *sync,
+                                       const char *owner, vf_error *err)
+{
+    service_publisher *pub = calloc(1, sizeof *pub);
+    if (!pub) {
+        vf_error_set(err, VF_ENOMEM, "out of memory making the publisher");
+        return NULL;
+    }
+    pub->link = link;
+    pub->store = store;
+    pub->sync = sync;
+    snprintf(pub->owner, sizeof pub->owner, "%s", owner);
+    amqp_link_set_confirm_callback(link, service_publish_on_confirm, pub);
+    return pub;
+}
+
+void service_publish_free(service_publisher *pub)
+{
+    if (!pub)
+        return;
+    for (size_t i = 0; i < pub->n_pubs; i++)
+        free(pub->pubs[i].event_id);
+    free(pub->pubs);
+    id_list_clear(&pub->confirmed);
+    free(pub->confirmed.ids);
+    free(pub);
+}
 
 /* ---- publishing ---- */
 
-void service_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+/* The index of the publish kept under tag, or n_pubs. */
+static size_t find(const service_publisher *pub, uint64_t tag)
 {
-    service *svc = user;
-    size_t lo = 0, hi = svc->n_pubs;
+    size_t lo = 0, hi = pub->n_pubs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (svc->pubs[mid].tag < tag)
+        if (pub->pubs[mid].tag < tag)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == svc->n_pubs || svc->pubs[lo].tag != tag)
+    return lo < pub->n_pubs && pub->pubs[lo].tag == tag ? lo : pub->n_pubs;
+}
+
+int service_publish_state(const service_publisher *pub, uint64_t tag)
+{
+    size_t i = find(pub, tag);
+    return i == pub->n_pubs ? -2 : pub->pubs[i].state;
+}
+
+size_t service_publish_in_flight(const service_publisher *pub)
+{
+    return pub->n_pubs;
+}
+
+void service_publish_link_lost(service_publisher *pub)
+{
+    for (size_t i = 0; i < pub->n_pubs; i++)
+        if (pub->pubs[i].state == 0)
+            pub->pubs[i].state = -1;
+}
+
+void service_publish_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
+{
+    service_publisher *publisher = user;
+    size_t i = find(publisher, tag);
+    if (i == publisher->n_pubs)
         return;
-    pending_publish *pub = &svc->pubs[lo];
+    pending_publish *pub = &publisher->pubs[i];
     pub->state = ok ? 1 : -1;
     if (!ok && pub->kind == PUB_REPLY)
         /* The direct reply's queue is routed by name: the broker returns it
@@ -31,25 +133,41 @@ void service_on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
                  pub->event_id ? pub->event_id : "");
 }
 
-int service_publish_tracked(service *svc, const char *exchange, const char *key,
+/* Room for one more publish, and the copy of its id. */
+static int reserve(service_publisher *pub, const char *event_id, char **id_copy, vf_error *err)
+{
+    *id_copy = NULL;
+    if (grow_array((void **)&pub->pubs, &pub->cap_pubs, pub->n_pubs + 1, sizeof *pub->pubs) < 0 ||
+        (event_id && !(*id_copy = strdup(event_id)))) {
+        vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
+        return -1;
+    }
+    return 0;
+}
+
+int service_publish_track(service_publisher *pub, uint64_t tag, publish_kind kind,
+                          uint64_t delivery_tag, const char *event_id, vf_error *err)
+{
+    char *id_copy;
+    if (reserve(pub, event_id, &id_copy, err) < 0)
+        return -1;
+    pub->pubs[pub->n_pubs++] = (pending_publish){tag, kind, delivery_tag, id_copy, 0};
+    return 0;
+}
+
+int service_publish_tracked(service_publisher *pub, const char *exchange, const char *key,
                             const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
                             const char *event_id, vf_error *err)
 {
-    if (grow_array((void **)&svc->pubs, &svc->cap_pubs, svc->n_pubs + 1, sizeof *svc->pubs) < 0) {
-        vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
+    char *id_copy;
+    if (reserve(pub, event_id, &id_copy, err) < 0)
         return -1;
-    }
-    char *id_copy = NULL;
-    if (event_id && !(id_copy = strdup(event_id))) {
-        vf_error_set(err, VF_ENOMEM, "out of memory tracking a publish");
-        return -1;
-    }
     uint64_t tag = 0;
-    if (amqp_link_publish(svc->link, exchange, key, msg, &tag, err) < 0) {
+    if (amqp_link_publish(pub->link, exchange, key, msg, &tag, err) < 0) {
         free(id_copy);
         return -1;
     }
-    svc->pubs[svc->n_pubs++] = (pending_publish){tag, kind, delivery_tag, id_copy, 0};
+    pub->pubs[pub->n_pubs++] = (pending_publish){tag, kind, delivery_tag, id_copy, 0};
     return 0;
 }
 
@@ -61,7 +179,7 @@ static int id_list_add(id_list *list, char *id)
     return 0;
 }
 
-void service_id_list_clear(id_list *list)
+static void id_list_clear(id_list *list)
 {
     for (size_t i = 0; i < list->n; i++)
         free(list->ids[i]);
@@ -70,7 +188,7 @@ void service_id_list_clear(id_list *list)
 
 /* Forget the first n ids (marked by a transaction that committed); ids added
  * meanwhile stay. */
-void service_id_list_drop_first(id_list *list, size_t n)
+static void id_list_drop_first(id_list *list, size_t n)
 {
     if (n > list->n)
         n = list->n;
@@ -93,10 +211,10 @@ static bool id_list_has(const id_list *list, const char *id)
 /* A retry or dead letter not yet settled, whatever its confirm said so far:
  * its message must be acked (or handed back) alone, so an ack-multiple of a
  * later batch must not cover it. Settled entries have left the list. */
-bool service_republish_waiting(const service *svc)
+bool service_publish_republish_waiting(const service_publisher *publisher)
 {
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        if (svc->pubs[i].kind == PUB_RETRY || svc->pubs[i].kind == PUB_DEAD)
+    for (size_t i = 0; i < publisher->n_pubs; i++)
+        if (publisher->pubs[i].kind == PUB_RETRY || publisher->pubs[i].kind == PUB_DEAD)
             return true;
     return false;
 }
@@ -105,67 +223,81 @@ bool service_republish_waiting(const service *svc)
  * next transaction; a confirmed retry or dead letter lets its message be
  * acked; a failed one hands the message back to the broker to be processed
  * again (its task is "retrying", so nothing is scheduled twice). */
-int service_settle_confirms(service *svc, vf_error *err)
+int service_publish_settle(service_publisher *publisher, vf_error *err)
 {
     size_t kept = 0;
     int rc = 0;
-    bool connected = amqp_link_is_connected(svc->link);
-    for (size_t i = 0; i < svc->n_pubs; i++) {
-        pending_publish *pub = &svc->pubs[i];
+    bool connected = amqp_link_is_connected(publisher->link);
+    for (size_t i = 0; i < publisher->n_pubs; i++) {
+        pending_publish *pub = &publisher->pubs[i];
         if (pub->state == 0 && connected) {
-            svc->pubs[kept++] = *pub;
+            publisher->pubs[kept++] = *pub;
             continue;
         }
         if (pub->kind == PUB_EVENT && pub->state == 1) {
-            if (id_list_add(&svc->confirmed, pub->event_id) == 0)
+            if (id_list_add(&publisher->confirmed, pub->event_id) == 0)
                 pub->event_id = NULL;
         } else if ((pub->kind == PUB_RETRY || pub->kind == PUB_DEAD) && connected && rc == 0) {
-            rc = pub->state == 1 ? amqp_link_ack(svc->link, pub->delivery_tag, false, err)
-                                 : amqp_link_reject(svc->link, pub->delivery_tag, true, err);
+            rc = pub->state == 1 ? amqp_link_ack(publisher->link, pub->delivery_tag, false, err)
+                                 : amqp_link_reject(publisher->link, pub->delivery_tag, true, err);
         }
         free(pub->event_id);
     }
-    svc->n_pubs = kept;
+    publisher->n_pubs = kept;
     return rc;
 }
 
-/* Mark the confirmed events in the open transaction; *marked tells how many
- * (the first ones of the list). They stay listed until that transaction
- * commits (service_id_list_drop_first): a batch rolled back (a store error, or another
- * worker's conflicting reservation) keeps them for the next one, instead of
- * leaving them to the sweep to publish again. */
-int service_flush_confirmed(service *svc, const id_list *list, const char *at, size_t *marked,
-                            vf_error *err)
+/* They stay listed until the marking transaction commits: a batch rolled
+ * back (a store error, or another worker's conflicting reservation) keeps
+ * them for the next one, instead of leaving them to the sweep to publish
+ * again. */
+int service_publish_mark_confirmed(service_publisher *publisher, const char *at, size_t *marked,
+                                   vf_error *err)
 {
+    const id_list *list = &publisher->confirmed;
     *marked = list->n; /* confirms arriving meanwhile are appended after these */
     for (size_t i = 0; i < *marked; i++)
-        if (store_outbox_mark_confirmed(svc->store, list->ids[i], at, err) < 0)
+        if (store_outbox_mark_confirmed(publisher->store, list->ids[i], at, err) < 0)
             return -1;
     return 0;
 }
 
-/* Marks in a transaction of their own, when no batch is coming to carry them. */
-int service_flush_confirmed_now(service *svc, vf_error *err)
+void service_publish_marks_committed(service_publisher *publisher, size_t marked)
 {
-    if (svc->confirmed.n == 0)
+    id_list_drop_first(&publisher->confirmed, marked);
+}
+
+size_t service_publish_confirmed_count(const service_publisher *publisher)
+{
+    return publisher->confirmed.n;
+}
+
+const char *service_publish_confirmed_id(const service_publisher *publisher, size_t i)
+{
+    return i < publisher->confirmed.n ? publisher->confirmed.ids[i] : NULL;
+}
+
+int service_publish_flush_confirmed_now(service_publisher *publisher, vf_error *err)
+{
+    if (publisher->confirmed.n == 0)
         return 0;
     char now[STORE_TIME_SIZE];
     store_now(now);
-    if (store_begin(svc->store, err) < 0)
+    if (store_begin(publisher->store, err) < 0)
         return -1;
     size_t marked = 0;
-    if (service_flush_confirmed(svc, &svc->confirmed, now, &marked, err) < 0 ||
-        store_commit(svc->store, err) < 0) {
+    if (service_publish_mark_confirmed(publisher, now, &marked, err) < 0 ||
+        store_commit(publisher->store, err) < 0) {
         vf_error ignored;
-        (void)store_rollback(svc->store, &ignored);
+        (void)store_rollback(publisher->store, &ignored);
         return -1;
     }
-    service_id_list_drop_first(&svc->confirmed, marked);
+    id_list_drop_first(&publisher->confirmed, marked);
     return 0;
 }
 
 typedef struct sweep_ctx {
-    service *svc;
+    service_publisher *publisher;
     vf_error *err;
     int failed;
     size_t count;
@@ -173,23 +305,23 @@ typedef struct sweep_ctx {
 
 /* Already on its way: published and awaiting its confirm, or confirmed and
  * awaiting its mark. */
-static bool in_flight(const service *svc, const char *event_id)
+static bool in_flight(const service_publisher *publisher, const char *event_id)
 {
-    for (size_t i = 0; i < svc->n_pubs; i++)
-        if (svc->pubs[i].kind == PUB_EVENT && svc->pubs[i].event_id &&
-            strcmp(svc->pubs[i].event_id, event_id) == 0)
+    for (size_t i = 0; i < publisher->n_pubs; i++)
+        if (publisher->pubs[i].kind == PUB_EVENT && publisher->pubs[i].event_id &&
+            strcmp(publisher->pubs[i].event_id, event_id) == 0)
             return true;
-    return id_list_has(&svc->confirmed, event_id);
+    return id_list_has(&publisher->confirmed, event_id);
 }
 
 static int sweep_one(const store_outbox_event *event, void *arg)
 {
     sweep_ctx *ctx = arg;
-    if (in_flight(ctx->svc, event->id))
+    if (in_flight(ctx->publisher, event->id))
         return 0;
     amqp_link_message msg = {
         .body = event->body, .body_len = strlen(event->body), .message_id = event->id};
-    if (service_publish_tracked(ctx->svc, AMQP_TOPOLOGY_EXCHANGE, event->routing_key, &msg,
+    if (service_publish_tracked(ctx->publisher, AMQP_TOPOLOGY_EXCHANGE, event->routing_key, &msg,
                                 PUB_EVENT, 0, event->id, ctx->err) < 0) {
         ctx->failed = 1;
         return 1;
@@ -199,13 +331,9 @@ static int sweep_one(const store_outbox_event *event, void *arg)
 }
 
 /* Wait until everything committed so far is durable. */
-static int sync_all(service *svc, vf_error *err)
+static int sync_all(service_publisher *publisher, vf_error *err)
 {
-    if (wal_sync_wait(svc->sync, wal_sync_request(svc->sync), err) < 0) {
-        svc->sync_failed = true;
-        return -1;
-    }
-    return 0;
+    return wal_sync_wait(publisher->sync, wal_sync_request(publisher->sync), err) < 0 ? -1 : 0;
 }
 
 /* Publish every event the outbox holds unconfirmed that is not already on
@@ -216,42 +344,47 @@ static int sync_all(service *svc, vf_error *err)
  * (a worker killed just after a commit leaves its last batch unpublished, and
  * nobody may sweep again for a while); another live worker's event in flight
  * then goes out twice, which consumers deduplicate. */
-int service_sweep_outbox(service *svc, bool stopping, vf_error *err)
+bool service_publish_sweep_due(const service_publisher *publisher)
 {
-    svc->last_sweep = time(NULL);
+    return time(NULL) - publisher->last_sweep >= OUTBOX_SWEEP_INTERVAL_S;
+}
+
+int service_publish_sweep_outbox(service_publisher *publisher, bool stopping, vf_error *err)
+{
+    publisher->last_sweep = time(NULL);
     /* An outbox event goes out only once its commit is durable. */
-    if (sync_all(svc, err) < 0)
-        return SWEEP_STORE;
-    if (service_settle_confirms(svc, err) < 0)
+    if (sync_all(publisher, err) < 0)
+        return SWEEP_SYNC;
+    if (service_publish_settle(publisher, err) < 0)
         return SWEEP_BROKER;
-    if (service_flush_confirmed_now(svc, err) < 0)
+    if (service_publish_flush_confirmed_now(publisher, err) < 0)
         return SWEEP_STORE;
     /* With several workers on one store, one of them (the lease holder)
      * sweeps; the others' own events go out as usual after their batches. */
     char grace[STORE_TIME_SIZE];
     store_format_time(clock_wall_ms() - OUTBOX_GRACE_MS, grace);
-    int held = lease_hold(svc->store, "housekeeping", svc->owner, NULL, err);
+    int held = lease_hold(publisher->store, "housekeeping", publisher->owner, NULL, err);
     if (held < 0)
         return SWEEP_STORE;
     if (held == 0)
         return 0;
     /* Alone on the store, every unconfirmed event is ours or a dead worker's. */
     int others = 0;
-    if (lease_others_alive(svc->store, svc->owner, &others, err) < 0)
+    if (lease_others_alive(publisher->store, publisher->owner, &others, err) < 0)
         return SWEEP_STORE;
-    sweep_ctx ctx = {svc, err, 0, 0};
-    if (store_outbox_pending(svc->store, others && !stopping ? grace : NULL, OUTBOX_SWEEP_LIMIT,
-                             sweep_one, &ctx, err) < 0)
+    sweep_ctx ctx = {publisher, err, 0, 0};
+    if (store_outbox_pending(publisher->store, others && !stopping ? grace : NULL,
+                             OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0)
         return SWEEP_STORE;
     if (ctx.failed)
         return SWEEP_BROKER;
     if (ctx.count == 0)
         return 0;
-    if (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0 ||
-        service_settle_confirms(svc, err) < 0)
+    if (amqp_link_wait_confirms(publisher->link, CONFIRM_TIMEOUT_MS, err) < 0 ||
+        service_publish_settle(publisher, err) < 0)
         return SWEEP_BROKER;
     log_info("outbox: %zu events published from the outbox (unconfirmed earlier, or written "
              "outside a batch)",
              ctx.count);
-    return service_flush_confirmed_now(svc, err) < 0 ? SWEEP_STORE : 0;
+    return service_publish_flush_confirmed_now(publisher, err) < 0 ? SWEEP_STORE : 0;
 }

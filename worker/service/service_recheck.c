@@ -45,8 +45,8 @@ static int resend_one(const store_task *task, void *ctx)
     const char *key = queue_order_text_in_lane(msg.body, msg.body_len, r->svc->config)
                           ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
                           : AMQP_TOPOLOGY_KEY_SCHEDULE;
-    if (service_publish_tracked(r->svc, AMQP_TOPOLOGY_EXCHANGE, key, &msg, PUB_RECHECK, 0, NULL,
-                                r->err) < 0) {
+    if (service_publish_tracked(r->svc->publisher, AMQP_TOPOLOGY_EXCHANGE, key, &msg, PUB_RECHECK,
+                                0, NULL, r->err) < 0) {
         r->failed = true;
         return 1;
     }
