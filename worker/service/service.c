@@ -585,7 +585,6 @@ static int open_parts(service *svc, vf_error *err)
     char where[512];
     log_info("store %s: %ld live reservations held",
              store_config_name(svc->config, where, sizeof where), held);
-    atomic_init(&svc->refresh_s, svc->config->inventory.refresh_s);
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;
@@ -608,16 +607,10 @@ static int open_parts(service *svc, vf_error *err)
     if (!svc->publisher)
         return -1;
     store_set_wait_hook(svc->store, keep_link_alive, svc);
-    pthread_mutex_init(&svc->refresh_lock, NULL);
-    if (stopper_init(&svc->refresh_stop, &svc->refresh_lock) < 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot make the refresh threads' stopper");
+    svc->refresher =
+        service_inventory_refresher_start(svc->inventory, svc->config->inventory.refresh_s, err);
+    if (!svc->refresher)
         return -1;
-    }
-    if (pthread_create(&svc->refresher, NULL, service_refresh_loop, svc) != 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot start the inventory refresh thread");
-        return -1;
-    }
-    svc->refresher_running = true;
     if (store_set_autocheckpoint(svc->store, 0, err) < 0)
         return -1;
     svc->checkpoints = service_checkpoint_start(svc->config, svc->owner, err);
@@ -643,12 +636,7 @@ static void close_parts(service *svc)
         lease_withdraw(svc->store, svc->owner);
     }
     service_checkpoint_stop(svc->checkpoints);
-    if (svc->refresher_running) {
-        stopper_stop(&svc->refresh_stop);
-        pthread_join(svc->refresher, NULL);
-        stopper_close(&svc->refresh_stop);
-        pthread_mutex_destroy(&svc->refresh_lock);
-    }
+    service_inventory_refresher_stop(svc->refresher);
     for (size_t i = 0; i < 2; i++) {
         clear_batch(&svc->batches[i]);
         free(svc->batches[i].items);
@@ -964,16 +952,13 @@ static void reload(service *svc)
             reload_abandon(&svc->reload, next, err.text);
         } else {
             inventory_adopt_settings(svc->inventory, source);
-            atomic_store(&svc->refresh_s, next->inventory.refresh_s);
+            int refresh_s = next->inventory.refresh_s; /* next belongs to the reloader */
             vf_log_set_level(next->log.level);
             reload_commit(&svc->reload, next);
             service_room_changed(svc); /* more overcommit, fewer reserves: room grew */
             worker_metrics_scheduler(svc->metrics, sched_engine_params(svc->engine));
             /* Fetch now: the inventory settings may have changed. */
-            pthread_mutex_lock(&svc->refresh_lock);
-            svc->refresh_now = true;
-            stopper_wake(&svc->refresh_stop);
-            pthread_mutex_unlock(&svc->refresh_lock);
+            service_inventory_refresher_fetch_now(svc->refresher, refresh_s);
         }
     }
     notify_reloaded();

@@ -4,8 +4,9 @@
  * service_publish.h (the publisher: publishing with confirms, the outbox
  * sweep) and service_checkpoint.h (the checkpointer: WAL checkpoints and
  * lease renewal on a thread of their own) own their state behind their own
- * headers; service_inventory.c (the inventory refresh thread and following
- * its snapshots) and service_recheck.c still work on struct service. */
+ * headers. In service_inventory.c the refresh thread is an
+ * inventory_refresher of its own; following the snapshots, and
+ * service_recheck.c, still work on struct service. */
 #ifndef VF_SERVICE_INTERNAL_H
 #define VF_SERVICE_INTERNAL_H
 
@@ -72,6 +73,8 @@ typedef struct batch {
  * acked; try again), or a failed fsync, after which nothing can be acked. */
 typedef enum { ROUND_OK, ROUND_BROKER, ROUND_STORE, ROUND_FATAL } round_status;
 
+typedef struct inventory_refresher inventory_refresher; /* service_inventory.c */
+
 typedef struct service {
     const vf_config *config;
     volatile sig_atomic_t *stop;
@@ -96,13 +99,8 @@ typedef struct service {
     /* `view.hosts`, or NULL while the snapshot is older than
      * inventory.max_age_s: then tasks retry as if there were no inventory. */
     const hostset *placeable;
-    bool inventory_too_old; /* placements stopped by inventory.max_age_s */
-    pthread_t refresher;
-    bool refresher_running;
-    atomic_int refresh_s; /* inventory.refresh_s, as last reloaded; the refresher reads it */
-    pthread_mutex_t refresh_lock;
-    stopper refresh_stop; /* the refresher's */
-    bool refresh_now;     /* a reload asks for a fetch before the interval ends */
+    bool inventory_too_old;         /* placements stopped by inventory.max_age_s */
+    inventory_refresher *refresher; /* fetches `inventory` on a thread of its own */
 
     wal_sync *sync;
     batch batches[2];
@@ -147,8 +145,15 @@ typedef struct materialised {
 
 /* ---- service_inventory.c ---- */
 
-/* The inventory refresh thread (arg: the service). */
-void *service_refresh_loop(void *arg);
+/* The inventory refresh thread: fetches `source` (borrowed, must outlive
+ * it) every refresh_s seconds. Returns an owned refresher, or NULL with err
+ * set. */
+inventory_refresher *service_inventory_refresher_start(inventory *source, int refresh_s,
+                                                       vf_error *err);
+/* A reload: take refresh_s from now on and fetch at once. */
+void service_inventory_refresher_fetch_now(inventory_refresher *r, int refresh_s);
+/* Stops the thread, waits for it, frees it. NULL is a no-op. */
+void service_inventory_refresher_stop(inventory_refresher *r);
 int service_follow_inventory(service *svc, materialised *gone, vf_error *err);
 /* Inside the caller's transaction: record svc->view as an inventory snapshot
  * fetched at `fetched`, unless its content is the last one recorded (by this
