@@ -261,14 +261,21 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
     return result;
 }
 
-int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
+/* The insert statement (`or_skip`: one that skips a known id) with t's
+ * fields bound; NULL with err. */
+static db_stmt *insert_stmt(store *s, const store_task_fields *t, bool or_skip, vf_error *err)
 {
-    db_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT,
-                             "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
-                             "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-                             err);
+    db_stmt *st = or_skip ? store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
+                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
+                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
+                                       "ON CONFLICT (id) DO NOTHING",
+                                       err)
+                          : store_stmt(s, STORE_STMT_TASK_INSERT,
+                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
+                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+                                       err);
     if (!st)
-        return -1;
+        return NULL;
     db_bind_text(st, 1, t->id);
     db_bind_text(st, 2, t->kind);
     db_bind_text(st, 3, t->status);
@@ -281,6 +288,14 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
     store_bind_id(st, 10, t->vmid);
     db_bind_text(st, 11, t->at);
     prefetch_forget(s, t->id);
+    return st;
+}
+
+int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
+{
+    db_stmt *st = insert_stmt(s, t, false, err);
+    if (!st)
+        return -1;
     if (store_defers(s))
         return store_exec_deferred(st, "recording a task", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording a task", err) < 0 ? -1 : 0;
@@ -288,25 +303,9 @@ int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 
 int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
 {
-    db_stmt *st = store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
-                             "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
-                             "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
-                             "ON CONFLICT (id) DO NOTHING",
-                             err);
+    db_stmt *st = insert_stmt(s, t, true, err);
     if (!st)
         return -1;
-    db_bind_text(st, 1, t->id);
-    db_bind_text(st, 2, t->kind);
-    db_bind_text(st, 3, t->status);
-    db_bind_text(st, 4, t->reason);
-    db_bind_int64(st, 5, t->attempts);
-    db_bind_text(st, 6, t->request);
-    db_bind_text(st, 7, t->result);
-    db_bind_text(st, 8, t->error);
-    db_bind_text(st, 9, t->node);
-    store_bind_id(st, 10, t->vmid);
-    db_bind_text(st, 11, t->at);
-    prefetch_forget(s, t->id);
     int changed = store_exec_change(s, st, "recording a task", err);
     return changed < 0 ? -1 : changed > 0 ? 1 : 0;
 }
