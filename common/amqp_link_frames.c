@@ -19,12 +19,45 @@
 
 /* ---- confirms ---- */
 
+uint64_t amqp_link_route_hash(const void *exchange, size_t exchange_len, const void *key,
+                              size_t key_len)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *p = exchange;
+    for (size_t i = 0; i < exchange_len; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    h = (h ^ 0) * 1099511628211ULL;
+    p = key;
+    for (size_t i = 0; i < key_len; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* A basic.return names the returned message by its exchange and routing
+ * key, not by its sequence number: it is the oldest unconfirmed publish to
+ * that exchange and key not returned yet (returns come in publish order, and
+ * routability depends on nothing else). Returns whether one matched. */
+static bool match_return(amqp_link *link, const amqp_basic_return_t *m)
+{
+    uint64_t route = amqp_link_route_hash(m->exchange.bytes, m->exchange.len, m->routing_key.bytes,
+                                          m->routing_key.len);
+    for (size_t i = 0; i < link->n_pending; i++) {
+        if (!link->pending[i].returned && link->pending[i].route == route) {
+            link->pending[i].returned = true;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void settle(amqp_link *link, uint64_t seq, bool multiple, bool ack)
 {
-    /* RabbitMQ sends a mandatory publish's basic.return right before the ack
-     * of that same publish, and since it confirms an unroutable message while
-     * handling its publish, that ack's tag (the highest it covers, when
-     * multiple) is the returned publish. */
+    /* A return matched to no publish by its route (match_return): RabbitMQ
+     * sends a mandatory publish's basic.return right before the ack of that
+     * publish, so that ack's tag (the highest it covers, when multiple) is
+     * the returned publish, unless the broker coalesced the ack with later
+     * publishes (why the route is matched first: with several publishes in
+     * flight an ack of multiple once named another publish). */
     bool returned_here = link->return_seen;
     link->return_seen = false;
     size_t kept = 0;
@@ -123,7 +156,10 @@ int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing
         return -1;
     }
     uint64_t seq = link->next_seq++;
-    link->pending[link->n_pending++] = (pending_publish){.seq = seq};
+    link->pending[link->n_pending++] =
+        (pending_publish){.seq = seq,
+                          .route = amqp_link_route_hash(exchange, strlen(exchange), routing_key,
+                                                        strlen(routing_key))};
     if (publish_tag_out)
         *publish_tag_out = amqp_link_encode_tag(link, seq);
     return 0;
@@ -316,7 +352,7 @@ static int handle_method(amqp_link *link, const amqp_method_t *method, amqp_chan
                  (int)m->reply_text.len, (const char *)m->reply_text.bytes, (int)m->exchange.len,
                  (const char *)m->exchange.bytes, (int)m->routing_key.len,
                  (const char *)m->routing_key.bytes);
-        link->return_seen = true;
+        link->return_seen = !match_return(link, m);
         link->content = CONTENT_RETURN;
         link->body_received = 0;
         return 0;

@@ -21,9 +21,15 @@
 #define SEQ_MASK ((UINT64_C(1) << GENERATION_SHIFT) - 1)
 
 typedef struct pending_publish {
-    uint64_t seq;  /* broker sequence number on the current channel */
-    bool returned; /* a basic.return was matched to it */
+    uint64_t seq;   /* broker sequence number on the current channel */
+    uint64_t route; /* amqp_link_route_hash of its exchange and routing key */
+    bool returned;  /* a basic.return was matched to it */
 } pending_publish;
+
+/* A hash of an exchange and a routing key, what a basic.return names its
+ * message by (FNV-1a over exchange, a NUL, key). */
+uint64_t amqp_link_route_hash(const void *exchange, size_t exchange_len, const void *key,
+                              size_t key_len);
 
 typedef struct ready_delivery {
     amqp_link_delivery delivery;

@@ -266,6 +266,31 @@ static void test_confirm_and_return(void)
         CHECK_CONTAINS(o2->reason, "NO_ROUTE");
     CHECK(o3 && o3->ok);
 
+    /* A burst with unroutable publishes among routable ones: the broker may
+     * confirm several publishes with one ack (multiple), so each return is
+     * matched to its publish by exchange and routing key, not by the ack
+     * that follows it. Exactly the unroutable ones are reported returned. */
+    enum { BURST = 120 };
+    uint64_t tags[BURST];
+    bool lost[BURST];
+    size_t before = r.n;
+    for (int i = 0; i < BURST; i++) {
+        char key[48], id[32];
+        lost[i] = i % 13 == 5;
+        snprintf(key, sizeof key, lost[i] ? "no.such.binding.%d" : "event.test.burst", i);
+        snprintf(id, sizeof id, "burst-%d", i);
+        publish(link, AMQP_TOPOLOGY_EXCHANGE, key, id, 0, &tags[i]);
+    }
+    wait_confirms(link);
+    CHECK(r.n == before + BURST);
+    int wrong = 0;
+    for (int i = 0; i < BURST; i++) {
+        const outcome *o = find_outcome(&r, tags[i]);
+        if (!o || o->ok == lost[i])
+            wrong++;
+    }
+    CHECKF(wrong == 0, "%d of %d publishes in a burst reported wrongly", wrong, (int)BURST);
+
     /* A publish to an exchange that does not exist closes the channel: the
      * link reports it and reconnects cleanly. */
     vf_error err;
