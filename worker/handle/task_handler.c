@@ -410,7 +410,6 @@ static int record_cancel(task_attempt *a, vf_error *err)
                                by, "note", note);
     json_t *data = json_pack("{s:s, s:s, s:i, s:s?, s:s?}", "task_id", out->task_id, "status",
                              "cancelled", "attempts", a->attempt, "cancelled_by", by, "note", note);
-    json_decref(asked);
     char *text = result ? task_attempt_result_text(a, result) : NULL;
     json_decref(result);
     int rc = 0;
@@ -435,6 +434,7 @@ static int record_cancel(task_attempt *a, vf_error *err)
     free(text);
     snprintf(out->summary, sizeof out->summary, "cancelled by an operator%s%s", by ? ": " : "",
              by ? by : "");
+    json_decref(asked); /* `by` and `note` point into it */
     return rc;
 }
 
