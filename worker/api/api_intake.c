@@ -60,7 +60,6 @@ struct api_intake {
     amqp_link *link;
     int64_t link_used_us;
     pthread_t thread;
-    bool running;
     pthread_mutex_t lock;
     stopper stop;
     stopper group_done;      /* woken when a group is finished (api_intake_await) */
@@ -395,7 +394,6 @@ api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_e
         vf_error_set(err, VF_EINTERNAL, "cannot start the intake thread");
         return NULL;
     }
-    in->running = true;
     return in;
 }
 
@@ -521,10 +519,8 @@ void api_intake_stop(api_intake *in)
 {
     if (!in)
         return;
-    if (in->running) {
-        stopper_stop(&in->stop);
-        pthread_join(in->thread, NULL);
-    }
+    stopper_stop(&in->stop);
+    pthread_join(in->thread, NULL);
     /* The thread handled everything queued before it saw the stop. */
     while (in->finished) {
         item *it = in->finished;

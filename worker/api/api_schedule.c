@@ -176,7 +176,8 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
         problem_reply(resp, 500, "out of memory");
         return -1;
     }
-    const char *key = queue_order_text_in_lane(text, strlen(text), a->config)
+    /* The body is parsed already: its priority from it, not from the text again. */
+    const char *key = queue_order_lane(queue_order_body_priority(body, a->config), a->config)
                           ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
                           : AMQP_TOPOLOGY_KEY_SCHEDULE;
     /* The intake takes text and body, whatever it answers. */
