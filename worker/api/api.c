@@ -14,6 +14,9 @@
 #include "store_config.h"
 
 #define RESULT_PREFIX "/result/"
+/* GET /result answers kept (result_cache.h): the tasks being polled at once,
+ * about 1 KB each. */
+#define API_RESULT_CACHE_SLOTS 1024
 
 api *api_new(const vf_config *config, vf_error *err)
 {
@@ -31,6 +34,10 @@ api *api_new(const vf_config *config, vf_error *err)
     amqp_link_set_confirm_callback(a->link, amqp_link_confirm_record, &a->confirm);
     if (!(a->metrics = api_metrics_new(err)))
         goto fail;
+    if (!(a->results = result_cache_new(API_RESULT_CACHE_SLOTS))) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        goto fail;
+    }
     if (config->api.keys_file && !(a->keys = api_keys_load(config->api.keys_file, err))) {
         if (err->code != VF_ENOMEM)
             err->code = VF_ECONFIG;
@@ -68,6 +75,7 @@ void api_free(api *a)
     amqp_link_free(a->link);
     store_close(a->store);
     api_metrics_free(a->metrics);
+    result_cache_free(a->results);
     api_keys_free(a->keys);
     pthread_mutex_destroy(&a->keys_lock);
     free(a);

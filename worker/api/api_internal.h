@@ -16,6 +16,7 @@
 #include "request.h"
 #include "store.h"
 #include "stopper.h"
+#include "result_cache.h"
 #include "store_tasks.h"
 
 struct api {
@@ -28,6 +29,7 @@ struct api {
     pthread_mutex_t keys_lock; /* api_reload_keys swaps keys from the main thread */
     api_sweep *sweep;          /* NULL: api.requeue_after_s 0 */
     api_intake *intake;        /* task submissions (api_intake.h) */
+    result_cache *results;     /* GET /result's answers; the HTTP thread's alone */
     /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
      * NULL when the configuration has none that works. */
     inventory *inventory;

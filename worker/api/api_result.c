@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "json_util.h"
 #include "log.h"
 #include "problem.h"
 #include "request.h"
@@ -67,6 +68,32 @@ json_t *api_result_json(const store_task *task)
     return out;
 }
 
+/* The answer for `task`: the one made from an equal row before, or made
+ * now and kept. */
+static void reply_result(result_cache *results, const store_task *task, httpd_response *resp)
+{
+    size_t len = 0;
+    const char *kept = result_cache_get(results, task, &len);
+    char *body = NULL;
+    if (kept) {
+        if ((body = malloc(len + 1)))
+            memcpy(body, kept, len + 1);
+    } else {
+        json_t *answer = api_result_json(task);
+        body = answer ? json_util_dump(answer) : NULL;
+        json_decref(answer);
+        if (body) {
+            len = strlen(body);
+            result_cache_put(results, task, body, len);
+        }
+    }
+    if (!body) {
+        problem_reply(resp, 500, "out of memory");
+        return;
+    }
+    httpd_reply_take(resp, 200, "application/json", body, len);
+}
+
 void api_result(api *a, const char *task_id, httpd_response *resp)
 {
     char detail[REQUEST_TASK_ID_LEN + 64];
@@ -89,6 +116,6 @@ void api_result(api *a, const char *task_id, httpd_response *resp)
         problem_reply(resp, 404, detail);
         return;
     }
-    api_reply_json(resp, 200, api_result_json(&task));
+    reply_result(a->results, &task, resp);
     store_task_clear(&task);
 }
