@@ -14,8 +14,9 @@
 #include "store_config.h"
 
 #define RESULT_PREFIX "/result/"
-/* GET /result answers kept (result_cache.h): the tasks being polled at once,
- * about 1 KB each. */
+/* GET /result answers kept (result_cache.h): room for the tasks being polled
+ * at once. A slot holds a row's result text and its answer, under 1 KB for a
+ * placement: about 1 MB with every slot taken. */
 #define API_RESULT_CACHE_SLOTS 1024
 
 api *api_new(const vf_config *config, vf_error *err)

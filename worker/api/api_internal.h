@@ -14,9 +14,9 @@
 #include "api_sweep.h"
 #include "inventory.h"
 #include "request.h"
+#include "result_cache.h"
 #include "store.h"
 #include "stopper.h"
-#include "result_cache.h"
 #include "store_tasks.h"
 
 struct api {
