@@ -59,7 +59,7 @@
 #define AMQP_TOPOLOGY_RETRY_PREFIX "virtflow.retry."
 
 #define AMQP_TOPOLOGY_KEY_SCHEDULE "task.schedule"
-/* The same request, into the priority lane (queue_order_lane says which). */
+/* The same request, into the priority lane (queue_order_routing_key picks). */
 #define AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY "task.schedule.priority"
 #define AMQP_TOPOLOGY_KEY_SPARE_PREPARE "spare.prepare"
 #define AMQP_TOPOLOGY_KEY_SPARE_RELEASE "spare.release"

@@ -116,7 +116,8 @@ static void test_lane(void)
     if (!c)
         return;
     CHECK(c->scheduler.priority_lane_min == 1000);
-#define LANE(text) queue_order_text_in_lane(text, strlen(text), c)
+#define LANE(text)                                                                                 \
+    (strcmp(queue_order_text_routing_key(text, strlen(text), c), "task.schedule.priority") == 0)
     CHECK(LANE("{\"requested_cpu\":1,\"requested_memory\":1,\"priority_class\":\"high\"}"));
     CHECK(LANE("{\"requested_cpu\":1,\"requested_memory\":1,\"priority\":1000}"));
     CHECK(LANE("{\"priority\":2000000000}"));
@@ -130,7 +131,11 @@ static void test_lane(void)
     CHECK(!LANE("{\"priority\":4294967296}"));
     CHECK(!LANE("not json"));
     CHECK(!LANE("[1000]"));
-    CHECK(!queue_order_text_in_lane(NULL, 0, c));
+    CHECK(strcmp(queue_order_text_routing_key(NULL, 0, c), "task.schedule") == 0);
+    /* The key by priority, as the preemption's republish and virtflow-api
+     * (which holds the body parsed) ask for it. */
+    CHECK(strcmp(queue_order_routing_key(1000, c), "task.schedule.priority") == 0);
+    CHECK(strcmp(queue_order_routing_key(999, c), "task.schedule") == 0);
     config_free(c);
 
     /* The threshold is configurable, and a default class can carry a request
@@ -146,6 +151,20 @@ static void test_lane(void)
     CHECK(LANE("{\"priority_class\":\"normal\"}"));
     CHECK(!LANE("{\"priority\":4}"));
     CHECK(queue_order_lane(5, c) && !queue_order_lane(4, c));
+    config_free(c);
+
+    /* With a threshold of 0 or less, a request with no priority belongs in
+     * the lane, but text that is no request object still goes the normal
+     * way. */
+    snprintf(lowered, sizeof lowered, "%s  priority_lane_min: 0\n", classes);
+    c = config_load_string(lowered, strlen(lowered), "c.yaml", &err);
+    CHECKF(c != NULL, "%s", err.text);
+    if (!c)
+        return;
+    CHECK(LANE("{\"requested_cpu\":1,\"requested_memory\":1}"));
+    CHECK(!LANE("[1000]"));
+    CHECK(!LANE("not json"));
+    CHECK(!LANE("{\"priority\":-1}"));
 #undef LANE
     config_free(c);
 }

@@ -16,7 +16,6 @@
 #include "log.h"
 #include "problem.h"
 #include "request.h"
-#include "amqp_topology.h"
 #include "api_intake.h"
 #include "clock.h"
 #include "queue_order.h"
@@ -177,9 +176,8 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
         return -1;
     }
     /* The body is parsed already: its priority from it, not from the text again. */
-    const char *key = queue_order_lane(queue_order_body_priority(body, a->config), a->config)
-                          ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                          : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    const char *key =
+        queue_order_routing_key(queue_order_body_priority(body, a->config), a->config);
     /* The intake takes text and body, whatever it answers. */
     if (api_intake_submit(a->intake, req->ticket, task_id, text, body, submitter,
                           idempotency_key != NULL, key, &err) < 0) {

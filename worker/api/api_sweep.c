@@ -250,10 +250,8 @@ int api_sweep_round(api_sweep *w, vf_error *err)
         }
         vf_error publish_err;
         vf_error_init(&publish_err);
-        const char *key =
-            t->request && queue_order_text_in_lane(t->request, strlen(t->request), w->config)
-                ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                : AMQP_TOPOLOGY_KEY_SCHEDULE;
+        const char *key = queue_order_text_routing_key(
+            t->request, t->request ? strlen(t->request) : 0, w->config);
         if (publish(w, key, t->id, t->request, &publish_err) < 0) {
             /* Not counted: the broker never had it. The next round (after
              * api.requeue_after_s) tries again. */

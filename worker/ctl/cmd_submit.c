@@ -271,9 +271,7 @@ int ctl_submit(int argc, char **argv)
     recorded = record_queued(config, task_id, body);
     bool confirmed = false;
     ctl_request request = {.command = "submit",
-                           .routing_key = queue_order_text_in_lane(body, strlen(body), config)
-                                              ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                                              : AMQP_TOPOLOGY_KEY_SCHEDULE,
+                           .routing_key = queue_order_text_routing_key(body, strlen(body), config),
                            .body = body,
                            .id = task_id,
                            .wait_s = opt.wait ? opt.timeout_s : 0,

@@ -193,9 +193,7 @@ int ctl_task_action(const char *action, const char *id, const char *by, const ch
                    "the task ends cancelled when its delayed copy comes back", as_json);
         goto out;
     }
-    const char *key = queue_order_text_in_lane(request, strlen(request), config)
-                          ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                          : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    const char *key = queue_order_text_routing_key(request, strlen(request), config);
     ctl_request publish = {
         .command = "task retry-now", .routing_key = key, .body = request, .id = id};
     json_t *reply = NULL;

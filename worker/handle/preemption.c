@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_topology.h"
 #include "json_util.h"
 #include "queue_order.h"
 #include "reservations.h"
@@ -93,8 +92,7 @@ static int take_one(const task_attempt *a, const sched_victim *v, const char *no
         free(request);
         goto out;
     }
-    const char *key = queue_order_lane(v->priority, h->config) ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                                                               : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    const char *key = queue_order_routing_key(v->priority, h->config);
     if (task_attempt_outbox(a, NULL, key, request, err) < 0)
         goto out;
     json_array_append_new(taken, json_pack("{s:s, s:i, s:i}", "task_id", task.id, "priority",

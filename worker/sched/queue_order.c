@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 
+/* The key names only: nothing here talks to the broker. */
+#include "amqp_topology.h"
+
 int queue_order_priority(const sched_request *req, const vf_config *config, int32_t *out,
                          vf_error *err)
 {
@@ -74,10 +77,21 @@ bool queue_order_lane(int32_t priority, const vf_config *config)
     return priority >= config->scheduler.priority_lane_min;
 }
 
-bool queue_order_text_in_lane(const char *body, size_t length, const vf_config *config)
+const char *queue_order_routing_key(int32_t priority, const vf_config *config)
+{
+    return queue_order_lane(priority, config) ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
+                                              : AMQP_TOPOLOGY_KEY_SCHEDULE;
+}
+
+const char *queue_order_text_routing_key(const char *body, size_t length, const vf_config *config)
 {
     json_t *parsed = body ? json_loadb(body, length, 0, NULL) : NULL;
-    bool lane = parsed && queue_order_lane(queue_order_body_priority(parsed, config), config);
+    /* Not an object (or not JSON): priority 0 would still reach the lane
+     * under a priority_lane_min <= 0; such a body goes the normal way. */
+    const char *key =
+        parsed && json_is_object(parsed)
+            ? queue_order_routing_key(queue_order_body_priority(parsed, config), config)
+            : AMQP_TOPOLOGY_KEY_SCHEDULE;
     json_decref(parsed);
-    return lane;
+    return key;
 }

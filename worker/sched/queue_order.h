@@ -27,14 +27,21 @@ int queue_order_priority(const sched_request *req, const vf_config *config, int3
 int32_t queue_order_body_priority(const json_t *body, const vf_config *config);
 
 /* Whether a request of this priority belongs in the priority lane: at or
- * above scheduler.priority_lane_min. Every publisher virtflow ships asks this
- * and then uses routing key task.schedule.priority instead of task.schedule. */
+ * above scheduler.priority_lane_min. */
 bool queue_order_lane(int32_t priority, const vf_config *config);
 
-/* queue_order_lane of a request body as text (what publishers hold); false
- * for text that is not a JSON object (it goes the normal way, and the task
- * handler says why it is invalid). */
-bool queue_order_text_in_lane(const char *body, size_t length, const vf_config *config);
+/* The routing key a task.schedule request of this priority is published
+ * with: AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY ("task.schedule.priority") when
+ * queue_order_lane says so, else AMQP_TOPOLOGY_KEY_SCHEDULE
+ * ("task.schedule"). Every publisher virtflow ships takes its key from here
+ * or from queue_order_text_routing_key. A static string, never NULL. */
+const char *queue_order_routing_key(int32_t priority, const vf_config *config);
+
+/* queue_order_routing_key of a request body as text (what publishers hold),
+ * its priority read as queue_order_body_priority reads it; the normal key for
+ * NULL or text that is not a JSON object (it goes the normal way, and the
+ * task handler says why it is invalid). */
+const char *queue_order_text_routing_key(const char *body, size_t length, const vf_config *config);
 
 /* Fill order[0..n) with the indexes 0..n-1 sorted by priority[i] descending,
  * equal priorities in index (delivery) order: a stable sort, so FIFO holds

@@ -42,9 +42,7 @@ static int resend_one(const store_task *task, void *ctx)
                              .message_id = task->id,
                              .attempt = task->attempts,
                              .recheck = true};
-    const char *key = queue_order_text_in_lane(msg.body, msg.body_len, r->svc->config)
-                          ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                          : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    const char *key = queue_order_text_routing_key(msg.body, msg.body_len, r->svc->config);
     if (service_publish_tracked(r->svc->publisher, AMQP_TOPOLOGY_EXCHANGE, key, &msg, PUB_RECHECK,
                                 0, NULL, r->err) < 0) {
         r->failed = true;
