@@ -38,7 +38,7 @@ struct api {
     pthread_mutex_t refresh_lock;
     stopper refresh_stop; /* the refresher's wait between rounds */
     /* The outcome of the publish in flight (one at a time: the server's
-     * thread; spare and release requests, api_publish_to). */
+     * thread; task.release, api_publish_to). */
     amqp_link_confirm confirm;
 };
 
@@ -124,8 +124,11 @@ int api_link_ready(api *a, vf_error *err);
  * names the task in log lines) and wait for the broker's confirm,
  * reconnecting once if the link was down or broke. Returns 0 confirmed, or
  * -1 with err: VF_EUNAVAILABLE when the broker is unreachable, refused the
- * message (nack, returned) or did not confirm in time. For the requests
- * other than task.schedule (which go through the intake). */
+ * message (nack, returned) or did not confirm in time. For task.release
+ * (api_release.c; virtflow-api publishes no spare requests); task.schedule
+ * goes through the intake, whose groups are rows recorded, published and
+ * taken back together: a release records nothing and comes one at a time.
+ * It waits on the server's thread (up to 5 s for a confirm). */
 int api_publish_to(api *a, const char *routing_key, const char *message_id, const char *task_id,
                    const char *body, vf_error *err) __attribute__((warn_unused_result));
 
