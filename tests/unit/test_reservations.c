@@ -386,6 +386,53 @@ static void test_vmid_held_once(const char *path)
     worker_close(&b);
 }
 
+/* A hold that ends within a second ends in the engine no earlier than in
+ * the store. The engine expires holds by whole seconds of the inventory's
+ * fetch time, the store by the millisecond: rounded down, the engine freed
+ * the room of a reservation the store still held for up to a second, a
+ * waiting task rechecked on that room was refused by the store and decided
+ * again, and the room then looked as if it had never grown (the recheck
+ * on room never came: test_recheck_on_room failed so under load). */
+static void test_expiry_within_a_second(const char *path)
+{
+    worker a, b;
+    worker_open(&a, path);
+    worker_open(&b, path);
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_hold_expiry_s(0) == 0);
+    CHECK(sched_hold_expiry_s(1000) == 1);
+    CHECK(sched_hold_expiry_s(1001) == 2);
+    CHECK(sched_hold_expiry_s(1999) == 2);
+
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "e-1");
+    CHECK(reserve(&a, "e-1", "bm-3", 700, 2, "2999-01-01T01:10:00.700Z", &err) == 0);
+    CHECK(commit(&a));
+    /* b reads the hold from the store, as a restarted worker does (in the
+     * future: the store's clock is the wall clock until a fetch is recorded). */
+    CHECK(catch_up_at(&b, "2999-01-01T01:05:00.000Z") == 1);
+    CHECK(reserved_cpu(&b, "bm-3") == 2);
+
+    /* An inventory fetched at 01:10:00.200: the store keeps it... */
+    CHECK(store_begin(b.store, &err) == 0);
+    CHECK(store_reservations_expire(b.store, "2999-01-01T01:10:00.200Z", &err) == 0);
+    CHECK(store_commit(b.store, &err) == 0);
+    /* ...and so does the engine (second 01:10:00). */
+    CHECK(sched_engine_expire(b.engine, ms_of("2999-01-01T01:10:00.200Z") / 1000) == 0);
+    CHECK(reserved_cpu(&b, "bm-3") == 2);
+
+    /* Fetched at 01:10:01.000: both end it. */
+    CHECK(store_begin(b.store, &err) == 0);
+    CHECK(store_reservations_expire(b.store, "2999-01-01T01:10:01.000Z", &err) == 1);
+    CHECK(store_commit(b.store, &err) == 0);
+    CHECK(sched_engine_expire(b.engine, ms_of("2999-01-01T01:10:01.000Z") / 1000) == 1);
+    CHECK(reserved_cpu(&b, "bm-3") == 0);
+
+    worker_close(&a);
+    worker_close(&b);
+}
+
 static void test_leases(const char *path)
 {
     vf_error err;
@@ -525,6 +572,7 @@ int main(void)
     test_vmid_held_once(store_fixture_file(&fixture, "vmid.db", path, sizeof path));
     test_leases(store_fixture_file(&fixture, "lease.db", path, sizeof path));
     test_diverging_views(store_fixture_file(&fixture, "diverging.db", path, sizeof path));
+    test_expiry_within_a_second(store_fixture_file(&fixture, "expiry.db", path, sizeof path));
 
     /* The same on PostgreSQL, where store_host_claim locks the host's row
      * instead of relying on SQLite's single write lock. */

@@ -18,7 +18,7 @@ typedef struct holder {
 
 /* The milliseconds of store time text (2026-11-22T01:02:03.123Z), which
  * ids_parse_time leaves out: two placements in one second keep their order. */
-static int64_t created_ms_part(const char *text)
+static int64_t ms_part(const char *text)
 {
     const char *dot = text ? strchr(text, '.') : NULL;
     int64_t ms = 0;
@@ -50,14 +50,17 @@ static int hold(const store_reservation *row, void *ctx)
             memset(&res.resources, 0, sizeof res.resources);
         json_decref(request);
     }
-    if (ids_parse_time(row->expires_at, &res.expires) < 0)
+    int64_t expires_s = 0;
+    if (ids_parse_time(row->expires_at, &expires_s) < 0)
         res.expires = 0; /* unreadable expiry: hold it until released */
+    else                 /* rounded up as a new hold's (sched_hold_expiry_s) */
+        res.expires = sched_hold_expiry_s(expires_s * 1000 + ms_part(row->expires_at));
     /* Preemptible while its VM has not appeared (a bound one never is). */
     res.has_priority = row->has_priority && !row->bound_at && !row->released_at;
     res.priority = row->priority;
     int64_t created_s = 0;
     if (ids_parse_time(row->created_at, &created_s) == 0)
-        res.created = created_s * 1000 + created_ms_part(row->created_at);
+        res.created = created_s * 1000 + ms_part(row->created_at);
     if (row->bound_at) {
         /* Ended because another view showed the VM: ours does not (yet) when
          * it is older than that view, so it counts until ours is newer than

@@ -260,7 +260,7 @@ static int place_all(context *c, const prepare_request *p, placed_spare *placed,
     sched_spare_placement at[SCHED_SPARE_MAX_COUNT];
     int rc = sched_spares_place(h->engine, decider, &p->req, p->count,
                                 h->config->spare.anti_affinity_strict, c->a.out->task_id,
-                                c->a.now_ms / 1000 + ttl_s, at, last, err);
+                                sched_hold_expiry_s(c->a.now_ms + ttl_s * 1000), at, last, err);
     for (int i = 0; rc == 1 && i < p->count; i++)
         placed[i].at = at[i];
     return rc;

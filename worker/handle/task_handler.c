@@ -94,7 +94,7 @@ static int reserve(const task_attempt *rec, const sched_request *req,
         return -1;
     sched_reservation res;
     sched_reservation_from_decision(&res, decision, req, rec->out->task_id,
-                                    (rec->now_ms + ttl_ms) / 1000);
+                                    sched_hold_expiry_s(rec->now_ms + ttl_ms));
     res.has_priority = true;
     res.priority = rec->out->priority;
     res.created = rec->now_ms;
@@ -258,7 +258,7 @@ static int place_all(const task_attempt *a, sched_engine *engine, const sched_re
         /* Held at once, so the next placement sees its room and vmid taken. */
         sched_reservation res;
         sched_reservation_from_decision(&res, last, req, a->out->task_id,
-                                        (a->now_ms + ttl_ms) / 1000);
+                                        sched_hold_expiry_s(a->now_ms + ttl_ms));
         if (sched_engine_reserve(h->engine, &res, err) < 0)
             goto undo;
         a->out->reserved = true;

@@ -544,6 +544,11 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
     return 0;
 }
 
+int64_t sched_hold_expiry_s(int64_t expires_ms)
+{
+    return expires_ms / 1000 + (expires_ms % 1000 > 0);
+}
+
 void sched_reservation_from_decision(sched_reservation *out, const sched_decision *decision,
                                      const sched_request *req, const char *task_id, int64_t expires)
 {

@@ -52,9 +52,9 @@ typedef enum {
     SCHED_REASON_GROUP_AFFINITY,      /* the request's group (affinity) has its members elsewhere */
     SCHED_REASON_GROUP_ANTI_AFFINITY, /* the host holds a member of the request's group */
     SCHED_REASON_GROUP_FULL,          /* the host holds group.max_per_host members already */
-    SCHED_REASON_TRAIT_MISSING,   /* lacks a trait of required_traits */
-    SCHED_REASON_TRAIT_FORBIDDEN, /* carries a trait of forbidden_traits */
-    SCHED_REASON_RESOURCES,       /* too little of a custom resource left */
+    SCHED_REASON_TRAIT_MISSING,       /* lacks a trait of required_traits */
+    SCHED_REASON_TRAIT_FORBIDDEN,     /* carries a trait of forbidden_traits */
+    SCHED_REASON_RESOURCES,           /* too little of a custom resource left */
     SCHED_REASON_COUNT
 } sched_reason;
 
@@ -212,6 +212,13 @@ void sched_engine_room(const sched_engine *engine, double *cpu, double *memory);
  * from the snapshot (its vmid is still held). Returns 0 or -1 (VF_ENOMEM). */
 int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_error *err)
     __attribute__((warn_unused_result));
+/* The second a hold ends in the engine for a reservation that ends at
+ * `expires_ms` (Unix ms) in the store: rounded up, so that the engine, which
+ * expires holds by whole seconds of the inventory's fetch time, never frees
+ * a hold before the store does (a decision made on room the store still
+ * holds would be refused there and decided again, and the room would look
+ * as if it never grew). */
+int64_t sched_hold_expiry_s(int64_t expires_ms);
 /* The reservation a placed decision implies for `req`. */
 void sched_reservation_from_decision(sched_reservation *out, const sched_decision *decision,
                                      const sched_request *req, const char *task_id,
