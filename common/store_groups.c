@@ -10,53 +10,52 @@ int store_group_read(store *s, const char *name, const char *now, store_group *o
                      store_group_member_fn fn, void *ctx, vf_error *err)
 {
     memset(out, 0, sizeof *out);
-    db_stmt *st = store_stmt(
-        s, STORE_STMT_GROUP_GET,
-        "SELECT generation, policy, max_per_host FROM server_groups WHERE name = ?1", err);
+    /* The group's row and its members in one statement, so one snapshot (see
+     * the header): on PostgreSQL each statement sees what was committed when
+     * it started, and two statements let a member committed between them be
+     * seen without the generation and policy recorded with it (the members of
+     * an apparently new group, at odds with "its" policy: invalid). One row
+     * per member, the group's columns repeated; one row with no member when
+     * there is none. */
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_GROUP_GET,
+                   "SELECT g.generation, g.policy, g.max_per_host, r.task_id, r.node, r.vmid, "
+                   "CASE WHEN r.released_at IS NULL THEN 1 ELSE 0 END "
+                   "FROM (SELECT CAST(?1 AS TEXT) AS name) AS q "
+                   "LEFT JOIN server_groups g ON g.name = CAST(?1 AS TEXT) "
+                   "LEFT JOIN reservations r ON r.group_name = CAST(?1 AS TEXT) "
+                   "AND ((r.released_at IS NULL AND r.expires_at > ?2) OR r.bound_at IS NOT NULL) "
+                   "ORDER BY r.id",
+                   err);
     if (!st)
         return -1;
     db_bind_text(st, 1, name);
+    db_bind_text(st, 2, now);
     store_rows rows = {0};
-    if (store_rows_collect(s, st, 1, &rows, "reading a group", err) != 0) {
+    if (store_rows_collect(s, st, 0, &rows, "reading a group and its members", err) != 0) {
         store_rows_free(&rows);
         return -1;
     }
-    if (rows.count) {
+    if (rows.count && store_rows_text(&rows, 0, 0)) {
         out->generation = store_rows_int(&rows, 0, 0);
         const char *policy = store_rows_text(&rows, 0, 1);
         snprintf(out->policy, sizeof out->policy, "%s", policy ? policy : "");
         out->max_per_host = store_rows_int(&rows, 0, 2);
     }
-    store_rows_free(&rows);
-
-    /* After the generation (see the header): on PostgreSQL each statement
-     * sees what was committed when it started. */
-    st = store_stmt(s, STORE_STMT_GROUP_MEMBERS,
-                    "SELECT task_id, node, vmid, "
-                    "CASE WHEN released_at IS NULL THEN 1 ELSE 0 END FROM reservations "
-                    "WHERE group_name = ?1 AND ((released_at IS NULL AND expires_at > ?2) "
-                    "OR bound_at IS NOT NULL) ORDER BY id",
-                    err);
-    if (!st)
-        return -1;
-    db_bind_text(st, 1, name);
-    db_bind_text(st, 2, now);
-    store_rows members = {0};
-    if (store_rows_collect(s, st, 0, &members, "listing a group's members", err) != 0) {
-        store_rows_free(&members);
-        return -1;
-    }
-    for (int i = 0; fn && i < members.count; i++) {
+    for (int i = 0; fn && i < rows.count; i++) {
+        const char *task_id = store_rows_text(&rows, i, 3);
+        if (!task_id)
+            continue; /* the one row of a group without members */
         store_group_member m = {
-            .task_id = store_rows_text(&members, i, 0),
-            .node = store_rows_text(&members, i, 1),
-            .vmid = store_rows_id(&members, i, 2),
-            .held = store_rows_int(&members, i, 3) != 0,
+            .task_id = task_id,
+            .node = store_rows_text(&rows, i, 4),
+            .vmid = store_rows_id(&rows, i, 5),
+            .held = store_rows_int(&rows, i, 6) != 0,
         };
         if (fn(&m, ctx) != 0)
             break;
     }
-    store_rows_free(&members);
+    store_rows_free(&rows);
     return 0;
 }
 

@@ -38,9 +38,11 @@ typedef int (*store_group_member_fn)(const store_group_member *member, void *ctx
 /* Read group `name` into *out (generation 0 and "" when it has none), then
  * call fn for each member (oldest first): the reservations carrying the name
  * that are held at `now` (the reservation clock, store_reservation_clock)
- * or were ended by an inventory showing their VM. The generation is read
- * first: a member recorded after it makes the claim at that generation fail
- * rather than go unseen. Returns 0 or -1 with err. */
+ * or were ended by an inventory showing their VM. The generation, policy
+ * and members come from one statement, so one snapshot: every member seen
+ * was recorded at or before that generation (never one without the policy
+ * it was claimed under), and a member recorded after it makes the claim at
+ * that generation fail rather than go unseen. Returns 0 or -1 with err. */
 int store_group_read(store *s, const char *name, const char *now, store_group *out,
                      store_group_member_fn fn, void *ctx, vf_error *err)
     __attribute__((warn_unused_result));

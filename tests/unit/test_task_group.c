@@ -5,12 +5,15 @@
 #include "handler_fixture.h"
 #include "release_handler.h"
 #include "store_groups.h"
+#include "store_internal.h" /* the store's db handle: a table lock, pg_locks */
 #include "store_reservations.h"
 #include "store_tasks.h"
 #include "task_group.h"
 #include "task_handler.h"
 
 #include <jansson.h>
+#include <pthread.h>
+#include <time.h>
 
 static int handle(fixture *f, const char *body, const char *id, int64_t attempt, task_outcome *out)
 {
@@ -314,6 +317,123 @@ out:
     store_close(a);
 }
 
+/* ---- one group read, one snapshot (PostgreSQL) ---- */
+
+typedef struct snapshot_read {
+    store *s;
+    store_group group;
+    int members;
+    int rc;
+    vf_error err;
+} snapshot_read;
+
+static int count_read_member(const store_group_member *m, void *ctx)
+{
+    (void)m;
+    ((snapshot_read *)ctx)->members++;
+    return 0;
+}
+
+static void *read_group(void *arg)
+{
+    snapshot_read *r = arg;
+    vf_error_init(&r->err);
+    r->rc = store_begin(r->s, &r->err);
+    if (r->rc == 0)
+        r->rc =
+            store_group_read(r->s, "snap", FIXED_TEXT, &r->group, count_read_member, r, &r->err);
+    vf_error ignored;
+    vf_error_init(&ignored);
+    (void)store_rollback(r->s, &ignored);
+    return NULL;
+}
+
+/* Readers waiting for a lock on `reservations`, as pg_locks has them now
+ * (not a per-transaction snapshot as pg_stat_activity is); -1 on error.
+ * The statement stays in *slot. */
+static int64_t waiting_on_reservations(store *s, db_stmt **slot)
+{
+    vf_error err;
+    vf_error_init(&err);
+    db_stmt *st = db_prepare(s->db, slot,
+                             "SELECT COUNT(*) FROM pg_locks WHERE NOT granted "
+                             "AND relation = CAST('reservations' AS regclass)",
+                             &err);
+    int64_t n = -1;
+    if (st && db_step(st, "counting lock waits", &err) == DB_ROW)
+        n = db_column_int64(st, 0);
+    db_reset(st);
+    return n;
+}
+
+/* A member committed while another worker reads its group is seen with the
+ * group's generation and policy, or not at all: the read is one snapshot.
+ * Read in two statements (the group's row, then its members), a member
+ * committed between them came without its generation (0, no policy): a
+ * decision would judge it under no policy, and an affinity partner was
+ * recorded `invalid` (test_workers_groups on PostgreSQL: "bm-005/None").
+ * The writer holds `reservations` locked while it records the member, so
+ * the reader waits on it at its members; the writer then commits. */
+static void test_read_snapshot(const char *location)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store *writer = store_open(location, STORE_READ_WRITE, &err);
+    store *reader = writer ? store_open(location, STORE_READ_WRITE, &err) : NULL;
+    CHECKF(writer && reader, "%s", err.text);
+    if (!writer || !reader)
+        goto out;
+    CHECK(store_begin(writer, &err) == 0);
+    store_task_fields task = {.id = "snap-a",
+                              .kind = "schedule",
+                              .status = "completed",
+                              .request = "{}",
+                              .node = "bm-000",
+                              .vmid = 4242,
+                              .at = FIXED_TEXT};
+    CHECKF(store_task_insert(writer, &task, &err) == 0, "%s", err.text);
+    CHECKF(db_exec(writer->db, "LOCK TABLE reservations IN ACCESS EXCLUSIVE MODE",
+                   "locking reservations", &err) == 0,
+           "%s", err.text);
+    CHECK(store_group_claim(writer, "snap", "affinity", 0, 0, FIXED_TEXT, &err) == 0);
+    CHECK(store_reservation_add(writer, "snap-a", "bm-000", 1, 256, 0, 4242, FIXED_TEXT,
+                                "2999-01-01T00:00:00.000Z", &err) == 0);
+    CHECK(store_reservations_set_group(writer, "snap-a", "snap", &err) == 0);
+    snapshot_read r = {.s = reader};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, read_group, &r) == 0);
+    /* Until the reader waits on the table (a bound, not a timed check). */
+    int64_t waiting = 0;
+    db_stmt *locks = NULL;
+    for (int i = 0; i < 3000 && waiting == 0; i++) {
+        waiting = waiting_on_reservations(writer, &locks);
+        if (waiting == 0)
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    CHECKF(waiting == 1, "the reader waits on the locked table (%lld waiting)", (long long)waiting);
+    db_stmt_free(locks);
+    CHECKF(store_commit(writer, &err) == 0, "%s", err.text);
+    pthread_join(thread, NULL);
+    CHECKF(r.rc == 0, "%s", r.err.text);
+    CHECKF(r.members == 1 && r.group.generation == 1, "%d members at generation %lld", r.members,
+           (long long)r.group.generation);
+    CHECK_STR(r.group.policy, "affinity");
+    /* What the handler judges by: the partner, affinity like the member
+     * seen, is not at odds with it (it was: "placed under policy "). */
+    json_t *body = json_loads("{\"requested_cpu\":1,\"requested_memory\":256,"
+                              "\"group\":{\"name\":\"snap\",\"policy\":\"affinity\"}}",
+                              0, NULL);
+    sched_request req;
+    CHECK(body && sched_request_parse(body, &req, &err) == 0);
+    task_group g = {.row = r.group, .n_members = (uint32_t)r.members};
+    char why[512] = "";
+    CHECKF(!task_group_mismatch(&g, &req, why, sizeof why), "%s", why);
+    json_decref(body);
+out:
+    store_close(reader);
+    store_close(writer);
+}
+
 int main(void)
 {
     fixture f;
@@ -333,8 +453,10 @@ int main(void)
     char url[512];
     if (store_fixture_init(&pg, "group_race") == 0) {
         /* 1: VF_PG_URL unset (noted); -1: set but unusable (a failure recorded). */
-        if (store_fixture_pg(&pg, "group_race", url, sizeof url) == 0)
+        if (store_fixture_pg(&pg, "group_race", url, sizeof url) == 0) {
             test_claim_race(url);
+            test_read_snapshot(url);
+        }
         store_fixture_close(&pg);
     } else {
         CHECK(!"a directory for the PostgreSQL part");
