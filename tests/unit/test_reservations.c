@@ -21,6 +21,7 @@
 
 #define FAR_FUTURE "2999-01-01T00:00:00.000Z"
 #define PAST "2000-01-01T00:00:00.000Z"
+#define LONG_AGO "1990-01-01T00:00:00.000Z" /* before every expiry */
 
 typedef struct worker {
     store *store;
@@ -348,11 +349,33 @@ static void test_concurrent_claims_conflict(const char *url)
     worker_close(&b);
 }
 
-static void test_vmid_held_once(const char *path)
+typedef struct vmid_holders {
+    int64_t vmid;
+    int count;
+    char task_id[64];
+} vmid_holders;
+
+static int count_holder(const store_reservation *r, void *ctx)
+{
+    vmid_holders *h = ctx;
+    if (r->vmid == h->vmid) {
+        h->count++;
+        snprintf(h->task_id, sizeof h->task_id, "%s", r->task_id);
+    }
+    return 0;
+}
+
+/* Deferred (store_defer_writes, the worker's PostgreSQL batches), the
+ * conflict comes back from the commit instead of from the insert. */
+static void vmid_held_once(const char *path, bool deferred)
 {
     worker a, b;
     worker_open(&a, path);
     worker_open(&b, path);
+    if (deferred) {
+        store_defer_writes(a.store);
+        store_defer_writes(b.store);
+    }
     vf_error err;
     vf_error_init(&err);
 
@@ -365,12 +388,17 @@ static void test_vmid_held_once(const char *path)
     CHECK(store_begin(b.store, &err) == 0);
     add_task(b.store, "v-b");
     vf_error_init(&err);
-    CHECK(reserve(&b, "v-b", "bm-2", 500, 1, FAR_FUTURE, &err) < 0);
+    int rc = reserve(&b, "v-b", "bm-2", 500, 1, FAR_FUTURE, &err);
+    if (deferred && rc == 0)
+        rc = store_commit(b.store, &err);
+    CHECK(rc < 0);
     CHECKF(err.code == VF_ECONFLICT, "code %d: %s", err.code, err.text);
     CHECK_CONTAINS(err.text, "vmid 500");
     rollback(&b, "v-b");
 
-    /* An expired holder that no sweep has marked yet gives the vmid up. */
+    /* An expired holder that no sweep has marked yet gives the vmid up:
+     * released (its host's generation moves, as any release's does), and
+     * the new reservation holds the vmid alone. */
     vf_error_init(&err);
     CHECK(store_begin(a.store, &err) == 0);
     add_task(a.store, "v-old");
@@ -380,7 +408,14 @@ static void test_vmid_held_once(const char *path)
     CHECK(reservation_book_catch_up(b.book, b.store, 0, &err) == 1);
     add_task(b.store, "v-new");
     CHECKF(reserve(&b, "v-new", "bm-2", 501, 1, FAR_FUTURE, &err) == 0, "%s", err.text);
-    CHECK(commit(&b));
+    CHECKF(commit(&b), "%s", "the reservation replacing an expired holder commits");
+    CHECK(store_begin(a.store, &err) == 0);
+    CHECKF(reservation_book_catch_up(a.book, a.store, 0, &err) == 2, "%s", "bm-1 and bm-2 moved");
+    vmid_holders held = {.vmid = 501};
+    CHECK(store_reservations_counted(a.store, LONG_AGO, LONG_AGO, count_holder, &held, &err) == 0);
+    CHECKF(held.count == 1, "vmid 501 held %d times", held.count);
+    CHECK_STR(held.task_id, "v-new");
+    CHECK(store_rollback(a.store, &err) == 0);
 
     worker_close(&a);
     worker_close(&b);
@@ -431,6 +466,16 @@ static void test_expiry_within_a_second(const char *path)
 
     worker_close(&a);
     worker_close(&b);
+}
+
+static void test_vmid_held_once(const char *path)
+{
+    vmid_held_once(path, false);
+}
+
+static void test_vmid_held_once_deferred(const char *path)
+{
+    vmid_held_once(path, true);
 }
 
 static void test_leases(const char *path)
@@ -577,10 +622,11 @@ int main(void)
     /* The same on PostgreSQL, where store_host_claim locks the host's row
      * instead of relying on SQLite's single write lock. */
     char url[512];
-    const char *names_pg[] = {"stale", "vmid", "lease", "diverging"};
+    const char *names_pg[] = {"stale", "vmid", "vmid_deferred", "lease", "diverging"};
     void (*tests_pg[])(const char *) = {test_stale_view_cannot_commit, test_vmid_held_once,
-                                        test_leases, test_diverging_views};
-    for (size_t i = 0; i < 4; i++) {
+                                        test_vmid_held_once_deferred, test_leases,
+                                        test_diverging_views};
+    for (size_t i = 0; i < sizeof tests_pg / sizeof tests_pg[0]; i++) {
         if (store_fixture_pg(&fixture, names_pg[i], url, sizeof url) == 0)
             tests_pg[i](url);
     }
