@@ -2,6 +2,7 @@
 #include "db.h"
 #include "db_internal.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,18 @@ static void sqlite_fail(db *d, int rc, const char *what, vf_error *err)
     vf_error_set(err, code, "%s: %s: %s", d->label, what, message);
 }
 
+/* SQLite's memory statistics take a process-wide mutex on every allocation
+ * (dozens per statement); nothing here reads them (sqlite3_status,
+ * sqlite3_memory_used) or sets a heap limit, which needs them. Only possible
+ * before SQLite initialises, which the first open does: every handle of the
+ * project opens here, so the first caller does it while any other waits in
+ * pthread_once. Should something have initialised SQLite already,
+ * sqlite3_config refuses (SQLITE_MISUSE) and the statistics stay on. */
+static void configure_sqlite(void)
+{
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 db *db_open_sqlite(const char *path, bool read_only, int busy_timeout_ms, const char *label,
                    vf_error *err)
 {
@@ -38,6 +51,8 @@ db *db_open_sqlite(const char *path, bool read_only, int busy_timeout_ms, const 
         return NULL;
     }
     d->backend = &db_sqlite_backend;
+    static pthread_once_t configured = PTHREAD_ONCE_INIT;
+    pthread_once(&configured, configure_sqlite);
     /* NOMUTEX: a handle is used by one thread at a time (db.h). */
     int flags = SQLITE_OPEN_NOMUTEX | (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
     int rc = sqlite3_open_v2(path, &d->sqlite, flags, NULL);
