@@ -71,57 +71,15 @@ static bool forget_reservations(service *svc, const batch *b)
     return released;
 }
 
-/* Decide over the newest inventory snapshot from now on; end the holds
- * whose VMs it shows on their own hosts, then those whose time ran out by
- * the time it was fetched (the reservation clock), and record that time, in
- * a transaction of their own. Runs every round, busy or idle, so a hold ends
- * within a refresh of the VM appearing. While the inventory is stale no new
- * snapshot comes, so the clock stands still and nothing expires. */
+/* Follow the inventory (service_follower.h): every round, busy or idle, so
+ * a hold ends within a refresh of the VM appearing. */
 static int sync_inventory(service *svc, vf_error *err)
 {
-    materialised gone = {0};
-    int rc = service_follow_inventory(svc, &gone, err);
-    if (rc == 0 && (gone.n || svc->view_fetched_ms > svc->clock_recorded_ms)) {
-        size_t expired_held = sched_engine_expire(svc->engine, svc->view_fetched_ms / 1000);
-        char now[STORE_TIME_SIZE], fetched[STORE_TIME_SIZE];
-        store_now(now);
-        store_format_time(svc->view_fetched_ms, fetched);
-        int expired = 0;
-        rc = store_begin(svc->store, err);
-        for (size_t i = 0; rc == 0 && i < gone.n; i++)
-            rc = store_reservation_release_vmid(svc->store, gone.vms[i].vmid, gone.vms[i].node, now,
-                                                fetched, err) < 0
-                     ? -1
-                     : 0;
-        if (rc == 0)
-            rc = store_inventory_fresh_set(svc->store, fetched, err);
-        if (rc == 0 && svc->view_fetched_ms > svc->clock_recorded_ms)
-            rc = service_record_snapshot(svc, fetched, err);
-        if (rc == 0 && (expired = store_reservations_expire(svc->store, fetched, err)) < 0)
-            rc = -1;
-        if (rc == 0)
-            rc = store_commit(svc->store, err);
-        if (rc < 0) {
-            vf_error ignored;
-            (void)store_rollback(svc->store, &ignored);
-            /* The engine has dropped them already; the store keeps them until the
-             * next round (or start) ends them again. Nothing is overcommitted. */
-        } else {
-            svc->clock_recorded_ms = svc->view_fetched_ms;
-            if (svc->snapshot_pending[0]) {
-                memcpy(svc->snapshot_hash, svc->snapshot_pending, sizeof svc->snapshot_hash);
-                svc->snapshot_recorded_ms = clock_mono_ms();
-            }
-            service_room_changed(svc); /* a new snapshot, or holds ended */
-            if (gone.n)
-                log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
-            if (expired > 0 || expired_held > 0)
-                log_info("reservations: %zu expired unclaimed (scheduler.reservation_ttl_s, "
-                         "judged against the inventory fetched at %s)",
-                         expired_held > (size_t)expired ? expired_held : (size_t)expired, fetched);
-        }
-    }
-    free(gone.vms);
+    bool room_changed = false;
+    int record_every_s = reload_current(&svc->reload)->inventory.record_every_s;
+    int rc = service_follower_sync(svc->follower, record_every_s, &room_changed, err);
+    if (room_changed)
+        service_recheck_room_changed(svc->rechecks); /* a new snapshot, or holds ended */
     return rc;
 }
 
@@ -138,10 +96,11 @@ static void follow_peers(service *svc)
 {
     if (!sched_engine_vmid_spreads(svc->engine))
         return;
-    time_t now = time(NULL);
-    if (svc->peers_checked_at && now - svc->peers_checked_at < PEERS_CHECK_INTERVAL_S)
+    int64_t now = clock_mono_ms();
+    if (svc->peers_checked_at_ms &&
+        now - svc->peers_checked_at_ms < (int64_t)PEERS_CHECK_INTERVAL_S * 1000)
         return;
-    svc->peers_checked_at = now;
+    svc->peers_checked_at_ms = now;
     int others = 0;
     vf_error err;
     vf_error_init(&err);
@@ -308,14 +267,22 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         order_batch(svc, b);
     if (rc == 0)
         rc = service_publish_mark_confirmed(svc->publisher, now, &marked, err);
-    long reloaded =
-        rc == 0 ? reservation_book_catch_up(svc->book, svc->store, svc->view_fetched_ms, err) : 0;
+    long reloaded = rc == 0
+                        ? reservation_book_catch_up(svc->book, svc->store,
+                                                    service_follower_clock_ms(svc->follower), err)
+                        : 0;
     if (reloaded < 0)
         rc = -1;
     else if (reloaded > 0)
         log_debug("reservations: reloaded %ld hosts changed by other writers", reloaded);
-    task_handler handler = {svc->store, svc->engine,   svc->config, svc->placeable,
-                            svc->note,  clock_wall_ms, svc->book,   svc->owner};
+    task_handler handler = {svc->store,
+                            svc->engine,
+                            svc->config,
+                            service_follower_placeable(svc->follower),
+                            service_follower_note(svc->follower),
+                            clock_wall_ms,
+                            svc->book,
+                            svc->owner};
     int64_t started_at = clock_mono_us(), first_at = started_at;
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         batch_item *item = &b->items[i];
@@ -355,7 +322,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     reservation_book_committed(svc->book);
     for (size_t i = 0; i < b->n_items; i++)
         if (b->items[i].outcome.released)
-            svc->recheck_pending = true; /* task.release gave room back */
+            service_recheck_room_returned(svc->rechecks); /* task.release gave room back */
     service_publish_marks_committed(svc->publisher, marked);
     if (svc->metrics) {
         worker_metrics_batch(svc->metrics, b->n_items,
@@ -595,16 +562,18 @@ static int open_parts(service *svc, vf_error *err)
     if (inventory_refresh(svc->inventory, &fetch) < 0)
         log_warn("inventory: first fetch failed: %s (tasks are retried until it answers)",
                  fetch.text);
-    materialised gone = {0};
-    int rc = service_follow_inventory(svc, &gone, err);
-    free(gone.vms);
-    if (rc < 0)
+    svc->follower = service_follower_new(svc->inventory, svc->engine, svc->store, svc->config, err);
+    if (!svc->follower || service_follower_start(svc->follower, err) < 0)
         return -1;
     svc->link = amqp_link_new(svc->config, "virtflow-worker", err);
     if (!svc->link)
         return -1;
     svc->publisher = service_publish_new(svc->link, svc->store, svc->sync, svc->owner, err);
     if (!svc->publisher)
+        return -1;
+    svc->rechecks =
+        service_recheck_new(svc->config, svc->engine, svc->store, svc->link, svc->publisher, err);
+    if (!svc->rechecks)
         return -1;
     store_set_wait_hook(svc->store, keep_link_alive, svc);
     svc->refresher =
@@ -644,9 +613,10 @@ static void close_parts(service *svc)
 
     if (svc->store)
         store_set_wait_hook(svc->store, NULL, NULL); /* it uses the link */
+    service_recheck_free(svc->rechecks);
     amqp_link_free(svc->link);
     service_publish_free(svc->publisher); /* after the link, which calls it back */
-    inventory_release(&svc->view);
+    service_follower_free(svc->follower);
     inventory_free(svc->inventory);
     reservation_book_free(svc->book);
     sched_engine_free(svc->engine);
@@ -860,7 +830,7 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
     if (sync_inventory(svc, err) < 0)
         return ROUND_STORE;
     follow_peers(svc);
-    if (service_recheck_waiting(svc, err) < 0)
+    if (service_recheck_waiting(svc->rechecks, err) < 0)
         return ROUND_BROKER;
     batch *b = svc->collecting;
     /* With a batch awaiting its sync, take only what has already arrived:
@@ -955,7 +925,8 @@ static void reload(service *svc)
             int refresh_s = next->inventory.refresh_s; /* next belongs to the reloader */
             vf_log_set_level(next->log.level);
             reload_commit(&svc->reload, next);
-            service_room_changed(svc); /* more overcommit, fewer reserves: room grew */
+            service_recheck_room_changed(
+                svc->rechecks); /* more overcommit, fewer reserves: room grew */
             worker_metrics_scheduler(svc->metrics, sched_engine_params(svc->engine));
             /* Fetch now: the inventory settings may have changed. */
             service_inventory_refresher_fetch_now(svc->refresher, refresh_s);
@@ -1032,7 +1003,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         if (st == ROUND_FATAL)
             break;
         worker_metrics_link(svc.metrics, false, false);
-        if (service_recheck_refused(&svc)) {
+        if (service_recheck_refused(svc.rechecks)) {
             /* Not the broker's failure: reconnect at once, without rechecks. */
             amqp_link_close(svc.link);
             continue;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "amqp_topology.h"
 #include "clock.h"
@@ -45,8 +44,8 @@ struct service_publisher {
     char owner[STORE_OWNER_SIZE];
     pending_publish *pubs;
     size_t n_pubs, cap_pubs;
-    id_list confirmed; /* events confirmed, to mark in the next transaction */
-    time_t last_sweep;
+    id_list confirmed;     /* events confirmed, to mark in the next transaction */
+    int64_t last_sweep_ms; /* monotonic, of the last outbox sweep; 0: none yet */
 };
 
 static void id_list_clear(id_list *list);
@@ -346,12 +345,13 @@ static int sync_all(service_publisher *publisher, vf_error *err)
  * then goes out twice, which consumers deduplicate. */
 bool service_publish_sweep_due(const service_publisher *publisher)
 {
-    return time(NULL) - publisher->last_sweep >= OUTBOX_SWEEP_INTERVAL_S;
+    return publisher->last_sweep_ms == 0 ||
+           clock_mono_ms() - publisher->last_sweep_ms >= (int64_t)OUTBOX_SWEEP_INTERVAL_S * 1000;
 }
 
 int service_publish_sweep_outbox(service_publisher *publisher, bool stopping, vf_error *err)
 {
-    publisher->last_sweep = time(NULL);
+    publisher->last_sweep_ms = clock_mono_ms();
     /* An outbox event goes out only once its commit is durable. */
     if (sync_all(publisher, err) < 0)
         return SWEEP_SYNC;

@@ -2,29 +2,93 @@
  * tier again at once (service_internal.h), instead of leaving them to wait
  * out their tier while a released or expired hold, or a bigger inventory,
  * could place them now. */
-#include "service_internal.h"
+#include "service_recheck.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include "store_tasks.h"
+#include "amqp_topology.h"
+#include "clock.h"
+#include "log.h"
 #include "queue_order.h"
+#include "store_tasks.h"
 
 /* One round of rechecks at most this often, so that a storm of releases is
  * not a storm of decisions: retry.recheck_on_room tasks a second at most. */
 #define RECHECK_INTERVAL_MS 1000
 
-void service_room_changed(service *svc)
+struct service_rechecker {
+    const vf_config *config;           /* borrowed */
+    sched_engine *engine;              /* borrowed */
+    store *store;                      /* borrowed */
+    amqp_link *link;                   /* borrowed */
+    service_publisher *publisher;      /* borrowed */
+    bool pending;                      /* room grew since the waiting tasks were last sent again */
+    int64_t at_ms;                     /* monotonic, of the last recheck round; 0: none yet */
+    bool sent;                         /* a recheck was published on the current connection */
+    bool refused;                      /* the broker refused one (403): rechecks are off */
+    double room_cpu, room_memory;      /* sched_engine_room at the last look */
+    int64_t (*mono_ms)(void *context); /* clock seam: monotonic ms */
+    void *clock_context;
+};
+
+static int64_t real_mono_ms(void *context)
+{
+    (void)context;
+    return clock_mono_ms();
+}
+
+void service_recheck_set_clock(service_rechecker *r, int64_t (*mono_ms)(void *context),
+                               void *context)
+{
+    r->mono_ms = mono_ms ? mono_ms : real_mono_ms;
+    r->clock_context = mono_ms ? context : NULL;
+}
+
+service_rechecker *service_recheck_new(const vf_config *config, sched_engine *engine, store *store,
+                                       amqp_link *link, service_publisher *publisher, vf_error *err)
+{
+    service_rechecker *r = calloc(1, sizeof *r);
+    if (!r) {
+        vf_error_set(err, VF_ENOMEM, "out of memory making the rechecker");
+        return NULL;
+    }
+    r->config = config;
+    r->engine = engine;
+    r->store = store;
+    r->link = link;
+    r->publisher = publisher;
+    service_recheck_set_clock(r, NULL, NULL);
+    return r;
+}
+
+void service_recheck_free(service_rechecker *r)
+{
+    free(r);
+}
+
+void service_recheck_room_changed(service_rechecker *r)
 {
     double cpu = 0, memory = 0;
-    sched_engine_room(svc->engine, &cpu, &memory);
-    if (cpu > svc->room_cpu || memory > svc->room_memory)
-        svc->recheck_pending = true;
-    svc->room_cpu = cpu;
-    svc->room_memory = memory;
+    sched_engine_room(r->engine, &cpu, &memory);
+    if (cpu > r->room_cpu || memory > r->room_memory)
+        r->pending = true;
+    r->room_cpu = cpu;
+    r->room_memory = memory;
+}
+
+void service_recheck_room_returned(service_rechecker *r)
+{
+    r->pending = true;
+}
+
+bool service_recheck_due(const service_rechecker *r)
+{
+    return r->pending;
 }
 
 typedef struct resend {
-    service *svc;
+    service_rechecker *rechecker;
     size_t sent;
     vf_error *err;
     bool failed;
@@ -32,7 +96,8 @@ typedef struct resend {
 
 static int resend_one(const store_task *task, void *ctx)
 {
-    resend *r = ctx;
+    resend *rs = ctx;
+    service_rechecker *r = rs->rechecker;
     if (!task->request)
         return 0;
     /* The worker's own publish (trusted): the handler decides it once more
@@ -42,29 +107,29 @@ static int resend_one(const store_task *task, void *ctx)
                              .message_id = task->id,
                              .attempt = task->attempts,
                              .recheck = true};
-    const char *key = queue_order_text_routing_key(msg.body, msg.body_len, r->svc->config);
-    if (service_publish_tracked(r->svc->publisher, AMQP_TOPOLOGY_EXCHANGE, key, &msg, PUB_RECHECK,
-                                0, NULL, r->err) < 0) {
-        r->failed = true;
+    const char *key = queue_order_text_routing_key(msg.body, msg.body_len, r->config);
+    if (service_publish_tracked(r->publisher, AMQP_TOPOLOGY_EXCHANGE, key, &msg, PUB_RECHECK, 0,
+                                NULL, rs->err) < 0) {
+        rs->failed = true;
         return 1;
     }
-    r->sent++;
-    r->svc->recheck_sent = true;
+    rs->sent++;
+    r->sent = true;
     return 0;
 }
 
-bool service_recheck_refused(service *svc)
+bool service_recheck_refused(service_rechecker *r)
 {
     const char *text = NULL;
-    bool sent = svc->recheck_sent;
-    svc->recheck_sent = false; /* per connection */
-    if (!sent || svc->recheck_refused ||
-        amqp_link_broker_close(svc->link, &text) != AMQP_ACCESS_REFUSED || !text ||
+    bool sent = r->sent;
+    r->sent = false; /* per connection */
+    if (!sent || r->refused || amqp_link_broker_close(r->link, &text) != AMQP_ACCESS_REFUSED ||
+        !text ||
         (!strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE "'") &&
          !strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY "'")))
         return false;
-    svc->recheck_refused = true;
-    svc->recheck_pending = false;
+    r->refused = true;
+    r->pending = false;
     log_warn("retry.recheck_on_room: the broker refused the worker's recheck publish (403 %s); "
              "rechecks are off until the worker restarts, waiting tasks wait out their tier: "
              "grant the worker's user topic write permission on exchange %s for routing key %s "
@@ -74,27 +139,28 @@ bool service_recheck_refused(service *svc)
     return true;
 }
 
-int service_recheck_waiting(service *svc, vf_error *err)
+int service_recheck_waiting(service_rechecker *r, vf_error *err)
 {
-    int limit = svc->config->retry.recheck_on_room;
-    if (!svc->recheck_pending || limit <= 0 || svc->recheck_refused)
+    int limit = r->config->retry.recheck_on_room;
+    if (!r->pending || limit <= 0 || r->refused)
         return 0;
-    int64_t now = clock_mono_us() / 1000;
-    if (svc->recheck_at_ms && now - svc->recheck_at_ms < RECHECK_INTERVAL_MS)
+    int64_t now = r->mono_ms(r->clock_context);
+    if (r->at_ms && now - r->at_ms < RECHECK_INTERVAL_MS)
         return 0; /* still pending: the next round after the interval */
-    svc->recheck_pending = false;
-    svc->recheck_at_ms = now;
-    resend r = {svc, 0, err, false};
+    r->pending = false;
+    r->at_ms = now;
+    resend rs = {r, 0, err, false};
     vf_error store_err;
     vf_error_init(&store_err);
-    if (store_tasks_waiting(svc->store, "schedule", limit, resend_one, &r, &store_err) < 0) {
+    if (store_tasks_waiting(r->store, "schedule", limit, resend_one, &rs, &store_err) < 0) {
         /* Only a hint: the tasks still wait out their tier. */
         log_warn("recheck of waiting tasks skipped: %s", store_err.text);
         return 0;
     }
-    if (r.failed)
+    if (rs.failed)
         return -1;
-    if (r.sent)
-        log_info("room grew: %zu waiting tasks sent again at once (retry.recheck_on_room)", r.sent);
+    if (rs.sent)
+        log_info("room grew: %zu waiting tasks sent again at once (retry.recheck_on_room)",
+                 rs.sent);
     return 0;
 }

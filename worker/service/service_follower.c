@@ -1,0 +1,269 @@
+/* service_follower: following the inventory snapshots (service_follower.h). */
+#include "service_follower.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "grow.h"
+#include "host_json.h"
+#include "log.h"
+#include "store_inventory.h"
+#include "store_reservations.h"
+
+struct service_follower {
+    inventory *source;                 /* borrowed */
+    sched_engine *engine;              /* borrowed */
+    store *store;                      /* borrowed */
+    const vf_config *config;           /* borrowed: inventory.max_age_s */
+    int64_t (*mono_ms)(void *context); /* clock seam: monotonic ms */
+    void *clock_context;
+    inventory_view view;       /* the snapshot the engine decides over */
+    int64_t view_fetched_ms;   /* the reservation clock: when `view` was fetched (Unix ms) */
+    int64_t clock_recorded_ms; /* the last view_fetched_ms the store has */
+    /* Inventory snapshots (store_inventory.h): the hash of the last content
+     * this worker recorded or found recorded, and of the one being recorded
+     * in the open transaction (kept once it commits). "": none yet. */
+    char snapshot_hash[STORE_INVENTORY_HASH_SIZE];
+    char snapshot_pending[STORE_INVENTORY_HASH_SIZE];
+    int64_t snapshot_recorded_ms; /* monotonic: when snapshot_hash was recorded */
+    /* `view.hosts`, or NULL while the snapshot is older than
+     * inventory.max_age_s: then tasks retry as if there were no inventory. */
+    const hostset *placeable;
+    bool too_old; /* placements stopped by inventory.max_age_s */
+    char note[VF_ERROR_TEXT + 64];
+};
+
+/* Reservations whose VMs the inventory now shows on their own hosts. */
+typedef struct materialised_vm {
+    int64_t vmid;
+    char node[HOST_NAME_LEN];
+} materialised_vm;
+
+typedef struct materialised {
+    materialised_vm *vms;
+    size_t n, cap;
+} materialised;
+
+service_follower *service_follower_new(inventory *source, sched_engine *engine, store *store,
+                                       const vf_config *config, vf_error *err)
+{
+    service_follower *f = calloc(1, sizeof *f);
+    if (!f) {
+        vf_error_set(err, VF_ENOMEM, "out of memory making the inventory follower");
+        return NULL;
+    }
+    f->source = source;
+    f->engine = engine;
+    f->store = store;
+    f->config = config;
+    service_follower_set_clock(f, NULL, NULL);
+    return f;
+}
+
+static int64_t real_mono_ms(void *context)
+{
+    (void)context;
+    return clock_mono_ms();
+}
+
+void service_follower_set_clock(service_follower *f, int64_t (*mono_ms)(void *context),
+                                void *context)
+{
+    f->mono_ms = mono_ms ? mono_ms : real_mono_ms;
+    f->clock_context = mono_ms ? context : NULL;
+}
+
+void service_follower_free(service_follower *f)
+{
+    if (!f)
+        return;
+    inventory_release(&f->view);
+    free(f);
+}
+
+const hostset *service_follower_placeable(const service_follower *f)
+{
+    return f->placeable;
+}
+
+int64_t service_follower_clock_ms(const service_follower *f)
+{
+    return f->view_fetched_ms;
+}
+
+const char *service_follower_note(const service_follower *f)
+{
+    return f->note;
+}
+
+static void note_materialised(const sched_reservation *res, void *user)
+{
+    materialised *m = user;
+    if (grow_array((void **)&m->vms, &m->cap, m->n + 1, sizeof *m->vms) == 0) {
+        m->vms[m->n].vmid = res->vmid;
+        snprintf(m->vms[m->n].node, sizeof m->vms[m->n].node, "%s", res->node);
+        m->n++;
+    }
+}
+
+/* Past inventory.max_age_s the snapshot no longer describes the hosts well
+ * enough to place on: placements stop (tasks retry, then end exhausted)
+ * until a refresh succeeds. Says so once when it starts and when it ends. */
+static void check_max_age(service_follower *f, const inventory_view *view)
+{
+    int max_age_s = f->config->inventory.max_age_s;
+    bool too_old = view->hosts && view->age_s > max_age_s;
+    if (too_old) {
+        snprintf(f->note, sizeof f->note,
+                 "inventory is %.0f s old, older than inventory.max_age_s (%d s): no placement "
+                 "until a refresh succeeds; last error: %.160s",
+                 view->age_s, max_age_s, view->error[0] ? view->error : "none");
+        if (!f->too_old)
+            log_warn("%s", f->note);
+    } else if (f->too_old && view->hosts) {
+        log_info("inventory: fresh again; placements resume");
+    }
+    f->too_old = too_old;
+    f->placeable = too_old ? NULL : view->hosts;
+}
+
+/* Switch the engine to the newest snapshot if there is one; collect the
+ * reservations whose VMs the inventory now shows. */
+static int follow(service_follower *f, materialised *gone, vf_error *err)
+{
+    inventory_view next;
+    inventory_acquire(f->source, &next);
+    inventory_view_describe(&next, f->note, sizeof f->note);
+    if (!next.hosts || next.hosts == f->view.hosts) {
+        check_max_age(f, &next);
+        inventory_release(&next);
+        return 0;
+    }
+    /* Timed: the consumer waits while the engine switches (index rebuilt,
+     * reservations re-applied), which shows in the latency tail at 10,000 hosts. */
+    int64_t switch_start_us = clock_mono_us();
+    if (sched_engine_set_hosts(f->engine, next.hosts, note_materialised, gone, err) < 0) {
+        inventory_release(&next);
+        return -1;
+    }
+    double switch_ms = (double)(clock_mono_us() - switch_start_us) / 1000.0;
+    /* Refreshes happen every few seconds: say so only when the picture changes. */
+    if (!f->view.hosts || f->view.hosts->n_hosts != next.hosts->n_hosts)
+        log_info("inventory: deciding over %zu hosts%s%s", next.hosts->n_hosts,
+                 f->note[0] ? "; " : "", f->note);
+    else
+        log_debug("inventory: new snapshot of %zu hosts, switched to in %.2f ms",
+                  next.hosts->n_hosts, switch_ms);
+    inventory_release(&f->view);
+    f->view = next;
+    f->view_fetched_ms = clock_wall_ms() - (int64_t)(next.age_s * 1000);
+    check_max_age(f, &f->view);
+    return 0;
+}
+
+int service_follower_start(service_follower *f, vf_error *err)
+{
+    materialised gone = {0};
+    int rc = follow(f, &gone, err);
+    free(gone.vms);
+    return rc;
+}
+
+/* Inside the caller's transaction: record the view as an inventory snapshot
+ * fetched at `fetched`, unless its content is the last one recorded (by this
+ * worker, or by any on the store: the store compares with its newest row).
+ * Sets snapshot_pending, which moves to snapshot_hash after the commit.
+ * Returns 0 or -1 with err set. */
+static int record_snapshot(service_follower *f, int every_s, const char *fetched, vf_error *err)
+{
+    f->snapshot_pending[0] = '\0';
+    if (!f->view.hosts)
+        return 0;
+    /* inventory.record_every_s bounds what the table costs: a source whose
+     * figures move at every fetch (allocations, measured usage) would
+     * otherwise add a snapshot (3 MB at 10,000 hosts) each refresh_s. The
+     * first one is recorded at once. */
+    if (every_s == 0 ||
+        (f->snapshot_hash[0] &&
+         f->mono_ms(f->clock_context) - f->snapshot_recorded_ms < (int64_t)every_s * 1000))
+        return 0;
+    /* Hashed from the hostset at every new fetch; the document (hundreds of
+     * ms at 10,000 hosts) is written only when the content changed. */
+    char hash[STORE_INVENTORY_HASH_SIZE];
+    if (host_json_content_hash(f->view.hosts, hash) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory hashing an inventory snapshot");
+        return -1;
+    }
+    if (strcmp(hash, f->snapshot_hash) == 0)
+        return 0;
+    json_t *doc = host_json_from_hostset(f->view.hosts);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!text) {
+        vf_error_set(err, VF_ENOMEM, "out of memory writing an inventory snapshot");
+        return -1;
+    }
+    int rc = store_inventory_snapshot_record(f->store, hash, fetched, text, err);
+    if (rc > 0)
+        log_debug("inventory: recorded a snapshot of %zu hosts (%zu bytes)", f->view.hosts->n_hosts,
+                  strlen(text));
+    if (rc >= 0)
+        snprintf(f->snapshot_pending, sizeof f->snapshot_pending, "%s", hash);
+    free(text);
+    return rc < 0 ? -1 : 0;
+}
+
+/* While the inventory is stale no new snapshot comes, so the clock stands
+ * still and nothing expires. */
+int service_follower_sync(service_follower *f, int record_every_s, bool *room_changed,
+                          vf_error *err)
+{
+    *room_changed = false;
+    materialised gone = {0};
+    int rc = follow(f, &gone, err);
+    if (rc == 0 && (gone.n || f->view_fetched_ms > f->clock_recorded_ms)) {
+        size_t expired_held = sched_engine_expire(f->engine, f->view_fetched_ms / 1000);
+        char now[STORE_TIME_SIZE], fetched[STORE_TIME_SIZE];
+        store_now(now);
+        store_format_time(f->view_fetched_ms, fetched);
+        int expired = 0;
+        rc = store_begin(f->store, err);
+        for (size_t i = 0; rc == 0 && i < gone.n; i++)
+            rc = store_reservation_release_vmid(f->store, gone.vms[i].vmid, gone.vms[i].node, now,
+                                                fetched, err) < 0
+                     ? -1
+                     : 0;
+        if (rc == 0)
+            rc = store_inventory_fresh_set(f->store, fetched, err);
+        if (rc == 0 && f->view_fetched_ms > f->clock_recorded_ms)
+            rc = record_snapshot(f, record_every_s, fetched, err);
+        if (rc == 0 && (expired = store_reservations_expire(f->store, fetched, err)) < 0)
+            rc = -1;
+        if (rc == 0)
+            rc = store_commit(f->store, err);
+        if (rc < 0) {
+            vf_error ignored;
+            vf_error_init(&ignored);
+            (void)store_rollback(f->store, &ignored);
+            /* The engine has dropped them already; the store keeps them until the
+             * next round (or start) ends them again. Nothing is overcommitted. */
+        } else {
+            f->clock_recorded_ms = f->view_fetched_ms;
+            if (f->snapshot_pending[0]) {
+                memcpy(f->snapshot_hash, f->snapshot_pending, sizeof f->snapshot_hash);
+                f->snapshot_recorded_ms = f->mono_ms(f->clock_context);
+            }
+            *room_changed = true; /* a new snapshot, or holds ended */
+            if (gone.n)
+                log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
+            if (expired > 0 || expired_held > 0)
+                log_info("reservations: %zu expired unclaimed (scheduler.reservation_ttl_s, "
+                         "judged against the inventory fetched at %s)",
+                         expired_held > (size_t)expired ? expired_held : (size_t)expired, fetched);
+        }
+    }
+    free(gone.vms);
+    return rc;
+}
