@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+
+#include "clock.h"
 
 typedef struct owner_parts {
     char host[STORE_OWNER_SIZE];
@@ -53,9 +54,7 @@ bool lease_holder_dead(const char *holder, const char *self)
 
 static void times(char now[STORE_TIME_SIZE], char until[STORE_TIME_SIZE])
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    int64_t ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    int64_t ms = clock_wall_ms();
     store_format_time(ms, now);
     store_format_time(ms + LEASE_TTL_S * 1000, until);
 }

@@ -18,12 +18,12 @@
 #include "amqp_topology.h"
 #include "config.h"
 #include "log.h"
+#include "benchlib.h"
 
 #include <amqp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct counts {
@@ -40,13 +40,6 @@ static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
         c->ok++;
     else
         c->failed++;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int run_ctl(const char *ctl, const char *args)
@@ -128,7 +121,7 @@ int main(int argc, char **argv)
     const char body[] = "{\"requested_cpu\":4,\"requested_memory\":8192,\"requested_disk\":40}";
     const char event[] = "{\"id\":\"evt_bench\",\"type\":\"task.completed\",\"data\":{\"task_id\":"
                          "\"bench\",\"status\":\"completed\",\"vmid\":120,\"score\":87.5}}";
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (long i = 0; i < n; i++) {
         char id[32];
         snprintf(id, sizeof id, "bench-%ld", i);
@@ -141,7 +134,7 @@ int main(int argc, char **argv)
     }
     if (amqp_link_wait_confirms(link, 60000, &err) < 0)
         goto fail;
-    double t1 = now_s();
+    double t1 = bench_now_s();
     printf("pre-published %ld persistent confirmed requests: %.0f msg/s\n", n, n / (t1 - t0));
 
     if (amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) < 0)
@@ -151,7 +144,7 @@ int main(int argc, char **argv)
     amqp_link_delivery *batch = calloc((size_t)prefetch, sizeof *batch);
     if (!batch)
         goto fail;
-    t0 = now_s();
+    t0 = bench_now_s();
     while (done < n) {
         int got = 0;
         /* Wait for one, then take whatever else the window already holds. */
@@ -195,7 +188,7 @@ int main(int argc, char **argv)
         done += got;
         batches++;
     }
-    t1 = now_s();
+    t1 = bench_now_s();
     free(batch);
     printf("consume -> confirmed event -> ack: %ld messages in %.2f s = %.0f msg/s "
            "(prefetch %d, %s queues, mean batch %.1f, %zu events failed)\n",

@@ -18,12 +18,12 @@
  * Usage: bench_deliveries [dir] [backlog rows] */
 #include "store.h"
 #include "store_deliveries.h"
+#include "benchlib.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define HEALTHY_ROWS 100
@@ -39,13 +39,6 @@ static const char *const counts_sql_after =
     "SELECT status, SUM(n), MIN(oldest_at), event_id FROM "
     "(SELECT status, COUNT(*) AS n, MIN(created_at) AS oldest_at, event_id FROM deliveries "
     "GROUP BY receiver, status) GROUP BY status";
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int exec(sqlite3 *db, const char *sql)
 {
@@ -118,7 +111,7 @@ static double time_query(store *s, sqlite3 *db, const char *counts_sql, int q)
         vf_error err;
         vf_error_init(&err);
         int rows = 0, rc = 0;
-        double start = seconds_now();
+        double start = bench_now_s();
         if (q == DUE_HEALTHY || q == DUE_STUCK) {
             rc = store_deliveries_due_receiver(s, q == DUE_HEALTHY ? "healthy" : "stuck", NOW,
                                                SLOTS, count_row, &rows, &err);
@@ -132,7 +125,7 @@ static double time_query(store *s, sqlite3 *db, const char *counts_sql, int q)
         } else {
             rc = run_sql(db, counts_sql); /* says what failed itself */
         }
-        took[run] = seconds_now() - start;
+        took[run] = bench_now_s() - start;
         if (rc != 0) {
             fprintf(stderr, "bench_deliveries: %s: %s\n", query_names[q], err.text);
             return -1;
@@ -181,23 +174,23 @@ int main(int argc, char **argv)
     }
     if (sqlite3_open(path, &db) != SQLITE_OK || exec(db, "PRAGMA busy_timeout = 5000") < 0)
         goto out;
-    double start = seconds_now();
+    double start = bench_now_s();
     if (exec(db, "BEGIN") < 0 || fill(db, "stuck", backlog, 0) < 0 ||
         fill(db, "healthy", HEALTHY_ROWS, backlog) < 0 || exec(db, "COMMIT") < 0)
         goto out;
     printf("filled %ld due deliveries for \"stuck\" and %d for \"healthy\" in %.1f s (%s)\n",
-           backlog, HEALTHY_ROWS, seconds_now() - start, path);
+           backlog, HEALTHY_ROWS, bench_now_s() - start, path);
 
     if (measure(s, db, counts_sql_after, after) < 0)
         goto out;
     /* Schema version 2's index, as a store had it before migration 003. */
-    start = seconds_now();
+    start = bench_now_s();
     if (exec(db, "DROP INDEX IF EXISTS deliveries_due_by_receiver") < 0 ||
         exec(db, "DROP INDEX IF EXISTS deliveries_delivering") < 0 ||
         exec(db, "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries "
                  "(status, next_attempt_at)") < 0)
         goto out;
-    printf("switched to the old index in %.1f s\n", seconds_now() - start);
+    printf("switched to the old index in %.1f s\n", bench_now_s() - start);
     if (measure(s, db, counts_sql_before, before) < 0)
         goto out;
 

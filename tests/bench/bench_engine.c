@@ -21,19 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "engine.h"
 #include "hostset.h"
 #include "preempt.h"
 #include "suggest.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "benchlib.h"
 
 static hostset *make_hosts(size_t n)
 {
@@ -136,7 +129,7 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     sched_decide_options options = {.group_members = members};
 
     long decisions = 0, placed = 0;
-    double start = now_s(), elapsed = 0;
+    double start = bench_now_s(), elapsed = 0;
     sched_decision d;
     while (fixed_decisions > 0 ? decisions < fixed_decisions : elapsed < seconds) {
         for (int batch = 0; batch < 50; batch++) {
@@ -174,26 +167,26 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
                 }
             }
         }
-        elapsed = now_s() - start;
+        elapsed = bench_now_s() - start;
     }
     /* What a refresh costs the consumer: the engine switching to a snapshot
      * (here the same one again) with the live reservations re-applied. */
-    double set_start = now_s();
+    double set_start = bench_now_s();
     if (sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.text);
         exit(1);
     }
-    double set_hosts_ms = (now_s() - set_start) * 1e3;
+    double set_hosts_ms = (bench_now_s() - set_start) * 1e3;
     /* What a SIGHUP reload costs the consumer: other parameters (pack), the
      * same snapshot and reservations laid again. */
     sched_params pack = *sched_engine_params(engine);
     pack.pack = true;
-    double params_start = now_s();
+    double params_start = bench_now_s();
     if (sched_engine_set_params(engine, &pack, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.text);
         exit(1);
     }
-    double set_params_ms = (now_s() - params_start) * 1e3;
+    double set_params_ms = (bench_now_s() - params_start) * 1e3;
     static const char *const names[] = {"default plugins", "node regex", "decide+reserve",
                                         "varied shapes",   "2 profiles", "group member"};
     printf("%-16s hosts=%6zu  decisions/s=%10.0f  node-evaluations/s=%12.0f  us/decision=%8.2f  "
@@ -221,7 +214,7 @@ static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
     double per[2] = {0, 0};
     for (int with = 0; with < 2; with++) {
         long n = 0;
-        double start = now_s(), elapsed = 0;
+        double start = bench_now_s(), elapsed = 0;
         sched_decision d;
         while (fixed_decisions > 0 ? n < fixed_decisions : elapsed < seconds) {
             if (sched_engine_decide(engine, &req, &d, &err) < 0) {
@@ -231,7 +224,7 @@ static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
             if (with)
                 json_decref(sched_suggest(engine, &req, &d, SCHED_SUGGEST_HOSTS));
             n++;
-            elapsed = now_s() - start;
+            elapsed = bench_now_s() - start;
         }
         per[with] = elapsed / (double)n * 1e6;
     }
@@ -277,7 +270,7 @@ static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
     size_t victims = 0;
     for (int with = 0; with < 2; with++) {
         long n = 0;
-        double start = now_s(), elapsed = 0;
+        double start = bench_now_s(), elapsed = 0;
         sched_decision d;
         while (fixed_decisions > 0 ? n < fixed_decisions : elapsed < seconds) {
             if (sched_engine_decide(engine, &req, &d, &err) < 0 || d.placed) {
@@ -295,7 +288,7 @@ static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
                 sched_preemption_close(&p);
             }
             n++;
-            elapsed = now_s() - start;
+            elapsed = bench_now_s() - start;
         }
         per[with] = elapsed / (double)n * 1e6;
     }

@@ -20,13 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host_json.h"
 #include "hostset.h"
 #include "source.h"
 #include "yaml_json.h"
+#include "benchlib.h"
 
 typedef enum { FILE_STREAMED, FILE_TREE, HTTP_STREAMED, HTTP_TREE } read_way;
 
@@ -68,13 +68,6 @@ static char *make_text(size_t n_hosts, size_t *len)
     return text;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static hostset *read_once(read_way way, const char *path, const char *text, size_t len,
                           vf_error *err)
 {
@@ -112,11 +105,11 @@ static int child(read_way way, size_t n_hosts, const char *path)
             return 1;
     }
     long before = status_kib("VmRSS");
-    double t0 = now_s();
+    double t0 = bench_now_s();
     vf_error err;
     vf_error_init(&err);
     hostset *set = read_once(way, path, text, len, &err);
-    double elapsed = now_s() - t0;
+    double elapsed = bench_now_s() - t0;
     if (!set) {
         fprintf(stderr, "%s: %s\n", way_names[way], err.text);
         fflush(stderr);

@@ -12,19 +12,12 @@
 #include "store_outbox.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
+#include "benchlib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int record_task(store *s, int run, int count, int i, const char *now, vf_error *err)
 {
@@ -90,7 +83,7 @@ int main(int argc, char **argv)
         int group = groups[g];
         char now[STORE_TIME_SIZE];
         store_now(now);
-        double start = seconds_now();
+        double start = bench_now_s();
         for (int i = 0; i < count; i += group) {
             if (store_begin(s, &err) != 0)
                 goto fail;
@@ -100,7 +93,7 @@ int main(int argc, char **argv)
             if (store_commit(s, &err) != 0)
                 goto fail;
         }
-        double elapsed = seconds_now() - start;
+        double elapsed = bench_now_s() - start;
         printf("group commit %3d: %9.0f tasks/s  (%d tasks in %.3f s, %d commits)\n", group,
                count / elapsed, count, elapsed, (count + group - 1) / group);
     }

@@ -1,4 +1,4 @@
-/* benchlib: what the engine benchmarks share: a monotonic clock in seconds
+/* benchlib: what the benchmarks share: a monotonic clock in seconds
  * and a hostset of n loaded hosts of mixed sizes. Every failure here ends
  * the benchmark (a benchmark's main decides so; nothing here is library
  * code). */
@@ -9,7 +9,7 @@
 
 #include "hostset.h"
 
-/* CLOCK_MONOTONIC in seconds. */
+/* The monotonic clock (clock.h) in seconds. */
 double bench_now_s(void);
 
 /* Called for host i of n after the shared figures are set, to give it the

@@ -7,6 +7,7 @@
 #include "amqp_link.h"
 #include "amqp_link_admin.h"
 #include "amqp_topology.h"
+#include "clock.h"
 #include "testlib.h"
 
 #include <amqp.h>
@@ -174,11 +175,9 @@ static int next_with_id(amqp_link *link, const char *id, amqp_link_delivery *out
 {
     vf_error err;
     vf_error_init(&err);
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    int64_t start_ms = clock_mono_ms();
     for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        int64_t spent = clock_mono_ms() - start_ms;
         if (spent >= timeout_ms)
             return 0;
         int rc = amqp_link_next(link, out, (int)(timeout_ms - spent), &err);
