@@ -22,8 +22,9 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "benchlib.h"
 
 #define MAX_CONNECTIONS 256
 #define ANSWER_BUFFER 65536
@@ -35,13 +36,6 @@ typedef struct connection {
     double sent_at; /* seconds, monotonic */
     int busy;       /* a request is out */
 } connection;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -144,9 +138,9 @@ int main(int argc, char **argv)
         epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
     }
     long sent = 0, done = 0, errors = 0;
-    double start = now_s();
+    double start = bench_now_s();
     for (int i = 0; i < n_conn && sent < total; i++) {
-        conns[i].sent_at = now_s();
+        conns[i].sent_at = bench_now_s();
         if (send_all(conns[i].fd, request, (size_t)request_len) < 0) {
             fprintf(stderr, "bench_http_get: send: %s\n", strerror(errno));
             return 1;
@@ -180,7 +174,7 @@ int main(int argc, char **argv)
             }
             if (len == 0)
                 continue;
-            double at = now_s();
+            double at = bench_now_s();
             latencies[done++] = at - c->sent_at;
             if (status != 200)
                 errors++;
@@ -198,7 +192,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    double elapsed = now_s() - start;
+    double elapsed = bench_now_s() - start;
     qsort(latencies, (size_t)done, sizeof *latencies, compare_doubles);
     printf("requests %ld seconds %.3f rate %.0f p50_ms %.3f p99_ms %.3f errors %ld\n", done,
            elapsed, (double)done / elapsed, latencies[done / 2] * 1e3,
