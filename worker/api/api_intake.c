@@ -18,7 +18,8 @@
 #include "task_intake.h"
 
 /* Submissions handled together at most: one transaction, one wait for
- * confirms. More wait for the next group. */
+ * confirms. More wait for the next group. Two groups are in hand at once:
+ * one waiting for its confirms while the next is recorded. */
 #define INTAKE_GROUP 512
 
 /* How long a group waits for the broker's confirms before its requests
@@ -67,7 +68,11 @@ struct api_intake {
     void *wake_ctx;
     item *head, *tail; /* submitted, not yet taken by the thread */
     item *finished;    /* done, their outcome not yet taken */
-    item **group;      /* INTAKE_GROUP slots: the group being handled */
+    /* Two sets of INTAKE_GROUP slots, filled and emptied under lock: the
+     * group being recorded and the group published, awaiting its
+     * confirms (NULL-terminated when not full). */
+    item **group[2];
+    item **confirming; /* the thread's: the slots whose confirms are awaited */
 };
 
 static void item_free(item *it)
@@ -110,9 +115,11 @@ static void store_failed(item **group, int n, const vf_error *err)
 {
     log_error("submit: store: %s (%d requests answered 503)", err->text, n);
     /* The store's words name files and hosts: the log has them, not the client. */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        group[i]->publish = false; /* rolled back: nothing of the group is recorded */
         answer(group[i], err->code == VF_EUNAVAILABLE ? 503 : 500,
                "the store is unavailable; try again");
+    }
 }
 
 /* Record the group's new tasks in one transaction. -1: every request of
@@ -184,8 +191,8 @@ static void judge_existing(api_intake *in, item *it)
 static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
 {
     api_intake *in = user;
-    for (int i = 0; i < INTAKE_GROUP && in->group[i]; i++) {
-        item *it = in->group[i];
+    for (int i = 0; in->confirming && i < INTAKE_GROUP && in->confirming[i]; i++) {
+        item *it = in->confirming[i];
         if (it->tag == tag) {
             it->confirmed = ok ? 1 : -1;
             if (!ok)
@@ -195,11 +202,17 @@ static void on_confirm(uint64_t tag, bool ok, const char *reason, void *user)
     }
 }
 
-/* Publish every item to publish that has no outcome yet, then wait for
- * their confirms. -1 with err when the link failed (those without a
- * confirm may be published again on a new connection). */
-static int publish_round(api_intake *in, item **group, int n, vf_error *err)
+/* Publish every item to publish that has no outcome yet, without waiting
+ * for their confirms (publish_wait). -1 with err when the link failed
+ * (those without a confirm may be published again on a new connection). */
+static int publish_send(api_intake *in, item **group, int n, vf_error *err)
 {
+    bool any = false;
+    for (int i = 0; i < n && !any; i++)
+        any = group[i]->publish && group[i]->confirmed == 0;
+    if (!any)
+        return 0; /* nothing to publish: no reason to connect */
+    in->confirming = group;
     if (amqp_link_ready(in->link, &in->link_used_us, err) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
@@ -212,6 +225,13 @@ static int publish_round(api_intake *in, item **group, int n, vf_error *err)
                               err) < 0)
             return -1;
     }
+    return 0;
+}
+
+/* Wait for the confirms of what publish_send sent. -1 with err on a
+ * timeout or a failed link. */
+static int publish_wait(api_intake *in, vf_error *err)
+{
     if (amqp_link_wait_confirms(in->link, INTAKE_CONFIRM_TIMEOUT_MS, err) < 0) {
         /* Timed out (flow control) or broke: the next group starts afresh
          * rather than with confirms still owed on this connection. */
@@ -222,9 +242,17 @@ static int publish_round(api_intake *in, item **group, int n, vf_error *err)
     return 0;
 }
 
+static int publish_round(api_intake *in, item **group, int n, vf_error *err)
+{
+    if (publish_send(in, group, n, err) < 0)
+        return -1;
+    return publish_wait(in, err);
+}
+
 /* The broker refused: take the row back unless a worker has it already
- * (a publish reported lost may still have reached the queue). */
-static void withdraw(api_intake *in, const item *it)
+ * (a publish reported lost may still have reached the queue). Whether
+ * the row is gone. */
+static bool withdraw(api_intake *in, const item *it)
 {
     vf_error err;
     vf_error_init(&err);
@@ -235,23 +263,43 @@ static void withdraw(api_intake *in, const item *it)
     else if (rc == 1)
         log_info("task %s: publish unconfirmed but a worker has the task already; kept",
                  it->task_id);
+    return rc == 0;
 }
 
-static void publish(api_intake *in, item **group, int n)
+/* The row of `task_id` was taken back while `next`, recorded meanwhile,
+ * holds submissions judged against it (the same request again, or
+ * another under that id): they are answered 503 as the first was, and
+ * not published (a publish would confirm a task the store no longer has). */
+static void withdrawn_under(item **next, int n_next, const char *task_id)
 {
-    vf_error err;
-    vf_error_init(&err);
-    int rc = publish_round(in, group, n, &err);
+    for (int i = 0; i < n_next; i++) {
+        item *it = next[i];
+        if (!it->exists || strcmp(it->task_id, task_id) != 0)
+            continue;
+        it->publish = it->republish = false;
+        answer(it, 503, "the broker did not take the request under this task id; try again");
+    }
+}
+
+/* The outcome of a group sent by publish_send (sent: what it returned,
+ * err: its error): its confirms awaited, then each item answered. `next`
+ * is the group recorded meanwhile, not yet published (see
+ * withdrawn_under). */
+static void settle(api_intake *in, item **group, int n, int sent, vf_error *err, item **next,
+                   int n_next)
+{
+    in->confirming = group;
+    int rc = sent < 0 ? -1 : publish_wait(in, err);
     if (rc < 0) {
         /* An idle link may have been closed by the broker: one fresh
          * connection, one more try for what has no confirm. Publishing
          * twice is harmless: the worker knows the task id. */
-        log_info("submit: publish failed (%s); reconnecting once", err.text);
+        log_info("submit: publish failed (%s); reconnecting once", err->text);
         for (int i = 0; i < n; i++)
             if (group[i]->confirmed == -1 && !amqp_link_is_connected(in->link))
                 group[i]->confirmed = 0; /* reported failed with the connection */
-        vf_error_init(&err);
-        rc = publish_round(in, group, n, &err);
+        vf_error_init(err);
+        rc = publish_round(in, group, n, err);
     }
     for (int i = 0; i < n; i++) {
         item *it = group[i];
@@ -266,32 +314,29 @@ static void publish(api_intake *in, item **group, int n)
             continue;
         }
         const char *why = it->confirmed == -1 && it->detail[0] ? it->detail
-                          : rc < 0                             ? err.text
+                          : rc < 0                             ? err->text
                                                                : "the broker did not confirm it";
         char detail[INTAKE_DETAIL_SIZE + VF_ERROR_TEXT + 64];
         snprintf(detail, sizeof detail, "the broker did not take the request: %.*s; try again",
                  INTAKE_DETAIL_SIZE - 64, why);
         log_warn("task %s: not accepted: %s", it->task_id, why);
-        if (!it->republish)
-            withdraw(in, it);
+        if (!it->republish && withdraw(in, it))
+            withdrawn_under(next, n_next, it->task_id);
         api_metrics_submission(in->metrics, false);
         answer(it, 503, detail);
     }
+    in->confirming = NULL;
 }
 
-static void handle_group(api_intake *in, item **group, int n)
+/* Record the group (new rows in one transaction) and judge the ids
+ * recorded already. */
+static void record_group(api_intake *in, item **group, int n)
 {
-    int64_t start_us = clock_mono_us();
     if (record(in, group, n) < 0)
         return;
     for (int i = 0; i < n; i++)
         if (group[i]->exists)
             judge_existing(in, group[i]);
-    int64_t recorded_us = clock_mono_us();
-    publish(in, group, n);
-    log_debug("intake: group of %d: recorded in %.2f ms, published and confirmed in %.2f ms", n,
-              (double)(recorded_us - start_us) / 1e3,
-              (double)(clock_mono_us() - recorded_us) / 1e3);
 }
 
 /* Under lock: done items to the finished list (or freed, abandoned);
@@ -314,35 +359,72 @@ static int finish_group(api_intake *in, item **group, int n, uint64_t *wake)
     return n_wake;
 }
 
+/* Two groups in hand: each round records the submissions that have
+ * arrived while the group published in the round before waits for its
+ * confirms (the store's commit and the broker's confirms overlap), then
+ * settles and answers that group, then publishes the one just recorded.
+ * A submission is still answered only once recorded and confirmed, and
+ * published only once recorded (a GET right after the answer finds it). */
 static void *intake_loop(void *arg)
 {
     api_intake *in = arg;
     uint64_t wake[INTAKE_GROUP];
+    int current = 0;        /* in->group[current]: the slots recorded next */
+    int n_confirming = 0;   /* in the other slots: sent, confirms awaited */
+    int sent = 0;           /* publish_send's result for those */
+    vf_error sent_err;      /* and its error */
+    int64_t sent_us = 0;    /* when they were sent, monotonic µs */
+    double recorded_ms = 0; /* how long they took to record */
+    vf_error_init(&sent_err);
     pthread_mutex_lock(&in->lock);
     for (;;) {
-        while (!in->head && !in->stop.stop)
+        while (!in->head && !n_confirming && !in->stop.stop)
             (void)stopper_wait_once(&in->stop, INTAKE_IDLE_MS);
-        if (!in->head)
+        if (!in->head && !n_confirming)
             break; /* stopping, and nothing left */
+        item **group = in->group[current];
         int n = 0;
         while (in->head && n < INTAKE_GROUP) {
             item *it = in->head;
             in->head = it->next;
             it->next = NULL;
-            in->group[n++] = it;
+            group[n++] = it;
         }
         if (!in->head)
             in->tail = NULL;
         pthread_mutex_unlock(&in->lock);
-        handle_group(in, in->group, n);
+        int64_t start_us = clock_mono_us();
+        if (n > 0)
+            record_group(in, group, n);
+        int64_t recorded_us = clock_mono_us();
+        if (n_confirming > 0) {
+            item **other = in->group[!current];
+            settle(in, other, n_confirming, sent, &sent_err, group, n);
+            log_debug("intake: group of %d: recorded in %.2f ms, confirmed %.2f ms after its "
+                      "publish (the next group of %d recorded meanwhile in %.2f ms)",
+                      n_confirming, recorded_ms, (double)(clock_mono_us() - sent_us) / 1e3, n,
+                      (double)(recorded_us - start_us) / 1e3);
+            pthread_mutex_lock(&in->lock);
+            int n_wake = finish_group(in, other, n_confirming, wake);
+            stopper_wake(&in->group_done);
+            /* Under the lock, so that api_intake_set_waker(NULL) returns
+             * only once no wake can reach the server it names (httpd_wake
+             * takes the server's lock, which is never held when it calls
+             * us). */
+            for (int i = 0; in->wake && i < n_wake; i++)
+                in->wake(in->wake_ctx, wake[i]);
+            pthread_mutex_unlock(&in->lock);
+            n_confirming = 0;
+        }
+        if (n > 0) {
+            recorded_ms = (double)(recorded_us - start_us) / 1e3;
+            vf_error_init(&sent_err);
+            sent = publish_send(in, group, n, &sent_err);
+            sent_us = clock_mono_us();
+            n_confirming = n;
+            current = !current;
+        }
         pthread_mutex_lock(&in->lock);
-        int n_wake = finish_group(in, in->group, n, wake);
-        stopper_wake(&in->group_done);
-        /* Under the lock, so that api_intake_set_waker(NULL) returns only
-         * once no wake can reach the server it names (httpd_wake takes
-         * the server's lock, which is never held when it calls us). */
-        for (int i = 0; in->wake && i < n_wake; i++)
-            in->wake(in->wake_ctx, wake[i]);
     }
     pthread_mutex_unlock(&in->lock);
     return NULL;
@@ -352,14 +434,18 @@ static void intake_free(api_intake *in)
 {
     amqp_link_free(in->link);
     store_close(in->store);
-    free(in->group);
+    free(in->group[0]);
+    free(in->group[1]);
     free(in);
 }
 
 api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_error *err)
 {
     api_intake *in = calloc(1, sizeof *in);
-    if (!in || !(in->group = calloc(INTAKE_GROUP, sizeof *in->group))) {
+    if (!in || !(in->group[0] = calloc(INTAKE_GROUP, sizeof *in->group[0])) ||
+        !(in->group[1] = calloc(INTAKE_GROUP, sizeof *in->group[1]))) {
+        if (in)
+            free(in->group[0]);
         free(in);
         vf_error_set(err, VF_ENOMEM, "out of memory");
         return NULL;
@@ -496,9 +582,10 @@ static item *find_unfinished(api_intake *in, uint64_t ticket)
     for (item *it = in->head; it; it = it->next)
         if (it->ticket == ticket)
             return it;
-    for (int i = 0; i < INTAKE_GROUP && in->group[i]; i++)
-        if (in->group[i]->ticket == ticket)
-            return in->group[i];
+    for (int g = 0; g < 2; g++)
+        for (int i = 0; i < INTAKE_GROUP && in->group[g][i]; i++)
+            if (in->group[g][i]->ticket == ticket)
+                return in->group[g][i];
     return NULL;
 }
 
