@@ -5,6 +5,8 @@ store (or PostgreSQL with --postgresql, on VF_PG_URL). Prints; asserts
 nothing. Issue 23's targets are printed beside the figures.
 
   bench_api.py [--requests N] [--clients C] [--postgresql] [--keys]
+               [--loadgen c|python] [--rate R --seconds S] [--post-only]
+               [--healthz] [--pin] [--api PATH]
 
 POST /schedule: N requests from 1 client, then from C clients at once (each
 a keep-alive connection on a thread of its own); every 200 is a task recorded
@@ -12,7 +14,21 @@ as queued and confirmed by the broker. GET /result: N reads of one completed
 task, from 1 and from C clients; GET /v1/tasks/{id} (the task with its history and
 reservations) and GET /v1/tasks?limit=50 (one page) the same way. --keys: with
 api.keys_file, every request carrying a key (the cost of checking it). Latencies are per request, client side. The
-load average is printed with the figures: the machine may be shared."""
+load average is printed with the figures: the machine may be shared.
+
+--loadgen c (the default once built): requests come from tests/bench's
+bench_http_load (libcurl multi, one thread, connections spread over
+127.0.0.x source addresses past the server's 16 per address); python: from
+the threads here, which peak near 1,000 requests/s themselves (--healthz
+prints either one's ceiling against GET /healthz, which touches neither
+store nor broker). --rate R: POST /schedule offered at R per second for
+--seconds S (a request is due every 1/R s however the earlier ones fare;
+its latency runs from when it was due), p50 and p99 printed (issue 23:
+p99 <= 20 ms at 500/s); needs --loadgen c. --post-only: no GET figures.
+--pin: the broker (VF_RABBITMQCTL finds its pid) on CPU 0 and this script,
+virtflow-api, the worker and the load generator on the other CPUs, as
+bench_worker.py pins it; restored at the end. --api: another virtflow-api
+binary (a before/after comparison)."""
 import argparse
 import http.client
 import json
@@ -27,6 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import vftest  # noqa: E402
 
 API = os.path.join(vftest.BUILD, "worker", "virtflow-api")
+LOADGEN = os.path.join(vftest.BUILD, "tests", "bench_http_load")
 
 
 HEADERS = {}
@@ -65,6 +82,44 @@ def run(port, n, clients, make):
     return len(latencies) / elapsed, latencies
 
 
+def run_c(port, clients, path, body=None, requests=None, rate=None, seconds=None):
+    """bench_http_load; returns (answers of 200 per second, p50 ms, p99 ms, failures)."""
+    cmd = [LOADGEN, "http://127.0.0.1:%d%s" % (port, path), "-c", str(clients), "--spread-sources"]
+    if body is not None:
+        cmd += ["-X", "POST", "-d", body, "-H", "Content-Type: application/json"]
+    for name, value in HEADERS.items():
+        cmd += ["-H", "%s: %s" % (name, value)]
+    cmd += ["-r", str(rate), "-s", str(seconds)] if rate else ["-n", str(requests)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    m = re.search(r"failed (\d+) seconds \S+ rate (\d+)/s p50 (\S+) ms p99 (\S+) ms", out)
+    if not m:
+        raise RuntimeError("bench_http_load said: %r" % out)
+    if int(m.group(1)):
+        print("  " + out.strip().replace("\n", "; "))
+    return int(m.group(2)), float(m.group(3)), float(m.group(4)), int(m.group(1))
+
+
+def show_c(what, figures, target):
+    rate, p50, p99, _ = figures
+    print("%-44s %8.0f/s   p50 %6.1f ms   p99 %6.1f ms   (%s)" % (what, rate, p50, p99, target),
+          flush=True)
+
+
+def broker_pid():
+    """The broker's OS pid, from the broker itself; None when it cannot say."""
+    out = vftest.rabbitmqctl("eval", "os:getpid().", check=False).stdout.strip().strip('"')
+    return int(out) if out.isdigit() else None
+
+
+def set_broker_affinity(pid, cpus):
+    """Every thread of the broker's Erlang VM onto `cpus` (bench_worker.py's)."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            pass  # a thread that just ended
+
+
 def show(what, rate, latencies, target):
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
     print("%-44s %8.0f/s   p50 %6.1f ms   p99 %6.1f ms   (%s)" % (what, rate, pick(0.5), pick(0.99), target))
@@ -78,8 +133,38 @@ def main():
     parser.add_argument("--keys", action="store_true")
     parser.add_argument("--log-level", default="info",
                         help="virtflow-api's; debug: one line per submission group (size, times)")
+    parser.add_argument("--loadgen", choices=("c", "python"),
+                        default="c" if os.path.exists(LOADGEN) else "python")
+    parser.add_argument("--rate", type=float, help="POST /schedule offered at this rate")
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--post-only", action="store_true")
+    parser.add_argument("--healthz", action="store_true",
+                        help="also the load generator's ceiling against GET /healthz")
+    parser.add_argument("--pin", action="store_true")
+    parser.add_argument("--api", default=API)
     args = parser.parse_args()
+    if args.rate and args.loadgen != "c":
+        parser.error("--rate needs --loadgen c (build the bench_http_load target)")
     vftest.skip_without_broker()
+    broker, everything = None, os.sched_getaffinity(0)
+    if args.pin and os.cpu_count() >= 2:
+        broker = broker_pid()
+        if broker:
+            set_broker_affinity(broker, {0})
+            os.sched_setaffinity(0, everything - {0})  # inherited by every child
+            print("broker (pid %d) on CPU 0; virtflow-api, worker, load generator on CPUs %s"
+                  % (broker, ",".join(str(c) for c in sorted(everything - {0}))))
+        else:
+            print("--pin: the broker's pid is unknown (VF_RABBITMQCTL); nothing pinned")
+    try:
+        bench(args)
+    finally:
+        if broker:
+            os.sched_setaffinity(0, everything)
+            set_broker_affinity(broker, everything)
+
+
+def bench(args):
     directory = vftest.tempdir("bench-api")
     vhost = vftest.Vhost("bench-api")
     schema = vftest.PgSchema("benchapi") if args.postgresql else None
@@ -99,7 +184,7 @@ def main():
     worker = vftest.Worker(config, directory).start()
     log_path = os.path.join(directory, "api.log")
     with open(log_path, "w") as log:
-        api = subprocess.Popen([API, "-c", config], stdout=log, stderr=log,
+        api = subprocess.Popen([args.api, "-c", config], stdout=log, stderr=log,
                                env=dict(os.environ, VIRTFLOW_LOG_LEVEL=args.log_level))
     print("virtflow-api's log: %s" % log_path)
     vftest._children.append(api)
@@ -114,14 +199,39 @@ def main():
     try:
         vftest.wait_until(listening, 30, "virtflow-api to listen")
         port = found[0]
-        print("virtflow-api, %s store%s, %d requests per run, load average %s"
-              % ("PostgreSQL" if schema else "SQLite", ", keys" if args.keys else "", args.requests,
-                 " ".join(open("/proc/loadavg").read().split()[:3])))
-        post = lambda: ("POST", "/schedule", json.dumps({"requested_cpu": 1, "requested_memory": 64}))  # noqa: E731
+        print("virtflow-api (%s), %s store%s, %d requests per run, load generator %s, "
+              "load average %s" % (args.api, "PostgreSQL" if schema else "SQLite",
+                                   ", keys" if args.keys else "", args.requests, args.loadgen,
+                                   " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
+        post_body = json.dumps({"requested_cpu": 1, "requested_memory": 64})
+        post = lambda: ("POST", "/schedule", post_body)  # noqa: E731
+        if args.healthz:
+            for clients in (1, args.clients):
+                what = "GET /healthz (load generator's ceiling), %d client%s" % (
+                    clients, "s" if clients > 1 else "")
+                if args.loadgen == "c":
+                    show_c(what, run_c(port, clients, "/healthz", requests=args.requests * 5),
+                           "no target")
+                else:
+                    rate, lat = run(port, args.requests, clients, lambda: ("GET", "/healthz", None))
+                    show(what, rate, lat, "no target")
         for clients in (1, args.clients):
-            rate, lat = run(port, args.requests, clients, post)
-            show("POST /schedule, %d client%s" % (clients, "s" if clients > 1 else ""), rate, lat,
-                 "target >= 3,000/s")
+            what = "POST /schedule, %d client%s" % (clients, "s" if clients > 1 else "")
+            if args.loadgen == "c":
+                # One client gets a tenth: it answers near 100/s, and says so in seconds.
+                n = args.requests if clients > 1 else max(1, args.requests // 10)
+                show_c(what, run_c(port, clients, "/schedule", post_body, requests=n),
+                       "target >= 3,000/s")
+            else:
+                rate, lat = run(port, args.requests, clients, post)
+                show(what, rate, lat, "target >= 3,000/s")
+        if args.rate:
+            show_c("POST /schedule offered %.0f/s for %.0f s, %d conn." % (
+                args.rate, args.seconds, args.clients),
+                run_c(port, args.clients, "/schedule", post_body, rate=args.rate,
+                      seconds=args.seconds), "target p99 <= 20 ms at 500/s")
+        if args.post_only:
+            return
         conn = http.client.HTTPConnection("127.0.0.1", port)
         conn.request("POST", "/schedule", json.dumps({"task_id": "bench-read", "requested_cpu": 1,
                                                       "requested_memory": 64}),
