@@ -34,6 +34,7 @@ import http.client
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -82,20 +83,41 @@ def run(port, n, clients, make):
     return len(latencies) / elapsed, latencies
 
 
+PROCS = {}  # name -> pid, whose CPU time run_c reports
+
+
+def cpu_s(pid):
+    """User + system CPU seconds of a running process."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_c(port, clients, path, body=None, requests=None, rate=None, seconds=None):
-    """bench_http_load; returns (answers of 200 per second, p50 ms, p99 ms, failures)."""
+    """bench_http_load; returns (answers of 200 per second, p50 ms, p99 ms, failures).
+    Prints the CPU time each process spent per answered request: unlike the
+    rates, that hardly depends on what else the machine runs."""
     cmd = [LOADGEN, "http://127.0.0.1:%d%s" % (port, path), "-c", str(clients), "--spread-sources"]
     if body is not None:
         cmd += ["-X", "POST", "-d", body, "-H", "Content-Type: application/json"]
     for name, value in HEADERS.items():
         cmd += ["-H", "%s: %s" % (name, value)]
     cmd += ["-r", str(rate), "-s", str(seconds)] if rate else ["-n", str(requests)]
+    before = {name: cpu_s(pid) for name, pid in PROCS.items()}
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = {name: cpu_s(pid) - before[name] for name, pid in PROCS.items()}
+    used["load generator"] = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
     m = re.search(r"failed (\d+) seconds \S+ rate (\d+)/s p50 (\S+) ms p99 (\S+) ms", out)
     if not m:
         raise RuntimeError("bench_http_load said: %r" % out)
     if int(m.group(1)):
         print("  " + out.strip().replace("\n", "; "))
+    answered = int(re.search(r"ok (\d+)", out).group(1))
+    if answered:
+        print("  CPU per answered request: " + ", ".join(
+            "%s %.0f us" % (name, t / answered * 1e6) for name, t in used.items()), flush=True)
     return int(m.group(2)), float(m.group(3)), float(m.group(4)), int(m.group(1))
 
 
@@ -188,6 +210,7 @@ def bench(args):
                                env=dict(os.environ, VIRTFLOW_LOG_LEVEL=args.log_level))
     print("virtflow-api's log: %s" % log_path)
     vftest._children.append(api)
+    PROCS.update({"virtflow-api": api.pid, "worker": worker.proc.pid})
     found = []
 
     def listening():
