@@ -203,7 +203,11 @@ int main(int argc, char **argv)
         int wait_ms = 100;
         if (r.rate > 0 && sent < total) {
             double next = start + (double)sent / r.rate - now_s();
-            wait_ms = next <= 0 ? 0 : 1 + (int)(next * 1e3); /* no spinning for the rest */
+            bool free_slot = false;
+            for (int i = 0; i < r.connections && !free_slot; i++)
+                free_slot = !slots[i].busy;
+            /* Overdue with every connection busy: wait for an answer, not spin. */
+            wait_ms = next > 0 ? 1 + (int)(next * 1e3) : free_slot ? 0 : 100;
         }
         /* A connection freed: its next request goes out before any wait. */
         if (answered < total && wait_ms > 0 && answered == answered_before)
