@@ -6,8 +6,10 @@
  * `queued` in one store transaction (one commit, one sync, for the whole
  * group), publishes them all on its own broker link and waits once for
  * all their confirms; then it wakes each request (httpd_wake) with its
- * outcome. A request alone is a group of one, so nothing waits for a
- * group to fill; under load the groups grow by themselves.
+ * outcome. While one group waits for its confirms, the next is recorded
+ * (two groups in hand; each published only once recorded). A request
+ * alone is a group of one, so nothing waits for a group to fill; under
+ * load the groups grow by themselves.
  *
  * The rules are those of one submission at a time: a task id recorded
  * already with the same request is accepted again (published again while
