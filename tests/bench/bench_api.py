@@ -42,6 +42,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import vftest  # noqa: E402
+from bench_worker import broker_pid, set_broker_affinity  # noqa: E402
 
 API = os.path.join(vftest.BUILD, "worker", "virtflow-api")
 LOADGEN = os.path.join(vftest.BUILD, "tests", "bench_http_load")
@@ -125,21 +126,6 @@ def show_c(what, figures, target):
     rate, p50, p99, _ = figures
     print("%-44s %8.0f/s   p50 %6.1f ms   p99 %6.1f ms   (%s)" % (what, rate, p50, p99, target),
           flush=True)
-
-
-def broker_pid():
-    """The broker's OS pid, from the broker itself; None when it cannot say."""
-    out = vftest.rabbitmqctl("eval", "os:getpid().", check=False).stdout.strip().strip('"')
-    return int(out) if out.isdigit() else None
-
-
-def set_broker_affinity(pid, cpus):
-    """Every thread of the broker's Erlang VM onto `cpus` (bench_worker.py's)."""
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            os.sched_setaffinity(int(tid), cpus)
-        except OSError:
-            pass  # a thread that just ended
 
 
 def show(what, rate, latencies, target):

@@ -5,15 +5,15 @@ thread, kept-alive connections) rather than Python threads, which top out near 3
 this machine whatever they ask for. Prints; asserts nothing.
 
   bench_api_get.py [--requests N] [--connections 1,16] [--repeat R]
-                   [--builds before=DIR,after=DIR] [--postgresql] [--python]
+                   [--builds before=DIR,after=DIR] [--postgresql]
 
 A worker (SQLite store, or PostgreSQL on VF_PG_URL with --postgresql) completes
 one task; then for each turn and each build (turns alternate between builds, the
 same store), virtflow-api is started from DIR/worker/virtflow-api (default: this
 build) and asked N times for /healthz (the cheapest route: the ceiling of server
 and client together) and /result/bench-read, from each number of connections.
---python: the same from Python's http.client (one thread per connection) too,
-to show the Python client's own ceiling. Medians over the turns at the end.
+(bench_api.py --loadgen python shows the Python client's own ceiling.) Medians
+over the turns at the end.
 The load average is printed with each turn: the machine may be shared."""
 import argparse
 import http.client
@@ -23,8 +23,6 @@ import re
 import statistics
 import subprocess
 import sys
-import threading
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import vftest  # noqa: E402
@@ -41,32 +39,6 @@ def c_client(port, path, connections, n):
     if int(m.group(1)):
         print("  %s: %s answers were not 200" % (path, m.group(1)))
     return float(m.group(2)), float(m.group(3)), float(m.group(4))
-
-
-def python_client(port, path, connections, n):
-    latencies = []
-    lock = threading.Lock()
-
-    def worker(count):
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        mine = []
-        for _ in range(count):
-            start = time.perf_counter()
-            conn.request("GET", path)
-            conn.getresponse().read()
-            mine.append(time.perf_counter() - start)
-        with lock:
-            latencies.extend(mine)
-    threads = [threading.Thread(target=worker, args=(n // connections,)) for _ in range(connections)]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - start
-    latencies.sort()
-    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
-    return len(latencies) / elapsed, pick(0.5), pick(0.99)
 
 
 def start_api(binary, config, directory, tag):
@@ -93,7 +65,6 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--builds", default="this=%s" % vftest.BUILD)
     parser.add_argument("--postgresql", action="store_true")
-    parser.add_argument("--python", action="store_true")
     args = parser.parse_args()
     vftest.skip_without_broker()
     builds = [b.split("=", 1) for b in args.builds.split(",")]
@@ -107,7 +78,7 @@ def main():
                                  store='url: "%s"' % schema.url if schema else None,
                                  extra="worker:\n  http_listen: null\napi:\n  listen: 127.0.0.1:0\n")
     worker = vftest.Worker(config, directory).start()
-    clients = [("C", c_client)] + ([("Python", python_client)] if args.python else [])
+    clients = [("C", c_client)]
     results = {}
     try:
         api, port = start_api(os.path.join(builds[0][1], "worker", "virtflow-api"), config, directory,
