@@ -6,7 +6,7 @@ nothing. Issue 23's targets are printed beside the figures.
 
   bench_api.py [--requests N] [--clients C] [--postgresql] [--keys]
                [--loadgen c|python] [--rate R --seconds S] [--post-only]
-               [--healthz] [--pin] [--api PATH]
+               [--healthz] [--pin] [--api PATH] [--worker-later]
 
 POST /schedule: N requests from 1 client, then from C clients at once (each
 a keep-alive connection on a thread of its own); every 200 is a task recorded
@@ -28,7 +28,11 @@ p99 <= 20 ms at 500/s); needs --loadgen c. --post-only: no GET figures.
 --pin: the broker (VF_RABBITMQCTL finds its pid) on CPU 0 and this script,
 virtflow-api, the worker and the load generator on the other CPUs, as
 bench_worker.py pins it; restored at the end. --api: another virtflow-api
-binary (a before/after comparison)."""
+binary (a before/after comparison). --worker-later: the worker starts only
+after the POST runs, so that their figures are virtflow-api's acceptance
+alone, the queue taking what workers on other machines would (the
+pinned run otherwise puts the worker deciding every task on virtflow-api's
+CPU)."""
 import argparse
 import http.client
 import json
@@ -149,6 +153,7 @@ def main():
     parser.add_argument("--healthz", action="store_true",
                         help="also the load generator's ceiling against GET /healthz")
     parser.add_argument("--pin", action="store_true")
+    parser.add_argument("--worker-later", action="store_true")
     parser.add_argument("--api", default=API)
     args = parser.parse_args()
     if args.rate and args.loadgen != "c":
@@ -189,14 +194,16 @@ def bench(args):
         HEADERS["Authorization"] = "Bearer " + key
     config = vftest.write_config(directory, vhost.url, inventory,
                                  store='url: "%s"' % schema.url if schema else None, extra=extra)
-    worker = vftest.Worker(config, directory).start()
+    worker = None if args.worker_later else vftest.Worker(config, directory).start()
     log_path = os.path.join(directory, "api.log")
     with open(log_path, "w") as log:
         api = subprocess.Popen([args.api, "-c", config], stdout=log, stderr=log,
                                env=dict(os.environ, VIRTFLOW_LOG_LEVEL=args.log_level))
     print("virtflow-api's log: %s" % log_path)
     vftest._children.append(api)
-    PROCS.update({"virtflow-api": api.pid, "worker": worker.proc.pid})
+    PROCS.update({"virtflow-api": api.pid})
+    if worker:
+        PROCS["worker"] = worker.proc.pid
     found = []
 
     def listening():
@@ -241,6 +248,8 @@ def bench(args):
                       seconds=args.seconds), "target p99 <= 20 ms at 500/s")
         if args.post_only:
             return
+        if not worker:
+            worker = vftest.Worker(config, directory).start()
         conn = http.client.HTTPConnection("127.0.0.1", port)
         conn.request("POST", "/schedule", json.dumps({"task_id": "bench-read", "requested_cpu": 1,
                                                       "requested_memory": 64}),
@@ -263,7 +272,8 @@ def bench(args):
     finally:
         api.terminate()
         api.wait()
-        worker.stop()
+        if worker:
+            worker.stop()
         vhost.close()
         if schema:
             schema.close()
