@@ -66,6 +66,17 @@ static int add_deferred(store *s, const char *task_id, const char *node, double 
                         int64_t memory_mib, int64_t disk_gib, int64_t vmid, const int32_t *priority,
                         const char *created_at, const char *expires_at, vf_error *err)
 {
+    if (vmid < 0) {
+        /* No vmid (NULL): no holder to free, and a second insert would add
+         * a second row, NULL never being a conflict. */
+        db_stmt *st =
+            store_stmt(s, STORE_STMT_RESERVATION_ADD, RESERVATION_INSERT "DO NOTHING", err);
+        if (!st)
+            return -1;
+        bind_reservation(st, task_id, node, cpu, memory_mib, disk_gib, vmid, priority, created_at,
+                         expires_at);
+        return store_exec_deferred(st, "recording a reservation", &(db_expect){0}, err);
+    }
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_ADD_OR_FREE,
                              RESERVATION_INSERT "DO UPDATE SET released_at = excluded.created_at "
                                                 "WHERE reservations.expires_at <= "

@@ -417,6 +417,18 @@ static void vmid_held_once(const char *path, bool deferred)
     CHECK_STR(held.task_id, "v-new");
     CHECK(store_rollback(a.store, &err) == 0);
 
+    /* A reservation without a vmid (NULL: no conflict, no holder to free)
+     * is recorded once. */
+    CHECK(store_begin(a.store, &err) == 0);
+    add_task(a.store, "v-none");
+    CHECKF(reserve(&a, "v-none", "bm-3", -1, 1, FAR_FUTURE, &err) == 0, "%s", err.text);
+    CHECK(commit(&a));
+    CHECK(store_begin(a.store, &err) == 0);
+    vmid_holders none = {.vmid = -1};
+    CHECK(store_reservations_counted(a.store, LONG_AGO, LONG_AGO, count_holder, &none, &err) == 0);
+    CHECKF(none.count == 1, "a reservation without a vmid recorded %d times", none.count);
+    CHECK(store_rollback(a.store, &err) == 0);
+
     worker_close(&a);
     worker_close(&b);
 }
