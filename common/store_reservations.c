@@ -23,11 +23,16 @@ static int release_expired_vmid(store *s, int64_t vmid, const char *now, vf_erro
     return store_exec_change(s, st, "releasing an expired vmid", err);
 }
 
-static void bind_reservation(db_stmt *st, const char *task_id, const char *node, double cpu,
-                             int64_t memory_mib, int64_t disk_gib, int64_t vmid,
-                             const int32_t *priority, const char *created_at,
-                             const char *expires_at)
+/* The reservation's insert (`sql`: RESERVATION_INSERT and its conflict
+ * action) prepared as `id`, its values bound; NULL with err set. */
+static db_stmt *insert_stmt(store *s, store_stmt_id id, const char *sql, const char *task_id,
+                            const char *node, double cpu, int64_t memory_mib, int64_t disk_gib,
+                            int64_t vmid, const int32_t *priority, const char *created_at,
+                            const char *expires_at, vf_error *err)
 {
+    db_stmt *st = store_stmt(s, id, sql, err);
+    if (!st)
+        return NULL;
     db_bind_text(st, 1, task_id);
     db_bind_text(st, 2, node);
     db_bind_double(st, 3, cpu);
@@ -40,6 +45,7 @@ static void bind_reservation(db_stmt *st, const char *task_id, const char *node,
         db_bind_int64(st, 9, *priority);
     else
         db_bind_null(st, 9);
+    return st;
 }
 
 #define RESERVATION_INSERT                                                                         \
@@ -66,37 +72,31 @@ static int add_deferred(store *s, const char *task_id, const char *node, double 
                         int64_t memory_mib, int64_t disk_gib, int64_t vmid, const int32_t *priority,
                         const char *created_at, const char *expires_at, vf_error *err)
 {
-    if (vmid < 0) {
-        /* No vmid (NULL): no holder to free, and a second insert would add
-         * a second row, NULL never being a conflict. */
-        db_stmt *st =
-            store_stmt(s, STORE_STMT_RESERVATION_ADD, RESERVATION_INSERT "DO NOTHING", err);
+    /* Without a vmid (NULL) there is no holder to free, and the first
+     * statement would add the row as well as the second (NULL is never a
+     * conflict): the second alone. */
+    if (vmid >= 0) {
+        db_stmt *st = insert_stmt(s, STORE_STMT_RESERVATION_ADD_OR_FREE,
+                                  RESERVATION_INSERT "DO UPDATE SET released_at = "
+                                                     "excluded.created_at WHERE "
+                                                     "reservations.expires_at <= "
+                                                     "excluded.created_at",
+                                  task_id, node, cpu, memory_mib, disk_gib, vmid, priority,
+                                  created_at, expires_at, err);
         if (!st)
             return -1;
-        bind_reservation(st, task_id, node, cpu, memory_mib, disk_gib, vmid, priority, created_at,
-                         expires_at);
-        return store_exec_deferred(st, "recording a reservation", &(db_expect){0}, err);
+        char held[96];
+        snprintf(held, sizeof held, "vmid %lld is already held by another reservation",
+                 (long long)vmid);
+        db_expect expect = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = held};
+        if (store_exec_deferred(st, "recording a reservation", &expect, err) < 0)
+            return -1;
     }
-    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_ADD_OR_FREE,
-                             RESERVATION_INSERT "DO UPDATE SET released_at = excluded.created_at "
-                                                "WHERE reservations.expires_at <= "
-                                                "excluded.created_at",
-                             err);
+    db_stmt *st =
+        insert_stmt(s, STORE_STMT_RESERVATION_ADD, RESERVATION_INSERT "DO NOTHING", task_id, node,
+                    cpu, memory_mib, disk_gib, vmid, priority, created_at, expires_at, err);
     if (!st)
         return -1;
-    bind_reservation(st, task_id, node, cpu, memory_mib, disk_gib, vmid, priority, created_at,
-                     expires_at);
-    char held[96];
-    snprintf(held, sizeof held, "vmid %lld is already held by another reservation",
-             (long long)vmid);
-    db_expect expect = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = held};
-    if (store_exec_deferred(st, "recording a reservation", &expect, err) < 0)
-        return -1;
-    st = store_stmt(s, STORE_STMT_RESERVATION_ADD, RESERVATION_INSERT "DO NOTHING", err);
-    if (!st)
-        return -1;
-    bind_reservation(st, task_id, node, cpu, memory_mib, disk_gib, vmid, priority, created_at,
-                     expires_at);
     return store_exec_deferred(st, "recording a reservation", &(db_expect){0}, err);
 }
 
@@ -120,12 +120,11 @@ int store_reservation_add_priority(store *s, const char *task_id, const char *no
      * than fail: a failed statement would abort the whole transaction on
      * PostgreSQL, and the caller's batch with it. */
     for (int pass = 0;; pass++) {
-        db_stmt *st =
-            store_stmt(s, STORE_STMT_RESERVATION_ADD, RESERVATION_INSERT "DO NOTHING", err);
+        db_stmt *st = insert_stmt(s, STORE_STMT_RESERVATION_ADD, RESERVATION_INSERT "DO NOTHING",
+                                  task_id, node, cpu, memory_mib, disk_gib, vmid, priority,
+                                  created_at, expires_at, err);
         if (!st)
             return -1;
-        bind_reservation(st, task_id, node, cpu, memory_mib, disk_gib, vmid, priority, created_at,
-                         expires_at);
         int added = store_exec_change(s, st, "recording a reservation", err);
         if (added < 0)
             return -1;
