@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import vftest  # noqa: E402
 from bench_worker import broker_pid, set_broker_affinity  # noqa: E402
 
-API = os.path.join(vftest.BUILD, "worker", "virtflow-api")
+API = vftest.API
 LOADGEN = os.path.join(vftest.BUILD, "tests", "bench_http_load")
 
 
@@ -195,26 +195,16 @@ def bench(args):
     config = vftest.write_config(directory, vhost.url, inventory,
                                  store='url: "%s"' % schema.url if schema else None, extra=extra)
     worker = None if args.worker_later else vftest.Worker(config, directory).start()
-    log_path = os.path.join(directory, "api.log")
-    with open(log_path, "w") as log:
-        api = subprocess.Popen([args.api, "-c", config], stdout=log, stderr=log,
-                               env=dict(os.environ, VIRTFLOW_LOG_LEVEL=args.log_level))
-    print("virtflow-api's log: %s" % log_path)
-    vftest._children.append(api)
+    started = vftest.Api(config, directory, binary=args.api,
+                         env=dict(os.environ, VIRTFLOW_LOG_LEVEL=args.log_level))
+    api, port = started.proc, started.port
+    print("virtflow-api's log: %s" % started.log_path)
     PROCS.update({"virtflow-api": api.pid})
     if worker:
         PROCS["worker"] = worker.proc.pid
-    found = []
-
-    def listening():
-        with open(log_path) as f:
-            m = re.search(r"\(port (\d+)\)", f.read())
-        if m:
-            found.append(int(m.group(1)))
-        return bool(found)
     try:
-        vftest.wait_until(listening, 30, "virtflow-api to listen")
-        port = found[0]
+        if port is None:
+            raise RuntimeError("virtflow-api did not listen: %s" % started.log()[-300:])
         print("virtflow-api (%s), %s store%s, %d requests per run, load generator %s, "
               "load average %s" % (args.api, "PostgreSQL" if schema else "SQLite",
                                    ", keys" if args.keys else "", args.requests, args.loadgen,

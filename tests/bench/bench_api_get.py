@@ -42,20 +42,10 @@ def c_client(port, path, connections, n):
 
 
 def start_api(binary, config, directory, tag):
-    log_path = os.path.join(directory, "api-%s.log" % tag)
-    with open(log_path, "w") as log:
-        api = subprocess.Popen([binary, "-c", config], stdout=log, stderr=log)
-    vftest._children.append(api)
-    found = []
-
-    def listening():
-        with open(log_path) as f:
-            m = re.search(r"\(port (\d+)\)", f.read())
-        if m:
-            found.append(int(m.group(1)))
-        return bool(found)
-    vftest.wait_until(listening, 30, "virtflow-api to listen")
-    return api, found[0]
+    api = vftest.Api(config, directory, "api-%s" % tag, binary=binary)
+    if api.port is None:
+        raise RuntimeError("virtflow-api did not listen: %s" % api.log()[-300:])
+    return api.proc, api.port
 
 
 def main():

@@ -31,6 +31,7 @@ SOURCE = os.environ.get("VF_SOURCE_DIR", os.path.abspath(os.path.join(os.path.di
 BUILD = os.environ.get("VF_BUILD_DIR", os.path.join(SOURCE, "build"))
 WORKER = os.path.join(BUILD, "worker", "virtflow-worker")
 CTL = os.path.join(BUILD, "worker", "virtflowctl")
+API = os.path.join(BUILD, "worker", "virtflow-api")
 
 
 def skip_without_broker():
@@ -138,6 +139,40 @@ class Worker:
     def log(self):
         with open(self.log_path) as f:
             return f.read()
+
+
+class Api:
+    """virtflow-api as a child process (started at once), its log in the
+    test directory; port: the one it says it listens on (api.listen
+    127.0.0.1:0 lets it choose), None when it stopped first (the log says
+    why). binary: another build's virtflow-api; env: its environment."""
+
+    def __init__(self, config, directory, name="api", binary=None, env=None):
+        self.log_path = os.path.join(directory, name + ".log")
+        log = open(self.log_path, "a")
+        self.proc = subprocess.Popen([binary or API, "-c", config], stdout=log, stderr=log,
+                                     env=env)
+        _children.append(self.proc)
+        log.close()
+        found = []
+
+        def listening():
+            m = re.search(r"listening on \S+ \(port (\d+)\)", self.log())
+            if m:
+                found.append(int(m.group(1)))
+            return bool(found) or self.proc.poll() is not None
+        wait_until(listening, 30, "%s to listen or stop" % name)
+        self.port = found[0] if found else None
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        """SIGTERM; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        return self.proc.wait(timeout=30)
 
 
 def connect(url):
