@@ -20,3 +20,8 @@ int64_t clock_mono_ms(void)
 {
     return clock_mono_us() / 1000;
 }
+
+int64_t clock_seam_mono_ms(const clock_seam *seam)
+{
+    return seam->mono_ms ? seam->mono_ms(seam->context) : clock_mono_ms();
+}

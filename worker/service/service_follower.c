@@ -13,12 +13,11 @@
 #include "store_reservations.h"
 
 struct service_follower {
-    inventory *source;                 /* borrowed */
-    sched_engine *engine;              /* borrowed */
-    store *store;                      /* borrowed */
-    const vf_config *config;           /* borrowed: inventory.max_age_s */
-    int64_t (*mono_ms)(void *context); /* clock seam: monotonic ms */
-    void *clock_context;
+    inventory *source;         /* borrowed */
+    sched_engine *engine;      /* borrowed */
+    store *store;              /* borrowed */
+    const vf_config *config;   /* borrowed: inventory.max_age_s */
+    clock_seam clock;          /* monotonic ms; a test's when set */
     inventory_view view;       /* the snapshot the engine decides over */
     int64_t view_fetched_ms;   /* the reservation clock: when `view` was fetched (Unix ms) */
     int64_t clock_recorded_ms; /* the last view_fetched_ms the store has */
@@ -58,21 +57,13 @@ service_follower *service_follower_new(inventory *source, sched_engine *engine, 
     f->engine = engine;
     f->store = store;
     f->config = config;
-    service_follower_set_clock(f, NULL, NULL);
     return f;
-}
-
-static int64_t real_mono_ms(void *context)
-{
-    (void)context;
-    return clock_mono_ms();
 }
 
 void service_follower_set_clock(service_follower *f, int64_t (*mono_ms)(void *context),
                                 void *context)
 {
-    f->mono_ms = mono_ms ? mono_ms : real_mono_ms;
-    f->clock_context = mono_ms ? context : NULL;
+    f->clock = (clock_seam){mono_ms, mono_ms ? context : NULL};
 }
 
 void service_follower_free(service_follower *f)
@@ -187,7 +178,7 @@ static int record_snapshot(service_follower *f, int every_s, const char *fetched
      * first one is recorded at once. */
     if (every_s == 0 ||
         (f->snapshot_hash[0] &&
-         f->mono_ms(f->clock_context) - f->snapshot_recorded_ms < (int64_t)every_s * 1000))
+         clock_seam_mono_ms(&f->clock) - f->snapshot_recorded_ms < (int64_t)every_s * 1000))
         return 0;
     /* Hashed from the hostset at every new fetch; the document (hundreds of
      * ms at 10,000 hosts) is written only when the content changed. */
@@ -253,7 +244,7 @@ int service_follower_sync(service_follower *f, int record_every_s, bool *room_ch
             f->clock_recorded_ms = f->view_fetched_ms;
             if (f->snapshot_pending[0]) {
                 memcpy(f->snapshot_hash, f->snapshot_pending, sizeof f->snapshot_hash);
-                f->snapshot_recorded_ms = f->mono_ms(f->clock_context);
+                f->snapshot_recorded_ms = clock_seam_mono_ms(&f->clock);
             }
             *room_changed = true; /* a new snapshot, or holds ended */
             if (gone.n)

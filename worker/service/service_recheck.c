@@ -18,31 +18,23 @@
 #define RECHECK_INTERVAL_MS 1000
 
 struct service_rechecker {
-    const vf_config *config;           /* borrowed */
-    sched_engine *engine;              /* borrowed */
-    store *store;                      /* borrowed */
-    amqp_link *link;                   /* borrowed */
-    service_publisher *publisher;      /* borrowed */
-    bool pending;                      /* room grew since the waiting tasks were last sent again */
-    int64_t at_ms;                     /* monotonic, of the last recheck round; 0: none yet */
-    bool sent;                         /* a recheck was published on the current connection */
-    bool refused;                      /* the broker refused one (403): rechecks are off */
-    double room_cpu, room_memory;      /* sched_engine_room at the last look */
-    int64_t (*mono_ms)(void *context); /* clock seam: monotonic ms */
-    void *clock_context;
+    const vf_config *config;      /* borrowed */
+    sched_engine *engine;         /* borrowed */
+    store *store;                 /* borrowed */
+    amqp_link *link;              /* borrowed */
+    service_publisher *publisher; /* borrowed */
+    bool pending;                 /* room grew since the waiting tasks were last sent again */
+    int64_t at_ms;                /* monotonic, of the last recheck round; 0: none yet */
+    bool sent;                    /* a recheck was published on the current connection */
+    bool refused;                 /* the broker refused one (403): rechecks are off */
+    double room_cpu, room_memory; /* sched_engine_room at the last look */
+    clock_seam clock;             /* monotonic ms; a test's when set */
 };
-
-static int64_t real_mono_ms(void *context)
-{
-    (void)context;
-    return clock_mono_ms();
-}
 
 void service_recheck_set_clock(service_rechecker *r, int64_t (*mono_ms)(void *context),
                                void *context)
 {
-    r->mono_ms = mono_ms ? mono_ms : real_mono_ms;
-    r->clock_context = mono_ms ? context : NULL;
+    r->clock = (clock_seam){mono_ms, mono_ms ? context : NULL};
 }
 
 service_rechecker *service_recheck_new(const vf_config *config, sched_engine *engine, store *store,
@@ -58,7 +50,6 @@ service_rechecker *service_recheck_new(const vf_config *config, sched_engine *en
     r->store = store;
     r->link = link;
     r->publisher = publisher;
-    service_recheck_set_clock(r, NULL, NULL);
     return r;
 }
 
@@ -144,7 +135,7 @@ int service_recheck_waiting(service_rechecker *r, vf_error *err)
     int limit = r->config->retry.recheck_on_room;
     if (!r->pending || limit <= 0 || r->refused)
         return 0;
-    int64_t now = r->mono_ms(r->clock_context);
+    int64_t now = clock_seam_mono_ms(&r->clock);
     if (r->at_ms && now - r->at_ms < RECHECK_INTERVAL_MS)
         return 0; /* still pending: the next round after the interval */
     r->pending = false;
