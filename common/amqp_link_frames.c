@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "log.h"
 #include "secret_file.h"
 
@@ -22,15 +23,9 @@
 uint64_t amqp_link_route_hash(const void *exchange, size_t exchange_len, const void *key,
                               size_t key_len)
 {
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *p = exchange;
-    for (size_t i = 0; i < exchange_len; i++)
-        h = (h ^ p[i]) * 1099511628211ULL;
-    h = (h ^ 0) * 1099511628211ULL;
-    p = key;
-    for (size_t i = 0; i < key_len; i++)
-        h = (h ^ p[i]) * 1099511628211ULL;
-    return h;
+    uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, exchange, exchange_len);
+    h = hash_fnv1a(h, "", 1); /* the NUL between them */
+    return hash_fnv1a(h, key, key_len);
 }
 
 /* A basic.return names the returned message by its exchange and routing

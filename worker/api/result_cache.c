@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 /* One answer and the row fields it was made from (owned copies; NULL where
  * the row had NULL). An empty slot has no body. */
 typedef struct slot {
@@ -55,13 +57,9 @@ void result_cache_free(result_cache *cache)
     free(cache);
 }
 
-/* FNV-1a of the task id. */
 static slot *slot_of(const result_cache *cache, const char *id)
 {
-    uint64_t hash = 14695981039346656037ULL;
-    for (const unsigned char *c = (const unsigned char *)(id ? id : ""); *c; c++)
-        hash = (hash ^ *c) * 1099511628211ULL;
-    return &cache->slots[hash % cache->n_slots];
+    return &cache->slots[hash_fnv1a_text(id ? id : "") % cache->n_slots];
 }
 
 static bool same_text(const char *a, const char *b)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "hash.h"
 
 const char *hold_task(const hold *h)
 {
@@ -37,11 +38,7 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
  * characters. */
 static uint32_t hash_task(const char *task_id)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)task_id; *p; p++) {
-        h ^= *p;
-        h *= 1099511628211ULL;
-    }
+    uint64_t h = hash_fnv1a_text(task_id);
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 32;

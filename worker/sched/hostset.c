@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "hash.h"
 
 hostset *hostset_new(void)
 {
@@ -119,10 +120,7 @@ static int compare_vmids(const void *a, const void *b)
 /* FNV-1a over the name's bytes. */
 static size_t name_hash(const char *name)
 {
-    uint64_t h = 14695981039346656037ULL;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        h = (h ^ *c) * 1099511628211ULL;
-    return (size_t)h;
+    return (size_t)hash_fnv1a_text(name);
 }
 
 /* name_slots for the sorted hosts (open addressing, linear probing). */

@@ -1,17 +1,14 @@
 /* near_best: a deterministic pick among the near-best hosts (near_best.h). */
 #include "near_best.h"
 
+#include "hash.h"
+
 /* Scores within this distance count as equal (as the engine's select). */
 #define NEAR_BEST_EPSILON 1e-9
 
 uint64_t near_best_hash(const char *text)
 {
-    uint64_t hash = 14695981039346656037ULL; /* FNV-1a offset basis */
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        hash ^= *c;
-        hash *= 1099511628211ULL; /* FNV prime */
-    }
-    return hash;
+    return hash_fnv1a_text(text);
 }
 
 /* SplitMix64's finaliser: every bit of the key and the name reaches every
