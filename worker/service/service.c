@@ -925,8 +925,8 @@ static void reload(service *svc)
             int refresh_s = next->inventory.refresh_s; /* next belongs to the reloader */
             vf_log_set_level(next->log.level);
             reload_commit(&svc->reload, next);
-            service_recheck_room_changed(
-                svc->rechecks); /* more overcommit, fewer reserves: room grew */
+            /* More overcommit, fewer reserves: room grew. */
+            service_recheck_room_changed(svc->rechecks);
             worker_metrics_scheduler(svc->metrics, sched_engine_params(svc->engine));
             /* Fetch now: the inventory settings may have changed. */
             service_inventory_refresher_fetch_now(svc->refresher, refresh_s);
