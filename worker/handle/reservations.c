@@ -16,15 +16,20 @@ typedef struct holder {
     bool failed;
 } holder;
 
-/* The milliseconds of store time text (2026-11-22T01:02:03.123Z), which
- * ids_parse_time leaves out: two placements in one second keep their order. */
-static int64_t ms_part(const char *text)
+/* Store time text (2026-11-22T01:02:03.123Z) as Unix milliseconds, which
+ * ids_parse_time gives in whole seconds: two placements in one second keep
+ * their order, and an expiry keeps its millisecond. 0, or -1 unreadable. */
+static int parse_time_ms(const char *text, int64_t *unix_ms)
 {
-    const char *dot = text ? strchr(text, '.') : NULL;
+    int64_t seconds = 0;
+    if (!text || ids_parse_time(text, &seconds) < 0)
+        return -1;
+    const char *dot = strchr(text, '.');
     int64_t ms = 0;
     for (int i = 1; dot && i <= 3 && dot[i] >= '0' && dot[i] <= '9'; i++)
         ms = ms * 10 + (dot[i] - '0');
-    return ms;
+    *unix_ms = seconds * 1000 + ms;
+    return 0;
 }
 
 static int hold(const store_reservation *row, void *ctx)
@@ -50,17 +55,15 @@ static int hold(const store_reservation *row, void *ctx)
             memset(&res.resources, 0, sizeof res.resources);
         json_decref(request);
     }
-    int64_t expires_s = 0;
-    if (ids_parse_time(row->expires_at, &expires_s) < 0)
+    int64_t expires_ms = 0;
+    if (parse_time_ms(row->expires_at, &expires_ms) < 0)
         res.expires = 0; /* unreadable expiry: hold it until released */
     else                 /* rounded up as a new hold's (sched_hold_expiry_s) */
-        res.expires = sched_hold_expiry_s(expires_s * 1000 + ms_part(row->expires_at));
+        res.expires = sched_hold_expiry_s(expires_ms);
     /* Preemptible while its VM has not appeared (a bound one never is). */
     res.has_priority = row->has_priority && !row->bound_at && !row->released_at;
     res.priority = row->priority;
-    int64_t created_s = 0;
-    if (ids_parse_time(row->created_at, &created_s) == 0)
-        res.created = created_s * 1000 + ms_part(row->created_at);
+    (void)parse_time_ms(row->created_at, &res.created); /* unreadable: 0, the oldest */
     if (row->bound_at) {
         /* Ended because another view showed the VM: ours does not (yet) when
          * it is older than that view, so it counts until ours is newer than
