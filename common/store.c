@@ -8,6 +8,7 @@
 #include "grow.h"
 #include "log.h"
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include <errno.h>
@@ -99,6 +100,19 @@ int store_exec_deferred(db_stmt *st, const char *what, const db_expect *expect, 
 db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err)
 {
     return db_prepare(s->db, &s->stmts[id], sql, err);
+}
+
+char *store_json_strings(const char *const *values, size_t n)
+{
+    json_t *array = json_array();
+    for (size_t i = 0; array && i < n; i++)
+        if (json_array_append_new(array, json_string(values[i])) != 0) {
+            json_decref(array);
+            array = NULL;
+        }
+    char *text = array ? json_dumps(array, JSON_COMPACT) : NULL;
+    json_decref(array);
+    return text;
 }
 
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative)
@@ -573,6 +587,7 @@ void store_close(store *s)
     if (s->wal_fd >= 0)
         close(s->wal_fd);
     store_tx_cache_drop(s);
+    store_batch_drop(s);
     free(s->path);
     free(s);
 }
@@ -687,6 +702,7 @@ bool store_in_transaction(const store *s)
 static int begin(store *s, bool exclusive, vf_error *err)
 {
     store_tx_cache_drop(s);
+    store_batch_drop(s);
     if (store_in_transaction(s)) {
         vf_error_set(err, VF_EINTERNAL, "store %s: begin: a transaction is already open", s->path);
         return -1;
@@ -729,6 +745,12 @@ int store_begin_exclusive(store *s, vf_error *err)
 int store_commit(store *s, vf_error *err)
 {
     store_tx_cache_drop(s);
+    int flushed = store_batch_flush(s, err);
+    store_batch_drop(s);
+    if (flushed != 0) {
+        (void)store_rollback(s, NULL);
+        return -1;
+    }
     /* PostgreSQL answers COMMIT of a failed transaction with a rollback, not
      * an error: say so rather than report the work as committed. */
     if (db_transaction_failed(s->db)) {
@@ -750,6 +772,7 @@ int store_commit(store *s, vf_error *err)
 int store_rollback(store *s, vf_error *err)
 {
     store_tx_cache_drop(s);
+    store_batch_drop(s);
     if (!store_in_transaction(s))
         return 0;
     /* PostgreSQL: db_exec knows a transaction lost with its connection. */

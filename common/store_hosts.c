@@ -3,7 +3,6 @@
 #include "store_hosts.h"
 #include "store_internal.h"
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -246,14 +245,7 @@ int store_reservations_counted_nodes(store *s, const char *const *nodes, size_t 
 {
     if (n == 0)
         return 0;
-    json_t *names = json_array();
-    for (size_t i = 0; names && i < n; i++)
-        if (json_array_append_new(names, json_string(nodes[i])) != 0) {
-            json_decref(names);
-            names = NULL;
-        }
-    char *text = names ? json_dumps(names, JSON_COMPACT) : NULL;
-    json_decref(names);
+    char *text = store_json_strings(nodes, n);
     if (!text) {
         vf_error_set(err, VF_ENOMEM, "store %s: listing hosts' reservations: out of memory",
                      s->path);

@@ -87,6 +87,9 @@ typedef enum {
     STORE_STMT_GROUP_GET,
     STORE_STMT_GROUP_CLAIM,
     STORE_STMT_RESERVATIONS_SET_GROUP,
+    STORE_STMT_OUTBOX_CONFIRMED_MANY,
+    STORE_STMT_BATCH_TASK_EVENTS,
+    STORE_STMT_BATCH_OUTBOX,
     STORE_STMT_COUNT,
 } store_stmt_id;
 
@@ -107,6 +110,30 @@ typedef struct store_tx_cache {
 /* Free the transaction's cache, if any (store.c, at every transaction end). */
 void store_tx_cache_drop(store *s);
 
+/* The hot path's append-only inserts while writes are deferred (store_defers):
+ * on PostgreSQL each row would be its own statement, parsed, planned and
+ * executed by the server; kept here instead, a table's rows go as one INSERT
+ * of a JSON array at the latest at commit, which costs the server a fraction
+ * of that. Rows keep their order (and so their ids). */
+typedef enum {
+    STORE_BATCH_TASK_EVENTS, /* task_id, at, status, detail */
+    STORE_BATCH_OUTBOX,      /* id, routing_key, body, created_at */
+    STORE_BATCH_COUNT,
+} store_batch_id;
+
+/* Keep one row (the table's columns, in the order above; NULL for SQL NULL)
+ * for the transaction. Returns 0, or -1 with err (out of memory; VF_EINVAL
+ * for text that is not UTF-8). */
+int store_batch_add(store *s, store_batch_id id, const char *const *values, vf_error *err);
+
+/* Send every kept row (deferred, see db_step_deferred): store_commit does,
+ * and so must every statement of the transaction that reads or changes
+ * those tables' rows. Returns 0, or -1 with err. */
+int store_batch_flush(store *s, vf_error *err);
+
+/* Forget the kept rows (store.c, at every transaction end). */
+void store_batch_drop(store *s);
+
 struct store {
     db *db;
     char *path; /* owned; in every error message: the file, or the URL without password */
@@ -115,8 +142,9 @@ struct store {
     db_stmt *stmts[STORE_STMT_COUNT];
     db_stmt *task_list[1 << STORE_TASK_FILTERS];
     db_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];
-    bool defer_writes;       /* store_defer_writes */
-    store_tx_cache tx_cache; /* store_tx_cache_drop */
+    bool defer_writes;                         /* store_defer_writes */
+    struct json_t *batches[STORE_BATCH_COUNT]; /* store_batch_add; NULL: none yet */
+    store_tx_cache tx_cache;                   /* store_tx_cache_drop */
 };
 
 /* Whether the store is on PostgreSQL (else SQLite), for the few statements
@@ -131,6 +159,11 @@ bool store_is_pg(const store *s);
 /* db_prepare of the fixed statement slot `id` (SQL with SQLite's ?N
  * placeholders, see db.h). NULL with err set on failure. */
 db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
+
+/* A JSON array of the n strings, as text to bind (the statement unpacks it
+ * with json_each or json_array_elements_text); free() it. NULL when out of
+ * memory or a string is not UTF-8. */
+char *store_json_strings(const char *const *values, size_t n);
 
 /* Bind helpers: negative "none" numbers bind SQL NULL. */
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative);

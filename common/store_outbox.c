@@ -2,9 +2,14 @@
 #include "store_outbox.h"
 #include "store_internal.h"
 
+#include <stdlib.h>
+
 int store_outbox_add(store *s, const char *event_id, const char *routing_key, const char *body,
                      const char *created_at, vf_error *err)
 {
+    if (store_defers(s))
+        return store_batch_add(s, STORE_BATCH_OUTBOX,
+                               (const char *const[]){event_id, routing_key, body, created_at}, err);
     db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_ADD,
                              "INSERT INTO outbox (id, routing_key, body, created_at) "
                              "VALUES (?1, ?2, ?3, ?4)",
@@ -15,14 +20,14 @@ int store_outbox_add(store *s, const char *event_id, const char *routing_key, co
     db_bind_text(st, 2, routing_key);
     db_bind_text(st, 3, body);
     db_bind_text(st, 4, created_at);
-    if (store_defers(s))
-        return store_exec_deferred(st, "recording an event", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording an event", err) < 0 ? -1 : 0;
 }
 
 int store_outbox_pending(store *s, const char *created_before, int limit, store_outbox_fn fn,
                          void *ctx, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     /* seq is PostgreSQL's stand-in for SQLite's rowid: the write order. */
     db_stmt *st =
         store_stmt(s, STORE_STMT_OUTBOX_PENDING,
@@ -62,6 +67,8 @@ int store_outbox_pending(store *s, const char *created_before, int limit, store_
 
 int store_outbox_mark_published(store *s, const char *event_id, const char *at, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PUBLISHED,
                              "UPDATE outbox SET published_at = ?2, attempts = attempts + 1 "
                              "WHERE id = ?1",
@@ -76,6 +83,8 @@ int store_outbox_mark_published(store *s, const char *event_id, const char *at, 
 
 int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_CONFIRMED,
                              "UPDATE outbox SET confirmed_at = ?2 WHERE id = ?1", err);
     if (!st)
@@ -88,8 +97,43 @@ int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, 
     return changed < 0 ? -1 : changed == 0 ? 1 : 0;
 }
 
+int store_outbox_mark_confirmed_many(store *s, const char *const *event_ids, size_t n,
+                                     const char *at, vf_error *err)
+{
+    if (n == 0)
+        return 0;
+    if (n == 1)
+        return store_outbox_mark_confirmed(s, event_ids[0], at, err) < 0 ? -1 : 0;
+    if (store_batch_flush(s, err) != 0)
+        return -1;
+    char *ids = store_json_strings(event_ids, n);
+    if (!ids) {
+        vf_error_set(err, VF_EINVAL,
+                     "store %s: marking events confirmed: out of memory or an id "
+                     "not UTF-8",
+                     s->path);
+        return -1;
+    }
+    db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_CONFIRMED_MANY,
+                             store_is_pg(s) ? "UPDATE outbox SET confirmed_at = ?2 WHERE id IN "
+                                              "(SELECT json_array_elements_text(CAST(?1 AS json)))"
+                                            : "UPDATE outbox SET confirmed_at = ?2 WHERE id IN "
+                                              "(SELECT value FROM json_each(?1))",
+                             err);
+    int rc = -1;
+    if (st && db_bind_text(st, 1, ids) == 0 && db_bind_text(st, 2, at) == 0)
+        rc = store_defers(s)
+                 ? store_exec_deferred(st, "marking events confirmed", &(db_expect){0}, err)
+                 : (store_exec_change(s, st, "marking events confirmed", err) < 0 ? -1 : 0);
+    /* Bound, not copied, on SQLite: freed once the statement is done. */
+    free(ids);
+    return rc;
+}
+
 int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_COUNT,
                              "SELECT count(*) FROM outbox WHERE confirmed_at IS NULL", err);
     if (!st)
@@ -106,6 +150,8 @@ int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
 
 int store_outbox_prune(store *s, const char *before, int limit, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     /* Through the outbox_confirmed index, so a bounded batch costs what it
      * deletes however many events are still young. */
     db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_PRUNE,

@@ -43,6 +43,12 @@ int store_outbox_mark_published(store *s, const char *event_id, const char *at, 
 int store_outbox_mark_confirmed(store *s, const char *event_id, const char *at, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Mark confirmed every event of `event_ids` (n of them) in one statement;
+ * unknown ids are skipped. Returns 0 or -1 with err. */
+int store_outbox_mark_confirmed_many(store *s, const char *const *event_ids, size_t n,
+                                     const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Number of events not yet confirmed into *count. */
 int store_outbox_count_pending(store *s, int64_t *count, vf_error *err)
     __attribute__((warn_unused_result));

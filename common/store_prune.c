@@ -154,6 +154,8 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
                      s->path);
         return -1;
     }
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     bool more = false;
     int found = 0;
     if (prune_tasks(s, cutoff, limit, deleted, &found, err) < 0)
@@ -204,6 +206,8 @@ static int count_query(store *s, const char *sql, const char *cutoff, int64_t *o
 
 int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     /* The rows store_prune_batch would delete, counted the same way: those
      * of prunable tasks, then released reservations of other tasks. */
     /* Each element in parentheses: they are built by concatenation, which

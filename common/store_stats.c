@@ -39,6 +39,8 @@ static const char *const count_sql =
 
 int store_counts(store *s, store_count_fn fn, void *ctx, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     db_stmt *st = NULL;
     if (!db_prepare(s->db, &st, store_is_pg(s) ? count_sql_pg : count_sql, err))
         return -1;

@@ -356,6 +356,8 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
 
 int store_task_withdraw(store *s, const char *id, vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     db_stmt *st = store_stmt(s, STORE_STMT_TASK_WITHDRAW_EVENTS,
                              "DELETE FROM task_events WHERE task_id = ?1 AND EXISTS "
                              "(SELECT 1 FROM tasks WHERE id = ?1 AND status = 'queued')",
@@ -379,6 +381,9 @@ int store_task_withdraw(store *s, const char *id, vf_error *err)
 int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
                          const char *detail, vf_error *err)
 {
+    if (store_defers(s))
+        return store_batch_add(s, STORE_BATCH_TASK_EVENTS,
+                               (const char *const[]){task_id, at, status, detail}, err);
     db_stmt *st = store_stmt(
         s, STORE_STMT_TASK_EVENT_ADD,
         "INSERT INTO task_events (task_id, at, status, detail) VALUES (?1, ?2, ?3, ?4)", err);
@@ -388,14 +393,14 @@ int store_task_event_add(store *s, const char *task_id, const char *at, const ch
     db_bind_text(st, 2, at);
     db_bind_text(st, 3, status);
     db_bind_text(st, 4, detail);
-    if (store_defers(s))
-        return store_exec_deferred(st, "recording task history", &(db_expect){0}, err);
     return store_exec_change(s, st, "recording task history", err) < 0 ? -1 : 0;
 }
 
 int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
                       vf_error *err)
 {
+    if (store_batch_flush(s, err) != 0)
+        return -1;
     db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
                              "SELECT id, task_id, at, status, detail FROM task_events "
                              "WHERE task_id = ?1 ORDER BY id",

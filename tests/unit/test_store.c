@@ -1196,6 +1196,126 @@ static void test_pg_concurrent_migrations(const char *url)
     store_close(s);
 }
 
+/* ---- batched writes (store_defer_writes) ---- */
+
+typedef struct {
+    int count;
+    char ids[8][32];
+    char bodies[8][64];
+    char created[8][32];
+} outbox_bodies;
+
+static int collect_outbox_body(const store_outbox_event *e, void *ctx)
+{
+    outbox_bodies *seen = ctx;
+    if (seen->count < 8) {
+        snprintf(seen->ids[seen->count], sizeof seen->ids[0], "%s", e->id);
+        snprintf(seen->bodies[seen->count], sizeof seen->bodies[0], "%s", e->body);
+        snprintf(seen->created[seen->count], sizeof seen->created[0], "%s", e->created_at);
+    }
+    seen->count++;
+    return 0;
+}
+
+/* With writes deferred, history rows and events are kept and sent as one
+ * statement per table on PostgreSQL (store_batch): the rows must come out
+ * exactly as separate inserts would have written them, in order, seen by
+ * the transaction's own reads, gone with a rollback, and a bad row must
+ * fail the commit. On SQLite the same calls write at once. */
+static void test_batched_writes(const char *location)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(location, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s: %s", location, err.text);
+    if (!s)
+        return;
+    store_defer_writes(s);
+    static const char detail[] = "{\"note\":\"a \\\"q\\\" \\\\ \xc3\xa9 \xe2\x9c\x93\"}";
+    store_task_fields f1 = task_fields("tb-1", "queued", "2026-11-22T10:00:00.000Z");
+    store_task_fields f2 = task_fields("tb-2", "queued", "2026-11-22T10:00:00.000Z");
+    CHECK(store_begin(s, &err) == 0);
+    CHECK(store_task_insert(s, &f1, &err) == 0);
+    CHECK(store_task_insert(s, &f2, &err) == 0);
+    CHECK(store_task_event_add(s, "tb-1", "2026-11-22T10:00:00.000Z", "received", detail, &err) ==
+          0);
+    CHECK(store_task_event_add(s, "tb-2", "2026-11-22T10:00:00.000Z", "received", NULL, &err) == 0);
+    CHECK(store_task_event_add(s, "tb-1", "2026-11-22T10:00:01.000Z", "placed", "{}", &err) == 0);
+    CHECK(store_outbox_add(s, "evt_tb2", "event.task.failed", "{\"n\":2}",
+                           "2026-11-22T10:00:02.000Z", &err) == 0);
+    CHECK(store_outbox_add(s, "evt_tb1", "event.task.completed", detail, "2026-11-22T10:00:02.000Z",
+                           &err) == 0);
+    /* The transaction reads what it wrote. */
+    collected c = {0};
+    CHECKF(store_task_events(s, "tb-1", collect_event, &c, &err) == 0, "%s", err.text);
+    CHECK(c.count == 2);
+    CHECK_STR(c.statuses[0], "received");
+    CHECK_STR(c.details[0], detail);
+    CHECK_STR(c.statuses[1], "placed");
+    CHECK(store_task_event_add(s, "tb-1", "2026-11-22T10:00:03.000Z", "completed", NULL, &err) ==
+          0);
+    CHECKF(store_commit(s, &err) == 0, "%s", err.text);
+
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_events(s, "tb-1", collect_event, &c, &err) == 0 && c.count == 3);
+    CHECK_STR(c.statuses[0], "received");
+    CHECK_STR(c.details[0], detail);
+    CHECK_STR(c.statuses[1], "placed");
+    CHECK_STR(c.details[1], "{}");
+    CHECK_STR(c.statuses[2], "completed");
+    CHECK_STR(c.details[2], "(null)");
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_events(s, "tb-2", collect_event, &c, &err) == 0 && c.count == 1);
+    CHECK_STR(c.details[0], "(null)");
+    /* Written in the order added (same created_at: the write order decides). */
+    outbox_bodies seen = {0};
+    CHECK(store_outbox_pending(s, NULL, 0, collect_outbox_body, &seen, &err) == 0);
+    CHECK(seen.count == 2);
+    CHECK_STR(seen.ids[0], "evt_tb2");
+    CHECK_STR(seen.bodies[0], "{\"n\":2}");
+    CHECK_STR(seen.ids[1], "evt_tb1");
+    CHECK_STR(seen.bodies[1], detail);
+    CHECK_STR(seen.created[1], "2026-11-22T10:00:02.000Z");
+
+    /* A rollback takes the kept rows with it; the next transaction writes none. */
+    store_task_fields f3 = task_fields("tb-3", "queued", "2026-11-22T10:01:00.000Z");
+    CHECK(store_begin(s, &err) == 0);
+    CHECK(store_task_insert(s, &f3, &err) == 0);
+    CHECK(store_task_event_add(s, "tb-3", "2026-11-22T10:01:00.000Z", "received", NULL, &err) == 0);
+    CHECK(store_outbox_add(s, "evt_tb3", "event.task.failed", "{}", "2026-11-22T10:01:00.000Z",
+                           &err) == 0);
+    CHECK(store_rollback(s, &err) == 0);
+    CHECK(store_begin(s, &err) == 0);
+    CHECKF(store_commit(s, &err) == 0, "%s", err.text);
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_events(s, "tb-3", collect_event, &c, &err) == 0 && c.count == 0);
+    int64_t pending = -1;
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 2);
+
+    /* A row the server refuses (history of a task that does not exist) fails
+     * the commit, and nothing of the transaction is written. */
+    CHECK(store_begin(s, &err) == 0);
+    CHECK(store_outbox_add(s, "evt_tb4", "event.task.failed", "{}", "2026-11-22T10:02:00.000Z",
+                           &err) == 0);
+    int added =
+        store_task_event_add(s, "tb-none", "2026-11-22T10:02:00.000Z", "received", NULL, &err);
+    vf_error_init(&err);
+    CHECK(added == -1 || store_commit(s, &err) == -1);
+    (void)store_rollback(s, NULL);
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 2);
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_events(s, "tb-none", collect_event, &c, &err) == 0 && c.count == 0);
+
+    /* Confirms in one statement: the listed events, unknown ids skipped. */
+    const char *ids[] = {"evt_tb1", "evt_unknown", "evt_tb2"};
+    CHECK(store_begin(s, &err) == 0);
+    CHECKF(store_outbox_mark_confirmed_many(s, ids, 3, "2026-11-22T10:03:00.000Z", &err) == 0, "%s",
+           err.text);
+    CHECKF(store_commit(s, &err) == 0, "%s", err.text);
+    CHECK(store_outbox_count_pending(s, &pending, &err) == 0 && pending == 0);
+    store_close(s);
+}
+
 /* Everything that must behave the same on either backend. */
 static void test_store_semantics(const char *location)
 {
@@ -1217,6 +1337,7 @@ static void test_store_semantics(const char *location)
         test_deliveries(s);
     }
     store_close(s);
+    test_batched_writes(location);
     /* Opening again finds the schema current and changes nothing. */
     vf_error_init(&err);
     s = store_open(location, STORE_READ_ONLY, &err);

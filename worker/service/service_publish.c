@@ -255,10 +255,8 @@ int service_publish_mark_confirmed(service_publisher *publisher, const char *at,
 {
     const id_list *list = &publisher->confirmed;
     *marked = list->n; /* confirms arriving meanwhile are appended after these */
-    for (size_t i = 0; i < *marked; i++)
-        if (store_outbox_mark_confirmed(publisher->store, list->ids[i], at, err) < 0)
-            return -1;
-    return 0;
+    return store_outbox_mark_confirmed_many(publisher->store, (const char *const *)list->ids,
+                                            *marked, at, err);
 }
 
 void service_publish_marks_committed(service_publisher *publisher, size_t marked)
