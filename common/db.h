@@ -149,6 +149,13 @@ typedef struct db_expect {
     vf_error_code busy_code;  /* VF_EUNAVAILABLE from the server (a lock NOWAIT refused, a
                                * lost connection) reported as this instead; 0: as is */
     const char *short_text;   /* the message when it changes fewer (copied, bounded) */
+    bool checks_itself;       /* PostgreSQL, deferred: the statement is its own check. It
+                               * raises division_by_zero when it misses (as the checked form
+                               * of a plain write does: see db_pg.c's checked_form), which is
+                               * then reported with short_code and short_text; min_changes
+                               * must be 0. Statements that write twice (a data-modifying
+                               * WITH) cannot be wrapped and use this. Elsewhere (run now)
+                               * the miss is the server's error as is. */
 } db_expect;
 
 /* Run a statement (its rows, if any, unread) whose outcome the caller needs only by the

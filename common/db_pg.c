@@ -678,7 +678,7 @@ static int pg_defer(db_stmt *st, const char *what, const db_expect *expect, vf_e
     memset(entry, 0, sizeof *entry);
     entry->expect = *expect;
     entry->expect.short_text = NULL;
-    entry->checked = checked;
+    entry->checked = checked || expect->checks_itself;
     snprintf(entry->what, sizeof entry->what, "%s", what);
     if (expect->short_text)
         snprintf(entry->text, sizeof entry->text, "%s", expect->short_text);
