@@ -101,7 +101,7 @@ int store_reservations_set_group(store *s, const char *task_id, const char *name
 {
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_SET_GROUP,
                              "UPDATE reservations SET group_name = ?2 "
-                             "WHERE task_id = ?1 AND released_at IS NULL",
+                             "WHERE task_id = ?1 AND " STORE_RESERVATION_NOT_RELEASED,
                              err);
     if (!st)
         return -1;

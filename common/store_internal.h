@@ -208,6 +208,19 @@ void store_rows_free(store_rows *rows);
     "(SELECT request FROM tasks WHERE tasks.id = reservations.task_id "                            \
     "AND tasks.request LIKE '%\"resources\"%')"
 
+/* "Not released" in the statements that find a task's reservations by its
+ * id (release, preemption, a group's mark). Written so that PostgreSQL cannot
+ * prove `released_at IS NULL` from it: the partial indexes on that predicate
+ * (reservations_live, reservations_live_by_node, reservations_by_vmid) stay
+ * out of their plans, and reservations_by_task's range on task_id is the only
+ * index they can use. With `released_at IS NULL`, the generic plan (made at
+ * the sixth run, often while the table has no statistics and all those
+ * indexes cost the same) scanned reservations_live_by_node with no index
+ * condition: every live reservation read on every call, until an ANALYZE.
+ * A task has few reservations, released ones included. released_at
+ * is a store time or NULL, never empty. */
+#define STORE_RESERVATION_NOT_RELEASED "coalesce(released_at, '') = ''"
+
 /* Call fn for each collected row of a SELECT STORE_RESERVATION_COLUMNS, until
  * it returns non-zero. */
 void store_reservation_rows_each(const store_rows *rows, store_reservation_fn fn, void *ctx);

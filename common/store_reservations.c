@@ -224,7 +224,7 @@ int store_reservation_release_task(store *s, const char *task_id, const char *at
 {
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_TASK,
                              "UPDATE reservations SET released_at = ?2 "
-                             "WHERE task_id = ?1 AND released_at IS NULL",
+                             "WHERE task_id = ?1 AND " STORE_RESERVATION_NOT_RELEASED,
                              err);
     if (!st)
         return -1;
@@ -238,8 +238,8 @@ int store_reservation_preempt(store *s, const char *task_id, const char *node, i
 {
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_PREEMPT,
                              "UPDATE reservations SET released_at = ?3 "
-                             "WHERE task_id = ?1 AND node = ?2 AND released_at IS NULL "
-                             "AND bound_at IS NULL AND priority IS NOT NULL AND priority < ?4",
+                             "WHERE task_id = ?1 AND node = ?2 AND " STORE_RESERVATION_NOT_RELEASED
+                             " AND bound_at IS NULL AND priority IS NOT NULL AND priority < ?4",
                              err);
     if (!st)
         return -1;
