@@ -7,10 +7,12 @@
 #include "reservations.h"
 #include "sched_fixture.h"
 #include "store.h"
+#include "store_groups.h"
 #include "store_hosts.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
 #include "store_fixture.h"
+#include "store_internal.h" /* the store's db handle: its prepared statements */
 #include "testlib.h"
 
 #include <stdio.h>
@@ -609,6 +611,128 @@ static void test_leases(const char *path)
     store_close(s);
 }
 
+/* Before a call that prepares one statement on s's PostgreSQL connection:
+ * note the statements prepared so far. */
+static void prepared_mark(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(db_exec(s->db,
+                   "DROP TABLE IF EXISTS pg_temp.vf_seen; "
+                   "CREATE TEMP TABLE vf_seen AS SELECT name FROM pg_prepared_statements",
+                   "noting prepared statements", &err) == 0,
+           "%s", err.text);
+}
+
+/* The generic plan of the one statement prepared since prepared_mark, as
+ * EXPLAIN prints it (one line per row) into plan: the plan a prepared
+ * statement keeps from its sixth execution on, whatever its parameters
+ * (plan_cache_mode = force_generic_plan skips the five custom plans). */
+static void prepared_generic_plan(store *s, char *plan, size_t size)
+{
+    plan[0] = '\0';
+    vf_error err;
+    vf_error_init(&err);
+    db_stmt *slot = NULL;
+    db_stmt *st =
+        db_prepare(s->db, &slot,
+                   "SELECT name, cardinality(parameter_types) FROM pg_prepared_statements "
+                   "WHERE name NOT IN (SELECT name FROM pg_temp.vf_seen) "
+                   "AND statement NOT LIKE '%pg_prepared_statements%'",
+                   &err);
+    char explain[128] = "";
+    int found = 0;
+    while (st && db_step(st, "listing prepared statements", &err) == DB_ROW) {
+        if (found++ == 0) {
+            int n =
+                snprintf(explain, sizeof explain, "EXPLAIN EXECUTE %.40s(", db_column_text(st, 0));
+            for (int64_t i = 0, params = db_column_int64(st, 1); i < params && i < 8; i++)
+                n += snprintf(explain + n, sizeof explain - (size_t)n, "%sNULL", i ? ", " : "");
+            snprintf(explain + n, sizeof explain - (size_t)n, ")");
+        }
+    }
+    db_stmt_free(slot);
+    CHECKF(found == 1, "%d statements prepared by the call (%s)", found, err.text);
+    if (found != 1)
+        return;
+    CHECKF(db_exec(s->db, "SET plan_cache_mode = force_generic_plan", "forcing generic plans",
+                   &err) == 0,
+           "%s", err.text);
+    st = db_prepare(s->db, &slot, explain, &err);
+    size_t used = 0;
+    while (st && db_step(st, "explaining", &err) == DB_ROW) {
+        int n = snprintf(plan + used, size - used, "%s\n", db_column_text(st, 0));
+        if (n > 0)
+            used = used + (size_t)n < size ? used + (size_t)n : size - 1;
+    }
+    db_stmt_free(slot);
+    CHECKF(plan[0] != '\0', "%s: %s", explain, err.text);
+    CHECKF(db_exec(s->db, "RESET plan_cache_mode; DROP TABLE pg_temp.vf_seen", "resetting", &err) ==
+               0,
+           "%s", err.text);
+}
+
+/* The statements that end or mark a task's live reservations find them
+ * through the task's index, whatever the table's statistics say. Each is
+ * prepared once and runs thousands of times; PostgreSQL makes its generic
+ * plan at the sixth run. On a table without statistics (new, or short of
+ * autovacuum's first ANALYZE) every partial index on `released_at IS NULL`
+ * costs the same as reservations_by_task's range, and the plan picked
+ * reservations_live_by_node with no index condition: each call then read
+ * every live reservation (of every host, or of the host for the
+ * preemption) until an ANALYZE re-planned it. On PostgreSQL the generic
+ * plan of each is checked on the fresh, empty table; on both stores the
+ * statements end only live reservations of their task. */
+static void test_task_statements_plan(const char *location)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(location, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s", err.text);
+    if (!s)
+        return;
+    bool pg = store_is_pg(s);
+    add_task(s, "p-1");
+    add_task(s, "p-2");
+    int32_t low = 1;
+    CHECK(store_reservation_add_priority(s, "p-1", "bm-1", 1, 256, 0, 601, &low, PAST, FAR_FUTURE,
+                                         &err) == 0);
+    CHECK(store_reservation_add(s, "p-2", "bm-1", 1, 256, 0, 602, PAST, FAR_FUTURE, &err) == 0);
+    char plan[2048];
+
+    if (pg)
+        prepared_mark(s);
+    CHECKF(store_reservations_set_group(s, "p-1", "g", &err) == 0, "%s", err.text);
+    if (pg) {
+        prepared_generic_plan(s, plan, sizeof plan);
+        CHECK_CONTAINS(plan, "Index Cond: (task_id = $1)");
+    }
+
+    if (pg)
+        prepared_mark(s);
+    CHECK(store_reservation_preempt(s, "p-1", "bm-1", 5, PAST, &err) == 1);
+    if (pg) {
+        prepared_generic_plan(s, plan, sizeof plan);
+        CHECK_CONTAINS(plan, "Index Cond: (task_id = $1)");
+    }
+    /* Ended already: not again. */
+    CHECK(store_reservation_preempt(s, "p-1", "bm-1", 5, PAST, &err) == 0);
+
+    if (pg)
+        prepared_mark(s);
+    CHECK(store_reservation_release_task(s, "p-1", PAST, &err) == 0);
+    if (pg) {
+        prepared_generic_plan(s, plan, sizeof plan);
+        CHECK_CONTAINS(plan, "Index Cond: (task_id = $1)");
+    }
+    /* The task reserves again: only that one is live. */
+    CHECK(store_reservation_add(s, "p-1", "bm-2", 1, 256, 0, 603, PAST, FAR_FUTURE, &err) == 0);
+    CHECK(store_reservation_release_task(s, "p-1", PAST, &err) == 1);
+    CHECK(store_reservation_release_task(s, "p-2", PAST, &err) == 1);
+    CHECK(store_reservation_release_task(s, "p-2", PAST, &err) == 0);
+    store_close(s);
+}
+
 int main(void)
 {
     store_fixture fixture;
@@ -630,14 +754,15 @@ int main(void)
     test_leases(store_fixture_file(&fixture, "lease.db", path, sizeof path));
     test_diverging_views(store_fixture_file(&fixture, "diverging.db", path, sizeof path));
     test_expiry_within_a_second(store_fixture_file(&fixture, "expiry.db", path, sizeof path));
+    test_task_statements_plan(store_fixture_file(&fixture, "plan.db", path, sizeof path));
 
     /* The same on PostgreSQL, where store_host_claim locks the host's row
      * instead of relying on SQLite's single write lock. */
     char url[512];
-    const char *names_pg[] = {"stale", "vmid", "vmid_deferred", "lease", "diverging"};
+    const char *names_pg[] = {"stale", "vmid", "vmid_deferred", "lease", "diverging", "plan"};
     void (*tests_pg[])(const char *) = {test_stale_view_cannot_commit, test_vmid_held_once,
-                                        test_vmid_held_once_deferred, test_leases,
-                                        test_diverging_views};
+                                        test_vmid_held_once_deferred,  test_leases,
+                                        test_diverging_views,          test_task_statements_plan};
     for (size_t i = 0; i < sizeof tests_pg / sizeof tests_pg[0]; i++) {
         if (store_fixture_pg(&fixture, names_pg[i], url, sizeof url) == 0)
             tests_pg[i](url);
