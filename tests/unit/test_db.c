@@ -175,6 +175,45 @@ static void run(db *d, bool pg)
     CHECK(count_rows(d, "id = 70") == 0);
     CHECK(count_rows(d, "id = 60 AND v = 1") == 1);
     db_stmt_free(add);
+
+    /* PostgreSQL: a statement that is its own check (a data-modifying WITH,
+     * which the checked form cannot wrap) is refused the same way, its
+     * COMMIT in the same round trip; and when it adds its row, commits. */
+    db_stmt *self = NULL;
+    if (pg) {
+        CHECK(db_prepare(d, &self,
+                         "WITH a AS (INSERT INTO t (id, v) VALUES (?1, 3) ON CONFLICT (id) "
+                         "DO NOTHING RETURNING 1) SELECT 1 / (count(*) >= 1)::int FROM a",
+                         &err) != NULL);
+        db_expect held = {
+            .short_code = VF_ECONFLICT, .short_text = "60 held", .checks_itself = true};
+        CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+        CHECK(insert(d, &ins, 71, &err) == 0);
+        db_bind_int64(self, 1, 60);
+        rc = self ? db_step_deferred(self, "adding", &held, &err) : -1;
+        if (rc == 0 && commit)
+            rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+        CHECK(rc == -1 && err.code == VF_ECONFLICT);
+        CHECK_CONTAINS(err.text, "60 held");
+        vf_error_init(&err);
+        db_reset(commit);
+        CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+        CHECK(count_rows(d, "id = 71") == 0);
+
+        CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+        db_bind_int64(self, 1, 81);
+        uint64_t before_self = db_round_trips(d);
+        rc = self ? db_step_deferred(self, "adding", &held, &err) : -1;
+        if (rc == 0 && commit)
+            rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+        CHECKF(rc == 0, "%s", err.text);
+        CHECKF(db_round_trips(d) - before_self == 1,
+               "%llu round trips for a checked insert and COMMIT",
+               (unsigned long long)(db_round_trips(d) - before_self));
+        db_reset(commit);
+        CHECK(count_rows(d, "id = 81 AND v = 3") == 1);
+    }
+    db_stmt_free(self);
     db_stmt_free(count);
     db_stmt_free(commit);
     /* Their slots live on this stack: free them before it goes. */
