@@ -587,7 +587,7 @@ void store_close(store *s)
     if (s->wal_fd >= 0)
         close(s->wal_fd);
     store_tx_cache_drop(s);
-    store_batch_drop(s);
+    store_batch_free(s);
     free(s->path);
     free(s);
 }

@@ -1,63 +1,95 @@
-/* store_batch: the hot path's append-only inserts, one statement per table
- * per transaction on PostgreSQL (see store_internal.h). */
-#include <jansson.h>
+/* store_batch: the hot path's append-only inserts, a few statements per
+ * table per transaction on PostgreSQL (see store_internal.h). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "grow.h"
 #include "store_internal.h"
 
-/* Each table's rows arrive as one JSON array of rows, each row an array of
- * strings (or null) in the column order of the INSERT; the server unpacks
- * them in that order, so identity and sequence columns (task_events.id,
- * outbox.seq) number the rows as separate inserts would have. */
+/* A table's kept rows go as multi-row INSERT ... VALUES statements of these
+ * sizes, largest first (100 rows: 64 + 16 + 16 + 4): each size is one
+ * statement prepared once per connection, and the server reads the values
+ * as it reads a single row's parameters. Rows keep their order, so identity
+ * and sequence columns (task_events.id, outbox.seq) number them as separate
+ * inserts did. */
+static const int chunk_rows[STORE_BATCH_CHUNKS] = {64, 16, 4, 1};
+
 typedef struct batch_table {
-    store_stmt_id stmt;
+    const char *insert; /* up to VALUES */
     int columns;
-    const char *sql;
     const char *what;
 } batch_table;
 
 static const batch_table tables[STORE_BATCH_COUNT] = {
-    [STORE_BATCH_TASK_EVENTS] = {STORE_STMT_BATCH_TASK_EVENTS, 4,
-                                 "INSERT INTO task_events (task_id, at, status, detail) "
-                                 "SELECT r->>0, r->>1, r->>2, r->>3 "
-                                 "FROM json_array_elements(CAST(?1 AS json)) "
-                                 "WITH ORDINALITY AS b(r, n) ORDER BY n",
+    [STORE_BATCH_TASK_EVENTS] = {"INSERT INTO task_events (task_id, at, status, detail) VALUES ", 4,
                                  "recording task history"},
-    [STORE_BATCH_OUTBOX] = {STORE_STMT_BATCH_OUTBOX, 4,
-                            "INSERT INTO outbox (id, routing_key, body, created_at) "
-                            "SELECT r->>0, r->>1, r->>2, r->>3 "
-                            "FROM json_array_elements(CAST(?1 AS json)) "
-                            "WITH ORDINALITY AS b(r, n) ORDER BY n",
+    [STORE_BATCH_OUTBOX] = {"INSERT INTO outbox (id, routing_key, body, created_at) VALUES ", 4,
                             "recording events"},
 };
 
 int store_batch_add(store *s, store_batch_id id, const char *const *values, vf_error *err)
 {
     const batch_table *table = &tables[id];
-    json_t **rows = &s->batches[id];
-    if (!*rows)
-        *rows = json_array();
-    json_t *row = json_array();
-    int bad = !*rows || !row;
-    for (int i = 0; !bad && i < table->columns; i++) {
-        json_t *value = values[i] ? json_string(values[i]) : json_null();
-        bad = json_array_append_new(row, value) != 0;
+    store_batch_rows *rows = &s->batches[id];
+    size_t need = rows->n_values + (size_t)table->columns;
+    if (grow_array((void **)&rows->values, &rows->cap, need, sizeof *rows->values) != 0)
+        goto nomem;
+    for (int i = 0; i < table->columns; i++) {
+        char *copy = values[i] ? strdup(values[i]) : NULL;
+        if (values[i] && !copy) {
+            while (i-- > 0)
+                free(rows->values[rows->n_values + (size_t)i]);
+            goto nomem;
+        }
+        rows->values[rows->n_values + (size_t)i] = copy;
     }
-    if (bad || json_array_append_new(*rows, row) != 0) {
-        if (bad)
-            json_decref(row);
-        vf_error_set(err, VF_EINVAL, "store %s: %s: out of memory or text not UTF-8", s->path,
-                     table->what);
-        return -1;
-    }
+    rows->n_values = need;
     return 0;
+nomem:
+    vf_error_set(err, VF_ENOMEM, "store %s: %s: out of memory", s->path, table->what);
+    return -1;
+}
+
+/* The INSERT of `n` rows, "(?1, ?2, ...), (...)", prepared in its slot. */
+static db_stmt *chunk_stmt(store *s, store_batch_id id, int chunk, vf_error *err)
+{
+    db_stmt **slot = &s->batch_stmts[id][chunk];
+    if (*slot)
+        return db_prepare(s->db, slot, NULL, err);
+    const batch_table *table = &tables[id];
+    int n = chunk_rows[chunk];
+    /* "?NNN, " at most 7 characters per value, "(" and ")" per row. */
+    size_t size = strlen(table->insert) + (size_t)n * ((size_t)table->columns * 7 + 4) + 1;
+    char *sql = malloc(size);
+    if (!sql) {
+        vf_error_set(err, VF_ENOMEM, "store %s: %s: out of memory", s->path, table->what);
+        return NULL;
+    }
+    size_t at = (size_t)snprintf(sql, size, "%s", table->insert);
+    int param = 1;
+    for (int row = 0; row < n; row++)
+        for (int column = 0; column < table->columns; column++)
+            at += (size_t)snprintf(sql + at, size - at, "%s?%d%s",
+                                   column == 0 ? (row == 0 ? "(" : ", (") : ", ", param++,
+                                   column == table->columns - 1 ? ")" : "");
+    db_stmt *st = db_prepare(s->db, slot, sql, err);
+    free(sql);
+    return st;
+}
+
+static void free_values(store_batch_rows *rows)
+{
+    for (size_t i = 0; i < rows->n_values; i++)
+        free(rows->values[i]);
+    rows->n_values = 0;
 }
 
 int store_batch_flush(store *s, vf_error *err)
 {
     for (int id = 0; id < STORE_BATCH_COUNT; id++) {
-        json_t *rows = s->batches[id];
-        if (!rows || json_array_size(rows) == 0)
+        store_batch_rows *rows = &s->batches[id];
+        if (rows->n_values == 0)
             continue;
         const batch_table *table = &tables[id];
         if (!store_defers(s)) {
@@ -68,20 +100,29 @@ int store_batch_flush(store *s, vf_error *err)
                          table->what);
             return -1;
         }
-        char *text = json_dumps(rows, JSON_COMPACT);
-        json_array_clear(rows);
-        if (!text) {
-            vf_error_set(err, VF_ENOMEM, "store %s: %s: out of memory", s->path, table->what);
-            return -1;
+        size_t n_rows = rows->n_values / (size_t)table->columns, sent = 0;
+        int rc = 0;
+        for (int chunk = 0; rc == 0 && chunk < STORE_BATCH_CHUNKS; chunk++) {
+            while (rc == 0 && n_rows - sent >= (size_t)chunk_rows[chunk]) {
+                db_stmt *st = chunk_stmt(s, (store_batch_id)id, chunk, err);
+                if (!st) {
+                    rc = -1;
+                    break;
+                }
+                const char *const *values =
+                    (const char *const *)rows->values + sent * (size_t)table->columns;
+                int n_values = chunk_rows[chunk] * table->columns;
+                for (int i = 0; i < n_values; i++)
+                    db_bind_text(st, i + 1, values[i]);
+                /* No count to check: without ON CONFLICT an INSERT writes
+                 * every row or fails (a unique, foreign-key or not-null
+                 * violation), which fails the transaction. */
+                rc = store_exec_deferred(st, table->what, &(db_expect){0}, err);
+                sent += (size_t)chunk_rows[chunk];
+            }
         }
-        db_stmt *st = store_stmt(s, table->stmt, table->sql, err);
-        int rc = -1;
-        /* No count to check: without ON CONFLICT an INSERT ... SELECT
-         * writes every row or fails (a unique, foreign-key or not-null
-         * violation), which fails the transaction. */
-        if (st && db_bind_text(st, 1, text) == 0)
-            rc = store_exec_deferred(st, table->what, &(db_expect){0}, err);
-        free(text);
+        /* Sent (libpq copied the values) or failed: either way done with. */
+        free_values(rows);
         if (rc != 0)
             return -1;
     }
@@ -90,8 +131,15 @@ int store_batch_flush(store *s, vf_error *err)
 
 void store_batch_drop(store *s)
 {
+    for (int id = 0; id < STORE_BATCH_COUNT; id++)
+        free_values(&s->batches[id]);
+}
+
+void store_batch_free(store *s)
+{
+    store_batch_drop(s);
     for (int id = 0; id < STORE_BATCH_COUNT; id++) {
-        json_decref(s->batches[id]);
-        s->batches[id] = NULL;
+        free(s->batches[id].values);
+        s->batches[id] = (store_batch_rows){0};
     }
 }

@@ -88,8 +88,6 @@ typedef enum {
     STORE_STMT_GROUP_CLAIM,
     STORE_STMT_RESERVATIONS_SET_GROUP,
     STORE_STMT_OUTBOX_CONFIRMED_MANY,
-    STORE_STMT_BATCH_TASK_EVENTS,
-    STORE_STMT_BATCH_OUTBOX,
     STORE_STMT_COUNT,
 } store_stmt_id;
 
@@ -111,19 +109,27 @@ typedef struct store_tx_cache {
 void store_tx_cache_drop(store *s);
 
 /* The hot path's append-only inserts while writes are deferred (store_defers):
- * on PostgreSQL each row would be its own statement, parsed, planned and
- * executed by the server; kept here instead, a table's rows go as one INSERT
- * of a JSON array at the latest at commit, which costs the server a fraction
- * of that. Rows keep their order (and so their ids). */
+ * on PostgreSQL each row would be its own statement, bound, planned and
+ * executed by the server; kept here instead, a table's rows go as a few
+ * multi-row INSERTs at the latest at commit, which cost the server a
+ * fraction of that. Rows keep their order (and so their ids). */
 typedef enum {
     STORE_BATCH_TASK_EVENTS, /* task_id, at, status, detail */
     STORE_BATCH_OUTBOX,      /* id, routing_key, body, created_at */
     STORE_BATCH_COUNT,
 } store_batch_id;
 
+/* The statement sizes a table's rows are sent in (store_batch.c). */
+#define STORE_BATCH_CHUNKS 4
+
+typedef struct store_batch_rows {
+    char **values;   /* owned copies (NULL: SQL NULL), row after row */
+    size_t n_values; /* rows times the table's columns */
+    size_t cap;      /* grow_array */
+} store_batch_rows;
+
 /* Keep one row (the table's columns, in the order above; NULL for SQL NULL)
- * for the transaction. Returns 0, or -1 with err (out of memory; VF_EINVAL
- * for text that is not UTF-8). */
+ * for the transaction. Returns 0, or -1 with err (out of memory). */
 int store_batch_add(store *s, store_batch_id id, const char *const *values, vf_error *err);
 
 /* Send every kept row (deferred, see db_step_deferred): store_commit does,
@@ -133,6 +139,8 @@ int store_batch_flush(store *s, vf_error *err);
 
 /* Forget the kept rows (store.c, at every transaction end). */
 void store_batch_drop(store *s);
+/* And free what holds them (store_close). */
+void store_batch_free(store *s);
 
 struct store {
     db *db;
@@ -142,9 +150,10 @@ struct store {
     db_stmt *stmts[STORE_STMT_COUNT];
     db_stmt *task_list[1 << STORE_TASK_FILTERS];
     db_stmt *delivery_list[1 << STORE_DELIVERY_FILTERS];
-    bool defer_writes;                         /* store_defer_writes */
-    struct json_t *batches[STORE_BATCH_COUNT]; /* store_batch_add; NULL: none yet */
-    store_tx_cache tx_cache;                   /* store_tx_cache_drop */
+    bool defer_writes;                                           /* store_defer_writes */
+    store_batch_rows batches[STORE_BATCH_COUNT];                 /* store_batch_add */
+    db_stmt *batch_stmts[STORE_BATCH_COUNT][STORE_BATCH_CHUNKS]; /* store_batch_flush's */
+    store_tx_cache tx_cache;                                     /* store_tx_cache_drop */
 };
 
 /* Whether the store is on PostgreSQL (else SQLite), for the few statements

@@ -1217,8 +1217,33 @@ static int collect_outbox_body(const store_outbox_event *e, void *ctx)
     return 0;
 }
 
-/* With writes deferred, history rows and events are kept and sent as one
- * statement per table on PostgreSQL (store_batch): the rows must come out
+typedef struct {
+    int count; /* rows seen: the first is tb-2's "received", then s0, s1, ... */
+    int wrong;
+    int64_t last_id;
+} many_events;
+
+static int check_many(const store_task_event *e, void *ctx)
+{
+    many_events *m = ctx;
+    int i = m->count++ - 1;
+    if (e->id <= m->last_id)
+        m->wrong++;
+    m->last_id = e->id;
+    if (i < 0)
+        return 0;
+    char status[16], detail[32];
+    snprintf(status, sizeof status, "s%d", i);
+    snprintf(detail, sizeof detail, "{\"i\":%d}", i);
+    bool null_detail = i % 7 == 3;
+    if (strcmp(e->status, status) != 0 || strcmp(e->task_id, "tb-2") != 0 ||
+        (null_detail ? e->detail != NULL : !e->detail || strcmp(e->detail, detail) != 0))
+        m->wrong++;
+    return 0;
+}
+
+/* With writes deferred, history rows and events are kept and sent as a few
+ * multi-row statements per table on PostgreSQL (store_batch): the rows must come out
  * exactly as separate inserts would have written them, in order, seen by
  * the transaction's own reads, gone with a rollback, and a bad row must
  * fail the commit. On SQLite the same calls write at once. */
@@ -1276,6 +1301,21 @@ static void test_batched_writes(const char *location)
     CHECK_STR(seen.ids[1], "evt_tb1");
     CHECK_STR(seen.bodies[1], detail);
     CHECK_STR(seen.created[1], "2026-11-22T10:00:02.000Z");
+
+    /* Many rows: sent in statements of several sizes (64 + 16 + 4 + 4 + 1 +
+     * 1 here), every value in its row and every row in its place. */
+    CHECK(store_begin(s, &err) == 0);
+    char status[16], detail_i[32];
+    for (int i = 0; i < 90; i++) {
+        snprintf(status, sizeof status, "s%d", i);
+        snprintf(detail_i, sizeof detail_i, "{\"i\":%d}", i);
+        CHECK(store_task_event_add(s, "tb-2", "2026-11-22T10:00:04.000Z", status,
+                                   i % 7 == 3 ? NULL : detail_i, &err) == 0);
+    }
+    CHECKF(store_commit(s, &err) == 0, "%s", err.text);
+    many_events many = {0};
+    CHECK(store_task_events(s, "tb-2", check_many, &many, &err) == 0);
+    CHECKF(many.count == 91 && many.wrong == 0, "%d rows, %d out of place", many.count, many.wrong);
 
     /* A rollback takes the kept rows with it; the next transaction writes none. */
     store_task_fields f3 = task_fields("tb-3", "queued", "2026-11-22T10:01:00.000Z");
