@@ -402,6 +402,104 @@ static int join_detail(const store_task_event *e, void *user)
     return 0;
 }
 
+/* The texts a placement writes, byte for byte (docs/contracts.md): the
+ * result (task row, "completed" history and reply), the "processing" history
+ * and the task.completed event, on a fixture of their own so that the host
+ * and vmid chosen do not depend on the other tests. A change to how they are
+ * built must not change a byte of them. */
+static void test_placed_texts(void)
+{
+    fixture f;
+    if (!fixture_open(&f)) {
+        CHECK(!"fixture");
+        fixture_close(&f);
+        return;
+    }
+    task_outcome out;
+    const char *body = "{\"task_id\":\"t-texts\",\"requested_cpu\":2,\"requested_memory\":1024}";
+    task_message msg = {(const unsigned char *)body,
+                        strlen(body),
+                        false,
+                        strlen(body),
+                        "task.schedule",
+                        "m-texts",
+                        "reply.q",
+                        true,
+                        0,
+                        "guest",
+                        false,
+                        NULL};
+    CHECK(handle_message(&f, task_handler_handle, &msg, &out) == 0);
+    const char *result =
+        "{\"status\":\"completed\",\"node\":{\"name\":\"bm-001\",\"ip\":\"10.0.0.1\",\"pool\":"
+        "\"default\"},\"vmid\":100,\"score\":94.58,\"scores\":{\"FreeResources\":{\"score\":93.75,"
+        "\"weight\":1.0},\"Balanced\":{\"score\":100.0,\"weight\":1.0},\"VMSlots\":{\"score\":90.0,"
+        "\"weight\":1.0}},\"feasible\":3,\"hosts\":3,\"explanation\":\"bm-001 chosen with score "
+        "94.58, vmid 100; 3/3 nodes are available\",\"attempts\":1,\"task_id\":\"t-texts\"}";
+    CHECK_STR(out.reply_body, result);
+    store_task t;
+    if (get_task(&f, "t-texts", &t))
+        CHECK_STR(t.result, result);
+    store_task_clear(&t);
+    char history[8192] = "", want[8192];
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(store_task_events(f.store, "t-texts", join_detail, history, &err) == 0);
+    snprintf(want, sizeof want, "processing|%s\ncompleted|%s\n",
+             "{\"attempt\":1,\"routing_key\":\"task.schedule\",\"message_id\":\"m-texts\","
+             "\"redelivered\":true,\"worker\":\"test:1\",\"publisher\":\"guest\"}",
+             result);
+    CHECK_STR(history, want);
+    char event[1024];
+    snprintf(
+        event, sizeof event,
+        "{\"id\":\"%s\",\"type\":\"task.completed\",\"timestamp\":\"2026-11-22T01:02:03Z\","
+        "\"data\":{\"task_id\":\"t-texts\",\"status\":\"completed\",\"node\":{\"name\":\"bm-001\","
+        "\"ip\":\"10.0.0.1\",\"pool\":\"default\"},\"vmid\":100,\"score\":94.58,\"attempts\":1}}",
+        out.event_id ? out.event_id : "");
+    CHECK_STR(out.event_body, event);
+    task_outcome_close(&out);
+
+    /* The "processing" history of a message without a message id or a
+     * user_id (nulls), and of one whose message id is not UTF-8 (no detail:
+     * jansson refuses the text, and the history keeps the row). */
+    const struct {
+        const char *task_id, *message_id, *want;
+    } arrivals[] = {
+        {"t-texts-2", NULL,
+         "processing|{\"attempt\":1,\"routing_key\":\"task.schedule\",\"message_id\":null,"
+         "\"redelivered\":false,\"worker\":\"test:1\",\"publisher\":null}\n"},
+        {"t-texts-3", "m-\xff", "processing|\n"},
+    };
+    for (size_t i = 0; i < sizeof arrivals / sizeof arrivals[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text,
+                 "{\"task_id\":\"%s\",\"requested_cpu\":1,\"requested_memory\":64}",
+                 arrivals[i].task_id);
+        task_message plain = {(const unsigned char *)text,
+                              strlen(text),
+                              false,
+                              strlen(text),
+                              "task.schedule",
+                              arrivals[i].message_id,
+                              NULL,
+                              false,
+                              0,
+                              NULL,
+                              false,
+                              NULL};
+        CHECK(handle_message(&f, task_handler_handle, &plain, &out) == 0);
+        task_outcome_close(&out);
+        history[0] = '\0';
+        CHECK(store_task_events(f.store, arrivals[i].task_id, join_detail, history, &err) == 0);
+        char *completed = strstr(history, "completed|");
+        if (completed)
+            *completed = '\0';
+        CHECK_STR(history, arrivals[i].want);
+    }
+    fixture_close(&f);
+}
+
 /* scheduler_name picks a profile and the result, event and history name it;
  * a name no profile has waits (retried, reason unknown_scheduler) and ends
  * exhausted after the last attempt. */
@@ -552,6 +650,7 @@ int main(void)
 {
     vf_log_set_level(VF_LOG_WARN);
     test_events();
+    test_placed_texts();
     fixture f;
     if (!fixture_open(&f)) {
         CHECK(!"fixture");
