@@ -150,6 +150,38 @@ int task_attempt_history(const task_attempt *a, const char *status, json_t *deta
     return rc;
 }
 
+/* `text` as a JSON string (NULL when it is not UTF-8), or null when absent. */
+static json_t *string_or_null(const char *text)
+{
+    return text ? json_string(text) : json_null();
+}
+
+/* How this attempt's message arrived, for its "processing" history row, or
+ * NULL (no detail) when a field the broker gave is not UTF-8. publisher: the
+ * AMQP user_id, checked by the broker; the first attempt's names the
+ * submitter, who may give the reservation back (task.release). Built
+ * directly rather than with json_pack, which would parse its format and
+ * check every key on every task; the values from the message are still
+ * checked. */
+static json_t *received_json(const task_attempt *a)
+{
+    const task_message *msg = a->msg;
+    json_t *received = json_object();
+    if (!received)
+        return NULL;
+    int rc = json_object_set_new_nocheck(received, "attempt", json_integer(a->attempt));
+    rc |= json_object_set_new_nocheck(received, "routing_key", string_or_null(msg->routing_key));
+    rc |= json_object_set_new_nocheck(received, "message_id", string_or_null(msg->message_id));
+    rc |= json_object_set_new_nocheck(received, "redelivered", json_boolean(msg->redelivered));
+    rc |= json_object_set_new_nocheck(received, "worker", string_or_null(a->h->worker));
+    rc |= json_object_set_new_nocheck(received, "publisher", string_or_null(msg->user_id));
+    if (rc < 0) {
+        json_decref(received);
+        return NULL;
+    }
+    return received;
+}
+
 int task_attempt_write(const task_attempt *a, const char *status, const char *reason,
                        const char *result_text, const char *error, const char *node, int64_t vmid,
                        vf_error *err)
@@ -185,14 +217,7 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
     a->out->attempt = (int)a->attempt;
     snprintf(a->out->node, sizeof a->out->node, "%s", node ? node : "");
     snprintf(a->out->error_text, sizeof a->out->error_text, "%s", error ? error : "");
-    /* publisher: the AMQP user_id, checked by the broker; the first
-     * attempt's names the submitter, who may give the reservation back
-     * (task.release). */
-    json_t *received =
-        json_pack("{s:i, s:s?, s:s?, s:b, s:s?, s:s?}", "attempt", a->attempt, "routing_key",
-                  msg->routing_key, "message_id", msg->message_id, "redelivered", msg->redelivered,
-                  "worker", a->h->worker, "publisher", msg->user_id);
-    return task_attempt_history(a, "processing", received, err);
+    return task_attempt_history(a, "processing", received_json(a), err);
 }
 
 int task_attempt_event(const task_attempt *a, event_type type, json_t *data, vf_error *err)
@@ -307,6 +332,7 @@ int task_attempt_retry(const task_attempt *a, const char *error, json_t *detail,
 
 char *task_attempt_result_text(const task_attempt *a, json_t *result)
 {
-    json_object_set_new(result, "task_id", json_string(a->out->task_id));
+    /* The id is ASCII: from request_task_id_chars, or made by ids_new. */
+    json_object_set_new_nocheck(result, "task_id", json_string_nocheck(a->out->task_id));
     return json_util_dump(result);
 }

@@ -24,7 +24,7 @@ static bool wants_reply(const task_message *msg)
 static void echo_priority(json_t *obj, const task_outcome *out)
 {
     if (obj && out->has_priority)
-        json_object_set_new(obj, "priority", json_integer(out->priority));
+        json_object_set_new_nocheck(obj, "priority", json_integer(out->priority));
 }
 
 /* failed with `reason`: task row, history, task.failed event, reply; the
@@ -104,6 +104,30 @@ static int reserve(const task_attempt *rec, const sched_request *req,
     return 0;
 }
 
+/* task.completed's data for a placement whose result is `result`: the
+ * task, its node and score (the result's own values, shared rather than
+ * built again), vmid and attempts; NULL when out of memory. Built directly
+ * rather than with json_pack: the keys are literals and the task id is
+ * ASCII (request_task_id_chars, or ids_new's), so neither a format string
+ * nor a UTF-8 check is worth its cost on every task. */
+static json_t *completed_data(const task_attempt *rec, json_t *result, uint32_t vmid)
+{
+    json_t *data = json_object();
+    if (!data)
+        return NULL;
+    int rc = json_object_set_new_nocheck(data, "task_id", json_string_nocheck(rec->out->task_id));
+    rc |= json_object_set_new_nocheck(data, "status", json_string_nocheck("completed"));
+    rc |= json_object_set_nocheck(data, "node", json_object_get(result, "node"));
+    rc |= json_object_set_new_nocheck(data, "vmid", json_integer((json_int_t)vmid));
+    rc |= json_object_set_nocheck(data, "score", json_object_get(result, "score"));
+    rc |= json_object_set_new_nocheck(data, "attempts", json_integer(rec->attempt));
+    if (rc < 0) {
+        json_decref(data);
+        return NULL;
+    }
+    return data;
+}
+
 /* `preempted` (borrowed; NULL: none) lists the reservations this placement
  * took (preemption.h): in the result, its history and the event. */
 static int record_placement(const task_attempt *rec, const sched_request *req,
@@ -117,20 +141,15 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
         vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
         return -1;
     }
-    json_object_set_new(result, "attempts", json_integer(rec->attempt));
+    json_object_set_new_nocheck(result, "attempts", json_integer(rec->attempt));
     if (h->inventory_note && h->inventory_note[0])
-        json_object_set_new(result, "inventory", json_string(h->inventory_note));
+        json_object_set_new_nocheck(result, "inventory", json_string(h->inventory_note));
     if (scheduler)
-        json_object_set_new(result, "scheduler", json_string(scheduler));
+        json_object_set_new_nocheck(result, "scheduler", json_string(scheduler));
     echo_priority(result, out);
     if (preempted)
         json_object_set(result, "preempted", preempted);
-    /* The event shares the result's node and score values rather than
-     * building them again. */
-    json_t *event =
-        json_pack("{s:s, s:s, s:O, s:i, s:O, s:i}", "task_id", out->task_id, "status", "completed",
-                  "node", json_object_get(result, "node"), "vmid", (json_int_t)decision->vmid,
-                  "score", json_object_get(result, "score"), "attempts", rec->attempt);
+    json_t *event = completed_data(rec, result, decision->vmid);
     if (scheduler && event)
         json_object_set_new(event, "scheduler", json_string(scheduler));
     echo_priority(event, out);
@@ -319,10 +338,12 @@ static int record_placements(const task_attempt *rec, const sched_request *req,
     if (scheduler)
         json_object_set_new(result, "scheduler", json_string(scheduler));
     echo_priority(result, out);
-    event = json_pack("{s:s, s:s, s:O, s:i, s:O, s:i, s:i, s:O}", "task_id", out->task_id, "status",
-                      "completed", "node", json_object_get(result, "node"), "vmid",
-                      (json_int_t)first->vmid, "score", json_object_get(result, "score"),
-                      "attempts", rec->attempt, "count", req->count, "placements", list);
+    event = completed_data(rec, result, first->vmid);
+    if (event && (json_object_set_new_nocheck(event, "count", json_integer(req->count)) < 0 ||
+                  json_object_set_nocheck(event, "placements", list) < 0)) {
+        json_decref(event);
+        event = NULL;
+    }
     if (event && req->group[0])
         json_object_set(event, "group", json_object_get(result, "group"));
     if (scheduler && event)

@@ -16,30 +16,30 @@ json_t *sched_decision_to_json(const sched_decision *decision, const hostset *ho
     if (!obj)
         return NULL;
     if (decision->placed) {
-        json_object_set_new(obj, "status", json_string("completed"));
+        json_object_set_new_nocheck(obj, "status", json_string_nocheck("completed"));
         json_t *node = json_object();
-        json_object_set_new(node, "name", json_string(decision->node->name));
-        json_object_set_new(node, "ip", json_string(decision->node->ip));
-        json_object_set_new(node, "pool", json_string(decision->node->pool));
-        json_object_set_new(obj, "node", node);
-        json_object_set_new(obj, "vmid", json_integer(decision->vmid));
-        json_object_set_new(obj, "score", rounded(decision->score));
+        json_object_set_new_nocheck(node, "name", json_string(decision->node->name));
+        json_object_set_new_nocheck(node, "ip", json_string(decision->node->ip));
+        json_object_set_new_nocheck(node, "pool", json_string(decision->node->pool));
+        json_object_set_new_nocheck(obj, "node", node);
+        json_object_set_new_nocheck(obj, "vmid", json_integer(decision->vmid));
+        json_object_set_new_nocheck(obj, "score", rounded(decision->score));
         json_t *parts = json_object();
         for (size_t i = 0; i < decision->n_parts; i++) {
             json_t *part = json_object();
-            json_object_set_new(part, "score", rounded(decision->parts[i].score));
-            json_object_set_new(part, "weight", json_real(decision->parts[i].weight));
-            json_object_set_new(parts, decision->parts[i].plugin, part);
+            json_object_set_new_nocheck(part, "score", rounded(decision->parts[i].score));
+            json_object_set_new_nocheck(part, "weight", json_real(decision->parts[i].weight));
+            json_object_set_new_nocheck(parts, decision->parts[i].plugin, part);
         }
-        json_object_set_new(obj, "scores", parts);
+        json_object_set_new_nocheck(obj, "scores", parts);
     } else {
-        json_object_set_new(obj, "status", json_string("failed"));
-        json_object_set_new(obj, "reason", json_string("unschedulable"));
-        json_object_set_new(obj, "error", json_string(decision->message));
+        json_object_set_new_nocheck(obj, "status", json_string_nocheck("failed"));
+        json_object_set_new_nocheck(obj, "reason", json_string_nocheck("unschedulable"));
+        json_object_set_new_nocheck(obj, "error", json_string(decision->message));
     }
-    json_object_set_new(obj, "feasible", json_integer((json_int_t)decision->n_feasible));
-    json_object_set_new(obj, "hosts", json_integer((json_int_t)decision->n_hosts));
-    json_object_set_new(obj, "explanation", json_string(decision->message));
+    json_object_set_new_nocheck(obj, "feasible", json_integer((json_int_t)decision->n_feasible));
+    json_object_set_new_nocheck(obj, "hosts", json_integer((json_int_t)decision->n_hosts));
+    json_object_set_new_nocheck(obj, "explanation", json_string(decision->message));
     if (!decision->placed && decision->host_reasons) {
         json_t *rejections = json_object();
         for (size_t i = 0; i < hosts->n_hosts && i < decision->n_hosts; i++) {
@@ -48,7 +48,7 @@ json_t *sched_decision_to_json(const sched_decision *decision, const hostset *ho
                 json_object_set_new(rejections, hosts->hosts[i].name,
                                     json_string(sched_reason_text(r)));
         }
-        json_object_set_new(obj, "rejections", rejections);
+        json_object_set_new_nocheck(obj, "rejections", rejections);
     }
     return obj;
 }
