@@ -9,12 +9,17 @@
  * worker figures in bench_worker.py include both.
  *
  *   bench_handler [tasks] [hosts] [batch] [book|nobook] [metrics|nometrics]
- *   (default 20000 1000 100 book nometrics)
+ *                 [sqlite|postgresql]
+ *   (default 20000 1000 100 book nometrics sqlite)
  *
  * "metrics" adds what the worker's main loop does for worker.http_listen:
  * the per-message decision timing and the counters added after each commit
  * (worker_metrics.h), with the endpoints listening on a free loopback port
- * but not scraped. Compare the two under callgrind for the cost per task. */
+ * but not scraped. Compare the two under callgrind for the cost per task.
+ *
+ * "postgresql" puts the store in a fresh schema on VF_PG_URL's server
+ * (dropped at the end), with the worker's deferred writes (store.h
+ * store_defer_writes); the server's own CPU is not in the figure. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +36,7 @@
 #include "task_handler.h"
 #include "worker_metrics.h"
 #include "clock.h"
+#include "store_fixture.h"
 
 static double clock_s(clockid_t id)
 {
@@ -81,8 +87,12 @@ int main(int argc, char **argv)
      * neither, to measure what the shared-store checks cost one worker. */
     bool with_book = argc <= 4 || strcmp(argv[4], "nobook") != 0;
     bool with_metrics = argc > 5 && strcmp(argv[5], "metrics") == 0;
+    bool on_postgresql = argc > 6 && strcmp(argv[6], "postgresql") == 0;
     if (n <= 0 || n_hosts <= 0 || per_batch <= 0) {
-        fprintf(stderr, "usage: %s [tasks] [hosts] [batch] [book|nobook]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s [tasks] [hosts] [batch] [book|nobook] [metrics|nometrics] "
+                "[sqlite|postgresql]\n",
+                argv[0]);
         return 2;
     }
     vf_log_set_level(VF_LOG_WARN);
@@ -91,8 +101,15 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
-    char path[sizeof dir + 16];
+    char path[512];
     snprintf(path, sizeof path, "%s/virtflow.db", dir);
+    store_fixture pg = {{0}};
+    if (on_postgresql && (store_fixture_init(&pg, "bench_handler") != 0 ||
+                          store_fixture_pg(&pg, "bench_handler", path, sizeof path) != 0)) {
+        fprintf(stderr, "bench_handler: postgresql needs VF_PG_URL\n");
+        store_fixture_close(&pg);
+        return 2;
+    }
 
     int status = 1;
     vf_error err;
@@ -117,6 +134,7 @@ int main(int argc, char **argv)
         goto out;
     if (!(s = store_open(path, STORE_READ_WRITE, &err)) || store_defer_sync(s, &err) < 0)
         goto out;
+    store_defer_writes(s); /* as the worker does; nothing changes on SQLite */
     if (with_book && (!(book = reservation_book_new(engine, &err)) ||
                       reservation_book_load(book, s, 0, &err) < 0))
         goto out;
@@ -179,10 +197,12 @@ int main(int argc, char **argv)
     }
     double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     double wall = bench_now_s() - wall0;
-    printf("handler: %ld tasks, %ld hosts, batches of %ld%s%s: %.1f us CPU per task, %.0f tasks/s "
-           "(wall, one thread, fdatasync per batch)\n",
+    printf("handler: %ld tasks, %ld hosts, batches of %ld%s%s%s: %.1f us CPU per task, %.0f "
+           "tasks/s (wall, one thread, %s)\n",
            n, n_hosts, per_batch, book ? "" : " (no generation checks)",
-           wm ? ", with the metrics hooks" : "", cpu / (double)n * 1e6, (double)n / wall);
+           wm ? ", with the metrics hooks" : "", on_postgresql ? ", PostgreSQL" : "",
+           cpu / (double)n * 1e6, (double)n / wall,
+           on_postgresql ? "one commit per batch" : "fdatasync per batch");
     status = 0;
 out:
     if (status != 0)
@@ -193,6 +213,8 @@ out:
     worker_metrics_stop(wm);
     reservation_book_free(book);
     store_close(s);
+    if (on_postgresql)
+        store_fixture_close(&pg); /* drops the schema */
     sched_engine_free(engine);
     hostset_free(hosts);
     config_free(config);
