@@ -1,5 +1,5 @@
 /* store_batch: the hot path's append-only inserts, a few statements per
- * table per transaction on PostgreSQL (see store_internal.h). */
+ * table per transaction (see store_internal.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,9 +92,9 @@ int store_batch_flush(store *s, vf_error *err)
         if (rows->n_values == 0)
             continue;
         const batch_table *table = &tables[id];
-        if (!store_defers(s)) {
-            /* Rows are kept only while writes are deferred, inside one
-             * transaction: it ended without them (a lost connection). */
+        if (!store_batches(s)) {
+            /* Rows are kept only inside one transaction: it ended without
+             * them (a lost connection). */
             store_batch_drop(s);
             vf_error_set(err, VF_EUNAVAILABLE, "store %s: %s: the transaction ended first", s->path,
                          table->what);

@@ -7,7 +7,7 @@
 int store_outbox_add(store *s, const char *event_id, const char *routing_key, const char *body,
                      const char *created_at, vf_error *err)
 {
-    if (store_defers(s))
+    if (store_batches(s))
         return store_batch_add(s, STORE_BATCH_OUTBOX,
                                (const char *const[]){event_id, routing_key, body, created_at}, err);
     db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_ADD,

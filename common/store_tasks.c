@@ -381,7 +381,7 @@ int store_task_withdraw(store *s, const char *id, vf_error *err)
 int store_task_event_add(store *s, const char *task_id, const char *at, const char *status,
                          const char *detail, vf_error *err)
 {
-    if (store_defers(s))
+    if (store_batches(s))
         return store_batch_add(s, STORE_BATCH_TASK_EVENTS,
                                (const char *const[]){task_id, at, status, detail}, err);
     db_stmt *st = store_stmt(
