@@ -90,11 +90,6 @@ bool store_defers(const store *s)
     return s->defer_writes && store_is_pg(s) && store_in_transaction(s);
 }
 
-bool store_batches(const store *s)
-{
-    return s->defer_writes && store_in_transaction(s);
-}
-
 int store_exec_deferred(db_stmt *st, const char *what, const db_expect *expect, vf_error *err)
 {
     int rc = db_step_deferred(st, what, expect, err);

@@ -28,6 +28,13 @@ static const batch_table tables[STORE_BATCH_COUNT] = {
                             "recording events"},
 };
 
+/* Only db.h and the store's struct here: store.c calls this file, not the
+ * other way round. */
+bool store_batches(const store *s)
+{
+    return s->defer_writes && db_in_transaction(s->db);
+}
+
 int store_batch_add(store *s, store_batch_id id, const char *const *values, vf_error *err)
 {
     const batch_table *table = &tables[id];
@@ -117,7 +124,8 @@ int store_batch_flush(store *s, vf_error *err)
                 /* No count to check: without ON CONFLICT an INSERT writes
                  * every row or fails (a unique, foreign-key or not-null
                  * violation), which fails the transaction. */
-                rc = store_exec_deferred(st, table->what, &(db_expect){0}, err);
+                rc = db_step_deferred(st, table->what, &(db_expect){0}, err);
+                db_reset(st);
                 sent += (size_t)chunk_rows[chunk];
             }
         }
