@@ -154,6 +154,11 @@ int json_util_only_keys(const json_t *obj, const char *const *allowed, vf_error 
     return 0;
 }
 
+json_t *json_util_string_or_null(const char *text)
+{
+    return text ? json_string(text) : json_null();
+}
+
 char *json_util_dump(const json_t *value)
 {
     /* 15 significant digits: scores print as 85.31, not 85.310000000000002. */

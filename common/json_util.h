@@ -35,6 +35,10 @@ int json_util_string(const json_t *obj, const char *key, bool required, const ch
 int json_util_only_keys(const json_t *obj, const char *const *allowed, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* `text` as a new JSON string, or JSON null when text is NULL; NULL when the
+ * text is not UTF-8 or memory runs out (json_object_set_new then fails). */
+json_t *json_util_string_or_null(const char *text);
+
 /* Serialise compactly with keys in insertion order; owned string, NULL on failure. */
 char *json_util_dump(const json_t *value);
 

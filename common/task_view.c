@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ids.h"
+#include "json_util.h"
 #include "store_reservations.h"
 #include "store_stats.h"
 
@@ -32,24 +33,19 @@ json_t *task_view_stored_json(const char *text)
     return value ? value : json_string(text); /* keep what is there, even if it is not JSON */
 }
 
-static json_t *text_or_null(const char *text)
-{
-    return text ? json_string(text) : json_null();
-}
-
 json_t *task_view_json(const store_task *t)
 {
     json_t *obj = json_object();
     json_object_set_new(obj, "id", json_string(t->id));
-    json_object_set_new(obj, "kind", text_or_null(t->kind));
-    json_object_set_new(obj, "status", text_or_null(t->status));
-    json_object_set_new(obj, "reason", text_or_null(t->reason));
+    json_object_set_new(obj, "kind", json_util_string_or_null(t->kind));
+    json_object_set_new(obj, "status", json_util_string_or_null(t->status));
+    json_object_set_new(obj, "reason", json_util_string_or_null(t->reason));
     json_object_set_new(obj, "attempts", json_integer(t->attempts));
-    json_object_set_new(obj, "node", text_or_null(t->node));
+    json_object_set_new(obj, "node", json_util_string_or_null(t->node));
     json_object_set_new(obj, "vmid", t->vmid >= 0 ? json_integer(t->vmid) : json_null());
-    json_object_set_new(obj, "error", text_or_null(t->error));
-    json_object_set_new(obj, "created_at", text_or_null(t->created_at));
-    json_object_set_new(obj, "updated_at", text_or_null(t->updated_at));
+    json_object_set_new(obj, "error", json_util_string_or_null(t->error));
+    json_object_set_new(obj, "created_at", json_util_string_or_null(t->created_at));
+    json_object_set_new(obj, "updated_at", json_util_string_or_null(t->updated_at));
     json_object_set_new(obj, "request", task_view_stored_json(t->request));
     json_object_set_new(obj, "result", task_view_stored_json(t->result));
     return obj;

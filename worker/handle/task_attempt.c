@@ -150,12 +150,6 @@ int task_attempt_history(const task_attempt *a, const char *status, json_t *deta
     return rc;
 }
 
-/* `text` as a JSON string (NULL when it is not UTF-8), or null when absent. */
-static json_t *string_or_null(const char *text)
-{
-    return text ? json_string(text) : json_null();
-}
-
 /* How this attempt's message arrived, for its "processing" history row, or
  * NULL (no detail) when a field the broker gave is not UTF-8. publisher: the
  * AMQP user_id, checked by the broker; the first attempt's names the
@@ -170,11 +164,14 @@ static json_t *received_json(const task_attempt *a)
     if (!received)
         return NULL;
     int rc = json_object_set_new_nocheck(received, "attempt", json_integer(a->attempt));
-    rc |= json_object_set_new_nocheck(received, "routing_key", string_or_null(msg->routing_key));
-    rc |= json_object_set_new_nocheck(received, "message_id", string_or_null(msg->message_id));
+    rc |= json_object_set_new_nocheck(received, "routing_key",
+                                      json_util_string_or_null(msg->routing_key));
+    rc |= json_object_set_new_nocheck(received, "message_id",
+                                      json_util_string_or_null(msg->message_id));
     rc |= json_object_set_new_nocheck(received, "redelivered", json_boolean(msg->redelivered));
-    rc |= json_object_set_new_nocheck(received, "worker", string_or_null(a->h->worker));
-    rc |= json_object_set_new_nocheck(received, "publisher", string_or_null(msg->user_id));
+    rc |= json_object_set_new_nocheck(received, "worker", json_util_string_or_null(a->h->worker));
+    rc |=
+        json_object_set_new_nocheck(received, "publisher", json_util_string_or_null(msg->user_id));
     if (rc < 0) {
         json_decref(received);
         return NULL;
