@@ -102,8 +102,6 @@ int store_outbox_mark_confirmed_many(store *s, const char *const *event_ids, siz
 {
     if (n == 0)
         return 0;
-    if (n == 1)
-        return store_outbox_mark_confirmed(s, event_ids[0], at, err) < 0 ? -1 : 0;
     if (store_batch_flush(s, err) != 0)
         return -1;
     char *ids = store_json_strings(event_ids, n);
