@@ -37,6 +37,17 @@ static int insert(db *d, db_stmt **slot, int id, vf_error *err)
     return db_step_deferred(st, "inserting", &(db_expect){0}, err);
 }
 
+/* Send st deferred, then COMMIT (the deferred results come with it): 0, or
+ * -1 with err from whichever failed. */
+static int deferred_then_commit(db_stmt *st, const char *what, const db_expect *expect,
+                                db_stmt *commit, vf_error *err)
+{
+    int rc = st ? db_step_deferred(st, what, expect, err) : -1;
+    if (rc == 0 && commit)
+        rc = db_step(commit, "commit", err) == DB_DONE ? 0 : -1;
+    return rc;
+}
+
 static void run(db *d, bool pg)
 {
     vf_error err;
@@ -125,9 +136,7 @@ static void run(db *d, bool pg)
     CHECK(insert(d, &ins, 50, &err) == 0);
     db_bind_int64(upd, 1, 999);
     before = db_round_trips(d);
-    rc = db_step_deferred(upd, "updating", &expect, &err);
-    if (rc == 0 && commit)
-        rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+    rc = deferred_then_commit(upd, "updating", &expect, commit, &err);
     CHECK(rc == -1 && err.code == VF_ECONFLICT);
     CHECK_CONTAINS(err.text, "row 999 gone");
     if (pg)
@@ -144,9 +153,7 @@ static void run(db *d, bool pg)
     CHECK(insert(d, &ins, 60, &err) == 0);
     db_bind_int64(upd, 1, 60);
     before = db_round_trips(d);
-    rc = db_step_deferred(upd, "updating", &expect, &err);
-    if (rc == 0 && commit)
-        rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+    rc = deferred_then_commit(upd, "updating", &expect, commit, &err);
     CHECKF(rc == 0, "%s", err.text);
     if (pg)
         CHECKF(db_round_trips(d) - before == 1, "%llu round trips for an update and COMMIT",
@@ -164,9 +171,7 @@ static void run(db *d, bool pg)
     CHECK(insert(d, &ins, 70, &err) == 0);
     db_bind_int64(add, 1, 60);
     db_expect taken = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = "60 taken"};
-    rc = add ? db_step_deferred(add, "adding", &taken, &err) : -1;
-    if (rc == 0 && commit)
-        rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+    rc = deferred_then_commit(add, "adding", &taken, commit, &err);
     CHECK(rc == -1 && err.code == VF_ECONFLICT);
     CHECK_CONTAINS(err.text, "60 taken");
     vf_error_init(&err);
@@ -190,9 +195,7 @@ static void run(db *d, bool pg)
         CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
         CHECK(insert(d, &ins, 71, &err) == 0);
         db_bind_int64(self, 1, 60);
-        rc = self ? db_step_deferred(self, "adding", &held, &err) : -1;
-        if (rc == 0 && commit)
-            rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+        rc = deferred_then_commit(self, "adding", &held, commit, &err);
         CHECK(rc == -1 && err.code == VF_ECONFLICT);
         CHECK_CONTAINS(err.text, "60 held");
         vf_error_init(&err);
@@ -203,9 +206,7 @@ static void run(db *d, bool pg)
         CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
         db_bind_int64(self, 1, 81);
         uint64_t before_self = db_round_trips(d);
-        rc = self ? db_step_deferred(self, "adding", &held, &err) : -1;
-        if (rc == 0 && commit)
-            rc = db_step(commit, "commit", &err) == DB_DONE ? 0 : -1;
+        rc = deferred_then_commit(self, "adding", &held, commit, &err);
         CHECKF(rc == 0, "%s", err.text);
         CHECKF(db_round_trips(d) - before_self == 1,
                "%llu round trips for a checked insert and COMMIT",
