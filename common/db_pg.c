@@ -48,6 +48,9 @@ static vf_error_code code_of_state(const char *state)
     return VF_EIO;
 }
 
+/* invalid_sql_statement_name: a named prepared statement the server lacks. */
+#define DB_PG_NO_SUCH_STATEMENT "26000"
+
 /* Fill err from a failed result (or the connection when result is NULL). */
 static void fail(db *d, const PGresult *result, const char *what, vf_error *err)
 {
@@ -58,6 +61,14 @@ static void fail(db *d, const PGresult *result, const char *what, vf_error *err)
     vf_error_code code = code_of_state(state);
     if (!state && PQstatus(d->pg) == CONNECTION_BAD)
         code = VF_EUNAVAILABLE;
+    if (state && strcmp(state, DB_PG_NO_SUCH_STATEMENT) == 0) {
+        /* What this connection holds prepared is not what we noted (a
+         * DEALLOCATE, a pooler that moved the session): a new connection
+         * prepares each statement again at its next use, instead of every
+         * later use failing the same way. */
+        d->abandoned = true;
+        code = VF_EUNAVAILABLE;
+    }
     /* libpq messages end in a newline and may span lines; keep the first. */
     int len = (int)strcspn(message, "\n");
     vf_error_set(err, code, "%s: %s: %.*s", d->label, what, len, message);
@@ -403,8 +414,15 @@ static void defer_failed(db *d, vf_error_code code, const char *text)
 static void collect_one(db *d, const db_deferred *entry, PGresult *result)
 {
     ExecStatusType status = PQresultStatus(result);
-    if (status == PGRES_PIPELINE_ABORTED)
-        return; /* an earlier statement failed: that one is reported */
+    if (status == PGRES_PIPELINE_ABORTED) {
+        /* An earlier statement failed, and that one is reported. The server
+         * skipped this one: a preparation sent here never happened, so the
+         * statement is prepared again at its next use (without this, every
+         * later use on this connection would fail with "does not exist"). */
+        if (entry->prepared)
+            *entry->prepared = 0;
+        return;
+    }
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
         vf_error failure;
         vf_error_init(&failure);

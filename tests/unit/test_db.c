@@ -215,6 +215,51 @@ static void run(db *d, bool pg)
         CHECK(count_rows(d, "id = 81 AND v = 3") == 1);
     }
     db_stmt_free(self);
+
+    /* A statement sent for the first time on this connection behind one
+     * that fails (on PostgreSQL its preparation travels in the same round
+     * trip, and the server skips it with the rest): refused with the first
+     * one's error, and at its next use prepared again, not taken as
+     * prepared (the worker, after a failed batch, then failed every batch
+     * with "prepared statement ... does not exist"). */
+    db_stmt *ten = NULL;
+    CHECK(db_prepare(d, &ten, "UPDATE t SET v = v + 10 WHERE id = ?1", &err) != NULL);
+    db_expect there = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = "row 60 gone"};
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    db_bind_int64(upd, 1, 999);
+    rc = db_step_deferred(upd, "updating", &expect, &err);
+    if (rc == 0) {
+        db_bind_int64(ten, 1, 60);
+        rc = deferred_then_commit(ten, "adding ten", &there, commit, &err);
+    }
+    CHECK(rc == -1 && err.code == VF_ECONFLICT);
+    CHECK_CONTAINS(err.text, "row 999 gone");
+    vf_error_init(&err);
+    db_reset(commit);
+    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+    db_bind_int64(ten, 1, 60);
+    rc = deferred_then_commit(ten, "adding ten", &there, commit, &err);
+    CHECKF(rc == 0, "%s", err.text);
+    db_reset(commit);
+    CHECK(!db_in_transaction(d));
+    CHECK(count_rows(d, "id = 60 AND v = 11") == 1);
+    db_stmt_free(ten);
+
+    /* PostgreSQL: statements the connection no longer holds (dropped by a
+     * DEALLOCATE here; a pooler moving the session would do the same): the
+     * use that finds out fails as an outage, and the next one runs on a
+     * new connection, its statement prepared again. */
+    if (pg) {
+        CHECK(db_exec(d, "DEALLOCATE ALL", "dropping the prepared statements", &err) == 0);
+        db_reset(count);
+        CHECK(db_step(count, "counting", &err) == -1 && err.code == VF_EUNAVAILABLE);
+        CHECK_CONTAINS(err.text, "does not exist");
+        vf_error_init(&err);
+        db_reset(count);
+        CHECKF(db_step(count, "counting", &err) == DB_ROW, "%s", err.text);
+        db_reset(count);
+    }
     db_stmt_free(count);
     db_stmt_free(commit);
     /* Their slots live on this stack: free them before it goes. */
