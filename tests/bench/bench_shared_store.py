@@ -24,10 +24,8 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -41,31 +39,6 @@ NEAR_BEST = ""  # --near-best: a scheduler section choosing it
 
 def final_count(db):
     return vftest.db_rows(db, "SELECT COUNT(*) FROM tasks WHERE status IN ('completed','failed')")[0][0]
-
-
-class Proxy:
-    """delay_proxy.py in front of VF_PG_URL's server, adding rtt_ms."""
-
-    def __init__(self, rtt_ms):
-        base = urllib.parse.urlparse(os.environ["VF_PG_URL"])
-        self.upstream = "%s:%d" % (base.hostname, base.port or 5432)
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "delay_proxy.py"),
-                                      "--upstream", self.upstream, "--rtt-ms", str(rtt_ms),
-                                      "--measure", os.environ["VF_PG_URL"]],
-                                     stdout=subprocess.PIPE, text=True)
-        self.address = re.search(r"listening on (\S+)", self.proc.stdout.readline()).group(1)
-        self.measured = self.proc.stdout.readline().strip()
-
-    def url(self, url):
-        """url with its host:port replaced by the proxy's."""
-        parts = urllib.parse.urlparse(url)
-        netloc = parts.netloc.rsplit("@", 1)
-        netloc = (netloc[0] + "@" if len(netloc) == 2 else "") + self.address
-        return urllib.parse.urlunparse(parts._replace(netloc=netloc))
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait()
 
 
 def scrape(worker):
@@ -89,7 +62,7 @@ def run(kind, proxy, workers, n, hosts, log_level):
         vftest.write_inventory(inventory, hosts, cpu=1000, memory=10 ** 8, max_vms=100000)
         if schema:
             db = schema.url  # read directly, never through the proxy
-            store = 'url: "%s"' % (proxy.url(schema.url) if proxy else schema.url)
+            store = 'url: "%s"' % (proxy.through(schema.url) if proxy else schema.url)
         else:
             db = os.path.join(directory, "virtflow.db")
             store = "path: %s" % db
@@ -159,7 +132,7 @@ def main():
     for kind in stores:
         for rtt in ([float(r) for r in args.rtts.split(",")] if kind == "postgresql" else [0.0]):
             if rtt > 0 and rtt not in proxies:
-                proxies[rtt] = Proxy(rtt)
+                proxies[rtt] = vftest.DelayProxy(os.environ["VF_PG_URL"], rtt)
                 print("proxy +%g ms: %s" % (rtt, proxies[rtt].measured), flush=True)
             for k in (int(w) for w in args.workers.split(",")):
                 for build in builds:

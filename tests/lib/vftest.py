@@ -354,6 +354,35 @@ class PgSchema:
                         "DROP SCHEMA IF EXISTS %s CASCADE" % self.name], capture_output=True)
 
 
+class DelayProxy:
+    """tests/bench/delay_proxy.py in front of the PostgreSQL server of `url`,
+    adding rtt_ms to each round trip, as across a network; .through(url)
+    is a URL of that server reached through it, .measured the round trip
+    the proxy measured. Each connection to the
+    proxy is one to the server, so a server that restarts behind it is
+    reached again by the next connection."""
+
+    def __init__(self, url, rtt_ms):
+        base = urllib.parse.urlparse(url)
+        self.proc = subprocess.Popen([sys.executable,
+                                      os.path.join(SOURCE, "tests", "bench", "delay_proxy.py"),
+                                      "--upstream", "%s:%d" % (base.hostname, base.port or 5432),
+                                      "--rtt-ms", str(rtt_ms), "--measure", url],
+                                     stdout=subprocess.PIPE, text=True)
+        self.address = re.search(r"listening on (\S+)", self.proc.stdout.readline()).group(1)
+        self.measured = self.proc.stdout.readline().strip()  # the round trip, as it printed it
+
+    def through(self, url):
+        parts = urllib.parse.urlparse(url)
+        user = parts.netloc.rsplit("@", 1)
+        return urllib.parse.urlunparse(parts._replace(
+            netloc=(user[0] + "@" if len(user) == 2 else "") + self.address))
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
 def db_rows(path, sql, args=()):
     """Rows of sql from the store at path: an SQLite file, or a
     postgresql:// URL."""
