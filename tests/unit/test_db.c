@@ -48,6 +48,18 @@ static int deferred_then_commit(db_stmt *st, const char *what, const db_expect *
     return rc;
 }
 
+/* A transaction refused with VF_ECONFLICT and `text` (rc and err from
+ * deferred_then_commit): checked, then rolled back, err and the prepared
+ * COMMIT ready for the next one. */
+static void refused_then_rollback(db *d, int rc, vf_error *err, const char *text, db_stmt *commit)
+{
+    CHECKF(rc == -1 && err->code == VF_ECONFLICT, "rc %d: %s", rc, err->text);
+    CHECK_CONTAINS(err->text, text);
+    vf_error_init(err);
+    db_reset(commit);
+    CHECK(db_exec(d, "ROLLBACK", "rollback", err) == 0);
+}
+
 static void run(db *d, bool pg)
 {
     vf_error err;
@@ -137,14 +149,10 @@ static void run(db *d, bool pg)
     db_bind_int64(upd, 1, 999);
     before = db_round_trips(d);
     rc = deferred_then_commit(upd, "updating", &expect, commit, &err);
-    CHECK(rc == -1 && err.code == VF_ECONFLICT);
-    CHECK_CONTAINS(err.text, "row 999 gone");
     if (pg)
         CHECKF(db_round_trips(d) - before == 1, "%llu round trips for a refused update and COMMIT",
                (unsigned long long)(db_round_trips(d) - before));
-    vf_error_init(&err);
-    db_reset(commit);
-    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    refused_then_rollback(d, rc, &err, "row 999 gone", commit);
     CHECK(count_rows(d, "id = 50") == 0);
 
     /* The same update when its row exists: committed, and on PostgreSQL
@@ -172,11 +180,7 @@ static void run(db *d, bool pg)
     db_bind_int64(add, 1, 60);
     db_expect taken = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = "60 taken"};
     rc = deferred_then_commit(add, "adding", &taken, commit, &err);
-    CHECK(rc == -1 && err.code == VF_ECONFLICT);
-    CHECK_CONTAINS(err.text, "60 taken");
-    vf_error_init(&err);
-    db_reset(commit);
-    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    refused_then_rollback(d, rc, &err, "60 taken", commit);
     CHECK(count_rows(d, "id = 70") == 0);
     CHECK(count_rows(d, "id = 60 AND v = 1") == 1);
     db_stmt_free(add);
@@ -196,11 +200,7 @@ static void run(db *d, bool pg)
         CHECK(insert(d, &ins, 71, &err) == 0);
         db_bind_int64(self, 1, 60);
         rc = deferred_then_commit(self, "adding", &held, commit, &err);
-        CHECK(rc == -1 && err.code == VF_ECONFLICT);
-        CHECK_CONTAINS(err.text, "60 held");
-        vf_error_init(&err);
-        db_reset(commit);
-        CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+        refused_then_rollback(d, rc, &err, "60 held", commit);
         CHECK(count_rows(d, "id = 71") == 0);
 
         CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
@@ -232,11 +232,7 @@ static void run(db *d, bool pg)
         db_bind_int64(ten, 1, 60);
         rc = deferred_then_commit(ten, "adding ten", &there, commit, &err);
     }
-    CHECK(rc == -1 && err.code == VF_ECONFLICT);
-    CHECK_CONTAINS(err.text, "row 999 gone");
-    vf_error_init(&err);
-    db_reset(commit);
-    CHECK(db_exec(d, "ROLLBACK", "rollback", &err) == 0);
+    refused_then_rollback(d, rc, &err, "row 999 gone", commit);
     CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
     db_bind_int64(ten, 1, 60);
     rc = deferred_then_commit(ten, "adding ten", &there, commit, &err);
