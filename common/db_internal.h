@@ -48,6 +48,9 @@ struct db {
                              * nothing runs until the caller's ROLLBACK (db_pg_exec) */
     bool abandoned;         /* DB_POSTGRES: a round trip outlived its deadline: the
                              * connection is treated as lost and replaced at next use */
+    bool renew;             /* DB_POSTGRES: the connection lacks a statement it prepared:
+                             * replaced at the next use outside a transaction (a ROLLBACK
+                             * still goes on it, and ends the transaction's locks) */
     int timeout_ms;         /* DB_POSTGRES: db_set_timeout's bound; 0: none */
     int connect_timeout_ms; /* DB_POSTGRES: bound of connecting (libpq's connect_timeout) */
     db_wait_fn wait_hook;   /* db_set_wait_hook; NULL: none */

@@ -66,7 +66,7 @@ static void fail(db *d, const PGresult *result, const char *what, vf_error *err)
          * DEALLOCATE, a pooler that moved the session): a new connection
          * prepares each statement again at its next use, instead of every
          * later use failing the same way. */
-        d->abandoned = true;
+        d->renew = true;
         code = VF_EUNAVAILABLE;
     }
     /* libpq messages end in a newline and may span lines; keep the first. */
@@ -82,10 +82,11 @@ static void ignore_notice(void *arg, const char *message)
     (void)message;
 }
 
-/* Whether the connection can carry a command: up, and not abandoned. */
+/* Whether the connection can carry a command: up, not abandoned, and not
+ * to be renewed now that no transaction is open. */
 static bool pg_usable(const db *d)
 {
-    return d->pg && !d->abandoned && PQstatus(d->pg) == CONNECTION_OK;
+    return d->pg && !d->abandoned && !(d->renew && !d->tx_open) && PQstatus(d->pg) == CONNECTION_OK;
 }
 
 /* The deadline of a command starting now: the server's own statement
@@ -157,6 +158,7 @@ static int finish_connecting(db *d, bool resetting, const char *what, vf_error *
         return -1;
     }
     d->abandoned = false;
+    d->renew = false;
     /* Sends must not block either (closing resets this, PQresetStart too). */
     if (PQsetnonblocking(d->pg, 1) != 0) {
         fail(d, NULL, what, err);

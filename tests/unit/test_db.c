@@ -255,6 +255,20 @@ static void run(db *d, bool pg)
         db_reset(count);
         CHECKF(db_step(count, "counting", &err) == DB_ROW, "%s", err.text);
         db_reset(count);
+        /* Found inside a transaction: it fails there, its ROLLBACK goes on
+         * that connection, and the next use outside it gets a new one. */
+        CHECK(db_exec(d, "BEGIN", "begin", &err) == 0);
+        CHECK(insert(d, &ins, 96, &err) == 0);
+        CHECK(db_exec(d, "DEALLOCATE ALL", "dropping the prepared statements", &err) == 0);
+        CHECK(db_step(count, "counting", &err) == -1 && err.code == VF_EUNAVAILABLE);
+        vf_error_init(&err);
+        db_reset(count);
+        CHECK(db_in_transaction(d));
+        CHECKF(db_exec(d, "ROLLBACK", "rollback", &err) == 0, "%s", err.text);
+        CHECK(!db_in_transaction(d));
+        CHECKF(db_step(count, "counting", &err) == DB_ROW, "%s", err.text);
+        db_reset(count);
+        CHECK(count_rows(d, "id = 96") == 0);
     }
     db_stmt_free(count);
     db_stmt_free(commit);
