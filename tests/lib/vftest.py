@@ -108,6 +108,9 @@ def _kill_children():
             proc.wait()
 
 
+_started_workers = []  # every Worker started, for wait_until's report
+
+
 class Worker:
     """virtflow-worker as a child process, its log in the test directory."""
 
@@ -120,6 +123,7 @@ class Worker:
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen([WORKER, "-c", self.config], stdout=log, stderr=log)
         _children.append(self.proc)
+        _started_workers.append(self)
         log.close()
         return self
 
@@ -401,7 +405,21 @@ def wait_until(predicate, timeout, what):
         if predicate():
             return True
         time.sleep(0.1)
+    _report_workers()
     raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
+
+
+def _report_workers(lines=8):
+    """The last lines of every worker's log, and whether it still runs: what
+    a test that waited in vain can show of what they were doing instead
+    (CI keeps only the test's output)."""
+    for w in _started_workers:
+        try:
+            tail = "".join(w.log().splitlines(True)[-lines:])
+        except OSError as e:
+            tail = "(%s)\n" % e
+        state = "running" if w.alive() else "exited with %s" % w.proc.returncode
+        print("--- %s (%s), last lines:\n%s" % (w.log_path, state, tail), end="", flush=True)
 
 
 class Checks:
