@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -439,6 +440,9 @@ class Checks:
 
     def finish(self):
         print("%d passed, %d failed" % (self.passed, self.failed))
+        if not self.failed:
+            for path in _tempdirs:
+                shutil.rmtree(path, ignore_errors=True)
         sys.exit(1 if self.failed else 0)
 
 
@@ -499,8 +503,16 @@ def audit(checks, db, hosts, published_ids, events, overcommit_cpu=4.0):
 PROGRESS_EVENTS = ("task.retrying", "spare.provisioning", "spare.waiting_ready", "task.preempted")
 
 
+_tempdirs = []  # made by tempdir: removed by Checks.finish when every check passed
+
+
 def tempdir(tag):
-    return tempfile.mkdtemp(prefix="vf-%s-" % tag)
+    """A new directory in $TMPDIR for a test's files (config, logs, store).
+    A test that ends with every check passed removes it (Checks.finish);
+    a failed one, or a benchmark, leaves it to be read."""
+    path = tempfile.mkdtemp(prefix="vf-%s-" % tag)
+    _tempdirs.append(path)
+    return path
 
 
 # ---- the programs' HTTP endpoints (worker.http_listen, relay.http_listen) ----
