@@ -102,6 +102,8 @@ static void test_preempts(fixture *f)
     CHECKF(out.reserved && out.action == TASK_ACK, "%s", out.summary);
     CHECK_STR(out.status, "completed");
     CHECK(!out.placed); /* logged at info, not counted as an ordinary placement */
+    /* At the default log level too: the placement's own words, then the preemption. */
+    CHECK_CONTAINS(out.summary, "completed on ");
     CHECK_CONTAINS(out.summary, "preempting 1 reservation(s)");
     CHECK_STR(out.event_key, "event.task.completed");
     CHECK_CONTAINS(out.event_body, "\"preempted\"");

@@ -177,9 +177,10 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
         text = NULL;
     }
     free(text);
-    /* A placement's summary is logged at debug only (service.c): formatting
-     * its score was about 1% of the worker's CPU per task for nothing. */
-    if (rc != 0 || vf_log_threshold <= VF_LOG_DEBUG)
+    /* An ordinary placement's summary is logged at debug only (service.c):
+     * formatting its score was about 1% of the worker's CPU per task for
+     * nothing. One that preempted is logged at info (place_by_preemption). */
+    if (rc != 0 || preempted || vf_log_threshold <= VF_LOG_DEBUG)
         snprintf(out->summary, sizeof out->summary,
                  "completed on %s, vmid %u, score %.2f (attempt %d)", decision->node->name,
                  decision->vmid, decision->score, rec->attempt);
