@@ -804,6 +804,8 @@ typedef struct {
     int count;
     char ids[8][32];
     int attempts[8];
+    char bodies[8][64];
+    char created[8][32];
     store *s;
     bool confirm; /* confirm each event from inside the callback */
 } outbox_seen;
@@ -814,6 +816,8 @@ static int collect_outbox(const store_outbox_event *e, void *ctx)
     if (seen->count < 8) {
         snprintf(seen->ids[seen->count], sizeof seen->ids[0], "%s", e->id);
         seen->attempts[seen->count] = e->attempts;
+        snprintf(seen->bodies[seen->count], sizeof seen->bodies[0], "%s", e->body);
+        snprintf(seen->created[seen->count], sizeof seen->created[0], "%s", e->created_at);
     }
     seen->count++;
     if (seen->confirm &&
@@ -1199,25 +1203,6 @@ static void test_pg_concurrent_migrations(const char *url)
 /* ---- batched writes (store_defer_writes) ---- */
 
 typedef struct {
-    int count;
-    char ids[8][32];
-    char bodies[8][64];
-    char created[8][32];
-} outbox_bodies;
-
-static int collect_outbox_body(const store_outbox_event *e, void *ctx)
-{
-    outbox_bodies *seen = ctx;
-    if (seen->count < 8) {
-        snprintf(seen->ids[seen->count], sizeof seen->ids[0], "%s", e->id);
-        snprintf(seen->bodies[seen->count], sizeof seen->bodies[0], "%s", e->body);
-        snprintf(seen->created[seen->count], sizeof seen->created[0], "%s", e->created_at);
-    }
-    seen->count++;
-    return 0;
-}
-
-typedef struct {
     int count; /* rows seen: the first is tb-2's "received", then s0, s1, ... */
     int wrong;
     int64_t last_id;
@@ -1293,8 +1278,8 @@ static void test_batched_writes(const char *location)
     CHECK(store_task_events(s, "tb-2", collect_event, &c, &err) == 0 && c.count == 1);
     CHECK_STR(c.details[0], "(null)");
     /* Written in the order added (same created_at: the write order decides). */
-    outbox_bodies seen = {0};
-    CHECK(store_outbox_pending(s, NULL, 0, collect_outbox_body, &seen, &err) == 0);
+    outbox_seen seen = {0};
+    CHECK(store_outbox_pending(s, NULL, 0, collect_outbox, &seen, &err) == 0);
     CHECK(seen.count == 2);
     CHECK_STR(seen.ids[0], "evt_tb2");
     CHECK_STR(seen.bodies[0], "{\"n\":2}");
