@@ -1,6 +1,6 @@
 -- virtflow SQLite store, schema version 1.
 --
--- Applied by virtflow-worker / virtflow-relay at start (common/store.c) inside
+-- Applied by virtflow-worker / virtflow-relay at start (common/store/store.c) inside
 -- one transaction, followed by PRAGMA user_version = 1. Never edit a released
 -- migration: add 002_*.sql instead.
 --

@@ -9,7 +9,7 @@
 -- as worker/inventory/host_json.h reads them, and `vmids`), so a replay loads
 -- it with the same code as the file source.
 --
--- Retention (store.retention, common/store_prune.c) deletes snapshots older
+-- Retention (store.retention, common/store/store_prune.c) deletes snapshots older
 -- than the cutoff except the newest of them: that one was still in force at
 -- the cutoff, so the decisions kept after it can still be replayed.
 -- Never edit a released migration: add 012_*.sql instead.

@@ -11,7 +11,7 @@
 -- generation guards a host's room, not where a group's other members went.
 -- server_groups.generation is bumped by every transaction that records a
 -- member, conditionally on the value the worker read before it decided
--- (common/store_groups.c), so a decision made from a stale view of the group
+-- (common/store/store_groups.c), so a decision made from a stale view of the group
 -- cannot commit: that worker's batch is decided again.
 -- Never edit a released migration: add 015_*.sql instead.
 

@@ -1,5 +1,5 @@
 # Turn schema/NNN_name.sql into a C source holding each file as a byte array,
-# so the programs carry their own migrations (see common/store_migrate.h).
+# so the programs carry their own migrations (see common/store/store_migrate.h).
 # Usage: cmake -DSCHEMA_DIR=<dir> -DOUT=<file.c> [-DNAME=<array>] [-DSAME_AS=<dir>]
 #        -P embed_sql.cmake
 # NAME names the array (default store_migrations; schema/pg/ is

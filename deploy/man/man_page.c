@@ -4,10 +4,10 @@
  *
  *   man_page help NAME SECTION SUMMARY < `NAME --help`
  *     a daemon's page: its --help text (usage lines as SYNOPSIS, the rest as
- *     DESCRIPTION) and the options common/program.c parses for every daemon;
+ *     DESCRIPTION) and the options common/config/program.c parses for every daemon;
  *   man_page markdown NAME SECTION SUMMARY < docs/configuration.md
  *     virtflow.yaml(5) from the configuration reference, itself generated
- *     from the key table (common/config_keys.c): a section per table, an
+ *     from the key table (common/config/config_keys.c): a section per table, an
  *     entry per key with its value, default and meaning.
  *
  * Exits 0, or 2 on a bad command line, 1 when the input is unusable. */
@@ -100,7 +100,7 @@ static int write_help(const char *name)
         fprintf(stderr, "man_page: no --help text for %s on stdin\n", name);
         return 1;
     }
-    /* What common/program.c's getopt_long table accepts, for every daemon. */
+    /* What common/config/program.c's getopt_long table accepts, for every daemon. */
     printf(".SH OPTIONS\n"
            ".TP\n\\fB\\-c\\fR, \\fB\\-\\-config\\fR \\fIFILE\\fR\n"
            "The configuration file (virtflow.yaml(5)); else $VIRTFLOW_CONFIG, else "

@@ -1,7 +1,7 @@
 -- virtflow PostgreSQL store, schema version 1: the same tables, columns and
 -- meanings as ../001_init.sql (the SQLite store), in PostgreSQL's dialect.
 --
--- Applied by virtflow-worker / virtflow-relay at start (common/store.c) inside
+-- Applied by virtflow-worker / virtflow-relay at start (common/store/store.c) inside
 -- one transaction holding the migration advisory lock, which also sets
 -- virtflow_schema.version = 1. Never edit a released migration: add
 -- 002_*.sql instead, here and in ../ with the same number.

@@ -15,7 +15,7 @@
  * vhost and deletes it; otherwise it uses the URL's vhost, which should hold no
  * other messages in virtflow.task.schedule (the events stay in virtflow.relay). */
 #include "amqp_link.h"
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "config.h"
 #include "log.h"
 #include "benchlib.h"
@@ -126,8 +126,7 @@ int main(int argc, char **argv)
         char id[32];
         snprintf(id, sizeof id, "bench-%ld", i);
         amqp_link_message m = {.body = body, .body_len = sizeof body - 1, .message_id = id};
-        if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, &m, NULL,
-                              &err) < 0)
+        if (amqp_link_publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, &m, NULL, &err) < 0)
             goto fail;
         if ((i + 1) % 1000 == 0 && amqp_link_wait_confirms(link, 60000, &err) < 0)
             goto fail;
@@ -137,7 +136,7 @@ int main(int argc, char **argv)
     double t1 = bench_now_s();
     printf("pre-published %ld persistent confirmed requests: %.0f msg/s\n", n, n / (t1 - t0));
 
-    if (amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) < 0)
+    if (amqp_link_consume(link, BROKER_SCHEDULE_QUEUE, &err) < 0)
         goto fail;
     confirmed = (counts){0};
     long done = 0, batches = 0;
@@ -167,8 +166,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < got && rc >= 0; i++) {
             amqp_link_message m = {
                 .body = event, .body_len = sizeof event - 1, .message_id = batch[i].message_id};
-            rc = amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, "event.task.completed", &m, NULL,
-                                   &err);
+            rc = amqp_link_publish(link, BROKER_EXCHANGE, "event.task.completed", &m, NULL, &err);
         }
         if (rc >= 0)
             rc = amqp_link_wait_confirms(link, 60000, &err);

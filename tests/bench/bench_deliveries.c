@@ -31,7 +31,7 @@
 #define SLOTS 8 /* relay.receivers[].max_in_flight's default */
 #define NOW "2026-11-23T00:00:00.000Z"
 
-/* The deliveries part of store_counts (common/store_stats.c), as it was with
+/* The deliveries part of store_counts (common/store/store_stats.c), as it was with
  * the index on status, and as it is now, grouped in the new index's order. */
 static const char *const counts_sql_before =
     "SELECT status, COUNT(*), MIN(created_at), event_id FROM deliveries GROUP BY status";

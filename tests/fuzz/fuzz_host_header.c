@@ -1,5 +1,5 @@
 /* fuzz_host_header: any bytes a client can put in a Host header, through
- * httpd_host_allowed (the console's DNS-rebinding check, common/httpd.c).
+ * httpd_host_allowed (the console's DNS-rebinding check, common/web/httpd.c).
  *
  * Checks, for every input: no crash or overread; the answer does not depend
  * on letter case (host names do not); a name allowed with no configured

@@ -29,7 +29,7 @@ VF_DEBIAN_PACKAGES=(
 	libssl-dev           # HMAC-SHA256 for webhook signatures
 	libmicrohttpd-dev    # /metrics, /healthz, /readyz and the console (virtflowctl serve)
 	libpcre2-dev         # request patterns in RE2 syntax (node regex, vmid patterns)
-	libsystemd-dev       # sd_notify: Type=notify readiness and reloads (common/notify.c); libsystemd0 at run time
+	libsystemd-dev       # sd_notify: Type=notify readiness and reloads (common/config/notify.c); libsystemd0 at run time
 	rabbitmq-server      # the private broker (quickstart's when none answers, the tests'; tests/lib/broker.sh)
 	python3              # quickstart's example webhook receiver; broker port picking; test drivers
 	sqlite3              # operators' view of the store; quickstart finds its webhook with it; tests inspect it

@@ -6,7 +6,7 @@
  * URL's vhost is used and the virtflow.* names are deleted first. */
 #include "amqp_link.h"
 #include "amqp_link_admin.h"
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "clock.h"
 #include "testlib.h"
 
@@ -131,11 +131,10 @@ static void delete_topology(void)
         amqp_destroy_connection(conn);
         return;
     }
-    const char *queues[] = {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_PRIORITY_QUEUE,
-                            AMQP_TOPOLOGY_SPARE_QUEUE,    AMQP_TOPOLOGY_RELAY_QUEUE,
-                            AMQP_TOPOLOGY_DEAD_QUEUE,     "virtflow.retry.1s",
+    const char *queues[] = {BROKER_SCHEDULE_QUEUE, BROKER_PRIORITY_QUEUE, BROKER_SPARE_QUEUE,
+                            BROKER_RELAY_QUEUE,    BROKER_DEAD_QUEUE,     "virtflow.retry.1s",
                             "virtflow.retry.5s"};
-    const char *exchanges[] = {AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_DLX, "virtflow.retry.1s",
+    const char *exchanges[] = {BROKER_EXCHANGE, BROKER_DLX, "virtflow.retry.1s",
                                "virtflow.retry.5s"};
     amqp_channel_open(conn, 1);
     for (size_t i = 0; i < sizeof queues / sizeof queues[0]; i++)
@@ -208,12 +207,12 @@ static void test_redact_url(void)
 
 static void test_retry_names(void)
 {
-    char buf[AMQP_TOPOLOGY_NAME_MAX];
+    char buf[BROKER_NAME_MAX];
     const char *text = buf;
-    CHECK(amqp_topology_retry_name(30, buf, sizeof buf) == 0);
+    CHECK(broker_names_retry(30, buf, sizeof buf) == 0);
     CHECK_STR(text, "virtflow.retry.30s");
-    CHECK(amqp_topology_retry_name(0, buf, sizeof buf) < 0);
-    CHECK(amqp_topology_retry_name(5, buf, 8) < 0);
+    CHECK(broker_names_retry(0, buf, sizeof buf) < 0);
+    CHECK(broker_names_retry(5, buf, 8) < 0);
 }
 
 static void test_topology_twice(void)
@@ -226,15 +225,14 @@ static void test_topology_twice(void)
     if (a) {
         CHECKF(amqp_link_connect(a, &err) == 0, "reconnect: %s", err.text);
         uint32_t messages = 99, consumers = 99;
-        CHECK(amqp_link_queue_depth(a, AMQP_TOPOLOGY_DEAD_QUEUE, &messages, &consumers, &err) == 0);
+        CHECK(amqp_link_queue_depth(a, BROKER_DEAD_QUEUE, &messages, &consumers, &err) == 0);
         CHECK(consumers == 0);
         vf_error_init(&err);
         CHECK(amqp_link_queue_depth(a, "virtflow.no.such.queue", &messages, &consumers, &err) < 0);
         CHECK(err.code == VF_EINVAL);
         /* The side channel's 404 left the link usable. */
         CHECK(amqp_link_is_connected(a));
-        CHECK(amqp_link_queue_depth(a, AMQP_TOPOLOGY_RELAY_QUEUE, &messages, &consumers, NULL) ==
-              0);
+        CHECK(amqp_link_queue_depth(a, BROKER_RELAY_QUEUE, &messages, &consumers, NULL) == 0);
     }
     amqp_link_free(a);
     amqp_link_free(b);
@@ -249,9 +247,9 @@ static void test_confirm_and_return(void)
     if (!link)
         goto out;
     uint64_t t1 = 0, t2 = 0, t3 = 0;
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, "event.test.one", "evt-1", 0, &t1);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, "no.such.binding", "lost-1", 0, &t2);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, "event.test.two", "evt-2", 0, &t3);
+    publish(link, BROKER_EXCHANGE, "event.test.one", "evt-1", 0, &t1);
+    publish(link, BROKER_EXCHANGE, "no.such.binding", "lost-1", 0, &t2);
+    publish(link, BROKER_EXCHANGE, "event.test.two", "evt-2", 0, &t3);
     CHECK(amqp_link_unconfirmed(link) == 3);
     CHECK(t1 != t2 && t2 != t3);
     wait_confirms(link);
@@ -278,7 +276,7 @@ static void test_confirm_and_return(void)
         lost[i] = i % 13 == 5;
         snprintf(key, sizeof key, lost[i] ? "no.such.binding.%d" : "event.test.burst", i);
         snprintf(id, sizeof id, "burst-%d", i);
-        publish(link, AMQP_TOPOLOGY_EXCHANGE, key, id, 0, &tags[i]);
+        publish(link, BROKER_EXCHANGE, key, id, 0, &tags[i]);
     }
     wait_confirms(link);
     CHECK(r.n == before + BURST);
@@ -302,18 +300,18 @@ static void test_confirm_and_return(void)
     const outcome *o4 = find_outcome(&r, t4);
     CHECK(o4 && !o4->ok);
     vf_error_init(&err);
-    CHECK(amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, "event.x",
+    CHECK(amqp_link_publish(link, BROKER_EXCHANGE, "event.x",
                             &(amqp_link_message){.body = "{}", .body_len = 2}, NULL, &err) < 0);
     CHECK(err.code == VF_EUNAVAILABLE);
     vf_error_init(&err);
     CHECKF(amqp_link_connect(link, &err) == 0, "%s", err.text);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, "event.test.three", "evt-3", 0, &t4);
+    publish(link, BROKER_EXCHANGE, "event.test.three", "evt-3", 0, &t4);
     wait_confirms(link);
     o4 = find_outcome(&r, t4);
     CHECK(o4 && o4->ok);
 
     /* Drain the relay queue so later cases start clean. */
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_RELAY_QUEUE, NULL) == 0);
+    CHECK(amqp_link_consume(link, BROKER_RELAY_QUEUE, NULL) == 0);
     amqp_link_delivery d;
     CHECK(next_with_id(link, "evt-3", &d, WAIT_MS) == 1);
     CHECK(amqp_link_ack(link, d.delivery_tag, false, NULL) == 0);
@@ -340,11 +338,10 @@ static void test_consume_ack_and_properties(void)
                            .attempt = 3,
                            .error = "boom",
                            .original_key = "task.schedule"};
-    CHECK(amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, &m, NULL,
-                            &err) == 0);
+    CHECK(amqp_link_publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, &m, NULL, &err) == 0);
     wait_confirms(link);
     CHECK(r.n == 1 && r.items[0].ok);
-    CHECKF(amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) == 0, "%s", err.text);
+    CHECKF(amqp_link_consume(link, BROKER_SCHEDULE_QUEUE, &err) == 0, "%s", err.text);
     amqp_link_delivery d;
     if (next_with_id(link, "task-props", &d, WAIT_MS) == 1) {
         CHECK_STR((char *)d.body, "{\"requested_cpu\":4}");
@@ -370,19 +367,17 @@ static void test_consume_ack_and_properties(void)
     /* Acked means gone: nothing comes back within a second. */
     CHECK(amqp_link_next(link, &d, 1000, &err) == 0);
     uint32_t messages = 99, consumers = 0;
-    CHECK(amqp_link_queue_depth(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &messages, &consumers, &err) ==
-          0);
+    CHECK(amqp_link_queue_depth(link, BROKER_SCHEDULE_QUEUE, &messages, &consumers, &err) == 0);
     CHECK(messages == 0 && consumers == 1);
 
     /* Graceful stop: after cancel no new delivery arrives. */
     CHECK(amqp_link_cancel(link, &err) == 0);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, "after-cancel", 0, NULL);
+    publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, "after-cancel", 0, NULL);
     wait_confirms(link);
     CHECK(amqp_link_next(link, &d, 1000, &err) == 0);
-    CHECK(amqp_link_queue_depth(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &messages, &consumers, &err) ==
-          0);
+    CHECK(amqp_link_queue_depth(link, BROKER_SCHEDULE_QUEUE, &messages, &consumers, &err) == 0);
     CHECK(messages == 1 && consumers == 0);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_SCHEDULE_QUEUE, &err) == 0);
     if (next_with_id(link, "after-cancel", &d, WAIT_MS) == 1) {
         CHECK(amqp_link_ack(link, d.delivery_tag, false, &err) == 0);
         amqp_link_delivery_close(&d);
@@ -402,9 +397,9 @@ static void test_reject_goes_to_dead(void)
         goto out;
     vf_error err;
     vf_error_init(&err);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SPARE_PREPARE, "doomed-1", 0, NULL);
+    publish(link, BROKER_EXCHANGE, BROKER_KEY_SPARE_PREPARE, "doomed-1", 0, NULL);
     wait_confirms(link);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SPARE_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_SPARE_QUEUE, &err) == 0);
     amqp_link_delivery d;
     if (next_with_id(link, "doomed-1", &d, WAIT_MS) == 1) {
         CHECK(amqp_link_reject(link, d.delivery_tag, false, &err) == 0);
@@ -412,7 +407,7 @@ static void test_reject_goes_to_dead(void)
     } else {
         CHECK(!"spare message not delivered");
     }
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_DEAD_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_DEAD_QUEUE, &err) == 0);
     if (next_with_id(link, "doomed-1", &d, WAIT_MS) == 1) {
         /* The original key survives dead-lettering: redrive can use it. */
         CHECK_STR(d.routing_key, "spare.prepare");
@@ -434,17 +429,17 @@ static void test_retry_tier_returns_to_own_queue(void)
         goto out;
     vf_error err;
     vf_error_init(&err);
-    char tier[AMQP_TOPOLOGY_NAME_MAX];
-    CHECK(amqp_topology_retry_name(1, tier, sizeof tier) == 0);
+    char tier[BROKER_NAME_MAX];
+    CHECK(broker_names_retry(1, tier, sizeof tier) == 0);
     /* Into the 1 s tier with the ORIGINAL routing key of each message. */
     recorder r = {0};
     amqp_link_set_confirm_callback(link, record, &r);
-    publish(link, tier, AMQP_TOPOLOGY_KEY_SCHEDULE, "retry-schedule", 2, NULL);
-    publish(link, tier, AMQP_TOPOLOGY_KEY_SPARE_RELEASE, "retry-spare", 4, NULL);
-    publish(link, tier, AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY, "retry-lane", 3, NULL);
+    publish(link, tier, BROKER_KEY_SCHEDULE, "retry-schedule", 2, NULL);
+    publish(link, tier, BROKER_KEY_SPARE_RELEASE, "retry-spare", 4, NULL);
+    publish(link, tier, BROKER_KEY_SCHEDULE_PRIORITY, "retry-lane", 3, NULL);
     wait_confirms(link);
     CHECK(r.n == 3 && r.items[0].ok && r.items[1].ok && r.items[2].ok);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_SCHEDULE_QUEUE, &err) == 0);
     amqp_link_delivery d;
     if (next_with_id(link, "retry-schedule", &d, 20000) == 1) {
         CHECK_STR(d.routing_key, "task.schedule");
@@ -456,7 +451,7 @@ static void test_retry_tier_returns_to_own_queue(void)
         CHECK(!"retried task.schedule message did not come back to virtflow.task.schedule");
     }
     CHECK(amqp_link_cancel(link, &err) == 0);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SPARE_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_SPARE_QUEUE, &err) == 0);
     if (next_with_id(link, "retry-spare", &d, 20000) == 1) {
         CHECK_STR(d.routing_key, "spare.release");
         CHECK(d.attempt == 4);
@@ -467,7 +462,7 @@ static void test_retry_tier_returns_to_own_queue(void)
     }
     /* A retried lane task comes back to the lane, not to the normal queue. */
     CHECK(amqp_link_cancel(link, &err) == 0);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_PRIORITY_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_PRIORITY_QUEUE, &err) == 0);
     if (next_with_id(link, "retry-lane", &d, 20000) == 1) {
         CHECK_STR(d.routing_key, "task.schedule.priority");
         CHECK(d.attempt == 3);
@@ -493,10 +488,10 @@ static void test_prefetch_window(void)
     char id[32];
     for (int i = 0; i < 10; i++) {
         snprintf(id, sizeof id, "pf-%d", i);
-        publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, id, 0, NULL);
+        publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, id, 0, NULL);
     }
     wait_confirms(link);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_SCHEDULE_QUEUE, &err) == 0);
     amqp_link_delivery d[10];
     int got = 0;
     while (got < 10 && amqp_link_next(link, &d[got], 1500, &err) == 1)
@@ -533,12 +528,11 @@ static void test_too_large_body(void)
     char *big = malloc(big_len);
     memset(big, 'x', big_len);
     amqp_link_message m = {.body = big, .body_len = big_len, .message_id = "huge"};
-    CHECK(amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, &m, NULL,
-                            &err) == 0);
+    CHECK(amqp_link_publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, &m, NULL, &err) == 0);
     free(big);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, "small-after-huge", 0, NULL);
+    publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, "small-after-huge", 0, NULL);
     wait_confirms(link);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_SCHEDULE_QUEUE, &err) == 0);
     amqp_link_delivery d;
     if (next_with_id(link, "huge", &d, WAIT_MS) == 1) {
         CHECK(d.too_large);
@@ -573,7 +567,7 @@ static void test_url_failover_and_password(void)
     amqp_link *link = connected_link(c, &r);
     if (link) {
         uint64_t tag = 0;
-        publish(link, AMQP_TOPOLOGY_EXCHANGE, "event.failover", "evt-failover", 0, &tag);
+        publish(link, BROKER_EXCHANGE, "event.failover", "evt-failover", 0, &tag);
         wait_confirms(link);
         const outcome *o = find_outcome(&r, tag);
         CHECK(o && o->ok);
@@ -631,8 +625,8 @@ static void test_reconnect_after_forced_close(void)
         goto out;
     vf_error err;
     vf_error_init(&err);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, &err) == 0);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, "survivor", 0, NULL);
+    CHECK(amqp_link_consume(link, BROKER_SCHEDULE_QUEUE, &err) == 0);
+    publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, "survivor", 0, NULL);
     wait_confirms(link);
     amqp_link_delivery first;
     int have = next_with_id(link, "survivor", &first, WAIT_MS);
@@ -682,7 +676,7 @@ static void test_quorum_declare(void)
     if (link) {
         CHECK(amqp_link_connect(link, NULL) == 0);
         uint64_t tag = 0;
-        publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE, "quorum-1", 0, &tag);
+        publish(link, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE, "quorum-1", 0, &tag);
         wait_confirms(link);
         const outcome *o = find_outcome(&r, tag);
         CHECK(o && o->ok);
@@ -719,7 +713,7 @@ static void test_dead_queue_bounds(void)
             .key = amqp_cstring_bytes("x-queue-type"),
             .value = {.kind = AMQP_FIELD_KIND_UTF8, .value.bytes = amqp_cstring_bytes("classic")}};
         amqp_table_t args = {.num_entries = 1, .entries = &type};
-        amqp_queue_declare(conn, 1, amqp_cstring_bytes(AMQP_TOPOLOGY_DEAD_QUEUE), 0, 1, 0, 0, args);
+        amqp_queue_declare(conn, 1, amqp_cstring_bytes(BROKER_DEAD_QUEUE), 0, 1, 0, 0, args);
         declared = amqp_get_rpc_reply(conn).reply_type == AMQP_RESPONSE_NORMAL;
         amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
     }
@@ -732,13 +726,12 @@ static void test_dead_queue_bounds(void)
     if (link) {
         /* The work channel is untouched: publishing and confirms work. */
         uint64_t tag = 0;
-        publish(link, AMQP_TOPOLOGY_EXCHANGE, "event.test.dead", "dead-bounds-1", 0, &tag);
+        publish(link, BROKER_EXCHANGE, "event.test.dead", "dead-bounds-1", 0, &tag);
         wait_confirms(link);
         const outcome *o = find_outcome(&r, tag);
         CHECK(o && o->ok);
         uint32_t messages = 0, consumers = 0;
-        CHECK(amqp_link_queue_depth(link, AMQP_TOPOLOGY_DEAD_QUEUE, &messages, &consumers, NULL) ==
-              0);
+        CHECK(amqp_link_queue_depth(link, BROKER_DEAD_QUEUE, &messages, &consumers, NULL) == 0);
     }
     amqp_link_free(link);
 
@@ -754,7 +747,7 @@ static void test_dead_queue_bounds(void)
         char line[1024];
         bool bounded = false;
         while (out && fgets(line, sizeof line, out))
-            if (strstr(line, AMQP_TOPOLOGY_DEAD_QUEUE) && strstr(line, "x-max-length") &&
+            if (strstr(line, BROKER_DEAD_QUEUE) && strstr(line, "x-max-length") &&
                 strstr(line, "100000") && strstr(line, "x-message-ttl") &&
                 strstr(line, "1209600000") && strstr(line, "drop-head"))
                 bounded = true;
@@ -823,7 +816,7 @@ static void test_get_and_x_death(void)
     /* Empty the parking lot left by earlier cases. */
     amqp_link_delivery d;
     uint32_t remaining = 0;
-    while (amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &d, NULL, &err) == 1) {
+    while (amqp_link_get(link, BROKER_DEAD_QUEUE, &d, NULL, &err) == 1) {
         CHECK(amqp_link_ack(link, d.delivery_tag, false, &err) == 0);
         amqp_link_delivery_close(&d);
     }
@@ -832,10 +825,10 @@ static void test_get_and_x_death(void)
                                 .message_id = "parked-1",
                                 .error = "not JSON",
                                 .original_key = "task.schedule"};
-    CHECK(amqp_link_publish(link, AMQP_TOPOLOGY_DLX, "task.schedule", &parked, NULL, &err) == 0);
-    publish(link, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SPARE_PREPARE, "rejected-1", 0, NULL);
+    CHECK(amqp_link_publish(link, BROKER_DLX, "task.schedule", &parked, NULL, &err) == 0);
+    publish(link, BROKER_EXCHANGE, BROKER_KEY_SPARE_PREPARE, "rejected-1", 0, NULL);
     wait_confirms(link);
-    CHECK(amqp_link_consume(link, AMQP_TOPOLOGY_SPARE_QUEUE, &err) == 0);
+    CHECK(amqp_link_consume(link, BROKER_SPARE_QUEUE, &err) == 0);
     if (next_with_id(link, "rejected-1", &d, WAIT_MS) == 1) {
         CHECK(amqp_link_reject(link, d.delivery_tag, false, &err) == 0);
         amqp_link_delivery_close(&d);
@@ -843,31 +836,31 @@ static void test_get_and_x_death(void)
     /* Both are in virtflow.dead once a passive declare counts them. */
     uint32_t depth = 0;
     for (int i = 0; i < 100 && depth < 2; i++) {
-        CHECK(amqp_link_queue_depth(link, AMQP_TOPOLOGY_DEAD_QUEUE, &depth, NULL, &err) == 0);
+        CHECK(amqp_link_queue_depth(link, BROKER_DEAD_QUEUE, &depth, NULL, &err) == 0);
         if (depth < 2)
             usleep(50000);
     }
     CHECK(depth == 2);
 
     amqp_link_delivery first, second, third;
-    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &first, &remaining, &err) == 1);
+    CHECK(amqp_link_get(link, BROKER_DEAD_QUEUE, &first, &remaining, &err) == 1);
     CHECK(remaining == 1);
     CHECK_STR(first.message_id, "parked-1");
     CHECK_STR(first.error, "not JSON");
     CHECK_STR(first.original_key, "task.schedule");
     CHECK(first.death_reason == NULL);
     CHECK_STR((char *)first.body, "{}");
-    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &second, &remaining, &err) == 1);
+    CHECK(amqp_link_get(link, BROKER_DEAD_QUEUE, &second, &remaining, &err) == 1);
     CHECK(remaining == 0);
     CHECK_STR(second.message_id, "rejected-1");
     CHECK_STR(second.death_reason, "rejected");
-    CHECK_STR(second.death_queue, AMQP_TOPOLOGY_SPARE_QUEUE);
+    CHECK_STR(second.death_queue, BROKER_SPARE_QUEUE);
     CHECK_STR(second.death_key, "spare.prepare");
-    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &third, NULL, &err) == 0);
+    CHECK(amqp_link_get(link, BROKER_DEAD_QUEUE, &third, NULL, &err) == 0);
     /* Requeue one, ack the other: only the requeued one is there to get. */
     CHECK(amqp_link_reject(link, first.delivery_tag, true, &err) == 0);
     CHECK(amqp_link_ack(link, second.delivery_tag, false, &err) == 0);
-    CHECK(amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &third, NULL, &err) == 1);
+    CHECK(amqp_link_get(link, BROKER_DEAD_QUEUE, &third, NULL, &err) == 1);
     CHECK_STR(third.message_id, "parked-1");
     CHECK(third.redelivered);
     CHECK(amqp_link_ack(link, third.delivery_tag, false, &err) == 0);

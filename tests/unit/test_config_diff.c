@@ -1,5 +1,5 @@
 /* config_diff: which keys differ between two configs, and whether the worker
- * or the relay reloads each (what SIGHUP logs, common/reload.h). */
+ * or the relay reloads each (what SIGHUP logs, common/config/reload.h). */
 #include "config.h"
 #include "testlib.h"
 

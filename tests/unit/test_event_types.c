@@ -33,7 +33,7 @@ static void test_schema_in_table(json_t *types)
     {
         const char *name = json_string_value(value);
         CHECKF(event_types_find(name) >= 0,
-               "schema/event.json allows \"%s\", which common/event_types.c does not have",
+               "schema/event.json allows \"%s\", which common/base/event_types.c does not have",
                name ? name : "(not a string)");
     }
 }
@@ -52,7 +52,8 @@ static void test_table_in_schema(json_t *schema, json_t *types)
         json_t *value;
         json_array_foreach(types, i, value) listed =
             listed || (json_is_string(value) && strcmp(json_string_value(value), name) == 0);
-        CHECKF(listed, "common/event_types.c emits \"%s\", which schema/event.json's enum lacks",
+        CHECKF(listed,
+               "common/base/event_types.c emits \"%s\", which schema/event.json's enum lacks",
                name);
         CHECKF(json_is_object(json_object_get(defs, name)),
                "schema/event.json has no $defs entry describing the data of \"%s\"", name);
@@ -81,7 +82,8 @@ static void test_final(json_t *schema)
             named = named || after == ',' || after == '.';
         }
         CHECKF(named == event_types_is_final((event_type)t),
-               "\"%s\" is %s in common/event_types.c but %s among schema/event.json's final events",
+               "\"%s\" is %s in common/base/event_types.c but %s among schema/event.json's final "
+               "events",
                name, event_types_is_final((event_type)t) ? "final" : "progress",
                named ? "listed" : "not listed");
     }

@@ -1,4 +1,4 @@
-/* httpd: a real server on loopback, asked by libcurl (common/http.c) as any
+/* httpd: a real server on loopback, asked by libcurl (common/web/http.c) as any
  * client would: routes, query arguments, form fields, limits, addresses; and
  * over raw sockets where libcurl would not misbehave: a client trickling its
  * request, a foreign Host header. */

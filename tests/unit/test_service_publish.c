@@ -117,8 +117,8 @@ static void test_publish_on_lost_link(service_fixture *f)
     amqp_link_message msg = {.body = "{}", .body_len = 2, .message_id = "e-9"};
     vf_error err;
     vf_error_init(&err);
-    CHECK(service_publish_tracked(pub, AMQP_TOPOLOGY_EXCHANGE, "event.task.placed", &msg, PUB_EVENT,
-                                  0, "e-9", &err) == -1);
+    CHECK(service_publish_tracked(pub, BROKER_EXCHANGE, "event.task.placed", &msg, PUB_EVENT, 0,
+                                  "e-9", &err) == -1);
     CHECK(err.text[0] != '\0');
     CHECK(service_publish_in_flight(pub) == 0); /* nothing waits for a confirm that cannot come */
 }

@@ -1,5 +1,5 @@
-/* Tests of common/store_inventory.c (inventory snapshots for what-if replay)
- * and their retention in common/store_prune.c, on SQLite and, when VF_PG_URL
+/* Tests of common/store/store_inventory.c (inventory snapshots for what-if replay)
+ * and their retention in common/store/store_prune.c, on SQLite and, when VF_PG_URL
  * is set, PostgreSQL: a snapshot is recorded only when the content changes,
  * the listing from a time starts with the snapshot in force then, and
  * pruning keeps that one too. */

@@ -1,4 +1,4 @@
-/* Tests of common/store_prune.c (retention) against real SQLite files in a
+/* Tests of common/store/store_prune.c (retention) against real SQLite files in a
  * fresh directory under /tmp: what goes, what stays, batch bounds, dry-run
  * counts, idempotence across two handles, and the incremental vacuum. */
 #include "store.h"

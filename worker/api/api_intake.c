@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "amqp_link.h"
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "clock.h"
 #include "log.h"
 #include "stopper.h"
@@ -221,8 +221,7 @@ static int publish_send(api_intake *in, item **group, int n, vf_error *err)
             continue;
         amqp_link_message msg = {
             .body = it->text, .body_len = strlen(it->text), .message_id = it->task_id};
-        if (amqp_link_publish(in->link, AMQP_TOPOLOGY_EXCHANGE, it->routing_key, &msg, &it->tag,
-                              err) < 0)
+        if (amqp_link_publish(in->link, BROKER_EXCHANGE, it->routing_key, &msg, &it->tag, err) < 0)
             return -1;
     }
     return 0;

@@ -25,7 +25,7 @@ static int publish_once(api *a, const char *routing_key, const amqp_link_message
     amqp_link_confirm_reset(&a->confirm);
     if (api_link_ready(a, err) < 0)
         return -1;
-    if (amqp_link_publish(a->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, msg, NULL, err) < 0)
+    if (amqp_link_publish(a->link, BROKER_EXCHANGE, routing_key, msg, NULL, err) < 0)
         return -1;
     if (amqp_link_wait_confirms(a->link, API_CONFIRM_TIMEOUT_MS, err) < 0) {
         /* Timed out (flow control) or broke: start the next request afresh

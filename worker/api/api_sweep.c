@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "amqp_link.h"
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "clock.h"
 #include "events.h"
 #include "json_util.h"
@@ -95,7 +95,7 @@ static int publish(api_sweep *w, const char *routing_key, const char *message_id
         return -1;
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
     amqp_link_confirm_reset(&w->confirm);
-    if (amqp_link_publish(w->link, AMQP_TOPOLOGY_EXCHANGE, routing_key, &msg, NULL, err) < 0 ||
+    if (amqp_link_publish(w->link, BROKER_EXCHANGE, routing_key, &msg, NULL, err) < 0 ||
         amqp_link_wait_confirms(w->link, SWEEP_CONFIRM_TIMEOUT_MS, err) < 0) {
         amqp_link_close(w->link); /* the next round starts afresh */
         return -1;

@@ -155,9 +155,9 @@ static int take_all(amqp_link *link, size_t limit, walk *w)
         held *h = &w->items[w->n];
         memset(h, 0, sizeof *h);
         uint32_t remaining = 0;
-        int got = amqp_link_get(link, AMQP_TOPOLOGY_DEAD_QUEUE, &h->d, &remaining, &err);
+        int got = amqp_link_get(link, BROKER_DEAD_QUEUE, &h->d, &remaining, &err);
         if (got < 0) {
-            ctl_error("reading %s: %s", AMQP_TOPOLOGY_DEAD_QUEUE, err.text);
+            ctl_error("reading %s: %s", BROKER_DEAD_QUEUE, err.text);
             return -1;
         }
         if (got == 0)
@@ -308,8 +308,8 @@ int ctl_dead(int argc, char **argv)
         if (as_json)
             ctl_print_json(out_json);
         else
-            printf("%zu message%s in %s%s\n", matched, matched == 1 ? "" : "s",
-                   AMQP_TOPOLOGY_DEAD_QUEUE, reason ? " matching --reason" : "");
+            printf("%zu message%s in %s%s\n", matched, matched == 1 ? "" : "s", BROKER_DEAD_QUEUE,
+                   reason ? " matching --reason" : "");
         rc = CTL_EXIT_OK;
         goto settle;
     }
@@ -335,7 +335,7 @@ int ctl_dead(int argc, char **argv)
                                  .message_id = h->d.message_id,
                                  .correlation_id = h->d.correlation_id,
                                  .reply_to = h->d.reply_to};
-        if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, key, &msg, &h->publish_tag, &err) < 0) {
+        if (amqp_link_publish(link, BROKER_EXCHANGE, key, &msg, &h->publish_tag, &err) < 0) {
             ctl_error("republishing: %s", err.text);
             goto out; /* unacked messages go back to the queue with the connection */
         }
@@ -372,14 +372,14 @@ int ctl_dead(int argc, char **argv)
         json_decref(summary);
     } else {
         printf("moved %zu message%s from %s to exchange %s", moved, moved == 1 ? "" : "s",
-               AMQP_TOPOLOGY_DEAD_QUEUE, AMQP_TOPOLOGY_EXCHANGE);
+               BROKER_DEAD_QUEUE, BROKER_EXCHANGE);
         if (failed || skipped)
             printf(" (%zu failed, %zu left parked)", failed, skipped);
         printf("\n");
     }
     rc = failed ? CTL_EXIT_UNAVAILABLE : moved ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
     if (matched == 0)
-        ctl_error("nothing in %s matches%s%s", AMQP_TOPOLOGY_DEAD_QUEUE, id ? " message id " : "",
+        ctl_error("nothing in %s matches%s%s", BROKER_DEAD_QUEUE, id ? " message id " : "",
                   id ? id : "");
 settle:
     /* Everything not moved goes back where it was. */

@@ -55,7 +55,7 @@ int ctl_release(int argc, char **argv)
     char id[IDS_LEN];
     ids_new("rel", id);
     ctl_request request = {.command = "release",
-                           .routing_key = AMQP_TOPOLOGY_KEY_TASK_RELEASE,
+                           .routing_key = BROKER_KEY_TASK_RELEASE,
                            .body = text,
                            .id = id,
                            .wait_s = timeout_s,

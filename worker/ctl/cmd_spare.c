@@ -212,8 +212,8 @@ int ctl_spare(int argc, char **argv)
     static const char *const watched[] = {"event.spare.#", "event.task.retrying",
                                           "event.task.failed", NULL};
     ctl_request request = {.command = "spare",
-                           .routing_key = opt.prepare ? AMQP_TOPOLOGY_KEY_SPARE_PREPARE
-                                                      : AMQP_TOPOLOGY_KEY_SPARE_RELEASE,
+                           .routing_key =
+                               opt.prepare ? BROKER_KEY_SPARE_PREPARE : BROKER_KEY_SPARE_RELEASE,
                            .body = body,
                            .id = task_id,
                            .wait_s = opt.wait ? opt.timeout_s : 0,

@@ -122,18 +122,16 @@ static json_t *broker_stats(const vf_config *config)
     if (!link)
         return json_pack("{s:b, s:s, s:s}", "ok", 0, "url", url, "error", "broker unreachable");
     json_t *queues = json_object();
-    const char *names[] = {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_PRIORITY_QUEUE,
-                           AMQP_TOPOLOGY_SPARE_QUEUE, AMQP_TOPOLOGY_RELAY_QUEUE,
-                           AMQP_TOPOLOGY_DEAD_QUEUE};
+    const char *names[] = {BROKER_SCHEDULE_QUEUE, BROKER_PRIORITY_QUEUE, BROKER_SPARE_QUEUE,
+                           BROKER_RELAY_QUEUE, BROKER_DEAD_QUEUE};
     size_t n_fixed = sizeof names / sizeof names[0];
     vf_error err;
     vf_error_init(&err);
     for (size_t i = 0; i < n_fixed + config->retry.n_delays; i++) {
-        char tier[AMQP_TOPOLOGY_NAME_MAX];
+        char tier[BROKER_NAME_MAX];
         const char *name = names[i < n_fixed ? i : 0];
         if (i >= n_fixed) {
-            if (amqp_topology_retry_name(config->retry.delays_s[i - n_fixed], tier, sizeof tier) <
-                0)
+            if (broker_names_retry(config->retry.delays_s[i - n_fixed], tier, sizeof tier) < 0)
                 continue;
             name = tier;
         }

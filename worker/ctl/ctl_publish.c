@@ -112,7 +112,7 @@ static int private_queue(amqp_link *link, const ctl_request *r, char *queue, siz
     static const char *const progress_keys[] = {"event.task.retrying", NULL};
     const char *const *keys = r->on_event ? r->event_keys : r->progress ? progress_keys : NULL;
     for (size_t i = 0; keys && keys[i]; i++) {
-        if (amqp_link_bind(link, queue, AMQP_TOPOLOGY_EXCHANGE, keys[i], &err) < 0) {
+        if (amqp_link_bind(link, queue, BROKER_EXCHANGE, keys[i], &err) < 0) {
             ctl_error("cannot follow the task's events: %s", err.text);
             return -1;
         }
@@ -141,8 +141,7 @@ int ctl_publish_request(const vf_config *config, const ctl_request *request, jso
                              .message_id = request->id,
                              .correlation_id = replied ? request->id : NULL,
                              .reply_to = replied ? queue : NULL};
-    if (amqp_link_publish(link, AMQP_TOPOLOGY_EXCHANGE, request->routing_key, &msg, NULL, &err) <
-            0 ||
+    if (amqp_link_publish(link, BROKER_EXCHANGE, request->routing_key, &msg, NULL, &err) < 0 ||
         amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
         ctl_error("publishing %s: %s", request->id, err.text);
         goto out;

@@ -1,7 +1,7 @@
 /* events: the events virtflow publishes (docs/contracts.md "Events"):
  *   {"id":"evt_…","type":"task.completed","timestamp":"…Z","data":{…}}
  * published on exchange `virtflow` with routing key event.<type>; the types
- * are common/event_types.h's table. */
+ * are common/base/event_types.h's table. */
 #ifndef VF_EVENTS_H
 #define VF_EVENTS_H
 

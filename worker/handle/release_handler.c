@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "json_util.h"
 #include "reservations.h"
 #include "store_tasks.h"
@@ -13,7 +13,7 @@
 
 bool release_handler_accepts(const char *routing_key)
 {
-    return routing_key && strcmp(routing_key, AMQP_TOPOLOGY_KEY_TASK_RELEASE) == 0;
+    return routing_key && strcmp(routing_key, BROKER_KEY_TASK_RELEASE) == 0;
 }
 
 static bool wants_reply(const task_message *msg)

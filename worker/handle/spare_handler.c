@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "events.h"
 #include "ids.h"
 #include "json_util.h"
@@ -24,8 +24,8 @@ static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 
 bool spare_handler_accepts(const char *routing_key)
 {
-    return routing_key && (strcmp(routing_key, AMQP_TOPOLOGY_KEY_SPARE_PREPARE) == 0 ||
-                           strcmp(routing_key, AMQP_TOPOLOGY_KEY_SPARE_RELEASE) == 0);
+    return routing_key && (strcmp(routing_key, BROKER_KEY_SPARE_PREPARE) == 0 ||
+                           strcmp(routing_key, BROKER_KEY_SPARE_RELEASE) == 0);
 }
 
 int spare_handler_name(const char *pattern, const char *upgrade_id, const char *cluster, int index,
@@ -559,7 +559,7 @@ int spare_handler_handle(task_handler *h, const task_message *msg, task_outcome 
                  c.a.existing.status);
         goto out;
     }
-    if (strcmp(msg->routing_key, AMQP_TOPOLOGY_KEY_SPARE_PREPARE) == 0)
+    if (strcmp(msg->routing_key, BROKER_KEY_SPARE_PREPARE) == 0)
         rc = handle_prepare(&c, c.a.body, err);
     else
         rc = handle_release(&c, c.a.body, err);

@@ -76,7 +76,7 @@ int host_json_inventory_into(hostset *set, const json_t *root, vf_error *err)
  * host_json_inventory reads it back into the same hostset; the same hostset
  * always gives the same document, in the same order (hosts by name), so its
  * dump (JSON_COMPACT) can be hashed to tell changes apart (inventory
- * snapshots, common/store_inventory.h). Returns a new reference, or NULL when
+ * snapshots, common/store/store_inventory.h). Returns a new reference, or NULL when
  * out of memory. */
 json_t *host_json_from_hostset(const hostset *set) __attribute__((warn_unused_result));
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "amqp_link.h"
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "backoff.h"
 #include "grow.h"
 #include "hangup.h"
@@ -165,7 +165,7 @@ static void log_trusted_publishers(const vf_config *config)
     }
     log_info("delivering only events published (AMQP user_id) by %s%s; others are parked in %s",
              list, from_urls ? " (relay.trusted_publishers not set: the users of amqp.urls)" : "",
-             AMQP_TOPOLOGY_DEAD_QUEUE);
+             BROKER_DEAD_QUEUE);
 }
 
 /* The store's wait hook: heartbeats go on while a store call waits on a slow
@@ -332,7 +332,7 @@ static void park_untrusted(relay *r, const amqp_link_delivery *d)
                  "not delivered: published without an AMQP user_id, so not by a trusted "
                  "publisher (relay.trusted_publishers)");
     log_warn("event %s (routing key %s): %s; parked in %s", id,
-             d->routing_key ? d->routing_key : "(none)", why, AMQP_TOPOLOGY_DEAD_QUEUE);
+             d->routing_key ? d->routing_key : "(none)", why, BROKER_DEAD_QUEUE);
     if (grow_array((void **)&r->parks, &r->cap_parks, r->n_parks + 1, sizeof *r->parks) < 0) {
         log_error("out of memory parking event %s; the broker will redeliver it", id);
         return;
@@ -414,7 +414,7 @@ static void broker_step(relay *r, int wait_ms)
         vf_error err;
         vf_error_init(&err);
         if (amqp_link_connect(r->link, &err) < 0 ||
-            (!r->consuming && amqp_link_consume(r->link, AMQP_TOPOLOGY_RELAY_QUEUE, &err) < 0)) {
+            (!r->consuming && amqp_link_consume(r->link, BROKER_RELAY_QUEUE, &err) < 0)) {
             double delay = backoff_next(&r->reconnect);
             relay_metrics_link(r->metrics, false, false);
             log_warn("broker: %s; next try in %.1f s (deliveries go on)", err.text, delay);
@@ -424,7 +424,7 @@ static void broker_step(relay *r, int wait_ms)
         r->consuming = true;
         relay_metrics_link(r->metrics, true, true);
         backoff_reset(&r->reconnect);
-        log_info("consuming %s", AMQP_TOPOLOGY_RELAY_QUEUE);
+        log_info("consuming %s", BROKER_RELAY_QUEUE);
         if (!r->reload_next)
             notify_ready("consuming");
     }

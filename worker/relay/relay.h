@@ -26,14 +26,14 @@
  * kill -9) and are made due again; their receivers may see them twice, which
  * webhook-id deduplication absorbs. One relay per store file.
  *
- * Reload (SIGHUP, common/reload.h): the file is read and checked at once;
+ * Reload (SIGHUP, common/config/reload.h): the file is read and checked at once;
  * the new receivers (secrets read again) take over once the requests running
  * have ended (no new one starts meanwhile), so no request, outcome or claim
  * ever names a receiver of the other list. relay.schedule_s and log.level
  * follow at the same moment; other keys take a restart.
  *
  * Retention: store.retention applies to the relay's store as to the worker's
- * (common/retention.h): finished deliveries older than it are deleted by a
+ * (common/store/retention.h): finished deliveries older than it are deleted by a
  * thread of the relay's own, pending and delivering ones never. */
 #ifndef VF_RELAY_H
 #define VF_RELAY_H

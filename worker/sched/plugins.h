@@ -44,8 +44,8 @@
  *      told at once that no host of the snapshot could ever take it;
  *   5. the tests and docs as for a score.
  *   An argument (args: {...}) for a plugin, new to every plugin so far:
- *   1. common/config.h: its field and has_ flag in config_plugin (with its
- *      unit); common/config_keys.c: its row in the plugin args table (range,
+ *   1. common/config/config.h: its field and has_ flag in config_plugin (with its
+ *      unit); common/config/config_keys.c: its row in the plugin args table (range,
  *      .doc), then regenerate docs/configuration.md (the config_reference
  *      target; a test fails while the committed page differs);
  *   2. plugin_config.c: apply_args (where its value goes: an engine

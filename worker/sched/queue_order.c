@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 /* The key names only: nothing here talks to the broker. */
-#include "amqp_topology.h"
+#include "broker_names.h"
 
 int queue_order_priority(const sched_request *req, const vf_config *config, int32_t *out,
                          vf_error *err)
@@ -79,8 +79,7 @@ bool queue_order_lane(int32_t priority, const vf_config *config)
 
 const char *queue_order_routing_key(int32_t priority, const vf_config *config)
 {
-    return queue_order_lane(priority, config) ? AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY
-                                              : AMQP_TOPOLOGY_KEY_SCHEDULE;
+    return queue_order_lane(priority, config) ? BROKER_KEY_SCHEDULE_PRIORITY : BROKER_KEY_SCHEDULE;
 }
 
 const char *queue_order_text_routing_key(const char *body, size_t length, const vf_config *config)
@@ -91,7 +90,7 @@ const char *queue_order_text_routing_key(const char *body, size_t length, const 
     const char *key =
         parsed && json_is_object(parsed)
             ? queue_order_routing_key(queue_order_body_priority(parsed, config), config)
-            : AMQP_TOPOLOGY_KEY_SCHEDULE;
+            : BROKER_KEY_SCHEDULE;
     json_decref(parsed);
     return key;
 }

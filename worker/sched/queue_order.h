@@ -31,8 +31,8 @@ int32_t queue_order_body_priority(const json_t *body, const vf_config *config);
 bool queue_order_lane(int32_t priority, const vf_config *config);
 
 /* The routing key a task.schedule request of this priority is published
- * with: AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY ("task.schedule.priority") when
- * queue_order_lane says so, else AMQP_TOPOLOGY_KEY_SCHEDULE
+ * with: BROKER_KEY_SCHEDULE_PRIORITY ("task.schedule.priority") when
+ * queue_order_lane says so, else BROKER_KEY_SCHEDULE
  * ("task.schedule"). Every publisher virtflow ships takes its key from here
  * or from queue_order_text_routing_key. A static string, never NULL. */
 const char *queue_order_routing_key(int32_t priority, const vf_config *config);

@@ -392,7 +392,7 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
             amqp_link_message msg = {.body = o->event_body,
                                      .body_len = strlen(o->event_body),
                                      .message_id = o->event_id};
-            if (service_publish_tracked(svc->publisher, AMQP_TOPOLOGY_EXCHANGE, o->event_key, &msg,
+            if (service_publish_tracked(svc->publisher, BROKER_EXCHANGE, o->event_key, &msg,
                                         PUB_EVENT, 0, o->event_id, err) < 0)
                 return -1;
         }
@@ -400,8 +400,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
             const outcome_message *m = &o->more[k];
             amqp_link_message msg = {
                 .body = m->body, .body_len = strlen(m->body), .message_id = m->id};
-            if (service_publish_tracked(svc->publisher, AMQP_TOPOLOGY_EXCHANGE, m->key, &msg,
-                                        PUB_EVENT, 0, m->id, err) < 0)
+            if (service_publish_tracked(svc->publisher, BROKER_EXCHANGE, m->key, &msg, PUB_EVENT, 0,
+                                        m->id, err) < 0)
                 return -1;
         }
         if (o->reply_body && d->reply_to) {
@@ -414,8 +414,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                 return -1;
         }
         if (o->action == TASK_RETRY) {
-            char tier[AMQP_TOPOLOGY_NAME_MAX];
-            if (amqp_topology_retry_name(o->delay_s, tier, sizeof tier) < 0) {
+            char tier[BROKER_NAME_MAX];
+            if (broker_names_retry(o->delay_s, tier, sizeof tier) < 0) {
                 vf_error_set(err, VF_EINTERNAL, "no retry tier for %d s", o->delay_s);
                 return -1;
             }
@@ -445,8 +445,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .attempt = attempt,
                                      .error = o->error,
                                      .original_key = d->routing_key};
-            if (service_publish_tracked(svc->publisher, AMQP_TOPOLOGY_DLX, d->routing_key, &msg,
-                                        PUB_DEAD, d->delivery_tag, NULL, err) < 0)
+            if (service_publish_tracked(svc->publisher, BROKER_DLX, d->routing_key, &msg, PUB_DEAD,
+                                        d->delivery_tag, NULL, err) < 0)
                 return -1;
         }
     }
@@ -639,12 +639,12 @@ static int connect_link(service *svc, vf_error *err)
     service_publish_link_lost(svc->publisher);
     if (amqp_link_connect(svc->link, err) < 0)
         return -1;
-    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_PRIORITY_QUEUE, err) < 0 ||
-        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
-        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
+    if (amqp_link_consume(svc->link, BROKER_PRIORITY_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, BROKER_SCHEDULE_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, BROKER_SPARE_QUEUE, err) < 0)
         return -1;
-    log_info("consuming %s, %s and %s (prefetch %d each)", AMQP_TOPOLOGY_PRIORITY_QUEUE,
-             AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_SPARE_QUEUE, svc->config->amqp.prefetch);
+    log_info("consuming %s, %s and %s (prefetch %d each)", BROKER_PRIORITY_QUEUE,
+             BROKER_SCHEDULE_QUEUE, BROKER_SPARE_QUEUE, svc->config->amqp.prefetch);
     notify_ready("consuming");
     int swept = service_publish_sweep_outbox(svc->publisher, false, err);
     if (swept == SWEEP_SYNC)
@@ -778,9 +778,9 @@ static round_status pause_for_store(service *svc, vf_error *err)
         vf_error_set(err, VF_EUNAVAILABLE, "the connection was lost while the store was down");
         return ROUND_BROKER; /* connect_link consumes again */
     }
-    if (amqp_link_consume(svc->link, AMQP_TOPOLOGY_PRIORITY_QUEUE, err) < 0 ||
-        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SCHEDULE_QUEUE, err) < 0 ||
-        amqp_link_consume(svc->link, AMQP_TOPOLOGY_SPARE_QUEUE, err) < 0)
+    if (amqp_link_consume(svc->link, BROKER_PRIORITY_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, BROKER_SCHEDULE_QUEUE, err) < 0 ||
+        amqp_link_consume(svc->link, BROKER_SPARE_QUEUE, err) < 0)
         return ROUND_BROKER;
     return ROUND_OK;
 }

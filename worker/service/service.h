@@ -12,7 +12,7 @@
  * Broker failures rebuild the connection with capped, jittered backoff; a
  * store failure (disk full, read-only, locked) rolls the batch back, closes
  * the connection so the broker redelivers, and says why.
- * SIGHUP (common/reload.h): between two rounds, never while a batch is being
+ * SIGHUP (common/config/reload.h): between two rounds, never while a batch is being
  * decided, the engine takes the reloaded scheduler section, the inventory
  * its source settings (fetched at once on the refresh thread) and the log its
  * level; while the broker or the store is down the reload waits for the next

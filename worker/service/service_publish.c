@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "clock.h"
 #include "grow.h"
 #include "leases.h"
@@ -318,7 +318,7 @@ static int sweep_one(const store_outbox_event *event, void *arg)
         return 0;
     amqp_link_message msg = {
         .body = event->body, .body_len = strlen(event->body), .message_id = event->id};
-    if (service_publish_tracked(ctx->publisher, AMQP_TOPOLOGY_EXCHANGE, event->routing_key, &msg,
+    if (service_publish_tracked(ctx->publisher, BROKER_EXCHANGE, event->routing_key, &msg,
                                 PUB_EVENT, 0, event->id, ctx->err) < 0) {
         ctx->failed = 1;
         return 1;

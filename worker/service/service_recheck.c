@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "clock.h"
 #include "log.h"
 #include "queue_order.h"
@@ -99,8 +99,8 @@ static int resend_one(const store_task *task, void *ctx)
                              .attempt = task->attempts,
                              .recheck = true};
     const char *key = queue_order_text_routing_key(msg.body, msg.body_len, r->config);
-    if (service_publish_tracked(r->publisher, AMQP_TOPOLOGY_EXCHANGE, key, &msg, PUB_RECHECK, 0,
-                                NULL, rs->err) < 0) {
+    if (service_publish_tracked(r->publisher, BROKER_EXCHANGE, key, &msg, PUB_RECHECK, 0, NULL,
+                                rs->err) < 0) {
         rs->failed = true;
         return 1;
     }
@@ -116,8 +116,8 @@ bool service_recheck_refused(service_rechecker *r)
     r->sent = false; /* per connection */
     if (!sent || r->refused || amqp_link_broker_close(r->link, &text) != AMQP_ACCESS_REFUSED ||
         !text ||
-        (!strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE "'") &&
-         !strstr(text, "'" AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY "'")))
+        (!strstr(text, "'" BROKER_KEY_SCHEDULE "'") &&
+         !strstr(text, "'" BROKER_KEY_SCHEDULE_PRIORITY "'")))
         return false;
     r->refused = true;
     r->pending = false;
@@ -126,7 +126,7 @@ bool service_recheck_refused(service_rechecker *r)
              "grant the worker's user topic write permission on exchange %s for routing key %s "
              "(write pattern ^(event\\..+|task\\.schedule)$, docs/upgrading.md), or set "
              "retry.recheck_on_room: 0",
-             text, AMQP_TOPOLOGY_EXCHANGE, AMQP_TOPOLOGY_KEY_SCHEDULE);
+             text, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE);
     return true;
 }
 

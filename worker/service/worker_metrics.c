@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_topology.h"
+#include "broker_names.h"
 #include "clock.h"
 #include "engine.h"
 #include "headroom.h"
@@ -664,10 +664,9 @@ void worker_metrics_outcome(worker_metrics *wm, const amqp_link_delivery *d, con
         const char *labels[] = {dead_reason(d, o)};
         metrics_add(metrics_series_get(wm->dead, labels), 1);
     }
-    const char *lane[] = {d->routing_key &&
-                                  strcmp(d->routing_key, AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY) == 0
-                              ? "priority"
-                              : "normal"};
+    const char *lane[] = {
+        d->routing_key && strcmp(d->routing_key, BROKER_KEY_SCHEDULE_PRIORITY) == 0 ? "priority"
+                                                                                    : "normal"};
     bool schedule = strcmp(kind, "schedule") == 0;
     if (schedule)
         metrics_add(metrics_series_get(wm->lane, lane), 1);

@@ -16,7 +16,7 @@
  *     redelivers them, flagged redelivered);
  *   - tags handed out before the failure become stale: acking or rejecting them
  *     later is ignored with a warning (the broker redelivers those messages).
- * The caller then waits (common/backoff.h) and calls amqp_link_connect again,
+ * The caller then waits (common/base/backoff.h) and calls amqp_link_connect again,
  * which rebuilds connection, channel, confirm mode, qos, topology and every
  * consumer started with amqp_link_consume. Calls other than connect/close/free
  * on a disconnected link fail with VF_EUNAVAILABLE.

@@ -29,7 +29,7 @@ static amqp_table_t queue_arguments(queue_role role, const vf_config *config, in
     case QUEUE_CONSUMED:
         entries[n].key = amqp_cstring_bytes("x-dead-letter-exchange");
         entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
-        entries[n].value.value.bytes = amqp_cstring_bytes(AMQP_TOPOLOGY_DLX);
+        entries[n].value.value.bytes = amqp_cstring_bytes(BROKER_DLX);
         n++;
         if (config->amqp.single_active_consumer) {
             entries[n].key = amqp_cstring_bytes("x-single-active-consumer");
@@ -41,11 +41,11 @@ static amqp_table_t queue_arguments(queue_role role, const vf_config *config, in
     case QUEUE_DEAD:
         entries[n].key = amqp_cstring_bytes("x-max-length");
         entries[n].value.kind = AMQP_FIELD_KIND_I64;
-        entries[n].value.value.i64 = AMQP_TOPOLOGY_DEAD_MAX_LENGTH;
+        entries[n].value.value.i64 = BROKER_DEAD_MAX_LENGTH;
         n++;
         entries[n].key = amqp_cstring_bytes("x-message-ttl");
         entries[n].value.kind = AMQP_FIELD_KIND_I64;
-        entries[n].value.value.i64 = AMQP_TOPOLOGY_DEAD_TTL_MS;
+        entries[n].value.value.i64 = BROKER_DEAD_TTL_MS;
         n++;
         entries[n].key = amqp_cstring_bytes("x-overflow");
         entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
@@ -59,20 +59,12 @@ static amqp_table_t queue_arguments(queue_role role, const vf_config *config, in
         n++;
         entries[n].key = amqp_cstring_bytes("x-dead-letter-exchange");
         entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
-        entries[n].value.value.bytes = amqp_cstring_bytes(AMQP_TOPOLOGY_EXCHANGE);
+        entries[n].value.value.bytes = amqp_cstring_bytes(BROKER_EXCHANGE);
         n++;
         break;
     }
     amqp_table_t table = {.num_entries = n, .entries = entries};
     return table;
-}
-
-int amqp_topology_retry_name(int delay_s, char *buf, size_t size)
-{
-    if (delay_s <= 0)
-        return -1;
-    int n = snprintf(buf, size, "%s%ds", AMQP_TOPOLOGY_RETRY_PREFIX, delay_s);
-    return (n < 0 || (size_t)n >= size) ? -1 : 0;
 }
 
 int amqp_topology_check_reply(amqp_rpc_reply_t reply, const char *what, vf_error *err)
@@ -150,7 +142,7 @@ static int declare_dead_queue(amqp_connection_state_t conn, const vf_config *con
     amqp_channel_open(conn, DEAD_DECLARE_CHANNEL);
     if (amqp_topology_check_reply(amqp_get_rpc_reply(conn), "opening a channel", err) < 0)
         return -1;
-    amqp_queue_declare(conn, DEAD_DECLARE_CHANNEL, amqp_cstring_bytes(AMQP_TOPOLOGY_DEAD_QUEUE),
+    amqp_queue_declare(conn, DEAD_DECLARE_CHANNEL, amqp_cstring_bytes(BROKER_DEAD_QUEUE),
                        0 /* passive */, 1 /* durable */, 0 /* exclusive */, 0 /* auto_delete */,
                        queue_arguments(QUEUE_DEAD, config, 0, entries));
     amqp_rpc_reply_t reply = amqp_get_rpc_reply(conn);
@@ -166,21 +158,20 @@ static int declare_dead_queue(amqp_connection_state_t conn, const vf_config *con
                  "'{\"max-length\":%d,\"message-ttl\":%lld,\"overflow\":\"drop-head\"}' "
                  "--apply-to queues, or redrive it and delete it so it is declared anew "
                  "(docs/upgrading.md)",
-                 AMQP_TOPOLOGY_DEAD_QUEUE, (int)m->reply_text.len,
-                 (const char *)m->reply_text.bytes, AMQP_TOPOLOGY_DEAD_MAX_LENGTH,
-                 (long long)AMQP_TOPOLOGY_DEAD_TTL_MS, AMQP_TOPOLOGY_DEAD_MAX_LENGTH,
-                 (long long)AMQP_TOPOLOGY_DEAD_TTL_MS);
+                 BROKER_DEAD_QUEUE, (int)m->reply_text.len, (const char *)m->reply_text.bytes,
+                 BROKER_DEAD_MAX_LENGTH, (long long)BROKER_DEAD_TTL_MS, BROKER_DEAD_MAX_LENGTH,
+                 (long long)BROKER_DEAD_TTL_MS);
         amqp_channel_close_ok_t close_ok = {0};
         if (amqp_send_method(conn, DEAD_DECLARE_CHANNEL, AMQP_CHANNEL_CLOSE_OK_METHOD, &close_ok) !=
             AMQP_STATUS_OK) {
             vf_error_set(err, VF_EUNAVAILABLE, "declaring queue %s: lost the connection",
-                         AMQP_TOPOLOGY_DEAD_QUEUE);
+                         BROKER_DEAD_QUEUE);
             return -1;
         }
         return 0;
     }
     char what[128];
-    snprintf(what, sizeof what, "declaring queue %s", AMQP_TOPOLOGY_DEAD_QUEUE);
+    snprintf(what, sizeof what, "declaring queue %s", BROKER_DEAD_QUEUE);
     if (amqp_topology_check_reply(reply, what, err) < 0)
         return -1;
     amqp_channel_close(conn, DEAD_DECLARE_CHANNEL, AMQP_REPLY_SUCCESS);
@@ -192,38 +183,37 @@ int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
 {
     amqp_table_entry_t entries[MAX_QUEUE_ARGS];
 
-    if (declare_exchange(conn, channel, AMQP_TOPOLOGY_EXCHANGE, "topic", err) < 0 ||
-        declare_exchange(conn, channel, AMQP_TOPOLOGY_DLX, "fanout", err) < 0)
+    if (declare_exchange(conn, channel, BROKER_EXCHANGE, "topic", err) < 0 ||
+        declare_exchange(conn, channel, BROKER_DLX, "fanout", err) < 0)
         return -1;
 
     if (declare_dead_queue(conn, config, entries, err) < 0 ||
-        bind_queue(conn, channel, AMQP_TOPOLOGY_DEAD_QUEUE, AMQP_TOPOLOGY_DLX, "", err) < 0)
+        bind_queue(conn, channel, BROKER_DEAD_QUEUE, BROKER_DLX, "", err) < 0)
         return -1;
 
     static const struct {
         const char *queue;
         const char *key;
     } bindings[] = {
-        {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_KEY_SCHEDULE},
-        {AMQP_TOPOLOGY_PRIORITY_QUEUE, AMQP_TOPOLOGY_KEY_SCHEDULE_PRIORITY},
+        {BROKER_SCHEDULE_QUEUE, BROKER_KEY_SCHEDULE},
+        {BROKER_PRIORITY_QUEUE, BROKER_KEY_SCHEDULE_PRIORITY},
         /* Behind the placements it may follow, on the same queue. */
-        {AMQP_TOPOLOGY_SCHEDULE_QUEUE, AMQP_TOPOLOGY_KEY_TASK_RELEASE},
-        {AMQP_TOPOLOGY_SPARE_QUEUE, AMQP_TOPOLOGY_KEY_SPARE_PREPARE},
-        {AMQP_TOPOLOGY_SPARE_QUEUE, AMQP_TOPOLOGY_KEY_SPARE_RELEASE},
-        {AMQP_TOPOLOGY_RELAY_QUEUE, AMQP_TOPOLOGY_KEY_EVENTS},
+        {BROKER_SCHEDULE_QUEUE, BROKER_KEY_TASK_RELEASE},
+        {BROKER_SPARE_QUEUE, BROKER_KEY_SPARE_PREPARE},
+        {BROKER_SPARE_QUEUE, BROKER_KEY_SPARE_RELEASE},
+        {BROKER_RELAY_QUEUE, BROKER_KEY_EVENTS},
     };
     for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++) {
         if (declare_queue(conn, channel, bindings[i].queue,
                           queue_arguments(QUEUE_CONSUMED, config, 0, entries), err) < 0 ||
-            bind_queue(conn, channel, bindings[i].queue, AMQP_TOPOLOGY_EXCHANGE, bindings[i].key,
-                       err) < 0)
+            bind_queue(conn, channel, bindings[i].queue, BROKER_EXCHANGE, bindings[i].key, err) < 0)
             return -1;
     }
 
     for (size_t i = 0; i < config->retry.n_delays; i++) {
         int delay_s = config->retry.delays_s[i];
-        char name[AMQP_TOPOLOGY_NAME_MAX];
-        if (amqp_topology_retry_name(delay_s, name, sizeof name) < 0) {
+        char name[BROKER_NAME_MAX];
+        if (broker_names_retry(delay_s, name, sizeof name) < 0) {
             vf_error_set(err, VF_ECONFIG, "retry.delays_s[%zu]: %d is not a delay in seconds", i,
                          delay_s);
             return -1;

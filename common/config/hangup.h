@@ -3,7 +3,7 @@
  * word, so every program takes it over before starting threads.
  *
  * virtflow-worker and virtflow-relay reload (hangup_watch_start, then
- * hangup_take at a safe point of their main loop: common/reload.h);
+ * hangup_take at a safe point of their main loop: common/config/reload.h);
  * virtflow-api reads its keys file again (hangup_watch_start too). */
 #ifndef VF_HANGUP_H
 #define VF_HANGUP_H

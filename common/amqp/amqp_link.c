@@ -340,7 +340,7 @@ static int open_socket(amqp_link *link, const struct amqp_connection_info *info,
 int amqp_link_start_consumer(amqp_link *link, const char *queue, vf_error *err)
 {
     /* Our own consumer tag: stable and readable in the management UI. */
-    char tag[AMQP_TOPOLOGY_NAME_MAX + 160];
+    char tag[BROKER_NAME_MAX + 160];
     snprintf(tag, sizeof tag, "%s/%s", link->client_name, queue);
     amqp_basic_consume(link->conn, WORK_CHANNEL, amqp_cstring_bytes(queue), amqp_cstring_bytes(tag),
                        0 /* no_local */, 0 /* no_ack */, 0 /* exclusive */, amqp_empty_table);
@@ -494,7 +494,7 @@ int amqp_link_cancel(amqp_link *link, vf_error *err)
     int rc = 0;
     for (size_t i = 0; i < link->n_queues; i++) {
         if (link->connected) {
-            char tag[AMQP_TOPOLOGY_NAME_MAX + 160];
+            char tag[BROKER_NAME_MAX + 160];
             snprintf(tag, sizeof tag, "%s/%s", link->client_name, link->queues[i]);
             amqp_basic_cancel(link->conn, WORK_CHANNEL, amqp_cstring_bytes(tag));
             if (amqp_topology_check_reply(amqp_get_rpc_reply(link->conn), "basic.cancel", err) <

@@ -1,5 +1,5 @@
 /* version: see version.h. The numbers come from version_generated.h, which
- * the build writes (common/version.cmake) and rewrites only when they change. */
+ * the build writes (common/base/version.cmake) and rewrites only when they change. */
 #include "version.h"
 
 #include <stdio.h>

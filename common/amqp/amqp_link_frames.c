@@ -87,25 +87,25 @@ int amqp_link_publish(amqp_link *link, const char *exchange, const char *routing
     amqp_table_entry_t headers[4];
     int n = 0;
     if (message->attempt > 0) {
-        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_ATTEMPT);
+        headers[n].key = amqp_cstring_bytes(BROKER_HEADER_ATTEMPT);
         headers[n].value.kind = AMQP_FIELD_KIND_I64;
         headers[n].value.value.i64 = message->attempt;
         n++;
     }
     if (message->recheck) {
-        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_RECHECK);
+        headers[n].key = amqp_cstring_bytes(BROKER_HEADER_RECHECK);
         headers[n].value.kind = AMQP_FIELD_KIND_I64;
         headers[n].value.value.i64 = 1;
         n++;
     }
     if (message->error) {
-        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_ERROR);
+        headers[n].key = amqp_cstring_bytes(BROKER_HEADER_ERROR);
         headers[n].value.kind = AMQP_FIELD_KIND_UTF8;
         headers[n].value.value.bytes = amqp_cstring_bytes(message->error);
         n++;
     }
     if (message->original_key) {
-        headers[n].key = amqp_cstring_bytes(AMQP_TOPOLOGY_HEADER_ROUTING_KEY);
+        headers[n].key = amqp_cstring_bytes(BROKER_HEADER_ROUTING_KEY);
         headers[n].value.kind = AMQP_FIELD_KIND_UTF8;
         headers[n].value.value.bytes = amqp_cstring_bytes(message->original_key);
         n++;
@@ -171,7 +171,7 @@ int amqp_link_dead_letter(amqp_link *link, const amqp_link_delivery *d, const ch
                              .reply_to = d->reply_to,
                              .error = why,
                              .original_key = d->routing_key};
-    return amqp_link_publish(link, AMQP_TOPOLOGY_DLX, d->routing_key ? d->routing_key : "", &msg,
+    return amqp_link_publish(link, BROKER_DLX, d->routing_key ? d->routing_key : "", &msg,
                              publish_tag_out, err);
 }
 
@@ -275,17 +275,17 @@ static int copy_properties(amqp_link_delivery *d, const amqp_basic_properties_t 
         return 0;
     for (int i = 0; i < p->headers.num_entries; i++) {
         const amqp_table_entry_t *e = &p->headers.entries[i];
-        if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ATTEMPT)) {
+        if (key_is(e->key, BROKER_HEADER_ATTEMPT)) {
             bool ok;
             int64_t attempt = header_integer(&e->value, &ok);
             if (ok && attempt > 0)
                 d->attempt = attempt;
-        } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_RECHECK)) {
+        } else if (key_is(e->key, BROKER_HEADER_RECHECK)) {
             bool ok;
             d->recheck = header_integer(&e->value, &ok) == 1 && ok;
-        } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ERROR) && !d->error) {
+        } else if (key_is(e->key, BROKER_HEADER_ERROR) && !d->error) {
             d->error = header_text(&e->value);
-        } else if (key_is(e->key, AMQP_TOPOLOGY_HEADER_ROUTING_KEY) && !d->original_key) {
+        } else if (key_is(e->key, BROKER_HEADER_ROUTING_KEY) && !d->original_key) {
             d->original_key = header_text(&e->value);
         } else if (key_is(e->key, "x-death") && !d->death_reason && copy_death(d, &e->value) < 0) {
             return -1;

@@ -2,7 +2,7 @@
  * event outbox and webhook deliveries (docs/contracts.md "Store"), or the
  * same tables in a PostgreSQL database (store_open_at with a URL;
  * docs/operations.md "PostgreSQL store"). Everything below holds for both
- * unless it says otherwise; the SQL goes through common/db.h.
+ * unless it says otherwise; the SQL goes through common/store/db.h.
  *
  * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
  * WAL is fsynced at every COMMIT, so a committed transaction survives both a
