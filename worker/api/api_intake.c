@@ -15,6 +15,7 @@
 #include "store.h"
 #include "store_config.h"
 #include "store_tasks.h"
+#include "task_conflict.h"
 #include "task_intake.h"
 
 /* Submissions handled together at most: one transaction, one wait for
@@ -92,23 +93,47 @@ static void answer(item *it, int status, const char *detail)
              detail ? detail : "");
 }
 
-/* Whether a recorded task is the same request as it->body: same kind, and
- * the same JSON once both name the task id (a request published by
- * virtflowctl may carry its id in message_id only). */
+/* Whether a recorded task is the same request as it->body: a schedule task
+ * with the same body (task_conflict.h, the worker's rule too). */
 static bool same_request(const store_task *task, const item *it)
 {
-    if (!task->kind || strcmp(task->kind, "schedule") != 0 || !task->request)
-        return false;
-    json_t *recorded = json_loads(task->request, JSON_REJECT_DUPLICATES, NULL);
-    if (!json_is_object(recorded)) {
-        json_decref(recorded);
-        return false;
+    return task->kind && strcmp(task->kind, "schedule") == 0 &&
+           task_conflict_same_request(task->request, it->task_id, it->body);
+}
+
+/* Another request under a recorded id: answered 409, and recorded as the
+ * worker records one from the broker (history row and task.conflict, which
+ * the workers' outbox sweep publishes), the task left as it was. */
+static void refuse_conflict(api_intake *in, item *it, const store_task *existing)
+{
+    task_conflict c = {.task_id = it->task_id,
+                       .kind = existing->kind,
+                       .via = "virtflow-api",
+                       .submitter = it->submitter,
+                       .request = it->body,
+                       .now_ms = clock_wall_ms()};
+    vf_error err;
+    vf_error_init(&err);
+    if (store_begin(in->store, &err) < 0 ||
+        task_conflict_record(in->store, &c, NULL, NULL, NULL, &err) < 0 ||
+        store_commit(in->store, &err) < 0) {
+        (void)store_rollback(in->store, NULL);
+        log_warn("task %s: a conflicting submission answered 409 but not recorded: %s", it->task_id,
+                 err.text);
+    } else {
+        log_info("task %s: conflict: another request under a recorded task id%s%s; answered 409, "
+                 "the task left as it was",
+                 it->task_id, it->submitter ? " from key " : "",
+                 it->submitter ? it->submitter : "");
     }
-    if (!json_is_string(json_object_get(recorded, "task_id")))
-        json_object_set_new(recorded, "task_id", json_string(it->task_id));
-    bool same = json_equal(recorded, it->body);
-    json_decref(recorded);
-    return same;
+    char detail[INTAKE_DETAIL_SIZE];
+    snprintf(detail, sizeof detail,
+             it->idempotent
+                 ? "task %s exists with another request: an Idempotency-Key stands for one "
+                   "request; use a new key"
+                 : "task %s exists with another request; use a new task_id",
+             it->task_id);
+    answer(it, 409, detail);
 }
 
 static void store_failed(item **group, int n, const vf_error *err)
@@ -171,14 +196,7 @@ static void judge_existing(api_intake *in, item *it)
         log_error("task %s: submit: store: %s", it->task_id, err.text);
         answer(it, err.code == VF_EUNAVAILABLE ? 503 : 500, "the store is unavailable; try again");
     } else if (!same_request(&existing, it)) {
-        char detail[INTAKE_DETAIL_SIZE];
-        snprintf(detail, sizeof detail,
-                 it->idempotent
-                     ? "task %s exists with another request: an Idempotency-Key stands for one "
-                       "request; use a new key"
-                     : "task %s exists with another request; use a new task_id",
-                 it->task_id);
-        answer(it, 409, detail);
+        refuse_conflict(in, it, &existing);
     } else if (strcmp(existing.status, "queued") == 0) {
         it->publish = it->republish = true;
     } else {

@@ -511,7 +511,13 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     int rc = task_attempt_open(&a, h, msg, out, "schedule", err);
     if (rc <= 0)
         goto out;
-    rc = 0;
+    /* A task id belongs to its first request: another body under it is
+     * refused before anything else looks at the task (task_conflict.h). */
+    rc = task_attempt_conflict(&a, err);
+    if (rc != 0) {
+        rc = rc < 0 ? -1 : 0;
+        goto out;
+    }
     const store_task *existing = &a.existing;
     bool recheck = msg->recheck && config_trusts_publisher(h->config, msg->user_id);
     if (recheck && (a.is_new || strcmp(existing->status, "retrying") != 0 || !h->hosts)) {
