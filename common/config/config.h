@@ -262,6 +262,11 @@ typedef struct vf_config {
         /* Republishes before such a task ends failed (reason "lost").
          * Default 3. */
         int requeue_max;
+        /* Files of the secret Idempotency-Key task ids are keyed with
+         * (worker/api/api_idempotency.h): the first keys new ids, the
+         * others are looked up too (rotation); NULL/0 = none */
+        char **idempotency_secret_files;
+        size_t n_idempotency_secret_files;
     } api;
 
     struct {

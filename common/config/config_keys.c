@@ -1238,6 +1238,16 @@ static const field api_fields[] = {
      .min = 0,
      .max = 86400,
      .has_max = true},
+    {.key = "idempotency_secret_files",
+     .doc = "files holding the secret `Idempotency-Key` task ids are keyed with (HMAC-SHA256), "
+            "so that no one can compute another's: the first keys new ids, the others are "
+            "still looked up (rotation); every replica needs the same list; read at start; "
+            "empty: each key's own hash from `api.keys_file` keys its holder's ids "
+            "([api.md](api.md#idempotency-keys))",
+     .type = F_PATH_LIST,
+     .offset = CFG(api.idempotency_secret_files),
+     .count_offset = CFG(api.n_idempotency_secret_files),
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "requeue_max",
      .doc = "republishes of a `queued` task before it ends `failed` (reason `lost`), which "
             "happens `api.requeue_after_s` after the last one: at the earliest "

@@ -1,5 +1,6 @@
 #include "api.h"
 
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,8 @@ api *api_new(const vf_config *config, vf_error *err)
         vf_error_set(err, VF_ENOMEM, "out of memory");
         goto fail;
     }
+    if (!(a->idempotency = api_idempotency_new(config, err)))
+        goto fail;
     if (config->api.keys_file && !(a->keys = api_keys_load(config->api.keys_file, err))) {
         if (err->code != VF_ENOMEM)
             err->code = VF_ECONFIG;
@@ -78,6 +81,7 @@ void api_free(api *a)
     api_metrics_free(a->metrics);
     result_cache_free(a->results);
     api_keys_free(a->keys);
+    api_idempotency_free(a->idempotency);
     pthread_mutex_destroy(&a->keys_lock);
     free(a);
 }
@@ -233,15 +237,18 @@ void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
     api_caller caller = {.scopes = API_SCOPE_SUBMIT | API_SCOPE_READ | API_SCOPE_RELEASE |
                                    API_SCOPE_ADMIN};
     char name[API_KEY_NAME_SIZE] = "";
+    unsigned char digest[API_KEY_DIGEST_LEN];
     pthread_mutex_lock(&a->keys_lock);
     if (a->keys) {
         const char *authorization = httpd_header(req, "Authorization");
         caller.presented = authorization != NULL;
-        caller.scopes = api_keys_check(a->keys, authorization, name);
+        caller.scopes = api_keys_check_digest(a->keys, authorization, name, digest);
         caller.name = caller.scopes ? name : NULL;
+        caller.digest = caller.scopes ? digest : NULL;
     }
     pthread_mutex_unlock(&a->keys_lock);
     const char *template = route(a, req, &caller, resp);
+    OPENSSL_cleanse(digest, sizeof digest);
     if (resp->wait_ms > 0)
         return; /* no answer yet: counted when it comes */
     /* From the request's first call: a long poll's whole wait. */
