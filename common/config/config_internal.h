@@ -179,6 +179,11 @@ void config_profiles_free(vf_config *c);
 void config_priority_classes_free(vf_config *c);
 void config_receiver_free(config_receiver *r);
 
+/* ---- config.c ---- */
+/* The user `url` logs in as (amqp.urls), into user[size]; false when the
+ * URL cannot be parsed. */
+bool config_url_user(const char *url, char *user, size_t size);
+
 /* ---- config_diff.c ---- */
 /* Every key of `fields` the same in a and b (two items of one list). */
 bool config_fields_equal(const field *fields, const void *a, const void *b);
