@@ -403,6 +403,7 @@ void config_free(vf_config *c)
     free(c->api.listen);
     config_free_strings(c->api.allowed_hosts, c->api.n_allowed_hosts);
     config_free_strings(c->api.idempotency_secret_files, c->api.n_idempotency_secret_files);
+    config_free_strings(c->api.trusted_proxies, c->api.n_trusted_proxies);
     free(c->api.keys_file);
     free(c->api.tls_cert_file);
     free(c->api.tls_key_file);

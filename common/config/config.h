@@ -267,6 +267,10 @@ typedef struct vf_config {
          * others are looked up too (rotation); NULL/0 = none */
         char **idempotency_secret_files;
         size_t n_idempotency_secret_files;
+        /* Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For
+         * names the client (httpd.h); NULL/0 = none */
+        char **trusted_proxies;
+        size_t n_trusted_proxies;
     } api;
 
     struct {

@@ -1205,6 +1205,17 @@ static const field api_fields[] = {
      .offset = CFG(api.allowed_hosts),
      .count_offset = CFG(api.n_allowed_hosts),
      .validate = check_host_name},
+    {.key = "trusted_proxies",
+     .doc = "reverse proxies in front of virtflow-api, as addresses or CIDR ranges "
+            "(`10.0.0.0/8`, `::1`): from them `X-Forwarded-For` is believed, the client being "
+            "the rightmost hop not in this list, and the per-address limits count each client "
+            "instead of the proxy ([api.md](api.md#behind-a-reverse-proxy)); `[]`: none, the "
+            "header is ignored",
+     .type = F_STRING_LIST,
+     .offset = CFG(api.trusted_proxies),
+     .count_offset = CFG(api.n_trusted_proxies),
+     .validate = check_address_range,
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "keys_file",
      .doc = "file of API keys, stored hashed (`sha256:HEX NAME SCOPES` a line; "
             "`virtflow-api new-key` writes one): every route but `/healthz`, `/readyz`, "
