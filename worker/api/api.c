@@ -31,6 +31,10 @@ api *api_new(const vf_config *config, vf_error *err)
     pthread_mutex_init(&a->keys_lock, NULL);
     if (!(a->store = store_config_open(config, STORE_READ_WRITE, err)))
         goto fail;
+    if (!(a->broker = api_broker_new())) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        goto fail;
+    }
     if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
         goto fail;
     amqp_link_set_confirm_callback(a->link, amqp_link_confirm_record, &a->confirm);
@@ -47,11 +51,11 @@ api *api_new(const vf_config *config, vf_error *err)
             err->code = VF_ECONFIG;
         goto fail;
     }
-    if (!(a->intake = api_intake_start(config, a->metrics, err)))
+    if (!(a->intake = api_intake_start(config, a->metrics, a->broker, err)))
         goto fail;
     if (api_hosts_start(a, err) < 0)
         goto fail;
-    if (!(a->sweep = api_sweep_start(config, err)) && err->code != VF_OK)
+    if (!(a->sweep = api_sweep_start(config, a->broker, err)) && err->code != VF_OK)
         goto fail;
     return a;
 fail:
@@ -77,6 +81,7 @@ void api_free(api *a)
     api_intake_stop(a->intake);
     api_hosts_stop(a);
     amqp_link_free(a->link);
+    api_broker_free(a->broker); /* after every link's thread has stopped */
     store_close(a->store);
     api_metrics_free(a->metrics);
     result_cache_free(a->results);

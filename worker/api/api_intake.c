@@ -60,6 +60,7 @@ struct api_intake {
     api_metrics *metrics;
     store *store;
     amqp_link *link;
+    api_broker *broker; /* borrowed: the schedule `link` connects by */
     int64_t link_used_us;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -231,7 +232,7 @@ static int publish_send(api_intake *in, item **group, int n, vf_error *err)
     if (!any)
         return 0; /* nothing to publish: no reason to connect */
     in->confirming = group;
-    if (amqp_link_ready(in->link, &in->link_used_us, err) < 0)
+    if (api_broker_ready(in->broker, in->link, &in->link_used_us, err) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
         item *it = group[i];
@@ -307,7 +308,8 @@ static void settle(api_intake *in, item **group, int n, int sent, vf_error *err,
 {
     in->confirming = group;
     int rc = sent < 0 ? -1 : publish_wait(in, err);
-    if (rc < 0) {
+    bool down = rc < 0 && api_broker_down(in->broker); /* no second try, no line each */
+    if (rc < 0 && !down) {
         /* An idle link may have been closed by the broker: one fresh
          * connection, one more try for what has no confirm. Publishing
          * twice is harmless: the worker knows the task id. */
@@ -336,7 +338,10 @@ static void settle(api_intake *in, item **group, int n, int sent, vf_error *err,
         char detail[INTAKE_DETAIL_SIZE + VF_ERROR_TEXT + 64];
         snprintf(detail, sizeof detail, "the broker did not take the request: %.*s; try again",
                  INTAKE_DETAIL_SIZE - 64, why);
-        log_warn("task %s: not accepted: %s", it->task_id, why);
+        if (down)
+            api_broker_refused(in->broker, 1);
+        else
+            log_warn("task %s: not accepted: %s", it->task_id, why);
         if (!it->republish && withdraw(in, it))
             withdrawn_under(next, n_next, it->task_id);
         api_metrics_submission(in->metrics, false);
@@ -456,7 +461,8 @@ static void intake_free(api_intake *in)
     free(in);
 }
 
-api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_error *err)
+api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, api_broker *broker,
+                             vf_error *err)
 {
     api_intake *in = calloc(1, sizeof *in);
     if (!in || !(in->group[0] = calloc(INTAKE_GROUP, sizeof *in->group[0])) ||
@@ -469,6 +475,7 @@ api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_e
     }
     in->config = config;
     in->metrics = metrics;
+    in->broker = broker;
     if (!(in->store = store_config_open(config, STORE_READ_WRITE, err)) ||
         !(in->link = amqp_link_new(config, "virtflow-api-intake", err))) {
         intake_free(in);

@@ -8,6 +8,7 @@
 
 #include "amqp_link.h"
 #include "api.h"
+#include "api_broker.h"
 #include "api_idempotency.h"
 #include "api_intake.h"
 #include "api_keys.h"
@@ -23,7 +24,8 @@
 struct api {
     const vf_config *config;
     store *store;
-    amqp_link *link;      /* connected on demand */
+    amqp_link *link;      /* connected on demand, through `broker` */
+    api_broker *broker;   /* the one reconnect schedule of every link (api_broker.h) */
     int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
     api_metrics *metrics;
     api_keys *keys;               /* NULL: no api.keys_file, every route open; under keys_lock */

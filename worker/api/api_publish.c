@@ -14,7 +14,7 @@
 
 int api_link_ready(api *a, vf_error *err)
 {
-    return amqp_link_ready(a->link, &a->link_used_us, err);
+    return api_broker_ready(a->broker, a->link, &a->link_used_us, err);
 }
 
 /* One publish and its confirm. Returns 0 confirmed, 1 refused by a broker
@@ -50,7 +50,7 @@ int api_publish_to(api *a, const char *routing_key, const char *message_id, cons
 {
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
     int rc = publish_once(a, routing_key, &msg, err);
-    if (rc < 0) {
+    if (rc < 0 && !api_broker_down(a->broker)) {
         /* An idle link may have been closed by the broker (heartbeats are
          * only sent inside link calls): one fresh connection, one more try.
          * Publishing twice is harmless: the worker knows the task id. */
