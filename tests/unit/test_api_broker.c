@@ -131,8 +131,7 @@ int main(void)
     CHECKF(lines(said) == 0, "warned again within 10 s: %s", said);
     now_ms += 10000;
     said = refusals_logged(b, 1);
-    CHECKF(lines(said) == 1 && strstr(said, "10500 requests refused in the last 10 s"), "%s",
-           said);
+    CHECKF(lines(said) == 1 && strstr(said, "10500 requests refused in the last 10 s"), "%s", said);
 
     amqp_link_free(intake);
     amqp_link_free(server);

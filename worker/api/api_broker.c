@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "backoff.h"
+#include "broker_names.h"
 #include "log.h"
 
 #define RETRY_BASE_S 0.5
@@ -15,6 +16,7 @@
 #define WARN_INTERVAL_MS 10000
 
 struct api_broker {
+    amqp_refusals *refusals; /* thread-safe on its own */
     pthread_mutex_t lock;
     backoff retry;
     clock_seam clock;
@@ -31,8 +33,10 @@ struct api_broker {
 api_broker *api_broker_new(void)
 {
     api_broker *b = calloc(1, sizeof *b);
-    if (!b)
+    if (!b || !(b->refusals = amqp_refusals_new())) {
+        free(b);
         return NULL;
+    }
     pthread_mutex_init(&b->lock, NULL);
     backoff_init(&b->retry, RETRY_BASE_S, RETRY_CAP_S);
     return b;
@@ -43,6 +47,7 @@ void api_broker_free(api_broker *b)
     if (!b)
         return;
     pthread_mutex_destroy(&b->lock);
+    amqp_refusals_free(b->refusals);
     free(b);
 }
 
@@ -131,4 +136,33 @@ void api_broker_refused(api_broker *b, size_t n)
     b->refused_total += n;
     warn_refused(b, clock_seam_mono_ms(&b->clock), false);
     pthread_mutex_unlock(&b->lock);
+}
+
+void api_broker_refusal(const char *key, char *out, size_t size)
+{
+    snprintf(out, size,
+             "the broker refuses virtflow-api's user routing key %s on exchange %s (a broker "
+             "set up from older definitions: docs/upgrading.md); not published",
+             key, BROKER_EXCHANGE);
+}
+
+bool api_broker_note_refusal(api_broker *b, const amqp_link *link)
+{
+    char exchange[AMQP_REFUSALS_NAME], key[AMQP_REFUSALS_NAME];
+    if (!amqp_refusals_note(b->refusals, link, exchange, key))
+        return false;
+    const char *text = NULL;
+    amqp_link_broker_close(link, &text);
+    log_warn("broker: the broker refuses virtflow-api's publish of %s%s on exchange %s (403 %s): "
+             "such requests are answered 503 without trying again, until virtflow-api restarts. "
+             "Grant its user topic write permission for it (virtflow-client's pattern in "
+             "deploy/rabbitmq/definitions.json: docs/upgrading.md)",
+             key[0] ? "routing key " : "anything", key, exchange[0] ? exchange : "(default)",
+             text ? text : "");
+    return true;
+}
+
+bool api_broker_refuses(api_broker *b, const char *key)
+{
+    return amqp_refusals_blocks(b->refusals, BROKER_EXCHANGE, key);
 }

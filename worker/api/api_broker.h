@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "amqp_link.h"
+#include "amqp_refusals.h"
 #include "clock.h"
 #include "vf_error.h"
 
@@ -48,5 +49,21 @@ bool api_broker_down(api_broker *b);
 /* `n` requests refused because the broker is down (503 to their clients):
  * counted into the rate-limited warning. */
 void api_broker_refused(api_broker *b, size_t n);
+
+/* Publish paths the broker refuses (amqp_refusals.h): a broker whose
+ * permissions predate a routing key (task.release, task.schedule.priority
+ * from older definitions) closes the channel at each such publish. After a
+ * publish failed on `link`: when the broker closed it refusing a path, note
+ * it, warn once, and return true (do not try that path again: a second try
+ * is refused too). */
+bool api_broker_note_refusal(api_broker *b, const amqp_link *link);
+
+/* Whether publishing `key` on exchange virtflow is refused: the request is
+ * then answered 503 at once, with api_broker_refusal's words, unpublished. */
+bool api_broker_refuses(api_broker *b, const char *key);
+
+/* The answer to a request whose routing key the broker refuses, into
+ * out[size]. */
+void api_broker_refusal(const char *key, char *out, size_t size);
 
 #endif

@@ -238,6 +238,12 @@ static int publish_send(api_intake *in, item **group, int n, vf_error *err)
         item *it = group[i];
         if (!it->publish || it->confirmed != 0)
             continue;
+        if (api_broker_refuses(in->broker, it->routing_key)) {
+            /* Published, it would close the channel under the whole group. */
+            it->confirmed = -1;
+            api_broker_refusal(it->routing_key, it->detail, sizeof it->detail);
+            continue;
+        }
         amqp_link_message msg = {
             .body = it->text, .body_len = strlen(it->text), .message_id = it->task_id};
         if (amqp_link_publish(in->link, BROKER_EXCHANGE, it->routing_key, &msg, &it->tag, err) < 0)
@@ -309,11 +315,15 @@ static void settle(api_intake *in, item **group, int n, int sent, vf_error *err,
     in->confirming = group;
     int rc = sent < 0 ? -1 : publish_wait(in, err);
     bool down = rc < 0 && api_broker_down(in->broker); /* no second try, no line each */
+    /* A path the broker refuses closed the channel: noted, the second try
+     * publishes the others only. */
+    bool refused = rc < 0 && !down && api_broker_note_refusal(in->broker, in->link);
     if (rc < 0 && !down) {
         /* An idle link may have been closed by the broker: one fresh
          * connection, one more try for what has no confirm. Publishing
          * twice is harmless: the worker knows the task id. */
-        log_info("submit: publish failed (%s); reconnecting once", err->text);
+        if (!refused)
+            log_info("submit: publish failed (%s); reconnecting once", err->text);
         for (int i = 0; i < n; i++)
             if (group[i]->confirmed == -1 && !amqp_link_is_connected(in->link))
                 group[i]->confirmed = 0; /* reported failed with the connection */
