@@ -22,30 +22,32 @@ int64_t config_final_task_keep_s(const vf_config *config)
     return longest;
 }
 
-static bool retention_under_inventory_window(const vf_config *c, char *why, size_t size)
+/* store.retention shorter than a window `keep` (seconds) named `window`,
+ * whose rows (`kept`) retention keeps that long anyway: says so. */
+static bool retention_shorter(const vf_config *c, int64_t keep, const char *window,
+                              const char *kept, char *why, size_t size)
 {
-    int64_t keep = config_bound_reservation_keep_s(c);
     if (c->store.retention_s >= keep)
         return false;
     snprintf(why, size,
-             "store.retention (%" PRId64 " s) is shorter than inventory.max_age_s (%" PRId64
-             " s): reservations an inventory ended, and their tasks, are kept %" PRId64
-             " s after they were bound and expired, the rest %" PRId64 " s",
-             c->store.retention_s, keep, keep, c->store.retention_s);
+             "store.retention (%" PRId64 " s) is shorter than %s (%" PRId64
+             " s): %s are kept %" PRId64 " s, the rest %" PRId64 " s",
+             c->store.retention_s, window, keep, kept, keep, c->store.retention_s);
     return true;
+}
+
+static bool retention_under_inventory_window(const vf_config *c, char *why, size_t size)
+{
+    return retention_shorter(c, config_bound_reservation_keep_s(c), "inventory.max_age_s",
+                             "reservations an inventory ended, and their tasks, once bound and "
+                             "expired,",
+                             why, size);
 }
 
 static bool retention_under_retry_delay(const vf_config *c, char *why, size_t size)
 {
-    int64_t keep = config_final_task_keep_s(c);
-    if (c->store.retention_s >= keep)
-        return false;
-    snprintf(why, size,
-             "store.retention (%" PRId64 " s) is shorter than the longest of retry.delays_s "
-             "(%" PRId64 " s): final tasks are kept %" PRId64
-             " s after their last change, the rest %" PRId64 " s",
-             c->store.retention_s, keep, keep, c->store.retention_s);
-    return true;
+    return retention_shorter(c, config_final_task_keep_s(c), "the longest of retry.delays_s",
+                             "final tasks, after their last change,", why, size);
 }
 
 static bool reservation_ends_before_refresh(const vf_config *c, char *why, size_t size)
