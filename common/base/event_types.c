@@ -18,6 +18,7 @@ static const struct {
     [EVENT_SPARE_WAITING_READY] = {"spare.waiting_ready", false},
     [EVENT_TASK_RELEASED] = {"task.released", false},
     [EVENT_TASK_PREEMPTED] = {"task.preempted", false},
+    [EVENT_TASK_CONFLICT] = {"task.conflict", false},
 };
 
 const char *event_types_name(event_type type)

@@ -25,6 +25,10 @@ typedef enum {
     /* a completed task's unbound reservation taken by a higher-priority
      * request: the task is decided again (docs/scheduling.md "Preemption") */
     EVENT_TASK_PREEMPTED,
+    /* about a refused message, not a change of the task: another request
+     * came under a task id already recorded (task_conflict.h); the task it
+     * names is left as it was */
+    EVENT_TASK_CONFLICT,
     EVENT_TYPE_COUNT
 } event_type;
 

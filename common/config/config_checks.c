@@ -13,6 +13,7 @@
 #include <amqp.h>
 #include <yaml.h>
 
+#include "cidr.h"
 #include "log.h"
 
 /* ---- value checks ---------------------------------------------------------------------- */
@@ -94,6 +95,17 @@ int check_host_name(loader *ld, yaml_node_t *node, const char *value, const char
         return 0;
     return config_fail(ld, node, path,
                        "expected a host name or address, without a scheme, path or spaces");
+}
+
+/* A proxy's address or range (api.trusted_proxies), as httpd parses it. */
+int check_address_range(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    cidr range;
+    if (cidr_parse(value, &range) == 0)
+        return 0;
+    return config_fail(ld, node, path,
+                       "expected an address or an address range (10.0.0.0/8, ::1), got \"%s\"",
+                       value);
 }
 
 /* Receiver names key the deliveries table and appear in logs. */

@@ -1205,6 +1205,17 @@ static const field api_fields[] = {
      .offset = CFG(api.allowed_hosts),
      .count_offset = CFG(api.n_allowed_hosts),
      .validate = check_host_name},
+    {.key = "trusted_proxies",
+     .doc = "reverse proxies in front of virtflow-api, as addresses or CIDR ranges "
+            "(`10.0.0.0/8`, `::1`): from them `X-Forwarded-For` is believed, the client being "
+            "the rightmost hop not in this list, and the per-address limits count each client "
+            "instead of the proxy ([api.md](api.md#behind-a-reverse-proxy)); `[]`: none, the "
+            "header is ignored",
+     .type = F_STRING_LIST,
+     .offset = CFG(api.trusted_proxies),
+     .count_offset = CFG(api.n_trusted_proxies),
+     .validate = check_address_range,
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "keys_file",
      .doc = "file of API keys, stored hashed (`sha256:HEX NAME SCOPES` a line; "
             "`virtflow-api new-key` writes one): every route but `/healthz`, `/readyz`, "
@@ -1238,6 +1249,16 @@ static const field api_fields[] = {
      .min = 0,
      .max = 86400,
      .has_max = true},
+    {.key = "idempotency_secret_files",
+     .doc = "files holding the secret `Idempotency-Key` task ids are keyed with (HMAC-SHA256), "
+            "so that no one can compute another's: the first keys new ids, the others are "
+            "still looked up (rotation); every replica needs the same list; read at start; "
+            "empty: each key's own hash from `api.keys_file` keys its holder's ids "
+            "([api.md](api.md#idempotency-keys))",
+     .type = F_PATH_LIST,
+     .offset = CFG(api.idempotency_secret_files),
+     .count_offset = CFG(api.n_idempotency_secret_files),
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "requeue_max",
      .doc = "republishes of a `queued` task before it ends `failed` (reason `lost`), which "
             "happens `api.requeue_after_s` after the last one: at the earliest "

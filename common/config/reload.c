@@ -50,7 +50,8 @@ vf_config *reload_read(reloader *r)
     /* The VIRTFLOW_* variables still stand over the file, as at start-up:
      * without them every key they set would look changed back. */
     extern char **environ;
-    if (next && config_apply_environment(next, (const char *const *)environ, &err) < 0) {
+    if (next && (config_apply_environment(next, (const char *const *)environ, &err) < 0 ||
+                 config_check_rules(next, NULL, NULL, NULL, &err) < 0)) {
         config_free(next);
         next = NULL;
     }

@@ -13,11 +13,21 @@
  * HTTPD_READ_DEADLINE_MS from connecting (or from its previous answer, on a
  * kept-alive connection) to deliver a whole request, headers and body, or
  * the connection is closed, however steadily it trickles bytes; one address
- * holds at most HTTPD_PER_ADDRESS_LIMIT connections; and when
- * HTTPD_READING_LIMIT connections are all still sending their requests, a new
- * one closes the one that has been sending the longest, so a probe (one
- * packet, answered at once) is served while the pool is full of trickling
- * clients from any number of addresses.
+ * holds at most HTTPD_PER_ADDRESS_LIMIT connections besides those whose
+ * request waits (long polls, bounded by max_waiting): one more is answered
+ * only if it is a probe (/healthz, /readyz, /metrics, sent within a second),
+ * anything else 503 with Retry-After; and when HTTPD_READING_LIMIT
+ * connections are all still sending their requests, a new one closes the one
+ * that has been sending the longest, so a probe (one packet, answered at
+ * once) is served while the pool is full of trickling clients from any
+ * number of addresses.
+ *
+ * Reverse proxies (httpd_options.trusted_proxies): a proxy's connections
+ * carry many clients, so its address has no connection limit; its requests'
+ * client is taken from X-Forwarded-For, the rightmost hop that is not a
+ * trusted proxy (cidr_client_address), and each such client may have
+ * HTTPD_PER_ADDRESS_LIMIT requests answered at once (long polls aside, probes
+ * always). X-Forwarded-For from any other address is ignored.
  *
  * Host names (DNS rebinding): with httpd_options.check_host, a request whose
  * Host header names neither a loopback address (localhost, 127.0.0.0/8,
@@ -82,6 +92,10 @@ struct httpd_request {
     /* This request's number, unique for the server's life: what another
      * thread gives httpd_wake to end its wait early. */
     uint64_t ticket;
+    /* Who asked: the connection's address, or behind a trusted proxy the
+     * forwarded client (httpd_options.trusted_proxies); valid during the
+     * call. */
+    const char *client_address;
     void *conn_; /* private: the libmicrohttpd connection */
 };
 
@@ -98,13 +112,14 @@ typedef struct httpd_response {
     /* > 0, with req->can_wait: no answer yet; call the handler again with
      * the same request in this many ms (everything else is ignored). */
     int wait_ms;
+    bool close; /* close the connection after this answer */
 } httpd_response;
 
 typedef void (*httpd_handler)(void *ctx, const httpd_request *req, httpd_response *resp);
 
 /* Limits against slow and hostile clients (see the top of this file). */
 #define HTTPD_READ_DEADLINE_MS 10000 /* a whole request, headers and body */
-#define HTTPD_PER_ADDRESS_LIMIT 16   /* connections from one client address */
+#define HTTPD_PER_ADDRESS_LIMIT 16   /* connections from one address, long polls aside */
 #define HTTPD_READING_LIMIT 128      /* connections still sending a request */
 #define HTTPD_CONNECTION_LIMIT 256   /* all connections (and file descriptors) */
 
@@ -129,6 +144,11 @@ typedef struct httpd_options {
      * (GnuTLS); the limits above count a handshake as part of the request. */
     const char *tls_cert_pem;
     const char *tls_key_pem;
+    /* Reverse proxies whose X-Forwarded-For is believed: addresses or
+     * ranges ("10.0.0.0/8", "::1"), parsed at start (one that is neither
+     * is VF_ECONFIG); NULL/0: none. */
+    const char *const *trusted_proxies;
+    size_t n_trusted_proxies;
 } httpd_options;
 
 /* Listens on `listen` ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one)

@@ -139,7 +139,8 @@ int main(int argc, char **argv)
                       reservation_book_load(book, s, 0, &err) < 0))
         goto out;
 
-    task_handler handler = {s, engine, config, hosts, "", wall_ms, book, "bench:1:w_bench"};
+    task_handler handler = {s,    engine, config, hosts, "", wall_ms, book, "bench:1:w_bench",
+                            NULL, NULL};
     double cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), wall0 = bench_now_s();
     char routing_key[] = "task.schedule";
     amqp_link_delivery delivery = {.routing_key = routing_key};

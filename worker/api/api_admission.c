@@ -120,7 +120,7 @@ void api_admission(api *a, const httpd_request *req, const api_caller *caller, h
         submit.body = text;
         submit.body_len = strlen(text);
         char submitted[REQUEST_TASK_ID_LEN];
-        int rc = api_submit(a, &submit, caller->name ? caller->name : "cappx", NULL, true,
+        int rc = api_submit(a, &submit, caller->name ? caller->name : "cappx", NULL, NULL, true,
                             submitted, resp);
         free(text);
         if (rc < 0) {

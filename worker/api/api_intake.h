@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api_broker.h"
 #include "api_metrics.h"
 #include "config.h"
 #include "request.h"
@@ -36,9 +37,11 @@ typedef struct api_intake api_intake;
 /* Wakes the request `ticket` (httpd_wake on the server). */
 typedef void (*api_intake_wake_fn)(void *ctx, uint64_t ticket);
 
-/* Open its own store handle and broker link (connected at first use) and
- * start its thread. NULL with err. */
-api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_error *err);
+/* Open its own store handle and broker link (connected at first use,
+ * through `broker`'s schedule: borrowed, outliving the intake) and start its
+ * thread. NULL with err. */
+api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, api_broker *broker,
+                             vf_error *err);
 
 /* Where outcomes are announced (NULL: nowhere; requests then find their
  * outcome when their wait ends). Once it returns, the earlier waker is no

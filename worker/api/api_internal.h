@@ -8,6 +8,8 @@
 
 #include "amqp_link.h"
 #include "api.h"
+#include "api_broker.h"
+#include "api_idempotency.h"
 #include "api_intake.h"
 #include "api_keys.h"
 #include "api_metrics.h"
@@ -22,14 +24,16 @@
 struct api {
     const vf_config *config;
     store *store;
-    amqp_link *link;      /* connected on demand */
+    amqp_link *link;      /* connected on demand, through `broker` */
+    api_broker *broker;   /* the one reconnect schedule of every link (api_broker.h) */
     int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
     api_metrics *metrics;
-    api_keys *keys;            /* NULL: no api.keys_file, every route open; under keys_lock */
-    pthread_mutex_t keys_lock; /* api_reload_keys swaps keys from the main thread */
-    api_sweep *sweep;          /* NULL: api.requeue_after_s 0 */
-    api_intake *intake;        /* task submissions (api_intake.h) */
-    result_cache *results;     /* GET /result's answers; the HTTP thread's alone */
+    api_keys *keys;               /* NULL: no api.keys_file, every route open; under keys_lock */
+    api_idempotency *idempotency; /* Idempotency-Key task ids (api_idempotency.h) */
+    pthread_mutex_t keys_lock;    /* api_reload_keys swaps keys from the main thread */
+    api_sweep *sweep;             /* NULL: api.requeue_after_s 0 */
+    api_intake *intake;           /* task submissions (api_intake.h) */
+    result_cache *results;        /* GET /result's answers; the HTTP thread's alone */
     /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
      * NULL when the configuration has none that works. */
     inventory *inventory;
@@ -44,7 +48,8 @@ struct api {
 
 /* Accept a task.schedule request: check the body (415, 413, 400 with the
  * worker's own message), take its task id (the body's, one derived from
- * `idempotency_key` and `submitter`, or a new one) into task_id, and hand
+ * `idempotency_key`, `submitter` and the caller's key's `key_digest`
+ * (NULL: no keys) as api_idempotency.h says, or a new one) into task_id, and hand
  * it to the intake (api_intake.h), which records it as queued (history:
  * via virtflow-api, the submitter's key name when not NULL) and publishes
  * it with a confirm, in groups. A task id already recorded with the same
@@ -58,8 +63,9 @@ struct api {
  * with the task, the admission webhook). Returns 0 accepted (resp
  * untouched, task_id set), -1 answered with a problem (resp set), 1
  * waiting. */
-int api_submit(api *a, const httpd_request *req, const char *submitter, const char *idempotency_key,
-               bool blocking, char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp);
+int api_submit(api *a, const httpd_request *req, const char *submitter,
+               const unsigned char *key_digest, const char *idempotency_key, bool blocking,
+               char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp);
 
 /* POST /schedule: api_submit, then the prototype's {"task_id": ...}. */
 void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp);
@@ -86,6 +92,8 @@ typedef struct api_caller {
     int scopes;       /* API_SCOPE_* */
     bool presented;   /* an Authorization header came */
     const char *name; /* the key's name, or NULL */
+    /* The key's SHA-256 (api_keys_check_digest), or NULL without keys. */
+    const unsigned char *digest;
 } api_caller;
 
 /* Whether the caller has every scope in `needed`; if not, answers 401

@@ -168,7 +168,10 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
     char message_id[IDS_LEN];
     ids_new("rel", message_id);
     if (api_publish_to(a, BROKER_KEY_TASK_RELEASE, message_id, id, body, &err) < 0) {
-        log_warn("task %s: release not accepted: %s", id, err.text);
+        if (api_broker_down(a->broker))
+            api_broker_refused(a->broker, 1); /* one warning for the outage's refusals */
+        else if (!api_broker_refuses(a->broker, BROKER_KEY_TASK_RELEASE)) /* said once */
+            log_warn("task %s: release not accepted: %s", id, err.text);
         snprintf(detail, sizeof detail, "the broker did not take the release: %.160s; try again",
                  err.text);
         problem_reply(resp, 503, detail);

@@ -4,7 +4,6 @@
  * as `queued`, then published with a confirm; POST /v1/tasks does the same
  * through api_submit. */
 #include <ctype.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,29 +29,30 @@ static bool is_json_type(const char *content_type)
     return next == '\0' || next == ';' || isspace((unsigned char)next);
 }
 
-/* The task id an Idempotency-Key stands for: the same key from the same
- * submitter is the same task, so the task-id rules (same body: same answer;
- * other body: 409) apply to it, in the store every replica shares. */
-static void idempotent_task_id(const char *submitter, const char *key,
-                               char task_id[REQUEST_TASK_ID_LEN])
+/* The task id an Idempotency-Key stands for (api_idempotency.h): the same
+ * key from the same key holder is the same task, so the task-id rules (same
+ * body: same answer; other body: 409) apply to it, in the store every
+ * replica shares. While a secret is being rotated, a task recorded under an
+ * earlier secret's id keeps it. */
+static void idempotent_task_id(api *a, const char *submitter, const unsigned char *digest,
+                               const char *key, char task_id[REQUEST_TASK_ID_LEN])
 {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    bool ok =
-        ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-        EVP_DigestUpdate(ctx, submitter ? submitter : "", submitter ? strlen(submitter) : 0) &&
-        EVP_DigestUpdate(ctx, "\n", 1) && EVP_DigestUpdate(ctx, key, strlen(key)) &&
-        EVP_DigestFinal_ex(ctx, digest, &len) && len >= 16;
-    EVP_MD_CTX_free(ctx);
-    static const char hex[] = "0123456789abcdef";
-    char digits[33];
-    for (int i = 0; i < 16; i++) {
-        digits[2 * i] = hex[ok ? digest[i] >> 4 : 0];
-        digits[2 * i + 1] = hex[ok ? digest[i] & 15 : 0];
+    api_idempotency_task_id(a->idempotency, 0, submitter, digest, key, task_id);
+    for (size_t i = 1; i < api_idempotency_count(a->idempotency); i++) {
+        char earlier[REQUEST_TASK_ID_LEN];
+        api_idempotency_task_id(a->idempotency, i, submitter, digest, key, earlier);
+        store_task task = {0};
+        vf_error err;
+        vf_error_init(&err);
+        int found = store_task_get(a->store, earlier, &task, &err);
+        store_task_clear(&task);
+        if (found == 0) {
+            snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", earlier);
+            return;
+        }
+        if (found < 0) /* the intake meets the store's trouble too, and answers it */
+            log_warn("Idempotency-Key: looking up an earlier secret's task id: %s", err.text);
     }
-    digits[32] = '\0';
-    snprintf(task_id, REQUEST_TASK_ID_LEN, "idem_%s", digits);
 }
 
 /* An Idempotency-Key: 1 to 255 printable ASCII characters. */
@@ -100,8 +100,9 @@ static int collect(api *a, const httpd_request *req, char task_id[REQUEST_TASK_I
     return -1;
 }
 
-int api_submit(api *a, const httpd_request *req, const char *submitter, const char *idempotency_key,
-               bool blocking, char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp)
+int api_submit(api *a, const httpd_request *req, const char *submitter,
+               const unsigned char *key_digest, const char *idempotency_key, bool blocking,
+               char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp)
 {
     if (!blocking && req->calls > 0)
         return collect(a, req, task_id, resp);
@@ -158,7 +159,7 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
         return -1;
     }
     if (idempotency_key) {
-        idempotent_task_id(submitter, idempotency_key, task_id);
+        idempotent_task_id(a, submitter, key_digest, idempotency_key, task_id);
     } else if (parsed.task_id[0]) {
         snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", parsed.task_id);
     } else {
@@ -199,6 +200,6 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
 void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp)
 {
     char task_id[REQUEST_TASK_ID_LEN];
-    if (api_submit(a, req, submitter, NULL, false, task_id, resp) == 0)
+    if (api_submit(a, req, submitter, NULL, NULL, false, task_id, resp) == 0)
         api_reply_json(resp, 200, json_pack("{s:s}", "task_id", task_id));
 }

@@ -32,6 +32,7 @@ struct api_sweep {
     const vf_config *config;
     store *store;
     amqp_link *link;
+    api_broker *broker; /* borrowed: the schedule `link` connects by */
     char owner[STORE_OWNER_SIZE];
     pthread_t thread;
     pthread_mutex_t lock;
@@ -91,7 +92,7 @@ static int publish(api_sweep *w, const char *routing_key, const char *message_id
                    vf_error *err)
 {
     /* A sweep may publish nothing for a long time (amqp_link_ready). */
-    if (amqp_link_ready(w->link, &w->link_used_us, err) < 0)
+    if (api_broker_ready(w->broker, w->link, &w->link_used_us, err) < 0)
         return -1;
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
     amqp_link_confirm_reset(&w->confirm);
@@ -295,7 +296,7 @@ static void sweep_free(api_sweep *w)
     free(w);
 }
 
-api_sweep *api_sweep_start(const vf_config *config, vf_error *err)
+api_sweep *api_sweep_start(const vf_config *config, api_broker *broker, vf_error *err)
 {
     if (config->api.requeue_after_s <= 0)
         return NULL;
@@ -305,6 +306,7 @@ api_sweep *api_sweep_start(const vf_config *config, vf_error *err)
         return NULL;
     }
     w->config = config;
+    w->broker = broker;
     store_owner_name(w->owner);
     if (!(w->store = store_config_open(config, STORE_READ_WRITE, err)) ||
         !(w->link = amqp_link_new(config, "virtflow-api-requeue", err))) {

@@ -21,15 +21,17 @@
 #ifndef VF_API_SWEEP_H
 #define VF_API_SWEEP_H
 
+#include "api_broker.h"
 #include "config.h"
 #include "vf_error.h"
 
 typedef struct api_sweep api_sweep;
 
 /* Start the sweep thread (NULL, nothing started, when api.requeue_after_s
- * is 0). `config` is borrowed. NULL with err->code set on failure; with
+ * is 0). `config` and `broker` (the schedule its link connects by) are
+ * borrowed. NULL with err->code set on failure; with
  * err->code VF_OK when there is nothing to start. */
-api_sweep *api_sweep_start(const vf_config *config, vf_error *err)
+api_sweep *api_sweep_start(const vf_config *config, api_broker *broker, vf_error *err)
     __attribute__((warn_unused_result));
 
 /* Stop and free; NULL is a no-op. */

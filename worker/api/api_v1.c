@@ -52,8 +52,8 @@ static void store_unavailable(const char *what, const vf_error *err, httpd_respo
 static void submit(api *a, const httpd_request *req, const api_caller *caller, httpd_response *resp)
 {
     char task_id[REQUEST_TASK_ID_LEN];
-    if (api_submit(a, req, caller->name, httpd_header(req, "Idempotency-Key"), false, task_id,
-                   resp) != 0)
+    if (api_submit(a, req, caller->name, caller->digest, httpd_header(req, "Idempotency-Key"),
+                   false, task_id, resp) != 0)
         return;
     char href[sizeof TASK_PREFIX + REQUEST_TASK_ID_LEN];
     snprintf(href, sizeof href, "%s%s", TASK_PREFIX, task_id);

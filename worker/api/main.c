@@ -129,7 +129,9 @@ int main(int argc, char **argv)
                              .answer_oversized = true,
                              .max_waiting = API_MAX_WAITING,
                              .tls_cert_pem = tls_cert,
-                             .tls_key_pem = tls_key};
+                             .tls_key_pem = tls_key,
+                             .trusted_proxies = (const char *const *)config->api.trusted_proxies,
+                             .n_trusted_proxies = config->api.n_trusted_proxies};
     server = httpd_start_with(config->api.listen, &options, api_handle, a, &err);
     /* httpd keeps copies: ours go now, the key wiped. */
     api_tls_free_key(tls_key);

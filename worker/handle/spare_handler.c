@@ -551,7 +551,11 @@ int spare_handler_handle(task_handler *h, const task_message *msg, task_outcome 
     int rc = task_attempt_open(&c.a, h, msg, out, "spare", err);
     if (rc <= 0)
         goto out;
-    rc = 0;
+    rc = task_attempt_conflict(&c.a, err); /* another body under a recorded id */
+    if (rc != 0) {
+        rc = rc < 0 ? -1 : 0;
+        goto out;
+    }
     if (!c.a.is_new && strcmp(c.a.existing.status, "retrying") != 0) {
         /* Redelivered or republished: accepted once, never placed twice. */
         out->duplicate = true;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker_names.h"
 #include "json_util.h"
 #include "log.h"
 #include "never_fits.h"
@@ -186,6 +187,14 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
                  decision->vmid, decision->score, rec->attempt);
     out->placed = rc == 0;
     return rc;
+}
+
+/* Whether the broker refuses a request this worker would publish again
+ * (either lane's routing key): preemption's victims need one. */
+static bool requests_refused(const task_handler *h)
+{
+    return h->refuses && (h->refuses(h->refuses_context, BROKER_KEY_SCHEDULE) ||
+                          h->refuses(h->refuses_context, BROKER_KEY_SCHEDULE_PRIORITY));
 }
 
 /* PostFilter (preempt.h): `decision` placed the request nowhere; take the
@@ -511,7 +520,13 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
     int rc = task_attempt_open(&a, h, msg, out, "schedule", err);
     if (rc <= 0)
         goto out;
-    rc = 0;
+    /* A task id belongs to its first request: another body under it is
+     * refused before anything else looks at the task (task_conflict.h). */
+    rc = task_attempt_conflict(&a, err);
+    if (rc != 0) {
+        rc = rc < 0 ? -1 : 0;
+        goto out;
+    }
     const store_task *existing = &a.existing;
     bool recheck = msg->recheck && config_trusts_publisher(h->config, msg->user_id);
     if (recheck && (a.is_new || strcmp(existing->status, "retrying") != 0 || !h->hosts)) {
@@ -653,8 +668,10 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         }
     }
     /* A group member or a count is not placed by preemption: the PostFilter
-     * frees room for one VM and knows nothing of a group's members. */
-    if (!several && sched_preempt_allowed(&req, h->config)) {
+     * frees room for one VM and knows nothing of a group's members. Nor while
+     * the broker refuses the victims' requests: published again they would
+     * be refused (amqp_refusals.h), so the victims could not be decided. */
+    if (!several && sched_preempt_allowed(&req, h->config) && !requests_refused(h)) {
         int taken = place_by_preemption(&a, engine, &req, &decision, scheduler, err);
         if (taken != 0) {
             rc = taken < 0 ? -1 : 0;

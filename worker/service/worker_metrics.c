@@ -308,9 +308,9 @@ static int born_at_zero(worker_metrics *wm, vf_error *err)
     static const char *const failed_reasons[] = {"invalid", "unschedulable", "never_fits",
                                                  "exhausted"};
     /* Per kind in message_kinds' order; a spare's states appear as reached. */
-    static const char *const outcomes[][5] = {
-        {"completed", "failed", "retrying", "duplicate", "dead"},
-        {"failed", "retrying", "duplicate", "dead", NULL},
+    static const char *const outcomes[][6] = {
+        {"completed", "failed", "retrying", "duplicate", "dead", "conflict"},
+        {"failed", "retrying", "duplicate", "dead", "conflict", NULL},
         {"released", "refused", "duplicate", "dead", NULL},
     };
     static const char *const dead_reasons[] = {"malformed", "too_large", "exhausted",
