@@ -199,6 +199,9 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         }
         return "/v1/admission/proxmoxmachine";
     }
+    const char *spare = api_spare_route(a, req, caller, resp);
+    if (spare)
+        return spare;
     const char *v1 = api_v1_route(a, req, caller, resp);
     if (v1)
         return v1;
@@ -223,7 +226,8 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         return "/result/{task_id}";
     }
     problem_reply(resp, 404,
-                  "no such route: try POST /schedule, GET /result/{task_id} or /v1/tasks");
+                  "no such route: try POST /schedule, POST /spare/prepare, GET /result/{task_id} "
+                  "or /v1/tasks");
     return "other";
 }
 

@@ -40,6 +40,7 @@ typedef struct item {
     json_t *body;
     char *submitter;
     bool idempotent;
+    const char *kind;        /* the task's: "schedule" or "spare", a static string */
     const char *routing_key; /* a static string (amqp_topology.h) */
     /* The thread's, while the group is handled. */
     bool recorded;  /* its row was made by this group */
@@ -93,21 +94,23 @@ static void answer(item *it, int status, const char *detail)
 }
 
 /* Whether a recorded task is the same request as it->body: same kind, and
- * the same JSON once both name the task id (a request published by
- * virtflowctl may carry its id in message_id only). */
+ * the same JSON but for the task id, which is the row's either way (a
+ * request published by virtflowctl may carry its id in message_id only,
+ * and a spare.release body never has one). */
 static bool same_request(const store_task *task, const item *it)
 {
-    if (!task->kind || strcmp(task->kind, "schedule") != 0 || !task->request)
+    if (!task->kind || strcmp(task->kind, it->kind) != 0 || !task->request)
         return false;
     json_t *recorded = json_loads(task->request, JSON_REJECT_DUPLICATES, NULL);
-    if (!json_is_object(recorded)) {
-        json_decref(recorded);
-        return false;
+    json_t *asked = json_copy(it->body);
+    bool same = json_is_object(recorded) && json_is_object(asked);
+    if (same) {
+        json_object_del(recorded, "task_id");
+        json_object_del(asked, "task_id");
+        same = json_equal(recorded, asked);
     }
-    if (!json_is_string(json_object_get(recorded, "task_id")))
-        json_object_set_new(recorded, "task_id", json_string(it->task_id));
-    bool same = json_equal(recorded, it->body);
     json_decref(recorded);
+    json_decref(asked);
     return same;
 }
 
@@ -136,8 +139,8 @@ static int record(api_intake *in, item **group, int n)
     }
     for (int i = 0; i < n; i++) {
         item *it = group[i];
-        int rc = task_intake_record_new(in->store, it->task_id, it->text, "virtflow-api",
-                                        it->submitter, now, &err);
+        int rc = task_intake_record_as(in->store, it->kind, it->task_id, it->text, "virtflow-api",
+                                       it->submitter, now, &err);
         if (rc < 0) {
             (void)store_rollback(in->store, NULL);
             store_failed(group, n, &err);
@@ -494,6 +497,14 @@ int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char
                       json_t *body, const char *submitter, bool idempotent, const char *routing_key,
                       vf_error *err)
 {
+    return api_intake_submit_as(in, "schedule", ticket, task_id, text, body, submitter, idempotent,
+                                routing_key, err);
+}
+
+int api_intake_submit_as(api_intake *in, const char *kind, uint64_t ticket, const char *task_id,
+                         char *text, json_t *body, const char *submitter, bool idempotent,
+                         const char *routing_key, vf_error *err)
+{
     item *it = calloc(1, sizeof *it);
     if (!it || (submitter && !(it->submitter = strdup(submitter)))) {
         free(it);
@@ -507,6 +518,7 @@ int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char
     it->text = text;
     it->body = body;
     it->idempotent = idempotent;
+    it->kind = kind;
     it->routing_key = routing_key;
     pthread_mutex_lock(&in->lock);
     bool stopping = in->stop.stop;

@@ -116,6 +116,17 @@ void api_result(api *a, const char *task_id, httpd_response *resp)
         problem_reply(resp, 404, detail);
         return;
     }
-    reply_result(a->results, &task, resp);
+    if (task.kind && strcmp(task.kind, "spare") == 0) {
+        json_t *answer = api_spare_result_json(a->store, &task, &err);
+        if (answer) {
+            api_reply_json(resp, 200, answer);
+        } else {
+            log_error("task %s: GET /result: store: %s", task_id, err.text);
+            problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
+                          "the store is unavailable; try again");
+        }
+    } else {
+        reply_result(a->results, &task, resp);
+    }
     store_task_clear(&task);
 }
