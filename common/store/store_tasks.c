@@ -528,11 +528,12 @@ int store_tasks_stale_queued(store *s, const char *before, int limit, store_task
                              vf_error *err)
 {
     /* tasks_by_status_updated (schema/007): one index range. */
-    db_stmt *st = store_stmt(s, STORE_STMT_TASKS_STALE_QUEUED,
-                             "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'queued' "
-                             "AND kind = 'schedule' AND updated_at < ?1 ORDER BY updated_at "
-                             "LIMIT ?2",
-                             err);
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_TASKS_STALE_QUEUED,
+                   "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'queued' "
+                   "AND kind IN ('schedule', 'spare') AND updated_at < ?1 ORDER BY updated_at "
+                   "LIMIT ?2",
+                   err);
     if (!st)
         return -1;
     db_bind_text(st, 1, before);

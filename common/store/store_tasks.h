@@ -146,7 +146,7 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
 int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn, void *ctx,
                         vf_error *err) __attribute__((warn_unused_result));
 
-/* Call fn for up to `limit` schedule tasks still `queued` whose row has
+/* Call fn for up to `limit` schedule and spare tasks still `queued` whose row has
  * not changed since before `before` (updated_at < before), the oldest
  * first: those the API's requeue sweep looks at (api_sweep.h). */
 int store_tasks_stale_queued(store *s, const char *before, int limit, store_task_fn fn, void *ctx,
