@@ -207,6 +207,35 @@ if ! grep -q '"status": *"completed"' <<<"$result"; then
 	exit 1
 fi
 
+# UpgradeCtrl's entry point beside it: spares for an upgrade, then their release
+# (spare.provisioner and spare.readiness are `none` here, so a spare is ready
+# once placed). A fresh upgrade id each run: the store keeps the last run's.
+upgrade="upg-quickstart-$(date +%s)"
+spare="{\"upgrade_id\": \"$upgrade\", \"count\": 2, \"requested_cpu\": 2, \"requested_memory\": 4096}"
+echo "\$ curl -X POST \"http://127.0.0.1:$api_port/spare/prepare\" -H \"Content-Type: application/json\" -d '$spare'"
+accepted=$(curl -sS -X POST "http://127.0.0.1:$api_port/spare/prepare" -H "Content-Type: application/json" -d "$spare")
+echo "$accepted"
+spare_task=$(sed -n 's/.*"task_id": *"\([^"]*\)".*/\1/p' <<<"$accepted")
+if [[ -z $spare_task ]]; then
+	echo "quickstart: POST /spare/prepare gave no task id; see .virtflow/api.log" >&2
+	exit 1
+fi
+echo "\$ curl http://127.0.0.1:$api_port/result/$spare_task"
+for _ in $(seq 150); do
+	result=$(curl -sS "http://127.0.0.1:$api_port/result/$spare_task")
+	grep -q '"status": *"processing"' <<<"$result" || break
+	sleep 0.2
+done
+echo "$result"
+if ! grep -q '"state": *"ready"' <<<"$result"; then
+	echo "quickstart: the spares of $spare_task are not ready; see virtflowctl task $spare_task" >&2
+	exit 1
+fi
+echo "\$ curl -X POST \"http://127.0.0.1:$api_port/spare/release\" -H \"Content-Type: application/json\" -d '{\"upgrade_id\": \"$upgrade\"}'"
+curl -sS -X POST "http://127.0.0.1:$api_port/spare/release" -H "Content-Type: application/json" \
+	-d "{\"upgrade_id\": \"$upgrade\"}"
+echo
+
 cat <<EOT
 
 quickstart: done. Running in the background (pids and logs in .virtflow/):
