@@ -117,6 +117,11 @@ typedef struct config_receiver {
     bool enabled;
     int max_in_flight; /* per-receiver concurrency limit, default 8 */
     char *ca_file;     /* https:// trust anchors; NULL = the system store */
+    int *schedule_s;   /* its own retry schedule; NULL/0: relay.schedule_s */
+    size_t n_schedule;
+    double rate_per_s;   /* deliveries started per second at most; 0: no pace */
+    int disable_after_s; /* failing this long: disabled (circuit breaker); 0: never */
+    int probe_s;         /* while disabled: one delivery tried this often, seconds */
 } config_receiver;
 
 /* spare.clusters.NAME: the Kubernetes API server of one cluster. */

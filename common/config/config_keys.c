@@ -322,6 +322,8 @@ static const config_receiver receiver_template = {
     .timeout_s = 15,
     .enabled = true,
     .max_in_flight = 8,
+    .disable_after_s = 3600,
+    .probe_s = 60,
 };
 
 static const field receiver_fields[] = {
@@ -387,6 +389,37 @@ static const field receiver_fields[] = {
             "are always verified",
      .type = F_PATH,
      .offset = RECEIVER(ca_file)},
+    {.key = "schedule_s",
+     .doc = "this receiver's own retry schedule, as `relay.schedule_s` (which applies when this is "
+            "null)",
+     .default_text = "null",
+     .type = F_INT_LIST,
+     .offset = RECEIVER(schedule_s),
+     .count_offset = RECEIVER(n_schedule),
+     .min = 0,
+     .nonempty = true},
+    {.key = "rate_per_s",
+     .doc = "its pace: deliveries started per second at most, whatever is due (a recovery's "
+            "backlog, a redelivery); 0 = no pace but `max_in_flight` "
+            "([webhooks.md](webhooks.md#pace-and-circuit-breaker))",
+     .type = F_NUMBER,
+     .offset = RECEIVER(rate_per_s),
+     .min = 0,
+     .max = 100000,
+     .has_max = true},
+    {.key = "disable_after_s",
+     .doc = "circuit breaker: a receiver whose attempts have all failed for this long is disabled "
+            "(its deliveries wait, they are not used up) and probed every `probe_s` with one "
+            "delivery; the first 2xx enables it again. Events `receiver.disabled`, "
+            "`receiver.recovered`; 0 = never disabled",
+     .type = F_INT,
+     .offset = RECEIVER(disable_after_s),
+     .min = 0},
+    {.key = "probe_s",
+     .doc = "while disabled, one delivery is tried this often, seconds",
+     .type = F_INT,
+     .offset = RECEIVER(probe_s),
+     .min = 1},
     {0},
 };
 
@@ -398,6 +431,7 @@ void config_receiver_free(config_receiver *r)
     config_free_strings(r->events, r->n_events);
     config_free_strings(r->secret_files, r->n_secret_files);
     free(r->secret_env);
+    free(r->schedule_s);
     for (size_t i = 0; i < r->n_headers; i++) {
         free(r->headers[i].name);
         free(r->headers[i].value);

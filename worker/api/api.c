@@ -202,6 +202,9 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
     const char *spare = api_spare_route(a, req, caller, resp);
     if (spare)
         return spare;
+    const char *redeliver = api_redeliver_route(a, req, caller, resp);
+    if (redeliver)
+        return redeliver;
     const char *v1 = api_v1_route(a, req, caller, resp);
     if (v1)
         return v1;

@@ -73,6 +73,21 @@ typedef struct api_request_kind {
                  vf_error *err);
 } api_request_kind;
 
+/* The id an Idempotency-Key `key` of `submitter` (NULL: none) stands for:
+ * `prefix`, "_" and the first 32 hex digits of SHA-256(submitter, newline,
+ * key), so the same key from the same holder names the same thing on every
+ * replica. */
+void api_idempotent_id(const char *prefix, const char *submitter, const char *key, char *out,
+                       size_t size);
+
+/* The request's body as a JSON object (owned), parsed as the worker parses
+ * messages; NULL after answering 413 (too large), 415 (not
+ * application/json) or 400 (not JSON, duplicate keys, not an object). */
+json_t *api_json_body(const httpd_request *req, httpd_response *resp);
+
+/* An Idempotency-Key header: 1 to 255 printable ASCII characters. */
+bool api_idempotency_key_is_valid(const char *key);
+
 /* task.schedule (POST /schedule, POST /v1/tasks, the admission webhook). */
 extern const api_request_kind api_request_schedule;
 
@@ -125,6 +140,12 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
  * (NULL, resp untouched, when `req` is none of them). */
 const char *api_spare_route(api *a, const httpd_request *req, const api_caller *caller,
                             httpd_response *resp);
+
+/* POST /v1/deliveries/redeliver and GET /v1/deliveries/redeliveries/{id}
+ * (api_redeliver.c): answers, and returns the route's template (NULL, resp
+ * untouched, when `req` is neither). */
+const char *api_redeliver_route(api *a, const httpd_request *req, const api_caller *caller,
+                                httpd_response *resp);
 
 /* GET /result/{task_id} of a spare task (api_spare.c): the prototype's
  * status (processing; completed once `ready` or `released`; failed, with

@@ -31,11 +31,47 @@ static bool is_json_type(const char *content_type)
     return next == '\0' || next == ';' || isspace((unsigned char)next);
 }
 
+json_t *api_json_body(const httpd_request *req, httpd_response *resp)
+{
+    char detail[VF_ERROR_TEXT + 64];
+    if (req->body_too_large) {
+        snprintf(detail, sizeof detail, "the request body is over %d bytes", HTTPD_MAX_BODY);
+        problem_reply(resp, 413, detail);
+        return NULL;
+    }
+    if (!is_json_type(httpd_header(req, "Content-Type"))) {
+        problem_reply(resp, 415, "send the request as Content-Type: application/json");
+        return NULL;
+    }
+    /* The worker's parse: same flags, same parser, same messages. */
+    json_error_t jerr;
+    json_t *body =
+        json_loadb(req->body, req->body_len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        snprintf(detail, sizeof detail, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
+        problem_reply(resp, 400, detail);
+        return NULL;
+    }
+    if (!json_is_object(body)) {
+        snprintf(detail, sizeof detail, "not a JSON object: got %s", json_util_type_name(body));
+        problem_reply(resp, 400, detail);
+        json_decref(body);
+        return NULL;
+    }
+    return body;
+}
+
 /* The task id an Idempotency-Key stands for: the same key from the same
  * submitter is the same task, so the task-id rules (same body: same answer;
  * other body: 409) apply to it, in the store every replica shares. */
 static void idempotent_task_id(const char *submitter, const char *key,
                                char task_id[REQUEST_TASK_ID_LEN])
+{
+    api_idempotent_id("idem", submitter, key, task_id, REQUEST_TASK_ID_LEN);
+}
+
+void api_idempotent_id(const char *prefix, const char *submitter, const char *key, char *out,
+                       size_t size)
 {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
@@ -53,11 +89,10 @@ static void idempotent_task_id(const char *submitter, const char *key,
         digits[2 * i + 1] = hex[ok ? digest[i] & 15 : 0];
     }
     digits[32] = '\0';
-    snprintf(task_id, REQUEST_TASK_ID_LEN, "idem_%s", digits);
+    snprintf(out, size, "%s_%s", prefix, digits);
 }
 
-/* An Idempotency-Key: 1 to 255 printable ASCII characters. */
-static bool idempotency_key_is_valid(const char *key)
+bool api_idempotency_key_is_valid(const char *key)
 {
     size_t len = strlen(key);
     if (len == 0 || len > 255)
@@ -131,41 +166,18 @@ int api_submit_kind(api *a, const api_request_kind *kind, const httpd_request *r
     if (!blocking && req->calls > 0)
         return collect(a, req, task_id, resp);
     task_id[0] = '\0';
-    json_t *body = NULL;
-    char detail[VF_ERROR_TEXT + 64];
     vf_error err;
     vf_error_init(&err);
-
-    if (req->body_too_large) {
-        snprintf(detail, sizeof detail, "the request body is over %d bytes", HTTPD_MAX_BODY);
-        problem_reply(resp, 413, detail);
+    json_t *body = api_json_body(req, resp);
+    if (!body)
         return -1;
-    }
-    if (!is_json_type(httpd_header(req, "Content-Type"))) {
-        problem_reply(resp, 415, "send the request as Content-Type: application/json");
-        return -1;
-    }
-    /* The worker's parse: same flags, same parser, same messages. */
-    json_error_t jerr;
-    body = json_loadb(req->body, req->body_len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        snprintf(detail, sizeof detail, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
-        problem_reply(resp, 400, detail);
-        return -1;
-    }
-    if (!json_is_object(body)) {
-        snprintf(detail, sizeof detail, "not a JSON object: got %s", json_util_type_name(body));
-        problem_reply(resp, 400, detail);
-        json_decref(body);
-        return -1;
-    }
     char named[REQUEST_TASK_ID_LEN] = "";
     vf_error invalid;
     vf_error_init(&invalid);
     const char *refusal = NULL;
     if (kind->check(a->config, body, named, &invalid) < 0)
         refusal = invalid.text;
-    else if (idempotency_key && !idempotency_key_is_valid(idempotency_key))
+    else if (idempotency_key && !api_idempotency_key_is_valid(idempotency_key))
         refusal = "Idempotency-Key: expected 1 to 255 printable ASCII characters";
     else if (idempotency_key && named[0])
         refusal = "give a task_id in the body or an Idempotency-Key header, not both (a "
