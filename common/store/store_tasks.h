@@ -124,6 +124,13 @@ typedef int (*store_task_event_fn)(const store_task_event *event, void *ctx);
 int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
                       vf_error *err) __attribute__((warn_unused_result));
 
+/* Call fn for the history rows of task_id whose id is above `after_id`
+ * (0: all), oldest first, at most `limit` (0: all): what a watcher of the
+ * task has not seen yet (GET /v1/tasks/{id}/events). */
+int store_task_events_after(store *s, const char *task_id, int64_t after_id, int limit,
+                            store_task_event_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Filters of store_task_list; NULL / 0 means "any". */
 typedef struct store_task_filter {
     const char *status;

@@ -76,6 +76,12 @@ static int collect_reservation(const store_reservation *r, void *user)
     return 0;
 }
 
+json_t *task_view_event_json(const store_task_event *e)
+{
+    return json_pack("{s:s, s:I, s:s, s:s, s:o}", "task_id", e->task_id, "seq", (json_int_t)e->id,
+                     "at", e->at, "status", e->status, "detail", task_view_stored_json(e->detail));
+}
+
 json_t *task_view_spare_json(const store_spare *spare)
 {
     json_t *obj = json_object();

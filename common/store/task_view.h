@@ -33,6 +33,12 @@ json_t *task_view_stored_json(const char *text);
  * created_at, updated_at, request and result (parsed). Owned. */
 json_t *task_view_json(const store_task *task);
 
+/* One history row as a watcher gets it (GET /v1/tasks/{id}/events,
+ * virtflowctl task ID --watch --json): task_id, seq (the row's number, the
+ * stream's cursor), at, status, detail (parsed). Owned; NULL on out of
+ * memory. */
+json_t *task_view_event_json(const store_task_event *event);
+
 /* One spare's progress: name, index, host, ip, vmid, state (provisioning,
  * waiting_ready, ready, failed, releasing, released), attempts (of its
  * current step), ready_by, last_error, pipeline_url, release_task_id,

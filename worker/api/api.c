@@ -205,6 +205,9 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
     const char *redeliver = api_redeliver_route(a, req, caller, resp);
     if (redeliver)
         return redeliver;
+    const char *watch = api_watch_route(a, req, caller, resp);
+    if (watch)
+        return watch;
     const char *v1 = api_v1_route(a, req, caller, resp);
     if (v1)
         return v1;

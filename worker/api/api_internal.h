@@ -147,6 +147,12 @@ const char *api_spare_route(api *a, const httpd_request *req, const api_caller *
 const char *api_redeliver_route(api *a, const httpd_request *req, const api_caller *caller,
                                 httpd_response *resp);
 
+/* GET /v1/tasks/{task_id}/events and GET /v1/events as Server-Sent Events
+ * (api_watch.c): answers (a stream), and returns the route's template (NULL,
+ * resp untouched, when `req` is neither). */
+const char *api_watch_route(api *a, const httpd_request *req, const api_caller *caller,
+                            httpd_response *resp);
+
 /* GET /result/{task_id} of a spare task (api_spare.c): the prototype's
  * status (processing; completed once `ready` or `released`; failed, with
  * error and reason), the task's `state`, `upgrade_id` and each spare's
