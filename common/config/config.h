@@ -238,6 +238,15 @@ typedef struct vf_config {
         char *http_listen;
     } relay;
 
+    /* virtflow-nats: every event also on a NATS JetStream stream
+     * (docs/webhooks.md "Events on NATS JetStream"). */
+    struct {
+        char *url;              /* nats:// or tls://; NULL = no sink (the default) */
+        char *stream;           /* the JetStream stream, default VIRTFLOW_EVENTS */
+        char *subject_prefix;   /* subjects are PREFIX.<type>, default virtflow.events */
+        int duplicate_window_s; /* the stream's duplicate window when the sink creates it */
+    } nats;
+
     struct {
         /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9464; NULL = off */
         char *http_listen;

@@ -1508,6 +1508,55 @@ static const field log_fields[] = {
     {0},
 };
 
+static int check_stream_name(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    /* JetStream's: no spaces, dots, wildcards or path separators. */
+    if (strlen(value) > 64 || strcspn(value, " \t.*>/\\") != strlen(value))
+        return config_fail(ld, node, path,
+                           "expected a JetStream stream name: at most 64 characters, none of "
+                           "space . * > / \\");
+    return 0;
+}
+
+static int check_subject_prefix(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    if (strlen(value) > 128 || strcspn(value, " \t*>") != strlen(value) || value[0] == '.' ||
+        value[strlen(value) - 1] == '.' || strstr(value, ".."))
+        return config_fail(ld, node, path,
+                           "expected a NATS subject without wildcards, spaces or empty tokens");
+    return 0;
+}
+
+static const field nats_fields[] = {
+    {.key = "url",
+     .doc = "the NATS server virtflow-nats publishes every event to (nats:// or tls://); null = "
+            "no sink, and no queue virtflow.nats "
+            "([webhooks.md](webhooks.md#events-on-nats-jetstream))",
+     .type = F_STRING,
+     .offset = CFG(nats.url),
+     .validate = check_nats_url},
+    {.key = "stream",
+     .doc = "the JetStream stream (created by virtflow-nats when missing, on `SUBJECT_PREFIX.>`, "
+            "file storage)",
+     .type = F_STRING,
+     .offset = CFG(nats.stream),
+     .validate = check_stream_name},
+    {.key = "subject_prefix",
+     .doc = "each event goes to subject PREFIX.<type> (virtflow.events.task.completed)",
+     .type = F_STRING,
+     .offset = CFG(nats.subject_prefix),
+     .validate = check_subject_prefix},
+    {.key = "duplicate_window_s",
+     .doc = "the stream's duplicate window when virtflow-nats creates it: an event published again "
+            "within it (same id, `Nats-Msg-Id`) is dropped by JetStream",
+     .type = F_INT,
+     .offset = CFG(nats.duplicate_window_s),
+     .min = 1,
+     .max = 86400,
+     .has_max = true},
+    {0},
+};
+
 const field config_top_fields[] = {
     {.key = "amqp", .type = F_SECTION, .children = amqp_fields},
     {.key = "store", .type = F_SECTION, .children = store_fields, .check = check_store},
@@ -1527,5 +1576,6 @@ const field config_top_fields[] = {
     {.key = "log", .type = F_SECTION, .children = log_fields},
     {.key = "worker", .type = F_SECTION, .children = worker_fields},
     {.key = "api", .type = F_SECTION, .children = api_fields, .check = check_api},
+    {.key = "nats", .type = F_SECTION, .children = nats_fields},
     {0},
 };
