@@ -32,6 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from relay_harness import SECRET_A, Broker, Relay, free_port, wait_for, wr  # noqa: E402
+from bench_relay import read_request  # noqa: E402
 
 
 def serve(port, log_path):
@@ -43,12 +44,7 @@ def serve(port, log_path):
     async def handle(reader, writer):
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                headers = {}
-                for line in head.decode("latin-1").split("\r\n")[1:]:
-                    name, _, value = line.partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                headers, body = await read_request(reader)
                 ok = 1
                 try:
                     wr.verify([key], headers.get("webhook-id"), headers.get("webhook-timestamp"),
@@ -174,8 +170,9 @@ def main():
               "%.1f/s (%+.1f %%); first arrival %.2f s after the command"
               % (times[-1] - times[0], whole, (whole / args.pace - 1) * 100, middle,
                  (middle / args.pace - 1) * 100, times[0] - asked))
-        check = relay.rows("receiver = 'target' AND status = 'delivered'")
-        print("  the store: %d of %d deliveries delivered" % (len(check), n))
+        delivered = lambda: len(relay.rows("receiver = 'target' AND status = 'delivered'"))
+        wait_for(lambda: delivered() >= n, 30, "the last outcomes recorded")
+        print("  the store: %d of %d deliveries delivered" % (delivered(), n))
     finally:
         if receiver:
             receiver.terminate()

@@ -169,6 +169,12 @@ bool api_task_id_is_valid(const char *id);
 void api_admission(api *a, const httpd_request *req, const api_caller *caller,
                    httpd_response *resp);
 
+/* The task of a route's path into *task (store_task_clear it): 0, or -1
+ * answered (404 for an id that is not valid or not recorded, 503/500 when
+ * the store fails, logged with `what`). */
+int api_find_task(api *a, const char *task_id, store_task *task, const char *what,
+                  httpd_response *resp);
+
 /* GET /result/{task_id}; `task_id` is the path's last segment. */
 void api_result(api *a, const char *task_id, httpd_response *resp);
 

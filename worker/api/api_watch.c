@@ -196,7 +196,6 @@ static watch *watch_new(api *a, httpd_response *resp)
 /* GET /v1/tasks/{id}/events */
 static void watch_task(api *a, const httpd_request *req, const char *task_id, httpd_response *resp)
 {
-    char detail[REQUEST_TASK_ID_LEN + 64];
     if (httpd_query_unknown(req, (const char *const[]){NULL})) {
         problem_reply(resp, 400, "this route takes no parameter (resume with Last-Event-ID)");
         return;
@@ -209,22 +208,11 @@ static void watch_task(api *a, const httpd_request *req, const char *task_id, ht
         problem_reply(resp, 400, "Last-Event-ID: expected the id of a message of this stream");
         return;
     }
-    vf_error err;
-    vf_error_init(&err);
     store_task task = {0};
-    int found = api_task_id_is_valid(task_id) ? store_task_get(a->store, task_id, &task, &err) : 1;
+    int found = api_find_task(a, task_id, &task, "GET /v1/tasks/{task_id}/events", resp);
     store_task_clear(&task);
-    if (found < 0) {
-        log_error("task %s: watch: store: %s", task_id, err.text);
-        problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
-                      "the store is unavailable; try again");
+    if (found != 0)
         return;
-    }
-    if (found == 1) {
-        snprintf(detail, sizeof detail, "no task %s", task_id);
-        problem_reply(resp, 404, detail);
-        return;
-    }
     watch *w = watch_new(a, resp);
     if (!w)
         return;
