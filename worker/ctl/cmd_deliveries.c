@@ -104,7 +104,9 @@ static store *open_store(const char *config_path, store_mode mode, vf_config **c
 static void print_redelivery(const store_redelivery *r, bool json)
 {
     if (json) {
-        ctl_print_json(delivery_view_redelivery_json(r));
+        json_t *value = delivery_view_redelivery_json(r);
+        ctl_print_json(value);
+        json_decref(value);
         return;
     }
     printf("redelivery %s to %s: %lld reset; %lld pending, %lld delivering, %lld delivered, "

@@ -72,6 +72,7 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void
         }
     }
     pthread_mutex_unlock(&s->lock);
+    natsMsg_Destroy(msg); /* with an AckHandler, ours to destroy (nats.h) */
 }
 
 nats_sink *nats_sink_new(const vf_config *config, vf_error *err)
