@@ -44,6 +44,11 @@ struct nats_sink {
     int64_t oldest_ms; /* monotonic: when the head was published */
     int failed;        /* acks refused since the window was last emptied */
     char failure[256];
+    /* Settled (acknowledged by JetStream) but not yet acked on the broker:
+     * acked together, a quarter of the window at a time (or when the
+     * window empties), not one broker frame per turn. The loop's alone. */
+    uint64_t settled_tag;
+    size_t settled;
     int64_t published, acked_total;
     bool ready_said;
 };
@@ -268,10 +273,11 @@ static int take(nats_sink *s, const amqp_link_delivery *d, vf_error *err)
 static void abandon(nats_sink *s, const char *why)
 {
     pthread_mutex_lock(&s->lock);
-    size_t lost = s->count;
+    size_t lost = s->count + s->settled;
     s->count = 0;
     s->failed = 0;
     pthread_mutex_unlock(&s->lock);
+    s->settled = 0;
     log_warn("%s; the %zu events in flight come again from %s (JetStream drops the copies it "
              "has)",
              why, lost, BROKER_NATS_QUEUE);
@@ -305,9 +311,18 @@ static int settle(nats_sink *s)
     pthread_mutex_unlock(&s->lock);
     vf_error err;
     vf_error_init(&err);
-    if (done && amqp_link_ack(s->link, upto, true, &err) < 0) {
-        abandon(s, err.text); /* stored in JetStream: the copies are dropped there */
-        return -1;
+    if (done) {
+        s->settled_tag = upto;
+        s->settled += done;
+    }
+    bool empty = s->count == 0; /* the loop's own read: only it takes */
+    if (s->settled && (s->settled >= s->cap / 4 || empty)) {
+        if (amqp_link_ack(s->link, s->settled_tag, true, &err) < 0) {
+            abandon(s, err.text); /* stored in JetStream: the copies are dropped there */
+            return -1;
+        }
+        s->acked_total += (int64_t)s->settled;
+        s->settled = 0;
     }
     if (failed || late) {
         char why[400];
@@ -316,10 +331,8 @@ static int settle(nats_sink *s)
         abandon(s, why);
         return -1;
     }
-    if (done) {
-        s->acked_total += (int64_t)done;
+    if (done)
         backoff_reset(&s->retry);
-    }
     return 0;
 }
 
@@ -384,11 +397,8 @@ int nats_sink_run(nats_sink *s, volatile sig_atomic_t *stop, vf_error *err)
     /* What is in flight: its acks awaited (bounded), then acked. */
     int64_t until = clock_mono_ms() + NATS_SINK_ACK_WAIT_MS;
     while (s->js && amqp_link_is_connected(s->link) && clock_mono_ms() < until) {
-        pthread_mutex_lock(&s->lock);
-        size_t left = s->count;
-        pthread_mutex_unlock(&s->lock);
-        if (left == 0 || settle(s) < 0)
-            break;
+        if (settle(s) < 0 || (s->count == 0 && s->settled == 0))
+            break; /* all acked (settle acks what is left once the window is empty) */
         usleep(ACK_POLL_US);
     }
     log_info("stopped: %lld events published, %lld acknowledged by JetStream and acked",
