@@ -185,27 +185,48 @@ if ((!api_up)); then
 	tail -n 20 "$state/api.log" >&2
 	exit 1
 fi
-seed='{"requested_cpu": 4, "requested_memory": 8192, "requested_pool": "default", "dedicated": false}'
-echo "\$ curl -X POST \"http://127.0.0.1:$api_port/schedule\" -H \"Content-Type: application/json\" -d '$seed'"
-accepted=$(curl -sS -X POST "http://127.0.0.1:$api_port/schedule" -H "Content-Type: application/json" -d "$seed")
-echo "$accepted"
-api_task=$(sed -n 's/.*"task_id": *"\([^"]*\)".*/\1/p' <<<"$accepted")
-if [[ -z $api_task ]]; then
-	echo "quickstart: POST /schedule gave no task id; see .virtflow/api.log" >&2
-	exit 1
-fi
-echo "\$ curl http://127.0.0.1:$api_port/result/$api_task"
-result=
-for _ in $(seq 150); do
-	result=$(curl -sS "http://127.0.0.1:$api_port/result/$api_task")
-	grep -q '"status": *"processing"' <<<"$result" || break
-	sleep 0.2
-done
-echo "$result"
+# POST a body to a route as shown; the task id of the answer into $posted.
+post() { # route, body
+	echo "\$ curl -X POST \"http://127.0.0.1:$api_port$1\" -H \"Content-Type: application/json\" -d '$2'"
+	local accepted
+	accepted=$(curl -sS -X POST "http://127.0.0.1:$api_port$1" -H "Content-Type: application/json" -d "$2")
+	echo "$accepted"
+	posted=$(sed -n 's/.*"task_id": *"\([^"]*\)".*/\1/p' <<<"$accepted")
+	if [[ -z $posted ]]; then
+		echo "quickstart: POST $1 gave no task id; see .virtflow/api.log" >&2
+		exit 1
+	fi
+}
+# GET /result of a task until it is no longer processing, as shown; into $result.
+await_result() { # task id
+	echo "\$ curl http://127.0.0.1:$api_port/result/$1"
+	for _ in $(seq 150); do
+		result=$(curl -sS "http://127.0.0.1:$api_port/result/$1")
+		grep -q '"status": *"processing"' <<<"$result" || break
+		sleep 0.2
+	done
+	echo "$result"
+}
+post /schedule '{"requested_cpu": 4, "requested_memory": 8192, "requested_pool": "default", "dedicated": false}'
+api_task=$posted
+await_result "$api_task"
 if ! grep -q '"status": *"completed"' <<<"$result"; then
 	echo "quickstart: the API's task $api_task did not complete; see virtflowctl task $api_task" >&2
 	exit 1
 fi
+
+# UpgradeCtrl's entry point beside it: spares for an upgrade, then their release
+# (spare.provisioner and spare.readiness are `none` here, so a spare is ready
+# once placed). A fresh upgrade id each run: the store keeps the last run's.
+upgrade="upg-quickstart-$(date +%s)"
+post /spare/prepare "{\"upgrade_id\": \"$upgrade\", \"count\": 2, \"requested_cpu\": 2, \"requested_memory\": 4096}"
+spare_task=$posted
+await_result "$spare_task"
+if ! grep -q '"state": *"ready"' <<<"$result"; then
+	echo "quickstart: the spares of $spare_task are not ready; see virtflowctl task $spare_task" >&2
+	exit 1
+fi
+post /spare/release "{\"upgrade_id\": \"$upgrade\"}"
 
 cat <<EOT
 

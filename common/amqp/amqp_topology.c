@@ -210,6 +210,12 @@ int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
             return -1;
     }
 
+    if (config->nats.url &&
+        (declare_queue(conn, channel, BROKER_NATS_QUEUE,
+                       queue_arguments(QUEUE_CONSUMED, config, 0, entries), err) < 0 ||
+         bind_queue(conn, channel, BROKER_NATS_QUEUE, BROKER_EXCHANGE, BROKER_KEY_EVENTS, err) < 0))
+        return -1;
+
     for (size_t i = 0; i < config->retry.n_delays; i++) {
         int delay_s = config->retry.delays_s[i];
         char name[BROKER_NAME_MAX];

@@ -6,6 +6,7 @@
 static const struct {
     const char *name;
     bool final;
+    bool operational;
 } types[EVENT_TYPE_COUNT] = {
     [EVENT_TASK_COMPLETED] = {"task.completed", true},
     [EVENT_TASK_FAILED] = {"task.failed", true},
@@ -19,6 +20,9 @@ static const struct {
     [EVENT_TASK_RELEASED] = {"task.released", false},
     [EVENT_TASK_PREEMPTED] = {"task.preempted", false},
     [EVENT_TASK_CONFLICT] = {"task.conflict", false},
+    [EVENT_RECEIVER_DISABLED] = {"receiver.disabled", false, true},
+    [EVENT_RECEIVER_RECOVERED] = {"receiver.recovered", false, true},
+    [EVENT_DELIVERY_EXHAUSTED] = {"delivery.exhausted", false, true},
 };
 
 const char *event_types_name(event_type type)
@@ -29,6 +33,11 @@ const char *event_types_name(event_type type)
 bool event_types_is_final(event_type type)
 {
     return (unsigned)type < EVENT_TYPE_COUNT && types[type].final;
+}
+
+bool event_types_is_operational(event_type type)
+{
+    return (unsigned)type < EVENT_TYPE_COUNT && types[type].operational;
 }
 
 int event_types_find(const char *name)

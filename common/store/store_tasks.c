@@ -396,18 +396,10 @@ int store_task_event_add(store *s, const char *task_id, const char *at, const ch
     return store_exec_change(s, st, "recording task history", err) < 0 ? -1 : 0;
 }
 
-int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
-                      vf_error *err)
+/* Run `st` (bound, a SELECT of id, task_id, at, status, detail) and call fn
+ * for each row. */
+static int each_task_event(store *s, db_stmt *st, store_task_event_fn fn, void *ctx, vf_error *err)
 {
-    if (store_batch_flush(s, err) != 0)
-        return -1;
-    db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
-                             "SELECT id, task_id, at, status, detail FROM task_events "
-                             "WHERE task_id = ?1 ORDER BY id",
-                             err);
-    if (!st)
-        return -1;
-    db_bind_text(st, 1, task_id);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "reading task history", err) != 0) {
         store_rows_free(&rows);
@@ -426,6 +418,39 @@ int store_task_events(store *s, const char *task_id, store_task_event_fn fn, voi
     }
     store_rows_free(&rows);
     return 0;
+}
+
+int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
+                      vf_error *err)
+{
+    if (store_batch_flush(s, err) != 0)
+        return -1;
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
+                             "SELECT id, task_id, at, status, detail FROM task_events "
+                             "WHERE task_id = ?1 ORDER BY id",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, task_id);
+    return each_task_event(s, st, fn, ctx, err);
+}
+
+int store_task_events_after(store *s, const char *task_id, int64_t after_id, int limit,
+                            store_task_event_fn fn, void *ctx, vf_error *err)
+{
+    if (store_batch_flush(s, err) != 0)
+        return -1;
+    /* task_events_by_task (task_id, id): one range. */
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS_AFTER,
+                             "SELECT id, task_id, at, status, detail FROM task_events "
+                             "WHERE task_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, task_id);
+    db_bind_int64(st, 2, after_id);
+    store_bind_limit(st, 3, limit);
+    return each_task_event(s, st, fn, ctx, err);
 }
 
 /* Filter bits of the cached list statements, in bind order. */
@@ -528,11 +553,12 @@ int store_tasks_stale_queued(store *s, const char *before, int limit, store_task
                              vf_error *err)
 {
     /* tasks_by_status_updated (schema/007): one index range. */
-    db_stmt *st = store_stmt(s, STORE_STMT_TASKS_STALE_QUEUED,
-                             "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'queued' "
-                             "AND kind = 'schedule' AND updated_at < ?1 ORDER BY updated_at "
-                             "LIMIT ?2",
-                             err);
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_TASKS_STALE_QUEUED,
+                   "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'queued' "
+                   "AND kind IN ('schedule', 'spare') AND updated_at < ?1 ORDER BY updated_at "
+                   "LIMIT ?2",
+                   err);
     if (!st)
         return -1;
     db_bind_text(st, 1, before);

@@ -430,19 +430,9 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
 }
 
-static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
+/* The headers every answer carries, and those `resp` sets. */
+static void add_headers(struct MHD_Response *r, const httpd_response *resp)
 {
-    struct MHD_Response *r;
-    if (resp->body && resp->body_len > 0) {
-        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
-        if (r)
-            resp->body = NULL; /* libmicrohttpd frees it with the response */
-    } else {
-        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    }
-    free(resp->body);
-    if (!r)
-        return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
     /* Bodies are ours, typed on purpose: never let a browser guess. */
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -459,6 +449,108 @@ static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
     if (resp->close)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
+{
+    struct MHD_Response *r;
+    if (resp->body && resp->body_len > 0) {
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (r)
+            resp->body = NULL; /* libmicrohttpd frees it with the response */
+    } else {
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    free(resp->body);
+    if (!r)
+        return MHD_NO;
+    add_headers(r, resp);
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* A streamed answer (httpd.h): the handler's source and its request. */
+typedef struct stream {
+    httpd *srv;
+    pending *p; /* the request's: lives until completed(), after the last read */
+    httpd_stream_fn fn;
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+} stream;
+
+/* Under srv->lock: list p as waiting until now + wait_ms (at once when
+ * httpd_wake came for it meanwhile). */
+static void list_waiter(httpd *srv, pending *p, int wait_ms)
+{
+    p->wake_ms = clock_mono_ms() + wait_ms;
+    if (take_early_wake(srv, p->ticket))
+        p->wake_ms = 0; /* its answer came while the handler was returning */
+    p->listed = true;
+    p->prev_waiter = NULL;
+    p->next_waiter = srv->waiters;
+    if (srv->waiters)
+        srv->waiters->prev_waiter = p;
+    srv->waiters = p;
+    stopper_wake(&srv->stop);
+}
+
+/* libmicrohttpd asks for more of the stream: what it has, or the
+ * connection suspended until it may have more (never a busy loop). */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream *st = cls;
+    httpd *srv = st->srv;
+    pthread_mutex_lock(&srv->lock);
+    bool stopping = srv->stop.stop;
+    pthread_mutex_unlock(&srv->lock);
+    int wait_ms = 0;
+    long n = st->fn(st->ctx, buf, max, stopping, &wait_ms);
+    if (n > 0)
+        return (ssize_t)n;
+    if (n < 0 || stopping)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    /* Suspended before it is listed, as a waiting request is (answer). */
+    MHD_suspend_connection(st->p->conn);
+    pthread_mutex_lock(&srv->lock);
+    stopping = srv->stop.stop;
+    if (!stopping)
+        list_waiter(srv, st->p, wait_ms > 0 ? wait_ms : 1);
+    pthread_mutex_unlock(&srv->lock);
+    if (stopping) /* httpd_stop has swept the list: read again, and end */
+        MHD_resume_connection(st->p->conn);
+    return 0;
+}
+
+static void stream_free(void *cls)
+{
+    stream *st = cls;
+    if (st->free_ctx)
+        st->free_ctx(st->ctx);
+    free(st);
+}
+
+/* The handler answered with a stream: it holds the request's waiting place
+ * (taken already) until the request completes. */
+static enum MHD_Result queue_stream(httpd *srv, pending *p, struct MHD_Connection *conn,
+                                    httpd_response *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    stream *st = calloc(1, sizeof *st);
+    struct MHD_Response *r =
+        st ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free)
+           : NULL;
+    if (!r) {
+        free(st);
+        if (resp->stream_free)
+            resp->stream_free(resp->stream_ctx);
+        return MHD_NO;
+    }
+    *st = (stream){srv, p, resp->stream, resp->stream_ctx, resp->stream_free};
+    p->conn = conn;
+    add_headers(r, resp);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return rc;
@@ -611,6 +703,26 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     if (req.calls > 0)
         set_answering(srv, conn, true, false); /* back from its wait */
     srv->handler(srv->ctx, &req, &resp);
+    if (resp.stream && !can_wait) {
+        /* Only a request that may wait may stream: a handler that streams
+         * anyway gets no connection for it. */
+        if (resp.stream_free)
+            resp.stream_free(resp.stream_ctx);
+        resp.stream = NULL;
+        httpd_reply_text(&resp, 503, "text/plain; charset=utf-8", "too many waiting clients\n");
+    }
+    if (resp.stream) {
+        /* A stream waits on its source as a long poll does: it counts among
+         * the waiting places, in no address's limit. */
+        set_answering(srv, conn, false, true);
+        pthread_mutex_lock(&srv->lock);
+        if (!p->holds_place) {
+            p->holds_place = true;
+            srv->waiting++;
+        }
+        pthread_mutex_unlock(&srv->lock);
+        return queue_stream(srv, p, conn, &resp);
+    }
     if (resp.wait_ms > 0 && can_wait) {
         free(resp.body);
         set_answering(srv, conn, false, true);
@@ -625,16 +737,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
                 srv->waiting++;
             }
             p->conn = conn;
-            p->wake_ms = clock_mono_ms() + resp.wait_ms;
-            if (take_early_wake(srv, p->ticket))
-                p->wake_ms = 0; /* its answer came while the handler was returning */
-            p->listed = true;
-            p->prev_waiter = NULL;
-            p->next_waiter = srv->waiters;
-            if (srv->waiters)
-                srv->waiters->prev_waiter = p;
-            srv->waiters = p;
-            stopper_wake(&srv->stop);
+            list_waiter(srv, p, resp.wait_ms);
         }
         pthread_mutex_unlock(&srv->lock);
         if (stopping) /* httpd_stop has swept the list: call the handler again now */

@@ -43,6 +43,16 @@
  * httpd_options.max_waiting requests wait at once; httpd_stop calls every
  * waiting one once more with can_wait false.
  *
+ * Streams (Server-Sent Events): a handler allowed to wait (req->can_wait)
+ * may answer with resp->stream instead of a body. The answer is then sent
+ * chunked as the stream produces it: httpd calls the stream on its thread
+ * whenever the connection can take more; while it has nothing, the
+ * connection is suspended as a waiting request's is (no thread, no polling)
+ * until the wait the stream asked for passes or httpd_wake names the
+ * request's ticket. A stream holds a waiting place for its life; it ends
+ * when it says so, when the client goes (seen at the next write), or at
+ * httpd_stop (called once more with `stopping`).
+ *
  * Usage:
  *   static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
  *   {
@@ -99,6 +109,13 @@ struct httpd_request {
     void *conn_; /* private: the libmicrohttpd connection */
 };
 
+/* A stream's source (httpd_response.stream), called on the server's thread:
+ * writes at most `max` bytes into `buf` and returns how many (> 0); or 0 with
+ * *wait_ms set: nothing now, call again in that many ms (sooner after
+ * httpd_wake); or -1: the stream ends. `stopping`: httpd_stop has begun,
+ * the stream should end now (what it returns is sent, then it ends). */
+typedef long (*httpd_stream_fn)(void *ctx, char *buf, size_t max, bool stopping, int *wait_ms);
+
 typedef struct httpd_response {
     int status;                /* 200 unless set */
     char content_type[96];     /* "text/plain; charset=utf-8" unless set */
@@ -113,6 +130,12 @@ typedef struct httpd_response {
      * the same request in this many ms (everything else is ignored). */
     int wait_ms;
     bool close; /* close the connection after this answer */
+    /* With req->can_wait: the body is this stream (see the top of this
+     * file), with status and headers as set. stream_free(stream_ctx) when
+     * it is over, also when it could not start (NULL: nothing to free). */
+    httpd_stream_fn stream;
+    void *stream_ctx;
+    void (*stream_free)(void *ctx);
 } httpd_response;
 
 typedef void (*httpd_handler)(void *ctx, const httpd_request *req, httpd_response *resp);

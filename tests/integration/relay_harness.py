@@ -256,7 +256,8 @@ class Relay:
             files += r.get("secret_paths", [])
             if files:
                 lines.append("      secret_files: [%s]" % ", ".join(json.dumps(f) for f in files))
-            for key in ("events", "timeout_s", "max_in_flight", "secret_env", "headers", "ca_file"):
+            for key in ("events", "timeout_s", "max_in_flight", "secret_env", "headers", "ca_file",
+                        "schedule_s", "rate_per_s", "disable_after_s", "probe_s"):
                 if key in r:
                     lines.append("      %s: %s" % (key, json.dumps(r[key])))
         lines += extra or []

@@ -582,3 +582,51 @@ def deploy_metric_names():
             for name in re.findall(r"virtflow_[a-z0-9_]+", f.read()):
                 names.add(re.sub(r"_(bucket|sum|count)$", "", name))
     return names
+
+
+def openapi_problems(exchanges):
+    """What schema/openapi.json does not describe among `exchanges`, a list
+    of (method, path, status, content type, parsed body) a test recorded:
+    each answer needs a documented status and content type and a body its
+    schema accepts (an undocumented route only 404 or 405). Needs
+    python3-jsonschema."""
+    import jsonschema
+    with open(os.path.join(SOURCE, "schema", "openapi.json")) as f:
+        doc = json.load(f)
+    store = {}
+    for name in ("request.task.schedule.json", "request.spare.prepare.json",
+                 "request.spare.release.json"):
+        with open(os.path.join(SOURCE, "schema", name)) as f:
+            store["http://api.invalid/" + name] = json.load(f)
+    resolver = jsonschema.RefResolver("http://api.invalid/openapi.json", doc, store=store)
+
+    def template_of(path):
+        for template in doc["paths"]:
+            pattern = "^" + "[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template)) + "$"
+            if re.match(pattern, path):
+                return template
+        return None
+    problems = []
+    for method, path, status, content_type, body in exchanges:
+        template = template_of(path.split("?")[0])
+        op = doc["paths"].get(template, {}).get(method.lower()) if template else None
+        if op is None:
+            if status not in (404, 405):
+                problems.append("%s %s: undocumented, answered %s" % (method, path, status))
+            continue
+        response = op["responses"].get(str(status))
+        if response is None:
+            problems.append("%s %s: status %s not documented" % (method, path, status))
+            continue
+        if "$ref" in response:
+            response = doc["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+        media = content_type.split(";")[0].strip()
+        if media not in response.get("content", {}):
+            problems.append("%s %s %s: %r not documented" % (method, path, status, media))
+            continue
+        try:
+            jsonschema.Draft202012Validator(response["content"][media]["schema"],
+                                            resolver=resolver).validate(body)
+        except jsonschema.ValidationError as e:
+            problems.append("%s %s %s: %s" % (method, path, status, e.message))
+    return problems

@@ -208,6 +208,15 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         }
         return "/v1/admission/proxmoxmachine";
     }
+    const char *spare = api_spare_route(a, req, caller, resp);
+    if (spare)
+        return spare;
+    const char *redeliver = api_redeliver_route(a, req, caller, resp);
+    if (redeliver)
+        return redeliver;
+    const char *watch = api_watch_route(a, req, caller, resp);
+    if (watch)
+        return watch;
     const char *v1 = api_v1_route(a, req, caller, resp);
     if (v1)
         return v1;
@@ -232,7 +241,8 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         return "/result/{task_id}";
     }
     problem_reply(resp, 404,
-                  "no such route: try POST /schedule, GET /result/{task_id} or /v1/tasks");
+                  "no such route: try POST /schedule, POST /spare/prepare, GET /result/{task_id} "
+                  "or /v1/tasks");
     return "other";
 }
 

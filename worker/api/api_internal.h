@@ -67,6 +67,37 @@ int api_submit(api *a, const httpd_request *req, const char *submitter,
                const unsigned char *key_digest, const char *idempotency_key, bool blocking,
                char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp);
 
+/* A kind of request the submission routes take: what the task is
+ * recorded as, where it is published, and the worker's own check. */
+typedef struct api_request_kind {
+    const char *kind;        /* the task row's kind: "schedule", "spare" */
+    const char *routing_key; /* NULL: task.schedule's, by the body's priority */
+    bool body_names_task;    /* the body carries its task_id (given it when absent) */
+    /* The worker's check of the body: 0 with task_id set to the body's own
+     * ("" when none), or -1 with err (the 400's detail). */
+    int (*check)(const vf_config *config, const json_t *body, char task_id[REQUEST_TASK_ID_LEN],
+                 vf_error *err);
+} api_request_kind;
+
+/* The request's body as a JSON object (owned), parsed as the worker parses
+ * messages; NULL after answering 413 (too large), 415 (not
+ * application/json) or 400 (not JSON, duplicate keys, not an object). */
+json_t *api_json_body(const httpd_request *req, httpd_response *resp);
+
+/* An Idempotency-Key header: 1 to 255 printable ASCII characters. */
+bool api_idempotency_key_is_valid(const char *key);
+
+/* task.schedule (POST /schedule, POST /v1/tasks, the admission webhook). */
+extern const api_request_kind api_request_schedule;
+
+/* api_submit for a request of `kind`: the same steps, answers and rules;
+ * a kind whose body has no task_id takes its id from the Idempotency-Key
+ * or a new one, and travels with it as message_id only. */
+int api_submit_kind(api *a, const api_request_kind *kind, const httpd_request *req,
+                    const char *submitter, const unsigned char *key_digest,
+                    const char *idempotency_key, bool blocking, char task_id[REQUEST_TASK_ID_LEN],
+                    httpd_response *resp);
+
 /* POST /schedule: api_submit, then the prototype's {"task_id": ...}. */
 void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp);
 
@@ -106,6 +137,32 @@ bool api_allow(const api_caller *caller, int needed, httpd_response *resp);
 const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
                          httpd_response *resp);
 
+/* POST /spare/prepare, /spare/release and their /v1 equivalents
+ * (api_spare.c): answers, and returns the route's template for the metrics
+ * (NULL, resp untouched, when `req` is none of them). */
+const char *api_spare_route(api *a, const httpd_request *req, const api_caller *caller,
+                            httpd_response *resp);
+
+/* POST /v1/deliveries/redeliver and GET /v1/deliveries/redeliveries/{id}
+ * (api_redeliver.c): answers, and returns the route's template (NULL, resp
+ * untouched, when `req` is neither). */
+const char *api_redeliver_route(api *a, const httpd_request *req, const api_caller *caller,
+                                httpd_response *resp);
+
+/* GET /v1/tasks/{task_id}/events and GET /v1/events as Server-Sent Events
+ * (api_watch.c): answers (a stream), and returns the route's template (NULL,
+ * resp untouched, when `req` is neither). */
+const char *api_watch_route(api *a, const httpd_request *req, const api_caller *caller,
+                            httpd_response *resp);
+
+/* GET /result/{task_id} of a spare task (api_spare.c): the prototype's
+ * status (processing; completed once `ready` or `released`; failed, with
+ * error and reason), the task's `state`, `upgrade_id` and each spare's
+ * progress (`spares`, task_view_spares_json), read now: the spares move on
+ * without the task row changing, so this answer is never cached. Owned,
+ * or NULL with err. */
+json_t *api_spare_result_json(store *s, const store_task *task, vf_error *err);
+
 /* 1 to 128 of request_task_id_chars. */
 bool api_task_id_is_valid(const char *id);
 
@@ -113,6 +170,12 @@ bool api_task_id_is_valid(const char *id);
  * admission webhook; the caller has the submit scope already. */
 void api_admission(api *a, const httpd_request *req, const api_caller *caller,
                    httpd_response *resp);
+
+/* The task of a route's path into *task (store_task_clear it): 0, or -1
+ * answered (404 for an id that is not valid or not recorded, 503/500 when
+ * the store fails, logged with `what`). */
+int api_find_task(api *a, const char *task_id, store_task *task, const char *what,
+                  httpd_response *resp);
 
 /* GET /result/{task_id}; `task_id` is the path's last segment. */
 void api_result(api *a, const char *task_id, httpd_response *resp);

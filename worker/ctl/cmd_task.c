@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd_task_actions.h"
+#include "cmd_watch.h"
 #include "ctl.h"
 #include "store_tasks.h"
 #include "task_view.h"
@@ -13,7 +14,7 @@ static void task_usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: virtflowctl task [-c CONFIG] ID [--json]\n"
+        "usage: virtflowctl task [-c CONFIG] ID [--watch] [--json]\n"
         "       virtflowctl task cancel ID [--reason TEXT] [--by NAME] [--json]\n"
         "       virtflowctl task retry-now ID [--by NAME] [--json]\n"
         "\n"
@@ -24,6 +25,11 @@ static void task_usage(FILE *out)
         "  --json   one object {\"task\": {...}, \"history\": [{\"at\", \"status\", \"detail\"}],\n"
         "           \"reservations\": [{node, cpu, memory, disk, vmid, created_at,\n"
         "           expires_at, released_at}]}\n"
+        "  --watch  follow it instead: its history rows so far, then each as it is\n"
+        "           recorded, one line each (--json: one object each, {task_id, seq, at,\n"
+        "           status, detail}), until it ends (completed, failed, released,\n"
+        "           cancelled) or a spare task is ready; exit 1 when it failed or was\n"
+        "           cancelled\n"
         "\n"
         "cancel     end a retrying task (one waiting in a delay tier): the worker ends it\n"
         "           `cancelled` (task.cancelled, nothing reserved) when its delayed copy\n"
@@ -162,9 +168,11 @@ static void print_human(const json_t *all)
 int ctl_task(int argc, char **argv)
 {
     const char *reason = NULL, *by = NULL;
+    bool watch = false;
     const ctl_option options[] = {
         {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
         {"by", 0, CTL_OPTION_STRING, &by, NULL, NULL, NULL},
+        {"watch", 'w', CTL_OPTION_SET, &watch, NULL, NULL, NULL},
         {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
@@ -189,6 +197,8 @@ int ctl_task(int argc, char **argv)
                   "virtflowctl tasks)");
         return CTL_EXIT_USAGE;
     }
+    if (watch)
+        return ctl_task_watch(args.config_path, args.operands[0], args.json);
     const char *config_path = args.config_path;
     bool as_json = args.json;
     const char *id = args.operands[0];

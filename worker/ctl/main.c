@@ -11,7 +11,9 @@
 static const ctl_command commands[] = {
     {"place", "dry-run a placement: where would this request go, and why", ctl_place},
     {"verify", "check a webhook signature (secret, headers, body)", ctl_verify},
-    {"deliveries", "list webhook deliveries and their state", ctl_deliveries},
+    {"deliveries",
+     "list webhook deliveries and their state; redeliver in bulk (deliveries redeliver)",
+     ctl_deliveries},
     {"redeliver", "send an event's webhook again", ctl_redeliver},
     {"submit", "publish a task.schedule request (--wait for its result)", ctl_submit},
     {"release", "give a task's reservation back at once (task.release)", ctl_release},
@@ -38,10 +40,8 @@ static const struct {
     const char *command;
     const char *words;
 } command_words[] = {
-    {"dead", "list redrive"},
-    {"spare", "prepare release"},
-    {"completion", "bash zsh man"},
-    {"config", "check"},
+    {"dead", "list redrive"},       {"deliveries", "redeliver"}, {"spare", "prepare release"},
+    {"completion", "bash zsh man"}, {"config", "check"},
 };
 
 static const char *words_of(const char *command)

@@ -35,6 +35,9 @@ void relay_metrics_events(relay_metrics *rm, size_t n);
 void relay_metrics_delivery(relay_metrics *rm, const char *receiver, const char *outcome,
                             double seconds);
 
+/* A receiver's circuit breaker: disabled or enabled (relay_flow.h). */
+void relay_metrics_receiver_disabled(relay_metrics *rm, const char *receiver, bool disabled);
+
 /* Untrusted events parked in virtflow.dead. */
 void relay_metrics_parked(relay_metrics *rm);
 
