@@ -226,7 +226,9 @@ relay *relay_new(const vf_config *config, vf_error *err)
     amqp_link_set_confirm_callback(r->link, park_confirmed, r);
     store_set_wait_hook(r->store, keep_link_alive, r);
     log_trusted_publishers(config);
-    r->metrics = relay_metrics_start(config);
+    r->metrics = relay_metrics_start(config, err);
+    if (!r->metrics && vf_error_is_set(err))
+        goto fail;
     log_receivers(r);
     return r;
 fail:

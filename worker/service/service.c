@@ -555,7 +555,9 @@ static int open_parts(service *svc, vf_error *err)
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;
-    svc->metrics = worker_metrics_start(svc->config, svc->inventory);
+    svc->metrics = worker_metrics_start(svc->config, svc->inventory, err);
+    if (!svc->metrics && vf_error_is_set(err))
+        return -1;
     wal_sync_observe(svc->sync, worker_metrics_fsync_series(svc->metrics));
     vf_error fetch;
     vf_error_init(&fetch);
