@@ -145,6 +145,14 @@ static int take_all(amqp_link *link, size_t limit, walk *w)
     vf_error err;
     vf_error_init(&err);
     size_t total = 0; /* what was there at the start: never walk our own republishes */
+    /* A broker no program has used yet has no virtflow.dead: nothing is
+     * parked (dead list declares nothing, as a read should not). */
+    if (amqp_link_queue_depth(link, BROKER_DEAD_QUEUE, NULL, NULL, &err) < 0) {
+        if (err.code == VF_EINVAL && amqp_link_is_connected(link))
+            return 0;
+        ctl_error("reading %s: %s", BROKER_DEAD_QUEUE, err.text);
+        return -1;
+    }
     for (;;) {
         if ((limit && w->n >= limit) || (w->n > 0 && w->n >= total))
             return 0;
@@ -278,9 +286,11 @@ int ctl_dead(int argc, char **argv)
     store *records = NULL;
     vf_error err;
     vf_error_init(&err);
-    amqp_link *link = ctl_connect(config, redrive ? "dead redrive" : "dead list");
+    amqp_link *link = ctl_connect(config, redrive ? "dead redrive" : "dead list",
+                                  redrive ? CTL_BROKER_WRITE : CTL_BROKER_READ, &rc);
     if (!link)
         goto out;
+    rc = CTL_EXIT_UNAVAILABLE;
     amqp_link_set_confirm_callback(link, on_confirm, &w);
     if (take_all(link, (size_t)limit, &w) < 0)
         goto out;

@@ -75,8 +75,11 @@ int ctl_health(int argc, char **argv)
         ctl_error("unhealthy: store %s does not answer: %s", store_path, err.text);
         goto out;
     }
-    if (broker && !(link = ctl_connect(config, "health")))
+    if (broker && !(link = ctl_connect(config, "health", CTL_BROKER_READ, &rc))) {
+        if (rc == CTL_EXIT_OK) /* not reached: ctl_connect sets why */
+            rc = CTL_EXIT_UNAVAILABLE;
         goto out;
+    }
     printf("ok: store %s answers%s\n", store_path, broker ? "; broker accepts a login" : "");
     rc = CTL_EXIT_OK;
 out:

@@ -112,9 +112,19 @@ store *ctl_open_store(const vf_config *config, store_mode mode);
  * valid until the next call. */
 const char *ctl_store_name(const vf_config *config);
 
+/* What a command does on the broker: CTL_BROKER_READ declares nothing
+ * (stats, health, dead list: looking leaves no queue behind),
+ * CTL_BROKER_WRITE declares the topology first, as the programs do, so that
+ * what it publishes has a queue to go to. */
+enum { CTL_BROKER_READ, CTL_BROKER_WRITE };
+
 /* A connected broker link named "virtflowctl <command>". On failure prints
- * "broker unreachable at <URL without password>: <why>" and returns NULL. */
-amqp_link *ctl_connect(const vf_config *config, const char *command);
+ * why and returns NULL with *status CTL_EXIT_UNAVAILABLE ("broker
+ * unreachable at <URL without password>: <why>") or CTL_EXIT_CONFIG (a
+ * broker that answers but does not fit the configuration: its queues were
+ * declared with other arguments, the URL cannot be parsed); CTL_EXIT_OK
+ * with a link. */
+amqp_link *ctl_connect(const vf_config *config, const char *command, int access, int *status);
 
 /* `text` escaped for a terminal (text_escape.h): every string that came
  * from a client, the broker, the store or a receiver goes through this

@@ -66,26 +66,36 @@ const char *ctl_store_name(const vf_config *config)
     return store_config_name(config, name, sizeof name);
 }
 
-amqp_link *ctl_connect(const vf_config *config, const char *command)
+amqp_link *ctl_connect(const vf_config *config, const char *command, int access, int *status)
 {
     char name[64];
     snprintf(name, sizeof name, "virtflowctl %s", command);
     vf_error err;
     vf_error_init(&err);
+    *status = CTL_EXIT_CONFIG;
     amqp_link *link = amqp_link_new(config, name, &err);
     if (!link) {
         ctl_error("%s", err.text);
         return NULL;
     }
+    if (access == CTL_BROKER_READ)
+        amqp_link_set_read_only(link);
     if (amqp_link_connect(link, &err) < 0) {
-        char url[256] = "(no amqp.urls)";
-        if (config->amqp.n_urls > 0)
-            (void)amqp_link_redact_url(config->amqp.urls[0], url, sizeof url);
-        ctl_error("broker unreachable at %s%s: %s (is RabbitMQ running? check amqp.urls)", url,
-                  config->amqp.n_urls > 1 ? " and the other amqp.urls" : "", err.text);
+        if (err.code == VF_ECONFIG) {
+            /* Reached, but not usable as configured: no "is it running?". */
+            ctl_error("broker %s", err.text);
+        } else {
+            char url[256] = "(no amqp.urls)";
+            if (config->amqp.n_urls > 0)
+                (void)amqp_link_redact_url(config->amqp.urls[0], url, sizeof url);
+            ctl_error("broker unreachable at %s%s: %s (is RabbitMQ running? check amqp.urls)", url,
+                      config->amqp.n_urls > 1 ? " and the other amqp.urls" : "", err.text);
+            *status = CTL_EXIT_UNAVAILABLE;
+        }
         amqp_link_free(link);
         return NULL;
     }
+    *status = CTL_EXIT_OK;
     return link;
 }
 
