@@ -13,7 +13,8 @@ static void tasks_usage(FILE *out)
 {
     fprintf(out,
             "usage: virtflowctl tasks [-c CONFIG] [--status S] [--reason R] [--kind K]\n"
-            "                         [--since WHEN] [--node NAME] [--limit N] [--json]\n"
+            "                         [--since WHEN] [--node NAME] [--vm-name NAME]\n"
+            "                         [--submitter NAME] [--error TEXT] [--limit N] [--json]\n"
             "\n"
             "List tasks, newest first, from the store (opened read-only).\n"
             "\n"
@@ -24,9 +25,20 @@ static void tasks_usage(FILE *out)
             "  --since WHEN created since 30m, 1h, 2d, 45s ago, or an RFC 3339 UTC time\n"
             "               (2026-11-22T01:02:03Z)\n"
             "  --node NAME  placed on this host\n"
+            "  --vm-name NAME  asked for a VM of this name (the request's vm_name)\n"
+            "  --submitter NAME  submitted by this virtflow-api key (its name) or this\n"
+            "               broker user (the AMQP user_id of the message a worker took)\n"
+            "  --error TEXT its last error contains TEXT (ASCII case ignored)\n"
             "  --limit N    at most N tasks (default %d)\n"
             "  --json       an array of task objects: id, kind, status, reason, attempts,\n"
             "               node, vmid, error, created_at, updated_at, request, result\n"
+            "\n"
+            "Filters combine (all must match).\n"
+            "\n"
+            "examples:\n"
+            "  virtflowctl tasks --vm-name web-1\n"
+            "  virtflowctl tasks --status failed --since 1h --error 'insufficient cpu'\n"
+            "  virtflowctl tasks --submitter ci-pipeline --json\n"
             "\n"
             "exit status: 0 ok (also when nothing matches), 2 usage, 3 configuration error,\n"
             "4 store unreachable.\n",
@@ -67,6 +79,9 @@ int ctl_tasks(int argc, char **argv)
         {"kind", 0, CTL_OPTION_CHOICE, &filter.kind, task_view_kinds, NULL, NULL},
         {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL},
         {"node", 0, CTL_OPTION_STRING, &filter.node, NULL, NULL, NULL},
+        {"vm-name", 0, CTL_OPTION_STRING, &filter.vm_name, NULL, NULL, NULL},
+        {"submitter", 0, CTL_OPTION_STRING, &filter.submitter, NULL, NULL, NULL},
+        {"error", 0, CTL_OPTION_STRING, &filter.error, NULL, NULL, NULL},
         {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
         {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
