@@ -41,6 +41,7 @@ int ctl_task(int argc, char **argv);
 int ctl_dead(int argc, char **argv);
 int ctl_nodes(int argc, char **argv);
 int ctl_stats(int argc, char **argv);
+int ctl_workers(int argc, char **argv);
 /* The store half of `virtflowctl stats --json` from an open store (path: its
  * name in the report), for stats and the console's overview. New reference. */
 json_t *ctl_stats_store(store *s, const char *path);

@@ -20,6 +20,8 @@ static const ctl_command commands[] = {
     {"dead", "list or redrive the messages parked in virtflow.dead", ctl_dead},
     {"nodes", "hosts, their live reservations and what is free", ctl_nodes},
     {"stats", "counts by status and reason, queue depths, oldest pending work", ctl_stats},
+    {"workers", "each live worker and relay: host, version, heartbeat, leases, work in hand",
+     ctl_workers},
     {"health", "probe: the store answers (and --broker: the broker accepts a login)", ctl_health},
     {"spares", "list spare VMs not yet released (age, upgrade, host, vmid, state)", ctl_spares},
     {"spare", "publish spare.prepare or spare.release (--wait to follow it to its end)", ctl_spare},

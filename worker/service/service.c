@@ -841,6 +841,8 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
         service_publish_settle(svc->publisher, err) < 0)
         return ROUND_BROKER;
     *handled = b->n_items;
+    service_checkpoint_in_hand(svc->checkpoints,
+                               b->n_items + (svc->syncing ? svc->syncing->n_items : 0));
     if (service_publish_sweep_due(svc->publisher)) {
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)

@@ -261,6 +261,8 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
         status = console_overview_page(c, req, &page);
     } else if (strcmp(path, "/charts") == 0) {
         status = console_charts_page(c, req, &page);
+    } else if (strcmp(path, "/workers") == 0) {
+        status = console_workers_page(c, req, &page);
     } else {
         status = refuse(&page, "Not found", "No such page.", 404);
     }

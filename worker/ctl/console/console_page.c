@@ -24,7 +24,8 @@ static const struct {
     const char *label;
 } nav[] = {
     {"/overview", "Overview"},     {"/tasks", "Tasks"},       {"/hosts", "Hosts"},
-    {"/deliveries", "Deliveries"}, {"/dead", "Dead letters"}, {"/charts", "Pictures"},
+    {"/deliveries", "Deliveries"}, {"/dead", "Dead letters"}, {"/workers", "Workers"},
+    {"/charts", "Pictures"},
 };
 
 int console_refresh_arg(const char *value)
