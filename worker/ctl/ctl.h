@@ -190,6 +190,11 @@ typedef struct ctl_request {
     void *event_ctx;
 } ctl_request;
 
+/* "attempt 1 of 3 failed; attempt 2 at 2026-11-22T01:02:03Z (in 25 s)": where
+ * a retrying task stands (task_view_retry's object), into out. */
+#define CTL_RETRY_TEXT 160
+void ctl_retry_text(const json_t *retry, char *out, size_t size);
+
 /* "retrying in S s (attempt N): ERROR" for a task.retrying event's data. */
 void ctl_print_retrying(const json_t *data);
 

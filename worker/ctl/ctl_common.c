@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl.h"
+#include "human.h"
 #include "ids.h"
 #include "store_tasks.h"
 #include "task_view.h"
@@ -252,4 +254,23 @@ void ctl_amounts(const json_t *figures, char *out, size_t size)
             break;
         used += (size_t)n;
     }
+}
+
+void ctl_retry_text(const json_t *retry, char *out, size_t size)
+{
+    const char *at = json_string_value(json_object_get(retry, "next_attempt_at"));
+    int64_t at_s = 0;
+    char when[HUMAN_SIZE + 40] = "";
+    if (at && ids_parse_time(at, &at_s) == 0) {
+        int64_t in_s = at_s - clock_wall_ms() / 1000;
+        char amount[HUMAN_SIZE];
+        human_duration(in_s < 0 ? -in_s : in_s, amount);
+        snprintf(when, sizeof when, in_s >= 0 ? " (in %s)" : " (due %s ago: waiting for a worker)",
+                 amount);
+    }
+    snprintf(out, size, "attempt %lld of %lld failed; attempt %lld at %s%s",
+             (long long)json_integer_value(json_object_get(retry, "attempt")),
+             (long long)json_integer_value(json_object_get(retry, "max_attempts")),
+             (long long)json_integer_value(json_object_get(retry, "next_attempt")),
+             ctl_text(at ? at : "?"), when);
 }

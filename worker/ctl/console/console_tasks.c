@@ -523,13 +523,13 @@ static int reservation_row(const store_reservation *r, void *user)
     return 0;
 }
 
-/* A retrying task's buttons: POST /actions/retry-now and /actions/cancel
- * (virtflowctl task retry-now | cancel, console.c). */
-static void task_action_forms(html *page, const char *id)
+/* A waiting task's buttons: POST /actions/retry-now (a retrying one) and
+ * /actions/cancel (virtflowctl task retry-now | cancel, console.c). */
+static void task_action_forms(html *page, const char *id, bool retrying)
 {
     static const char *const actions[][2] = {{"retry-now", "Retry now"}, {"cancel", "Cancel"}};
     html_raw(page, "<p id=\"actions\">");
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = retrying ? 0 : 1; i < 2; i++) {
         html_raw(page,
                  "<form class=\"inline\" method=\"post\" action=\"/actions/%s\">"
                  "<input type=\"hidden\" name=\"task_id\" value=\"",
@@ -580,10 +580,19 @@ int console_task_page(console *c, const httpd_request *req, html *page)
     field_row(page, "created_at", task.created_at);
     field_row(page, "updated_at", task.updated_at);
     field_row(page, "operator action", task.action);
+    json_t *detail = task_view_detail_json(c->store, &task, &err);
+    json_t *retry = task_view_retry(detail, c->config->retry.max_attempts);
+    if (retry) {
+        char text[CTL_RETRY_TEXT];
+        ctl_retry_text(retry, text, sizeof text);
+        field_row(page, "retry", text);
+    }
+    json_decref(retry);
+    json_decref(detail);
     html_raw(page, "</table>");
-    if (c->allow_actions && strcmp(task.kind, "schedule") == 0 &&
-        strcmp(task.status, "retrying") == 0)
-        task_action_forms(page, task.id);
+    bool waiting = strcmp(task.status, "retrying") == 0 || strcmp(task.status, "queued") == 0;
+    if (c->allow_actions && strcmp(task.kind, "schedule") == 0 && waiting)
+        task_action_forms(page, task.id, strcmp(task.status, "retrying") == 0);
     json_block(page, "Request", "request", task.request);
     json_block(page, "Result", "result", task.result);
     json_t *result = task.result ? json_loads(task.result, 0, NULL) : NULL;
