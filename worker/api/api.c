@@ -72,6 +72,7 @@ void api_free(api *a)
         return;
     api_sweep_stop(a->sweep);
     api_intake_stop(a->intake);
+    api_fits_free(a); /* before the inventory its snapshot belongs to */
     api_hosts_stop(a);
     amqp_link_free(a->link);
     store_close(a->store);

@@ -151,6 +151,14 @@ int api_submit(api *a, const httpd_request *req, const char *submitter, const ch
         json_decref(body);
         return -1;
     }
+    /* The admission webhook (blocking) keeps its task: the worker fails it
+     * at once as never_fits and the denial quotes that task's explanation. */
+    char never[sizeof detail];
+    if (!blocking && api_never_fits(a, &parsed, never, sizeof never)) {
+        problem_reply(resp, 422, never);
+        json_decref(body);
+        return -1;
+    }
     if (!blocking && !req->can_wait) {
         /* Every waiting place is taken (or the server is stopping). */
         json_decref(body);
