@@ -186,6 +186,14 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         api_docs(req, resp);
         return "/docs";
     }
+    if (strcmp(req->path, "/docs.css") == 0 && get) {
+        api_docs_style(resp);
+        return "/docs.css";
+    }
+    if (strcmp(req->path, "/docs/try") == 0 && get) {
+        api_docs_try(req, resp);
+        return "/docs/try";
+    }
     /* /openapi.json refers to the request body's schema by this relative URL. */
     if (strcmp(req->path, "/request.task.schedule.json") == 0 && get) {
         serve_document(resp, api_request_schema_json, api_request_schema_json_len);

@@ -17,19 +17,6 @@ static const char security_policy[] =
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'";
 
-static const char stylesheet[] =
-    "body{font-family:sans-serif;margin:0;color:#222;background:#fafafa}"
-    "nav{background:#234;padding:.5em 1em}nav a{color:#cde;margin-right:1.2em;"
-    "text-decoration:none}nav a.on{color:#fff;font-weight:bold}"
-    "main{padding:1em 1.5em}h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}"
-    "table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px solid #ddd;"
-    "padding:.25em .6em;text-align:left;vertical-align:top;font-size:.9em}"
-    "th{background:#eef}tr.failed td.status{color:#a00}tr.completed td.status{color:#070}"
-    "pre{background:#f0f0f0;padding:.5em;white-space:pre-wrap;word-break:break-all}"
-    ".error{color:#a00;font-weight:bold}.muted{color:#777}form.inline{display:inline}"
-    "form.filters input,form.filters select{margin-right:.5em}"
-    ".reason{color:#a00}code{word-break:break-all}";
-
 /* SHA-256 of both sides, compared with CRYPTO_memcmp: the time taken says
  * nothing about how much of the token was right, nor its length. */
 static bool token_matches(const char *expected, const char *given)
@@ -215,7 +202,7 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
     bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
     bool post = strcmp(req->method, "POST") == 0;
     if (get && strcmp(path, "/console.css") == 0) {
-        httpd_reply_text(resp, 200, "text/css; charset=utf-8", stylesheet);
+        httpd_reply_text(resp, 200, "text/css; charset=utf-8", html_stylesheet);
         return;
     }
     if (get && strcmp(path, "/") == 0) {
