@@ -18,7 +18,15 @@ static void deliveries_usage(FILE *out)
             "                              [--limit N] [--json]\n"
             "\n"
             "List webhook deliveries, newest first, from the store (opened read-only).\n"
-            "Status: pending, delivering, delivered, failed.\n"
+            "\n"
+            "  --status S    pending, delivering, delivered or failed\n"
+            "  --receiver R  only the deliveries to receiver R (relay.receivers[].name)\n"
+            "  --event ID    only the deliveries of event ID (evt_...)\n"
+            "  --limit N     at most N deliveries\n"
+            "\n"
+            "examples:\n"
+            "  virtflowctl deliveries --status failed --receiver upgradectrl\n"
+            "  virtflowctl redeliver evt_019ab4c2d3e4f5a6b7c8d9e0f1a2b3c5\n"
             "\n"
             "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n");
 }
@@ -30,6 +38,8 @@ static void redeliver_usage(FILE *out)
                  "Send an event's webhook again: its failed or delivered deliveries (to R only,\n"
                  "if given) go back to pending, due now, with a fresh retry schedule. The running\n"
                  "virtflow-relay picks them up within a second.\n"
+                 "\n"
+                 "  -r, --receiver R  only the deliveries to receiver R\n"
                  "\n"
                  "exit status: 0 reset, 1 nothing to reset, 2 usage, 3 configuration error,\n"
                  "4 store unreachable.\n");

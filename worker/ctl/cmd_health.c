@@ -19,6 +19,15 @@ static void health_usage(FILE *out)
                  "Otherwise exit non-zero with a one-line reason. Writes nothing; meant for\n"
                  "liveness and readiness probes (deploy/kubernetes/*.yaml).\n"
                  "\n"
+                 "  --store PATH  this store (an SQLite path or a postgresql:// URL) rather\n"
+                 "                than the configured one; no config needed then\n"
+                 "  --broker      also log in to the broker, declaring nothing\n"
+                 "  --no-store    with --broker: the broker alone\n"
+                 "\n"
+                 "examples:\n"
+                 "  virtflowctl health --broker\n"
+                 "  virtflowctl health --broker --no-store\n"
+                 "\n"
                  "exit status: 0 healthy, 2 usage, 3 configuration error, 4 store or broker\n"
                  "unavailable.\n");
 }

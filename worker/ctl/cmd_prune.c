@@ -57,6 +57,9 @@ static void prune_usage(FILE *out)
             "given back to the file system, and the WAL file is truncated. On a\n"
             "terminal, progress goes to stderr as it runs.\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl prune --older-than 30d --dry-run\n"
+            "\n"
             "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n",
             STORE_PRUNE_BATCH, DEFAULT_PAUSE_MS, SLOW_BATCH_MS);
 }

@@ -78,6 +78,10 @@ static void serve_usage(FILE *out)
             "Listening on anything but loopback needs --token-file; --allow-actions needs\n"
             "--token-file. Pages send a Content-Security-Policy that forbids scripts.\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl serve\n"
+            "  virtflowctl serve --allow-actions --token-file /etc/virtflow/console.token\n"
+            "\n"
             "exit status: 0 stopped by a signal, 2 usage (or refused: see above), 3\n"
             "configuration error, 4 store or address unavailable.\n",
             DEFAULT_LISTEN);

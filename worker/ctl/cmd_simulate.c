@@ -43,6 +43,9 @@ static void simulate_usage(FILE *out)
             "                        become unschedulable\n"
             "  --json                the report as one JSON object\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl simulate --since 7d --candidate candidate.yaml --max-moved 10\n"
+            "\n"
             "exit status: 0 within the thresholds, 1 past one, 2 usage, 3 configuration\n"
             "error, 4 store unreachable.\n");
 }

@@ -20,6 +20,9 @@ static void spares_usage(FILE *out)
                  "id, name, host, vmid, state. Without --all only spares not yet released.\n"
                  "AGE is a number with s, m, h or d (e.g. 24h): only spares created earlier.\n"
                  "\n"
+                 "  --older-than AGE  only spares created more than AGE ago\n"
+                 "  --all             also the released ones\n"
+                 "\n"
                  "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n");
 }
 

@@ -28,6 +28,10 @@ static void stats_usage(FILE *out)
         "           \"broker\": {\"ok\": bool, \"error\"?, \"queues\": {name: {messages,\n"
         "           consumers} | {\"absent\": true}}}}\n"
         "\n"
+        "examples:\n"
+        "  virtflowctl stats\n"
+        "  virtflowctl stats --json | jq .broker.queues\n"
+        "\n"
         "exit status: 0 both the store and the broker read, 2 usage, 3 configuration\n"
         "error, 4 the store or the broker (or both) could not be read: the side that\n"
         "answered is printed all the same.\n");

@@ -85,4 +85,9 @@ void ctl_options_describe_man(FILE *out);
  * with '.' or '\'' kept from being read as a request. */
 void ctl_options_roff_text(FILE *out, const char *text);
 
+/* After every command wrote its section (ctl_options_describe_man): the
+ * page's EXAMPLES section, the "examples:" blocks of their --help texts in
+ * order, and forget them. Nothing when none had one. */
+void ctl_options_write_examples(FILE *out);
+
 #endif

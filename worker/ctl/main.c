@@ -168,6 +168,7 @@ static int write_manual(char **argv)
         }
     }
     ctl_options_describe_man(NULL);
+    ctl_options_write_examples(stdout);
     printf(".SH FILES\n.TP\n/etc/virtflow/config.yaml\nThe configuration read when neither "
            "\\fB\\-c\\fR nor \\fBVIRTFLOW_CONFIG\\fR names one (virtflow.yaml(5)).\n"
            ".SH \"SEE ALSO\"\n\\fBvirtflow\\-worker\\fR(8), \\fBvirtflow\\-relay\\fR(8), "
