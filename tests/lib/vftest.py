@@ -600,3 +600,20 @@ def deploy_metric_names():
             for name in re.findall(r"virtflow_[a-z0-9_]+", f.read()):
                 names.add(re.sub(r"_(bucket|sum|count)$", "", name))
     return names
+
+
+def bash_complete(script, words, cwd, env=None):
+    """COMPREPLY of virtflowctl's bash completion `script` for the command
+    line `words` (the last being the word under the cursor), run in cwd;
+    None when bash failed."""
+    line = " ".join("'%s'" % w for w in words)
+    program = ('source "$1"; cd "$2"; COMP_WORDS=(%s); COMP_CWORD=%d; _virtflowctl; '
+               'complete -p virtflowctl >/dev/null || exit 9; printf "%%s\\n" "${COMPREPLY[@]}"'
+               % (line, len(words) - 1))
+    proc = subprocess.run(["bash", "-c", program, "bash", script, cwd], capture_output=True,
+                          text=True, timeout=30, env=env)
+    if proc.returncode != 0:
+        print("bash failed (%d): %s" % (proc.returncode, proc.stderr))
+        return None
+    return sorted(w for w in proc.stdout.split("\n") if w)
+

@@ -250,10 +250,10 @@ int ctl_dead(int argc, char **argv)
     bool all = false;
     long limit = 0;
     const ctl_option options[] = {
-        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
-        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
-        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("dead", argc, argv, options, dead_usage, false, &args);

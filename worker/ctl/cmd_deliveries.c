@@ -94,11 +94,11 @@ int ctl_deliveries(int argc, char **argv)
     store_delivery_filter filter = {0};
     long limit = 0;
     const ctl_option options[] = {
-        {"status", 0, CTL_OPTION_CHOICE, &filter.status, delivery_view_statuses, NULL, NULL},
-        {"receiver", 0, CTL_OPTION_STRING, &filter.receiver, NULL, NULL, NULL},
-        {"event", 0, CTL_OPTION_STRING, &filter.event_id, NULL, NULL, NULL},
-        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"status", 0, CTL_OPTION_CHOICE, &filter.status, delivery_view_statuses, NULL, NULL, NULL},
+        {"receiver", 0, CTL_OPTION_STRING, &filter.receiver, NULL, NULL, NULL, "@receivers"},
+        {"event", 0, CTL_OPTION_STRING, &filter.event_id, NULL, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed =
@@ -140,8 +140,8 @@ int ctl_redeliver(int argc, char **argv)
 {
     const char *receiver = NULL;
     const ctl_option options[] = {
-        {"receiver", 'r', CTL_OPTION_STRING, &receiver, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"receiver", 'r', CTL_OPTION_STRING, &receiver, NULL, NULL, NULL, "@receivers"},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("redeliver", argc, argv, options, redeliver_usage, false, &args);

@@ -44,10 +44,10 @@ int ctl_health(int argc, char **argv)
     const char *store_path = NULL;
     bool broker = false, check_store = true;
     const ctl_option options[] = {
-        {"store", 0, CTL_OPTION_STRING, &store_path, NULL, NULL, NULL},
-        {"broker", 0, CTL_OPTION_SET, &broker, NULL, NULL, NULL},
-        {"no-store", 0, CTL_OPTION_CLEAR, &check_store, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"store", 0, CTL_OPTION_STRING, &store_path, NULL, NULL, NULL, NULL},
+        {"broker", 0, CTL_OPTION_SET, &broker, NULL, NULL, NULL, NULL},
+        {"no-store", 0, CTL_OPTION_CLEAR, &check_store, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("health", argc, argv, options, health_usage, false, &args);

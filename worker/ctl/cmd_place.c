@@ -68,11 +68,11 @@ typedef struct place_options {
 static int parse_options(int argc, char **argv, place_options *opt)
 {
     const ctl_option options[] = {
-        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL, NULL},
         CTL_REQUEST_OPTIONS(opt->flags),
-        {"no-reservations", 0, CTL_OPTION_CLEAR, &opt->use_reservations, NULL, NULL, NULL},
-        {"why-not", 0, CTL_OPTION_SET, &opt->why_not, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"no-reservations", 0, CTL_OPTION_CLEAR, &opt->use_reservations, NULL, NULL, NULL, NULL},
+        {"why-not", 0, CTL_OPTION_SET, &opt->why_not, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int rc = ctl_options_parse("place", argc, argv, options, place_usage, false, &args);

@@ -175,11 +175,11 @@ int ctl_prune(int argc, char **argv)
     long batch = STORE_PRUNE_BATCH;
     bool dry_run = false;
     const ctl_option options[] = {
-        {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL},
-        {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL},
-        {"batch", 0, CTL_OPTION_POSITIVE, &batch, NULL, NULL, NULL},
-        {"pause", 0, CTL_OPTION_STRING, &pause_text, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL, NULL},
+        {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL, NULL},
+        {"batch", 0, CTL_OPTION_POSITIVE, &batch, NULL, NULL, NULL, NULL},
+        {"pause", 0, CTL_OPTION_STRING, &pause_text, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("prune", argc, argv, options, prune_usage, false, &args);

@@ -303,11 +303,11 @@ int ctl_simulate(int argc, char **argv)
     const char *candidate_path = NULL, *since_text = NULL, *max_moved_text = NULL,
                *max_failures_text = NULL;
     const ctl_option options[] = {
-        {"candidate", 0, CTL_OPTION_PATH, &candidate_path, NULL, NULL, NULL},
-        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL},
-        {"max-moved", 0, CTL_OPTION_STRING, &max_moved_text, NULL, NULL, NULL},
-        {"max-new-failures", 0, CTL_OPTION_STRING, &max_failures_text, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"candidate", 0, CTL_OPTION_PATH, &candidate_path, NULL, NULL, NULL, NULL},
+        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL, NULL},
+        {"max-moved", 0, CTL_OPTION_STRING, &max_moved_text, NULL, NULL, NULL, NULL},
+        {"max-new-failures", 0, CTL_OPTION_STRING, &max_failures_text, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("simulate", argc, argv, options, simulate_usage, false, &args);

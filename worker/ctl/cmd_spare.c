@@ -68,16 +68,16 @@ static int parse_options(int argc, char **argv, spare_options *opt)
     long count = 0, ready_timeout = 0;
     json_t *placement = opt->flags; /* what --cpu, --memory, ... set */
     const ctl_option options[] = {
-        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL, NULL},
         CTL_REQUEST_OPTIONS(placement),
-        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL},
-        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL},
-        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL},
-        {"upgrade-id", 0, CTL_OPTION_STRING, &upgrade_id, NULL, NULL, NULL},
-        {"count", 0, CTL_OPTION_POSITIVE, &count, NULL, NULL, NULL},
-        {"cluster", 0, CTL_OPTION_STRING, &cluster, NULL, NULL, NULL},
-        {"ready-timeout", 0, CTL_OPTION_POSITIVE, &ready_timeout, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL, NULL},
+        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL, NULL},
+        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL, NULL},
+        {"upgrade-id", 0, CTL_OPTION_STRING, &upgrade_id, NULL, NULL, NULL, NULL},
+        {"count", 0, CTL_OPTION_POSITIVE, &count, NULL, NULL, NULL, NULL},
+        {"cluster", 0, CTL_OPTION_STRING, &cluster, NULL, NULL, NULL, NULL},
+        {"ready-timeout", 0, CTL_OPTION_POSITIVE, &ready_timeout, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int rc = ctl_options_parse("spare", argc, argv, options, spare_usage, false, &args);

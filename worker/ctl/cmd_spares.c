@@ -95,9 +95,9 @@ int ctl_spares(int argc, char **argv)
     const char *older = NULL;
     list_ctx ctx = {.min_age_s = -1, .now = (int64_t)time(NULL)};
     const ctl_option options[] = {
-        {"older-than", 0, CTL_OPTION_STRING, &older, NULL, NULL, NULL},
-        {"all", 0, CTL_OPTION_SET, &ctx.all, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"older-than", 0, CTL_OPTION_STRING, &older, NULL, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &ctx.all, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("spares", argc, argv, options, spares_usage, false, &args);

@@ -73,12 +73,12 @@ typedef struct submit_options {
 static int parse_options(int argc, char **argv, submit_options *opt)
 {
     const ctl_option options[] = {
-        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL, NULL},
         CTL_REQUEST_OPTIONS(opt->flags),
-        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL},
-        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL},
-        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL, NULL},
+        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL, NULL},
+        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int rc = ctl_options_parse("submit", argc, argv, options, submit_usage, false, &args);

@@ -182,9 +182,9 @@ int ctl_task(int argc, char **argv)
 {
     const char *reason = NULL, *by = NULL;
     const ctl_option options[] = {
-        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
-        {"by", 0, CTL_OPTION_STRING, &by, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL, NULL},
+        {"by", 0, CTL_OPTION_STRING, &by, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("task", argc, argv, options, task_usage, false, &args);

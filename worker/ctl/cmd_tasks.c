@@ -74,16 +74,16 @@ int ctl_tasks(int argc, char **argv)
     const char *since_text = NULL;
     long limit = 0;
     const ctl_option options[] = {
-        {"status", 0, CTL_OPTION_CHOICE, &filter.status, task_view_statuses, NULL, NULL},
-        {"reason", 0, CTL_OPTION_CHOICE, &filter.reason, task_view_reasons, NULL, NULL},
-        {"kind", 0, CTL_OPTION_CHOICE, &filter.kind, task_view_kinds, NULL, NULL},
-        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL},
-        {"node", 0, CTL_OPTION_STRING, &filter.node, NULL, NULL, NULL},
-        {"vm-name", 0, CTL_OPTION_STRING, &filter.vm_name, NULL, NULL, NULL},
-        {"submitter", 0, CTL_OPTION_STRING, &filter.submitter, NULL, NULL, NULL},
-        {"error", 0, CTL_OPTION_STRING, &filter.error, NULL, NULL, NULL},
-        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"status", 0, CTL_OPTION_CHOICE, &filter.status, task_view_statuses, NULL, NULL, NULL},
+        {"reason", 0, CTL_OPTION_CHOICE, &filter.reason, task_view_reasons, NULL, NULL, NULL},
+        {"kind", 0, CTL_OPTION_CHOICE, &filter.kind, task_view_kinds, NULL, NULL, NULL},
+        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL, NULL},
+        {"node", 0, CTL_OPTION_STRING, &filter.node, NULL, NULL, NULL, "@hosts"},
+        {"vm-name", 0, CTL_OPTION_STRING, &filter.vm_name, NULL, NULL, NULL, NULL},
+        {"submitter", 0, CTL_OPTION_STRING, &filter.submitter, NULL, NULL, NULL, NULL},
+        {"error", 0, CTL_OPTION_STRING, &filter.error, NULL, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("tasks", argc, argv, options, tasks_usage, false, &args);

@@ -80,8 +80,8 @@ int ctl_workers(int argc, char **argv)
 {
     bool all = false;
     const ctl_option options[] = {
-        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("workers", argc, argv, options, workers_usage, false, &args);

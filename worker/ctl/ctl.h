@@ -51,6 +51,9 @@ int ctl_spare(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
 int ctl_simulate(int argc, char **argv);
 int ctl_completion(int argc, char **argv);
+/* `completion values KIND` (cmd_completion_values.c): the candidates the
+ * shell completion reads for tasks, hosts, pools or receivers. */
+int ctl_completion_values(const char *kind, const char *config_path);
 int ctl_serve(int argc, char **argv);
 int ctl_config(int argc, char **argv);
 
@@ -75,17 +78,19 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * --pool NAME --dedicated --vm-name NAME --node-name HOST --annotation KEY=VALUE, each
  * setting its field of the JSON object `request` (a json_t *) as the option
  * table entries this expands to are applied. */
-#define CTL_REQUEST_OPTIONS(request)                                                               \
-    {"cpu", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_cpu"},               \
-        {"memory", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_memory"},     \
-        {"disk", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_disk"},         \
-        {"pool", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_pool"},         \
-        {"dedicated", 0, CTL_OPTION_CALL_BARE, (request), NULL, ctl_request_flag, "dedicated"},    \
-        {"vm-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "vm_name"},             \
-        {"node-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "node_name"},         \
-        {"scheduler", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "scheduler_name"},    \
-    {                                                                                              \
-        "annotation", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "annotations"         \
+#define CTL_REQUEST_OPTIONS(request)                                                                 \
+    {"cpu", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_cpu", NULL},           \
+        {"memory", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_memory", NULL}, \
+        {"disk", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_disk", NULL},     \
+        {"pool", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_pool", "@pools"}, \
+        {"dedicated", 0,   CTL_OPTION_CALL_BARE, (request), NULL, ctl_request_flag,                  \
+         "dedicated", NULL},                                                                         \
+        {"vm-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "vm_name", NULL},         \
+        {"node-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "node_name", "@hosts"}, \
+        {"scheduler",      0,   CTL_OPTION_CALL, (request), NULL, ctl_request_flag,                  \
+         "scheduler_name", NULL},                                                                    \
+    {                                                                                                \
+        "annotation", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "annotations", NULL     \
     }
 
 /* The options of a command that takes only -c FILE, --json and --help.

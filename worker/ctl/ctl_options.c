@@ -162,7 +162,9 @@ static void complete_bash(const char *command, const ctl_option *options, size_t
         fprintf(out, "        --%s", o->name);
         if (o->letter)
             fprintf(out, " | -%c", o->letter);
-        if (o->kind == CTL_OPTION_PATH) {
+        if (o->values) {
+            fprintf(out, ") values=%s ;;\n", o->values);
+        } else if (o->kind == CTL_OPTION_PATH) {
             fprintf(out, ") values=@file ;;\n");
         } else if (o->kind == CTL_OPTION_CHOICE) {
             fprintf(out, ") values=\"");

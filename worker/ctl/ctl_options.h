@@ -36,6 +36,10 @@ struct ctl_option {
      * wrong with it. `detail` is the callee's to interpret. */
     int (*call)(const ctl_option *option, const char *value);
     const char *detail;
+    /* What the completion offers for the value, read when it completes
+     * (`virtflowctl completion values KIND`): "@tasks", "@hosts", "@pools",
+     * "@receivers"; NULL: by the kind. */
+    const char *values;
 };
 
 /* What every command line carries besides its own options. */
