@@ -100,7 +100,7 @@ typedef enum {
 /* List queries are built from fixed SQL fragments, one statement per
  * combination of filters present, so each uses the matching index. */
 #define STORE_TASK_FILTERS 8
-#define STORE_DELIVERY_FILTERS 4
+#define STORE_DELIVERY_FILTERS 5
 
 /* store_task_filter's conditions in its field order, shared by the listings
  * (store_tasks.c) and the console's pages (store_console.c): fragment i in

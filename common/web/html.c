@@ -197,4 +197,4 @@ const char html_stylesheet[] =
     "border-radius:3px;text-align:center;font-family:monospace}.method.post{background:#2a7a3a}"
     "form.try input{margin:0 .5em .3em 0}"
     "table.fields td:first-child code,table.parameters td:first-child code{word-break:normal;"
-    "white-space:nowrap}";
+    "white-space:nowrap}td.name{white-space:nowrap}";

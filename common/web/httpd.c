@@ -371,6 +371,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, resp->retry_after);
     if (resp->allow[0])
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
+    if (resp->set_cookie[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, resp->set_cookie);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return rc;

@@ -94,6 +94,7 @@ typedef struct httpd_response {
     char authenticate[128];    /* WWW-Authenticate header (with a 401), "" for none */
     char retry_after[16];      /* Retry-After header (seconds, with a 503), "" for none */
     char allow[32];            /* Allow header (with a 405), "" for none */
+    char set_cookie[192];      /* Set-Cookie header, "" for none */
     char *body;                /* malloc'd; the server frees it */
     size_t body_len;
     /* > 0, with req->can_wait: no answer yet; call the handler again with

@@ -16,6 +16,7 @@ static void task_usage(FILE *out)
         "usage: virtflowctl task [-c CONFIG] ID [--json]\n"
         "       virtflowctl task cancel ID [--reason TEXT] [--by NAME] [--json]\n"
         "       virtflowctl task retry-now ID [--by NAME] [--json]\n"
+        "       virtflowctl task resubmit ID [--by NAME] [--json]\n"
         "\n"
         "Show one task from the store (opened read-only): its state, request, result,\n"
         "reservations and full history, one block per history row (each attempt, with\n"
@@ -36,6 +37,9 @@ static void task_usage(FILE *out)
         "retry-now  decide a retrying task at once: its request is published again\n"
         "           (confirmed by the broker) and the delayed copy is dropped when it\n"
         "           comes back; the attempt count goes on.\n"
+        "resubmit   submit a failed or cancelled task's request again, as a new task\n"
+        "           (new id, printed; recorded queued and published as submit does);\n"
+        "           the old task's history says which (resubmitted, {\"as\": ID}).\n"
         "  --reason TEXT  a note for the history and task.cancelled\n"
         "  --by NAME      who asks, for the history (default: virtflowctl (user <you>))\n"
         "\n"
@@ -190,6 +194,13 @@ int ctl_task(int argc, char **argv)
     int parsed = ctl_options_parse("task", argc, argv, options, task_usage, false, &args);
     if (parsed >= 0)
         return parsed;
+    if (args.operand_count == 2 && strcmp(args.operands[0], "resubmit") == 0) {
+        if (reason) {
+            ctl_error("task resubmit: --reason is for cancel");
+            return CTL_EXIT_USAGE;
+        }
+        return ctl_task_resubmit(args.operands[1], by, args.config_path, args.json);
+    }
     if (args.operand_count == 2 &&
         (strcmp(args.operands[0], "cancel") == 0 || strcmp(args.operands[0], "retry-now") == 0)) {
         if (reason && strcmp(args.operands[0], "cancel") != 0) {

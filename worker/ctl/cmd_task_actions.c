@@ -30,8 +30,7 @@
 #include "store_outbox.h"
 #include "store_tasks.h"
 
-/* Who asks, for the history: --by, else the Unix user. */
-static void who_asks(const char *by, char *out, size_t size)
+void ctl_task_who(const char *by, char *out, size_t size)
 {
     if (by && by[0]) {
         snprintf(out, size, "%s", by);
@@ -256,7 +255,7 @@ int ctl_task_action(const char *action, const char *id, const char *by, const ch
     if (!config)
         return CTL_EXIT_CONFIG;
     char who[256];
-    who_asks(by, who, sizeof who);
+    ctl_task_who(by, who, sizeof who);
     char *detail = mark_detail(who, reason);
     char *request = NULL;
     int rc = CTL_EXIT_UNAVAILABLE;

@@ -41,7 +41,7 @@ static const struct {
     const char *words;
 } command_words[] = {
     {"dead", "list redrive"},       {"spare", "prepare release"},
-    {"completion", "bash zsh man"}, {"task", "cancel retry-now @tasks"},
+    {"completion", "bash zsh man"}, {"task", "cancel retry-now resubmit @tasks"},
     {"release", "@tasks"},          {"config", "check"},
 };
 

@@ -542,6 +542,19 @@ static void task_action_forms(html *page, const char *id, bool retrying)
     html_raw(page, "</p>");
 }
 
+/* A failed or cancelled task's button: its request again, as a new task
+ * (POST /actions/resubmit: virtflowctl task resubmit, console.c). */
+static void resubmit_form(html *page, const char *id)
+{
+    html_raw(page, "<p id=\"actions\"><form class=\"inline\" method=\"post\" "
+                   "action=\"/actions/resubmit\"><input type=\"hidden\" name=\"task_id\" "
+                   "value=\"");
+    html_text(page, id);
+    html_raw(page, "\">");
+    console_token_field(page);
+    html_raw(page, "<button id=\"resubmit\">Resubmit as a new task</button></form></p>");
+}
+
 int console_task_page(console *c, const httpd_request *req, html *page)
 {
     const char *id = httpd_query(req, "id");
@@ -593,6 +606,9 @@ int console_task_page(console *c, const httpd_request *req, html *page)
     bool waiting = strcmp(task.status, "retrying") == 0 || strcmp(task.status, "queued") == 0;
     if (c->allow_actions && strcmp(task.kind, "schedule") == 0 && waiting)
         task_action_forms(page, task.id, strcmp(task.status, "retrying") == 0);
+    bool ended = strcmp(task.status, "failed") == 0 || strcmp(task.status, "cancelled") == 0;
+    if (c->allow_actions && strcmp(task.kind, "schedule") == 0 && ended)
+        resubmit_form(page, task.id);
     json_block(page, "Request", "request", task.request);
     json_block(page, "Result", "result", task.result);
     json_t *result = task.result ? json_loads(task.result, 0, NULL) : NULL;
