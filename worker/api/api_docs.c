@@ -309,15 +309,12 @@ static void parameters(html *page, const docs *d, const json_t *list)
     html_raw(page, "</table>\n");
 }
 
-/* A GET route's form: its parameters as fields, sent to /docs/try, which
- * fills the path and redirects there. */
-static void try_form(html *page, const docs *d, const char *path, const json_t *shared,
-                     const json_t *own)
+/* Call fn with the name and place ("path", "query") of each parameter of
+ * an operation, the path item's (`shared`) then its own, in a path or the
+ * query: what a form of /docs and /docs/try deal in. */
+static void each_parameter(const docs *d, const json_t *shared, const json_t *own,
+                           void (*fn)(const char *name, const char *in, void *ctx), void *ctx)
 {
-    html_raw(page, "<h4>Try it</h4>\n<form class=\"try\" method=\"get\" action=\"/docs/try\">"
-                   "<input type=\"hidden\" name=\"route\" value=\"");
-    html_text(page, path);
-    html_raw(page, "\">");
     const json_t *lists[] = {shared, own};
     for (int k = 0; k < 2; k++) {
         size_t i;
@@ -327,15 +324,32 @@ static void try_form(html *page, const docs *d, const char *path, const json_t *
             p = resolve(d, p);
             const char *name = json_string_value(json_object_get(p, "name"));
             const char *in = json_string_value(json_object_get(p, "in"));
-            if (!name || !in || (strcmp(in, "path") != 0 && strcmp(in, "query") != 0))
-                continue;
-            html_raw(page, "<label>");
-            html_text(page, name);
-            html_raw(page, " <input name=\"");
-            html_text(page, name);
-            html_raw(page, "\"%s></label>", strcmp(in, "path") == 0 ? " required" : "");
+            if (name && in && (strcmp(in, "path") == 0 || strcmp(in, "query") == 0))
+                fn(name, in, ctx);
         }
     }
+}
+
+static void form_field(const char *name, const char *in, void *ctx)
+{
+    html *page = ctx;
+    html_raw(page, "<label>");
+    html_text(page, name);
+    html_raw(page, " <input name=\"");
+    html_text(page, name);
+    html_raw(page, "\"%s></label>", strcmp(in, "path") == 0 ? " required" : "");
+}
+
+/* A GET route's form: its parameters as fields, sent to /docs/try, which
+ * fills the path and redirects there. */
+static void try_form(html *page, const docs *d, const char *path, const json_t *shared,
+                     const json_t *own)
+{
+    html_raw(page, "<h4>Try it</h4>\n<form class=\"try\" method=\"get\" action=\"/docs/try\">"
+                   "<input type=\"hidden\" name=\"route\" value=\"");
+    html_text(page, path);
+    html_raw(page, "\">");
+    each_parameter(d, shared, own, form_field, page);
     html_raw(page, "<button>Send</button></form>\n<p class=\"muted\">The browser sends no key: "
                    "this works for the routes open to all and on a virtflow-api without "
                    "api.keys_file; with keys, use <code>curl -H 'Authorization: Bearer "
@@ -545,6 +559,26 @@ static const json_t *get_operation(const docs *d, const char *route, const json_
     return json_object_get(item, "get");
 }
 
+/* The query of /docs/try's redirect, a documented parameter at a time. */
+typedef struct query_parts {
+    const httpd_request *req;
+    html *url;
+    char sep; /* '?' before the first, then '&' */
+} query_parts;
+
+static void query_part(const char *name, const char *in, void *ctx)
+{
+    query_parts *q = ctx;
+    const char *value = httpd_query(q->req, name);
+    if (strcmp(in, "query") != 0 || !value || !value[0])
+        return;
+    html_raw(q->url, "%c", q->sep);
+    html_url_part(q->url, name);
+    html_raw(q->url, "=");
+    html_url_part(q->url, value);
+    q->sep = '&';
+}
+
 /* The URL of `route` with its {name} parts from the query (percent-encoded)
  * and the operation's other parameters that have a value as its query;
  * owned, or NULL with `why`. */
@@ -576,26 +610,8 @@ static char *try_url(const docs *d, const httpd_request *req, const char *route,
         html_url_part(&url, value);
         c = end;
     }
-    const json_t *lists[] = {shared, json_object_get(op, "parameters")};
-    char sep = '?';
-    for (int k = 0; k < 2; k++) {
-        size_t i;
-        const json_t *p;
-        json_array_foreach(lists[k], i, p)
-        {
-            p = resolve(d, p);
-            const char *name = json_string_value(json_object_get(p, "name"));
-            const char *in = json_string_value(json_object_get(p, "in"));
-            const char *value = name ? httpd_query(req, name) : NULL;
-            if (!in || strcmp(in, "query") != 0 || !value || !value[0])
-                continue;
-            html_raw(&url, "%c", sep);
-            html_url_part(&url, name);
-            html_raw(&url, "=");
-            html_url_part(&url, value);
-            sep = '&';
-        }
-    }
+    query_parts parts = {.req = req, .url = &url, .sep = '?'};
+    each_parameter(d, shared, json_object_get(op, "parameters"), query_part, &parts);
     size_t len;
     return html_take(&url, &len);
 }
