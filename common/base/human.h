@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* At least this much room for either: "-1023.9 TiB" and the like. */
-#define HUMAN_SIZE 32
+/* Room for either, whatever the number (two 64-bit integers and their units). */
+#define HUMAN_SIZE 64
 
 /* `mib` MiB in the largest unit of MiB, GiB, TiB that keeps it at 1 or
  * more, with one decimal when that unit does not divide it (7.5 GiB). */
