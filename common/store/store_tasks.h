@@ -137,8 +137,11 @@ typedef struct store_task_filter {
     const char *reason;
     const char *kind;
     const char *node;
-    const char *since; /* created_at >= since */
-    int limit;         /* at most this many rows; 0: no limit */
+    const char *since;     /* created_at >= since */
+    const char *vm_name;   /* the request's vm_name, exactly */
+    const char *submitter; /* virtflow-api's key name, or the AMQP user who published it */
+    const char *error;     /* the error text contains this, ignoring ASCII case */
+    int limit;             /* at most this many rows; 0: no limit */
 } store_task_filter;
 
 /* Borrowed during the callback: the strings die when it returns. */

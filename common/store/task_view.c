@@ -171,3 +171,30 @@ int task_view_parse_since(const char *text, char out[STORE_TIME_SIZE])
         return store_format_time(unix_s * 1000, out);
     return -1;
 }
+
+json_t *task_view_retry(const json_t *detail, int max_attempts)
+{
+    const json_t *task = json_object_get(detail, "task");
+    const char *status = json_string_value(json_object_get(task, "status"));
+    if (!status || strcmp(status, "retrying") != 0)
+        return NULL;
+    const json_t *history = json_object_get(detail, "history");
+    for (size_t i = json_array_size(history); i > 0; i--) {
+        const json_t *row = json_array_get(history, i - 1);
+        const char *row_status = json_string_value(json_object_get(row, "status"));
+        if (!row_status || strcmp(row_status, "retrying") != 0)
+            continue;
+        const json_t *why = json_object_get(row, "detail");
+        int64_t at_s = 0;
+        const char *at = json_string_value(json_object_get(row, "at"));
+        if (!at || ids_parse_time(at, &at_s) < 0)
+            return NULL;
+        char next_at[32];
+        ids_rfc3339(at_s + json_integer_value(json_object_get(why, "delay_s")), next_at);
+        return json_pack(
+            "{s:I, s:i, s:I, s:s}", "attempt", json_integer_value(json_object_get(why, "attempt")),
+            "max_attempts", max_attempts, "next_attempt",
+            json_integer_value(json_object_get(why, "next_attempt")), "next_attempt_at", next_at);
+    }
+    return NULL;
+}

@@ -60,6 +60,14 @@ json_t *task_view_detail_json(store *s, const store_task *task, vf_error *err)
 /* "30m", "1h", "2d", "45s" before now, or an RFC 3339 UTC time
  * ("2026-11-22T01:02:03Z", fractions allowed), as a store timestamp.
  * Returns 0, or -1 for text in neither form. */
+/* Where a retrying task stands, from task_view_detail_json's `detail`:
+ * {"attempt": N (the last one decided), "max_attempts": max_attempts (the
+ * caller's retry.max_attempts), "next_attempt": N + 1, "next_attempt_at"
+ * (when its delayed copy comes back: the last retrying row's time plus its
+ * delay_s)}, from the newest "retrying" history row. NULL when the task is
+ * not retrying or its history has no such row. Owned. */
+json_t *task_view_retry(const json_t *detail, int max_attempts);
+
 int task_view_parse_since(const char *text, char out[STORE_TIME_SIZE]);
 
 #endif

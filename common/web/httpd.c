@@ -81,6 +81,7 @@ struct httpd {
     bool check_host;
     const char *const *allowed_hosts;
     size_t n_allowed_hosts;
+    const char *const *any_host_paths;
     int64_t read_deadline_ms;
     cidr *proxies; /* httpd_options.trusted_proxies, parsed */
     int n_proxies;
@@ -449,6 +450,8 @@ static void add_headers(struct MHD_Response *r, const httpd_response *resp)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
     if (resp->close)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (resp->set_cookie[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, resp->set_cookie);
 }
 
 static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
@@ -567,6 +570,15 @@ static bool is_probe(const char *url)
     return false;
 }
 
+/* Whether `path` is one of `paths` (NULL-terminated; NULL: none). */
+static bool path_listed(const char *path, const char *const *paths)
+{
+    for (size_t i = 0; paths && paths[i]; i++)
+        if (strcmp(path, paths[i]) == 0)
+            return true;
+    return false;
+}
+
 typedef struct joined {
     char text[1024];
     size_t len;
@@ -631,7 +643,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         if (!p)
             return MHD_NO;
         *con_cls = p;
-        if (srv->check_host &&
+        if (srv->check_host && !path_listed(url, srv->any_host_paths) &&
             !httpd_host_allowed(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
                                 srv->allowed_hosts, srv->n_allowed_hosts)) {
             /* A name this server was not told it has: a page that rebound
@@ -838,6 +850,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         srv->check_host = options->check_host;
         srv->allowed_hosts = options->allowed_hosts;
         srv->n_allowed_hosts = options->n_allowed_hosts;
+        srv->any_host_paths = options->any_host_paths;
         srv->answer_oversized = options->answer_oversized;
         if (options->read_deadline_ms > 0)
             srv->read_deadline_ms = options->read_deadline_ms;

@@ -32,7 +32,8 @@
  * Host names (DNS rebinding): with httpd_options.check_host, a request whose
  * Host header names neither a loopback address (localhost, 127.0.0.0/8,
  * [::1], any port) nor one of httpd_options.allowed_hosts is answered 421
- * before the handler sees it.
+ * before the handler sees it, unless its path is one of
+ * httpd_options.any_host_paths.
  *
  * Waiting requests (long polls): a handler that has no answer yet may set
  * resp->wait_ms when req->can_wait says so; httpd then suspends the
@@ -124,6 +125,7 @@ typedef struct httpd_response {
     char authenticate[128];    /* WWW-Authenticate header (with a 401), "" for none */
     char retry_after[16];      /* Retry-After header (seconds, with a 503), "" for none */
     char allow[32];            /* Allow header (with a 405), "" for none */
+    char set_cookie[192];      /* Set-Cookie header, "" for none */
     char *body;                /* malloc'd; the server frees it */
     size_t body_len;
     /* > 0, with req->can_wait: no answer yet; call the handler again with
@@ -153,6 +155,11 @@ typedef struct httpd_options {
     bool check_host;
     const char *const *allowed_hosts; /* borrowed for the server's life */
     size_t n_allowed_hosts;
+    /* Paths answered whatever the Host (NULL-terminated, borrowed; NULL:
+     * none): the probes and /metrics, which the kubelet and Prometheus ask
+     * for under the pod's address, and which show no more than
+     * metrics_http.h's endpoints do on any Host. */
+    const char *const *any_host_paths;
     int read_deadline_ms; /* 0: HTTPD_READ_DEADLINE_MS (tests use less) */
     /* A request whose body is over HTTPD_MAX_BODY reaches the handler (with
      * body_too_large set) instead of httpd's plain-text 413, so that the

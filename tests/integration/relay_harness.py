@@ -261,6 +261,10 @@ class Relay:
                 if key in r:
                     lines.append("      %s: %s" % (key, json.dumps(r[key])))
         lines += extra or []
+        if not any(line.strip().startswith("http_listen:") for line in lines):
+            # A port of its own: a relay that cannot listen where told stops,
+            # and relays of tests run side by side would all ask for 9465.
+            lines.insert(lines.index("relay:") + 1, "  http_listen: 127.0.0.1:0")
         with open(self.config, "w") as f:
             f.write("\n".join(lines) + "\n")
         self.proc = None

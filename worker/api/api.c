@@ -79,6 +79,7 @@ void api_free(api *a)
         return;
     api_sweep_stop(a->sweep);
     api_intake_stop(a->intake);
+    api_fits_free(a); /* before the inventory its snapshot belongs to */
     api_hosts_stop(a);
     amqp_link_free(a->link);
     api_broker_free(a->broker); /* after every link's thread has stopped */
@@ -193,6 +194,14 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
     if (strcmp(req->path, "/docs") == 0 && get) {
         api_docs(req, resp);
         return "/docs";
+    }
+    if (strcmp(req->path, "/docs.css") == 0 && get) {
+        api_docs_style(resp);
+        return "/docs.css";
+    }
+    if (strcmp(req->path, "/docs/try") == 0 && get) {
+        api_docs_try(req, resp);
+        return "/docs/try";
     }
     /* /openapi.json refers to the request body's schema by this relative URL. */
     if (strcmp(req->path, "/request.task.schedule.json") == 0 && get) {

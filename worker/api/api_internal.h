@@ -14,6 +14,7 @@
 #include "api_keys.h"
 #include "api_metrics.h"
 #include "api_sweep.h"
+#include "engine.h"
 #include "inventory.h"
 #include "request.h"
 #include "result_cache.h"
@@ -44,7 +45,17 @@ struct api {
     /* The outcome of the publish in flight (one at a time: the server's
      * thread; task.release, api_publish_to). */
     amqp_link_confirm confirm;
+    /* The never-fits check (api_fits.c): an engine over the snapshot it holds. */
+    sched_engine *fits;
+    inventory_view fits_view;
 };
+
+/* With scheduler.unfit_requests: fail, whether no host of the inventory
+ * could ever hold `req` (never_fits.h), with `why` (the CLI's words) for the
+ * 422. False without an inventory or a snapshot yet: the worker decides.
+ * The HTTP thread's. api_fits_free drops the engine and the snapshot. */
+bool api_never_fits(api *a, const sched_request *req, char *why, size_t size);
+void api_fits_free(api *a);
 
 /* Accept a task.schedule request: check the body (415, 413, 400 with the
  * worker's own message), take its task id (the body's, one derived from
@@ -77,6 +88,9 @@ typedef struct api_request_kind {
      * ("" when none), or -1 with err (the 400's detail). */
     int (*check)(const vf_config *config, const json_t *body, char task_id[REQUEST_TASK_ID_LEN],
                  vf_error *err);
+    /* NULL, or whether a checked body can never fit the API's copy of the
+     * inventory, with why (the 422's detail). */
+    bool (*never_fits)(api *a, const json_t *body, char *why, size_t size);
 } api_request_kind;
 
 /* The request's body as a JSON object (owned), parsed as the worker parses

@@ -143,8 +143,20 @@ static int check_schedule(const vf_config *config, const json_t *body,
     return 0;
 }
 
-const api_request_kind api_request_schedule = {
-    .kind = "schedule", .routing_key = NULL, .body_names_task = true, .check = check_schedule};
+/* task.schedule's request that no host of the inventory could hold even
+ * empty (api_never_fits), parsed again from the checked body. */
+static bool schedule_never_fits(api *a, const json_t *body, char *why, size_t size)
+{
+    sched_request parsed;
+    sched_request_init(&parsed);
+    return sched_request_parse(body, &parsed, NULL) == 0 && api_never_fits(a, &parsed, why, size);
+}
+
+const api_request_kind api_request_schedule = {.kind = "schedule",
+                                               .routing_key = NULL,
+                                               .body_names_task = true,
+                                               .check = check_schedule,
+                                               .never_fits = schedule_never_fits};
 
 int api_submit(api *a, const httpd_request *req, const char *submitter,
                const unsigned char *key_digest, const char *idempotency_key, bool blocking,
@@ -180,6 +192,14 @@ int api_submit_kind(api *a, const api_request_kind *kind, const httpd_request *r
                   "task_id is its own idempotency key)";
     if (refusal) {
         problem_reply(resp, 400, refusal);
+        json_decref(body);
+        return -1;
+    }
+    /* The admission webhook (blocking) keeps its task: the worker fails it
+     * at once as never_fits and the denial quotes that task's explanation. */
+    char never[VF_ERROR_TEXT + 64];
+    if (!blocking && kind->never_fits && kind->never_fits(a, body, never, sizeof never)) {
+        problem_reply(resp, 422, never);
         json_decref(body);
         return -1;
     }

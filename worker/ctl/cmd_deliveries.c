@@ -17,29 +17,46 @@
 
 static void deliveries_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: virtflowctl deliveries [-c CONFIG] [--status S] [--receiver R] [--event ID]\n"
-            "                              [--limit N] [--json]\n"
-            "       virtflowctl deliveries redeliver [-c CONFIG] --receiver R --since AGE\n"
-            "                              [--status failed|exhausted] [--rate N] [--id ID]\n"
-            "                              [--wait] [--json]\n"
-            "\n"
-            "List webhook deliveries, newest first, from the store (opened read-only).\n"
-            "Status: pending, delivering, delivered, failed (exhausted: the same as failed).\n"
-            "\n"
-            "redeliver  send again, in bulk, the deliveries to receiver R created since AGE\n"
-            "           (30m, 2h, 1d, or an RFC 3339 UTC time) whose last attempt failed:\n"
-            "           those waiting for a retry and those with no attempt left (--status\n"
-            "           exhausted: only those). They go back to pending with a fresh retry\n"
-            "           schedule, oldest first, and the running virtflow-relay sends them at\n"
-            "           the receiver's pace (relay.receivers[].rate_per_s), or at N per second\n"
-            "           with --rate N. Prints the redelivery's id; --id ID names it instead,\n"
-            "           so that running the same command again resets nothing twice (the\n"
-            "           same ID with other filters is refused). --wait follows its progress\n"
-            "           until every delivery it reset is delivered or failed again.\n"
-            "\n"
-            "exit status: 0 ok, 1 redeliver: nothing matched, or --wait: some failed again,\n"
-            "2 usage, 3 configuration error, 4 store unreachable.\n");
+    fprintf(
+        out,
+        "usage: virtflowctl deliveries [-c CONFIG] [--status S] [--receiver R] [--event ID]\n"
+        "                              [--limit N] [--json]\n"
+        "       virtflowctl deliveries redeliver [-c CONFIG] --receiver R --since AGE\n"
+        "                              [--status failed|exhausted] [--rate N] [--id ID]\n"
+        "                              [--wait] [--json]\n"
+        "\n"
+        "List webhook deliveries, newest first, from the store (opened read-only).\n"
+        "\n"
+        "  --status S    pending, delivering, delivered or failed (exhausted: the same as failed)\n"
+        "  --receiver R  only the deliveries to receiver R (relay.receivers[].name)\n"
+        "  --event ID    only the deliveries of event ID (evt_...)\n"
+        "  --limit N     at most N deliveries\n"
+        "  --since AGE   redeliver: the deliveries created since AGE (30m, 2h, 1d, or an\n"
+        "                RFC 3339 UTC time)\n"
+        "  --rate N      redeliver: N deliveries per second instead of the receiver's pace\n"
+        "  --id ID       redeliver: the redelivery's name, so that the same command again\n"
+        "                resets nothing twice\n"
+        "  --wait        redeliver: follow its progress until every delivery it reset is\n"
+        "                delivered or failed again\n"
+        "\n"
+        "examples:\n"
+        "  virtflowctl deliveries --status failed --receiver upgradectrl\n"
+        "  virtflowctl redeliver evt_019ab4c2d3e4f5a6b7c8d9e0f1a2b3c5\n"
+        "  virtflowctl deliveries redeliver --receiver upgradectrl --since 2h --status failed\n"
+        "\n"
+        "redeliver  send again, in bulk, the deliveries to receiver R created since AGE\n"
+        "           (30m, 2h, 1d, or an RFC 3339 UTC time) whose last attempt failed:\n"
+        "           those waiting for a retry and those with no attempt left (--status\n"
+        "           exhausted: only those). They go back to pending with a fresh retry\n"
+        "           schedule, oldest first, and the running virtflow-relay sends them at\n"
+        "           the receiver's pace (relay.receivers[].rate_per_s), or at N per second\n"
+        "           with --rate N. Prints the redelivery's id; --id ID names it instead,\n"
+        "           so that running the same command again resets nothing twice (the\n"
+        "           same ID with other filters is refused). --wait follows its progress\n"
+        "           until every delivery it reset is delivered or failed again.\n"
+        "\n"
+        "exit status: 0 ok, 1 redeliver: nothing matched, or --wait: some failed again,\n"
+        "2 usage, 3 configuration error, 4 store unreachable.\n");
 }
 
 static void redeliver_usage(FILE *out)
@@ -49,6 +66,8 @@ static void redeliver_usage(FILE *out)
                  "Send an event's webhook again: its failed or delivered deliveries (to R only,\n"
                  "if given) go back to pending, due now, with a fresh retry schedule. The running\n"
                  "virtflow-relay picks them up within a second.\n"
+                 "\n"
+                 "  -r, --receiver R  only the deliveries to receiver R\n"
                  "\n"
                  "exit status: 0 reset, 1 nothing to reset, 2 usage, 3 configuration error,\n"
                  "4 store unreachable.\n");
@@ -203,15 +222,15 @@ int ctl_deliveries(int argc, char **argv)
     long limit = 0;
     redeliver_options again = {0};
     const ctl_option options[] = {
-        {"status", 0, CTL_OPTION_CHOICE, &filter.status, statuses, NULL, NULL},
-        {"receiver", 0, CTL_OPTION_STRING, &filter.receiver, NULL, NULL, NULL},
-        {"event", 0, CTL_OPTION_STRING, &filter.event_id, NULL, NULL, NULL},
-        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
-        {"since", 0, CTL_OPTION_STRING, &again.since, NULL, NULL, NULL},
-        {"rate", 0, CTL_OPTION_STRING, &again.rate, NULL, NULL, NULL},
-        {"id", 0, CTL_OPTION_STRING, &again.id, NULL, NULL, NULL},
-        {"wait", 0, CTL_OPTION_SET, &again.wait, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"status", 0, CTL_OPTION_CHOICE, &filter.status, statuses, NULL, NULL, NULL},
+        {"receiver", 0, CTL_OPTION_STRING, &filter.receiver, NULL, NULL, NULL, "@receivers"},
+        {"event", 0, CTL_OPTION_STRING, &filter.event_id, NULL, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL, NULL},
+        {"since", 0, CTL_OPTION_STRING, &again.since, NULL, NULL, NULL, NULL},
+        {"rate", 0, CTL_OPTION_STRING, &again.rate, NULL, NULL, NULL, NULL},
+        {"id", 0, CTL_OPTION_STRING, &again.id, NULL, NULL, NULL, NULL},
+        {"wait", 0, CTL_OPTION_SET, &again.wait, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed =
@@ -274,8 +293,8 @@ int ctl_redeliver(int argc, char **argv)
 {
     const char *receiver = NULL;
     const ctl_option options[] = {
-        {"receiver", 'r', CTL_OPTION_STRING, &receiver, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"receiver", 'r', CTL_OPTION_STRING, &receiver, NULL, NULL, NULL, "@receivers"},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("redeliver", argc, argv, options, redeliver_usage, false, &args);

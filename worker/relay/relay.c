@@ -20,6 +20,7 @@
 #include "hangup.h"
 #include "log.h"
 #include "notify.h"
+#include "presence.h"
 #include "reload.h"
 #include "clock.h"
 #include "relay_events.h"
@@ -113,6 +114,7 @@ struct relay {
      * run: no new one starts until they end, then the receivers are swapped. */
     reloader reload;
     vf_config *reload_next;
+    presence self; /* this relay's heartbeat row (presence.h) */
 };
 
 static void format_ms(int64_t ms, char buf[STORE_TIME_SIZE])
@@ -235,6 +237,7 @@ relay *relay_new(const vf_config *config, vf_error *err)
     if (!r->store)
         goto fail;
     store_owner_name(r->owner);
+    presence_init(&r->self, r->owner, "virtflow-relay");
     /* Finished deliveries would otherwise pile up in the relay's store for
      * ever: the worker's retention job never sees a store of the relay's own. */
     r->retention = retention_start(config, r->owner, err);
@@ -246,7 +249,9 @@ relay *relay_new(const vf_config *config, vf_error *err)
     amqp_link_set_confirm_callback(r->link, park_confirmed, r);
     store_set_wait_hook(r->store, keep_link_alive, r);
     log_trusted_publishers(config);
-    r->metrics = relay_metrics_start(config);
+    r->metrics = relay_metrics_start(config, err);
+    if (!r->metrics && vf_error_is_set(err))
+        goto fail;
     log_receivers(r);
     return r;
 fail:
@@ -1159,6 +1164,7 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
         bool scan =
             !stopping && (r->changed || clock_wall_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
         commit_turn(r, scan);
+        presence_beat(&r->self, r->store, (int64_t)relay_sender_running(r->sender));
         if (!stopping)
             apply_reload(r);
         if (stopping) {
@@ -1185,6 +1191,7 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
         vf_error_init(&ignored);
         (void)store_lease_release(r->store, "deliveries", r->owner, &ignored);
     }
+    presence_end(&r->self, r->store);
     log_info("stopped");
     return 0;
 }

@@ -200,36 +200,33 @@ static int define(relay_metrics *rm, vf_error *err)
     return process_metrics_define(rm->m, &rm->process, err);
 }
 
-relay_metrics *relay_metrics_start(const vf_config *config)
+relay_metrics *relay_metrics_start(const vf_config *config, vf_error *err)
 {
     if (!config->relay.http_listen)
         return NULL;
-    vf_error err;
-    vf_error_init(&err);
     relay_metrics *rm = calloc(1, sizeof *rm);
     if (!rm || !(rm->m = metrics_new())) {
         free(rm);
         rm = NULL;
-        vf_error_set(&err, VF_ENOMEM, "out of memory");
+        vf_error_set(err, VF_ENOMEM, "out of memory");
         goto fail;
     }
     rm->config = config;
     atomic_init(&rm->is_connected, false);
     atomic_init(&rm->is_consuming, false);
     atomic_init(&rm->is_writable, true);
-    if (define(rm, &err) < 0)
+    if (define(rm, err) < 0)
         goto fail;
     metrics_set_collect(rm->m, collect, rm);
-    rm->server = metrics_http_start(config->relay.http_listen, rm->m, ready, rm, &err);
+    rm->server = metrics_http_start(config->relay.http_listen, rm->m, ready, rm, err);
     if (!rm->server)
         goto fail;
     log_info("serving /metrics, /healthz and /readyz on port %d (relay.http_listen %s)",
              metrics_http_port(rm->server), config->relay.http_listen);
     return rm;
 fail:
-    /* Delivering matters more than being watched: see worker_metrics_start. */
-    log_error("relay.http_listen %s: %s; running without /metrics, /healthz and /readyz",
-              config->relay.http_listen, err.text);
+    /* Stops the relay: see worker_metrics_start. */
+    vf_error_prefix(err, "relay.http_listen %s", config->relay.http_listen);
     if (rm)
         metrics_free(rm->m);
     free(rm);

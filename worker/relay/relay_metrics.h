@@ -19,8 +19,9 @@
 
 typedef struct relay_metrics relay_metrics;
 
-/* NULL when relay.http_listen is NULL, or (logged) when it cannot listen. */
-relay_metrics *relay_metrics_start(const vf_config *config);
+/* NULL with err unset when relay.http_listen is NULL (off); NULL with err
+ * set when it cannot listen there (the relay then stops). */
+relay_metrics *relay_metrics_start(const vf_config *config, vf_error *err);
 void relay_metrics_stop(relay_metrics *rm);
 
 void relay_metrics_link(relay_metrics *rm, bool connected, bool consuming);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "console.h"
+#include "human.h"
 #include "host_capacity.h"
 
 /* One host's (or pool's) numbers. */
@@ -89,16 +90,21 @@ static void usage_cells(html *page, const usage *u)
     console_bar(page, u->cpu_allocated, u->cpu_reserved, u->cpu_cap, 160);
     html_raw(page, "</td><td class=\"cpu-free\">%.1f / %.1f</td><td>", cpu_free, u->cpu_cap);
     console_bar(page, u->mem_allocated, u->mem_reserved, u->mem_cap, 160);
+    /* As people read them (8 GiB, 1.5 TiB); the exact MiB in the title. */
+    char free_text[HUMAN_SIZE], cap_text[HUMAN_SIZE], disk_text[HUMAN_SIZE];
+    human_mib((int64_t)mem_free, free_text);
+    human_mib((int64_t)u->mem_cap, cap_text);
+    human_mib((int64_t)u->disk_free * 1024, disk_text);
     html_raw(page,
-             "</td><td class=\"mem-free\">%.0f / %.0f</td><td>%lld</td><td>%lld</td>"
-             "<td>%lld</td>",
-             mem_free, u->mem_cap, (long long)u->disk_free, (long long)u->vm_free,
-             (long long)u->reservations);
+             "</td><td class=\"mem-free\" title=\"%.0f / %.0f MiB\">%s / %s</td>"
+             "<td class=\"disk-free\" title=\"%lld GiB\">%s</td><td>%lld</td><td>%lld</td>",
+             mem_free, u->mem_cap, free_text, cap_text, (long long)u->disk_free, disk_text,
+             (long long)u->vm_free, (long long)u->reservations);
 }
 
 static const char usage_head[] =
     "<th>vCPU (guests, reserved)</th><th>vCPU free / cap</th><th>Memory (guests, reserved)</th>"
-    "<th>MiB free / cap</th><th>Disk GiB free</th><th>VM slots free</th><th>Reservations</th>";
+    "<th>Memory free / cap</th><th>Disk free</th><th>VM slots free</th><th>Reservations</th>";
 
 int console_hosts_page(console *c, const httpd_request *req, html *page)
 {
@@ -164,9 +170,12 @@ int console_hosts_page(console *c, const httpd_request *req, html *page)
         const host *h = &p.hosts->hosts[i];
         html_raw(page, "<tr class=\"host\" id=\"host-");
         html_url_part(page, h->name);
-        html_raw(page, "\"><td class=\"name\">");
+        /* Its tasks, as /tasks?node= finds them. */
+        html_raw(page, "\"><td class=\"name\"><a class=\"host-tasks\" href=\"/tasks?node=");
+        html_url_part(page, h->name);
+        html_raw(page, "\">");
         html_text(page, h->name);
-        html_raw(page, "</td><td>");
+        html_raw(page, "</a></td><td>");
         html_text(page, h->pool);
         html_raw(page, "%s</td><td>%s</td>", h->dedicated ? " (dedicated)" : "",
                  host_status_name(h->status));
