@@ -69,28 +69,31 @@ static size_t pick_near_best(const sched_engine *engine, const sched_request *re
  * already holds `lead_len` bytes. */
 static void explain_counts(sched_decision *out, size_t lead_len)
 {
-    /* Reasons by descending count, like kube-scheduler's FitError. */
+    /* Reasons by descending count, like kube-scheduler's FitError (ties in
+     * reason order): the few reasons with a count gathered first, then
+     * ordered among themselves, so the reasons no host has cost one test. */
+    uint8_t order[SCHED_REASON_COUNT];
+    size_t n = 0;
+    for (int r = 1; r < SCHED_REASON_COUNT; r++) {
+        if (!out->reason_counts[r])
+            continue;
+        size_t at = n++;
+        while (at > 0 && out->reason_counts[order[at - 1]] < out->reason_counts[r]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = (uint8_t)r;
+    }
     size_t used = lead_len;
-    bool first = true;
-    bool done[SCHED_REASON_COUNT] = {false};
-    for (;;) {
-        int best = -1;
-        for (int r = 1; r < SCHED_REASON_COUNT; r++)
-            if (!done[r] && out->reason_counts[r] &&
-                (best < 0 || out->reason_counts[r] > out->reason_counts[best]))
-                best = r;
-        if (best < 0)
-            break;
-        done[best] = true;
+    for (size_t k = 0; k < n; k++) {
+        sched_reason reason = (sched_reason)order[k];
         char words[LABEL_KEY_LEN + 32];
-        int wrote =
-            snprintf(out->message + used, sizeof out->message - used, "%s%u %s",
-                     first ? ": " : ", ", out->reason_counts[best],
-                     sched_decision_reason_text(out, (sched_reason)best, words, sizeof words));
+        int wrote = snprintf(out->message + used, sizeof out->message - used, "%s%u %s",
+                             k == 0 ? ": " : ", ", out->reason_counts[reason],
+                             sched_decision_reason_text(out, reason, words, sizeof words));
         if (wrote < 0 || (size_t)wrote >= sizeof out->message - used)
             break;
         used += (size_t)wrote;
-        first = false;
     }
 }
 

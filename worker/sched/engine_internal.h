@@ -118,8 +118,14 @@ void engine_breakdown(const sched_engine *engine, const sched_request *req, size
 
 /* engine_spread.c: a request's topology spread in one decision (spread.h).
  * Whether the request's spread applies (a key, and its filter or score
- * on). */
-bool engine_spread_applies(const sched_engine *engine, const sched_request *req);
+ * on): inline, so a request without a spread pays one test for it. */
+static inline bool engine_spread_applies(const sched_engine *engine, const sched_request *req)
+{
+    if (!req->spread.key[0])
+        return false;
+    return req->spread.soft ? engine_spread_weight(engine) > 0
+                            : engine->plugins.filter_on[SCHED_FILTER_TOPOLOGY_SPREAD];
+}
 /* Before the pass: the domains of the key, the eligible ones (pl: the
  * request's plan), the counts of `members` (per host; NULL none) and the
  * minimum; then, for a hard spread, marks on the hosts still unmarked in

@@ -185,9 +185,12 @@ size_t engine_full_pass(sched_engine *engine, const sched_request *req, const pl
     /* A soft group policy or spread takes a pass of its own, so the common
      * path's loops carry no test of theirs; traits and resources likewise. */
     bool extras = pl->traits_on || pl->resources_on;
-    if (group_on || spread_on)
+    if (spread_on)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
-                                balanced_on, slots_on, target_load_on, group_on, spread_on, extras);
+                                balanced_on, slots_on, target_load_on, group_on, true, extras);
+    if (group_on)
+        return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
+                                balanced_on, slots_on, target_load_on, true, false, extras);
     if (free_on && !most_on && balanced_on && slots_on && !target_load_on && !extras)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, true, false, true,
                                 true, false, false, false, false);
@@ -236,9 +239,10 @@ void engine_breakdown(const sched_engine *engine, const sched_request *req, size
     double cpu_fraction = sched_cpu_fraction(h, sched_cpu_after(h, load, req->cpu));
     double memory_fraction =
         sched_memory_fraction(h, sched_memory_after(h, load, (double)req->memory));
-    for (int s = 0; s < SCHED_SCORE_COUNT; s++) {
-        if (!(engine->plugins.score_weight[s] > 0) ||
-            (s == SCHED_SCORE_TOPOLOGY_SPREAD && !spread_on))
+    /* TopologySpread, the last id, only when this decision summed it. */
+    int scores = spread_on ? SCHED_SCORE_COUNT : SCHED_SCORE_TOPOLOGY_SPREAD;
+    for (int s = 0; s < scores; s++) {
+        if (!(engine->plugins.score_weight[s] > 0))
             continue;
         double v = score_part(engine, (sched_score_id)s, index, req, cpu_fraction, memory_fraction);
         out->parts[out->n_parts++] =

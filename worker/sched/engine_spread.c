@@ -9,14 +9,6 @@
 
 #include "engine_internal.h"
 
-bool engine_spread_applies(const sched_engine *engine, const sched_request *req)
-{
-    if (!req->spread.key[0])
-        return false;
-    return req->spread.soft ? engine_spread_weight(engine) > 0
-                            : engine->plugins.filter_on[SCHED_FILTER_TOPOLOGY_SPREAD];
-}
-
 /* Whether host `i` passes the filters the inventory alone decides, those
  * engine_pass.c runs first (the same order and rules): what makes its
  * domain eligible, as a node passing a pod's node affinity does in
