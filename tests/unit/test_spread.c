@@ -112,6 +112,20 @@ static void test_three_racks_one_each(void)
           strcmp(racks[1], "r2") == 0 && strcmp(racks[2], "r3") == 0);
     CHECK_CONTAINS(d.message, "c1 chosen");
     CHECK_CONTAINS(d.message, "4 spread over rack");
+    /* Why not a1 for a second VM while r2 and r3 have room: the spread, and
+     * no domain lacks room (a placed decision explains itself too). */
+    uint32_t one[6] = {1, 0, 0, 0, 0, 0};
+    sched_decide_options why = {.group_members = one, .host_reasons = true};
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_engine_decide_with(w.engine, &req, &why, &d, &err) == 0 && d.placed);
+    json_t *suggested = sched_suggest(w.engine, &req, &d, 10);
+    json_t *a1 = json_object_get(json_object_get(suggested, "hosts"), "a1");
+    CHECK_STR(json_string_value(json_object_get(a1, "reason")), "spread over rack");
+    CHECK(json_array_size(json_object_get(a1, "lacks_room")) == 0);
+    CHECK_STR(json_string_value(json_object_get(a1, "detail")),
+              "rack r1 holds 1, 1 more than the least (max_skew 1)");
+    json_decref(suggested);
     /* A fourth may go anywhere (every rack holds one): the emptiest. */
     CHECK(place(&w, &req, 1, members, racks, &d) == 1);
     CHECK_STR(d.node->name, "a1");

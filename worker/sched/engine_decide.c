@@ -495,5 +495,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     }
     fill_placed(engine, req, options && options->terse, group_on > 0, spread_on > 0,
                 engine->candidates[chosen], engine->total[chosen], vmid, n, out);
+    if (marked > 0)
+        engine_spread_explain(engine, req, out);
     return 0;
 }

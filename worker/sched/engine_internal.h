@@ -136,10 +136,11 @@ static inline bool engine_spread_applies(const sched_engine *engine, const sched
 int engine_spread_prepare(sched_engine *engine, const sched_request *req, const plan *pl,
                           const uint32_t *members, vf_error *err)
     __attribute__((warn_unused_result));
-/* After a failed pass with a spread prepared: which domains had a host that
- * passed every other filter (the suggestions and the message name the
- * domains that lack room), and " (rack r3 lacks room)" or " (1 rack of
- * min_domains 3: r1)" appended to out->message. */
+/* After the pass of a decision with a hard spread prepared (placed or
+ * not): which domains had a host that passed every other filter (the
+ * suggestions name the domains that lack room); and, when nothing was
+ * placed, " (rack r3 lacks room)" or " (1 domain of rack, min_domains 3:
+ * rack r1)" appended to out->message. */
 void engine_spread_explain(sched_engine *engine, const sched_request *req, sched_decision *out);
 
 #endif

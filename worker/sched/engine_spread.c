@@ -112,7 +112,7 @@ void engine_spread_explain(sched_engine *engine, const sched_request *req, sched
         if (d != SPREAD_NO_DOMAIN && (r == SCHED_REASON_NONE || r == SCHED_REASON_SPREAD))
             v->has_room[d] = true;
     }
-    if (!out->reason_counts[SCHED_REASON_SPREAD])
+    if (out->placed || !out->reason_counts[SCHED_REASON_SPREAD])
         return;
     char names[160];
     size_t used = strlen(out->message);
