@@ -1,5 +1,5 @@
 /* engine_internal: what the engine's own files share (engine.h is the
- * contract callers see). The engine is one handle in four files, each one
+ * contract callers see). The engine is one handle in five files, each one
  * responsibility:
  *   engine.c           the handle, its snapshot and the live reservations
  *                      (what is free on each host, and the vmid hints)
@@ -8,6 +8,8 @@
  *   engine_decide.c    one decision, step by step (pre-filter, constraints,
  *                      feasible hosts, select, vmid, the explanation)
  *   engine_pass.c      the fused filter-and-score pass over every host
+ *   engine_spread.c    a request's topology spread in one decision: the
+ *                      eligible domains, the marks or scores (spread.h)
  * and the modules it keeps: fitindex.h (the free-capacity index),
  * holds.h, vmid_hints.h, regex_cache.h. Not for use outside worker/sched. */
 #ifndef VF_ENGINE_INTERNAL_H
