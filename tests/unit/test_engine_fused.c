@@ -21,14 +21,20 @@
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
-static uint32_t rnd(uint32_t n) /* 0..n-1 */
+/* 0..n-1 from the generator whose state is *state (xorshift64*). */
+static uint32_t rnd_from(uint64_t *state, uint32_t n)
 {
-    uint64_t x = rng_state;
+    uint64_t x = *state;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    rng_state = x;
+    *state = x;
     return n ? (uint32_t)((x * 2685821657736338717ULL) >> 33) % n : 0;
+}
+
+static uint32_t rnd(uint32_t n) /* 0..n-1 */
+{
+    return rnd_from(&rng_state, n);
 }
 
 enum {
@@ -343,12 +349,7 @@ static uint64_t spread_rng_state = 0x2545f4914f6cdd1dULL;
 
 static uint32_t spread_rnd(uint32_t n) /* 0..n-1 */
 {
-    uint64_t x = spread_rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    spread_rng_state = x;
-    return n ? (uint32_t)((x * 2685821657736338717ULL) >> 33) % n : 0;
+    return rnd_from(&spread_rng_state, n);
 }
 
 #define REF_DOMAINS 5 /* r0..r4 */
