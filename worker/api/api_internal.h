@@ -222,6 +222,17 @@ int api_publish_to(api *a, const char *routing_key, const char *message_id, cons
 void api_release(api *a, const httpd_request *req, const api_caller *caller, const char *id,
                  httpd_response *resp);
 
+/* The release path the route and the admission webhook share
+ * (api_release.c). How many live reservations task `id` holds (not
+ * released, not bound, not expired by the reservation clock), or -1 with
+ * err (the store). */
+int api_release_live(api *a, const char *id, vf_error *err) __attribute__((warn_unused_result));
+/* Publish task `id`'s task.release (the worker ends what it holds; a
+ * repeat is harmless), logging it for `by` (NULL: nobody named). Returns 0
+ * confirmed, -1 with err (api_publish_to's, or VF_ENOMEM). */
+int api_release_send(api *a, const char *id, const char *by, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Reply 200 with `value` as JSON; takes the reference. */
 void api_reply_json(httpd_response *resp, int status, json_t *value);
 

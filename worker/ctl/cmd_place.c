@@ -156,7 +156,9 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
         if (!header)
             printf("rejected:\n");
         header = true;
-        printf("  %-24s %s\n", ctl_text(hosts->hosts[i].name), sched_reason_text(reason));
+        char words[LABEL_KEY_LEN + 32];
+        printf("  %-24s %s\n", ctl_text(hosts->hosts[i].name),
+               sched_decision_reason_text(d, reason, words, sizeof words));
     }
 }
 

@@ -2,14 +2,17 @@
  * as bars per host and per pool, counted the way `virtflowctl nodes` and the
  * scheduler's filters count (capacity after reserve and overcommit, minus
  * what guests hold, minus what is reserved); the headroom picture
- * (console_headroom.c); and the utilisation picture. */
+ * (console_headroom.c); the failure domains of the hosts' labels, as GET
+ * /v1/hosts publishes them (failure_domains.h); and the utilisation
+ * picture. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "console.h"
-#include "human.h"
+#include "failure_domains.h"
 #include "host_capacity.h"
+#include "human.h"
 
 /* One host's (or pool's) numbers. */
 typedef struct usage {
@@ -102,6 +105,70 @@ static void usage_cells(html *page, const usage *u)
              (long long)u->vm_free, (long long)u->reservations);
 }
 
+/* One table per label key: each domain, whether a control plane could go
+ * there, the labels its hosts share, and its room (failure_domains.h).
+ * Nothing when no host has labels. */
+static void failure_domains_section(console *c, html *page, const hostset *hosts)
+{
+    vf_error err;
+    vf_error_init(&err);
+    json_t *capacity = host_capacity_json(c->config, hosts, c->store, NULL, &err);
+    json_t *domains = capacity ? failure_domains_json(capacity) : NULL;
+    json_decref(capacity);
+    if (!domains || json_object_size(domains) == 0) {
+        if (!domains && err.text[0])
+            console_page_error(page, err.text);
+        json_decref(domains);
+        return;
+    }
+    html_raw(page, "<h2>Failure domains</h2><p class=\"muted\">The values of each host label, "
+                   "as GET /v1/hosts publishes them (a CAPI provider's "
+                   "status.failureDomains); room: free on the online hosts.</p>");
+    const char *key;
+    json_t *by_value;
+    json_object_foreach(domains, key, by_value)
+    {
+        html_raw(page, "<table class=\"failure-domains\" id=\"domains-");
+        html_url_part(page, key);
+        html_raw(page, "\"><thead><tr><th>");
+        html_text(page, key);
+        html_raw(page, "</th><th>Control plane</th><th>Attributes</th><th>Hosts</th>"
+                       "<th>Online</th><th>vCPU free</th><th>MiB free</th><th>VM slots free</th>"
+                       "</tr></thead><tbody>");
+        const char *name;
+        json_t *domain;
+        json_object_foreach(by_value, name, domain)
+        {
+            json_t *room = json_object_get(domain, "room");
+            html_raw(page, "<tr class=\"domain\"><td class=\"name\">");
+            html_text(page, name);
+            html_raw(page, "</td><td>%s</td><td>",
+                     json_is_true(json_object_get(domain, "controlPlane")) ? "yes" : "no");
+            const char *attribute;
+            json_t *value;
+            bool first = true;
+            json_object_foreach(json_object_get(domain, "attributes"), attribute, value)
+            {
+                html_raw(page, "%s", first ? "" : ", ");
+                html_text(page, attribute);
+                html_raw(page, "=");
+                html_text(page, json_string_value(value));
+                first = false;
+            }
+            html_raw(
+                page,
+                "</td><td>%lld</td><td>%lld</td><td>%.1f</td><td>%.0f</td><td>%lld</td></tr>\n",
+                (long long)json_integer_value(json_object_get(room, "hosts")),
+                (long long)json_integer_value(json_object_get(room, "online")),
+                json_number_value(json_object_get(room, "cpu_free")),
+                json_number_value(json_object_get(room, "memory_free")),
+                (long long)json_integer_value(json_object_get(room, "vms_free")));
+        }
+        html_raw(page, "</tbody></table>");
+    }
+    json_decref(domains);
+}
+
 static const char usage_head[] =
     "<th>vCPU (guests, reserved)</th><th>vCPU free / cap</th><th>Memory (guests, reserved)</th>"
     "<th>Memory free / cap</th><th>Disk free</th><th>VM slots free</th><th>Reservations</th>";
@@ -160,6 +227,7 @@ int console_hosts_page(console *c, const httpd_request *req, html *page)
         html_raw(page, "</tr>\n");
     }
     html_raw(page, "</tbody></table>");
+    failure_domains_section(c, page, p.hosts);
     console_headroom_svg(c, page, p.hosts, p.loads, &p.params);
 
     html_raw(page,
