@@ -184,6 +184,18 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
                              const sched_decide_options *options, sched_decision *out,
                              vf_error *err) __attribute__((warn_unused_result));
 
+/* How the free-capacity index (fitindex.h) has served this engine's
+ * decisions since it was made: for tests and benchmarks, which check that
+ * a case takes the path it means to (the decisions are the same either
+ * way). Profiles count their own. */
+typedef struct sched_index_stats {
+    uint64_t searches;  /* decisions the index was asked to take */
+    uint64_t by_kept;   /* answered from scores kept for a repeated shape */
+    uint64_t by_bounds; /* answered by the bound search */
+    uint64_t gave_up;   /* left to the full pass */
+} sched_index_stats;
+void sched_engine_index_stats(const sched_engine *engine, sched_index_stats *out);
+
 /* Index of a placed decision's host in the current snapshot. */
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision);
 
