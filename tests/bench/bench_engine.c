@@ -13,10 +13,11 @@
  * cost. group: decide+reserve as members of one soft-anti-affinity group, the members per host
  * given to every decision (docs/scheduling.md "Groups"): what the group path costs. whynot: an
  * unschedulable request decided, then its suggestions (suggest.h): the cost of saying what would
- * make it fit, beside the decision's own. preempt: every host's free slots held by reservations of
- * priorities 0..40 (their VMs not yet there), so a request fits nowhere; decided, then PostFilter's
- * choice of host and victims (preempt.h): what a preempting decision costs beside the unschedulable
- * one. */
+ * make it fit, beside the decision's own (the decision leaving per-host reasons to the index,
+ * sched_decide_options.lazy_host_reasons, as the worker asks). preempt: every host's free slots
+ * held by reservations of priorities 0..40 (their VMs not yet there), so a request fits nowhere;
+ * decided, then PostFilter's choice of host and victims (preempt.h): what a preempting decision
+ * costs beside the unschedulable one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,13 +212,15 @@ static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
     sched_request_init(&req);
     req.cpu = 100000;
     req.memory = 2048;
+    /* As the worker decides: per-host reasons left to the index. */
+    sched_decide_options lazily = {.lazy_host_reasons = true};
     double per[2] = {0, 0};
     for (int with = 0; with < 2; with++) {
         long n = 0;
         double start = bench_now_s(), elapsed = 0;
         sched_decision d;
         while (fixed_decisions > 0 ? n < fixed_decisions : elapsed < seconds) {
-            if (sched_engine_decide(engine, &req, &d, &err) < 0) {
+            if (sched_engine_decide_with(engine, &req, &lazily, &d, &err) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
                 exit(1);
             }

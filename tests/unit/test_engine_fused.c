@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "sched_fixture.h"
+#include "suggest.h"
 #include "testlib.h"
 
 #define CASES 2500
@@ -462,6 +463,52 @@ static size_t n_decisions, n_placed, n_contested; /* contested: >= 10 feasible h
 /* How the engines' indexes answered (sched_index_stats), over the cases. */
 static uint64_t index_searches, index_by_kept, index_by_bounds;
 
+static size_t n_lazy; /* failures decided by the index without per-host reasons */
+
+/* A decision that placed nothing (`full`, with per-host reasons, which the
+ * reference checked as `reasons`), made again allowing the index to skip
+ * them: the same counts and message; each host's reason as the engine works
+ * it out; the same suggestions (the index's walk against the pass over every
+ * host's reasons). */
+static void compare_lazily(sched_engine *engine, const hostset *set, const sched_request *req,
+                           const sched_decide_options *options, const sched_decision *full,
+                           const uint8_t *reasons, int case_no)
+{
+    json_t *expected = sched_suggest(engine, req, full, SCHED_SUGGEST_HOSTS);
+    sched_decide_options lazily = *options;
+    lazily.lazy_host_reasons = true;
+    sched_decision d;
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(sched_engine_decide_with(engine, req, &lazily, &d, &err) == 0);
+    bool ok = !d.placed && d.n_feasible == 0 &&
+              memcmp(d.reason_counts, full->reason_counts, sizeof d.reason_counts) == 0 &&
+              strcmp(d.message, full->message) == 0;
+    if (ok && !d.host_reasons) {
+        n_lazy++;
+        /* Every host of a small inventory, a sample of a large one. */
+        size_t step = set->n_hosts > 400 ? set->n_hosts / 200 : 1;
+        for (size_t i = rnd((uint32_t)step); ok && i < set->n_hosts; i += step)
+            ok = sched_decision_host_reason(engine, req, &d, i) == reasons[i];
+    }
+    json_t *got = sched_suggest(engine, req, &d, SCHED_SUGGEST_HOSTS);
+    ok = ok && expected && got && json_equal(expected, got);
+    CHECKF(ok, "case %d: a failure decided again without per-host reasons differs (%s)", case_no,
+           d.host_reasons ? "with them" : "by the index");
+    if (!ok && expected && got) {
+        char *a = json_dumps(expected, JSON_SORT_KEYS), *b = json_dumps(got, JSON_SORT_KEYS);
+        printf("expected %s\n     got %s\n", a, b);
+        free(a);
+        free(b);
+    }
+    json_decref(expected);
+    json_decref(got);
+    if (!ok && ++failures_reported > 5) {
+        printf("stopping after 5 disagreements\n");
+        exit(test_summary());
+    }
+}
+
 /* One decision by the engine and by the reference; compare everything. */
 static void compare_one(const setup *s, sched_engine *engine, const hostset *set, ref_load *loads,
                         int case_no)
@@ -583,6 +630,8 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         printf("stopping after 5 disagreements\n");
         exit(test_summary());
     }
+    if (!d.placed && ok)
+        compare_lazily(engine, set, &req, &options, &d, reasons, case_no);
 
     /* Half the placements are reserved, as the worker does. */
     if (d.placed && rnd(2)) {
@@ -791,6 +840,7 @@ static void test_varied_shapes_match_reference_at_10000_hosts(void)
      * once, near-ties). */
     CHECK(fleet_searches > 100);
     CHECK(fleet_by_bounds * 3 > fleet_searches);
+    CHECKF(n_lazy > 20, "%zu failures decided by the index without per-host reasons", n_lazy);
 }
 
 int main(void)
@@ -801,8 +851,8 @@ int main(void)
     test_engine_matches_reference_at_10000_hosts();
     test_varied_shapes_match_reference_at_10000_hosts();
     printf("over every case, the index took %llu decisions: %llu from kept scores, %llu by "
-           "its bound search\n",
+           "its bound search; %zu failures decided again without per-host reasons\n",
            (unsigned long long)index_searches, (unsigned long long)index_by_kept,
-           (unsigned long long)index_by_bounds);
+           (unsigned long long)index_by_bounds, n_lazy);
     return test_summary();
 }

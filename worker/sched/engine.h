@@ -85,11 +85,14 @@ typedef struct sched_decision {
     /* When not placed, and for the explanation: */
     uint32_t reason_counts[SCHED_REASON_COUNT];
     const uint8_t *host_reasons; /* per host index (sched_reason); borrowed from the engine,
-                                    valid until its next decide or set_hosts. Always set
-                                    when not placed; when placed, NULL unless asked for
-                                    (sched_decide_options.host_reasons): the free-capacity
-                                    index (fitindex.h) counts hosts per reason without
-                                    visiting each, and reason_counts are always exact. */
+                                    valid until its next decide or set_hosts. When placed,
+                                    NULL unless asked for (sched_decide_options.host_reasons):
+                                    the free-capacity index (fitindex.h) counts hosts per
+                                    reason without visiting each, and reason_counts are
+                                    always exact. When not placed, set unless the caller
+                                    allowed otherwise (lazy_host_reasons) and the index
+                                    decided: then sched_decision_host_reason says one
+                                    host's, until the engine's next decide or change. */
     char message[512];           /* "placed on bm-003 ..." or "0/12 nodes are available: ..." */
 } sched_decision;
 
@@ -161,6 +164,13 @@ typedef struct sched_decide_options {
     /* Fill the decision's host_reasons even when it is placed (a pass over
      * every host: virtflowctl place lists them; the worker does not). */
     bool host_reasons;
+    /* A decision that places nothing may leave host_reasons NULL when the
+     * free-capacity index decided it (its reason_counts still exact): the
+     * pass over every host that fills them was most of an unschedulable
+     * request's cost. What reads per-host reasons then asks the engine:
+     * sched_decision_host_reason, sched_suggest, sched_preempt_choose,
+     * sched_rejections_json. */
+    bool lazy_host_reasons;
     /* A placed decision without its message and score breakdown (parts):
      * the same host, vmid and score, for callers that read nothing else (a
      * replay: formatting them was a quarter of its time). A decision that
@@ -195,6 +205,12 @@ typedef struct sched_index_stats {
     uint64_t gave_up;   /* left to the full pass */
 } sched_index_stats;
 void sched_engine_index_stats(const sched_engine *engine, sched_index_stats *out);
+
+/* Host index `i`'s reason in `decision`, which the engine made for `req`
+ * and is still current (no decide, reserve, release or set_hosts since):
+ * from decision->host_reasons when set, else worked out for that host. */
+sched_reason sched_decision_host_reason(const sched_engine *engine, const sched_request *req,
+                                        const sched_decision *decision, size_t i);
 
 /* Index of a placed decision's host in the current snapshot. */
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision);

@@ -266,6 +266,12 @@ sched_reason fitindex_leaf_reason(const fitindex_query *q, uint32_t i, double cp
     return SCHED_REASON_NONE;
 }
 
+sched_reason fitindex_reason(const fitindex_query *q, uint32_t i)
+{
+    return fitindex_leaf_reason(q, i, sched_cpu_after(&q->hot[i], &q->load[i], q->want_cpu),
+                                sched_memory_after(&q->hot[i], &q->load[i], q->want_memory));
+}
+
 /* The counting walk's inputs. */
 typedef struct tally {
     fitindex_query *q;

@@ -121,6 +121,41 @@ typedef struct fitindex_query {
  * pass. Complete, q->found says whether any host is feasible. */
 void fitindex_search(fitindex *index, int pool_id, bool dedicated, fitindex_query *q);
 
+/* The first capacity filter host `i` fails under `q` (the filters and the
+ * request; the hosts' figures), as the full pass orders them;
+ * SCHED_REASON_NONE when it passes them all. */
+sched_reason fitindex_reason(const fitindex_query *q, uint32_t i);
+
+/* The online hosts of pool `pool_id` with dedication `dedicated`, in name
+ * order: *n of them, borrowed until the next build; NULL (and *n 0) when
+ * there are none or the index is not ready. */
+const uint32_t *fitindex_members(const fitindex *index, int pool_id, bool dedicated, size_t *n);
+
+/* What the hosts below a subtree have at least and at most, for a walk. */
+typedef struct fitindex_span {
+    uint32_t first; /* the lowest host index below */
+    int32_t min_slots_left, max_slots_left;
+    int32_t min_disk_left, max_disk_left; /* GiB (saturated at the 32-bit limits) */
+    /* The most vCPUs a request may ask and pass the CPU filter: every host
+     * below passes min_cpu_room or less, none more than max_cpu_room
+     * (exact thresholds of the filter's own test); MiB likewise. */
+    double min_cpu_room, max_cpu_room;
+    double min_memory_room, max_memory_room;
+} fitindex_span;
+
+/* A walk over the online hosts of one (pool, dedicated) group, best first
+ * by the caller's measure, skipping what cannot matter to it: `rank` says
+ * how promising a subtree is (lower first; +INFINITY: skip it, and its
+ * answer may change as `host` sees hosts), `host` sees each host a walk
+ * reaches. The order among equal ranks is the first host's. */
+typedef struct fitindex_walker {
+    double (*rank)(const fitindex_span *span, void *ctx);
+    void (*host)(uint32_t host_index, void *ctx);
+    void *ctx;
+} fitindex_walker;
+
+void fitindex_walk(fitindex *index, int pool_id, bool dedicated, const fitindex_walker *w);
+
 /* How searches went since the index was made. */
 typedef struct fitindex_stats {
     uint64_t searches;  /* fitindex_search calls on a ready index */

@@ -34,6 +34,7 @@ typedef struct fitroom {
 /* A node of a counting tree, for the hosts below it. */
 typedef struct fitcount {
     uint32_t count; /* hosts below */
+    uint32_t first; /* the lowest host index below; UINT32_MAX: none */
     fitroom room;
 } fitcount;
 

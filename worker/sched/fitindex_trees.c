@@ -163,6 +163,7 @@ static void room_combine(fitroom *r, const fitroom *a, const fitroom *b)
 static void count_combine(fitcount *n, const fitcount *a, const fitcount *b)
 {
     n->count = a->count + b->count;
+    n->first = a->first < b->first ? a->first : b->first;
     room_combine(&n->room, &a->room, &b->room);
 }
 
@@ -441,10 +442,12 @@ static void count_leaf(fitindex *index, const group *gr, size_t slot)
     uint32_t k = index->count_member[gr->counting.slot_start + slot];
     if (k == FITINDEX_EMPTY) {
         n->count = 0;
+        n->first = UINT32_MAX;
         n->room = no_room;
         return;
     }
     n->count = 1;
+    n->first = index->members[gr->member_start + k];
     n->room = index->member_room[gr->member_start + k];
 }
 
@@ -461,7 +464,8 @@ static bool count_again(fitcount *nodes, size_t t)
 {
     fitcount was = nodes[t];
     count_combine(&nodes[t], &nodes[2 * t], &nodes[2 * t + 1]);
-    return was.count != nodes[t].count || !same_room(&was.room, &nodes[t].room);
+    return was.count != nodes[t].count || was.first != nodes[t].first ||
+           !same_room(&was.room, &nodes[t].room);
 }
 
 /* After leaves a and b of a heap changed (a host moved from one to the
