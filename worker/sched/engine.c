@@ -281,6 +281,8 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         h->host_index = index_of(engine, hold_node(h));
         apply_load(engine, h, +1);
     }
+    if (holds_index_hosts(&engine->holds, hosts->n_hosts, err) < 0)
+        return -1;
     vmid_hints_reset(&engine->vmids);
     vmid_hints_advance(&engine->vmids, hosts, &engine->holds.reserved_vmids);
     /* Without the index every decision takes the full pass: the same
@@ -327,7 +329,7 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
     hold *h = holds_add(&engine->holds, res, err);
     if (!h)
         return -1;
-    h->host_index = index_of(engine, hold_node(h));
+    holds_set_host(&engine->holds, h, index_of(engine, hold_node(h)));
     apply_load(engine, h, +1);
     /* Step the hints past this id only: the walk over the ids taken above
      * it waits for the next decision (sched_engine_decide_with), by which
