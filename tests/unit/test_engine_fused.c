@@ -818,14 +818,14 @@ static void test_varied_shapes_match_reference_at_10000_hosts(void)
 {
     size_t before = n_decisions, placed_before = n_placed;
     uint64_t searches = index_searches, by_bounds = index_by_bounds;
-    uint32_t decisions = getenv("VF_UNDER_VALGRIND") ? 30 : 200;
+    uint32_t decisions = getenv("VF_UNDER_VALGRIND") ? 30 : 150;
     fleet_like = index_friendly = true;
-    run_cases(scaled(4), 10000, 10000, decisions);
+    run_cases(scaled(3), 10000, 10000, decisions);
     fleet_like = false;
     uint64_t fleet_searches = index_searches - searches;
     uint64_t fleet_by_bounds = index_by_bounds - by_bounds;
     force_near_ties = true;
-    run_cases(scaled(2), 10000, 10000, decisions);
+    run_cases(scaled(1), 10000, 10000, decisions);
     force_near_ties = index_friendly = false;
     printf("varied shapes at 10,000 hosts: %zu decisions, %zu placed; the index took %llu, "
            "%llu by its bound search (%llu of %llu on the fleet-like inventories)\n",

@@ -171,7 +171,8 @@ int fitindex_build(fitindex *index, const sched_hot *hot, const sched_host_load 
         goto oom;
     size_t largest = count_classes(index, hot, n_hosts, n_pools);
     place_members(index, hot, n_hosts, n_pools);
-    memset(index->dirty_flag, 0, n_hosts);
+    if (n_hosts)
+        memset(index->dirty_flag, 0, n_hosts);
     index->n_dirty = 0;
     if (fitindex_trees_build(index, n_pools * 2, largest) < 0)
         goto oom;
