@@ -43,7 +43,8 @@ void fitindex_free(fitindex *index)
     free(index->score_nodes);
     free(index->classes);
     free(index->tops);
-    free(index->dirty);
+    free(index->dirty[0]);
+    free(index->dirty[1]);
     free(index->dirty_flag);
     free(index);
 }
@@ -97,7 +98,8 @@ static int size_hosts(fitindex *index, size_t n)
         {(void **)&index->member_score, sizeof *index->member_score},
         {(void **)&index->member_class, sizeof *index->member_class},
         {(void **)&index->member_room, sizeof *index->member_room},
-        {(void **)&index->dirty, sizeof *index->dirty},
+        {(void **)&index->dirty[0], sizeof *index->dirty[0]},
+        {(void **)&index->dirty[1], sizeof *index->dirty[1]},
         {(void **)&index->dirty_flag, sizeof *index->dirty_flag},
     };
     for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
@@ -173,7 +175,7 @@ int fitindex_build(fitindex *index, const sched_hot *hot, const sched_host_load 
     place_members(index, hot, n_hosts, n_pools);
     if (n_hosts)
         memset(index->dirty_flag, 0, n_hosts);
-    index->n_dirty = 0;
+    index->n_dirty[0] = index->n_dirty[1] = 0;
     if (fitindex_trees_build(index, n_pools * 2, largest) < 0)
         goto oom;
     index->n_hosts = n_hosts;
@@ -195,9 +197,11 @@ void fitindex_update(fitindex *index, const sched_hot *hot, const sched_host_loa
     uint32_t g = index->host_group[host_index];
     if (g == UINT32_MAX)
         return;
-    if (!index->dirty_flag[host_index]) {
-        index->dirty_flag[host_index] = 1;
-        index->dirty[index->n_dirty++] = (uint32_t)host_index;
+    for (int tree = 0; tree < 2; tree++) {
+        if (index->dirty_flag[host_index] & (1u << tree))
+            continue;
+        index->dirty_flag[host_index] |= (uint8_t)(1u << tree);
+        index->dirty[tree][index->n_dirty[tree]++] = (uint32_t)host_index;
     }
     fitindex_shapes_update(index, g, (uint32_t)host_index);
 }
@@ -313,7 +317,16 @@ static bool bound_search(fitindex *index, const group *gr, fitindex_query *q)
 {
     if (gr->n_members == 0)
         return true;
-    fitindex_trees_refresh(index);
+    /* The group's room, from the scoring root: a request that every
+     * member passes, or every member fails alike, needs no counting walk. */
+    fitindex_trees_refresh(index, FITINDEX_SCORING);
+    int all = fitindex_classify(q, &index->tops[gr->top_start + 1].n.room);
+    if (all != FITINDEX_MIXED) {
+        q->counts[all] += (uint32_t)gr->n_members;
+        return all != SCHED_REASON_NONE ||
+               fitindex_best(index, gr, q, true); /* nobody fits: the counts say why */
+    }
+    fitindex_trees_refresh(index, FITINDEX_COUNTING);
     tally t = {q,
                &index->count_nodes[gr->counting.node_start],
                &index->count_member[gr->counting.slot_start],

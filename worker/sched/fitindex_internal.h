@@ -158,9 +158,9 @@ struct fitindex {
      * trees are brought up to date before a bound search needs them
      * (fitindex_trees_refresh), so a run of decisions served by kept scores
      * pays nothing for them. */
-    uint32_t *dirty;     /* host indexes */
-    uint8_t *dirty_flag; /* per host */
-    size_t n_dirty;
+    uint32_t *dirty[2];  /* per tree (FITINDEX_COUNTING, FITINDEX_SCORING): host indexes */
+    uint8_t *dirty_flag; /* per host: 1 << tree, for each tree it is listed for */
+    size_t n_dirty[2];
     fitindex_weights weights; /* of the build: the scoring trees assume them */
     /* Over every host since the build: the most |G| + |b d| (fitnode), how
      * large the terms of a bound are, for its rounding margin; and the least
@@ -200,8 +200,14 @@ sched_reason fitindex_leaf_reason(const fitindex_query *q, uint32_t i, double cp
 /* fitindex_trees.c: lay out every group's trees (the members placed; the
  * largest group has `largest`). Returns 0, or -1 when out of memory. */
 int fitindex_trees_build(fitindex *index, size_t n_groups, size_t largest);
-/* Bring the trees up to date with the hosts marked dirty. */
-void fitindex_trees_refresh(fitindex *index);
+/* Bring tree `tree` (each group's of that kind) up to date with the hosts
+ * whose load changed since. The scoring trees are needed by every bound
+ * search; the counting trees only when a request splits the group (the
+ * scoring root's room says whether), so a host reserved over and over is
+ * moved in them once. */
+#define FITINDEX_COUNTING 0
+#define FITINDEX_SCORING 1
+void fitindex_trees_refresh(fitindex *index, int tree);
 
 /* Node visits a walk over group `gr` may make before its bounds are deemed
  * too loose: a visit of the scoring walk costs several times what the full

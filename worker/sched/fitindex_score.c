@@ -79,8 +79,9 @@ typedef struct search {
 /* A capacity row's terms for this request: its K and request term. */
 typedef struct rowterms {
     const fitrow *row;
-    double bk;   /* b K */
-    double base; /* constant + request term + added */
+    double bk;    /* b K */
+    double base;  /* constant + request term + added */
+    bool all_fit; /* every host of the row passes every capacity filter */
 } rowterms;
 
 static rowterms terms_of(const search *s, const fitrow *row)
@@ -88,7 +89,9 @@ static rowterms terms_of(const search *s, const fitrow *row)
     const fitindex_query *q = s->q;
     double k = q->want_cpu * row->cpu_inv - q->want_memory * row->memory_inv;
     double shares = q->want_cpu * row->cpu_inv + q->want_memory * row->memory_inv;
-    return (rowterms){row, s->b * k, s->constant + s->a * shares + s->added};
+    bool all_fit = s->all_fit ||
+                   fitindex_classify(q, &s->nodes[row->node_start + 1].room) == SCHED_REASON_NONE;
+    return (rowterms){row, s->b * k, s->constant + s->a * shares + s->added, all_fit};
 }
 
 /* Bounds are weighted sums, no feasible host below scoring more than the
@@ -167,9 +170,9 @@ static void found(search *s, uint32_t i, double score)
 /* Whether the walk goes below a subtree whose summary is `n` and bound `b`:
  * not when nobody there fits, nor when it cannot score above the best
  * found + delta (then it is noted in s->pruned). */
-static bool worth(search *s, const fitnode *n, double b)
+static bool worth(search *s, const fitnode *n, double b, bool all_fit)
 {
-    if (n->first == UINT32_MAX || over_budget(s) || none_fit(s, n))
+    if (n->first == UINT32_MAX || over_budget(s) || (!all_fit && none_fit(s, n)))
         return false;
     if (s->q->found && b <= s->skip_sum) {
         s->pruned = fitindex_max(s->pruned, b);
@@ -190,7 +193,7 @@ static void walk_row(search *s, const rowterms *t, size_t k, double b)
 {
     const fitrow *row = t->row;
     const fitnode *nodes = &s->nodes[row->node_start];
-    if (!worth(s, &nodes[k], b))
+    if (!worth(s, &nodes[k], b, t->all_fit))
         return;
     if (k >= row->n_slots) {
         uint32_t i = host_at(s, row, k);
@@ -213,7 +216,7 @@ static void walk_top(search *s, size_t k, double b)
         walk_row(s, &t, 1, b);
         return;
     }
-    if (!worth(s, &s->tops[k].n, b))
+    if (!worth(s, &s->tops[k].n, b, s->all_fit))
         return;
     double left = top_bound(s, &s->tops[2 * k]), right = top_bound(s, &s->tops[2 * k + 1]);
     size_t first = left >= right ? 2 * k : 2 * k + 1;

@@ -814,14 +814,15 @@ out:
 
 /* ---- upkeep ---- */
 
-static void refresh_host(fitindex *index, uint32_t host_index)
+/* Host `host_index` moved in its group's counting tree (or left in place),
+ * and the nodes above refreshed. */
+static void refresh_counting(fitindex *index, uint32_t host_index)
 {
     group *gr = &index->groups[index->host_group[host_index]];
     size_t at = gr->member_start;
     uint32_t k = index->host_rank[host_index];
     const sched_hot *h = &index->hot[host_index];
     const sched_host_load *load = &index->load[host_index];
-
     room_leaf(&index->member_room[at + k], h, load);
     const fitrow *row = &gr->counting;
     size_t was = index->member_count[at + k];
@@ -832,12 +833,22 @@ static void refresh_host(fitindex *index, uint32_t host_index)
         count_leaf(index, gr, now);
     up_from(&index->count_nodes[row->node_start], fitrow_leaf(row, was), fitrow_leaf(row, now),
             count_again_any);
+}
 
+/* The same in its capacity's scoring row, and the heap over capacities. */
+static void refresh_scoring(fitindex *index, uint32_t host_index)
+{
+    group *gr = &index->groups[index->host_group[host_index]];
+    size_t at = gr->member_start;
+    uint32_t k = index->host_rank[host_index];
+    const sched_hot *h = &index->hot[host_index];
+    const sched_host_load *load = &index->load[host_index];
+    room_leaf(&index->member_room[at + k], h, load);
     size_t c = index->member_class[at + k];
-    row = &index->classes[gr->class_start + c];
-    was = index->member_score[at + k];
-    now = place(row, index->score_key, index->score_member, &index->member_score[at], k, was,
-                score_key(h, load));
+    const fitrow *row = &index->classes[gr->class_start + c];
+    size_t was = index->member_score[at + k];
+    size_t now = place(row, index->score_key, index->score_member, &index->member_score[at], k, was,
+                       score_key(h, load));
     score_slot_leaf(index, gr, row, was);
     if (now != was)
         score_slot_leaf(index, gr, row, now);
@@ -846,12 +857,15 @@ static void refresh_host(fitindex *index, uint32_t host_index)
         top_up(index, gr, c);
 }
 
-void fitindex_trees_refresh(fitindex *index)
+void fitindex_trees_refresh(fitindex *index, int tree)
 {
-    for (size_t d = 0; d < index->n_dirty; d++) {
-        uint32_t i = index->dirty[d];
-        index->dirty_flag[i] = 0;
-        refresh_host(index, i);
+    for (size_t d = 0; d < index->n_dirty[tree]; d++) {
+        uint32_t i = index->dirty[tree][d];
+        index->dirty_flag[i] &= (uint8_t) ~(1u << tree);
+        if (tree == FITINDEX_COUNTING)
+            refresh_counting(index, i);
+        else
+            refresh_scoring(index, i);
     }
-    index->n_dirty = 0;
+    index->n_dirty[tree] = 0;
 }

@@ -56,7 +56,7 @@ void fitindex_walk(fitindex *index, int pool_id, bool dedicated, const fitindex_
     const group *gr = &index->groups[(size_t)pool_id * 2 + (dedicated ? 1 : 0)];
     if (gr->n_members == 0)
         return;
-    fitindex_trees_refresh(index);
+    fitindex_trees_refresh(index, FITINDEX_COUNTING);
     walk wk = {w, &gr->counting, &index->count_nodes[gr->counting.node_start],
                &index->count_member[gr->counting.slot_start], &index->members[gr->member_start]};
     walk_node(&wk, 1);
