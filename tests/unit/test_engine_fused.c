@@ -465,6 +465,40 @@ static uint64_t index_searches, index_by_kept, index_by_bounds;
 
 static size_t n_lazy; /* failures decided by the index without per-host reasons */
 
+/* The text of a failure's result as a task's history keeps it
+ * (sched_rejections_add, `max_hosts` of them), keys in their order. Owned. */
+static char *history_text(const sched_engine *engine, const hostset *set, const sched_request *req,
+                          const sched_decision *d, size_t max_hosts)
+{
+    json_t *result = sched_decision_to_json(d, set);
+    char *text = NULL;
+    if (result && sched_rejections_add(engine, req, d, result, max_hosts) == 0)
+        text = json_dumps(result, 0);
+    json_decref(result);
+    return text;
+}
+
+/* Whether a failure decided without per-host reasons keeps the same
+ * history text as with them: with the hosts a history keeps, and with so
+ * few that which host stands for each reason matters. */
+static bool same_history(const sched_engine *engine, const hostset *set, const sched_request *req,
+                         const sched_decision *full, const sched_decision *lazy)
+{
+    static const size_t kept[] = {SCHED_HISTORY_HOSTS, 3, 1};
+    bool same = true;
+    for (size_t k = 0; k < sizeof kept / sizeof kept[0] && same; k++) {
+        char *a = history_text(engine, set, req, full, kept[k]);
+        char *b = history_text(engine, set, req, lazy, kept[k]);
+        same = a && b && strcmp(a, b) == 0;
+        if (!same)
+            printf("history (%zu hosts) with reasons %s\n  lazily %s\n", kept[k], a ? a : "-",
+                   b ? b : "-");
+        free(a);
+        free(b);
+    }
+    return same;
+}
+
 /* A decision that placed nothing (`full`, with per-host reasons, which the
  * reference checked as `reasons`), made again allowing the index to skip
  * them: the same counts and message; each host's reason as the engine works
@@ -493,6 +527,7 @@ static void compare_lazily(sched_engine *engine, const hostset *set, const sched
     }
     json_t *got = sched_suggest(engine, req, &d, SCHED_SUGGEST_HOSTS);
     ok = ok && expected && got && json_equal(expected, got);
+    ok = ok && same_history(engine, set, req, full, &d);
     CHECKF(ok, "case %d: a failure decided again without per-host reasons differs (%s)", case_no,
            d.host_reasons ? "with them" : "by the index");
     if (!ok && expected && got) {

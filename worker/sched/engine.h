@@ -342,6 +342,17 @@ json_t *sched_decision_to_json(const sched_decision *decision, const hostset *ho
  * when some were). A result without rejections is left as it is. */
 void sched_rejections_sample(json_t *result, size_t max_hosts);
 
+/* The rejections of a failed decision as a task's history keeps them, into
+ * `result` (sched_decision_to_json's for the same decision): for a decision
+ * with per-host reasons, sched_rejections_sample(result, max_hosts); for one
+ * the index decided without them (sched_decide_options.lazy_host_reasons),
+ * the same "rejection_counts", "rejections" and "rejections_omitted" worked
+ * out from the index, without a line per host in between. A placed
+ * decision adds nothing. Returns 0, or -1 when out of memory. */
+int sched_rejections_add(const sched_engine *engine, const sched_request *req,
+                         const sched_decision *decision, json_t *result, size_t max_hosts)
+    __attribute__((warn_unused_result));
+
 /* The hosts a task's history keeps per failed attempt (task and spare
  * handlers alike): on a large inventory one line per host, every attempt,
  * for as long as the task is kept, was most of the store. */

@@ -524,3 +524,59 @@ sched_reason sched_decision_host_reason(const sched_engine *engine, const sched_
         return lazy_reason(engine, req, i);
     return SCHED_REASON_NONE; /* placed: the reasons were not kept */
 }
+
+/* The first capacity-rejected member with reason `reason`, by a walk over
+ * the group's counting tree by first host, skipping subtrees where every
+ * host fails otherwise. */
+typedef struct first_walk {
+    const sched_engine *engine;
+    const sched_request *req;
+    fitindex_query q;
+    sched_reason reason;
+    size_t found; /* SIZE_MAX: none yet */
+} first_walk;
+
+static double first_rank(const fitindex_span *span, void *ctx)
+{
+    first_walk *w = ctx;
+    int all = fitindex_span_reason(&w->q, span);
+    if (span->first >= w->found || (all != SCHED_REASON_COUNT && all != (int)w->reason))
+        return INFINITY;
+    return span->first;
+}
+
+static void first_host(uint32_t i, void *ctx)
+{
+    first_walk *w = ctx;
+    if (i < w->found && lazy_reason(w->engine, w->req, i) == w->reason)
+        w->found = i;
+}
+
+size_t engine_first_with_reason(const sched_engine *engine, const sched_request *req,
+                                sched_reason reason)
+{
+    const hostset *hosts = engine->hosts;
+    bool capacity = reason == SCHED_REASON_VM_SLOTS || reason == SCHED_REASON_CPU ||
+                    reason == SCHED_REASON_MEMORY || reason == SCHED_REASON_DISK;
+    int pool = engine_pool_of(engine, req);
+    if (capacity) {
+        first_walk w = {engine, req, {0}, reason, SIZE_MAX};
+        engine_index_query(engine, req, NULL, &w.q);
+        fitindex_walker walker = {first_rank, first_host, &w};
+        fitindex_walk(engine->index, pool, req->dedicated, &walker);
+        return w.found;
+    }
+    /* The others are outside the group: in host order, skipping its
+     * members (sorted). */
+    size_t n_members = 0;
+    const uint32_t *members = fitindex_members(engine->index, pool, req->dedicated, &n_members);
+    for (size_t i = 0, m = 0; i < hosts->n_hosts; i++) {
+        if (m < n_members && members[m] == i) {
+            m++;
+            continue;
+        }
+        if (lazy_reason(engine, req, i) == reason)
+            return i;
+    }
+    return SIZE_MAX;
+}

@@ -93,6 +93,10 @@ void engine_index_query(const sched_engine *engine, const sched_request *req, co
  * (pool, dedication) group was rejected for capacity, every other one by a
  * categorical filter (pool, dedicated, status). */
 bool engine_decided_lazily(const sched_engine *engine, const sched_decision *decision);
+/* For a failure decided lazily: the first host (in name order) rejected
+ * for `reason`, SIZE_MAX when none is. */
+size_t engine_first_with_reason(const sched_engine *engine, const sched_request *req,
+                                sched_reason reason);
 /* The pool the request names, as the index groups hosts (-1: none). */
 int engine_pool_of(const sched_engine *engine, const sched_request *req);
 

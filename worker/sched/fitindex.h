@@ -143,6 +143,11 @@ typedef struct fitindex_span {
     double min_memory_room, max_memory_room;
 } fitindex_span;
 
+/* The capacity filter every host of `span` fails first under `q`, or
+ * SCHED_REASON_NONE when every one passes them all; SCHED_REASON_COUNT when
+ * they differ. */
+int fitindex_span_reason(const fitindex_query *q, const fitindex_span *span);
+
 /* A walk over the online hosts of one (pool, dedicated) group, best first
  * by the caller's measure, skipping what cannot matter to it: `rank` says
  * how promising a subtree is (lower first; +INFINITY: skip it, and its

@@ -71,3 +71,12 @@ const uint32_t *fitindex_members(const fitindex *index, int pool_id, bool dedica
     *n = gr->n_members;
     return gr->n_members ? &index->members[gr->member_start] : NULL;
 }
+
+int fitindex_span_reason(const fitindex_query *q, const fitindex_span *span)
+{
+    fitroom room = {span->min_slots_left,         span->max_slots_left,
+                    span->min_disk_left,          span->max_disk_left,
+                    (float)span->min_cpu_room,    (float)span->max_cpu_room,
+                    (float)span->min_memory_room, (float)span->max_memory_room};
+    return fitindex_classify(q, &room);
+}
