@@ -195,6 +195,12 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
            names[mode], n_hosts, (double)decisions / elapsed,
            (double)decisions * (double)n_hosts / elapsed, elapsed / (double)decisions * 1e6, placed,
            decisions, set_hosts_ms, set_params_ms, peak_rss_kib());
+    /* Which path the index took (the decisions are the same either way). */
+    sched_index_stats st;
+    sched_engine_index_stats(engine, &st);
+    printf("%-16s index: searches=%llu kept-scores=%llu bounds=%llu full-pass=%llu\n", "",
+           (unsigned long long)st.searches, (unsigned long long)st.by_kept,
+           (unsigned long long)st.by_bounds, (unsigned long long)st.gave_up);
     free(members);
     sched_engine_free(engine);
     hostset_free(hosts);
