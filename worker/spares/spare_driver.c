@@ -680,18 +680,26 @@ static int record_pipeline(spare_driver *d, const store_spare *s, const step_out
     return change_spare(d, s, &next, now, err);
 }
 
-/* A pipeline triggered: the spare is created only once it succeeds;
- * ready_by is the pipeline's deadline while provisioning. */
-static int record_triggered(spare_driver *d, const store_spare *s, const step_outcome *o,
-                            const clock_now *now, vf_error *err)
+/* The provisioner answered: a pipeline triggered (the spare is created
+ * only once it succeeds; ready_by is the pipeline's deadline meanwhile), or
+ * created (now waiting until Ready, or ready_timeout_s). */
+static int record_provisioned(spare_driver *d, const store_spare *s, const step_outcome *o,
+                              const clock_now *now, vf_error *err)
 {
+    bool triggered = o->result.pipeline_id > 0;
     store_spare next = *s;
-    char next_at[STORE_TIME_SIZE], deadline[STORE_TIME_SIZE];
-    later(now, d->config->spare.provisioner.timeout_s, deadline);
-    later(now, pipeline_poll_s(d), next_at);
+    char next_at[STORE_TIME_SIZE], ready_by[STORE_TIME_SIZE];
+    if (triggered) {
+        later(now, d->config->spare.provisioner.timeout_s, ready_by);
+        later(now, pipeline_poll_s(d), next_at);
+        next.next_at = next_at;
+    } else {
+        later(now, s->ready_timeout_s, ready_by);
+        next.state = "waiting_ready";
+        next.next_at = now->text;
+    }
     next.attempts = 0;
-    next.next_at = next_at;
-    next.ready_by = deadline;
+    next.ready_by = ready_by;
     next.pipeline_id = o->result.pipeline_id;
     next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
     next.last_error = NULL;
@@ -699,37 +707,15 @@ static int record_triggered(spare_driver *d, const store_spare *s, const step_ou
     if (rc == 0)
         rc = history(d, s->task_id, now, "provisioning",
                      json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
-                               "pipeline triggered", "host", s->node, "pipeline_id",
-                               (json_int_t)o->result.pipeline_id, "web_url",
-                               o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                               triggered ? "pipeline triggered" : "created", "host", s->node,
+                               "pipeline_id", (json_int_t)o->result.pipeline_id, "web_url",
+                               next.pipeline_url),
                      err);
-    log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
-             (long long)o->result.pipeline_id);
-    return rc;
-}
-
-/* Created: now waiting until it is Ready (or ready_timeout_s). */
-static int record_created(spare_driver *d, const store_spare *s, const step_outcome *o,
-                          const clock_now *now, vf_error *err)
-{
-    store_spare next = *s;
-    char ready_by[STORE_TIME_SIZE];
-    later(now, s->ready_timeout_s, ready_by);
-    next.state = "waiting_ready";
-    next.attempts = 0;
-    next.next_at = now->text;
-    next.ready_by = ready_by;
-    next.pipeline_id = o->result.pipeline_id;
-    next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
-    next.last_error = NULL;
-    int rc = change_spare(d, s, &next, now, err);
-    if (rc == 0)
-        rc =
-            history(d, s->task_id, now, "provisioning",
-                    json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step", "created",
-                              "host", s->node, "pipeline_id", (json_int_t)o->result.pipeline_id,
-                              "web_url", o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
-                    err);
+    if (triggered) {
+        log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
+                 (long long)o->result.pipeline_id);
+        return rc;
+    }
     if (rc == 0)
         rc = settle_prepare(d, s->task_id, now, err);
     log_info("task %s: spare %s created on %s (vmid %lld)", s->task_id, s->name, s->node,
@@ -842,8 +828,7 @@ static int record_step(spare_driver *d, const store_spare *s, const step_outcome
     if (o->polled)
         return record_pipeline(d, s, o, now, err);
     if (is(s, "provisioning") && o->ok)
-        return o->result.pipeline_id > 0 ? record_triggered(d, s, o, now, err)
-                                         : record_created(d, s, o, now, err);
+        return record_provisioned(d, s, o, now, err);
     if ((is(s, "provisioning") || is(s, "releasing")) && !o->ok)
         return record_failed_attempt(d, s, o, now, err);
     if (is(s, "releasing"))
