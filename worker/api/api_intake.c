@@ -102,12 +102,48 @@ static bool same_request(const store_task *task, const item *it)
            task_conflict_same_request(task->request, it->task_id, it->body);
 }
 
+/* Who submitted a task first: its first history row naming a submitter (an
+ * API key, at acceptance) or, for a task that came by the broker, the
+ * publisher of its first "processing" row. */
+static int first_submitter(const store_task_event *event, void *ctx)
+{
+    char **who = ctx;
+    json_t *detail = event->detail ? json_loads(event->detail, 0, NULL) : NULL;
+    const char *name = json_string_value(json_object_get(detail, "submitter"));
+    if (!name && strcmp(event->status, "processing") == 0)
+        name = json_string_value(json_object_get(detail, "publisher"));
+    if (name)
+        *who = strdup(name);
+    json_decref(detail);
+    return name ? 1 : 0;
+}
+
+/* Whether the recorded task was first submitted by someone else than this
+ * key holder: the same body from another is no retry of theirs (the id
+ * stays its first submitter's, who alone may release it). Nothing to tell
+ * without keys, or when the first named no one. */
+static bool from_another_submitter(api_intake *in, const item *it)
+{
+    if (!it->submitter)
+        return false;
+    char *first = NULL;
+    vf_error err;
+    vf_error_init(&err);
+    if (store_task_events(in->store, it->task_id, first_submitter, &first, &err) < 0)
+        log_warn("task %s: reading its first submitter: %s", it->task_id, err.text);
+    bool other = first && strcmp(first, it->submitter) != 0;
+    free(first);
+    return other;
+}
+
 /* Another request under a recorded id: answered 409, and recorded as the
  * worker records one from the broker (history row and task.conflict, which
  * the workers' outbox sweep publishes), the task left as it was. */
-static void refuse_conflict(api_intake *in, item *it, const store_task *existing)
+static void refuse_conflict(api_intake *in, item *it, const store_task *existing,
+                            bool other_submitter)
 {
-    task_conflict c = {.task_id = it->task_id,
+    task_conflict c = {.other_publisher = other_submitter,
+                       .task_id = it->task_id,
                        .kind = existing->kind,
                        .via = "virtflow-api",
                        .submitter = it->submitter,
@@ -128,12 +164,16 @@ static void refuse_conflict(api_intake *in, item *it, const store_task *existing
                  it->submitter ? it->submitter : "");
     }
     char detail[INTAKE_DETAIL_SIZE];
-    snprintf(detail, sizeof detail,
-             it->idempotent
-                 ? "task %s exists with another request: an Idempotency-Key stands for one "
-                   "request; use a new key"
-                 : "task %s exists with another request; use a new task_id",
-             it->task_id);
+    if (other_submitter)
+        snprintf(detail, sizeof detail,
+                 "task %s was first submitted by another key; use a new task_id", it->task_id);
+    else
+        snprintf(detail, sizeof detail,
+                 it->idempotent
+                     ? "task %s exists with another request: an Idempotency-Key stands for one "
+                       "request; use a new key"
+                     : "task %s exists with another request; use a new task_id",
+                 it->task_id);
     answer(it, 409, detail);
 }
 
@@ -197,7 +237,9 @@ static void judge_existing(api_intake *in, item *it)
         log_error("task %s: submit: store: %s", it->task_id, err.text);
         answer(it, err.code == VF_EUNAVAILABLE ? 503 : 500, "the store is unavailable; try again");
     } else if (!same_request(&existing, it)) {
-        refuse_conflict(in, it, &existing);
+        refuse_conflict(in, it, &existing, false);
+    } else if (from_another_submitter(in, it)) {
+        refuse_conflict(in, it, &existing, true);
     } else if (strcmp(existing.status, "queued") == 0) {
         it->publish = it->republish = true;
     } else {

@@ -31,25 +31,6 @@ static void reply(const task_attempt *a, const char *status, const char *note)
     json_decref(body);
 }
 
-typedef struct first_publisher {
-    char *user; /* owned; NULL: the first attempt named none */
-    bool seen;
-} first_publisher;
-
-/* The submitter: the publisher of the task's first "processing" row. */
-static int find_submitter(const store_task_event *event, void *ctx)
-{
-    first_publisher *p = ctx;
-    if (strcmp(event->status, "processing") != 0 || !event->detail)
-        return 0;
-    p->seen = true;
-    json_t *detail = json_loads(event->detail, 0, NULL);
-    const char *user = json_string_value(json_object_get(detail, "publisher"));
-    p->user = user ? strdup(user) : NULL;
-    json_decref(detail);
-    return 1; /* the first is the one */
-}
-
 /* A history row on the released task: who asked, with which message. */
 static json_t *asked_by(const task_message *msg)
 {
@@ -178,15 +159,14 @@ int release_handler_handle(task_handler *h, const task_message *msg, task_outcom
         }
         goto out;
     }
-    first_publisher submitter = {NULL, false};
-    rc = store_task_events(h->store, out->task_id, find_submitter, &submitter, err);
+    char *submitter = NULL;
+    rc = task_attempt_first_publisher(&a, &submitter, err);
     if (rc == 0) {
-        bool allowed_to =
-            msg->user_id && ((submitter.user && strcmp(submitter.user, msg->user_id) == 0) ||
-                             config_trusts_publisher(h->config, msg->user_id));
-        rc = allowed_to ? release(&a, err) : refuse(&a, submitter.user, err);
+        bool allowed_to = msg->user_id && ((submitter && strcmp(submitter, msg->user_id) == 0) ||
+                                           config_trusts_publisher(h->config, msg->user_id));
+        rc = allowed_to ? release(&a, err) : refuse(&a, submitter, err);
     }
-    free(submitter.user);
+    free(submitter);
 out:
     task_attempt_close(&a);
     return rc;

@@ -129,13 +129,65 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
     return 1;
 }
 
+typedef struct first_publisher {
+    char *user; /* owned; NULL: the first attempt named none */
+} first_publisher;
+
+static int find_first_publisher(const store_task_event *event, void *ctx)
+{
+    first_publisher *p = ctx;
+    if (strcmp(event->status, "processing") != 0 || !event->detail)
+        return 0;
+    json_t *detail = json_loads(event->detail, 0, NULL);
+    const char *user = json_string_value(json_object_get(detail, "publisher"));
+    p->user = user ? strdup(user) : NULL;
+    json_decref(detail);
+    return 1; /* the first is the one */
+}
+
+int task_attempt_first_publisher(const task_attempt *a, char **user, vf_error *err)
+{
+    first_publisher first = {NULL};
+    int rc = store_task_events(a->h->store, a->out->task_id, find_first_publisher, &first, err);
+    *user = rc == 0 ? first.user : NULL;
+    if (rc != 0)
+        free(first.user);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Whether this message, the recorded request again, comes from another
+ * publisher than the task's first: not a redelivery (the broker redelivers
+ * a message with its properties, and a client's retry publishes as itself)
+ * but someone else's message under that id. A trusted publisher (the
+ * worker's own republishes, virtflow-api) is never another; nor is anyone
+ * when the first named none. Returns 1 another, 0 not, -1 error. */
+static int from_another_publisher(const task_attempt *a, vf_error *err)
+{
+    const char *user = a->msg->user_id;
+    if (config_trusts_publisher(a->h->config, user))
+        return 0;
+    char *first = NULL;
+    if (task_attempt_first_publisher(a, &first, err) < 0)
+        return -1;
+    int other = first && (!user || strcmp(first, user) != 0);
+    free(first);
+    return other;
+}
+
 int task_attempt_conflict(task_attempt *a, vf_error *err)
 {
-    if (a->is_new || task_conflict_same_request(a->existing.request, a->out->task_id, a->body))
+    if (a->is_new)
+        return 0;
+    bool same = task_conflict_same_request(a->existing.request, a->out->task_id, a->body);
+    int other = same ? from_another_publisher(a, err) : 0;
+    if (other < 0)
+        return -1;
+    if (same && !other)
         return 0;
     const task_message *msg = a->msg;
     task_outcome *out = a->out;
-    task_conflict c = {.task_id = out->task_id,
+    task_conflict c = {.other_publisher = other == 1,
+                       .task_id = out->task_id,
                        .kind = a->kind,
                        .via = "broker",
                        .publisher = msg->user_id,
@@ -153,8 +205,9 @@ int task_attempt_conflict(task_attempt *a, vf_error *err)
     /* Nothing of the task changed: counted as a conflict, not a new state. */
     snprintf(out->status, sizeof out->status, "conflict");
     snprintf(out->summary, sizeof out->summary,
-             "conflict: the task id already names another request (recorded first, %s); this "
+             "conflict: the task id already names %s (recorded first, %s); this "
              "message (publisher %s, message_id %s) is refused, the task left as it was",
+             other ? "the same request from another publisher" : "another request",
              a->existing.status, msg->user_id ? msg->user_id : "none",
              msg->message_id ? msg->message_id : "none");
     return 1;

@@ -55,6 +55,12 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
                       const char *kind, vf_error *err) __attribute__((warn_unused_result));
 void task_attempt_close(task_attempt *a);
 
+/* The task's submitter on the broker path: the publisher of its first
+ * "processing" history row, into *user (owned; NULL when that row named
+ * none, or there is none). Returns 0, or -1 with err set. */
+int task_attempt_first_publisher(const task_attempt *a, char **user, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* A task recorded already (a->existing) whose request is not this message's
  * body (task_conflict.h): the conflict is recorded (history row, event in
  * the outcome, a reply for reply_to) and the task left as it was. Returns 1

@@ -40,6 +40,13 @@ bool task_conflict_same_request(const char *recorded, const char *task_id, const
 
 void task_conflict_error(const task_conflict *c, char *out, size_t size)
 {
+    if (c->other_publisher) {
+        snprintf(out, size,
+                 "task id %s was first submitted by another publisher; the same request from "
+                 "this one is refused and the first left as it was: use a new task id",
+                 c->task_id);
+        return;
+    }
     snprintf(out, size,
              "task id %s already names another %s request, recorded first; this one is refused "
              "and the first left as it was: use a new task id",

@@ -49,7 +49,11 @@ typedef struct task_conflict {
     const char *message_id;  /* NULL: none */
     const char *routing_key; /* NULL: none (the API path) */
     const json_t *request;   /* the refused body, a JSON object */
-    int64_t now_ms;          /* Unix ms: the history row's and the event's time */
+    /* The body is the recorded request, but from another publisher than the
+     * one who first submitted it (task_attempt_conflict): the id is still
+     * its first submitter's. */
+    bool other_publisher;
+    int64_t now_ms; /* Unix ms: the history row's and the event's time */
 } task_conflict;
 
 /* The answer to the refused submitter ({"task_id", "status": "conflict",
