@@ -310,6 +310,51 @@ int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
     return changed < 0 ? -1 : changed > 0 ? 1 : 0;
 }
 
+int store_task_undo(store *s, const char *id, vf_error *err)
+{
+    store_prefetch *p = prefetch_of(s);
+    prefetched *known = prefetch_find(s, id);
+    if (!store_defers(s) || !p || !known) {
+        vf_error_set(err, VF_EINTERNAL, "store %s: task %s: nothing read ahead to put back",
+                     s->path, id);
+        return -1;
+    }
+    db_stmt *st;
+    if (known->row < 0) {
+        st = store_stmt(s, STORE_STMT_TASK_UNDO_NEW, "DELETE FROM tasks WHERE id = ?1", err);
+        if (!st)
+            return -1;
+        db_bind_text(st, 1, id);
+        return store_exec_deferred(st, "undoing a task's record", &(db_expect){0}, err);
+    }
+    /* The columns a worker's transaction writes (store_task_update,
+     * store_task_set_action), as read. */
+    st = store_stmt(s, STORE_STMT_TASK_UNDO,
+                    "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, result = ?5, "
+                    "error = ?6, node = ?7, vmid = ?8, updated_at = ?9, action = ?10, "
+                    "action_detail = ?11 WHERE id = ?1",
+                    err);
+    if (!st)
+        return -1;
+    const store_rows *rows = &p->rows;
+    int row = known->row;
+    db_bind_text(st, 1, id);
+    db_bind_text(st, 2, store_rows_text(rows, row, 2));
+    db_bind_text(st, 3, store_rows_text(rows, row, 3));
+    db_bind_int64(st, 4, store_rows_int(rows, row, 4));
+    db_bind_text(st, 5, store_rows_text(rows, row, 6));
+    db_bind_text(st, 6, store_rows_text(rows, row, 7));
+    db_bind_text(st, 7, store_rows_text(rows, row, 8));
+    store_bind_id(st, 8, store_rows_id(rows, row, 9));
+    db_bind_text(st, 9, store_rows_text(rows, row, 11));
+    db_bind_text(st, 10, store_rows_text(rows, row, 12));
+    db_bind_text(st, 11, store_rows_text(rows, row, 13));
+    db_expect expect = {.min_changes = 1,
+                        .short_code = VF_EINTERNAL,
+                        .short_text = "a task undone vanished inside its own transaction"};
+    return store_exec_deferred(st, "undoing a task's record", &expect, err);
+}
+
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
 {
     db_stmt *st = t->check_attempts

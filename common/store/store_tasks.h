@@ -91,6 +91,14 @@ int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
  * attempts), -1 error. Deferred (store_defer_writes), a missing row fails
  * the commit instead: VF_ECONFLICT with check_attempts (another worker
  * recorded the task meanwhile: decide again), else VF_EINTERNAL. */
+/* In the worker's transaction on PostgreSQL (store_tasks_prefetch read the
+ * task first): put task `id` back as that read found it, undoing what the
+ * transaction wrote to its row since (a placement whose claim missed,
+ * store_claims.h); a task the read did not find is deleted. Deferred: a
+ * failure comes with the commit. Returns 0, or -1 with err (VF_EINTERNAL:
+ * the read did not cover the task, or SQLite, which never needs it). */
+int store_task_undo(store *s, const char *id, vf_error *err) __attribute__((warn_unused_result));
+
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     __attribute__((warn_unused_result));
 

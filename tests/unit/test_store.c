@@ -1,6 +1,7 @@
 /* Tests of common/store against real SQLite files in a fresh directory
  * under /tmp. */
 #include "store.h"
+#include "store_hosts.h"
 #include "store_deliveries.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
@@ -666,10 +667,15 @@ static void test_reservations(store *s)
                                 "2026-11-22T08:15:00.000Z", &err) == 0);
     CHECK(store_reservation_add(s, "r-2", "bm-003", 1, 1024, 0, -1, t0, "2026-11-22T08:05:00.000Z",
                                 &err) == 0);
-    vf_error_init(&err);
-    CHECK(store_reservation_add(s, "r-ghost", "bm-003", 1, 1024, 0, 122, t0,
-                                "2026-11-22T08:05:00.000Z", &err) == -1);
-    CHECK(err.code == VF_EINVAL);
+    /* SQLite keeps the reservation's task a foreign key; PostgreSQL records
+     * a claim before its task's row commits (schema/pg/016), so there a
+     * reservation may name a task not recorded (yet, or ever). */
+    if (store_writers_serialized(s)) {
+        vf_error_init(&err);
+        CHECK(store_reservation_add(s, "r-ghost", "bm-003", 1, 1024, 0, 122, t0,
+                                    "2026-11-22T08:05:00.000Z", &err) == -1);
+        CHECK(err.code == VF_EINVAL);
+    }
 
     reservations_seen seen = {0};
     CHECK(store_reservations_live(s, "2026-11-22T08:01:00.000Z", collect_reservation, &seen,

@@ -8,6 +8,7 @@
 #include "json_util.h"
 #include "queue_order.h"
 #include "reservations.h"
+#include "store_reservations.h"
 #include "store_tasks.h"
 
 /* The victim's request as it will be published again: the body it was
@@ -36,9 +37,18 @@ static int take_one(const task_attempt *a, const sched_victim *v, const char *no
 {
     task_handler *h = a->h;
     const char *by = a->out->task_id;
-    if (reservation_book_preempt(h->book, h->store, h->engine, v->task_id, node, priority, a->now,
-                                 err) < 0)
+    int ended = store_reservation_preempt(h->store, v->task_id, node, priority, a->now, err);
+    if (ended < 0)
         return -1;
+    if (ended == 0) {
+        /* The engine held it and the store has it no more (bound, released,
+         * expired): the picture is stale. */
+        vf_error_set(err, VF_ECONFLICT,
+                     "the reservation of task %s on %s changed meanwhile: not preempted",
+                     v->task_id, node);
+        return -1;
+    }
+    sched_engine_release(h->engine, v->task_id);
     store_task task;
     memset(&task, 0, sizeof task);
     int rc = -1;

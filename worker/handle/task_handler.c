@@ -15,6 +15,11 @@
 #include "task_attempt.h"
 #include "task_group.h"
 
+/* How many times one message's placement is decided again in a row when
+ * its claim misses at once (SQLite, whose picture is exact under the write
+ * lock: a miss there is a picture gone wrong, not another worker). */
+#define MAX_CLAIM_TRIES 4
+
 static bool wants_reply(const task_message *msg)
 {
     return msg->reply_to && msg->reply_to[0];
@@ -74,34 +79,79 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
     return rc;
 }
 
-/* Hold the placement's resources and vmid, in the store (same transaction
- * as the task row) and in the engine (so the next message already sees it). */
-static int reserve(const task_attempt *rec, const sched_request *req,
-                   const sched_decision *decision, vf_error *err)
+/* A claim of the placement of `req` on `node` with `vmid` for the task of
+ * `rec`, decided by `engine` (a profile: its filters and capacity), held
+ * until `expires`. */
+static reservation_claim claim_of(const task_attempt *rec, const sched_engine *engine,
+                                  const sched_request *req, const host *node, uint32_t vmid,
+                                  const char *expires)
+{
+    return (reservation_claim){.task_id = rec->out->task_id,
+                               .engine = engine,
+                               .node = node,
+                               .vmid = vmid,
+                               .cpu = req->cpu,
+                               .memory = req->memory,
+                               .disk = req->disk,
+                               .resources = &req->resources,
+                               .req = req,
+                               .created_at = rec->now,
+                               .expires_at = expires,
+                               .kind = SCHED_HOLD_FULL};
+}
+
+/* The expiry of a placement decided now, as store text and engine seconds. */
+static int64_t expiry_of(const task_attempt *rec, char expires[STORE_TIME_SIZE])
+{
+    int64_t ttl_ms = (int64_t)rec->h->config->scheduler.reservation_ttl_s * 1000;
+    store_format_time(rec->now_ms + ttl_ms, expires);
+    return sched_hold_expiry_s(rec->now_ms + ttl_ms);
+}
+
+/* Hold the placement's resources and vmid: in the engine at once (so the
+ * next message already sees it), and in the store by a claim
+ * (reservations.h), before anything else of the placement is written.
+ * `with_commit`: claimed with the batch's commit, all or none with what it
+ * took (a preemption). Returns 0, RESERVATION_MISSED (nothing written: it
+ * no longer fits, decide again) or -1 with err. */
+static int reserve(const task_attempt *rec, const sched_engine *engine, const sched_request *req,
+                   const sched_decision *decision, bool with_commit, vf_error *err)
 {
     task_handler *h = rec->h;
-    int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
     char expires[STORE_TIME_SIZE];
-    store_format_time(rec->now_ms + ttl_ms, expires);
-    if (h->book && reservation_book_claim(h->book, h->store, decision->node->name, err) < 0)
-        return -1;
+    sched_reservation res;
+    sched_reservation_from_decision(&res, decision, req, rec->out->task_id,
+                                    expiry_of(rec, expires));
     /* Every placement records its priority (0 unless the request or the
      * config gives one): a request of a higher class may take its room while
      * its VM has not appeared (preempt.h). */
-    if (store_reservation_add_priority(h->store, rec->out->task_id, decision->node->name, req->cpu,
-                                       req->memory, req->disk, decision->vmid, &rec->out->priority,
-                                       rec->now, expires, err) < 0)
-        return -1;
-    sched_reservation res;
-    sched_reservation_from_decision(&res, decision, req, rec->out->task_id,
-                                    sched_hold_expiry_s(rec->now_ms + ttl_ms));
     res.has_priority = true;
     res.priority = rec->out->priority;
     res.created = rec->now_ms;
     if (sched_engine_reserve(h->engine, &res, err) < 0)
         return -1;
     rec->out->reserved = true;
-    return 0;
+    reservation_claim c = claim_of(rec, engine, req, decision->node, decision->vmid, expires);
+    c.has_priority = true;
+    c.priority = rec->out->priority;
+    if (!h->book) {
+        char *resources = NULL;
+        if (req->resources.n) {
+            json_t *o = resource_amounts_to_json(&req->resources);
+            resources = o ? json_dumps(o, JSON_COMPACT) : NULL;
+            json_decref(o);
+        }
+        int rc = store_reservation_add_resources(h->store, rec->out->task_id, decision->node->name,
+                                                 req->cpu, req->memory, req->disk, decision->vmid,
+                                                 &c.priority, resources, rec->now, expires, err);
+        free(resources);
+        return rc;
+    }
+    int rc = with_commit ? reservation_book_claim_all(h->book, h->store, &c, 1, err)
+                         : reservation_book_claim(h->book, h->store, &c, err);
+    if (rc == RESERVATION_MISSED)
+        rec->out->reserved = false; /* the book let the task's holds go */
+    return rc;
 }
 
 /* task.completed's data for a placement whose result is `result`: the
@@ -129,13 +179,18 @@ static json_t *completed_data(const task_attempt *rec, json_t *result, uint32_t 
 }
 
 /* `preempted` (borrowed; NULL: none) lists the reservations this placement
- * took (preemption.h): in the result, its history and the event. */
-static int record_placement(const task_attempt *rec, const sched_request *req,
-                            const sched_decision *decision, const char *scheduler,
-                            json_t *preempted, vf_error *err)
+ * took (preemption.h): in the result, its history and the event; its claim
+ * then goes with the commit. Returns 0, RESERVATION_MISSED (the claim
+ * missed before anything was written: decide again) or -1. */
+static int record_placement(const task_attempt *rec, const sched_engine *engine,
+                            const sched_request *req, const sched_decision *decision,
+                            const char *scheduler, json_t *preempted, vf_error *err)
 {
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
+    int claimed = reserve(rec, engine, req, decision, preempted != NULL, err);
+    if (claimed != 0)
+        return claimed;
     json_t *result = sched_decision_to_json(decision, h->hosts);
     if (!result) {
         vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
@@ -166,8 +221,6 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
                                 decision->vmid, err);
     if (rc == 0)
         rc = task_attempt_history_text(rec, "completed", text, err);
-    if (rc == 0)
-        rc = reserve(rec, req, decision, err);
     if (rc == 0)
         rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
     else
@@ -227,7 +280,16 @@ static int place_by_preemption(const task_attempt *a, sched_engine *engine,
                      p.n_victims, node, a->out->task_id, again.message);
         goto out;
     }
-    rc = record_placement(a, req, &again, scheduler, taken, err) < 0 ? -1 : 1;
+    rc = record_placement(a, engine, req, &again, scheduler, taken, err);
+    if (rc == RESERVATION_MISSED) {
+        /* The victims are ended in this transaction already: it goes as a
+         * whole, decided again over the store's picture. */
+        vf_error_set(err, VF_ECONFLICT,
+                     "preempted %zu reservation(s) on %s for task %s, whose claim then missed",
+                     p.n_victims, node, a->out->task_id);
+        rc = -1;
+    }
+    rc = rc < 0 ? -1 : 1;
     if (rc == 1) {
         /* Not an ordinary placement: the worker logs it at info, not in the
          * periodic count. */
@@ -314,13 +376,60 @@ static json_t *group_json(const sched_request *req)
     return group;
 }
 
+/* The req->count placements of one task (a count, a group's members),
+ * claimed all or none. Without a priority, as a spare's: never preempted
+ * (preempt.h): taking one VM of an all-or-none set, or a member from under
+ * its group's policy, would undo what was decided for all of them. A miss
+ * (SQLite, at once) fails the batch, which is decided again: the group's
+ * members were counted from a picture that has just proved stale. */
+static int claim_placements(const task_attempt *rec, const sched_engine *engine,
+                            const sched_request *req, const placement *placed, vf_error *err)
+{
+    task_handler *h = rec->h;
+    char expires[STORE_TIME_SIZE];
+    (void)expiry_of(rec, expires);
+    reservation_claim claims[REQUEST_MAX_COUNT];
+    for (int i = 0; i < req->count; i++) {
+        claims[i] = claim_of(rec, engine, req, placed[i].node, placed[i].vmid, expires);
+        claims[i].group = req->group[0] ? req->group : NULL;
+    }
+    if (!h->book) {
+        for (int i = 0; i < req->count; i++) {
+            char *resources = NULL;
+            if (req->resources.n) {
+                json_t *o = resource_amounts_to_json(&req->resources);
+                resources = o ? json_dumps(o, JSON_COMPACT) : NULL;
+                json_decref(o);
+            }
+            int rc = store_reservation_add_resources(
+                h->store, rec->out->task_id, placed[i].node->name, req->cpu, req->memory, req->disk,
+                placed[i].vmid, NULL, resources, rec->now, expires, err);
+            free(resources);
+            if (rc < 0)
+                return -1;
+        }
+        return req->group[0]
+                   ? store_reservations_set_group(h->store, rec->out->task_id, req->group, err)
+                   : 0;
+    }
+    int rc = reservation_book_claim_all(h->book, h->store, claims, (size_t)req->count, err);
+    if (rc == RESERVATION_MISSED) {
+        rec->out->reserved = false;
+        vf_error_set(err, VF_ECONFLICT, "a placement of task %s no longer fits; deciding again",
+                     rec->out->task_id);
+        return -1;
+    }
+    return rc;
+}
+
 /* As record_placement, for place_all's placements: the result and the
  * event name the first in node/vmid/score as a single placement does, and
  * list every one in "placements" (with "count" and "group"); one
  * reservation per placement, marked with the group (claimed first). */
-static int record_placements(const task_attempt *rec, const sched_request *req,
-                             const sched_decision *first, const placement *placed,
-                             const task_group *g, const char *scheduler, vf_error *err)
+static int record_placements(const task_attempt *rec, const sched_engine *engine,
+                             const sched_request *req, const sched_decision *first,
+                             const placement *placed, const task_group *g, const char *scheduler,
+                             vf_error *err)
 {
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
@@ -365,22 +474,8 @@ static int record_placements(const task_attempt *rec, const sched_request *req,
         rc = task_attempt_history_text(rec, "completed", text, err);
     if (rc == 0 && g)
         rc = task_group_claim(g, h, req, rec->now, err);
-    int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
-    char expires[STORE_TIME_SIZE];
-    store_format_time(rec->now_ms + ttl_ms, expires);
-    /* Without a priority, as a spare's: never preempted (preempt.h). Taking
-     * one VM of an all-or-none set, or a member from under its group's
-     * policy, would undo what was decided for all of them. */
-    for (int i = 0; rc == 0 && i < req->count; i++) {
-        if (h->book)
-            rc = reservation_book_claim(h->book, h->store, placed[i].node->name, err);
-        if (rc == 0)
-            rc = store_reservation_add(h->store, out->task_id, placed[i].node->name, req->cpu,
-                                       req->memory, req->disk, placed[i].vmid, rec->now, expires,
-                                       err);
-    }
-    if (rc == 0 && g)
-        rc = store_reservations_set_group(h->store, out->task_id, req->group, err);
+    if (rc == 0)
+        rc = claim_placements(rec, engine, req, placed, err);
     if (rc == 0) {
         rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
         event = NULL;
@@ -536,6 +631,16 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
 
+    if (msg->redelivered) {
+        /* Its worker died or handed it back: a claim of its may have been
+         * recorded by a batch that never committed. Given back here, with
+         * this decision (reservations.h). */
+        if (store_reservation_release_unanswered(h->store, out->task_id, a.now, err) < 0) {
+            rc = -1;
+            goto out;
+        }
+        sched_engine_release(h->engine, out->task_id);
+    }
     sched_request req;
     vf_error invalid;
     vf_error_init(&invalid);
@@ -629,7 +734,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             goto out;
         }
         if (all == 1) {
-            rc = record_placements(&a, &req, &first, placed, g, scheduler, err);
+            rc = record_placements(&a, engine, &req, &first, placed, g, scheduler, err);
             task_group_close(g);
             goto out;
         }
@@ -642,14 +747,27 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             memcpy(decision.message, message, sizeof message);
         }
     } else {
-        if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
-            const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-            rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
-            goto out;
-        }
-        if (decision.placed) {
-            rc = record_placement(&a, &req, &decision, scheduler, NULL, err);
-            goto out;
+        /* A claim that misses (SQLite: checked at once) leaves nothing
+         * written and the store's picture of its host in the engine:
+         * decided again over it, a few times at most. */
+        for (int tries = 1;; tries++) {
+            if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
+                const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
+                rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
+                goto out;
+            }
+            if (!decision.placed)
+                break;
+            rc = record_placement(&a, engine, &req, &decision, scheduler, NULL, err);
+            if (rc != RESERVATION_MISSED)
+                goto out;
+            if (tries == MAX_CLAIM_TRIES) {
+                vf_error_set(err, VF_ECONFLICT,
+                             "task %s: %d placements in a row no longer fitted at their claim",
+                             out->task_id, tries);
+                rc = -1;
+                goto out;
+            }
         }
     }
     /* A group member or a count is not placed by preemption: the PostFilter

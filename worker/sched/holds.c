@@ -30,6 +30,7 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
     out->has_priority = h->preemptible;
     out->priority = h->priority;
     out->created = h->created;
+    out->kind = (sched_hold_kind)h->kind;
     if (h->resources)
         out->resources = *h->resources;
 }
@@ -169,7 +170,8 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .vmid = res->vmid,
                 .host_index = -1,
                 .priority = res->priority,
-                .preemptible = res->has_priority,
+                .preemptible = res->has_priority && res->kind == SCHED_HOLD_FULL,
+                .kind = (uint8_t)res->kind,
                 .task_hash = hash_task(names),
                 .resources = resources};
     index_put(set->by_task, set->cap_by_task, h->task_hash, set->n_held - 1);
@@ -247,4 +249,19 @@ void holds_recompute_expiry(holds *set)
         if (e > 0 && (set->earliest_expiry == 0 || e < set->earliest_expiry))
             set->earliest_expiry = e;
     }
+}
+
+bool holds_has(const holds *set, const char *task_id, const char *node, uint32_t vmid)
+{
+    if (!set->cap_by_task)
+        return false;
+    uint32_t hash = hash_task(task_id);
+    size_t mask = set->cap_by_task - 1;
+    for (size_t slot = hash & mask; set->by_task[slot] != 0; slot = (slot + 1) & mask) {
+        const hold *h = &set->held[set->by_task[slot] - 1];
+        if (h->task_hash == hash && h->vmid == vmid && strcmp(hold_task(h), task_id) == 0 &&
+            strcmp(hold_node(h), node) == 0)
+            return true;
+    }
+    return false;
 }

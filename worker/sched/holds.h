@@ -30,6 +30,7 @@ typedef struct hold {
     int32_t host_index; /* the engine's: in its current snapshot, -1 when the node is absent */
     int32_t priority;   /* when preemptible */
     bool preemptible;   /* has a priority and no VM yet (sched_reservation.has_priority) */
+    uint8_t kind;       /* sched_hold_kind: only FULL takes a guest slot */
     uint32_t task_hash; /* of the task id, for the index */
     resource_amounts *resources; /* owned; NULL: no custom resource held (the common case) */
 } hold;
@@ -73,6 +74,9 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
  * dropped. earliest_expiry is left as it was (holds_recompute_expiry). */
 size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), const void *arg,
                         void (*on_drop)(const hold *, void *), void *user);
+
+/* Whether a hold of `task_id` on `node` with `vmid` (0: none) is held. */
+bool holds_has(const holds *set, const char *task_id, const char *node, uint32_t vmid);
 
 /* Set earliest_expiry from the holds left. */
 void holds_recompute_expiry(holds *set);

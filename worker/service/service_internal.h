@@ -83,6 +83,7 @@ typedef struct service {
     char owner[STORE_OWNER_SIZE]; /* this worker instance, in the store's leases */
     amqp_link *link;
     store *store;
+    store *claims; /* PostgreSQL: where the batches' claims run, outside their transactions */
     sched_engine *engine;
     reservation_book *book; /* the engine's reservations and the host generations behind them */
     inventory *inventory;
@@ -98,6 +99,7 @@ typedef struct service {
     bool sync_failed;             /* a WAL sync failed: nothing more may be acked */
     uint64_t placed_since_summary;
     uint64_t conflicts_since_summary; /* batches decided again: another worker got there first */
+    uint64_t missed_since_summary;    /* placements decided again: their claims missed */
     int64_t last_summary_us;          /* monotonic */
     round_status early_status;        /* of a finish_syncing_early during this round */
     vf_error early_err;
