@@ -39,3 +39,14 @@ UPDATE reservations
 
 CREATE INDEX reservations_resources_held ON reservations (node)
     WHERE bound_at IS NOT NULL AND resources IS NOT NULL AND resources_ended_at IS NULL;
+
+-- Custom resources that stop counting free room as a release does: the
+-- host's generation moves, so other workers take its picture again.
+CREATE TRIGGER reservations_bump_on_resources_end AFTER UPDATE OF resources_ended_at ON reservations
+WHEN old.resources_ended_at IS NULL AND new.resources_ended_at IS NOT NULL
+BEGIN
+    INSERT INTO host_generations (node, generation, changed_seq)
+    VALUES (new.node, 1, (SELECT coalesce(max(changed_seq), 0) + 1 FROM host_generations))
+    ON CONFLICT (node) DO UPDATE SET generation = generation + 1,
+                                     changed_seq = excluded.changed_seq;
+END;

@@ -264,7 +264,9 @@ static int count_used(store *s, host_use *use, size_t n_hosts, const store_claim
                 u->slots++;
         }
         bool resources_live = store_rows_int(&rows, i, 8) != 0;
-        if (resources && (capacity || (bound && resources_live && !u->host->counts_resources)))
+        /* Custom resources end on their own (schema/016): not counted
+         * once ended, even while the row's capacity still is. */
+        if (resources && resources_live && (capacity || (bound && !u->host->counts_resources)))
             add_resources(u->resources, resources, +1);
     }
     store_rows_free(&rows);

@@ -16,20 +16,25 @@
 #include <string.h>
 
 /* The tasks a batch may delete: final, older than ?1, holding nothing that
- * is still in use. A spare counts as finished once released or failed (a
+ * is still in use (a live reservation, the custom resources of a VM that
+ * exists, a spare). A spare counts as finished once released or failed (a
  * failed spare's VM does not exist, see spare_driver.c). The status IN list
  * with the updated_at range walks tasks_by_status_updated. */
 #define PRUNABLE_TASKS                                                                             \
     "FROM tasks t WHERE t.status IN ('completed', 'failed', 'released') "                          \
     "AND t.updated_at < ?1 "                                                                       \
-    "AND NOT EXISTS (SELECT 1 FROM reservations r "                                                \
-    "                WHERE r.task_id = t.id AND r.released_at IS NULL) "                           \
+    "AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.task_id = t.id "                         \
+    "                AND (r.released_at IS NULL OR " STORE_RESERVATION_HOLDS_RESOURCES ")) "       \
     "AND NOT EXISTS (SELECT 1 FROM spares p WHERE p.task_id = t.id "                               \
     "                AND p.state NOT IN ('released', 'failed')) "                                  \
     "AND NOT EXISTS (SELECT 1 FROM spares p WHERE p.release_task_id = t.id "                       \
     "                AND p.state NOT IN ('released', 'failed')) "
 
-#define RELEASED_RESERVATIONS "FROM reservations WHERE released_at IS NOT NULL AND released_at < ?1"
+/* Released reservations, but not a bound one whose custom resources still
+ * count (its VM exists: schema/016): the ledger keeps it, however old. */
+#define RELEASED_RESERVATIONS                                                                      \
+    "FROM reservations WHERE released_at IS NOT NULL AND released_at < ?1 "                        \
+    "AND NOT (" STORE_RESERVATION_HOLDS_RESOURCES ")"
 
 /* Snapshots older than the cutoff except the newest of them, which was still
  * in force at the cutoff (a decision kept after it was made against it). */

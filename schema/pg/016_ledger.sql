@@ -37,10 +37,12 @@ CREATE INDEX reservations_resources_held ON reservations (node)
 -- A claim frees the vmid of a reservation that has expired (the sweep may
 -- not have marked it yet) without moving its host's generation: nobody
 -- counts an expired reservation, and the generation's row may be locked by
--- a transaction that is not the claim's to wait for.
+-- a transaction that is not the claim's to wait for. Custom resources that
+-- stop counting (resources_ended_at) free room as a release does.
 CREATE OR REPLACE FUNCTION reservations_bump_host() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF NOT (OLD.released_at IS NULL AND NEW.released_at IS NOT NULL)
+    IF NOT ((OLD.released_at IS NULL AND NEW.released_at IS NOT NULL)
+            OR (OLD.resources_ended_at IS NULL AND NEW.resources_ended_at IS NOT NULL))
        OR current_setting('virtflow.claiming', true) = 'on' THEN
         RETURN NULL;
     END IF;
@@ -51,6 +53,9 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+CREATE TRIGGER reservations_bump_on_resources_end AFTER UPDATE OF resources_ended_at
+    ON reservations FOR EACH ROW EXECUTE FUNCTION reservations_bump_host();
 
 -- placements: [{seq, task, node, cpu, memory, disk, vmid, resources, priority,
 --               created, expires, group, vmid_only,
@@ -148,8 +153,8 @@ BEGIN
     used_res AS (
         SELECT c.node, lower(e.key) AS name, sum(e.value::bigint) AS amount
           FROM counted c, json_each_text(c.resources::json) e
-         WHERE c.resources IS NOT NULL
-           AND (c.cap OR (c.bound AND c.res_live AND NOT c.res_inv))
+         WHERE c.resources IS NOT NULL AND c.res_live
+           AND (c.cap OR (c.bound AND NOT c.res_inv))
          GROUP BY 1, 2),
     cum AS (
         SELECT p.*, sum(p.cpu) OVER w AS c_cpu, sum(p.memory) OVER w AS c_memory,

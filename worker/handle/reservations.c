@@ -75,9 +75,10 @@ static int hold_row(const store_reservation *row, void *ctx)
                           !sched_engine_counts_resources(h->engine, res.node);
     if (!capacity && !resources_only)
         return 0;
-    if (row->resources) {
+    if (row->resources && !row->resources_ended_at) {
         /* An unreadable one holds none (it was checked when the task was
-         * decided). */
+         * decided). Ended ones (the VM gone, the task released) hold none
+         * either, whatever the row's capacity still counts. */
         json_t *held = json_loads(row->resources, 0, NULL);
         vf_error ignored;
         vf_error_init(&ignored);

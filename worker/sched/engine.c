@@ -691,6 +691,24 @@ static bool node_matches(const hold *h, const void *node)
     return strcmp(hold_node(h), node) == 0;
 }
 
+typedef struct task_on_node {
+    const char *task_id;
+    const char *node;
+} task_on_node;
+
+static bool resources_of(const hold *h, const void *arg)
+{
+    const task_on_node *which = arg;
+    return h->kind == SCHED_HOLD_RESOURCES_ONLY && strcmp(hold_task(h), which->task_id) == 0 &&
+           strcmp(hold_node(h), which->node) == 0;
+}
+
+size_t sched_engine_end_resources(sched_engine *engine, const char *task_id, const char *node)
+{
+    task_on_node which = {task_id, node};
+    return release_where(engine, resources_of, &which);
+}
+
 size_t sched_engine_release_node(sched_engine *engine, const char *node)
 {
     return release_where(engine, node_matches, node);

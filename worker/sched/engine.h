@@ -234,6 +234,10 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id);
 size_t sched_engine_release_node(sched_engine *engine, const char *node);
 /* End every reservation (the caller reloads them all). Returns how many. */
 size_t sched_engine_release_all(sched_engine *engine);
+/* End the resources-only holds (SCHED_HOLD_RESOURCES_ONLY) of `task_id` on
+ * `node`: the VM that held those custom resources is gone. Returns how many
+ * ended. */
+size_t sched_engine_end_resources(sched_engine *engine, const char *task_id, const char *node);
 /* End every reservation with 0 < expires <= now. Returns how many ended. */
 size_t sched_engine_expire(sched_engine *engine, int64_t now);
 size_t sched_engine_reservation_count(const sched_engine *engine);
