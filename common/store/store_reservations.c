@@ -55,7 +55,7 @@ static db_stmt *insert_stmt(store *s, store_stmt_id id, const char *sql, const c
 #define LIVE_VMID "ON CONFLICT (vmid) WHERE released_at IS NULL AND vmid IS NOT NULL "
 #define RESERVATION_INSERT                                                                         \
     "INSERT INTO " RESERVATION_COLUMNS "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "              \
-                                       "?10) " LIVE_VMID
+    "?10) " LIVE_VMID
 
 /* Deferred (store_defer_writes): the answer comes at the commit, so one
  * statement does all a vmid needs. Its first insert adds the row, or, when
@@ -338,12 +338,13 @@ int store_reservation_release_unanswered(store *s, const char *task_id, const ch
 }
 
 int store_reservation_preempt(store *s, const char *task_id, const char *node, int32_t below,
-                              const char *at, vf_error *err)
+                              const char *placed_before, const char *at, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_PREEMPT,
                              "UPDATE reservations SET released_at = ?3 "
                              "WHERE task_id = ?1 AND node = ?2 AND " STORE_RESERVATION_NOT_RELEASED
-                             " AND bound_at IS NULL AND priority IS NOT NULL AND priority < ?4",
+                             " AND bound_at IS NULL AND priority IS NOT NULL AND priority < ?4 "
+                             "AND created_at <= ?5",
                              err);
     if (!st)
         return -1;
@@ -351,7 +352,36 @@ int store_reservation_preempt(store *s, const char *task_id, const char *node, i
     db_bind_text(st, 2, node);
     db_bind_text(st, 3, at);
     db_bind_int64(st, 4, below);
+    db_bind_text(st, 5, placed_before);
     return store_exec_change(s, st, "preempting a task's reservations", err);
+}
+
+int store_reservation_keep_vmid(store *s, const char *task_id, const char *node, int64_t vmid,
+                                const char *at, const char *expires_at, vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_KEEP_VMID,
+                             "INSERT INTO reservations (task_id, node, cpu, memory, disk, vmid, "
+                             "created_at, expires_at, vmid_only) "
+                             "VALUES (?1, ?2, 0, 0, 0, ?3, ?4, ?5, 1) "
+                             "ON CONFLICT (vmid) WHERE released_at IS NULL AND vmid IS NOT NULL "
+                             "DO NOTHING",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, task_id);
+    db_bind_text(st, 2, node);
+    db_bind_int64(st, 3, vmid);
+    db_bind_text(st, 4, at);
+    db_bind_text(st, 5, expires_at);
+    int added = store_exec_change(s, st, "keeping a preempted placement's vmid", err);
+    if (added < 0)
+        return -1;
+    if (added == 0) {
+        vf_error_set(err, VF_ECONFLICT, "vmid %lld of a preempted placement is held meanwhile",
+                     (long long)vmid);
+        return -1;
+    }
+    return 0;
 }
 
 int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,

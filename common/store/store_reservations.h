@@ -103,11 +103,22 @@ int store_reservation_release_unanswered(store *s, const char *task_id, const ch
 
 /* Preemption: end the live, unbound reservations of task `task_id` on
  * `node` at `at`, but only those placed at a priority below `below` (a
- * reservation without a priority is never ended here). Return the number
- * ended, or -1: none when the reservation changed since the caller
+ * reservation without a priority is never ended here) and no later than
+ * `placed_before` (the grace: docs/scheduling.md "Preemption"). Return the
+ * number ended, or -1: none when the reservation changed since the caller
  * decided (bound, released, expired). */
 int store_reservation_preempt(store *s, const char *task_id, const char *node, int32_t below,
-                              const char *at, vf_error *err) __attribute__((warn_unused_result));
+                              const char *placed_before, const char *at, vf_error *err)
+    __attribute__((warn_unused_result));
+/* What a preempted placement leaves: a reservation of task `task_id` on
+ * `node` holding vmid `vmid` alone (vmid_only: no capacity, no slot) from
+ * `at` until `expires_at` (when the preempted one would have ended), so
+ * that no other task is given the vmid its client may be creating. Its VM
+ * appearing binds it, as any reservation. Returns 0 or -1 (VF_ECONFLICT:
+ * another live reservation holds the vmid). */
+int store_reservation_keep_vmid(store *s, const char *task_id, const char *node, int64_t vmid,
+                                const char *at, const char *expires_at, vf_error *err)
+    __attribute__((warn_unused_result));
 int store_reservation_release_vmid(store *s, int64_t vmid, const char *node, const char *at,
                                    const char *shown_at, vf_error *err)
     __attribute__((warn_unused_result));

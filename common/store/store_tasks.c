@@ -13,7 +13,7 @@
 #define TASK_INSERT_COLUMNS                                                                        \
     "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
     "updated_at"
-#define TASK_COLUMNS TASK_INSERT_COLUMNS ", action, action_detail"
+#define TASK_COLUMNS TASK_INSERT_COLUMNS ", action, action_detail, reply_to, correlation_id"
 
 void store_task_clear(store_task *t)
 {
@@ -31,6 +31,8 @@ void store_task_clear(store_task *t)
     free(t->updated_at);
     free(t->action);
     free(t->action_detail);
+    free(t->reply_to);
+    free(t->correlation_id);
     memset(t, 0, sizeof *t);
 }
 
@@ -66,6 +68,8 @@ static int task_from_row(db_stmt *st, store_task *t)
     t->updated_at = column_dup(st, 11, &ok);
     t->action = column_dup(st, 12, &ok);
     t->action_detail = column_dup(st, 13, &ok);
+    t->reply_to = column_dup(st, 14, &ok);
+    t->correlation_id = column_dup(st, 15, &ok);
     if (!ok) {
         store_task_clear(t);
         return -1;
@@ -211,9 +215,14 @@ out:
 static int task_from_prefetched(const store_rows *rows, int row, store_task *t)
 {
     bool ok = true;
-    char **fields[] = {&t->id,         &t->kind,       &t->status, &t->reason,       NULL,
-                       &t->request,    &t->result,     &t->error,  &t->node,         NULL,
-                       &t->created_at, &t->updated_at, &t->action, &t->action_detail};
+    char **fields[] = {&t->id,         &t->kind,
+                       &t->status,     &t->reason,
+                       NULL,           &t->request,
+                       &t->result,     &t->error,
+                       &t->node,       NULL,
+                       &t->created_at, &t->updated_at,
+                       &t->action,     &t->action_detail,
+                       &t->reply_to,   &t->correlation_id};
     memset(t, 0, sizeof *t);
     for (int column = 0; column < (int)(sizeof fields / sizeof fields[0]); column++) {
         const char *text = fields[column] ? store_rows_text(rows, row, column) : NULL;
@@ -266,13 +275,16 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
 static db_stmt *insert_stmt(store *s, const store_task_fields *t, bool or_skip, vf_error *err)
 {
     db_stmt *st = or_skip ? store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
-                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
-                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
-                                       "ON CONFLICT (id) DO NOTHING",
+                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS
+                                       ", reply_to, correlation_id) VALUES "
+                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, "
+                                       "?13) ON CONFLICT (id) DO NOTHING",
                                        err)
                           : store_stmt(s, STORE_STMT_TASK_INSERT,
-                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
-                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS
+                                       ", reply_to, correlation_id) VALUES "
+                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, "
+                                       "?13)",
                                        err);
     if (!st)
         return NULL;
@@ -287,6 +299,8 @@ static db_stmt *insert_stmt(store *s, const store_task_fields *t, bool or_skip, 
     db_bind_text(st, 9, t->node);
     store_bind_id(st, 10, t->vmid);
     db_bind_text(st, 11, t->at);
+    db_bind_text(st, 12, t->reply_to);
+    db_bind_text(st, 13, t->correlation_id);
     prefetch_forget(s, t->id);
     return st;
 }
@@ -332,7 +346,7 @@ int store_task_undo(store *s, const char *id, vf_error *err)
     st = store_stmt(s, STORE_STMT_TASK_UNDO,
                     "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, result = ?5, "
                     "error = ?6, node = ?7, vmid = ?8, updated_at = ?9, action = ?10, "
-                    "action_detail = ?11 WHERE id = ?1",
+                    "action_detail = ?11, reply_to = ?12, correlation_id = ?13 WHERE id = ?1",
                     err);
     if (!st)
         return -1;
@@ -349,6 +363,8 @@ int store_task_undo(store *s, const char *id, vf_error *err)
     db_bind_text(st, 9, store_rows_text(rows, row, 11));
     db_bind_text(st, 10, store_rows_text(rows, row, 12));
     db_bind_text(st, 11, store_rows_text(rows, row, 13));
+    db_bind_text(st, 12, store_rows_text(rows, row, 14));
+    db_bind_text(st, 13, store_rows_text(rows, row, 15));
     db_expect expect = {.min_changes = 1,
                         .short_code = VF_EINTERNAL,
                         .short_text = "a task undone vanished inside its own transaction"};
@@ -361,12 +377,16 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
                       ? store_stmt(s, STORE_STMT_TASK_UPDATE_IF,
                                    "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
                                    "result = ?5, error = ?6, node = ?7, vmid = ?8, "
-                                   "updated_at = ?9 WHERE id = ?1 AND attempts = ?10",
+                                   "updated_at = ?9, reply_to = coalesce(reply_to, ?11), "
+                                   "correlation_id = CASE WHEN reply_to IS NULL THEN ?12 "
+                                   "ELSE correlation_id END WHERE id = ?1 AND attempts = ?10",
                                    err)
                       : store_stmt(s, STORE_STMT_TASK_UPDATE,
                                    "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
                                    "result = ?5, error = ?6, node = ?7, vmid = ?8, "
-                                   "updated_at = ?9 WHERE id = ?1",
+                                   "updated_at = ?9, reply_to = coalesce(reply_to, ?10), "
+                                   "correlation_id = CASE WHEN reply_to IS NULL THEN ?11 "
+                                   "ELSE correlation_id END WHERE id = ?1",
                                    err);
     if (!st)
         return -1;
@@ -379,8 +399,12 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     db_bind_text(st, 7, t->node);
     store_bind_id(st, 8, t->vmid);
     db_bind_text(st, 9, t->at);
+    /* The client's channel after the attempts checked, when they are. */
+    int next = 10;
     if (t->check_attempts)
-        db_bind_int64(st, 10, t->expected_attempts);
+        db_bind_int64(st, next++, t->expected_attempts);
+    db_bind_text(st, next, t->reply_to);
+    db_bind_text(st, next + 1, t->correlation_id);
     prefetch_forget(s, t->id);
     if (store_defers(s)) {
         char missing[128];

@@ -30,6 +30,10 @@ typedef struct store_task {
      * "cancel", "retry_now", "drop_copy" or NULL; its detail JSON text or NULL. */
     char *action;
     char *action_detail;
+    /* Where its client waits for answers (schema/017): the reply_to and
+     * correlation_id of the first message that named them; NULL: none. */
+    char *reply_to;
+    char *correlation_id;
 } store_task;
 
 /* Free the strings of *t and zero it; t may be NULL or already cleared. */
@@ -49,6 +53,10 @@ typedef struct store_task_fields {
     const char *node;
     int64_t vmid;   /* -1: none */
     const char *at; /* insert: created_at = updated_at; update: updated_at */
+    /* The message's reply_to and correlation_id (NULL: none given; an
+     * update keeps what the row has then). */
+    const char *reply_to;
+    const char *correlation_id;
     /* Update only: change the row only if its attempts are still
      * `expected_attempts` (the row as read; every attempt recorded raises
      * them), so that two workers that read the same row cannot both record

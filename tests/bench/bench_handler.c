@@ -169,6 +169,7 @@ int main(int argc, char **argv)
                                 0,
                                 NULL,
                                 false,
+                                NULL,
                                 NULL};
             if (task_handler_handle(&handler, &msg, &outcomes[i], &err) < 0)
                 goto out;

@@ -883,11 +883,11 @@ static void test_task_statements_plan(const char *location)
 
     if (pg)
         prepared_mark(s);
-    CHECK(store_reservation_preempt(s, "p-1", "bm-1", 5, PAST, &err) == 1);
+    CHECK(store_reservation_preempt(s, "p-1", "bm-1", 5, FAR_FUTURE, PAST, &err) == 1);
     if (pg)
         check_generic_plans(s, 1, "Index Cond: (task_id = $1)");
     /* Ended already: not again. */
-    CHECK(store_reservation_preempt(s, "p-1", "bm-1", 5, PAST, &err) == 0);
+    CHECK(store_reservation_preempt(s, "p-1", "bm-1", 5, FAR_FUTURE, PAST, &err) == 0);
 
     /* Two statements: the bound ones' custom resources, then the live ones. */
     if (pg)

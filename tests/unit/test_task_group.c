@@ -182,6 +182,7 @@ static void test_release_count(fixture *f)
                         0,
                         "guest",
                         false,
+                        NULL,
                         NULL};
     memset(&out, 0, sizeof out);
     CHECK(task_handler_handle(&f->handler, &msg, &out, &err) == 0);
@@ -205,6 +206,7 @@ static void test_release_count(fixture *f)
                         0,
                         "guest",
                         false,
+                        NULL,
                         NULL};
     CHECK(store_begin(f->store, &err) == 0);
     CHECK(reservation_book_catch_up(book, f->store, FIXED_MS, &err) >= 0);

@@ -55,6 +55,10 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
                       const char *kind, vf_error *err) __attribute__((warn_unused_result));
 void task_attempt_close(task_attempt *a);
 
+/* Whether the attempt's outcome has a client to answer: the message's
+ * reply_to, or the one the task recorded (task_outcome.reply_to). */
+bool task_attempt_wants_reply(const task_attempt *a);
+
 /* Insert (new) or update the task row in `status`, then add this attempt's
  * "processing" history row, which records how the message arrived. */
 int task_attempt_write(const task_attempt *a, const char *status, const char *reason,

@@ -20,11 +20,6 @@
  * lock: a miss there is a picture gone wrong, not another worker). */
 #define MAX_CLAIM_TRIES 4
 
-static bool wants_reply(const task_message *msg)
-{
-    return msg->reply_to && msg->reply_to[0];
-}
-
 /* The request's priority where its profile is echoed (handler.h). */
 static void echo_priority(json_t *obj, const task_outcome *out)
 {
@@ -70,7 +65,7 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
         echo_priority(data, out);
         rc = task_attempt_event(a, EVENT_TASK_FAILED, data, err);
     }
-    if (wants_reply(a->msg)) {
+    if (task_attempt_wants_reply(a)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -225,7 +220,7 @@ static int record_placement(const task_attempt *rec, const sched_engine *engine,
         rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
     else
         json_decref(event);
-    if (wants_reply(rec->msg)) {
+    if (task_attempt_wants_reply(rec)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -241,33 +236,58 @@ static int record_placement(const task_attempt *rec, const sched_engine *engine,
     return rc;
 }
 
+/* How many times a preemption chooses again after finding a victim that
+ * was never answered (such holds are then left out). */
+#define MAX_PREEMPT_CHOICES 4
+
 /* PostFilter (preempt.h): `decision` placed the request nowhere; take the
- * room of lower-priority reservations whose VMs have not appeared, when
- * some host has enough of it, and place the request there. Returns 1
- * placed, 0 nothing to take (the caller goes on as without preemption), -1
- * with err (VF_ECONFLICT: a victim changed meanwhile; the batch is decided
- * again). */
+ * room of lower-priority reservations whose VMs have not appeared and whose
+ * grace (scheduler.preemption_grace_s) has passed, when some host has
+ * enough of it, and place the request there. Returns 1 placed, 0 nothing to
+ * take (the caller goes on as without preemption), -1 with err
+ * (VF_ECONFLICT: a victim changed meanwhile; the batch is decided again). */
 static int place_by_preemption(const task_attempt *a, sched_engine *engine,
                                const sched_request *req, const sched_decision *decision,
                                const char *scheduler, vf_error *err)
 {
-    sched_preemption p;
-    if (sched_preempt_choose(engine, req, a->out->priority, decision, &p, err) < 0)
-        return -1;
-    if (!p.found)
+    /* An answer gone out within the grace is a promise: its client may be
+     * creating the VM, which the inventory shows only later. */
+    int64_t not_after_ms = a->now_ms - (int64_t)a->h->config->scheduler.preemption_grace_s * 1000;
+    char placed_before[STORE_TIME_SIZE];
+    if (store_format_time(not_after_ms, placed_before) < 0)
         return 0;
-    int rc = -1;
-    char node[HOST_NAME_LEN];
-    snprintf(node, sizeof node, "%s", p.node->name);
+    sched_preemption p;
+    memset(&p, 0, sizeof p);
     json_t *taken = json_array();
+    int rc = -1;
     if (!taken) {
         vf_error_set(err, VF_ENOMEM, "out of memory preempting for task %s", a->out->task_id);
         goto out;
     }
-    if (preemption_take(a, &p, a->out->priority, taken, err) < 0)
-        goto out;
+    for (int choice = 1;; choice++) {
+        sched_preemption_close(&p);
+        if (sched_preempt_choose(engine, req, a->out->priority, not_after_ms, decision, &p, err) <
+            0)
+            goto out;
+        if (!p.found) {
+            rc = 0;
+            goto out;
+        }
+        int took = preemption_take(a, &p, a->out->priority, placed_before, taken, err);
+        if (took < 0)
+            goto out;
+        if (took == 0)
+            break;
+        if (choice == MAX_PREEMPT_CHOICES) { /* unanswered ones everywhere: wait as usual */
+            rc = 0;
+            goto out;
+        }
+    }
+    char node[HOST_NAME_LEN];
+    snprintf(node, sizeof node, "%s", p.node->name);
     /* The victims' room is free now: the engine's own decision places it,
-     * vmid and score as for any placement (only the freed host can fit). */
+     * vmid and score as for any placement (only the freed host can fit; the
+     * victims' vmids stay held, so it takes none of them). */
     sched_decision again;
     if (sched_engine_decide(engine, req, &again, err) < 0)
         goto out;
@@ -480,7 +500,7 @@ static int record_placements(const task_attempt *rec, const sched_engine *engine
         rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
         event = NULL;
     }
-    if (wants_reply(rec->msg)) {
+    if (task_attempt_wants_reply(rec)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -503,9 +523,9 @@ out:
 }
 
 /* An already-final task: send its recorded result again to reply_to. */
-static void replay_reply(const task_message *msg, task_outcome *out, const store_task *task)
+static void replay_reply(const task_attempt *a, task_outcome *out, const store_task *task)
 {
-    if (task->result && wants_reply(msg))
+    if (task->result && task_attempt_wants_reply(a))
         out->reply_body = strdup(task->result);
 }
 
@@ -548,7 +568,7 @@ static int record_cancel(task_attempt *a, vf_error *err)
         data = NULL;
     }
     json_decref(data);
-    if (wants_reply(a->msg)) {
+    if (task_attempt_wants_reply(a)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -594,7 +614,7 @@ static int apply_mark(task_attempt *a, bool recheck, vf_error *err)
         return -1;
     a->out->duplicate = true;
     if (is_final(t->status))
-        replay_reply(a->msg, a->out, t);
+        replay_reply(a, a->out, t);
     snprintf(a->out->summary, sizeof a->out->summary,
              "a surplus copy after retry-now (task %s); dropped", t->status);
     return 1;
@@ -625,7 +645,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         /* Redelivered or republished: never scheduled twice. Its event, if
          * still unconfirmed, goes out again from the outbox. */
         out->duplicate = true;
-        replay_reply(msg, out, existing);
+        replay_reply(&a, out, existing);
         snprintf(out->summary, sizeof out->summary, "already %s; not scheduled again",
                  existing->status);
         goto out;

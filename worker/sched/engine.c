@@ -703,6 +703,15 @@ static bool resources_of(const hold *h, const void *arg)
            strcmp(hold_node(h), which->node) == 0;
 }
 
+void sched_engine_unpreemptible(sched_engine *engine, const char *task_id)
+{
+    for (size_t i = 0; i < engine->holds.n_held; i++)
+        if (strcmp(hold_task(&engine->holds.held[i]), task_id) == 0)
+            engine->holds.held[i].preemptible = false;
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        sched_engine_unpreemptible(engine->profiles[i], task_id);
+}
+
 size_t sched_engine_end_resources(sched_engine *engine, const char *task_id, const char *node)
 {
     task_on_node which = {task_id, node};

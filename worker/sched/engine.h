@@ -234,6 +234,10 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id);
 size_t sched_engine_release_node(sched_engine *engine, const char *node);
 /* End every reservation (the caller reloads them all). Returns how many. */
 size_t sched_engine_release_all(sched_engine *engine);
+/* The holds of `task_id` are no longer candidates for preemption (the
+ * store shows its placement was never answered). Until they are held
+ * again. */
+void sched_engine_unpreemptible(sched_engine *engine, const char *task_id);
 /* End the resources-only holds (SCHED_HOLD_RESOURCES_ONLY) of `task_id` on
  * `node`: the VM that held those custom resources is gone. Returns how many
  * ended. */

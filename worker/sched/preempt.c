@@ -39,16 +39,17 @@ typedef struct candidate {
 } candidate;
 
 /* The order victims are taken in on one host: lowest priority, then
- * newest, then the later hold (a total order: the choice is the same on
- * every worker with the same picture). */
+ * oldest (the longer a hold has waited for its VM past the grace, the
+ * likelier its client gave up), then the earlier hold (a total order: the
+ * choice is the same on every worker with the same picture). */
 static inline int by_eviction(const candidate *a, const candidate *b)
 {
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->created != b->created)
-        return a->created > b->created ? -1 : 1;
+        return a->created < b->created ? -1 : 1;
     if (a->hold_index != b->hold_index)
-        return a->hold_index > b->hold_index ? -1 : 1;
+        return a->hold_index < b->hold_index ? -1 : 1;
     return 0;
 }
 
@@ -144,20 +145,29 @@ static void add_hold(sched_host_load *load, const hold *h, int sign)
     load->vms += sign;
 }
 
-/* A hold the request may take: preemptible, of a lower priority, on a
- * host of the snapshot refused for capacity alone. */
-static bool is_candidate(const hold *h, int32_t priority, const uint8_t *reasons, size_t n_hosts)
+/* What makes a hold one the request may take. */
+typedef struct eligible {
+    int32_t priority;       /* the request's: a victim's is strictly lower */
+    int64_t not_after_ms;   /* a victim was placed no later (the grace) */
+    const uint8_t *reasons; /* a victim's host was refused for capacity alone */
+    size_t n_hosts;
+} eligible;
+
+/* A hold the request may take: preemptible, of a lower priority, placed
+ * before the grace, on a host of the snapshot refused for capacity alone. */
+static bool is_candidate(const hold *h, const eligible *e)
 {
-    return h->preemptible && h->priority < priority && h->host_index >= 0 &&
-           (size_t)h->host_index < n_hosts && capacity_reason(reasons[h->host_index]);
+    return h->preemptible && h->priority < e->priority && h->created <= e->not_after_ms &&
+           h->host_index >= 0 && (size_t)h->host_index < e->n_hosts &&
+           capacity_reason(e->reasons[h->host_index]);
 }
 
 /* How one host's victim set compares: fewer, then lower top priority,
- * then newer (the oldest victim as new as possible). */
+ * then older (the newest victim as old as possible). */
 typedef struct verdict {
     size_t n;
     int32_t max_priority;
-    int64_t oldest; /* Unix ms */
+    int64_t newest; /* Unix ms */
 } verdict;
 
 static bool better(const verdict *a, const verdict *b)
@@ -166,7 +176,7 @@ static bool better(const verdict *a, const verdict *b)
         return a->n < b->n;
     if (a->max_priority != b->max_priority)
         return a->max_priority < b->max_priority;
-    return a->oldest > b->oldest;
+    return a->newest < b->newest;
 }
 
 /* Add victim `c` to verdict `v`. */
@@ -174,8 +184,8 @@ static void count_victim(verdict *v, const candidate *c)
 {
     if (v->n == 0 || c->priority > v->max_priority)
         v->max_priority = c->priority;
-    if (v->n == 0 || c->created < v->oldest)
-        v->oldest = c->created;
+    if (v->n == 0 || c->created > v->newest)
+        v->newest = c->created;
     v->n++;
 }
 
@@ -258,14 +268,15 @@ static verdict by_size(const fit_rule *rule, const host *hst, const holds *set,
 }
 
 int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
-                         const sched_decision *decision, sched_preemption *out, vf_error *err)
+                         int64_t not_after_ms, const sched_decision *decision,
+                         sched_preemption *out, vf_error *err)
 {
     memset(out, 0, sizeof *out);
     const hostset *hosts = sched_engine_snapshot(engine);
     const holds *set = sched_engine_holds(engine);
     if (decision->placed || decision->n_feasible > 0 || !decision->host_reasons || !hosts)
         return 0;
-    const uint8_t *reasons = decision->host_reasons;
+    eligible e = {priority, not_after_ms, decision->host_reasons, hosts->n_hosts};
     /* Grouped by host with a counting sort (linear: at 10,000 full hosts
      * there are hundreds of thousands of candidates); each host's few are
      * then sorted into eviction order only when taking them all would make
@@ -279,7 +290,7 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
     if (!start)
         goto nomem;
     for (size_t i = 0; i < set->n_held; i++)
-        if (is_candidate(&set->held[i], priority, reasons, hosts->n_hosts))
+        if (is_candidate(&set->held[i], &e))
             start[set->held[i].host_index + 1]++;
     for (size_t i = 0; i < hosts->n_hosts; i++)
         start[i + 1] += start[i];
@@ -297,7 +308,7 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
         goto nomem;
     for (size_t i = 0; i < set->n_held; i++) {
         const hold *h = &set->held[i];
-        if (is_candidate(h, priority, reasons, hosts->n_hosts))
+        if (is_candidate(h, &e))
             cands[start[h->host_index]++] = (candidate){h->host_index, h->priority, h->created, i};
     }
     /* start[i] is now the end of host i's group (the start of host i + 1's). */
@@ -354,6 +365,7 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
             v->priority = h->priority;
             v->created = h->created;
             v->vmid = h->vmid;
+            v->expires = h->expires;
             v->cpu = h->cpu;
             v->memory = h->memory;
             v->disk = h->disk;

@@ -6,19 +6,21 @@
  * Only reservations still waiting for their VM are candidates (a VM that
  * exists is never touched): held with a priority (sched_reservation
  * .has_priority: never a spare's, never one an inventory has shown bound),
- * on a host the request was refused for capacity alone (free slots, vCPUs,
- * memory, disk: every filter before those passed), and placed at a priority
- * strictly below the request's. On each such host every candidate is taken
- * away; if the request then fits, candidates are given back one by one,
- * the most important first (highest priority, then oldest), whenever the
- * request still fits without them; what is left are the victims. When that
- * leaves several, a second set is tried: the candidates covering most of
- * what is short first, until it fits, then the same giving back; the
- * fewer victims win (then as below). Among the
- * hosts, the one with the fewest victims wins, then the lowest highest
- * victim priority, then the newest victims (the largest oldest-victim
- * creation time), then the first host in name order. Pure: no I/O, no
- * clock; the engine is only read. */
+ * placed no later than the caller's grace allows (its answer went out when
+ * it was placed; its client may be creating the VM: docs/scheduling.md
+ * "Preemption"), on a host the request was refused for capacity alone
+ * (free slots, vCPUs, memory, disk: every filter before those passed), and
+ * placed at a priority strictly below the request's. On each such host
+ * every candidate is taken away; if the request then fits, candidates are
+ * given back one by one, the most important first (highest priority, then
+ * newest), whenever the request still fits without them; what is left are
+ * the victims: the lowest and the oldest. When that leaves several, a
+ * second set is tried: the candidates covering most of what is short
+ * first, until it fits, then the same giving back; the fewer victims win
+ * (then as below). Among the hosts, the one with the fewest victims wins,
+ * then the lowest highest victim priority, then the oldest victims (the
+ * smallest newest-victim creation time), then the first host in name
+ * order. Pure: no I/O, no clock; the engine is only read. */
 #ifndef VF_PREEMPT_H
 #define VF_PREEMPT_H
 
@@ -36,6 +38,7 @@ typedef struct sched_victim {
     int32_t priority;
     int64_t created; /* Unix ms */
     uint32_t vmid;   /* 0: none */
+    int64_t expires; /* Unix seconds the hold would have ended at; 0: never */
     double cpu;      /* vCPUs */
     int64_t memory;  /* MiB */
     int64_t disk;    /* GiB */
@@ -63,13 +66,14 @@ bool sched_preempt_allowed(const sched_request *req, const vf_config *config);
 
 /* Choose for `req` (of priority `priority`), which `decision` (over the
  * engine's current snapshot, its host_reasons set) placed nowhere, a host
- * and the victims whose end makes it fit. Returns 0 with out->found true or
- * false (false as well when the decision found feasible hosts: then the
- * trouble was not capacity), or -1 with VF_ENOMEM, *out zeroed either way
- * first. `engine` is the profile that decided (its filters and capacity
- * arithmetic count). */
+ * and the victims whose end makes it fit, among holds placed at or before
+ * `not_after_ms` (Unix ms: now less the grace). Returns 0 with out->found
+ * true or false (false as well when the decision found feasible hosts:
+ * then the trouble was not capacity), or -1 with VF_ENOMEM, *out zeroed
+ * either way first. `engine` is the profile that decided (its filters and
+ * capacity arithmetic count). */
 int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
-                         const sched_decision *decision, sched_preemption *out, vf_error *err)
-    __attribute__((warn_unused_result));
+                         int64_t not_after_ms, const sched_decision *decision,
+                         sched_preemption *out, vf_error *err) __attribute__((warn_unused_result));
 
 #endif

@@ -146,9 +146,10 @@ static void finish_syncing_early(service *svc)
 static task_message message_of(const batch_item *item)
 {
     const amqp_link_delivery *d = &item->delivery;
-    return (task_message){d->body,        d->body_len,   d->too_large, d->body_size,
-                          d->routing_key, d->message_id, d->reply_to,  d->redelivered,
-                          d->attempt,     d->user_id,    d->recheck,   item->parsed};
+    return (task_message){d->body,          d->body_len,   d->too_large, d->body_size,
+                          d->routing_key,   d->message_id, d->reply_to,  d->redelivered,
+                          d->attempt,       d->user_id,    d->recheck,   item->parsed,
+                          d->correlation_id};
 }
 
 /* Read the batch's tasks in one statement (PostgreSQL: one round trip for
@@ -476,13 +477,24 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                         m->id, err) < 0)
                 return -1;
         }
-        if (o->reply_body && d->reply_to) {
+        /* The message's client, or the one its task recorded. */
+        const char *to = o->reply_to ? o->reply_to : d->reply_to;
+        if (o->reply_body && to) {
             amqp_link_message msg = {.body = o->reply_body,
                                      .body_len = strlen(o->reply_body),
                                      .message_id = o->task_id,
-                                     .correlation_id = d->correlation_id};
-            if (service_publish_tracked(svc->publisher, "", d->reply_to, &msg, PUB_REPLY, 0,
-                                        o->task_id, err) < 0)
+                                     .correlation_id =
+                                         o->reply_to ? o->correlation_id : d->correlation_id};
+            if (service_publish_tracked(svc->publisher, "", to, &msg, PUB_REPLY, 0, o->task_id,
+                                        err) < 0)
+                return -1;
+        }
+        for (size_t k = 0; k < o->n_replies; k++) {
+            const outcome_reply *r = &o->replies[k];
+            amqp_link_message msg = {
+                .body = r->body, .body_len = strlen(r->body), .correlation_id = r->correlation_id};
+            if (service_publish_tracked(svc->publisher, "", r->to, &msg, PUB_REPLY, 0, NULL, err) <
+                0)
                 return -1;
         }
         if (o->action == TASK_RETRY) {
