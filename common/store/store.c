@@ -115,6 +115,19 @@ char *store_json_strings(const char *const *values, size_t n)
     return text;
 }
 
+char *store_json_ids(const int64_t *ids, size_t n)
+{
+    json_t *array = json_array();
+    for (size_t i = 0; array && i < n; i++)
+        if (json_array_append_new(array, json_integer(ids[i])) != 0) {
+            json_decref(array);
+            array = NULL;
+        }
+    char *text = array ? json_dumps(array, JSON_COMPACT) : NULL;
+    json_decref(array);
+    return text;
+}
+
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative)
 {
     if (value_or_negative < 0)

@@ -206,70 +206,117 @@ static void add_resources(json_t *into, const char *resources, int sign)
     json_decref(held);
 }
 
-/* The rows store_reservations_counted_nodes counts on the claims' hosts,
- * with what the counting needs: whether bound, custom resources not ended,
- * and held (capacity counted, unless its VM is shown). */
-static int count_used(store *s, host_use *use, size_t n_hosts, const store_claim_view *view,
-                      vf_error *err)
+/* What the store holds on the claims' hosts for the claimer's view, as
+ * store_reservations_counted_nodes counts it, summed by SQLite: the rows
+ * held, and those bound that the claimer's inventory does not show (a
+ * store's many live reservations cost a pass over an index, not a copy
+ * each). The per-host "shown" lists come in `hosts_text` (hosts_json). */
+static int count_capacity(store *s, host_use *use, size_t n_hosts, const char *hosts_text,
+                          const store_claim_view *view, vf_error *err)
 {
-    const char **nodes = malloc((n_hosts ? n_hosts : 1) * sizeof *nodes);
-    char *text = NULL;
-    for (size_t i = 0; nodes && i < n_hosts; i++)
-        nodes[i] = use[i].host->node;
-    if (!nodes || !(text = store_json_strings(nodes, n_hosts))) {
-        free(nodes);
-        vf_error_set(err, VF_ENOMEM, "store %s: claiming placements: out of memory", s->path);
-        return -1;
-    }
-    free(nodes);
     db_stmt *st = store_stmt(
         s, STORE_STMT_CLAIM_USED,
-        "WITH n AS (SELECT value AS node FROM json_each(?1)) "
-        "SELECT node, cpu, memory, disk, vmid, vmid_only, resources, 0, 1, 1 FROM reservations "
+        "WITH n AS (SELECT json_extract(value, '$.node') AS node, "
+        "json_extract(value, '$.shown') AS shown FROM json_each(?1)), "
+        "r AS (SELECT node, cpu, memory, disk, vmid, vmid_only, 0 AS bound FROM reservations "
         "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
-        "UNION ALL SELECT node, cpu, memory, disk, vmid, vmid_only, resources, 1, "
-        "resources_ended_at IS NULL, 1 FROM reservations "
+        "UNION ALL SELECT node, cpu, memory, disk, vmid, vmid_only, 1 FROM reservations "
         "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "
-        "UNION ALL SELECT node, cpu, memory, disk, vmid, vmid_only, resources, 1, "
-        "resources_ended_at IS NULL, 1 FROM reservations "
+        "UNION ALL SELECT node, cpu, memory, disk, vmid, vmid_only, 1 FROM reservations "
         "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at <= ?3 "
-        "AND expires_at > ?2 "
-        "UNION ALL SELECT node, 0, 0, 0, vmid, vmid_only, resources, 1, 1, 0 FROM reservations "
-        "WHERE node IN (SELECT node FROM n) AND " STORE_RESERVATION_HOLDS_RESOURCES
-        " AND bound_at <= ?3 AND expires_at <= ?2",
+        "AND expires_at > ?2) "
+        "SELECT r.node, total(r.cpu), total(r.memory), total(r.disk), "
+        "total(CASE WHEN coalesce(r.vmid_only, 0) = 0 THEN 1 ELSE 0 END) "
+        "FROM r JOIN n ON n.node = r.node "
+        "WHERE NOT (r.bound AND r.vmid IN (SELECT value FROM json_each(n.shown))) "
+        "GROUP BY r.node",
         err);
-    if (!st) {
-        free(text);
+    if (!st)
         return -1;
-    }
-    db_bind_text(st, 1, text);
+    db_bind_text(st, 1, hosts_text);
     db_bind_text(st, 2, view->clock);
     db_bind_text(st, 3, view->view_at);
     store_rows rows = {0};
-    int rc = store_rows_collect(s, st, 0, &rows, "counting a host's reservations", err);
-    free(text);
+    int rc = store_rows_collect(s, st, 0, &rows, "counting hosts' reservations", err);
     for (int i = 0; rc == 0 && i < rows.count; i++) {
         host_use *u = use_of(use, n_hosts, store_rows_text(&rows, i, 0));
         if (!u)
             continue;
-        bool bound = store_rows_int(&rows, i, 7) != 0;
-        bool capacity = store_rows_int(&rows, i, 9) != 0 &&
-                        !(bound && shown_on(u->host, store_rows_id(&rows, i, 4)));
-        const char *resources = store_rows_text(&rows, i, 6);
-        if (capacity) {
-            u->cpu += store_rows_double(&rows, i, 1);
-            u->memory += (double)store_rows_int(&rows, i, 2);
-            u->disk += store_rows_int(&rows, i, 3);
-            if (store_rows_int(&rows, i, 5) == 0)
-                u->slots++;
-        }
-        bool resources_live = store_rows_int(&rows, i, 8) != 0;
-        /* Custom resources end on their own (schema/016): not counted
-         * once ended, even while the row's capacity still is. */
-        if (resources && resources_live && (capacity || (bound && !u->host->counts_resources)))
-            add_resources(u->resources, resources, +1);
+        u->cpu = store_rows_double(&rows, i, 1);
+        u->memory = store_rows_double(&rows, i, 2);
+        u->disk = (int64_t)store_rows_double(&rows, i, 3);
+        u->slots = (int64_t)store_rows_double(&rows, i, 4);
     }
     store_rows_free(&rows);
+    return rc;
+}
+
+/* The custom resources the store holds on the claims' hosts for the
+ * claimer's view: held, bound but not shown, and those of bound VMs that
+ * have not ended (unless the host's inventory counts them itself); ended
+ * ones nowhere. Rows holding some are few: they are read one by one. */
+static int count_resources(store *s, host_use *use, size_t n_hosts, const char *nodes_text,
+                           const store_claim_view *view, vf_error *err)
+{
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_CLAIM_USED_RESOURCES,
+                   "WITH n AS (SELECT value AS node FROM json_each(?1)) "
+                   "SELECT node, vmid, resources, 0, 1 FROM reservations "
+                   "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
+                   "AND resources IS NOT NULL "
+                   "UNION ALL SELECT node, vmid, resources, 1, bound_at > ?3 OR expires_at > ?2 "
+                   "FROM reservations WHERE node IN (SELECT node FROM n) "
+                   "AND " STORE_RESERVATION_HOLDS_RESOURCES,
+                   err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, nodes_text);
+    db_bind_text(st, 2, view->clock);
+    db_bind_text(st, 3, view->view_at);
+    store_rows rows = {0};
+    int rc = store_rows_collect(s, st, 0, &rows, "counting hosts' custom resources", err);
+    for (int i = 0; rc == 0 && i < rows.count; i++) {
+        host_use *u = use_of(use, n_hosts, store_rows_text(&rows, i, 0));
+        if (!u)
+            continue;
+        bool bound = store_rows_int(&rows, i, 3) != 0;
+        bool capacity = store_rows_int(&rows, i, 4) != 0 &&
+                        !(bound && shown_on(u->host, store_rows_id(&rows, i, 1)));
+        /* A bound VM's custom resources count while they have not ended
+         * (the query's rows), unless the host's inventory counts them. */
+        if (capacity || (bound && !u->host->counts_resources))
+            add_resources(u->resources, store_rows_text(&rows, i, 2), +1);
+    }
+    store_rows_free(&rows);
+    return rc;
+}
+
+/* What the store holds on each claim host (use[i].host) for the view. */
+static int count_used(store *s, host_use *use, size_t n_hosts, const store_claim *claims, size_t n,
+                      const store_claim_view *view, vf_error *err)
+{
+    bool resources = false;
+    for (size_t i = 0; i < n; i++)
+        resources |= claims[i].resources && claims[i].limit_resources;
+    store_claim_host *hosts = malloc((n_hosts ? n_hosts : 1) * sizeof *hosts);
+    const char **nodes = malloc((n_hosts ? n_hosts : 1) * sizeof *nodes);
+    char *hosts_text = NULL, *nodes_text = NULL;
+    for (size_t i = 0; hosts && nodes && i < n_hosts; i++) {
+        hosts[i] = *use[i].host;
+        nodes[i] = use[i].host->node;
+    }
+    int rc = -1;
+    if (!hosts || !nodes || !(hosts_text = hosts_json(hosts, n_hosts)) ||
+        !(nodes_text = store_json_strings(nodes, n_hosts)))
+        vf_error_set(err, VF_ENOMEM, "store %s: claiming placements: out of memory", s->path);
+    else
+        rc = count_capacity(s, use, n_hosts, hosts_text, view, err);
+    if (rc == 0 && resources)
+        rc = count_resources(s, use, n_hosts, nodes_text, view, err);
+    free(hosts);
+    free(nodes);
+    free(hosts_text);
+    free(nodes_text);
     return rc;
 }
 
@@ -412,7 +459,7 @@ static int record_sqlite(store *s, const store_claim_host *hosts, size_t n_hosts
     if (rc != 0)
         vf_error_set(err, VF_ENOMEM, "store %s: claiming placements: out of memory", s->path);
     if (rc == 0)
-        rc = count_used(s, use, n_hosts, view, err);
+        rc = count_used(s, use, n_hosts, claims, n, view, err);
     bool missed = false;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         results[i] = (store_claim_result){STORE_CLAIM_NO_ROOM, 0};
@@ -511,14 +558,7 @@ int store_claims_withdraw(store *s, const int64_t *ids, size_t n, const char *at
 {
     if (n == 0)
         return 0;
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < n; i++)
-        if (json_array_append_new(list, json_integer(ids[i])) != 0) {
-            json_decref(list);
-            list = NULL;
-        }
-    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
+    char *text = store_json_ids(ids, n);
     if (!text) {
         vf_error_set(err, VF_ENOMEM, "store %s: withdrawing claims: out of memory", s->path);
         return -1;

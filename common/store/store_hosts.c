@@ -49,29 +49,56 @@ void store_owner_name(char out[STORE_OWNER_SIZE])
     snprintf(out, STORE_OWNER_SIZE, "%s%s:%ld:%s", host, scope, (long)getpid(), random);
 }
 
-int store_changes_since(store *s, int64_t since_seq, int64_t since_id, char *clock,
+int store_changes_since(store *s, int64_t since_seq, int64_t since_id, const int64_t *skip_ids,
+                        size_t n_skip, char *clock, int64_t *latest_id,
                         store_host_generation_fn host_fn, store_reservation_fn reservation_fn,
                         void *ctx, vf_error *err)
 {
+    char *skip = store_json_ids(skip_ids, n_skip);
+    if (!skip) {
+        vf_error_set(err, VF_ENOMEM, "store %s: reading what other writers changed: out of memory",
+                     s->path);
+        return -1;
+    }
     /* One statement: the reservations first, whose columns fix the types
      * PostgreSQL gives the union's; then the hosts' generations and the
-     * clock's row, their figures in three columns of their own. */
-    db_stmt *st = store_stmt(s, STORE_STMT_CHANGES_SINCE,
-                             "SELECT 2, " STORE_RESERVATION_COLUMNS ", NULL, NULL, NULL "
-                             "FROM reservations WHERE id > ?2 "
-                             "UNION ALL SELECT 1, NULL, NULL, node, NULL, NULL, NULL, NULL, NULL, "
-                             "NULL, NULL, NULL, NULL, NULL, NULL, NULL, generation, changed_seq, "
-                             "NULL FROM host_generations WHERE changed_seq > ?1 "
-                             "UNION ALL SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
-                             "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, fresh_at "
-                             "FROM inventory_clock WHERE id = 1 ORDER BY 1, 18, 2",
-                             err);
-    if (!st)
+     * clock's row (with the largest reservation id), their figures in three
+     * columns of their own. */
+    db_stmt *st = store_stmt(
+        s, STORE_STMT_CHANGES_SINCE,
+        store_is_pg(s)
+            ? "SELECT 2, " STORE_RESERVATION_COLUMNS ", NULL, NULL, NULL "
+              "FROM reservations WHERE id > ?2 AND id NOT IN "
+              "(SELECT CAST(value AS bigint) FROM json_array_elements_text(CAST(?3 AS json)) "
+              "value) "
+              "UNION ALL SELECT 1, NULL, NULL, node, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, NULL, NULL, NULL, NULL, generation, changed_seq, NULL "
+              "FROM host_generations WHERE changed_seq > ?1 "
+              "UNION ALL SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, "
+              "NULL, NULL, NULL, NULL, (SELECT coalesce(max(id), 0) FROM reservations), NULL, "
+              "(SELECT fresh_at FROM inventory_clock WHERE id = 1) ORDER BY 1, 18, 2"
+            : "SELECT 2, " STORE_RESERVATION_COLUMNS ", NULL, NULL, NULL "
+              "FROM reservations WHERE id > ?2 AND id NOT IN (SELECT value FROM json_each(?3)) "
+              "UNION ALL SELECT 1, NULL, NULL, node, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, NULL, NULL, NULL, NULL, generation, changed_seq, NULL "
+              "FROM host_generations WHERE changed_seq > ?1 "
+              "UNION ALL SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, "
+              "NULL, NULL, NULL, NULL, (SELECT coalesce(max(id), 0) FROM reservations), NULL, "
+              "(SELECT fresh_at FROM inventory_clock WHERE id = 1) ORDER BY 1, 18, 2",
+        err);
+    if (!st) {
+        free(skip);
         return -1;
+    }
     db_bind_int64(st, 1, since_seq);
     db_bind_int64(st, 2, since_id);
+    db_bind_text(st, 3, skip);
     store_rows rows = {0};
-    if (store_rows_collect(s, st, 0, &rows, "reading what other writers changed", err) != 0) {
+    int rc = store_rows_collect(s, st, 0, &rows, "reading what other writers changed", err);
+    free(skip);
+    if (rc != 0) {
         store_rows_free(&rows);
         return -1;
     }
@@ -85,6 +112,8 @@ int store_changes_since(store *s, int64_t since_seq, int64_t since_id, char *clo
             /* Fixed-width RFC 3339 text: comparing the text compares the times. */
             if (clock && fresh && strlen(fresh) < STORE_TIME_SIZE && strcmp(fresh, clock) < 0)
                 snprintf(clock, STORE_TIME_SIZE, "%s", fresh);
+            if (latest_id)
+                *latest_id = store_rows_int(&rows, i, 16);
         } else if (kind == 1 && host_fn) {
             store_host_generation host = {.node = store_rows_text(&rows, i, 3),
                                           .generation = store_rows_int(&rows, i, 16),

@@ -32,13 +32,16 @@ typedef int (*store_host_generation_fn)(const store_host_generation *host, void 
 
 /* What other writers did since a reader last looked, in one statement (one
  * round trip on PostgreSQL): `clock` (NULL: not wanted) receives the
- * reservation clock as store_reservation_clock gives it; host_fn is called
- * for each host whose generation moved past `since_seq` (a reservation on
- * it was released or bound), in change order; then reservation_fn for
- * every reservation recorded after `since_id` (claims, store_claims.h),
- * oldest first, whatever its state now. Either callback returning non-zero
- * stops the calls. Returns 0 or -1. */
-int store_changes_since(store *s, int64_t since_seq, int64_t since_id, char *clock,
+ * reservation clock as store_reservation_clock gives it, and *latest_id
+ * (NULL: not wanted) the largest reservation id; host_fn is called for each
+ * host whose generation moved past `since_seq` (a reservation on it was
+ * released or bound, or its custom resources ended), in change order; then
+ * reservation_fn for every reservation recorded after `since_id` (claims,
+ * store_claims.h) but the n_skip `skip_ids` (the reader's own), oldest
+ * first, whatever its state now. Either callback returning non-zero stops
+ * the calls. Returns 0 or -1. */
+int store_changes_since(store *s, int64_t since_seq, int64_t since_id, const int64_t *skip_ids,
+                        size_t n_skip, char *clock, int64_t *latest_id,
                         store_host_generation_fn host_fn, store_reservation_fn reservation_fn,
                         void *ctx, vf_error *err) __attribute__((warn_unused_result));
 

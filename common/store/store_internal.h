@@ -99,6 +99,7 @@ typedef enum {
     STORE_STMT_DEFER_KEYS,
     STORE_STMT_RESERVATION_RELEASE_UNANSWERED,
     STORE_STMT_RESERVATION_KEEP_VMID,
+    STORE_STMT_CLAIM_USED_RESOURCES,
     STORE_STMT_COUNT,
 } store_stmt_id;
 
@@ -190,6 +191,10 @@ db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
  * with json_each or json_array_elements_text); free() it. NULL when out of
  * memory or a string is not UTF-8. */
 char *store_json_strings(const char *const *values, size_t n);
+
+/* A JSON array of the n ids, as text to bind; free() it. NULL when out of
+ * memory. */
+char *store_json_ids(const int64_t *ids, size_t n);
 
 /* Bind helpers: negative "none" numbers bind SQL NULL. */
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative);

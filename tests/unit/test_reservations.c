@@ -92,8 +92,7 @@ static sched_request request_of(double cpu)
 }
 
 /* What a handler does for one placement: hold it in the engine, claim it
- * (SQLite: checked now; PostgreSQL: queued for the end of the batch).
- * Returns RESERVATION_CLAIMED, RESERVATION_MISSED or -1. */
+ * (queued for the end of the batch, settle). Returns 0 or -1. */
 static int reserve(worker *w, const char *task, const char *node, int64_t vmid, double cpu,
                    const char *expires, vf_error *err)
 {
@@ -216,15 +215,13 @@ static void test_claims_by_fit(const char *path)
     CHECK(store_begin(b.store, &err) == 0);
     CHECK(catch_up(&b) == 0);
     add_task(b.store, "t-b1");
-    CHECKF(reserve(&b, "t-b1", "bm-1", 100, 40, FAR_FUTURE, &err) == RESERVATION_CLAIMED, "%s",
-           err.text);
+    CHECKF(reserve(&b, "t-b1", "bm-1", 100, 40, FAR_FUTURE, &err) == 0, "%s", err.text);
     CHECK(commit(&b));
 
     /* a never saw it; 20 more still fit beside it: recorded, no conflict. */
     CHECK(store_begin(a.store, &err) == 0);
     add_task(a.store, "t-a1");
-    CHECKF(reserve(&a, "t-a1", "bm-1", 101, 20, FAR_FUTURE, &err) == RESERVATION_CLAIMED, "%s",
-           err.text);
+    CHECKF(reserve(&a, "t-a1", "bm-1", 101, 20, FAR_FUTURE, &err) == 0, "%s", err.text);
     CHECK(commit(&a));
     CHECK(store_cpu(a.store, "bm-1") == 60);
 
@@ -232,16 +229,14 @@ static void test_claims_by_fit(const char *path)
      * Nothing is recorded; a's picture of bm-1 is the store's again. */
     CHECK(store_begin(a.store, &err) == 0);
     add_task(a.store, "t-a2");
-    int rc = reserve(&a, "t-a2", "bm-1", 102, 8, FAR_FUTURE, &err);
+    CHECK(reserve(&a, "t-a2", "bm-1", 102, 8, FAR_FUTURE, &err) == 0);
     size_t missed = 0;
-    if (rc == RESERVATION_CLAIMED) /* PostgreSQL: the end of the batch says */
-        CHECKF(settle(&a, &missed, &err) == 0, "%s", err.text);
-    CHECKF(rc == RESERVATION_MISSED || missed == 1, "rc %d, %zu missed", rc, missed);
+    CHECKF(settle(&a, &missed, &err) == 0, "%s", err.text);
+    CHECKF(missed == 1, "%zu missed", missed);
     CHECK(reserved_cpu(&a, "bm-1") == 60);
     CHECK(store_cpu(a.store, "bm-1") == 60);
     /* 4 do fit: decided again over that picture, recorded. */
-    CHECKF(reserve(&a, "t-a2", "bm-1", 102, 4, FAR_FUTURE, &err) == RESERVATION_CLAIMED, "%s",
-           err.text);
+    CHECKF(reserve(&a, "t-a2", "bm-1", 102, 4, FAR_FUTURE, &err) == 0, "%s", err.text);
     CHECK(commit(&a));
     CHECK(store_cpu(a.store, "bm-1") == 64);
 
@@ -249,11 +244,10 @@ static void test_claims_by_fit(const char *path)
      * the vmid kept out of a's next decisions until the catch-up. */
     CHECK(store_begin(b.store, &err) == 0);
     add_task(b.store, "t-b2");
-    rc = reserve(&b, "t-b2", "bm-2", 101, 1, FAR_FUTURE, &err);
+    CHECK(reserve(&b, "t-b2", "bm-2", 101, 1, FAR_FUTURE, &err) == 0);
     missed = 0;
-    if (rc == RESERVATION_CLAIMED)
-        CHECKF(settle(&b, &missed, &err) == 0, "%s", err.text);
-    CHECKF(rc == RESERVATION_MISSED || missed == 1, "rc %d, %zu missed", rc, missed);
+    CHECKF(settle(&b, &missed, &err) == 0, "%s", err.text);
+    CHECKF(missed == 1, "%zu missed", missed);
     CHECK(vmidset_has(&sched_engine_holds(b.engine)->reserved_vmids, 101));
     CHECK(commit(&b));
 
@@ -275,7 +269,7 @@ static void test_claims_by_fit(const char *path)
     CHECK(store_begin(a.store, &err) == 0);
     CHECK(catch_up(&a) >= 0);
     add_task(a.store, "t-a3");
-    CHECK(reserve(&a, "t-a3", "bm-2", 103, 4, FAR_FUTURE, &err) == RESERVATION_CLAIMED);
+    CHECK(reserve(&a, "t-a3", "bm-2", 103, 4, FAR_FUTURE, &err) == 0);
     CHECK(settle(&a, &missed, &err) == 0 && missed == 0);
     rollback(&a, "t-a3");
     CHECK(store_cpu(a.store, "bm-2") == 0);
@@ -436,9 +430,9 @@ static void test_concurrent_claims_fit(const char *path)
             add_task(w.store, task);
             int rc = reserve(&w, task, "bm-3", 1000 + p * 100 + i, 1, FAR_FUTURE, &err);
             size_t missed = 0;
-            if (rc == RESERVATION_CLAIMED && settle(&w, &missed, &err) < 0)
+            if (rc == 0 && settle(&w, &missed, &err) < 0)
                 _exit(101);
-            if (rc == RESERVATION_MISSED || missed) {
+            if (missed) {
                 (void)store_rollback(w.store, NULL);
                 reservation_book_rolled_back(w.book, true, "2026-11-22T01:00:00.000Z");
                 continue;
@@ -479,7 +473,7 @@ static void test_claim_beside_open_transaction(const char *url)
     vf_error_init(&err);
     CHECK(store_begin(a.store, &err) == 0);
     add_task(a.store, "o-1");
-    CHECK(reserve(&a, "o-1", "bm-2", 800, 2, FAR_FUTURE, &err) == RESERVATION_CLAIMED);
+    CHECK(reserve(&a, "o-1", "bm-2", 800, 2, FAR_FUTURE, &err) == 0);
     CHECK(commit(&a));
     CHECK(store_begin(a.store, &err) == 0);
     CHECK(store_reservation_release_task(a.store, "o-1", "2026-11-22T02:00:00.000Z", &err) == 1);
@@ -490,7 +484,7 @@ static void test_claim_beside_open_transaction(const char *url)
         vf_error_init(&err);
         int ok = store_begin(b.store, &err) == 0;
         add_task(b.store, "o-2");
-        ok = ok && reserve(&b, "o-2", "bm-2", 801, 2, FAR_FUTURE, &err) == RESERVATION_CLAIMED;
+        ok = ok && reserve(&b, "o-2", "bm-2", 801, 2, FAR_FUTURE, &err) == 0;
         ok = ok && commit(&b);
         worker_close(&b);
         _exit(ok ? 0 : 1);
@@ -541,28 +535,26 @@ static void test_vmid_held_once(const char *path)
 
     CHECK(store_begin(a.store, &err) == 0);
     add_task(a.store, "v-a");
-    CHECK(reserve(&a, "v-a", "bm-1", 500, 1, FAR_FUTURE, &err) == RESERVATION_CLAIMED);
+    CHECK(reserve(&a, "v-a", "bm-1", 500, 1, FAR_FUTURE, &err) == 0);
     CHECK(commit(&a));
 
     /* Another host, the same vmid, from a picture that never saw it. */
     CHECK(store_begin(b.store, &err) == 0);
     add_task(b.store, "v-b");
-    int rc = reserve(&b, "v-b", "bm-2", 500, 1, FAR_FUTURE, &err);
+    CHECK(reserve(&b, "v-b", "bm-2", 500, 1, FAR_FUTURE, &err) == 0);
     size_t missed = 0;
-    if (rc == RESERVATION_CLAIMED)
-        CHECKF(settle(&b, &missed, &err) == 0, "%s", err.text);
-    CHECKF(rc == RESERVATION_MISSED || missed == 1, "rc %d, %zu missed", rc, missed);
+    CHECKF(settle(&b, &missed, &err) == 0, "%s", err.text);
+    CHECKF(missed == 1, "%zu missed", missed);
     rollback(&b, "v-b");
 
     CHECK(store_begin(a.store, &err) == 0);
     add_task(a.store, "v-old");
-    CHECK(reserve(&a, "v-old", "bm-1", 501, 1, PAST, &err) == RESERVATION_CLAIMED);
+    CHECK(reserve(&a, "v-old", "bm-1", 501, 1, PAST, &err) == 0);
     CHECK(commit(&a));
     CHECK(store_begin(b.store, &err) == 0);
     CHECK(catch_up(&b) >= 0);
     add_task(b.store, "v-new");
-    CHECKF(reserve(&b, "v-new", "bm-2", 501, 1, FAR_FUTURE, &err) == RESERVATION_CLAIMED, "%s",
-           err.text);
+    CHECKF(reserve(&b, "v-new", "bm-2", 501, 1, FAR_FUTURE, &err) == 0, "%s", err.text);
     CHECKF(commit(&b), "%s", "the reservation replacing an expired holder commits");
     vmid_holders held = {.vmid = 501};
     CHECK(store_reservations_counted(a.store, LONG_AGO, LONG_AGO, count_holder, &held, &err) == 0);

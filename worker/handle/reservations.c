@@ -201,6 +201,8 @@ struct reservation_book {
     claim_queue with_commit;     /* PostgreSQL: claimed with the commit, all or none */
     int64_t *recorded;           /* reservations the open batch's queued claims recorded */
     size_t n_recorded, cap_recorded;
+    int64_t *own; /* reservations this book recorded after seen_id: the feed skips them */
+    size_t n_own, cap_own;
     guest_index guests;
     reservation_claim_stats stats;
 };
@@ -240,6 +242,7 @@ void reservation_book_free(reservation_book *book)
     free(book->queued.items);
     free(book->with_commit.items);
     free(book->recorded);
+    free(book->own);
     guest_index_free(&book->guests);
     free(book->hosts);
     free(book);
@@ -365,8 +368,6 @@ static int reload_changed(catch_up *c)
 static int note_added(const store_reservation *row, void *arg)
 {
     catch_up *c = arg;
-    if (row->id > c->book->seen_id)
-        c->book->seen_id = row->id;
     if (c->loading)
         return 0;
     if (reload_changed(c) < 0) {
@@ -396,16 +397,32 @@ static int64_t lagged_seq(reservation_book *book)
     return book->lag_seq[1];
 }
 
+/* Forget the own ids the feed is past. */
+static void prune_own(reservation_book *book)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < book->n_own; i++)
+        if (book->own[i] > book->seen_id)
+            book->own[kept++] = book->own[i];
+    book->n_own = kept;
+}
+
 static long follow_changes(reservation_book *book, store *s, bool loading, const char *view_at,
                            vf_error *err)
 {
     catch_up c = {.book = book, .store = s, .view_at = view_at, .loading = loading, .err = err};
     long rc = -1;
     int64_t since = loading ? 0 : lagged_seq(book);
-    if (store_changes_since(s, since, loading ? INT64_MAX : book->seen_id, book->clock,
-                            note_changed_host, note_added, &c, err) < 0 ||
+    int64_t latest = book->seen_id;
+    if (store_changes_since(s, since, loading ? INT64_MAX : book->seen_id, book->own, book->n_own,
+                            book->clock, &latest, note_changed_host, note_added, &c, err) < 0 ||
         c.failed || (!loading && reload_changed(&c) < 0))
         goto out;
+    /* Every reservation recorded up to the largest id is in the picture now
+     * (held, or skipped as our own or as counting nothing). */
+    if (latest > book->seen_id)
+        book->seen_id = latest;
+    prune_own(book);
     rc = (long)c.n_changed;
 out:
     for (size_t i = 0; i < c.n_changed; i++)
@@ -423,8 +440,7 @@ long reservation_book_load(reservation_book *book, store *s, int64_t view_ms, vf
     if (store_reservation_clock(s, book->clock, err) < 0)
         return -1;
     view_text(view_ms, book->clock, view_at);
-    if (follow_changes(book, s, true, view_at, err) < 0 ||
-        store_reservations_latest_id(s, &book->seen_id, err) < 0)
+    if (follow_changes(book, s, true, view_at, err) < 0)
         return -1;
     book->lag_seq[0] = book->lag_seq[1] = book->seen_seq;
     book->lag_shifted_ms = clock_mono_ms();
@@ -438,6 +454,7 @@ static long reload_everything(reservation_book *book, store *s, int64_t view_ms,
     book->n_hosts = 0;
     book->seen_seq = 0;
     book->seen_id = 0;
+    book->n_own = 0;
     if (reservation_book_load(book, s, view_ms, err) < 0)
         return -1;
     book->reload_all = false;
@@ -651,9 +668,14 @@ static store_claim_view view_of(reservation_book *book, char now[STORE_TIME_SIZE
                               book->view_at[0] ? book->view_at : now, now};
 }
 
-/* Take the store's picture of `node` again (a claim on it missed). */
+/* Take the store's picture of `node` again (a claim on it missed): its
+ * committed picture, the one the claims count (on PostgreSQL the claims'
+ * own handle; the batch's transaction there may hold releases the claims
+ * cannot see yet, and a picture with them would decide the same miss
+ * again). */
 static int reload_host(reservation_book *book, store *s, const char *node, vf_error *err)
 {
+    s = claims_store(book, s);
     sched_engine_release_node(book->engine, node);
     holder h = {book->engine, book->clock, book->view_at, 0, err, false};
     if (store_reservations_counted_nodes(s, &node, 1, book->clock, book->view_at, hold_row, &h,
@@ -689,9 +711,35 @@ static int after_miss(reservation_book *book, store *s, const store_claim *c, st
     return v == STORE_CLAIM_VMID_HELD ? hold_missed_vmid(book, c->vmid, err) : 0;
 }
 
-/* SQLite: record now, in the batch's transaction. */
+/* A reservation this book recorded: the feed of others' need not bring it. */
+static int note_own(reservation_book *book, int64_t id, vf_error *err)
+{
+    if (id <= book->seen_id)
+        return 0;
+    if (grow_array((void **)&book->own, &book->cap_own, book->n_own + 1, sizeof *book->own) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory following recorded claims");
+        return -1;
+    }
+    book->own[book->n_own++] = id;
+    return 0;
+}
+
+/* Recorded by a queued claim: withdrawn if the batch rolls back for certain. */
+static int note_recorded(reservation_book *book, int64_t id, vf_error *err)
+{
+    if (grow_array((void **)&book->recorded, &book->cap_recorded, book->n_recorded + 1,
+                   sizeof *book->recorded) < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory following recorded claims");
+        return -1;
+    }
+    book->recorded[book->n_recorded++] = id;
+    return note_own(book, id, err);
+}
+
+/* SQLite: record the claims of one task now, all or none, in the batch's
+ * transaction. */
 static int claim_now(reservation_book *book, store *s, const store_claim *claims, size_t n,
-                     bool all_or_none, vf_error *err)
+                     vf_error *err)
 {
     store_claim_host *hosts = calloc(n, sizeof *hosts);
     store_claim_result *results = calloc(n, sizeof *results);
@@ -705,27 +753,35 @@ static int claim_now(reservation_book *book, store *s, const store_claim *claims
     size_t n_hosts = claim_hosts(book, claims, n, hosts);
     char now[STORE_TIME_SIZE];
     store_claim_view view = view_of(book, now);
-    if (store_claims_record(s, hosts, n_hosts, claims, n, &view, all_or_none, results, NULL, err) <
-        0)
+    if (store_claims_record(s, hosts, n_hosts, claims, n, &view, true, results, NULL, err) < 0)
         goto out;
     book->stats.claims += n;
     bool missed = false;
     for (size_t i = 0; i < n; i++)
         missed |= results[i].verdict != STORE_CLAIM_RECORDED;
-    rc = missed ? RESERVATION_MISSED : RESERVATION_CLAIMED;
-    if (!missed)
+    rc = 0;
+    for (size_t i = 0; !missed && rc == 0 && i < n; i++)
+        rc = note_own(book, results[i].reservation_id, err);
+    if (!missed || rc < 0)
         goto out;
-    /* Nothing of the task is recorded (all or none, or one claim): its
-     * holds go, and each of its hosts is the store's again. */
+    /* Nothing of the task is recorded: its holds go, and each of its hosts
+     * is the store's again; the transaction goes as a whole, decided again
+     * (a set recorded all or none: a group's members were counted from the
+     * picture that has just proved stale). */
     book->stats.missed++;
     sched_engine_release(book->engine, claims[0].task_id);
-    for (size_t i = 0; i < n_hosts && rc >= 0; i++)
-        if (reload_host(book, s, hosts[i].node, err) < 0)
-            rc = -1;
-    for (size_t i = 0; i < n && rc >= 0; i++)
-        if (results[i].verdict == STORE_CLAIM_VMID_HELD &&
-            hold_missed_vmid(book, claims[i].vmid, err) < 0)
-            rc = -1;
+    for (size_t i = 0; i < n_hosts && rc == 0; i++)
+        rc = reload_host(book, s, hosts[i].node, err);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (results[i].verdict == STORE_CLAIM_VMID_HELD)
+            rc = hold_missed_vmid(book, claims[i].vmid, err);
+    if (rc == 0) {
+        vf_error_set(err, VF_ECONFLICT,
+                     "a placement of task %s no longer fits where it was decided (%s); deciding "
+                     "again",
+                     claims[0].task_id, claims[0].node);
+        rc = -1;
+    }
 out:
     free(hosts);
     free(results);
@@ -742,15 +798,8 @@ static bool queues_claims(store *s)
 int reservation_book_claim(reservation_book *book, store *s, const reservation_claim *claim,
                            vf_error *err)
 {
-    if (queues_claims(s))
-        return enqueue(&book->queued, claim, err) < 0 ? -1 : RESERVATION_CLAIMED;
-    store_claim c;
-    char *texts = NULL;
-    if (to_store_claim(claim, &c, &texts, err) < 0)
-        return -1;
-    int rc = claim_now(book, s, &c, 1, false, err);
-    free(texts);
-    return rc;
+    (void)s;
+    return enqueue(&book->queued, claim, err);
 }
 
 int reservation_book_claim_all(reservation_book *book, store *s, const reservation_claim *claims,
@@ -760,7 +809,7 @@ int reservation_book_claim_all(reservation_book *book, store *s, const reservati
         for (size_t i = 0; i < n; i++)
             if (enqueue(&book->with_commit, &claims[i], err) < 0)
                 return -1;
-        return RESERVATION_CLAIMED;
+        return 0;
     }
     store_claim *c = calloc(n ? n : 1, sizeof *c);
     char **texts = calloc(n ? n : 1, sizeof *texts);
@@ -770,7 +819,7 @@ int reservation_book_claim_all(reservation_book *book, store *s, const reservati
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = to_store_claim(&claims[i], &c[i], &texts[i], err);
     if (rc == 0)
-        rc = claim_now(book, s, c, n, true, err);
+        rc = claim_now(book, s, c, n, err);
     for (size_t i = 0; texts && i < n; i++)
         free(texts[i]);
     free(texts);
@@ -788,17 +837,6 @@ static int add_miss(reservation_misses *m, const char *task_id, vf_error *err)
         return -1;
     }
     snprintf(m->task_ids[m->n++], REQUEST_TASK_ID_LEN, "%s", task_id);
-    return 0;
-}
-
-static int note_recorded(reservation_book *book, int64_t id, vf_error *err)
-{
-    if (grow_array((void **)&book->recorded, &book->cap_recorded, book->n_recorded + 1,
-                   sizeof *book->recorded) < 0) {
-        vf_error_set(err, VF_ENOMEM, "out of memory following recorded claims");
-        return -1;
-    }
-    book->recorded[book->n_recorded++] = id;
     return 0;
 }
 
@@ -876,6 +914,16 @@ out:
      * store_claims_defer has sent them (libpq copies them). */
     queue_clear(q);
     return rc;
+}
+
+void reservation_book_pending_members(const reservation_book *book, const char *group,
+                                      void (*fn)(const char *node, void *ctx), void *ctx)
+{
+    for (size_t i = 0; i < book->with_commit.n; i++) {
+        const store_claim *c = &book->with_commit.items[i].claim;
+        if (c->group && strcmp(c->group, group) == 0)
+            fn(c->node, ctx);
+    }
 }
 
 long reservations_release_task(store *s, sched_engine *engine, const char *task_id, const char *at,

@@ -12,16 +12,18 @@
  * A claim that misses leaves nothing recorded; the book takes the store's
  * picture of that host again, and the placement is decided again.
  *
- * On SQLite a claim is checked at once, in the batch's own transaction
- * under the store's one write lock. On PostgreSQL a placement of one VM is
- * queued and the queue claimed at the end of the batch in one round trip,
- * in a transaction of its own, before the batch commits
- * (reservation_book_settle): the claims hold no lock past their own
- * statement, and the batch's commit records the tasks of the claims that
- * were recorded. Placements that must be recorded all or none (a count, a
- * group's members, a spare set, a preemptor with its victims) are claimed
- * with the batch's commit instead (reservation_book_send_with_commit): one
- * that misses fails the batch, which is then decided again. */
+ * A placement of one VM is queued and the batch's queue claimed at its end
+ * (reservation_book_settle), in one statement. On PostgreSQL that is one
+ * round trip, in a transaction of its own, before the batch commits: the
+ * claims hold no lock past their own statement, and the batch's commit
+ * records the tasks of the claims that were recorded. On SQLite it runs in
+ * the batch's own transaction, under the store's one write lock: exact, so
+ * a claim there misses only when the picture went wrong, and the batch is
+ * then decided again whole. Placements that must be recorded all or none
+ * (a count, a group's members, a spare set, a preemptor with its victims)
+ * are claimed at once on SQLite, with the batch's commit on PostgreSQL
+ * (reservation_book_send_with_commit): one that misses fails the batch,
+ * which is then decided again. */
 #ifndef VF_RESERVATIONS_H
 #define VF_RESERVATIONS_H
 
@@ -84,26 +86,18 @@ typedef struct reservation_claim {
     sched_hold_kind kind;
 } reservation_claim;
 
-/* Outcomes of reservation_book_claim beside -1. */
-enum {
-    RESERVATION_CLAIMED = 0, /* recorded (SQLite), or queued for the end of the batch */
-    RESERVATION_MISSED = 1,  /* SQLite: it no longer fits, or its vmid is held; nothing was
-                                recorded and the picture of its host is the store's again:
-                                decide again */
-};
-
 /* Claim one placement, which the engine already holds (as a decision is
- * held at once), in the open transaction. Returns RESERVATION_CLAIMED,
- * RESERVATION_MISSED (SQLite only; the engine no longer holds the task's
- * reservations) or -1 with err. */
+ * held at once): it is queued, and claimed at the end of the batch
+ * (reservation_book_settle). Returns 0, or -1 with err (VF_ENOMEM). */
 int reservation_book_claim(reservation_book *book, store *s, const reservation_claim *claim,
                            vf_error *err) __attribute__((warn_unused_result));
 
 /* Claim the n placements of one task all or none (a count, group members,
- * spares, a preemptor): SQLite at once (RESERVATION_MISSED when one does
- * not fit, nothing recorded, the pictures of their hosts taken again);
- * PostgreSQL with the batch's commit (RESERVATION_CLAIMED; a miss fails
- * the commit with VF_ECONFLICT). Returns as reservation_book_claim. */
+ * spares, a preemptor): SQLite at once, PostgreSQL with the batch's commit.
+ * Returns 0, or -1 with err: VF_ECONFLICT when one no longer fits (SQLite;
+ * nothing recorded, the engine no longer holds the task's reservations,
+ * the pictures of their hosts are the store's again; on PostgreSQL the
+ * commit fails so), or a store error. */
 int reservation_book_claim_all(reservation_book *book, store *s, const reservation_claim *claims,
                                size_t n, vf_error *err) __attribute__((warn_unused_result));
 
@@ -123,16 +117,23 @@ typedef struct reservation_claim_stats {
 } reservation_claim_stats;
 reservation_claim_stats reservation_book_stats(const reservation_book *book);
 
-/* End of a batch, before its commit: claim what is queued (PostgreSQL; a
- * no-op on SQLite, whose claims were checked at once). Each task whose
- * claim missed is listed in *misses: nothing of it is recorded, the
- * engine's picture of its host is the store's again (read through `s`, in
- * the batch's transaction), and the caller must undo what the batch wrote
- * for that task and decide it again, which queues new claims: call again
- * until nothing misses. Returns 0, or -1 with err (the claims' store
- * failed: what was recorded is withdrawn when the batch rolls back). */
+/* End of a batch, before its commit: claim what is queued (PostgreSQL: on
+ * the book's claims store, in a transaction of its own; SQLite: in the
+ * batch's transaction on `s`). Each task whose claim missed is listed in
+ * *misses: nothing of it is recorded, the engine's picture of its host is
+ * the store's again (read through `s`, in the batch's transaction), and
+ * the caller must undo what the batch wrote for that task and decide it
+ * again, which queues new claims: call again until nothing misses.
+ * Returns 0, or -1 with err (the claims' store failed: what was recorded
+ * is withdrawn when the batch rolls back). */
 int reservation_book_settle(reservation_book *book, store *s, reservation_misses *misses,
                             vf_error *err) __attribute__((warn_unused_result));
+
+/* Call fn with the host of each member of `group` the open batch claimed
+ * with its commit (PostgreSQL: not in the store before the commit), so that
+ * a later member of the same batch counts them as the store's will. */
+void reservation_book_pending_members(const reservation_book *book, const char *group,
+                                      void (*fn)(const char *node, void *ctx), void *ctx);
 
 /* Just before the batch's commit: send the claims made all or none
  * (PostgreSQL; a no-op on SQLite). Returns 0 or -1. */

@@ -296,13 +296,7 @@ static int claim_spares(context *c, const prepare_request *p, const placed_spare
                                         .created_at = c->a.now,
                                         .expires_at = expires,
                                         .kind = SCHED_HOLD_FULL};
-    int rc = reservation_book_claim_all(h->book, h->store, claims, (size_t)p->count, err);
-    if (rc == RESERVATION_MISSED) {
-        vf_error_set(err, VF_ECONFLICT, "a spare of task %s no longer fits; deciding again",
-                     c->a.out->task_id);
-        return -1;
-    }
-    return rc;
+    return reservation_book_claim_all(h->book, h->store, claims, (size_t)p->count, err);
 }
 
 static int record_placement(context *c, const prepare_request *p, const placed_spare *placed,

@@ -15,11 +15,6 @@
 #include "task_attempt.h"
 #include "task_group.h"
 
-/* How many times one message's placement is decided again in a row when
- * its claim misses at once (SQLite, whose picture is exact under the write
- * lock: a miss there is a picture gone wrong, not another worker). */
-#define MAX_CLAIM_TRIES 4
-
 /* The request's priority where its profile is echoed (handler.h). */
 static void echo_priority(json_t *obj, const task_outcome *out)
 {
@@ -105,10 +100,9 @@ static int64_t expiry_of(const task_attempt *rec, char expires[STORE_TIME_SIZE])
 
 /* Hold the placement's resources and vmid: in the engine at once (so the
  * next message already sees it), and in the store by a claim
- * (reservations.h), before anything else of the placement is written.
- * `with_commit`: claimed with the batch's commit, all or none with what it
- * took (a preemption). Returns 0, RESERVATION_MISSED (nothing written: it
- * no longer fits, decide again) or -1 with err. */
+ * (reservations.h). `with_commit`: claimed all or none with what it took
+ * (a preemption). Returns 0, or -1 with err (VF_ECONFLICT: it no longer
+ * fits; the batch is decided again). */
 static int reserve(const task_attempt *rec, const sched_engine *engine, const sched_request *req,
                    const sched_decision *decision, bool with_commit, vf_error *err)
 {
@@ -142,11 +136,8 @@ static int reserve(const task_attempt *rec, const sched_engine *engine, const sc
         free(resources);
         return rc;
     }
-    int rc = with_commit ? reservation_book_claim_all(h->book, h->store, &c, 1, err)
-                         : reservation_book_claim(h->book, h->store, &c, err);
-    if (rc == RESERVATION_MISSED)
-        rec->out->reserved = false; /* the book let the task's holds go */
-    return rc;
+    return with_commit ? reservation_book_claim_all(h->book, h->store, &c, 1, err)
+                       : reservation_book_claim(h->book, h->store, &c, err);
 }
 
 /* task.completed's data for a placement whose result is `result`: the
@@ -175,17 +166,15 @@ static json_t *completed_data(const task_attempt *rec, json_t *result, uint32_t 
 
 /* `preempted` (borrowed; NULL: none) lists the reservations this placement
  * took (preemption.h): in the result, its history and the event; its claim
- * then goes with the commit. Returns 0, RESERVATION_MISSED (the claim
- * missed before anything was written: decide again) or -1. */
+ * then goes with the commit. Returns 0 or -1. */
 static int record_placement(const task_attempt *rec, const sched_engine *engine,
                             const sched_request *req, const sched_decision *decision,
                             const char *scheduler, json_t *preempted, vf_error *err)
 {
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
-    int claimed = reserve(rec, engine, req, decision, preempted != NULL, err);
-    if (claimed != 0)
-        return claimed;
+    if (reserve(rec, engine, req, decision, preempted != NULL, err) < 0)
+        return -1;
     json_t *result = sched_decision_to_json(decision, h->hosts);
     if (!result) {
         vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
@@ -300,16 +289,9 @@ static int place_by_preemption(const task_attempt *a, sched_engine *engine,
                      p.n_victims, node, a->out->task_id, again.message);
         goto out;
     }
-    rc = record_placement(a, engine, req, &again, scheduler, taken, err);
-    if (rc == RESERVATION_MISSED) {
-        /* The victims are ended in this transaction already: it goes as a
-         * whole, decided again over the store's picture. */
-        vf_error_set(err, VF_ECONFLICT,
-                     "preempted %zu reservation(s) on %s for task %s, whose claim then missed",
-                     p.n_victims, node, a->out->task_id);
-        rc = -1;
-    }
-    rc = rc < 0 ? -1 : 1;
+    /* A claim that misses (the victims are ended in this transaction
+     * already) fails the batch as a whole: decided again. */
+    rc = record_placement(a, engine, req, &again, scheduler, taken, err) < 0 ? -1 : 1;
     if (rc == 1) {
         /* Not an ordinary placement: the worker logs it at info, not in the
          * periodic count. */
@@ -432,14 +414,7 @@ static int claim_placements(const task_attempt *rec, const sched_engine *engine,
                    ? store_reservations_set_group(h->store, rec->out->task_id, req->group, err)
                    : 0;
     }
-    int rc = reservation_book_claim_all(h->book, h->store, claims, (size_t)req->count, err);
-    if (rc == RESERVATION_MISSED) {
-        rec->out->reserved = false;
-        vf_error_set(err, VF_ECONFLICT, "a placement of task %s no longer fits; deciding again",
-                     rec->out->task_id);
-        return -1;
-    }
-    return rc;
+    return reservation_book_claim_all(h->book, h->store, claims, (size_t)req->count, err);
 }
 
 /* As record_placement, for place_all's placements: the result and the
@@ -767,27 +742,14 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             memcpy(decision.message, message, sizeof message);
         }
     } else {
-        /* A claim that misses (SQLite: checked at once) leaves nothing
-         * written and the store's picture of its host in the engine:
-         * decided again over it, a few times at most. */
-        for (int tries = 1;; tries++) {
-            if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
-                const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-                rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
-                goto out;
-            }
-            if (!decision.placed)
-                break;
+        if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
+            const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
+            rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
+            goto out;
+        }
+        if (decision.placed) {
             rc = record_placement(&a, engine, &req, &decision, scheduler, NULL, err);
-            if (rc != RESERVATION_MISSED)
-                goto out;
-            if (tries == MAX_CLAIM_TRIES) {
-                vf_error_set(err, VF_ECONFLICT,
-                             "task %s: %d placements in a row no longer fitted at their claim",
-                             out->task_id, tries);
-                rc = -1;
-                goto out;
-            }
+            goto out;
         }
     }
     /* A group member or a count is not placed by preemption: the PostFilter

@@ -326,7 +326,9 @@ static int record_pass(service *svc, batch *b, vf_error *err)
 {
     char now[STORE_TIME_SIZE];
     store_now(now);
+    int64_t begin_us = clock_mono_us();
     int rc = store_begin(svc->store, err);
+    svc->begin_wait_s += (double)(clock_mono_us() - begin_us) / 1e6;
     if (rc < 0)
         return -1;
     size_t marked = 0;
@@ -400,7 +402,11 @@ static int record_pass(service *svc, batch *b, vf_error *err)
     if (svc->metrics) {
         worker_metrics_batch(svc->metrics, b->n_items,
                              (double)(clock_mono_us() - handled_at) / 1e6);
-        worker_metrics_round_trips(svc->metrics, store_round_trips(svc->store));
+        worker_metrics_round_trips(svc->metrics,
+                                   store_round_trips(svc->store) + store_round_trips(svc->claims));
+        reservation_claim_stats claims = reservation_book_stats(svc->book);
+        worker_metrics_claims(svc->metrics, claims.claims, claims.missed,
+                              svc->begin_wait_s + claims.lock_wait_ms / 1e3);
         int64_t committed_ms = clock_wall_ms();
         for (size_t i = 0; i < b->n_items; i++)
             worker_metrics_outcome(svc->metrics, &b->items[i].delivery, &b->items[i].outcome,

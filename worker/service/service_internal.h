@@ -100,6 +100,7 @@ typedef struct service {
     uint64_t placed_since_summary;
     uint64_t conflicts_since_summary; /* batches decided again: another worker got there first */
     uint64_t missed_since_summary;    /* placements decided again: their claims missed */
+    double begin_wait_s;              /* seconds store_begin waited (SQLite's write lock) */
     int64_t last_summary_us;          /* monotonic */
     round_status early_status;        /* of a finish_syncing_early during this round */
     vf_error early_err;
