@@ -17,78 +17,122 @@
 
 /* ---- PostgreSQL: the claim as the server's function takes it ---- */
 
-static int set_limit(json_t *o, const char *key, bool on, json_t *value)
+/* The function's array parameters, in its order (schema/pg/016). */
+enum {
+    P_TASKS,
+    P_NODES,
+    P_CPUS,
+    P_MEMORIES,
+    P_DISKS,
+    P_VMIDS,
+    P_RESOURCES,
+    P_PRIORITIES,
+    P_CREATED,
+    P_EXPIRES,
+    P_GROUPS,
+    P_VMID_ONLY,
+    P_LIM_CPU,
+    P_LIM_MEMORY,
+    P_LIM_DISK,
+    P_LIM_SLOTS,
+    P_LIM_RES,
+    P_HOST_NODES,
+    P_HOST_SHOWN,
+    P_HOST_RES_INV,
+    P_ARRAYS
+};
+
+/* A host's shown vmids as a JSON array (NULL: none). Owned; *failed set
+ * when out of memory. */
+static char *shown_json(const store_claim_host *h, bool *failed)
 {
-    if (!on) {
-        json_decref(value);
-        return 0;
-    }
-    return json_object_set_new(o, key, value);
+    if (!h->n_shown)
+        return NULL;
+    json_t *list = json_array();
+    for (size_t k = 0; list && k < h->n_shown; k++)
+        if (json_array_append_new(list, json_integer(h->shown[k])) != 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
+    json_decref(list);
+    *failed |= !text;
+    return text;
 }
 
-/* The placements as virtflow_claim reads them; owned text or NULL. */
-static char *placements_json(const store_claim *claims, size_t n)
+/* The placements and hosts as the function's arrays (owned texts), or -1
+ * when out of memory. */
+static int claim_arrays(const store_claim_host *hosts, size_t n_hosts, const store_claim *claims,
+                        size_t n, char *out[P_ARRAYS])
 {
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < n; i++) {
+    store_pg_array a[P_ARRAYS] = {0};
+    for (size_t i = 0; i < n; i++) {
         const store_claim *c = &claims[i];
-        json_t *o = json_object();
-        json_t *resources = c->resources ? json_loads(c->resources, 0, NULL) : NULL;
-        json_t *limits = c->limit_resources ? json_loads(c->limit_resources, 0, NULL) : NULL;
-        int rc = o ? 0 : -1;
-        rc |= json_object_set_new(o, "seq", json_integer((json_int_t)i));
-        rc |= json_object_set_new(o, "task", json_string(c->task_id));
-        rc |= json_object_set_new(o, "node", json_string(c->node));
-        rc |= json_object_set_new(o, "cpu", json_real(c->cpu));
-        rc |= json_object_set_new(o, "memory", json_integer(c->memory));
-        rc |= json_object_set_new(o, "disk", json_integer(c->disk));
-        rc |= json_object_set_new(o, "vmid", c->vmid >= 0 ? json_integer(c->vmid) : json_null());
-        rc |= json_object_set_new(o, "resources", resources ? resources : json_null());
-        rc |= json_object_set_new(o, "priority",
-                                  c->has_priority ? json_integer(c->priority) : json_null());
-        rc |= json_object_set_new(o, "created", json_string(c->created_at));
-        rc |= json_object_set_new(o, "expires", json_string(c->expires_at));
-        rc |= json_object_set_new(o, "group", c->group ? json_string(c->group) : json_null());
-        rc |= json_object_set_new(o, "vmid_only", json_boolean(c->vmid_only));
-        rc |= set_limit(o, "lim_cpu", c->check_cpu, json_real(c->limit_cpu));
-        rc |= set_limit(o, "lim_memory", c->check_memory, json_real(c->limit_memory));
-        rc |= set_limit(o, "lim_disk", c->check_disk, json_integer(c->limit_disk));
-        rc |= set_limit(o, "lim_slots", c->check_slots, json_integer(c->limit_slots));
-        rc |= json_object_set_new(o, "lim_res", limits ? limits : json_null());
-        if (rc != 0 || json_array_append_new(list, o) != 0) {
-            json_decref(list);
-            return NULL;
-        }
+        store_pg_array_text(&a[P_TASKS], c->task_id);
+        store_pg_array_text(&a[P_NODES], c->node);
+        store_pg_array_double(&a[P_CPUS], c->cpu);
+        store_pg_array_int(&a[P_MEMORIES], c->memory);
+        store_pg_array_int(&a[P_DISKS], c->disk);
+        if (c->vmid >= 0)
+            store_pg_array_int(&a[P_VMIDS], c->vmid);
+        else
+            store_pg_array_null(&a[P_VMIDS]);
+        store_pg_array_text(&a[P_RESOURCES], c->resources);
+        if (c->has_priority)
+            store_pg_array_int(&a[P_PRIORITIES], c->priority);
+        else
+            store_pg_array_null(&a[P_PRIORITIES]);
+        store_pg_array_text(&a[P_CREATED], c->created_at);
+        store_pg_array_text(&a[P_EXPIRES], c->expires_at);
+        store_pg_array_text(&a[P_GROUPS], c->group);
+        store_pg_array_bool(&a[P_VMID_ONLY], c->vmid_only);
+        if (c->check_cpu)
+            store_pg_array_double(&a[P_LIM_CPU], c->limit_cpu);
+        else
+            store_pg_array_null(&a[P_LIM_CPU]);
+        if (c->check_memory)
+            store_pg_array_double(&a[P_LIM_MEMORY], c->limit_memory);
+        else
+            store_pg_array_null(&a[P_LIM_MEMORY]);
+        if (c->check_disk)
+            store_pg_array_int(&a[P_LIM_DISK], c->limit_disk);
+        else
+            store_pg_array_null(&a[P_LIM_DISK]);
+        if (c->check_slots)
+            store_pg_array_int(&a[P_LIM_SLOTS], c->limit_slots);
+        else
+            store_pg_array_null(&a[P_LIM_SLOTS]);
+        store_pg_array_text(&a[P_LIM_RES], c->limit_resources);
     }
-    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
-    return text;
-}
-
-static char *hosts_json(const store_claim_host *hosts, size_t n)
-{
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < n; i++) {
-        json_t *o = json_object(), *shown = json_array();
-        int rc = o && shown ? 0 : -1;
-        for (size_t k = 0; rc == 0 && k < hosts[i].n_shown; k++)
-            rc = json_array_append_new(shown, json_integer(hosts[i].shown[k]));
-        rc |= json_object_set_new(o, "node", json_string(hosts[i].node));
-        rc |= json_object_set_new(o, "shown", shown);
-        rc |= json_object_set_new(o, "res_inv", json_boolean(hosts[i].counts_resources));
-        if (rc != 0 || json_array_append_new(list, o) != 0) {
-            json_decref(list);
-            return NULL;
-        }
+    bool failed = false;
+    for (size_t i = 0; i < n_hosts; i++) {
+        char *shown = shown_json(&hosts[i], &failed);
+        store_pg_array_text(&a[P_HOST_NODES], hosts[i].node);
+        store_pg_array_text(&a[P_HOST_SHOWN], shown);
+        store_pg_array_bool(&a[P_HOST_RES_INV], hosts[i].counts_resources);
+        free(shown);
     }
-    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
-    return text;
+    for (int k = 0; k < P_ARRAYS; k++) {
+        out[k] = store_pg_array_finish(&a[k]);
+        failed |= !out[k];
+    }
+    if (!failed)
+        return 0;
+    for (int k = 0; k < P_ARRAYS; k++) {
+        free(out[k]);
+        out[k] = NULL;
+    }
+    return -1;
 }
 
 #define CLAIM_CALL                                                                                 \
-    "virtflow_claim(CAST(?1 AS json), CAST(?2 AS json), CAST(?3 AS text), CAST(?4 AS text), "      \
-    "CAST(?5 AS text))"
+    "virtflow_claim(CAST(?1 AS text[]), CAST(?2 AS text[]), CAST(?3 AS float8[]), "                \
+    "CAST(?4 AS bigint[]), CAST(?5 AS bigint[]), CAST(?6 AS bigint[]), CAST(?7 AS text[]), "       \
+    "CAST(?8 AS integer[]), CAST(?9 AS text[]), CAST(?10 AS text[]), CAST(?11 AS text[]), "        \
+    "CAST(?12 AS boolean[]), CAST(?13 AS float8[]), CAST(?14 AS float8[]), "                       \
+    "CAST(?15 AS bigint[]), CAST(?16 AS bigint[]), CAST(?17 AS text[]), CAST(?18 AS text[]), "     \
+    "CAST(?19 AS text[]), CAST(?20 AS boolean[]), CAST(?21 AS text), CAST(?22 AS text), "          \
+    "CAST(?23 AS text))"
 
 /* The claim's statement in `id`, its parameters bound (the texts copied by
  * libpq); NULL with err. */
@@ -96,20 +140,19 @@ static db_stmt *claim_stmt(store *s, store_stmt_id id, const char *sql,
                            const store_claim_host *hosts, size_t n_hosts, const store_claim *claims,
                            size_t n, const store_claim_view *view, vf_error *err)
 {
-    char *placements = placements_json(claims, n);
-    char *on = hosts_json(hosts, n_hosts);
+    char *arrays[P_ARRAYS] = {0};
     db_stmt *st = NULL;
-    if (!placements || !on)
+    if (claim_arrays(hosts, n_hosts, claims, n, arrays) < 0)
         vf_error_set(err, VF_ENOMEM, "store %s: claiming placements: out of memory", s->path);
     else if ((st = store_stmt(s, id, sql, err))) {
-        db_bind_text(st, 1, placements);
-        db_bind_text(st, 2, on);
-        db_bind_text(st, 3, view->clock);
-        db_bind_text(st, 4, view->view_at);
-        db_bind_text(st, 5, view->now);
+        for (int k = 0; k < P_ARRAYS; k++)
+            db_bind_text(st, k + 1, arrays[k]);
+        db_bind_text(st, P_ARRAYS + 1, view->clock);
+        db_bind_text(st, P_ARRAYS + 2, view->view_at);
+        db_bind_text(st, P_ARRAYS + 3, view->now);
     }
-    free(placements);
-    free(on);
+    for (int k = 0; k < P_ARRAYS; k++)
+        free(arrays[k]);
     return st;
 }
 
@@ -153,6 +196,28 @@ static int record_pg(store *s, const store_claim_host *hosts, size_t n_hosts,
 }
 
 /* ---- SQLite: the same counting, here ---- */
+
+/* The hosts as SQLite's count reads them: [{"node", "shown"}]. Owned text
+ * or NULL when out of memory. */
+static char *hosts_json(const store_claim_host *hosts, size_t n)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++) {
+        json_t *o = json_object(), *shown = json_array();
+        int rc = o && shown ? 0 : -1;
+        for (size_t k = 0; rc == 0 && k < hosts[i].n_shown; k++)
+            rc = json_array_append_new(shown, json_integer(hosts[i].shown[k]));
+        rc |= json_object_set_new(o, "node", json_string(hosts[i].node));
+        rc |= json_object_set_new(o, "shown", shown);
+        if (rc != 0 || json_array_append_new(list, o) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
+    json_decref(list);
+    return text;
+}
 
 /* What the store holds on one host, for the claimer's view. */
 typedef struct host_use {

@@ -192,6 +192,22 @@ db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
  * memory or a string is not UTF-8. */
 char *store_json_strings(const char *const *values, size_t n);
 
+/* A PostgreSQL array literal ("{1,NULL,\"a b\"}"), built element by
+ * element (store_arrays.c): zero it, add, then finish (owned text, or NULL
+ * when memory ran out at any step: the failure sticks) or free. */
+typedef struct store_pg_array {
+    char *text;
+    size_t len, cap, n;
+    bool failed;
+} store_pg_array;
+void store_pg_array_null(store_pg_array *a);
+void store_pg_array_text(store_pg_array *a, const char *text); /* NULL: NULL */
+void store_pg_array_int(store_pg_array *a, int64_t value);
+void store_pg_array_double(store_pg_array *a, double value);
+void store_pg_array_bool(store_pg_array *a, bool value);
+char *store_pg_array_finish(store_pg_array *a);
+void store_pg_array_free(store_pg_array *a);
+
 /* A JSON array of the n ids, as text to bind; free() it. NULL when out of
  * memory. */
 char *store_json_ids(const int64_t *ids, size_t n);

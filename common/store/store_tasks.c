@@ -131,40 +131,16 @@ static void prefetch_forget(store *s, const char *id)
         known->gone = true;
 }
 
-/* PostgreSQL's text form of a text[]: {"a","b"}, quotes and backslashes
- * escaped. Owned, or NULL when out of memory. */
-static char *text_array_literal(const char *const *items, size_t n)
-{
-    size_t len = 3;
-    for (size_t i = 0; i < n; i++)
-        len += 2 * strlen(items[i]) + 3;
-    char *out = malloc(len), *o = out;
-    if (!out)
-        return NULL;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            *o++ = ',';
-        *o++ = '"';
-        for (const char *c = items[i]; *c; c++) {
-            if (*c == '"' || *c == '\\')
-                *o++ = '\\';
-            *o++ = *c;
-        }
-        *o++ = '"';
-    }
-    *o++ = '}';
-    *o = '\0';
-    return out;
-}
-
 int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *err)
 {
     store_tx_cache_drop(s);
     if (!store_is_pg(s) || !store_in_transaction(s) || n == 0)
         return 0;
     int rc = -1;
-    char *literal = text_array_literal(ids, n);
+    store_pg_array array = {0};
+    for (size_t i = 0; i < n; i++)
+        store_pg_array_text(&array, ids[i]);
+    char *literal = store_pg_array_finish(&array);
     store_prefetch *p = calloc(1, sizeof *p);
     if (!literal || !p || !(p->ids = calloc(n, sizeof *p->ids))) {
         vf_error_set(err, VF_ENOMEM, "store %s: reading a batch's tasks: out of memory", s->path);

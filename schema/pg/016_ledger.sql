@@ -57,23 +57,29 @@ $$;
 CREATE TRIGGER reservations_bump_on_resources_end AFTER UPDATE OF resources_ended_at
     ON reservations FOR EACH ROW EXECUTE FUNCTION reservations_bump_host();
 
--- placements: [{seq, task, node, cpu, memory, disk, vmid, resources, priority,
---               created, expires, group, vmid_only,
---               lim_cpu, lim_memory, lim_disk, lim_slots, lim_res}], where a
---   limit is what the claimer's inventory leaves on the host for
---   reservations (capacity less what its guests have), null: not checked
---   (that filter is off), and lim_res an object of custom resources by
---   their names in lower case (names are compared without regard to case).
--- hosts: [{node, shown, res_inv}]: shown, the vmids of bound reservations on
---   the host whose VMs the claimer's inventory shows (its figures count
---   them); res_inv, whether that inventory counts the guests' custom
---   resources itself (allocated_resources).
--- clock: the claimer's reservation clock; view_at: when its inventory was
---   fetched; wall: now, for freeing the vmids of expired reservations.
--- Verdicts: 0 recorded (reservation_id), 1 no room left, 2 vmid held.
--- Placements on one host are counted in seq order: each must fit with the
--- store's and every earlier one's.
-CREATE FUNCTION virtflow_claim(placements json, hosts json, clock text, view_at text, wall text)
+-- The placements, one element of each array apiece, in claim order (a
+-- limit is what the claimer's inventory leaves on the host for reservations:
+-- capacity less what its guests have; NULL: not checked, that filter is
+-- off; lim_res a JSON object of custom resources by their names in lower
+-- case, names being compared without regard to case); resources a JSON
+-- object, NULL when none. The hosts they are on: host_shown, a JSON array of
+-- the vmids of bound reservations on the host whose VMs the claimer's
+-- inventory shows (its figures count them) or NULL; host_res_inv, whether
+-- that inventory counts the guests' custom resources itself
+-- (allocated_resources). clock: the claimer's reservation clock; view_at:
+-- when its inventory was fetched; wall: now, for freeing the vmids of
+-- expired reservations. Verdicts (seq counts from 0): 0 recorded
+-- (reservation_id), 1 no room left, 2 vmid held. Placements on one host are
+-- counted in seq order: each must fit with the store's and every earlier
+-- one's. Arrays, not one JSON document: the server reads them as it reads
+-- any parameter, where parsing JSON was a good part of a claim's cost.
+CREATE FUNCTION virtflow_claim(tasks text[], nodes text[], cpus float8[], memories bigint[],
+                               disks bigint[], vmids bigint[], resources text[],
+                               priorities integer[], created text[], expires text[],
+                               groups text[], vmid_only boolean[], lim_cpu float8[],
+                               lim_memory float8[], lim_disk bigint[], lim_slots bigint[],
+                               lim_res text[], host_nodes text[], host_shown text[],
+                               host_res_inv boolean[], clock text, view_at text, wall text)
 RETURNS TABLE (seq integer, verdict integer, reservation_id bigint, lock_wait_ms double precision)
 LANGUAGE plpgsql VOLATILE
 -- Planned at every call: a plan kept from a small table would scan a big one.
@@ -89,34 +95,29 @@ DECLARE
     waited double precision;
 BEGIN
     PERFORM pg_advisory_xact_lock(1986415683, k)
-       FROM (SELECT DISTINCT hashtext(x ->> 'node') AS k
-               FROM json_array_elements(hosts) x ORDER BY 1) keys;
+       FROM (SELECT DISTINCT hashtext(n) AS k FROM unnest(host_nodes) n ORDER BY 1) keys;
     waited := extract(epoch FROM clock_timestamp() - started) * 1000;
     PERFORM set_config('virtflow.claiming', 'on', true);
     UPDATE reservations r SET released_at = wall
-     WHERE r.vmid IN (SELECT (x ->> 'vmid')::bigint FROM json_array_elements(placements) x
-                       WHERE json_typeof(x -> 'vmid') = 'number')
-       AND r.released_at IS NULL AND r.expires_at <= wall;
+     WHERE r.vmid = ANY (vmids) AND r.released_at IS NULL AND r.expires_at <= wall;
     PERFORM set_config('virtflow.claiming', 'off', true);
     RETURN QUERY
     WITH p AS (
-        SELECT (x ->> 'seq')::integer AS seq, x ->> 'task' AS task, x ->> 'node' AS node,
-               (x ->> 'cpu')::float8 AS cpu, (x ->> 'memory')::bigint AS memory,
-               (x ->> 'disk')::bigint AS disk, (x ->> 'vmid')::bigint AS vmid,
-               CASE WHEN json_typeof(x -> 'resources') = 'object' THEN x -> 'resources' END
-                   AS resources,
-               (x ->> 'priority')::integer AS priority, x ->> 'created' AS created,
-               x ->> 'expires' AS expires, x ->> 'group' AS grp,
-               coalesce((x ->> 'vmid_only')::boolean, false) AS vmid_only,
-               (x ->> 'lim_cpu')::float8 AS lim_cpu, (x ->> 'lim_memory')::float8 AS lim_memory,
-               (x ->> 'lim_disk')::bigint AS lim_disk, (x ->> 'lim_slots')::bigint AS lim_slots,
-               x -> 'lim_res' AS lim_res
-          FROM json_array_elements(placements) x),
+        SELECT (t.o - 1)::integer AS seq, t.task, t.node, t.cpu, t.memory, t.disk, t.vmid,
+               t.resources::json AS resources, t.priority, t.created, t.expires, t.grp,
+               coalesce(t.vmid_only, false) AS vmid_only, t.lim_cpu, t.lim_memory, t.lim_disk,
+               t.lim_slots, t.lim_res::json AS lim_res
+          FROM unnest(tasks, nodes, cpus, memories, disks, vmids, resources, priorities, created,
+                      expires, groups, vmid_only, lim_cpu, lim_memory, lim_disk, lim_slots,
+                      lim_res)
+               WITH ORDINALITY AS t(task, node, cpu, memory, disk, vmid, resources, priority,
+                                    created, expires, grp, vmid_only, lim_cpu, lim_memory,
+                                    lim_disk, lim_slots, lim_res, o)),
     h AS (
-        SELECT x ->> 'node' AS node, coalesce((x ->> 'res_inv')::boolean, false) AS res_inv,
-               ARRAY(SELECT json_array_elements_text(coalesce(x -> 'shown', '[]'::json))::bigint)
+        SELECT x.node, coalesce(x.res_inv, false) AS res_inv,
+               ARRAY(SELECT json_array_elements_text(coalesce(x.shown, '[]')::json)::bigint)
                    AS shown
-          FROM json_array_elements(hosts) x),
+          FROM unnest(host_nodes, host_shown, host_res_inv) AS x(node, shown, res_inv)),
     -- What the store holds on those hosts that this view counts: held;
     -- bound by a view newer than this one, or not expired; and bound with
     -- custom resources not ended. Each part is one index range.
