@@ -773,6 +773,23 @@ static void test_leases(const char *path)
     CHECK(lease_others_alive(s, owner, &others, &err) == 0 && others == 1);
     lease_withdraw(s, alive);
     CHECK(lease_others_alive(s, owner, &others, &err) == 0 && others == 0);
+
+    /* vmid classes: live workers never share one; a dead one's is free at
+     * once for a process of its scope, a given-back one for anyone. */
+    uint32_t slot = 99, other_slot = 99;
+    CHECK(lease_take_slot(s, owner, 4, 2, &slot, &err) == 1 && slot == 2);
+    CHECK(lease_take_slot(s, alive, 4, 2, &other_slot, &err) == 1 && other_slot == 3);
+    CHECK(lease_take_slot(s, other_ns, 4, 3, &other_slot, &err) == 1 && other_slot == 0);
+    CHECK(lease_keep_slot(s, owner, 4, 2, &err) == 1);
+    CHECK(lease_keep_slot(s, alive, 4, 2, &err) == 0);
+    CHECK(store_lease_acquire(s, "vmid-slot:4:1", dead, t0, "2999-01-01T00:00:00.000Z", &err) == 1);
+    CHECK(lease_take_slot(s, owner, 4, 1, &other_slot, &err) == 1 && other_slot == 1);
+    /* Every class held by a live worker: none. */
+    CHECK(lease_take_slot(s, "elsewhere:7:abc", 4, 0, &other_slot, &err) == 0);
+    lease_give_slot(s, alive, 4, 3);
+    CHECK(lease_take_slot(s, "elsewhere:7:abc", 4, 0, &other_slot, &err) == 1 && other_slot == 3);
+    /* Another stride is another set of classes. */
+    CHECK(lease_take_slot(s, alive, 8, 2, &other_slot, &err) == 1 && other_slot == 2);
     store_close(s);
 }
 

@@ -53,7 +53,8 @@ struct sched_engine {
      * (every id of the class below it is used or reserved). vmid_stride 1:
      * never. */
     uint32_t vmid_stride, vmid_slot, vmid_slot_hint;
-    bool vmid_spread; /* sched_engine_set_vmid_spread: other workers are alive */
+    bool vmid_spread;     /* sched_engine_set_vmid_spread: other workers are alive */
+    bool vmid_slot_given; /* sched_engine_set_vmid_slot chose the class, not the hash */
 
     regex_entry regexes[REGEX_CACHE_SIZE];
     uint64_t clock; /* counts regex lookups, for least-recently-used eviction */
@@ -154,6 +155,8 @@ sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
     return engine;
 }
 
+static void set_vmid_slot(sched_engine *engine, uint32_t slot);
+
 int sched_engine_add_profile(sched_engine *engine, const char *name, const sched_params *params,
                              vf_error *err)
 {
@@ -176,6 +179,8 @@ int sched_engine_add_profile(sched_engine *engine, const char *name, const sched
         return -1;
     snprintf(profile->profile_name, sizeof profile->profile_name, "%s", name);
     profile->vmid_spread = engine->vmid_spread;
+    if (engine->vmid_slot_given)
+        set_vmid_slot(profile, engine->vmid_slot);
     /* Added late (tests; the worker adds them first): catch up. */
     int rc = engine->hosts ? sched_engine_set_hosts(profile, engine->hosts, NULL, NULL, err) : 0;
     for (size_t i = 0; rc == 0 && i < engine->holds.n_held; i++) {
@@ -235,6 +240,18 @@ static void forget_regex_matches(sched_engine *engine)
 
 static void advance_slot_hint(sched_engine *engine);
 
+/* The worker's vmid class is `slot` (modulo the stride), its hint from the
+ * bottom of the class again. */
+static void set_vmid_slot(sched_engine *engine, uint32_t slot)
+{
+    if (engine->vmid_stride < 2)
+        return;
+    engine->vmid_slot = slot % engine->vmid_stride;
+    engine->vmid_slot_given = true;
+    engine->vmid_slot_hint = vmid_first_in_slot(VMID_MIN, engine->vmid_stride, engine->vmid_slot);
+    advance_slot_hint(engine);
+}
+
 int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf_error *err)
 {
     /* Built and checked as a new engine would be, so a rejected change
@@ -247,8 +264,10 @@ int sched_engine_set_params(sched_engine *engine, const sched_params *params, vf
     engine->rng = next->rng;
     /* scheduler.vmid_stride may have changed: the class, and its hint from
      * the bottom (set_hosts below, or here without a snapshot). */
+    bool keep = engine->vmid_slot_given && engine->vmid_stride == next->vmid_stride;
     engine->vmid_stride = next->vmid_stride;
-    engine->vmid_slot = next->vmid_slot;
+    engine->vmid_slot = keep ? engine->vmid_slot : next->vmid_slot;
+    engine->vmid_slot_given = keep;
     engine->vmid_slot_hint = vmid_first_in_slot(VMID_MIN, engine->vmid_stride, engine->vmid_slot);
     advance_slot_hint(engine);
     sched_engine_free(next);
@@ -342,6 +361,23 @@ void sched_engine_set_vmid_spread(sched_engine *engine, bool on)
 bool sched_engine_vmid_spreads(const sched_engine *engine)
 {
     return engine->vmid_stride > 1;
+}
+
+uint32_t sched_engine_vmid_stride(const sched_engine *engine)
+{
+    return engine->vmid_stride;
+}
+
+uint32_t sched_engine_vmid_slot(const sched_engine *engine)
+{
+    return engine->vmid_slot;
+}
+
+void sched_engine_set_vmid_slot(sched_engine *engine, uint32_t slot)
+{
+    set_vmid_slot(engine, slot);
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        set_vmid_slot(engine->profiles[i], slot);
 }
 
 static void advance_hint(sched_engine *engine)

@@ -205,6 +205,15 @@ void sched_engine_set_vmid_spread(sched_engine *engine, bool on);
 /* Whether sched_engine_set_vmid_spread can change anything (a stride > 1
  * and a worker id): the caller need not follow the others otherwise. */
 bool sched_engine_vmid_spreads(const sched_engine *engine);
+/* The stride and the worker's class (a hash of its worker id, or the one
+ * set below). */
+uint32_t sched_engine_vmid_stride(const sched_engine *engine);
+uint32_t sched_engine_vmid_slot(const sched_engine *engine);
+/* Take `slot` (modulo the stride) as the worker's class instead of the
+ * hash's: the one it holds a lease on, which no other live worker holds
+ * (leases.h lease_take_slot). Kept across sched_engine_set_params while
+ * the stride stays. */
+void sched_engine_set_vmid_slot(sched_engine *engine, uint32_t slot);
 
 /* Free vCPUs and MiB over the online hosts of the snapshot, after what the
  * inventory shows allocated and what the engine holds (a host's free room

@@ -85,6 +85,52 @@ static int sync_inventory(service *svc, vf_error *err)
  * (scheduler.vmid_stride). */
 #define PEERS_CHECK_INTERVAL_S 1
 
+/* Hold the lease of a vmid class no other live worker holds, and decide in
+ * it: renewed every LEASE_RENEW_S; taken again when the stride changed or
+ * another worker took it (this one was paused past the lease). Without one
+ * (a store error, every class held) the class stays as it was: both are
+ * safe, only more claims would miss. */
+static void keep_vmid_slot(service *svc, int64_t now)
+{
+    uint32_t stride = sched_engine_vmid_stride(svc->engine);
+    if (svc->slot_held && svc->slot_stride == stride &&
+        now - svc->slot_checked_at_ms < (int64_t)LEASE_RENEW_S * 1000)
+        return;
+    svc->slot_checked_at_ms = now;
+    vf_error err;
+    vf_error_init(&err);
+    if (svc->slot_held && svc->slot_stride == stride) {
+        int held = lease_keep_slot(svc->store, svc->owner, stride, svc->slot, &err);
+        if (held != 0) {
+            if (held < 0)
+                log_debug("store: renewing the vmid class: %s", err.text);
+            return;
+        }
+        log_warn("vmid class %u of %u: another worker holds it now; taking another", svc->slot,
+                 stride);
+    } else if (svc->slot_held) {
+        lease_give_slot(svc->store, svc->owner, svc->slot_stride, svc->slot);
+    }
+    svc->slot_held = false;
+    uint32_t slot = 0;
+    int took = lease_take_slot(svc->store, svc->owner, stride, sched_engine_vmid_slot(svc->engine),
+                               &slot, &err);
+    if (took < 0) {
+        log_debug("store: taking a vmid class: %s", err.text);
+        return;
+    }
+    if (took == 0) {
+        log_warn("vmid classes: all %u are held by live workers; this one shares one", stride);
+        return;
+    }
+    svc->slot_held = true;
+    svc->slot_stride = stride;
+    svc->slot = slot;
+    sched_engine_set_vmid_slot(svc->engine, slot);
+    log_info("vmid class %u of %u (while other workers are alive, vmids %% %u == %u first)", slot,
+             stride, stride, slot);
+}
+
 /* Count the other live workers and tell the engine. A store error here is
  * no reason to stop: the setting stays as it was (both are safe; the store's
  * unique index keeps every vmid to one reservation), and the next check, or
@@ -94,6 +140,7 @@ static void follow_peers(service *svc)
     if (!sched_engine_vmid_spreads(svc->engine))
         return;
     int64_t now = clock_mono_ms();
+    keep_vmid_slot(svc, now);
     if (svc->peers_checked_at_ms &&
         now - svc->peers_checked_at_ms < (int64_t)PEERS_CHECK_INTERVAL_S * 1000)
         return;
@@ -434,6 +481,33 @@ static int record_batch(service *svc, batch *b, vf_error *err)
     }
 }
 
+/* An item's replies: its answer, to the message's client or the one its
+ * task recorded (a request republished after a preemption names none), and
+ * those to other tasks' clients (a preempted victim's). */
+static int publish_replies(service *svc, const amqp_link_delivery *d, const task_outcome *o,
+                           vf_error *err)
+{
+    const char *to = o->reply_to ? o->reply_to : d->reply_to;
+    if (o->reply_body && to) {
+        amqp_link_message msg = {.body = o->reply_body,
+                                 .body_len = strlen(o->reply_body),
+                                 .message_id = o->task_id,
+                                 .correlation_id =
+                                     o->reply_to ? o->correlation_id : d->correlation_id};
+        if (service_publish_tracked(svc->publisher, "", to, &msg, PUB_REPLY, 0, o->task_id, err) <
+            0)
+            return -1;
+    }
+    for (size_t k = 0; k < o->n_replies; k++) {
+        const outcome_reply *r = &o->replies[k];
+        amqp_link_message msg = {
+            .body = r->body, .body_len = strlen(r->body), .correlation_id = r->correlation_id};
+        if (service_publish_tracked(svc->publisher, "", r->to, &msg, PUB_REPLY, 0, NULL, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* After the commit: ack what is settled by it, and publish. Events need no
  * wait (the outbox keeps them); a retry or dead letter is not in the store,
  * so its message is acked only when the republish is confirmed. */
@@ -483,26 +557,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                         m->id, err) < 0)
                 return -1;
         }
-        /* The message's client, or the one its task recorded. */
-        const char *to = o->reply_to ? o->reply_to : d->reply_to;
-        if (o->reply_body && to) {
-            amqp_link_message msg = {.body = o->reply_body,
-                                     .body_len = strlen(o->reply_body),
-                                     .message_id = o->task_id,
-                                     .correlation_id =
-                                         o->reply_to ? o->correlation_id : d->correlation_id};
-            if (service_publish_tracked(svc->publisher, "", to, &msg, PUB_REPLY, 0, o->task_id,
-                                        err) < 0)
-                return -1;
-        }
-        for (size_t k = 0; k < o->n_replies; k++) {
-            const outcome_reply *r = &o->replies[k];
-            amqp_link_message msg = {
-                .body = r->body, .body_len = strlen(r->body), .correlation_id = r->correlation_id};
-            if (service_publish_tracked(svc->publisher, "", r->to, &msg, PUB_REPLY, 0, NULL, err) <
-                0)
-                return -1;
-        }
+        if (publish_replies(svc, d, o, err) < 0)
+            return -1;
         if (o->action == TASK_RETRY) {
             char tier[BROKER_NAME_MAX];
             if (broker_names_retry(o->delay_s, tier, sizeof tier) < 0) {
@@ -708,6 +764,8 @@ static void close_parts(service *svc)
         vf_error_init(&ignored);
         (void)store_lease_release(svc->store, "housekeeping", svc->owner, &ignored);
         lease_withdraw(svc->store, svc->owner);
+        if (svc->slot_held)
+            lease_give_slot(svc->store, svc->owner, svc->slot_stride, svc->slot);
     }
     service_checkpoint_stop(svc->checkpoints);
     service_inventory_refresher_stop(svc->refresher);

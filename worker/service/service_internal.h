@@ -96,7 +96,10 @@ typedef struct service {
     batch *syncing;               /* NULL, or the committed batch awaiting its sync */
     service_publisher *publisher; /* publishes, confirms, the outbox sweep */
     int64_t peers_checked_at_ms;  /* monotonic: follow_peers last counted the other workers */
-    bool sync_failed;             /* a WAL sync failed: nothing more may be acked */
+    int64_t slot_checked_at_ms;   /* monotonic: follow_peers last renewed the vmid class */
+    bool slot_held;               /* the lease of a vmid class (slot_stride, slot) is ours */
+    uint32_t slot_stride, slot;
+    bool sync_failed; /* a WAL sync failed: nothing more may be acked */
     uint64_t placed_since_summary;
     uint64_t conflicts_since_summary; /* batches decided again: another worker got there first */
     uint64_t missed_since_summary;    /* placements decided again: their claims missed */
