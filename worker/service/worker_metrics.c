@@ -66,7 +66,7 @@ struct worker_metrics {
     pthread_mutex_t params_lock;
     sched_params params;
     metrics_series *reservations, *outbox, *scrape_errors;
-    metrics_series *round_trips;   /* the main store handle's waits for the server */
+    metrics_series *round_trips;   /* the batches' and claims' waits for the server */
     metrics_series *claims;        /* placements claimed (reservations.h), a total kept there */
     metrics_series *claims_missed; /* of which missed: decided again */
     metrics_series *lock_wait;     /* seconds waited for the store's locks, a total kept here */
@@ -466,7 +466,7 @@ static int define(worker_metrics *wm, vf_error *err)
     wm->scrape_errors = single(wm, METRICS_COUNTER, "virtflow_scrape_errors_total",
                                "Scrapes whose store-backed gauges could not be read", NULL, 0, err);
     wm->round_trips = single(wm, METRICS_COUNTER, "virtflow_store_round_trips_total",
-                             "Times the worker's batch store handle waited for the database "
+                             "Times the worker's batches and claims waited for the database "
                              "server's answer (PostgreSQL; 0 on SQLite)",
                              NULL, 0, err);
     wm->claims = single(wm, METRICS_COUNTER, "virtflow_claims_total",
