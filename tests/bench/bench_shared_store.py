@@ -233,11 +233,14 @@ def main():
         for c in configs:
             kind, rtt, k, (name, build) = c
             rows = results[c]
-            print("%-8s %-11s %7g %7d %9.0f %8.0f %14.0f %12.0f %8d %16.3f %13.3f" % (
+            lock = statistics.median(r[6] for r in rows)
+            # A build without the counter (before it came) has no figure.
+            lock_text = "-" if math.isnan(lock) else "%.3f" % lock
+            print("%-8s %-11s %7g %7d %9.0f %8.0f %14.0f %12.0f %8d %16.3f %13s" % (
                 name or "-", kind, rtt, k, statistics.median(r[0] for r in rows),
                 statistics.median(r[4] for r in rows), statistics.median(r[1] for r in rows),
                 statistics.median(r[5] for r in rows), min(r[2] for r in rows),
-                statistics.median(r[3] for r in rows), statistics.median(r[6] for r in rows)),
+                statistics.median(r[3] for r in rows), lock_text),
                 flush=True)
     finally:
         if broker:

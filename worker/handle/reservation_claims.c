@@ -367,46 +367,80 @@ static int add_miss(reservation_misses *m, const char *task_id, vf_error *err)
     return 0;
 }
 
+/* A queue's claims as the store takes them, with their hosts and view. */
+typedef struct claim_set {
+    store_claim *claims;
+    store_claim_host *hosts;
+    size_t n, n_hosts;
+    char now[STORE_TIME_SIZE];
+    store_claim_view view; /* points into now: a set is not moved */
+} claim_set;
+
+static void claim_set_close(claim_set *set)
+{
+    free(set->claims);
+    free(set->hosts);
+}
+
+static int claim_set_open(reservation_book *book, const claim_queue *q, claim_set *set,
+                          vf_error *err)
+{
+    memset(set, 0, sizeof *set);
+    set->claims = malloc(q->n * sizeof *set->claims);
+    set->hosts = calloc(q->n, sizeof *set->hosts);
+    if (!set->claims || !set->hosts) {
+        claim_set_close(set);
+        vf_error_set(err, VF_ENOMEM, "out of memory claiming placements");
+        return -1;
+    }
+    set->n = q->n;
+    for (size_t i = 0; i < q->n; i++)
+        set->claims[i] = q->items[i].claim;
+    if (index_guests(book, err) < 0) {
+        claim_set_close(set);
+        return -1;
+    }
+    set->n_hosts = claim_hosts(book, set->claims, set->n, set->hosts);
+    set->view = view_of(book, set->now);
+    return 0;
+}
+
 int reservation_book_settle(reservation_book *book, store *s, reservation_misses *misses,
                             vf_error *err)
 {
     claim_queue *q = &book->queued;
     if (q->n == 0)
         return 0;
-    size_t n = q->n;
-    store_claim *claims = malloc(n * sizeof *claims);
-    store_claim_host *hosts = calloc(n, sizeof *hosts);
-    store_claim_result *results = calloc(n, sizeof *results);
+    claim_set set;
+    store_claim_result *results = calloc(q->n, sizeof *results);
     int rc = -1;
-    if (!claims || !hosts || !results) {
+    if (!results) {
         vf_error_set(err, VF_ENOMEM, "out of memory claiming placements");
-        goto out;
+        reservation_queue_clear(q);
+        return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        claims[i] = q->items[i].claim;
-    if (index_guests(book, err) < 0)
-        goto out;
-    size_t n_hosts = claim_hosts(book, claims, n, hosts);
-    char now[STORE_TIME_SIZE];
-    store_claim_view view = view_of(book, now);
+    if (claim_set_open(book, q, &set, err) < 0) {
+        free(results);
+        reservation_queue_clear(q);
+        return -1;
+    }
     store_claim_stats stats = {0};
-    if (store_claims_record(claims_store(book, s), hosts, n_hosts, claims, n, &view, false, results,
-                            &stats, err) < 0)
+    if (store_claims_record(claims_store(book, s), set.hosts, set.n_hosts, set.claims, set.n,
+                            &set.view, false, results, &stats, err) < 0)
         goto out;
-    book->stats.claims += n;
+    book->stats.claims += set.n;
     book->stats.claim_trips++;
     book->stats.lock_wait_ms += stats.lock_wait_ms;
     rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
+    for (size_t i = 0; rc == 0 && i < set.n; i++) {
         if (results[i].verdict == STORE_CLAIM_RECORDED)
             rc = note_recorded(book, results[i].reservation_id, err);
-        else if (add_miss(misses, claims[i].task_id, err) < 0 ||
-                 after_miss(book, s, &claims[i], results[i].verdict, err) < 0)
+        else if (add_miss(misses, set.claims[i].task_id, err) < 0 ||
+                 after_miss(book, s, &set.claims[i], results[i].verdict, err) < 0)
             rc = -1;
     }
 out:
-    free(claims);
-    free(hosts);
+    claim_set_close(&set);
     free(results);
     reservation_queue_clear(q);
     return rc;
@@ -417,26 +451,13 @@ int reservation_book_send_with_commit(reservation_book *book, store *s, vf_error
     claim_queue *q = &book->with_commit;
     if (q->n == 0)
         return 0;
-    size_t n = q->n;
-    store_claim *claims = malloc(n * sizeof *claims);
-    store_claim_host *hosts = calloc(n, sizeof *hosts);
-    int rc = -1;
-    if (!claims || !hosts) {
-        vf_error_set(err, VF_ENOMEM, "out of memory claiming placements");
-        goto out;
+    claim_set set;
+    int rc = claim_set_open(book, q, &set, err);
+    if (rc == 0) {
+        rc = store_claims_defer(s, set.hosts, set.n_hosts, set.claims, set.n, &set.view, err);
+        book->stats.claims += set.n;
+        claim_set_close(&set);
     }
-    for (size_t i = 0; i < n; i++)
-        claims[i] = q->items[i].claim;
-    if (index_guests(book, err) < 0)
-        goto out;
-    size_t n_hosts = claim_hosts(book, claims, n, hosts);
-    char now[STORE_TIME_SIZE];
-    store_claim_view view = view_of(book, now);
-    rc = store_claims_defer(s, hosts, n_hosts, claims, n, &view, err);
-    book->stats.claims += n;
-out:
-    free(claims);
-    free(hosts);
     /* The texts must live until the statement's parameters are sent:
      * store_claims_defer has sent them (libpq copies them). */
     reservation_queue_clear(q);
