@@ -92,6 +92,7 @@ vf_config *config_defaults(void)
     c->relay.http_listen = strdup("127.0.0.1:9465");
     c->api.listen = strdup("127.0.0.1:8080");
     c->api.requeue_after_s = 300;
+    c->nats.duplicate_window_s = 120;
     c->api.requeue_max = 3;
     if (!c->worker.http_listen || !c->relay.http_listen || !c->api.listen)
         goto config_fail;
@@ -103,6 +104,8 @@ vf_config *config_defaults(void)
         !(c->spare.provisioner.ref = strdup("main")) ||
         !(c->spare.readiness.type = strdup("none")) ||
         !(c->spare.release_kubernetes = strdup("none")) ||
+        !(c->nats.stream = strdup("VIRTFLOW_EVENTS")) ||
+        !(c->nats.subject_prefix = strdup("virtflow.events")) ||
         copy_ints(&c->retry.delays_s, &c->retry.n_delays, delays,
                   sizeof delays / sizeof delays[0]) < 0 ||
         copy_ints(&c->relay.schedule_s, &c->relay.n_schedule, schedule,
@@ -374,7 +377,9 @@ vf_config *config_resolve_from(const char *cli_path, const char *system_path, vf
 {
     extern char **environ;
     vf_config *config = resolve_file(cli_path, system_path, err);
-    if (config && config_apply_environment(config, (const char *const *)environ, err) < 0) {
+    /* Keys that must agree, once the variables are over the file. */
+    if (config && (config_apply_environment(config, (const char *const *)environ, err) < 0 ||
+                   config_check_rules(config, NULL, NULL, NULL, err) < 0)) {
         config_free(config);
         return NULL;
     }
@@ -401,8 +406,13 @@ void config_free(vf_config *c)
     config_free_strings(c->env_keys, c->n_env);
     free(c->worker.http_listen);
     free(c->relay.http_listen);
+    free(c->nats.url);
+    free(c->nats.stream);
+    free(c->nats.subject_prefix);
     free(c->api.listen);
     config_free_strings(c->api.allowed_hosts, c->api.n_allowed_hosts);
+    config_free_strings(c->api.idempotency_secret_files, c->api.n_idempotency_secret_files);
+    config_free_strings(c->api.trusted_proxies, c->api.n_trusted_proxies);
     free(c->api.keys_file);
     free(c->api.tls_cert_file);
     free(c->api.tls_key_file);
@@ -446,16 +456,24 @@ void config_free(vf_config *c)
     free(c);
 }
 
-/* The user a URL logs in as, as amqp_link_connect parses it. */
-static bool url_user_is(const char *url, const char *user)
+/* The user a URL logs in as, as amqp_link_connect parses it, into
+ * user[size]; false for a URL it cannot parse. */
+bool config_url_user(const char *url, char *user, size_t size)
 {
     char copy[CONFIG_URL_COPY_MAX];
     if (snprintf(copy, sizeof copy, "%s", url) >= (int)sizeof copy)
         return false;
     struct amqp_connection_info info;
-    bool same = amqp_parse_url(copy, &info) == AMQP_STATUS_OK && strcmp(info.user, user) == 0;
+    bool ok = amqp_parse_url(copy, &info) == AMQP_STATUS_OK &&
+              snprintf(user, size, "%s", info.user) < (int)size;
     explicit_bzero(copy, sizeof copy); /* it held a password */
-    return same;
+    return ok;
+}
+
+static bool url_user_is(const char *url, const char *user)
+{
+    char login[256];
+    return config_url_user(url, login, sizeof login) && strcmp(login, user) == 0;
 }
 
 bool config_trusts_publisher(const vf_config *config, const char *user)

@@ -117,6 +117,11 @@ typedef struct config_receiver {
     bool enabled;
     int max_in_flight; /* per-receiver concurrency limit, default 8 */
     char *ca_file;     /* https:// trust anchors; NULL = the system store */
+    int *schedule_s;   /* its own retry schedule; NULL/0: relay.schedule_s */
+    size_t n_schedule;
+    double rate_per_s;   /* deliveries started per second at most; 0: no pace */
+    int disable_after_s; /* failing this long: disabled (circuit breaker); 0: never */
+    int probe_s;         /* while disabled: one delivery tried this often, seconds */
 } config_receiver;
 
 /* spare.clusters.NAME: the Kubernetes API server of one cluster. */
@@ -234,6 +239,15 @@ typedef struct vf_config {
         char *http_listen;
     } relay;
 
+    /* virtflow-nats: every event also on a NATS JetStream stream
+     * (docs/webhooks.md "Events on NATS JetStream"). */
+    struct {
+        char *url;              /* nats:// or tls://; NULL = no sink (the default) */
+        char *stream;           /* the JetStream stream, default VIRTFLOW_EVENTS */
+        char *subject_prefix;   /* subjects are PREFIX.<type>, default virtflow.events */
+        int duplicate_window_s; /* the stream's duplicate window when the sink creates it */
+    } nats;
+
     struct {
         /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9464; NULL = off */
         char *http_listen;
@@ -263,6 +277,15 @@ typedef struct vf_config {
         /* Republishes before such a task ends failed (reason "lost").
          * Default 3. */
         int requeue_max;
+        /* Files of the secret Idempotency-Key task ids are keyed with
+         * (worker/api/api_idempotency.h): the first keys new ids, the
+         * others are looked up too (rotation); NULL/0 = none */
+        char **idempotency_secret_files;
+        size_t n_idempotency_secret_files;
+        /* Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For
+         * names the client (httpd.h); NULL/0 = none */
+        char **trusted_proxies;
+        size_t n_trusted_proxies;
     } api;
 
     struct {
@@ -392,6 +415,62 @@ int config_env_each(int (*fn)(const char *name, const char *key, bool settable, 
  * of amqp.urls (a URL without one means guest, as for rabbitmq-c)? NULL and ""
  * are never trusted. */
 bool config_trusts_publisher(const vf_config *config, const char *user);
+
+/* ---- keys that must agree (config_rules.c) ----
+ *
+ * Some guarantees hang on two keys at once: a retention shorter than a
+ * worker's inventory window, a reservation that ends before the refresh
+ * that could show its VM. Each such pair is a rule: checked on every
+ * configuration the programs resolve (config_resolve, a SIGHUP's reload), and
+ * listed in docs/configuration.md ("Keys that must agree") from this one
+ * table. A rule either keeps what the guarantee needs whatever the keys say
+ * (KEEPS: retention keeps rows longer), warns (a program would still work,
+ * and refusing would stop running deployments at an upgrade), or refuses
+ * the configuration (the guarantee cannot hold). */
+
+/* How long after an inventory ended a reservation (bound_at, and its
+ * expiry) the row is still counted by a worker whose snapshot is older:
+ * inventory.max_age_s, past which a worker stops placing. (Fetch times are
+ * wall clock times of different machines: keep them in sync.) */
+int64_t config_bound_reservation_keep_s(const vf_config *config);
+
+/* How long after a final task was last written a copy of its message may
+ * still come back from a retry tier (a task a recheck completed meanwhile):
+ * the longest of retry.delays_s (then it waits in its work queue, however
+ * deep that is). */
+int64_t config_final_task_keep_s(const vf_config *config);
+
+typedef enum {
+    CONFIG_RULE_KEEPS,   /* what the guarantee needs is kept whatever the keys say */
+    CONFIG_RULE_WARNS,   /* a warning at start and in config check */
+    CONFIG_RULE_REFUSES, /* the configuration is refused (exit 3) */
+} config_rule_outcome;
+
+typedef struct config_rule {
+    const char *keys;      /* Markdown: "`store.retention`, `inventory.max_age_s`" */
+    const char *relation;  /* what must hold */
+    const char *guarantee; /* what breaks otherwise */
+    config_rule_outcome outcome;
+    const char *handling; /* what virtflow does about it, and why not more */
+    const char *program;  /* the one program it concerns ("virtflow-worker"); NULL: all */
+    /* Writes why `config` breaks the rule into why[size] and returns true;
+     * false when it holds. NULL: checked while the file is read (the
+     * section's own check). */
+    bool (*broken)(const vf_config *config, char *why, size_t size);
+} config_rule;
+
+/* The rules, in the order the reference lists them. */
+const config_rule *config_rules(size_t *count);
+
+/* Called for each rule `config` breaks (a KEEPS or WARNS one, or the
+ * REFUSES one that stops the check), with the reason. */
+typedef void (*config_rule_report_fn)(const config_rule *rule, const char *why, void *user);
+
+/* Check the rules concerning `program` (NULL: every rule). Each broken rule
+ * goes to `report` (NULL: none); the first broken REFUSES rule ends the
+ * check: -1 with err VF_ECONFIG "<keys>: <why>". Returns 0 otherwise. */
+int config_check_rules(const vf_config *config, const char *program, config_rule_report_fn report,
+                       void *user, vf_error *err) __attribute__((warn_unused_result));
 
 /* Parse a duration of store.retention's form: a positive integer and one
  * unit, s, m, h or d ("90s", "45m", "12h", "30d"), into *seconds (at most

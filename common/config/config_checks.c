@@ -13,6 +13,7 @@
 #include <amqp.h>
 #include <yaml.h>
 
+#include "cidr.h"
 #include "log.h"
 
 /* ---- value checks ---------------------------------------------------------------------- */
@@ -34,6 +35,11 @@ static int check_scheme(loader *ld, yaml_node_t *node, const char *value, const 
 int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
 {
     return check_scheme(ld, node, value, path, "amqp://", "amqps://");
+}
+
+int check_nats_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    return check_scheme(ld, node, value, path, "nats://", "tls://");
 }
 
 int check_store_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
@@ -94,6 +100,17 @@ int check_host_name(loader *ld, yaml_node_t *node, const char *value, const char
         return 0;
     return config_fail(ld, node, path,
                        "expected a host name or address, without a scheme, path or spaces");
+}
+
+/* A proxy's address or range (api.trusted_proxies), as httpd parses it. */
+int check_address_range(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    cidr range;
+    if (cidr_parse(value, &range) == 0)
+        return 0;
+    return config_fail(ld, node, path,
+                       "expected an address or an address range (10.0.0.0/8, ::1), got \"%s\"",
+                       value);
 }
 
 /* Receiver names key the deliveries table and appear in logs. */

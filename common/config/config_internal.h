@@ -150,7 +150,9 @@ int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char 
 int check_env_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_receiver_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_nats_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_host_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_address_range(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_readiness(loader *ld, yaml_node_t *map, void *base, const char *path);
 int check_listen(loader *ld, yaml_node_t *node, const char *value, const char *path);
 /* check_listen for an address that cannot be switched off (api.listen). */
@@ -178,6 +180,11 @@ extern const field config_profile_plugin_kinds[];
 void config_profiles_free(vf_config *c);
 void config_priority_classes_free(vf_config *c);
 void config_receiver_free(config_receiver *r);
+
+/* ---- config.c ---- */
+/* The user `url` logs in as (amqp.urls), into user[size]; false when the
+ * URL cannot be parsed. */
+bool config_url_user(const char *url, char *user, size_t size);
 
 /* ---- config_diff.c ---- */
 /* Every key of `fields` the same in a and b (two items of one list). */

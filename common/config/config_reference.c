@@ -341,6 +341,36 @@ static void write_environment(FILE *out)
     fputs(".\n", out);
 }
 
+static const char rules_intro[] =
+    "\n## Keys that must agree\n"
+    "\n"
+    "Some guarantees hang on two keys at once. Each pair below is checked on every\n"
+    "configuration the programs load (at start, on a SIGHUP's reload, and by `virtflowctl\n"
+    "config check`, which prints what is kept longer or only warned of as `warning:` lines,\n"
+    "`--json`: `warnings`). A pair either *keeps* what the guarantee needs whatever the keys\n"
+    "say, *warns* (the programs still work correctly, and refusing would stop running\n"
+    "deployments at an upgrade), or *refuses* the configuration (exit 3: the guarantee cannot\n"
+    "hold). The table is `common/config/config_rules.c`'s.\n"
+    "\n"
+    "| keys | must hold | else this breaks | virtflow |\n|---|---|---|---|\n";
+
+static void write_rules(FILE *out)
+{
+    static const char *const outcomes[] = {
+        [CONFIG_RULE_KEEPS] = "keeps",
+        [CONFIG_RULE_WARNS] = "warns",
+        [CONFIG_RULE_REFUSES] = "refuses",
+    };
+    fputs(rules_intro, out);
+    size_t n = 0;
+    const config_rule *rules = config_rules(&n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "| %s | %s | %s | **%s**%s%s%s: %s |\n", rules[i].keys, rules[i].relation,
+                rules[i].guarantee, outcomes[rules[i].outcome], rules[i].program ? " (" : "",
+                rules[i].program ? rules[i].program : "", rules[i].program ? ")" : "",
+                rules[i].handling);
+}
+
 int config_write_reference(FILE *out, vf_error *err)
 {
     writer w = {.out = out, .err = err};
@@ -358,8 +388,10 @@ int config_write_reference(FILE *out, vf_error *err)
                         config_field_reloads(section, 0));
     }
     config_free(defaults);
-    if (rc == 0)
+    if (rc == 0) {
+        write_rules(out);
         write_environment(out);
+    }
     if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
         vf_error_set(err, VF_EIO, "writing the reference failed");
         rc = -1;

@@ -29,6 +29,13 @@ static void handle_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+static void warn_rule(const config_rule *rule, const char *why, void *user)
+{
+    (void)user;
+    log_warn("configuration: %s (%s: docs/configuration.md, \"Keys that must agree\")", why,
+             rule->outcome == CONFIG_RULE_KEEPS ? "kept longer" : "not refused");
+}
+
 vf_config *program_start(const char *name, const char *usage, program_hangup hangup, int argc,
                          char **argv, int *exit_status)
 {
@@ -89,6 +96,11 @@ vf_config *program_start(const char *name, const char *usage, program_hangup han
     }
     vf_log_set_level(config->log.level);
     vf_log_set_format(config->log.format);
+    /* Refusals were config_resolve's; what is kept or only warned of is
+     * said here (a refusal cannot come again: the same rules, the same
+     * configuration). */
+    if (config_check_rules(config, name, warn_rule, NULL, &err) < 0)
+        log_error("configuration: %s", err.text);
     /* Before any thread starts, so that none keeps SIGHUP's default action. */
     if ((hangup == PROGRAM_RELOADS ? hangup_watch_start(&err) : hangup_notice_start(&err)) < 0)
         log_warn("%s", err.text);

@@ -47,6 +47,30 @@ int64_t retention_interval_ms(int64_t retention_s)
     return ms;
 }
 
+/* The earlier of `cutoff_ms` and now - keep_s, as store time. */
+static void no_later_than(int64_t cutoff_ms, int64_t now_ms, int64_t keep_s, char out[])
+{
+    int64_t kept_ms = now_ms - keep_s * 1000;
+    if (store_format_time(kept_ms < cutoff_ms ? kept_ms : cutoff_ms, out) < 0)
+        snprintf(out, STORE_TIME_SIZE, "1970-01-01T00:00:00.000Z"); /* nothing is that old */
+}
+
+int retention_cutoffs_at(const vf_config *config, int64_t older_than_s, int64_t now_ms,
+                         retention_cutoffs *out)
+{
+    int64_t cutoff_ms = now_ms - older_than_s * 1000;
+    if (store_format_time(cutoff_ms, out->rows) < 0)
+        return -1;
+    no_later_than(cutoff_ms, now_ms, config_final_task_keep_s(config), out->tasks);
+    no_later_than(cutoff_ms, now_ms, config_bound_reservation_keep_s(config), out->bound);
+    return 0;
+}
+
+store_prune_cutoffs retention_cutoffs_view(const retention_cutoffs *c)
+{
+    return (store_prune_cutoffs){.rows = c->rows, .tasks = c->tasks, .bound = c->bound};
+}
+
 /* Wait up to `ms`; returns true when asked to stop. */
 static bool wait_or_stop(retention *r, int64_t ms)
 {
@@ -67,9 +91,12 @@ static void round_of_pruning(retention *r)
         log_warn("retention: %s (tried again in the next round)", lease_err.text);
     if (held <= 0)
         return;
-    char cutoff[STORE_TIME_SIZE];
-    if (store_format_time(clock_wall_ms() - r->config->store.retention_s * 1000, cutoff) < 0)
+    retention_cutoffs cutoffs;
+    if (retention_cutoffs_at(r->config, r->config->store.retention_s, clock_wall_ms(), &cutoffs) <
+        0)
         return; /* a retention reaching before 1970: nothing can be that old */
+    store_prune_cutoffs view = retention_cutoffs_view(&cutoffs);
+    const char *cutoff = cutoffs.rows;
     store_prune_counts deleted = {0};
     vf_error err;
     vf_error_init(&err);
@@ -77,7 +104,7 @@ static void round_of_pruning(retention *r)
     int64_t longest_us = 0;
     for (;;) {
         int64_t started = clock_mono_us();
-        rc = store_prune_batch(r->store, cutoff, STORE_PRUNE_BATCH, &deleted, &err);
+        rc = store_prune_batch_at(r->store, &view, STORE_PRUNE_BATCH, &deleted, &err);
         int64_t spent = clock_mono_us() - started;
         longest_us = spent > longest_us ? spent : longest_us;
         batches++;

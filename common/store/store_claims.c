@@ -1,5 +1,5 @@
 /* store_claims: placements claimed by fit (store_claims.h). PostgreSQL runs
- * the claim in the server (virtflow_claim, schema/pg/016_ledger.sql);
+ * the claim in the server (virtflow_claim, schema/pg/021_ledger.sql);
  * SQLite counts here, under the caller's write lock, by the same rules. */
 #include "store_claims.h"
 
@@ -17,7 +17,7 @@
 
 /* ---- PostgreSQL: the claim as the server's function takes it ---- */
 
-/* The function's array parameters, in its order (schema/pg/016). */
+/* The function's array parameters, in its order (schema/pg/021). */
 enum {
     P_TASKS,
     P_NODES,

@@ -1,4 +1,4 @@
-/* store_claims: placements claimed by fit (schema/016). Part of the store:
+/* store_claims: placements claimed by fit (schema/021). Part of the store:
  * what store.h says about durability, timestamps, strings, errors, threads
  * and listing callbacks holds here too.
  *
@@ -13,7 +13,7 @@
  * when the two do not both fit.
  *
  * On PostgreSQL a claim is one statement in a transaction of its own
- * (virtflow_claim, schema/pg/016): it locks each of its hosts for the
+ * (virtflow_claim, schema/pg/021): it locks each of its hosts for the
  * statement alone (transaction-level advisory locks, taken in one order),
  * counts, inserts what fits and commits. Nothing it takes outlives that one
  * round trip, so a worker that stops or pauses afterwards holds nothing the

@@ -15,26 +15,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The tasks a batch may delete: final, older than ?1, holding nothing that
- * is still in use (a live reservation, the custom resources of a VM that
- * exists, a spare). A spare counts as finished once released or failed (a
- * failed spare's VM does not exist, see spare_driver.c). The status IN list
- * with the updated_at range walks tasks_by_status_updated. */
-#define PRUNABLE_TASKS                                                                             \
+/* The tasks a batch may delete: final, last written before TASKS, holding
+ * nothing that is still in use: no reservation still held, none whose
+ * custom resources still count (its VM exists: the ledger), none an
+ * inventory ended that a worker with an older snapshot still counts (bound
+ * or expiring at or after BOUND: store_reservations_counted), no spare
+ * unfinished. A spare counts as finished once released or failed (a failed
+ * spare's VM does not exist, see spare_driver.c). The status IN list with
+ * the updated_at range walks tasks_by_status_updated. TASKS and BOUND name
+ * the statement's parameters ("?1"), each statement numbering its own. */
+#define PRUNABLE_TASKS(TASKS, BOUND)                                                               \
     "FROM tasks t WHERE t.status IN ('completed', 'failed', 'released') "                          \
-    "AND t.updated_at < ?1 "                                                                       \
+    "AND t.updated_at < " TASKS " "                                                                \
     "AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.task_id = t.id "                         \
     "                AND (r.released_at IS NULL OR " STORE_RESERVATION_HOLDS_RESOURCES ")) "       \
+    "AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.task_id = t.id "                         \
+    "                AND r.bound_at IS NOT NULL "                                                  \
+    "                AND (r.bound_at >= " BOUND " OR r.expires_at >= " BOUND ")) "                 \
     "AND NOT EXISTS (SELECT 1 FROM spares p WHERE p.task_id = t.id "                               \
     "                AND p.state NOT IN ('released', 'failed')) "                                  \
     "AND NOT EXISTS (SELECT 1 FROM spares p WHERE p.release_task_id = t.id "                       \
     "                AND p.state NOT IN ('released', 'failed')) "
 
-/* Released reservations, but not a bound one whose custom resources still
- * count (its VM exists: schema/016): the ledger keeps it, however old. */
-#define RELEASED_RESERVATIONS                                                                      \
-    "FROM reservations WHERE released_at IS NOT NULL AND released_at < ?1 "                        \
-    "AND NOT (" STORE_RESERVATION_HOLDS_RESOURCES ")"
+/* Reservations ended before ROWS; one an inventory ended (bound_at) only
+ * once it was bound and expired before BOUND, and never a bound one whose
+ * custom resources still count (its VM exists: schema/021): the ledger
+ * keeps it, however old. */
+#define RELEASED_RESERVATIONS(ROWS, BOUND)                                                         \
+    "FROM reservations WHERE released_at IS NOT NULL AND released_at < " ROWS " "                  \
+    "AND (bound_at IS NULL OR (bound_at < " BOUND " AND expires_at < " BOUND ")) "                 \
+    "AND NOT (" STORE_RESERVATION_HOLDS_RESOURCES ") "
 
 /* Snapshots older than the cutoff except the newest of them, which was still
  * in force at the cutoff (a decision kept after it was made against it). */
@@ -70,8 +80,8 @@ static int delete_by_key(store *s, db_stmt *st, const char *key, int64_t *count,
 
 /* Up to `limit` prunable tasks and everything that points at them, in one
  * transaction. Children first: the foreign keys are enforced. */
-static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_counts *deleted,
-                       int *found, vf_error *err)
+static int prune_tasks(store *s, const store_prune_cutoffs *cutoffs, int limit,
+                       store_prune_counts *deleted, int *found, vf_error *err)
 {
     static const char *const deletes[] = {
         "DELETE FROM task_events WHERE task_id = ?1",
@@ -89,7 +99,8 @@ static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_coun
     int result = -1;
     *found = 0;
 
-    if (!prepare(s, &select, "SELECT t.id " PRUNABLE_TASKS "ORDER BY t.updated_at LIMIT ?2", err))
+    if (!prepare(s, &select,
+                 "SELECT t.id " PRUNABLE_TASKS("?1", "?3") "ORDER BY t.updated_at LIMIT ?2", err))
         goto out;
     for (int i = 0; i < N_DELETES; i++)
         if (!prepare(s, &statements[i], deletes[i], err))
@@ -98,8 +109,9 @@ static int prune_tasks(store *s, const char *cutoff, int limit, store_prune_coun
      * task and deleting it. */
     if (store_begin(s, err) < 0)
         goto out;
-    db_bind_text(select, 1, cutoff);
+    db_bind_text(select, 1, cutoffs->tasks);
     db_bind_int64(select, 2, limit);
+    db_bind_text(select, 3, cutoffs->bound);
     if (store_rows_collect(s, select, 0, &ids, "choosing tasks to prune", err) < 0)
         goto rollback;
     for (int row = 0; row < ids.count; row++) {
@@ -127,11 +139,12 @@ out:
     return result;
 }
 
-/* DELETE up to `limit` rows chosen by `from_where` (bound ?1 = cutoff), in
- * its own (autocommit) transaction; `key` lists the primary key's columns. */
+/* DELETE up to `limit` rows chosen by `from_where` (bound ?1 = cutoff, and
+ * ?3 = `also` when not NULL), in its own (autocommit) transaction; `key`
+ * lists the primary key's columns. */
 static int prune_rows(store *s, const char *table, const char *key, const char *from_where,
-                      const char *order, const char *cutoff, int limit, int64_t *count, int *found,
-                      vf_error *err)
+                      const char *order, const char *cutoff, const char *also, int limit,
+                      int64_t *count, int *found, vf_error *err)
 {
     char sql[512];
     snprintf(sql, sizeof sql, "DELETE FROM %s WHERE (%s) IN (SELECT %s %s ORDER BY %s LIMIT ?2)",
@@ -142,6 +155,8 @@ static int prune_rows(store *s, const char *table, const char *key, const char *
         return -1;
     db_bind_text(st, 1, cutoff);
     db_bind_int64(st, 2, limit);
+    if (also)
+        db_bind_text(st, 3, also);
     int changed = store_exec_change(s, st, "pruning", err);
     db_stmt_free(st);
     if (changed < 0)
@@ -151,23 +166,24 @@ static int prune_rows(store *s, const char *table, const char *key, const char *
     return 0;
 }
 
-int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_counts *deleted,
-                      vf_error *err)
+int store_prune_batch_at(store *s, const store_prune_cutoffs *cutoffs, int limit,
+                         store_prune_counts *deleted, vf_error *err)
 {
-    if (limit <= 0 || !cutoff) {
-        vf_error_set(err, VF_EINVAL, "store %s: prune needs a cutoff and a batch size > 0",
+    if (limit <= 0 || !cutoffs || !cutoffs->rows || !cutoffs->tasks || !cutoffs->bound) {
+        vf_error_set(err, VF_EINVAL, "store %s: prune needs its cutoffs and a batch size > 0",
                      s->path);
         return -1;
     }
+    const char *cutoff = cutoffs->rows;
     if (store_batch_flush(s, err) != 0)
         return -1;
     bool more = false;
     int found = 0;
-    if (prune_tasks(s, cutoff, limit, deleted, &found, err) < 0)
+    if (prune_tasks(s, cutoffs, limit, deleted, &found, err) < 0)
         return -1;
     more |= found >= limit;
-    if (prune_rows(s, "reservations", "id", RELEASED_RESERVATIONS, "released_at", cutoff, limit,
-                   &deleted->reservations, &found, err) < 0)
+    if (prune_rows(s, "reservations", "id", RELEASED_RESERVATIONS("?1", "?3"), "released_at",
+                   cutoff, cutoffs->bound, limit, &deleted->reservations, &found, err) < 0)
         return -1;
     more |= found >= limit;
     int changed = store_outbox_prune(s, cutoff, limit, err);
@@ -176,27 +192,37 @@ int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_count
     deleted->outbox += changed;
     more |= changed >= limit;
     if (prune_rows(s, "deliveries", "event_id, receiver", FINISHED_DELIVERIES, "created_at", cutoff,
-                   limit, &deleted->deliveries, &found, err) < 0)
+                   NULL, limit, &deleted->deliveries, &found, err) < 0)
         return -1;
     more |= found >= limit;
     if (prune_rows(s, "inventory_snapshots", "id", SUPERSEDED_SNAPSHOTS, "recorded_at", cutoff,
-                   limit, &deleted->inventory_snapshots, &found, err) < 0)
+                   NULL, limit, &deleted->inventory_snapshots, &found, err) < 0)
         return -1;
     more |= found >= limit;
-    if (prune_rows(s, "dead_letters", "id", OLD_DEAD_LETTERS, "parked_at", cutoff, limit,
+    if (prune_rows(s, "dead_letters", "id", OLD_DEAD_LETTERS, "parked_at", cutoff, NULL, limit,
                    &deleted->dead_letters, &found, err) < 0)
         return -1;
     more |= found >= limit;
     return more ? 1 : 0;
 }
 
-static int count_query(store *s, const char *sql, const char *cutoff, int64_t *out, vf_error *err)
+int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_counts *deleted,
+                      vf_error *err)
+{
+    store_prune_cutoffs same = {cutoff, cutoff, cutoff};
+    return store_prune_batch_at(s, &same, limit, deleted, err);
+}
+
+/* One count, its parameters ?1, ?2, ... bound to `values` in order. */
+static int count_query(store *s, const char *sql, const char *const *values, int n_values,
+                       int64_t *out, vf_error *err)
 {
     db_stmt *st = NULL;
     prepare(s, &st, sql, err);
     if (!st)
         return -1;
-    db_bind_text(st, 1, cutoff);
+    for (int i = 0; i < n_values; i++)
+        db_bind_text(st, i + 1, values[i]);
     int rc = db_step(st, "counting rows to prune", err);
     int result = -1;
     if (rc == DB_ROW) {
@@ -209,26 +235,36 @@ static int count_query(store *s, const char *sql, const char *cutoff, int64_t *o
     return result;
 }
 
-int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, vf_error *err)
+/* The counting queries; each numbers its parameters in the order of its
+ * `uses`: T the tasks' cutoff, B the bound reservations', R the other
+ * rows'. Each element in parentheses: they are built by concatenation,
+ * which clang's -Wstring-concatenation would otherwise take for a lost
+ * comma. */
+#define TASK_IDS "SELECT t.id " PRUNABLE_TASKS("?1", "?2")
+static const struct {
+    const char *sql;
+    const char *uses;
+} count_queries[] = {
+    {("SELECT count(*) " PRUNABLE_TASKS("?1", "?2")), "TB"},
+    {("SELECT count(*) FROM task_events WHERE task_id IN (" TASK_IDS ")"), "TB"},
+    {("SELECT (SELECT count(*) FROM reservations WHERE task_id IN (" TASK_IDS
+      ")) + (SELECT count(*) " RELEASED_RESERVATIONS("?3", "?2") " AND task_id NOT IN (" TASK_IDS
+                                                                 "))"),
+     "TBR"},
+    {("SELECT count(*) FROM spares WHERE task_id IN (" TASK_IDS ")"), "TB"},
+    {"SELECT count(*) FROM outbox WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1", "R"},
+    {("SELECT count(*) " FINISHED_DELIVERIES), "R"},
+    {("SELECT count(*) " SUPERSEDED_SNAPSHOTS), "R"},
+    {("SELECT count(*) " OLD_DEAD_LETTERS), "R"},
+};
+
+int store_prune_count_at(store *s, const store_prune_cutoffs *cutoffs, store_prune_counts *counts,
+                         vf_error *err)
 {
     if (store_batch_flush(s, err) != 0)
         return -1;
-    /* The rows store_prune_batch would delete, counted the same way: those
-     * of prunable tasks, then released reservations of other tasks. */
-    /* Each element in parentheses: they are built by concatenation, which
-     * clang's -Wstring-concatenation would otherwise take for a lost comma. */
-    static const char *const queries[] = {
-        ("SELECT count(*) " PRUNABLE_TASKS),
-        ("SELECT count(*) FROM task_events WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")"),
-        ("SELECT (SELECT count(*) FROM reservations WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS
-         ")) + (SELECT count(*) " RELEASED_RESERVATIONS
-         " AND task_id NOT IN (SELECT t.id " PRUNABLE_TASKS "))"),
-        ("SELECT count(*) FROM spares WHERE task_id IN (SELECT t.id " PRUNABLE_TASKS ")"),
-        "SELECT count(*) FROM outbox WHERE confirmed_at IS NOT NULL AND confirmed_at < ?1",
-        ("SELECT count(*) " FINISHED_DELIVERIES),
-        ("SELECT count(*) " SUPERSEDED_SNAPSHOTS),
-        ("SELECT count(*) " OLD_DEAD_LETTERS),
-    };
+    /* The rows store_prune_batch_at would delete, counted the same way:
+     * those of prunable tasks, then released reservations of other tasks. */
     int64_t *slots[] = {
         &counts->tasks,  &counts->task_events, &counts->reservations,        &counts->spares,
         &counts->outbox, &counts->deliveries,  &counts->inventory_snapshots, &counts->dead_letters};
@@ -237,10 +273,21 @@ int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, 
     if (db_exec(s->db, "BEGIN", "counting rows to prune", err) < 0)
         return -1;
     int result = 0;
-    for (size_t i = 0; i < sizeof queries / sizeof queries[0] && result == 0; i++)
-        result = count_query(s, queries[i], cutoff, slots[i], err);
+    for (size_t i = 0; i < sizeof count_queries / sizeof count_queries[0] && result == 0; i++) {
+        const char *values[3];
+        int n = 0;
+        for (const char *u = count_queries[i].uses; *u; u++)
+            values[n++] = *u == 'T' ? cutoffs->tasks : *u == 'B' ? cutoffs->bound : cutoffs->rows;
+        result = count_query(s, count_queries[i].sql, values, n, slots[i], err);
+    }
     (void)db_exec(s->db, result == 0 ? "COMMIT" : "ROLLBACK", "counting rows to prune", NULL);
     return result;
+}
+
+int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, vf_error *err)
+{
+    store_prune_cutoffs same = {cutoff, cutoff, cutoff};
+    return store_prune_count_at(s, &same, counts, err);
 }
 
 static int pragma_int(store *s, const char *sql, int64_t *value, vf_error *err)

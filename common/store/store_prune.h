@@ -27,7 +27,16 @@
  * Deleting is idempotent: two workers pruning one store delete each row
  * once, and a row already gone is simply not counted again. A task pruned
  * is forgotten: a message redelivered or redriven for it afterwards is a new
- * task. */
+ * task.
+ *
+ * Two kinds of rows may need to outlive the cutoff, and get cutoffs of their
+ * own (store_prune_cutoffs, retention.h computes them from the
+ * configuration): a reservation an inventory ended (bound_at set) is still
+ * counted by a worker whose snapshot is older (store_reservations_counted),
+ * so it, and the final task it belongs to, is deleted only once bound and
+ * expired before `bound`; and a final task whose delayed copy may still come
+ * back from a retry tier must still be there to be recognised, so final
+ * tasks are deleted only once last written before `tasks`. */
 
 /* Rows per table. */
 typedef struct store_prune_counts {
@@ -46,17 +55,33 @@ typedef struct store_prune_counts {
  * transaction, never for a whole prune. */
 #define STORE_PRUNE_BATCH 200
 
+/* The cutoffs of one prune; store times, each at or before `rows`. */
+typedef struct store_prune_cutoffs {
+    const char *rows;  /* everything not below: released reservations, events, deliveries,
+                          snapshots, dead-letter records */
+    const char *tasks; /* final tasks (with their rows) last written before this */
+    const char *bound; /* reservations ended by an inventory, and the tasks holding them: only
+                          once bound and expired before this */
+} store_prune_cutoffs;
+
 /* One round of pruning, each table in its own short write transaction of
  * at most `limit` rows (tasks: `limit` tasks with their rows). Adds what was
  * deleted to *deleted. Returns 1 when some table had `limit` rows to delete
  * (call again, after letting other writers in), 0 when nothing older than
  * the cutoff is left, -1 on error (VF_EUNAVAILABLE: busy, try later); the
  * transactions that committed before an error stay done. */
+int store_prune_batch_at(store *s, const store_prune_cutoffs *cutoffs, int limit,
+                         store_prune_counts *deleted, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* store_prune_batch_at with one cutoff for every kind of row. */
 int store_prune_batch(store *s, const char *cutoff, int limit, store_prune_counts *deleted,
                       vf_error *err) __attribute__((warn_unused_result));
 
 /* Count what pruning at `cutoff` would delete now (a dry run), in one read
  * transaction; works on a READ_ONLY handle. Fills *counts. */
+int store_prune_count_at(store *s, const store_prune_cutoffs *cutoffs, store_prune_counts *counts,
+                         vf_error *err) __attribute__((warn_unused_result));
 int store_prune_count(store *s, const char *cutoff, store_prune_counts *counts, vf_error *err)
     __attribute__((warn_unused_result));
 

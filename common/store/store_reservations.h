@@ -28,7 +28,7 @@ typedef struct store_reservation {
     int32_t priority;        /* the placement's priority, when has_priority */
     /* The custom resources it holds, a JSON object ({"gpu": 2}); NULL: none.
      * Held as vCPUs are while the reservation is, and, once it is bound to
-     * its VM, until resources_ended_at (schema/016: the VM gone, the task
+     * its VM, until resources_ended_at (schema/021: the VM gone, the task
      * released). */
     const char *resources;
     const char *resources_ended_at;
@@ -72,7 +72,7 @@ int store_reservations_live(store *s, const char *now, store_reservation_fn fn, 
  * inventory snapshot fetched at `view_at` must count: the live ones, and
  * those ended because an inventory showed their VM (bound_at set) that
  * either was fetched after `view_at` or has not expired yet (schema/009),
- * or that still hold custom resources (schema/016: bound, resources set,
+ * or that still hold custom resources (schema/021: bound, resources set,
  * resources_ended_at NULL). The reader skips the capacity of those whose
  * VM its own snapshot shows, and counts the custom resources of the last
  * set unless its inventory counts them itself. `now` is the reservation
@@ -141,7 +141,7 @@ int store_reservation_clock(store *s, char out[STORE_TIME_SIZE], vf_error *err)
 int store_reservations_latest_id(store *s, int64_t *id, vf_error *err)
     __attribute__((warn_unused_result));
 
-/* ---- custom resources of bound reservations (schema/016) ---- */
+/* ---- custom resources of bound reservations (schema/021) ---- */
 
 /* A bound reservation still holding custom resources. */
 typedef struct store_held_resources {

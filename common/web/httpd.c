@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "cidr.h"
 #include "clock.h"
 #include "log.h"
 #include "stopper.h"
@@ -34,6 +35,11 @@
 #define DEADLINE_CHECKS_PER_DEADLINE 4
 /* Closings for missed deadlines or eviction are logged at most this often. */
 #define CLOSINGS_LOG_INTERVAL_MS 60000
+/* A connection beyond its address's limit has this long to send its whole
+ * request: a probe comes in one packet and is answered; anything else is
+ * answered 503 (or cut off, still sending, when this runs out). */
+#define OVER_LIMIT_GRACE_MS 1000
+#define ADDRESS_TEXT 64
 
 /* One connection, from libmicrohttpd's connection-started notice to its
  * closed notice (which comes before it closes the socket, so `fd` is ours to
@@ -41,8 +47,14 @@
 typedef struct tracked {
     struct tracked *prev, *next;
     int fd;
-    int64_t reading_since_ms; /* monotonic; the request (or the wait for the next) began */
-    bool reading;             /* the request is not all in yet */
+    int64_t reading_since_ms;  /* monotonic; the request (or the wait for the next) began */
+    bool reading;              /* the request is not all in yet */
+    char peer[ADDRESS_TEXT];   /* the connection's address ("" unknown) */
+    bool trusted_peer;         /* in httpd_options.trusted_proxies */
+    bool over_limit;           /* opened while its address held its limit (probes only) */
+    bool waiting;              /* its request waits (a long poll): counted in no limit */
+    bool active;               /* a request is being answered: counted for its client */
+    char client[ADDRESS_TEXT]; /* the request's client (behind a trusted proxy: forwarded) */
 } tracked;
 
 /* Per request: the POST body as it arrives, and its wait (httpd.h). */
@@ -50,12 +62,13 @@ typedef struct pending {
     char *body;
     size_t len;
     bool too_big;
-    int64_t started_ms; /* monotonic; 0 until the handler first runs */
-    int calls;          /* handler calls so far */
-    bool holds_place;   /* counted in srv->waiting */
-    bool listed;        /* suspended, in srv->waiters */
-    int64_t wake_ms;    /* monotonic: when to call the handler again */
-    uint64_t ticket;    /* httpd_request.ticket; 0 until the handler first runs */
+    int64_t started_ms;        /* monotonic; 0 until the handler first runs */
+    int calls;                 /* handler calls so far */
+    bool holds_place;          /* counted in srv->waiting */
+    bool listed;               /* suspended, in srv->waiters */
+    int64_t wake_ms;           /* monotonic: when to call the handler again */
+    uint64_t ticket;           /* httpd_request.ticket; 0 until the handler first runs */
+    char client[ADDRESS_TEXT]; /* httpd_request.client_address */
     struct MHD_Connection *conn;
     struct pending *prev_waiter, *next_waiter;
 } pending;
@@ -68,7 +81,10 @@ struct httpd {
     bool check_host;
     const char *const *allowed_hosts;
     size_t n_allowed_hosts;
+    const char *const *any_host_paths;
     int64_t read_deadline_ms;
+    cidr *proxies; /* httpd_options.trusted_proxies, parsed */
+    int n_proxies;
 
     pthread_mutex_t lock; /* guards everything below */
     stopper stop;         /* the watchdog's wait; stop.stop: httpd_stop has begun */
@@ -178,6 +194,58 @@ static void set_reading(httpd *srv, struct MHD_Connection *conn, bool reading)
     pthread_mutex_unlock(&srv->lock);
 }
 
+/* The connection's address as text into out (an IPv4-mapped IPv6 address
+ * as IPv4); "" when libmicrohttpd does not say. */
+static void peer_text(struct MHD_Connection *conn, char out[ADDRESS_TEXT])
+{
+    out[0] = '\0';
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info ? info->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+                  ADDRESS_TEXT);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a))
+            inet_ntop(AF_INET, &a->s6_addr[12], out, ADDRESS_TEXT);
+        else
+            inet_ntop(AF_INET6, a, out, ADDRESS_TEXT);
+    }
+}
+
+/* Under srv->lock: connections from `peer` that count against its limit:
+ * all but those whose request waits (long polls, held by max_waiting). */
+static int held_by(const httpd *srv, const tracked *self, const char *peer)
+{
+    int n = 0;
+    for (const tracked *t = srv->connections; t; t = t->next)
+        n += t != self && !t->waiting && strcmp(t->peer, peer) == 0;
+    return n;
+}
+
+/* Under srv->lock: requests being answered for `client` (behind a trusted
+ * proxy, whose connections are shared by many clients). */
+static int answering_for(const httpd *srv, const tracked *self, const char *client)
+{
+    int n = 0;
+    for (const tracked *t = srv->connections; t; t = t->next)
+        n += t != self && t->active && strcmp(t->client, client) == 0;
+    return n;
+}
+
+/* A new connection: its address, and whether that address already holds
+ * its limit. Such a connection is not refused yet (its request may be a
+ * probe): the watchdog cuts it if it sends no whole request soon, and
+ * admit answers anything but a probe 503. Under srv->lock. */
+static void note_peer(httpd *srv, tracked *t, struct MHD_Connection *conn)
+{
+    peer_text(conn, t->peer);
+    snprintf(t->client, sizeof t->client, "%s", t->peer);
+    t->trusted_peer = cidr_any_contains(srv->proxies, srv->n_proxies, t->peer);
+    t->over_limit = !t->trusted_peer && held_by(srv, t, t->peer) >= HTTPD_PER_ADDRESS_LIMIT;
+}
+
 static void connection_notice(void *cls, struct MHD_Connection *conn, void **socket_context,
                               enum MHD_ConnectionNotificationCode code)
 {
@@ -206,6 +274,7 @@ static void connection_notice(void *cls, struct MHD_Connection *conn, void **soc
                 srv->evicted++;
             }
         }
+        note_peer(srv, t, conn);
         t->next = srv->connections;
         if (t->next)
             t->next->prev = t;
@@ -270,6 +339,8 @@ static void *watchdog_loop(void *arg)
 {
     httpd *srv = arg;
     int64_t tick = srv->read_deadline_ms / DEADLINE_CHECKS_PER_DEADLINE;
+    if (tick > OVER_LIMIT_GRACE_MS / 2)
+        tick = OVER_LIMIT_GRACE_MS / 2;
     if (tick < 10)
         tick = 10;
     pthread_mutex_lock(&srv->lock);
@@ -302,7 +373,10 @@ static void *watchdog_loop(void *arg)
                 break;
         }
         for (tracked *t = srv->connections; t; t = t->next) {
-            if (t->reading && now - t->reading_since_ms > srv->read_deadline_ms) {
+            if (t->reading && t->over_limit && now - t->reading_since_ms > OVER_LIMIT_GRACE_MS) {
+                cut(srv, t); /* no probe: refused at its address's limit */
+                srv->refused++;
+            } else if (t->reading && now - t->reading_since_ms > srv->read_deadline_ms) {
                 cut(srv, t);
                 srv->closed_late++;
             }
@@ -324,6 +398,19 @@ static void *watchdog_loop(void *arg)
     return NULL;
 }
 
+/* The request of `conn` is being answered (active), waits (waiting), or
+ * neither (done). */
+static void set_answering(httpd *srv, struct MHD_Connection *conn, bool active, bool waiting)
+{
+    tracked *t = tracked_of(conn);
+    if (!t)
+        return;
+    pthread_mutex_lock(&srv->lock);
+    t->active = active;
+    t->waiting = waiting;
+    pthread_mutex_unlock(&srv->lock);
+}
+
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
@@ -331,6 +418,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     /* A kept-alive connection now waits for its next request, which has
      * the same deadline from here. */
     set_reading(cls, conn, true);
+    set_answering(cls, conn, false, false);
     pending *p = *con_cls;
     if (p) {
         httpd *srv = cls;
@@ -341,6 +429,29 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         free(p);
         *con_cls = NULL;
     }
+}
+
+/* The headers every answer carries, and those `resp` sets. */
+static void add_headers(struct MHD_Response *r, const httpd_response *resp)
+{
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+    /* Bodies are ours, typed on purpose: never let a browser guess. */
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (resp->location[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, resp->location);
+    if (resp->security_policy[0])
+        MHD_add_response_header(r, "Content-Security-Policy", resp->security_policy);
+    if (resp->authenticate[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, resp->authenticate);
+    if (resp->retry_after[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, resp->retry_after);
+    if (resp->allow[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
+    if (resp->close)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (resp->set_cookie[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, resp->set_cookie);
 }
 
 static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
@@ -356,23 +467,167 @@ static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
     free(resp->body);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
-    /* Bodies are ours, typed on purpose: never let a browser guess. */
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (resp->location[0])
-        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, resp->location);
-    if (resp->security_policy[0])
-        MHD_add_response_header(r, "Content-Security-Policy", resp->security_policy);
-    if (resp->authenticate[0])
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, resp->authenticate);
-    if (resp->retry_after[0])
-        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, resp->retry_after);
-    if (resp->allow[0])
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
+    add_headers(r, resp);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return rc;
+}
+
+/* A streamed answer (httpd.h): the handler's source and its request. */
+typedef struct stream {
+    httpd *srv;
+    pending *p; /* the request's: lives until completed(), after the last read */
+    httpd_stream_fn fn;
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+} stream;
+
+/* Under srv->lock: list p as waiting until now + wait_ms (at once when
+ * httpd_wake came for it meanwhile). */
+static void list_waiter(httpd *srv, pending *p, int wait_ms)
+{
+    p->wake_ms = clock_mono_ms() + wait_ms;
+    if (take_early_wake(srv, p->ticket))
+        p->wake_ms = 0; /* its answer came while the handler was returning */
+    p->listed = true;
+    p->prev_waiter = NULL;
+    p->next_waiter = srv->waiters;
+    if (srv->waiters)
+        srv->waiters->prev_waiter = p;
+    srv->waiters = p;
+    stopper_wake(&srv->stop);
+}
+
+/* libmicrohttpd asks for more of the stream: what it has, or the
+ * connection suspended until it may have more (never a busy loop). */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream *st = cls;
+    httpd *srv = st->srv;
+    pthread_mutex_lock(&srv->lock);
+    bool stopping = srv->stop.stop;
+    pthread_mutex_unlock(&srv->lock);
+    int wait_ms = 0;
+    long n = st->fn(st->ctx, buf, max, stopping, &wait_ms);
+    if (n > 0)
+        return (ssize_t)n;
+    if (n < 0 || stopping)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    /* Suspended before it is listed, as a waiting request is (answer). */
+    MHD_suspend_connection(st->p->conn);
+    pthread_mutex_lock(&srv->lock);
+    stopping = srv->stop.stop;
+    if (!stopping)
+        list_waiter(srv, st->p, wait_ms > 0 ? wait_ms : 1);
+    pthread_mutex_unlock(&srv->lock);
+    if (stopping) /* httpd_stop has swept the list: read again, and end */
+        MHD_resume_connection(st->p->conn);
+    return 0;
+}
+
+static void stream_free(void *cls)
+{
+    stream *st = cls;
+    if (st->free_ctx)
+        st->free_ctx(st->ctx);
+    free(st);
+}
+
+/* The handler answered with a stream: it holds the request's waiting place
+ * (taken already) until the request completes. */
+static enum MHD_Result queue_stream(httpd *srv, pending *p, struct MHD_Connection *conn,
+                                    httpd_response *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    stream *st = calloc(1, sizeof *st);
+    struct MHD_Response *r =
+        st ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free)
+           : NULL;
+    if (!r) {
+        free(st);
+        if (resp->stream_free)
+            resp->stream_free(resp->stream_ctx);
+        return MHD_NO;
+    }
+    *st = (stream){srv, p, resp->stream, resp->stream_ctx, resp->stream_free};
+    p->conn = conn;
+    add_headers(r, resp);
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* Always answered, whatever the limits: what probes and scrapers ask for
+ * (a liveness probe that cannot get through restarts a healthy program). */
+static bool is_probe(const char *url)
+{
+    static const char *const probes[] = {"/healthz", "/readyz", "/metrics"};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
+        if (strcmp(url, probes[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether `path` is one of `paths` (NULL-terminated; NULL: none). */
+static bool path_listed(const char *path, const char *const *paths)
+{
+    for (size_t i = 0; paths && paths[i]; i++)
+        if (strcmp(path, paths[i]) == 0)
+            return true;
+    return false;
+}
+
+typedef struct joined {
+    char text[1024];
+    size_t len;
+} joined;
+
+/* Every X-Forwarded-For header, joined with "," in the order sent. */
+static enum MHD_Result join_forwarded(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    (void)kind;
+    joined *j = cls;
+    if (key && value && strcasecmp(key, "X-Forwarded-For") == 0) {
+        int n =
+            snprintf(j->text + j->len, sizeof j->text - j->len, "%s%s", j->len ? "," : "", value);
+        if (n > 0)
+            j->len = j->len + (size_t)n < sizeof j->text ? j->len + (size_t)n : sizeof j->text - 1;
+    }
+    return MHD_YES;
+}
+
+/* The headers are in: who the client is (p->client), and whether its
+ * request may be answered now. NULL: yes (it counts as being answered);
+ * else why not (answered 503). Probes always may. */
+static const char *admit(httpd *srv, struct MHD_Connection *conn, const char *url, pending *p)
+{
+    tracked *t = tracked_of(conn);
+    if (!t)
+        return NULL; /* untracked: only the idle timeout and the total limit apply */
+    joined forwarded = {.len = 0};
+    if (t->trusted_peer)
+        MHD_get_connection_values(conn, MHD_HEADER_KIND, join_forwarded, &forwarded);
+    bool probe = is_probe(url);
+    const char *refusal = NULL;
+    pthread_mutex_lock(&srv->lock);
+    cidr_client_address(srv->proxies, srv->n_proxies, t->peer,
+                        forwarded.len ? forwarded.text : NULL, t->client, sizeof t->client);
+    snprintf(p->client, sizeof p->client, "%s", t->client);
+    if (!probe && t->over_limit)
+        refusal = "too many connections from this address at once (long polls aside); try "
+                  "again\n";
+    else if (!probe && t->trusted_peer &&
+             answering_for(srv, t, t->client) >= HTTPD_PER_ADDRESS_LIMIT)
+        refusal = "too many requests from this client at once (long polls aside); try again\n";
+    if (refusal)
+        srv->refused++;
+    else
+        t->active = true;
+    pthread_mutex_unlock(&srv->lock);
+    return refusal;
 }
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
@@ -388,7 +643,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         if (!p)
             return MHD_NO;
         *con_cls = p;
-        if (srv->check_host &&
+        if (srv->check_host && !path_listed(url, srv->any_host_paths) &&
             !httpd_host_allowed(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
                                 srv->allowed_hosts, srv->n_allowed_hosts)) {
             /* A name this server was not told it has: a page that rebound
@@ -400,6 +655,14 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
             httpd_reply_text(&resp, 421, "text/plain; charset=utf-8",
                              "misdirected request: this server does not answer to that Host "
                              "name (allowed: loopback names and the configured ones)\n");
+            return queue(conn, &resp);
+        }
+        const char *refusal = admit(srv, conn, url, p);
+        if (refusal) {
+            set_reading(srv, conn, false);
+            httpd_response resp = {.status = 503, .close = true};
+            snprintf(resp.retry_after, sizeof resp.retry_after, "1");
+            httpd_reply_text(&resp, 503, "text/plain; charset=utf-8", refusal);
             return queue(conn, &resp);
         }
         return MHD_YES;
@@ -446,11 +709,35 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         .can_wait = can_wait,
         .calls = p->calls++,
         .ticket = p->ticket,
+        .client_address = p->client,
         .conn_ = conn,
     };
+    if (req.calls > 0)
+        set_answering(srv, conn, true, false); /* back from its wait */
     srv->handler(srv->ctx, &req, &resp);
+    if (resp.stream && !can_wait) {
+        /* Only a request that may wait may stream: a handler that streams
+         * anyway gets no connection for it. */
+        if (resp.stream_free)
+            resp.stream_free(resp.stream_ctx);
+        resp.stream = NULL;
+        httpd_reply_text(&resp, 503, "text/plain; charset=utf-8", "too many waiting clients\n");
+    }
+    if (resp.stream) {
+        /* A stream waits on its source as a long poll does: it counts among
+         * the waiting places, in no address's limit. */
+        set_answering(srv, conn, false, true);
+        pthread_mutex_lock(&srv->lock);
+        if (!p->holds_place) {
+            p->holds_place = true;
+            srv->waiting++;
+        }
+        pthread_mutex_unlock(&srv->lock);
+        return queue_stream(srv, p, conn, &resp);
+    }
     if (resp.wait_ms > 0 && can_wait) {
         free(resp.body);
+        set_answering(srv, conn, false, true);
         /* Suspended before it is listed, so the watchdog's resumption always
          * comes after the suspension. */
         MHD_suspend_connection(conn);
@@ -462,16 +749,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
                 srv->waiting++;
             }
             p->conn = conn;
-            p->wake_ms = clock_mono_ms() + resp.wait_ms;
-            if (take_early_wake(srv, p->ticket))
-                p->wake_ms = 0; /* its answer came while the handler was returning */
-            p->listed = true;
-            p->prev_waiter = NULL;
-            p->next_waiter = srv->waiters;
-            if (srv->waiters)
-                srv->waiters->prev_waiter = p;
-            srv->waiters = p;
-            stopper_wake(&srv->stop);
+            list_waiter(srv, p, resp.wait_ms);
         }
         pthread_mutex_unlock(&srv->lock);
         if (stopping) /* httpd_stop has swept the list: call the handler again now */
@@ -479,7 +757,11 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         return MHD_YES;
     }
     /* A place held is given back once the answer is sent (completed), so
-     * that httpd_stop knows when the waiters have their answers. */
+     * that httpd_stop knows when the waiters have their answers. A probe let
+     * in beyond its address's limit does not stay. */
+    tracked *t = tracked_of(conn);
+    if (t && t->over_limit)
+        resp.close = true;
     return queue(conn, &resp);
 }
 
@@ -521,6 +803,25 @@ static void free_tls(httpd *srv)
     free(srv->tls_cert);
 }
 
+static int parse_proxies(httpd *srv, const char *const *texts, size_t n, vf_error *err)
+{
+    if (!(srv->proxies = calloc(n, sizeof *srv->proxies))) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (cidr_parse(texts[i], &srv->proxies[i]) < 0) {
+            vf_error_set(err, VF_ECONFIG,
+                         "trusted proxy '%s' is not an address or an address range (10.0.0.0/8)",
+                         texts[i]);
+            free(srv->proxies);
+            return -1;
+        }
+    }
+    srv->n_proxies = (int)n;
+    return 0;
+}
+
 httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_handler handler,
                         void *ctx, vf_error *err)
 {
@@ -549,11 +850,18 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         srv->check_host = options->check_host;
         srv->allowed_hosts = options->allowed_hosts;
         srv->n_allowed_hosts = options->n_allowed_hosts;
+        srv->any_host_paths = options->any_host_paths;
         srv->answer_oversized = options->answer_oversized;
         if (options->read_deadline_ms > 0)
             srv->read_deadline_ms = options->read_deadline_ms;
         if (options->max_waiting > 0)
             srv->max_waiting = options->max_waiting;
+    }
+    if (options && options->n_trusted_proxies > 0 &&
+        parse_proxies(srv, options->trusted_proxies, options->n_trusted_proxies, err) < 0) {
+        freeaddrinfo(ai);
+        free(srv);
+        return NULL;
     }
     bool tls = options && (options->tls_cert_pem || options->tls_key_pem);
     const char *tls_problem = NULL;
@@ -567,6 +875,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
     if (tls_problem) {
         freeaddrinfo(ai);
         free(srv->tls_cert);
+        free(srv->proxies);
         free(srv);
         vf_error_set(err, VF_ECONFIG, "%s", tls_problem);
         return NULL;
@@ -576,6 +885,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
          !(srv->early = calloc(2 * (size_t)srv->max_waiting, sizeof *srv->early)))) {
         freeaddrinfo(ai);
         free(srv->due);
+        free(srv->proxies);
         free_tls(srv);
         free(srv);
         vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -587,6 +897,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         pthread_mutex_destroy(&srv->lock);
         free(srv->due);
         free(srv->early);
+        free(srv->proxies);
         free_tls(srv);
         free(srv);
         vf_error_set(err, VF_EINTERNAL, "cannot make the HTTP deadline thread's stopper");
@@ -612,8 +923,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
             flags, (uint16_t)atoi(port), NULL, NULL, answer, srv, MHD_OPTION_EXTERNAL_LOGGER,
             log_mhd, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed,
             srv, MHD_OPTION_NOTIFY_CONNECTION, connection_notice, srv, MHD_OPTION_CONNECTION_LIMIT,
-            (unsigned)HTTPD_CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-            (unsigned)HTTPD_PER_ADDRESS_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)HTTPD_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)HTTPD_IDLE_TIMEOUT_S, MHD_OPTION_ARRAY,
             srv->tls_cert ? tls_options : tls_options + 2, MHD_OPTION_END);
     freeaddrinfo(ai);
@@ -677,6 +987,7 @@ void httpd_stop(httpd *srv)
     pthread_mutex_destroy(&srv->lock);
     free(srv->due);
     free(srv->early);
+    free(srv->proxies);
     free_tls(srv);
     free(srv);
 }

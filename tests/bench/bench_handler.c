@@ -127,7 +127,7 @@ int main(int argc, char **argv)
         goto out;
     free(config->worker.http_listen);
     config->worker.http_listen = with_metrics ? strdup("127.0.0.1:0") : NULL;
-    if (with_metrics && !(wm = worker_metrics_start(config, NULL)))
+    if (with_metrics && !(wm = worker_metrics_start(config, NULL, &err)))
         goto out;
     sched_params_from_config(&params, config);
     if (!(engine = sched_engine_new(&params, &err)) ||
@@ -143,7 +143,8 @@ int main(int argc, char **argv)
                       reservation_book_load(book, s, 0, &err) < 0))
         goto out;
 
-    task_handler handler = {s, engine, config, hosts, "", wall_ms, book, "bench:1:w_bench"};
+    task_handler handler = {s,    engine, config, hosts, "", wall_ms, book, "bench:1:w_bench",
+                            NULL, NULL};
     double cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), wall0 = bench_now_s();
     char routing_key[] = "task.schedule";
     amqp_link_delivery delivery = {.routing_key = routing_key};

@@ -34,28 +34,35 @@ typedef struct fixture {
     store_fixture files; /* the store's directory */
 } fixture;
 
-static bool fixture_open(fixture *f)
+/* The fixture over the store at `location` (an SQLite path or a PostgreSQL
+ * URL, as store_fixture_each hands them out); f->files stays unused. */
+static inline bool fixture_open_at(fixture *f, const char *location)
 {
-    memset(f, 0, sizeof *f);
     vf_error err;
     vf_error_init(&err);
-    if (store_fixture_init(&f->files, "handler") != 0)
-        return false;
-    char path[256];
-    store_fixture_file(&f->files, "virtflow.db", path, sizeof path);
     sched_params params;
     if (!(f->config = config_defaults()) || !(f->hosts = fixture_roomy_hosts(3)))
         return false;
     sched_params_from_config(&params, f->config);
     if (!(f->engine = sched_engine_new(&params, &err)) ||
         sched_engine_set_hosts(f->engine, f->hosts, NULL, NULL, &err) < 0 ||
-        !(f->store = store_open(path, STORE_READ_WRITE, &err))) {
+        !(f->store = store_open(location, STORE_READ_WRITE, &err))) {
         fprintf(stderr, "fixture: %s\n", err.text);
         return false;
     }
-    f->handler =
-        (task_handler){f->store, f->engine, f->config, f->hosts, "", fixed_clock, NULL, "test:1"};
+    f->handler = (task_handler){f->store,    f->engine, f->config, f->hosts, "",
+                                fixed_clock, NULL,      "test:1",  NULL,     NULL};
     return true;
+}
+
+static inline bool fixture_open(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    if (store_fixture_init(&f->files, "handler") != 0)
+        return false;
+    char path[256];
+    store_fixture_file(&f->files, "virtflow.db", path, sizeof path);
+    return fixture_open_at(f, path);
 }
 
 static void fixture_close(fixture *f)
@@ -64,7 +71,8 @@ static void fixture_close(fixture *f)
     sched_engine_free(f->engine);
     hostset_free(f->hosts);
     config_free(f->config);
-    store_fixture_close(&f->files);
+    if (f->files.dir[0])
+        store_fixture_close(&f->files);
 }
 
 typedef int (*handler_fn)(task_handler *, const task_message *, task_outcome *, vf_error *);

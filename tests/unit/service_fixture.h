@@ -47,7 +47,7 @@ static bool service_fixture_open(service_fixture *f)
         store_defer_sync(svc->store, &err) < 0 || !(svc->sync = wal_sync_start(svc->store, &err)) ||
         !(svc->link = amqp_link_new(f->config, "test", &err)) ||
         !(svc->publisher =
-              service_publish_new(svc->link, svc->store, svc->sync, svc->owner, &err))) {
+              service_publish_new(svc->link, svc->store, svc->sync, svc->owner, NULL, &err))) {
         fprintf(stderr, "fixture: %s\n", err.text);
         return false;
     }

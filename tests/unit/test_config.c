@@ -987,8 +987,96 @@ static void test_env_overrides(void)
     unsetenv("VIRTFLOW_RETRY_MAX_ATTEMPTS");
 }
 
+typedef struct reported {
+    char text[2048];
+    int keeps, warns, refuses;
+} reported;
+
+static void report_rule(const config_rule *rule, const char *why, void *user)
+{
+    reported *r = user;
+    size_t n = strlen(r->text);
+    snprintf(r->text + n, sizeof r->text - n, "%s\n", why);
+    r->keeps += rule->outcome == CONFIG_RULE_KEEPS;
+    r->warns += rule->outcome == CONFIG_RULE_WARNS;
+    r->refuses += rule->outcome == CONFIG_RULE_REFUSES;
+}
+
+static reported rules_of(const char *text, const char *program, int *rc, vf_error *err)
+{
+    reported r = {0};
+    vf_error_init(err);
+    vf_config *c = config_load_string(text, strlen(text), "c.yaml", err);
+    CHECKF(c != NULL, "%s", err->text);
+    *rc = c ? config_check_rules(c, program, report_rule, &r, err) : -2;
+    config_free(c);
+    return r;
+}
+
+/* Keys that must agree (config_rules.c): what each pair does, the table the
+ * reference lists, and config_resolve refusing a contradiction (issue 34). */
+static void test_rules(void)
+{
+    vf_error err;
+    int rc;
+    reported r = rules_of("amqp: {urls: [\"amqp://guest@h/\"]}\n", NULL, &rc, &err);
+    CHECK(rc == 0 && r.keeps == 0 && r.warns == 0 && r.refuses == 0);
+
+    /* A short retention: kept longer (two windows), said, not refused. */
+    r = rules_of("store: {retention: 5s}\n", "virtflow-worker", &rc, &err);
+    CHECK(rc == 0 && r.keeps == 2 && r.refuses == 0);
+    CHECK_CONTAINS(r.text, "store.retention (5 s) is shorter than inventory.max_age_s (300 s)");
+    CHECK_CONTAINS(r.text, "kept 300 s");
+    CHECK_CONTAINS(r.text, "the longest of retry.delays_s (600 s)");
+    CHECK(config_bound_reservation_keep_s(&(vf_config){.inventory.max_age_s = 300}) == 300);
+
+    /* A reservation that ends before the refresh that could show its VM. */
+    r = rules_of("inventory: {refresh_s: 30, max_age_s: 300}\nscheduler: {reservation_ttl_s: 30}\n",
+                 NULL, &rc, &err);
+    CHECK(rc == -1 && err.code == VF_ECONFIG && r.refuses == 1);
+    CHECK_CONTAINS(err.text, "scheduler.reservation_ttl_s (30 s) is not longer than "
+                             "inventory.refresh_s (30 s)");
+
+    /* The worker's own login not trusted: the worker is warned, not the relay. */
+    const char *untrusted = "amqp: {urls: [\"amqp://worker@h/\"]}\n"
+                            "relay: {trusted_publishers: [someone-else]}\n";
+    r = rules_of(untrusted, "virtflow-worker", &rc, &err);
+    CHECK(rc == 0 && r.warns == 1);
+    CHECK_CONTAINS(r.text, "does not name worker");
+    r = rules_of(untrusted, "virtflow-relay", &rc, &err);
+    CHECK(rc == 0 && r.warns == 0);
+
+    /* Every rule has its words for the reference. */
+    size_t n = 0;
+    const config_rule *rules = config_rules(&n);
+    CHECK(n >= 5);
+    for (size_t i = 0; i < n; i++)
+        CHECK(rules[i].keys && rules[i].relation && rules[i].guarantee && rules[i].handling);
+
+    /* config_resolve (every program's start, config check) refuses it. */
+    char path[] = "/tmp/vf-test-rules-XXXXXX";
+    int fd = mkstemp(path);
+    const char *bad = "scheduler: {reservation_ttl_s: 5}\ninventory: {refresh_s: 10}\n";
+    CHECK(fd >= 0 && write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
+    close(fd);
+    vf_error_init(&err);
+    vf_config *c = config_resolve(path, &err);
+    CHECK(c == NULL && err.code == VF_ECONFIG);
+    CHECK_CONTAINS(err.text, "reservation_ttl_s (5 s)");
+    config_free(c);
+    /* ... unless a variable over the file mends it. */
+    setenv("VIRTFLOW_SCHEDULER_RESERVATION_TTL_S", "60", 1);
+    vf_error_init(&err);
+    c = config_resolve(path, &err);
+    CHECKF(c != NULL, "%s", err.text);
+    config_free(c);
+    unsetenv("VIRTFLOW_SCHEDULER_RESERVATION_TTL_S");
+    unlink(path);
+}
+
 int main(void)
 {
+    test_rules();
     test_valid_fixtures();
     test_store_postgresql();
     test_spare_clusters();

@@ -19,6 +19,36 @@
 static httpd *woken_server;
 static uint64_t woken_ticket;
 
+/* /stream's source: "part N\n" for N = 1..3, each after a wait of 30 ms
+ * (or ?forever: waits for ever once they are out); freed once. */
+typedef struct parts {
+    int sent, waits;
+    bool forever;
+} parts;
+static int parts_freed;
+
+static long next_part(void *ctx, char *buf, size_t max, bool stopping, int *wait_ms)
+{
+    parts *p = ctx;
+    if (stopping)
+        return -1;
+    if (p->sent == p->waits) { /* a wait between parts: nothing to send yet */
+        if (p->sent == 3 && !p->forever)
+            return -1;
+        p->waits++;
+        *wait_ms = p->sent == 3 ? 600000 : 30;
+        return 0;
+    }
+    int n = snprintf(buf, max, "part %d\n", ++p->sent);
+    return n;
+}
+
+static void free_parts(void *ctx)
+{
+    free(ctx);
+    __atomic_add_fetch(&parts_freed, 1, __ATOMIC_SEQ_CST);
+}
+
 static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
 {
     int *calls = ctx;
@@ -57,6 +87,16 @@ static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
         }
         snprintf(text, sizeof text, "woken at call %d", req->calls + 1);
         httpd_reply_text(resp, 200, "text/plain", text);
+    } else if (strcmp(req->path, "/whoami") == 0 || strcmp(req->path, "/healthz") == 0) {
+        snprintf(text, sizeof text, "client %s", req->client_address ? req->client_address : "?");
+        httpd_reply_text(resp, 200, "text/plain", text);
+    } else if (strcmp(req->path, "/stream") == 0 && req->can_wait) {
+        parts *p = calloc(1, sizeof *p);
+        p->forever = httpd_query(req, "forever") != NULL;
+        snprintf(resp->content_type, sizeof resp->content_type, "text/event-stream");
+        resp->stream = next_part;
+        resp->stream_ctx = p;
+        resp->stream_free = free_parts;
     } else if (strcmp(req->path, "/go") == 0) {
         httpd_reply_text(resp, 303, "text/plain", "");
         snprintf(resp->location, sizeof resp->location, "/hello");
@@ -353,6 +393,48 @@ static void test_wake(void)
     woken_server = NULL;
 }
 
+/* Streams: the parts as they are produced, chunked, with waits between them
+ * (no answer until the first); the source freed once; one that waits for
+ * ever is ended by httpd_stop; without a waiting place, no stream. */
+static void test_stream(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    httpd_options options = {.max_waiting = 1};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    char answer[4096];
+    exchange(srv, "GET /stream HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", answer,
+             sizeof answer);
+    CHECK_CONTAINS(answer, "200 OK");
+    CHECK_CONTAINS(answer, "Transfer-Encoding: chunked");
+    CHECK_CONTAINS(answer, "text/event-stream");
+    CHECK_CONTAINS(answer, "part 1\n");
+    CHECK_CONTAINS(answer, "part 3\n");
+    CHECK(__atomic_load_n(&parts_freed, __ATOMIC_SEQ_CST) == 1);
+
+    int forever = connect_to(srv);
+    static const char request[] =
+        "GET /stream?forever=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    CHECK(forever >= 0 && send(forever, request, strlen(request), MSG_NOSIGNAL) > 0);
+    read_some(forever, 1000, answer, sizeof answer);
+    CHECK_CONTAINS(answer, "part 3\n");
+    /* It holds the only waiting place: another stream cannot start. */
+    char other[4096];
+    exchange(srv, "GET /stream HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", other,
+             sizeof other);
+    CHECK_CONTAINS(other, "404");
+    httpd_stop(srv);
+    read_some(forever, 2000, answer, sizeof answer);
+    CHECKF(strstr(answer, "0\r\n\r\n") != NULL, "the stream ended at the stop: %s", answer);
+    CHECK(__atomic_load_n(&parts_freed, __ATOMIC_SEQ_CST) == 2);
+    if (forever >= 0)
+        close(forever);
+}
+
 /* With check_host, a foreign Host gets 421 and the handler never runs. */
 static void test_host_check(void)
 {
@@ -446,8 +528,116 @@ static void test_tls_refusals(void)
     httpd_stop(srv);
 }
 
+/* Opens `n` connections and sends each `request`; their fds into fds. */
+static void open_with(const httpd *srv, int n, const char *request, int *fds)
+{
+    for (int i = 0; i < n; i++) {
+        fds[i] = connect_to(srv);
+        CHECK(fds[i] >= 0 && send(fds[i], request, strlen(request), MSG_NOSIGNAL) > 0);
+    }
+}
+
+static void close_all(int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* Issue 34, item 8: long polls from one address do not lock it out; the
+ * probes are answered even while an address holds its limit; behind a
+ * trusted proxy the client is the forwarded one, and the limit counts each
+ * client rather than the proxy. */
+static void test_address_limits(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    httpd_options options = {.max_waiting = 64};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    int polls[HTTPD_PER_ADDRESS_LIMIT + 4], slow[HTTPD_PER_ADDRESS_LIMIT];
+    open_with(srv, HTTPD_PER_ADDRESS_LIMIT + 4,
+              "GET /wait?n=1000000 HTTP/1.1\r\nHost: localhost\r\n\r\n", polls);
+    char answer[4096];
+    read_some(polls[0], 300, answer, sizeof answer);
+    CHECKF(answer[0] == '\0', "a long poll answered early: %s", answer);
+    exchange(srv, "GET /hello?who=me HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECKF(strstr(answer, "GET hello me") != NULL,
+           "%d long polls from one address, and another request of it is answered: %s",
+           HTTPD_PER_ADDRESS_LIMIT + 4, answer);
+    close_all(polls, HTTPD_PER_ADDRESS_LIMIT + 4);
+
+    /* The limit is still there for what does not wait: connections that are
+     * all still sending their requests. One more is answered only as a probe. */
+    open_with(srv, HTTPD_PER_ADDRESS_LIMIT, "GET /hello HTTP/1.1\r\nHost: localhost\r\n", slow);
+    usleep(100 * 1000);
+    exchange(srv, "GET /hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", answer,
+             sizeof answer);
+    CHECKF(strstr(answer, "503") && strstr(answer, "Retry-After: 1") &&
+               strstr(answer, "too many connections"),
+           "beyond the limit, a request is 503: %s", answer);
+    exchange(srv, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n", answer, sizeof answer);
+    CHECKF(strstr(answer, "200 OK") && strstr(answer, "client 127.0.0.1"),
+           "beyond the limit, a probe is answered: %s", answer);
+    close_all(slow, HTTPD_PER_ADDRESS_LIMIT);
+    httpd_stop(srv);
+
+    /* Behind a trusted proxy (127.0.0.1 here). */
+    const char *proxies[] = {"127.0.0.0/8", "10.1.0.0/16"};
+    options =
+        (httpd_options){.max_waiting = 64, .trusted_proxies = proxies, .n_trusted_proxies = 2};
+    srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    exchange(srv,
+             "GET /whoami HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 6.6.6.6, 203.0.113.7, "
+             "10.1.2.3\r\nConnection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECKF(strstr(answer, "client 203.0.113.7"), "the rightmost untrusted hop: %s", answer);
+    exchange(srv,
+             "GET /whoami HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 6.6.6.6\r\n"
+             "X-Forwarded-For: 198.51.100.9\r\nConnection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECKF(strstr(answer, "client 198.51.100.9"), "two headers read as one list: %s", answer);
+    /* The proxy's address has no connection limit: 20 slow requests through
+     * it, then another client's request and one more of the same client. */
+    int through[HTTPD_PER_ADDRESS_LIMIT + 4];
+    open_with(srv, HTTPD_PER_ADDRESS_LIMIT + 4,
+              "GET /hello HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.7\r\n",
+              through);
+    usleep(100 * 1000);
+    exchange(srv,
+             "GET /hello?who=other HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.8"
+             "\r\nConnection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECKF(strstr(answer, "GET hello other"), "a proxy carries more than 16 connections: %s",
+           answer);
+    close_all(through, HTTPD_PER_ADDRESS_LIMIT + 4);
+    httpd_stop(srv);
+
+    /* Without trusting anyone the header is ignored; a bad range is refused. */
+    srv = httpd_start_with("127.0.0.1:0", NULL, handle, &calls, &err);
+    exchange(srv,
+             "GET /whoami HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.7\r\n"
+             "Connection: close\r\n\r\n",
+             answer, sizeof answer);
+    CHECKF(strstr(answer, "client 127.0.0.1"), "X-Forwarded-For from anyone: ignored: %s", answer);
+    httpd_stop(srv);
+    const char *bad[] = {"proxy.example"};
+    options = (httpd_options){.trusted_proxies = bad, .n_trusted_proxies = 1};
+    vf_error_init(&err);
+    CHECK(httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err) == NULL &&
+          err.code == VF_ECONFIG);
+}
+
 int main(void)
 {
+    test_address_limits();
     test_tls_refusals();
     test_routes_and_arguments();
     test_addresses();
@@ -455,5 +645,6 @@ int main(void)
     test_host_check();
     test_waiting();
     test_wake();
+    test_stream();
     return test_summary();
 }

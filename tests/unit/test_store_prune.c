@@ -50,13 +50,15 @@ static void add_task(store *s, const char *id, const char *kind, const char *sta
         CHECKF(store_task_event_add(s, id, at, status, "{\"n\":1}", &err) == 0, "%s", err.text);
 }
 
-/* A reservation of task_id, released at `released_at` (NULL: still held). */
+/* A reservation of task_id, ended at `released_at` by an inventory showing
+ * its VM, its time running out then too (NULL: still held, until FAR). */
 static void add_reservation(store *s, const char *task_id, int64_t vmid, const char *released_at)
 {
     vf_error err;
     vf_error_init(&err);
-    CHECKF(store_reservation_add(s, task_id, "bm-001", 1, 512, 0, vmid, OLD, FAR, &err) == 0, "%s",
-           err.text);
+    CHECKF(store_reservation_add(s, task_id, "bm-001", 1, 512, 0, vmid, OLD,
+                                 released_at ? released_at : FAR, &err) == 0,
+           "%s", err.text);
     if (released_at)
         CHECK(store_reservation_release_vmid(s, vmid, "bm-001", released_at, released_at, &err) ==
               1);
@@ -406,10 +408,95 @@ static void test_vacuum(void)
     store_close(s);
 }
 
+/* Between EARLY and CUTOFF. */
+#define EARLY "2026-11-03T00:00:00.000Z"
+#define MIDDLE "2026-11-05T00:00:00.000Z"
+
+/* A reservation of task_id ended at `ended` by an inventory showing its VM
+ * (bound) or by a release (not bound), expiring at `expires`. */
+static void add_ended(store *s, const char *task_id, int64_t vmid, const char *ended,
+                      const char *expires, bool bound)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(store_reservation_add(s, task_id, "bm-001", 1, 512, 0, vmid, OLD, expires, &err) == 0,
+           "%s", err.text);
+    if (bound)
+        CHECK(store_reservation_release_vmid(s, vmid, "bm-001", ended, ended, &err) == 1);
+    else
+        CHECK(store_reservation_release_task(s, task_id, ended, &err) == 1);
+}
+
+static int count_live_and_bound(const store_reservation *r, void *user)
+{
+    (void)r;
+    (*(int *)user)++;
+    return 0;
+}
+
+/* Retention's own cutoffs (retention_cutoffs_at): a reservation an
+ * inventory ended is kept, with the final task it belongs to, until it was
+ * bound and expired before `bound`, and a final task until last written
+ * before `tasks`, even when the rows' cutoff is later (store.retention
+ * shorter than those windows; issue 34). On SQLite and PostgreSQL. */
+static void run_windows(const char *location)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store *s = store_open(location, STORE_READ_WRITE, &err);
+    CHECKF(s != NULL, "%s", err.text);
+    if (!s)
+        return;
+    /* kept: bound after EARLY; bound before but expiring after it */
+    add_task(s, "bound-recently", "schedule", "completed", OLD, 1);
+    add_ended(s, "bound-recently", 200, MIDDLE, MIDDLE, true);
+    add_task(s, "bound-long-ttl", "schedule", "completed", OLD, 1);
+    add_ended(s, "bound-long-ttl", 201, OLD, MIDDLE, true);
+    add_task(s, "final-recently", "schedule", "failed", MIDDLE, 1);
+    /* deleted: bound and expired before EARLY; released (nobody counts it) */
+    add_task(s, "bound-long-ago", "schedule", "completed", OLD, 1);
+    add_ended(s, "bound-long-ago", 202, OLD, OLD, true);
+    add_task(s, "released", "schedule", "completed", OLD, 1);
+    add_ended(s, "released", 203, MIDDLE, FAR, false);
+    add_task(s, "final-long-ago", "schedule", "failed", OLD, 1);
+
+    /* What a worker whose snapshot is as old as the bound cutoff counts. */
+    int before = 0;
+    CHECK(store_reservations_counted(s, EARLY, EARLY, count_live_and_bound, &before, &err) == 0);
+    store_prune_cutoffs cutoffs = {.rows = CUTOFF, .tasks = EARLY, .bound = EARLY};
+    store_prune_counts dry = {0}, deleted = {0};
+    CHECKF(store_prune_count_at(s, &cutoffs, &dry, &err) == 0, "%s", err.text);
+    int rc;
+    while ((rc = store_prune_batch_at(s, &cutoffs, 2, &deleted, &err)) == 1)
+        ;
+    CHECKF(rc == 0, "%s", err.text);
+    CHECKF(memcmp(&dry, &deleted, sizeof dry) == 0 && deleted.tasks == 3 &&
+               deleted.reservations == 2,
+           "%s: deleted %lld tasks, %lld reservations (counted %lld, %lld)", location,
+           (long long)deleted.tasks, (long long)deleted.reservations, (long long)dry.tasks,
+           (long long)dry.reservations);
+    static const char *const kept[] = {"bound-recently", "bound-long-ttl", "final-recently"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        CHECKF(task_exists(s, kept[i]), "%s: %s was pruned", location, kept[i]);
+    CHECK(!task_exists(s, "bound-long-ago") && !task_exists(s, "released") &&
+          !task_exists(s, "final-long-ago"));
+    /* That worker still counts what it did. */
+    int after = 0;
+    CHECK(store_reservations_counted(s, EARLY, EARLY, count_live_and_bound, &after, &err) == 0);
+    CHECKF(after == before && after == 2, "%s: counted %d before, %d after", location, before,
+           after);
+
+    /* With one cutoff for everything (store.retention alone), they would go. */
+    CHECK(store_prune_batch(s, CUTOFF, STORE_PRUNE_BATCH, &deleted, &err) == 0);
+    CHECK(!task_exists(s, "bound-recently") && !task_exists(s, "final-recently"));
+    store_close(s);
+}
+
 int main(void)
 {
     if (store_fixture_init(&fixture, "prune") != 0)
         return 1;
+    store_fixture_each(&fixture, "windows", run_windows);
     test_what_goes_and_what_stays();
     test_batches_bounded_and_idempotent();
     test_vacuum();

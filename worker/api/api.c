@@ -1,5 +1,6 @@
 #include "api.h"
 
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,10 @@ api *api_new(const vf_config *config, vf_error *err)
     pthread_mutex_init(&a->keys_lock, NULL);
     if (!(a->store = store_config_open(config, STORE_READ_WRITE, err)))
         goto fail;
+    if (!(a->broker = api_broker_new())) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        goto fail;
+    }
     if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
         goto fail;
     amqp_link_set_confirm_callback(a->link, amqp_link_confirm_record, &a->confirm);
@@ -39,16 +44,18 @@ api *api_new(const vf_config *config, vf_error *err)
         vf_error_set(err, VF_ENOMEM, "out of memory");
         goto fail;
     }
+    if (!(a->idempotency = api_idempotency_new(config, err)))
+        goto fail;
     if (config->api.keys_file && !(a->keys = api_keys_load(config->api.keys_file, err))) {
         if (err->code != VF_ENOMEM)
             err->code = VF_ECONFIG;
         goto fail;
     }
-    if (!(a->intake = api_intake_start(config, a->metrics, err)))
+    if (!(a->intake = api_intake_start(config, a->metrics, a->broker, err)))
         goto fail;
     if (api_hosts_start(a, err) < 0)
         goto fail;
-    if (!(a->sweep = api_sweep_start(config, err)) && err->code != VF_OK)
+    if (!(a->sweep = api_sweep_start(config, a->broker, err)) && err->code != VF_OK)
         goto fail;
     return a;
 fail:
@@ -72,12 +79,15 @@ void api_free(api *a)
         return;
     api_sweep_stop(a->sweep);
     api_intake_stop(a->intake);
+    api_fits_free(a); /* before the inventory its snapshot belongs to */
     api_hosts_stop(a);
     amqp_link_free(a->link);
+    api_broker_free(a->broker); /* after every link's thread has stopped */
     store_close(a->store);
     api_metrics_free(a->metrics);
     result_cache_free(a->results);
     api_keys_free(a->keys);
+    api_idempotency_free(a->idempotency);
     pthread_mutex_destroy(&a->keys_lock);
     free(a);
 }
@@ -185,6 +195,14 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         api_docs(req, resp);
         return "/docs";
     }
+    if (strcmp(req->path, "/docs.css") == 0 && get) {
+        api_docs_style(resp);
+        return "/docs.css";
+    }
+    if (strcmp(req->path, "/docs/try") == 0 && get) {
+        api_docs_try(req, resp);
+        return "/docs/try";
+    }
     /* /openapi.json refers to the request body's schema by this relative URL. */
     if (strcmp(req->path, "/request.task.schedule.json") == 0 && get) {
         serve_document(resp, api_request_schema_json, api_request_schema_json_len);
@@ -199,6 +217,15 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         }
         return "/v1/admission/proxmoxmachine";
     }
+    const char *spare = api_spare_route(a, req, caller, resp);
+    if (spare)
+        return spare;
+    const char *redeliver = api_redeliver_route(a, req, caller, resp);
+    if (redeliver)
+        return redeliver;
+    const char *watch = api_watch_route(a, req, caller, resp);
+    if (watch)
+        return watch;
     const char *v1 = api_v1_route(a, req, caller, resp);
     if (v1)
         return v1;
@@ -223,7 +250,8 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         return "/result/{task_id}";
     }
     problem_reply(resp, 404,
-                  "no such route: try POST /schedule, GET /result/{task_id} or /v1/tasks");
+                  "no such route: try POST /schedule, POST /spare/prepare, GET /result/{task_id} "
+                  "or /v1/tasks");
     return "other";
 }
 
@@ -233,15 +261,18 @@ void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
     api_caller caller = {.scopes = API_SCOPE_SUBMIT | API_SCOPE_READ | API_SCOPE_RELEASE |
                                    API_SCOPE_ADMIN};
     char name[API_KEY_NAME_SIZE] = "";
+    unsigned char digest[API_KEY_DIGEST_LEN];
     pthread_mutex_lock(&a->keys_lock);
     if (a->keys) {
         const char *authorization = httpd_header(req, "Authorization");
         caller.presented = authorization != NULL;
-        caller.scopes = api_keys_check(a->keys, authorization, name);
+        caller.scopes = api_keys_check_digest(a->keys, authorization, name, digest);
         caller.name = caller.scopes ? name : NULL;
+        caller.digest = caller.scopes ? digest : NULL;
     }
     pthread_mutex_unlock(&a->keys_lock);
     const char *template = route(a, req, &caller, resp);
+    OPENSSL_cleanse(digest, sizeof digest);
     if (resp->wait_ms > 0)
         return; /* no answer yet: counted when it comes */
     /* From the request's first call: a long poll's whole wait. */

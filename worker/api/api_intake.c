@@ -15,6 +15,7 @@
 #include "store.h"
 #include "store_config.h"
 #include "store_tasks.h"
+#include "task_conflict.h"
 #include "task_intake.h"
 
 /* Submissions handled together at most: one transaction, one wait for
@@ -40,6 +41,7 @@ typedef struct item {
     json_t *body;
     char *submitter;
     bool idempotent;
+    const char *kind;        /* the task's: "schedule" or "spare", a static string */
     const char *routing_key; /* a static string (amqp_topology.h) */
     /* The thread's, while the group is handled. */
     bool recorded;  /* its row was made by this group */
@@ -59,6 +61,7 @@ struct api_intake {
     api_metrics *metrics;
     store *store;
     amqp_link *link;
+    api_broker *broker; /* borrowed: the schedule `link` connects by */
     int64_t link_used_us;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -92,23 +95,47 @@ static void answer(item *it, int status, const char *detail)
              detail ? detail : "");
 }
 
-/* Whether a recorded task is the same request as it->body: same kind, and
- * the same JSON once both name the task id (a request published by
- * virtflowctl may carry its id in message_id only). */
+/* Whether a recorded task is the same request as it->body: a task of the
+ * same kind with the same body (task_conflict.h, the worker's rule too). */
 static bool same_request(const store_task *task, const item *it)
 {
-    if (!task->kind || strcmp(task->kind, "schedule") != 0 || !task->request)
-        return false;
-    json_t *recorded = json_loads(task->request, JSON_REJECT_DUPLICATES, NULL);
-    if (!json_is_object(recorded)) {
-        json_decref(recorded);
-        return false;
+    return task->kind && strcmp(task->kind, it->kind) == 0 &&
+           task_conflict_same_request(task->request, it->task_id, it->body);
+}
+
+/* Another request under a recorded id: answered 409, and recorded as the
+ * worker records one from the broker (history row and task.conflict, which
+ * the workers' outbox sweep publishes), the task left as it was. */
+static void refuse_conflict(api_intake *in, item *it, const store_task *existing)
+{
+    task_conflict c = {.task_id = it->task_id,
+                       .kind = existing->kind,
+                       .via = "virtflow-api",
+                       .submitter = it->submitter,
+                       .request = it->body,
+                       .now_ms = clock_wall_ms()};
+    vf_error err;
+    vf_error_init(&err);
+    if (store_begin(in->store, &err) < 0 ||
+        task_conflict_record(in->store, &c, NULL, NULL, NULL, &err) < 0 ||
+        store_commit(in->store, &err) < 0) {
+        (void)store_rollback(in->store, NULL);
+        log_warn("task %s: a conflicting submission answered 409 but not recorded: %s", it->task_id,
+                 err.text);
+    } else {
+        log_info("task %s: conflict: another request under a recorded task id%s%s; answered 409, "
+                 "the task left as it was",
+                 it->task_id, it->submitter ? " from key " : "",
+                 it->submitter ? it->submitter : "");
     }
-    if (!json_is_string(json_object_get(recorded, "task_id")))
-        json_object_set_new(recorded, "task_id", json_string(it->task_id));
-    bool same = json_equal(recorded, it->body);
-    json_decref(recorded);
-    return same;
+    char detail[INTAKE_DETAIL_SIZE];
+    snprintf(detail, sizeof detail,
+             it->idempotent
+                 ? "task %s exists with another request: an Idempotency-Key stands for one "
+                   "request; use a new key"
+                 : "task %s exists with another request; use a new task_id",
+             it->task_id);
+    answer(it, 409, detail);
 }
 
 static void store_failed(item **group, int n, const vf_error *err)
@@ -136,8 +163,8 @@ static int record(api_intake *in, item **group, int n)
     }
     for (int i = 0; i < n; i++) {
         item *it = group[i];
-        int rc = task_intake_record_new(in->store, it->task_id, it->text, "virtflow-api",
-                                        it->submitter, now, &err);
+        int rc = task_intake_record_as(in->store, it->kind, it->task_id, it->text, "virtflow-api",
+                                       it->submitter, now, &err);
         if (rc < 0) {
             (void)store_rollback(in->store, NULL);
             store_failed(group, n, &err);
@@ -171,14 +198,7 @@ static void judge_existing(api_intake *in, item *it)
         log_error("task %s: submit: store: %s", it->task_id, err.text);
         answer(it, err.code == VF_EUNAVAILABLE ? 503 : 500, "the store is unavailable; try again");
     } else if (!same_request(&existing, it)) {
-        char detail[INTAKE_DETAIL_SIZE];
-        snprintf(detail, sizeof detail,
-                 it->idempotent
-                     ? "task %s exists with another request: an Idempotency-Key stands for one "
-                       "request; use a new key"
-                     : "task %s exists with another request; use a new task_id",
-                 it->task_id);
-        answer(it, 409, detail);
+        refuse_conflict(in, it, &existing);
     } else if (strcmp(existing.status, "queued") == 0) {
         it->publish = it->republish = true;
     } else {
@@ -213,12 +233,18 @@ static int publish_send(api_intake *in, item **group, int n, vf_error *err)
     if (!any)
         return 0; /* nothing to publish: no reason to connect */
     in->confirming = group;
-    if (amqp_link_ready(in->link, &in->link_used_us, err) < 0)
+    if (api_broker_ready(in->broker, in->link, &in->link_used_us, err) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
         item *it = group[i];
         if (!it->publish || it->confirmed != 0)
             continue;
+        if (api_broker_refuses(in->broker, it->routing_key)) {
+            /* Published, it would close the channel under the whole group. */
+            it->confirmed = -1;
+            api_broker_refusal(it->routing_key, it->detail, sizeof it->detail);
+            continue;
+        }
         amqp_link_message msg = {
             .body = it->text, .body_len = strlen(it->text), .message_id = it->task_id};
         if (amqp_link_publish(in->link, BROKER_EXCHANGE, it->routing_key, &msg, &it->tag, err) < 0)
@@ -289,11 +315,16 @@ static void settle(api_intake *in, item **group, int n, int sent, vf_error *err,
 {
     in->confirming = group;
     int rc = sent < 0 ? -1 : publish_wait(in, err);
-    if (rc < 0) {
+    bool down = rc < 0 && api_broker_down(in->broker); /* no second try, no line each */
+    /* A path the broker refuses closed the channel: noted, the second try
+     * publishes the others only. */
+    bool refused = rc < 0 && !down && api_broker_note_refusal(in->broker, in->link);
+    if (rc < 0 && !down) {
         /* An idle link may have been closed by the broker: one fresh
          * connection, one more try for what has no confirm. Publishing
          * twice is harmless: the worker knows the task id. */
-        log_info("submit: publish failed (%s); reconnecting once", err->text);
+        if (!refused)
+            log_info("submit: publish failed (%s); reconnecting once", err->text);
         for (int i = 0; i < n; i++)
             if (group[i]->confirmed == -1 && !amqp_link_is_connected(in->link))
                 group[i]->confirmed = 0; /* reported failed with the connection */
@@ -318,7 +349,10 @@ static void settle(api_intake *in, item **group, int n, int sent, vf_error *err,
         char detail[INTAKE_DETAIL_SIZE + VF_ERROR_TEXT + 64];
         snprintf(detail, sizeof detail, "the broker did not take the request: %.*s; try again",
                  INTAKE_DETAIL_SIZE - 64, why);
-        log_warn("task %s: not accepted: %s", it->task_id, why);
+        if (down)
+            api_broker_refused(in->broker, 1);
+        else
+            log_warn("task %s: not accepted: %s", it->task_id, why);
         if (!it->republish && withdraw(in, it))
             withdrawn_under(next, n_next, it->task_id);
         api_metrics_submission(in->metrics, false);
@@ -438,7 +472,8 @@ static void intake_free(api_intake *in)
     free(in);
 }
 
-api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_error *err)
+api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, api_broker *broker,
+                             vf_error *err)
 {
     api_intake *in = calloc(1, sizeof *in);
     if (!in || !(in->group[0] = calloc(INTAKE_GROUP, sizeof *in->group[0])) ||
@@ -451,6 +486,7 @@ api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_e
     }
     in->config = config;
     in->metrics = metrics;
+    in->broker = broker;
     if (!(in->store = store_config_open(config, STORE_READ_WRITE, err)) ||
         !(in->link = amqp_link_new(config, "virtflow-api-intake", err))) {
         intake_free(in);
@@ -494,6 +530,14 @@ int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char
                       json_t *body, const char *submitter, bool idempotent, const char *routing_key,
                       vf_error *err)
 {
+    return api_intake_submit_as(in, "schedule", ticket, task_id, text, body, submitter, idempotent,
+                                routing_key, err);
+}
+
+int api_intake_submit_as(api_intake *in, const char *kind, uint64_t ticket, const char *task_id,
+                         char *text, json_t *body, const char *submitter, bool idempotent,
+                         const char *routing_key, vf_error *err)
+{
     item *it = calloc(1, sizeof *it);
     if (!it || (submitter && !(it->submitter = strdup(submitter)))) {
         free(it);
@@ -507,6 +551,7 @@ int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char
     it->text = text;
     it->body = body;
     it->idempotent = idempotent;
+    it->kind = kind;
     it->routing_key = routing_key;
     pthread_mutex_lock(&in->lock);
     bool stopping = in->stop.stop;

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api_broker.h"
 #include "api_metrics.h"
 #include "config.h"
 #include "request.h"
@@ -36,9 +37,11 @@ typedef struct api_intake api_intake;
 /* Wakes the request `ticket` (httpd_wake on the server). */
 typedef void (*api_intake_wake_fn)(void *ctx, uint64_t ticket);
 
-/* Open its own store handle and broker link (connected at first use) and
- * start its thread. NULL with err. */
-api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, vf_error *err);
+/* Open its own store handle and broker link (connected at first use,
+ * through `broker`'s schedule: borrowed, outliving the intake) and start its
+ * thread. NULL with err. */
+api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, api_broker *broker,
+                             vf_error *err);
 
 /* Where outcomes are announced (NULL: nowhere; requests then find their
  * outcome when their wait ends). Once it returns, the earlier waker is no
@@ -53,6 +56,15 @@ void api_intake_set_waker(api_intake *in, api_intake_wake_fn wake, void *ctx);
 int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char *text,
                       json_t *body, const char *submitter, bool idempotent, const char *routing_key,
                       vf_error *err) __attribute__((warn_unused_result));
+
+/* api_intake_submit for a task of `kind` (a static string: "schedule", or
+ * "spare" for spare.prepare and spare.release): recorded with that kind,
+ * and a task id recorded already is the same request only when its kind
+ * is the same too. */
+int api_intake_submit_as(api_intake *in, const char *kind, uint64_t ticket, const char *task_id,
+                         char *text, json_t *body, const char *submitter, bool idempotent,
+                         const char *routing_key, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* What became of a submission. */
 typedef struct api_intake_outcome {

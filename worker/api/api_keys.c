@@ -200,6 +200,15 @@ size_t api_keys_count(const api_keys *keys)
 
 int api_keys_check(const api_keys *keys, const char *authorization, char name[API_KEY_NAME_SIZE])
 {
+    unsigned char digest[DIGEST_LEN];
+    int scopes = api_keys_check_digest(keys, authorization, name, digest);
+    OPENSSL_cleanse(digest, sizeof digest);
+    return scopes;
+}
+
+int api_keys_check_digest(const api_keys *keys, const char *authorization,
+                          char name[API_KEY_NAME_SIZE], unsigned char matched[32])
+{
     name[0] = '\0';
     if (!keys || !authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
         return 0;
@@ -220,6 +229,7 @@ int api_keys_check(const api_keys *keys, const char *authorization, char name[AP
     if (found == keys->count)
         return 0;
     snprintf(name, API_KEY_NAME_SIZE, "%s", keys->entries[found].name);
+    memcpy(matched, keys->entries[found].digest, DIGEST_LEN);
     return keys->entries[found].scopes;
 }
 

@@ -49,6 +49,12 @@ size_t api_keys_count(const api_keys *keys);
  * when no key matches. */
 int api_keys_check(const api_keys *keys, const char *authorization, char name[API_KEY_NAME_SIZE]);
 
+/* api_keys_check, and the key's SHA-256 into digest[32] when one matches:
+ * a secret the server shares with that key's holder alone
+ * (api_idempotency.h keys its ids with it). */
+int api_keys_check_digest(const api_keys *keys, const char *authorization,
+                          char name[API_KEY_NAME_SIZE], unsigned char digest[32]);
+
 /* Parse "submit,read" into API_SCOPE_* bits; -1 for an empty list or an
  * unknown scope. */
 int api_keys_parse_scopes(const char *text);

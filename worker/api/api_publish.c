@@ -14,7 +14,7 @@
 
 int api_link_ready(api *a, vf_error *err)
 {
-    return amqp_link_ready(a->link, &a->link_used_us, err);
+    return api_broker_ready(a->broker, a->link, &a->link_used_us, err);
 }
 
 /* One publish and its confirm. Returns 0 confirmed, 1 refused by a broker
@@ -49,8 +49,22 @@ int api_publish_to(api *a, const char *routing_key, const char *message_id, cons
                    const char *body, vf_error *err)
 {
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
+    if (api_broker_refuses(a->broker, routing_key)) {
+        char why[VF_ERROR_TEXT];
+        api_broker_refusal(routing_key, why, sizeof why);
+        vf_error_set(err, VF_EUNAVAILABLE, "%s", why);
+        return -1;
+    }
     int rc = publish_once(a, routing_key, &msg, err);
-    if (rc < 0) {
+    if (rc != 0 && api_broker_note_refusal(a->broker, a->link)) {
+        /* A second try would be refused too. */
+        vf_error_init(err);
+        char why[VF_ERROR_TEXT];
+        api_broker_refusal(routing_key, why, sizeof why);
+        vf_error_set(err, VF_EUNAVAILABLE, "%s", why);
+        return -1;
+    }
+    if (rc < 0 && !api_broker_down(a->broker)) {
         /* An idle link may have been closed by the broker (heartbeats are
          * only sent inside link calls): one fresh connection, one more try.
          * Publishing twice is harmless: the worker knows the task id. */

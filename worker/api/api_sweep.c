@@ -32,6 +32,7 @@ struct api_sweep {
     const vf_config *config;
     store *store;
     amqp_link *link;
+    api_broker *broker; /* borrowed: the schedule `link` connects by */
     char owner[STORE_OWNER_SIZE];
     pthread_t thread;
     pthread_mutex_t lock;
@@ -43,6 +44,7 @@ struct api_sweep {
 /* A stale row as read, copied out of the listing. */
 typedef struct stale_task {
     char *id, *request, *updated_at;
+    bool spare; /* kind spare: spare.prepare or spare.release (spare_routing_key) */
 } stale_task;
 
 typedef struct stale_list {
@@ -59,6 +61,7 @@ static int collect(const store_task *task, void *ctx)
     t->id = strdup(task->id);
     t->request = strdup(task->request);
     t->updated_at = strdup(task->updated_at);
+    t->spare = task->kind && strcmp(task->kind, "spare") == 0;
     list->n++;
     if (!t->id || !t->request || !t->updated_at)
         return -1;
@@ -91,7 +94,7 @@ static int publish(api_sweep *w, const char *routing_key, const char *message_id
                    vf_error *err)
 {
     /* A sweep may publish nothing for a long time (amqp_link_ready). */
-    if (amqp_link_ready(w->link, &w->link_used_us, err) < 0)
+    if (api_broker_ready(w->broker, w->link, &w->link_used_us, err) < 0)
         return -1;
     amqp_link_message msg = {.body = body, .body_len = strlen(body), .message_id = message_id};
     amqp_link_confirm_reset(&w->confirm);
@@ -117,15 +120,42 @@ typedef struct lost_event {
     char *body;
 } lost_event;
 
+/* Where a stored spare request goes: a spare.release body has only
+ * upgrade_id, a spare.prepare one always has count. */
+static const char *spare_routing_key(const char *request)
+{
+    json_t *body = json_loads(request, 0, NULL);
+    bool prepare = json_object_get(body, "count") != NULL;
+    json_decref(body);
+    return prepare ? BROKER_KEY_SPARE_PREPARE : BROKER_KEY_SPARE_RELEASE;
+}
+
+/* A spare task's upgrade_id, as spare.failed names it; NULL when its
+ * request has none (then task.failed is published, as the worker does). */
+static json_t *spare_upgrade_id(const stale_task *t)
+{
+    if (!t->spare)
+        return NULL;
+    json_t *body = json_loads(t->request, 0, NULL);
+    json_t *id = json_object_get(body, "upgrade_id");
+    json_t *copy = json_is_string(id) ? json_copy(id) : NULL;
+    json_decref(body);
+    return copy;
+}
+
 static int lost_event_add(api_sweep *w, const stale_task *t, const char *now, lost_event *ev,
                           vf_error *err)
 {
     json_t *data = json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", t->id, "status", "failed",
                              "reason", "lost", "error", LOST_ERROR, "attempts", 0);
-    ev->body = data ? events_build(EVENT_TASK_FAILED, data, clock_wall_ms() / 1000, ev->id, ev->key)
-                    : NULL;
+    json_t *upgrade_id = spare_upgrade_id(t);
+    if (data && upgrade_id)
+        json_object_set(data, "upgrade_id", upgrade_id);
+    event_type type = upgrade_id ? EVENT_SPARE_FAILED : EVENT_TASK_FAILED;
+    json_decref(upgrade_id);
+    ev->body = data ? events_build(type, data, clock_wall_ms() / 1000, ev->id, ev->key) : NULL;
     if (!ev->body) {
-        vf_error_set(err, VF_ENOMEM, "out of memory building task.failed");
+        vf_error_set(err, VF_ENOMEM, "out of memory building %s", event_types_name(type));
         return -1;
     }
     return store_outbox_add(w->store, ev->id, ev->key, ev->body, now, err);
@@ -250,8 +280,10 @@ int api_sweep_round(api_sweep *w, vf_error *err)
         }
         vf_error publish_err;
         vf_error_init(&publish_err);
-        const char *key = queue_order_text_routing_key(
-            t->request, t->request ? strlen(t->request) : 0, w->config);
+        const char *key =
+            t->spare ? spare_routing_key(t->request)
+                     : queue_order_text_routing_key(t->request, t->request ? strlen(t->request) : 0,
+                                                    w->config);
         if (publish(w, key, t->id, t->request, &publish_err) < 0) {
             /* Not counted: the broker never had it. The next round (after
              * api.requeue_after_s) tries again. */
@@ -295,7 +327,7 @@ static void sweep_free(api_sweep *w)
     free(w);
 }
 
-api_sweep *api_sweep_start(const vf_config *config, vf_error *err)
+api_sweep *api_sweep_start(const vf_config *config, api_broker *broker, vf_error *err)
 {
     if (config->api.requeue_after_s <= 0)
         return NULL;
@@ -305,6 +337,7 @@ api_sweep *api_sweep_start(const vf_config *config, vf_error *err)
         return NULL;
     }
     w->config = config;
+    w->broker = broker;
     store_owner_name(w->owner);
     if (!(w->store = store_config_open(config, STORE_READ_WRITE, err)) ||
         !(w->link = amqp_link_new(config, "virtflow-api-requeue", err))) {

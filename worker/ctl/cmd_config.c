@@ -15,8 +15,10 @@ static void config_usage(FILE *out)
                  "/etc/virtflow/config.yaml when it exists, else built-in defaults; then the\n"
                  "VIRTFLOW_* variables over it) and print \"ok\", the file and each key a\n"
                  "variable set, or the error (file, line, key; or the variable); scheduler\n"
-                 "plugins and profiles are built as the worker builds them. Reads no secret\n"
-                 "and reaches no broker or store.\n"
+                 "plugins and profiles are built as the worker builds them. Keys that must\n"
+                 "agree (docs/configuration.md) are checked: a contradiction is an error, and\n"
+                 "what the programs only warn of or keep longer is printed as a warning\n"
+                 "(--json: \"warnings\"). Reads no secret and reaches no broker or store.\n"
                  "\n"
                  "exit status: 0 valid, 2 usage, 3 invalid or unreadable.\n");
 }
@@ -27,6 +29,15 @@ static int check_plugins(const vf_config *config, vf_error *err)
     sched_engine *engine = sched_engine_from_config(config, NULL, err);
     sched_engine_free(engine);
     return engine ? 0 : -1;
+}
+
+/* A rule the configuration breaks without being refused (config.h "keys
+ * that must agree"), for the output. */
+static void collect_rule(const config_rule *rule, const char *why, void *user)
+{
+    json_array_append_new(user, json_pack("{s:s, s:s, s:s?, s:s}", "why", why, "outcome",
+                                          rule->outcome == CONFIG_RULE_KEEPS ? "keeps" : "warns",
+                                          "program", rule->program, "keys", rule->keys));
 }
 
 int ctl_config(int argc, char **argv)
@@ -62,6 +73,13 @@ int ctl_config(int argc, char **argv)
         ctl_error("%s", err.text);
         return CTL_EXIT_CONFIG;
     }
+    /* config_resolve refused the contradictions already: what is left are
+     * the rules a program keeps longer or only warns of. */
+    json_t *warnings = json_array();
+    vf_error refused;
+    vf_error_init(&refused);
+    if (config_check_rules(config, NULL, collect_rule, warnings, &refused) < 0)
+        ctl_error("%s", refused.text);
     const char *source = config->path ? config->path : "built-in defaults";
     if (args.json) {
         /* "environment": {key: variable} for what the variables set;
@@ -69,9 +87,9 @@ int ctl_config(int argc, char **argv)
         json_t *from_env = json_object();
         for (size_t i = 0; i < config->n_env; i++)
             json_object_set_new(from_env, config->env_keys[i], json_string(config->env_names[i]));
-        json_t *obj = json_pack("{s:b, s:o, s:o}", "ok", 1, "file",
+        json_t *obj = json_pack("{s:b, s:o, s:o, s:O}", "ok", 1, "file",
                                 config->path ? json_string(config->path) : json_null(),
-                                "environment", from_env);
+                                "environment", from_env, "warnings", warnings);
         ctl_print_json(obj);
         json_decref(obj);
     } else {
@@ -79,7 +97,19 @@ int ctl_config(int argc, char **argv)
         for (size_t i = 0; i < config->n_env; i++)
             printf("  %s: from %s\n", ctl_text(config->env_keys[i]),
                    ctl_text(config->env_names[i]));
+        size_t i;
+        json_t *w;
+        json_array_foreach(warnings, i, w)
+        {
+            const char *program = json_string_value(json_object_get(w, "program"));
+            bool keeps = strcmp(json_string_value(json_object_get(w, "outcome")), "keeps") == 0;
+            printf("warning%s%s%s: %s (%s; docs/configuration.md, \"Keys that must agree\")\n",
+                   program ? " (" : "", program ? program : "", program ? ")" : "",
+                   json_string_value(json_object_get(w, "why")),
+                   keeps ? "kept longer" : "not refused");
+        }
     }
+    json_decref(warnings);
     config_free(config);
     return CTL_EXIT_OK;
 }

@@ -1,6 +1,15 @@
-/* virtflowctl dead list | redrive: the parking lot (virtflow.dead). Messages
- * are taken with basic.get and held unacked while we look, so the walk sees
- * each one once; whatever is not moved goes back with a requeue. */
+/* virtflowctl dead list | redrive: the parking lot (virtflow.dead).
+ *
+ * list reads the store's record of parked messages (store_dead_letters.h, as
+ * GET /v1/dead-letters does) and never touches the queue: taking messages
+ * off to look at them and putting them back counts a delivery against each
+ * one of a quorum queue, and a delivery-limit then drops them (issue 34). It
+ * only asks the broker, by a passive declare that moves nothing, how many
+ * messages the queue holds, to say when some are not recorded.
+ *
+ * redrive, an operator's act, takes messages with basic.get and holds them
+ * unacked while it moves them, so the walk sees each one once; whatever is
+ * not moved goes back with a requeue. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +21,6 @@
 #include "store_dead_letters.h"
 
 #define CONFIRM_TIMEOUT_MS 30000
-#define EXCERPT_BYTES 120
 #define DEFAULT_LIST_LIMIT 100
 
 static void dead_usage(FILE *out)
@@ -21,22 +29,33 @@ static void dead_usage(FILE *out)
             "usage: virtflowctl dead list [-c CONFIG] [--reason R] [--limit N] [--json]\n"
             "       virtflowctl dead redrive [-c CONFIG] (ID | --all) [--reason R] [--json]\n"
             "\n"
-            "list     show the messages parked in virtflow.dead without removing them:\n"
-            "         message_id, why (x-virtflow-error, or the broker's x-death reason and\n"
-            "         queue), the routing key it came with, and the start of its body.\n"
-            "         At most --limit messages (default %d).\n"
+            "list     show the messages parked in virtflow.dead, newest first, as the store\n"
+            "         records them (the workers and relays that park them write the record):\n"
+            "         message_id, why, the routing key it came with, when and by whom it was\n"
+            "         parked, and the start of its body. It reads the store only and never\n"
+            "         takes a message off the queue (each look would count a delivery against\n"
+            "         it); it asks the broker how many messages the queue holds, to say when\n"
+            "         some are not recorded (dead-lettered by the broker itself). At most\n"
+            "         --limit messages (default %d).\n"
             "redrive  publish parked messages again, as they are (body and properties; the\n"
             "         attempt count starts over), to exchange virtflow with their original\n"
             "         routing key (x-virtflow-routing-key, or x-death's for messages the broker\n"
             "         dead-lettered), wait for the broker's confirm, then remove the parked\n"
             "         copy. ID picks messages by message_id; --all takes every one.\n"
-            "--reason R  only messages whose error contains R (e.g. \"not JSON\", \"rejected\")\n"
+            "  --reason R  only messages whose error contains R (e.g. \"not JSON\", \"rejected\")\n"
+            "  --limit N   list: at most N messages (default 100)\n"
+            "  --all       redrive: every parked message (instead of one ID)\n"
             "\n"
             "A task that is already final (completed or failed) is not scheduled again\n"
             "when redriven: the worker acks it and replays its recorded result.\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl dead list --reason \"not JSON\"\n"
+            "  virtflowctl dead redrive --all --reason rejected\n"
+            "\n"
             "exit status: 0 ok (redrive: at least one moved), 1 nothing matched, 2 usage,\n"
-            "3 configuration error, 4 broker unreachable or a republish not confirmed.\n",
+            "3 configuration error, 4 store (list) or broker (redrive) unreachable, or a\n"
+            "republish not confirmed.\n",
             DEFAULT_LIST_LIMIT);
 }
 
@@ -60,27 +79,6 @@ static const char *original_key(const amqp_link_delivery *d)
     return d->original_key ? d->original_key : d->death_key;
 }
 
-/* The body's first bytes, printable, for a terminal or a JSON string. */
-static void excerpt(const amqp_link_delivery *d, char *out, size_t size)
-{
-    size_t n = 0;
-    if (!d->body) {
-        snprintf(out, size, "(%llu bytes, not read: larger than amqp.max_message_bytes)",
-                 (unsigned long long)d->body_size);
-        return;
-    }
-    for (size_t i = 0; i < d->body_len && i < EXCERPT_BYTES && n + 5 < size; i++) {
-        unsigned char ch = d->body[i];
-        if (isprint(ch))
-            out[n++] = (char)ch;
-        else
-            n += (size_t)snprintf(out + n, size - n, "\\x%02x", ch);
-    }
-    out[n] = '\0';
-    if (d->body_len > EXCERPT_BYTES && n + 4 < size)
-        snprintf(out + n, size - n, "...");
-}
-
 /* A property as a JSON string. A publisher may put bytes that are not UTF-8
  * in a message id, which JSON cannot hold: those come out escaped like the
  * text output (\xff), rather than dropping the message from the list. */
@@ -92,28 +90,100 @@ static json_t *property_json(const char *value)
     return text ? text : json_string(ctl_text(value));
 }
 
-static json_t *message_json(const amqp_link_delivery *d, const char *why)
+/* ---- list: the store's record ---- */
+
+typedef struct listing {
+    const char *reason; /* --reason, or NULL */
+    long limit;
+    bool as_json;
+    json_t *rows; /* as_json: the array printed */
+    size_t shown;
+} listing;
+
+static json_t *record_json(const store_dead_letter *row)
 {
-    char body[EXCERPT_BYTES * 4 + 80];
-    excerpt(d, body, sizeof body);
-    return json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s}", "message_id", property_json(d->message_id),
-        "error", property_json(why), "routing_key", property_json(original_key(d)), "death_reason",
-        property_json(d->death_reason), "death_queue", property_json(d->death_queue), "attempt",
-        (json_int_t)d->attempt, "body_bytes", (json_int_t)d->body_size, "body_excerpt", body);
+    return json_pack("{s:I, s:o, s:o, s:s, s:s, s:s, s:s, s:I, s:s}", "id", (json_int_t)row->id,
+                     "message_id", property_json(row->message_id), "task_id",
+                     property_json(row->task_id), "error", row->reason, "routing_key",
+                     row->routing_key, "parked_by", row->parked_by, "parked_at", row->parked_at,
+                     "body_bytes", (json_int_t)row->body_bytes, "body_excerpt",
+                     row->body_excerpt ? row->body_excerpt : "");
 }
 
-static void print_message(int index, const amqp_link_delivery *d, const char *why)
+static int list_one(const store_dead_letter *row, void *ctx)
 {
-    char body[EXCERPT_BYTES * 4 + 80];
-    excerpt(d, body, sizeof body);
-    const char *key = original_key(d);
-    printf("%d. %s  key %s  %llu bytes\n", index,
-           d->message_id ? ctl_text(d->message_id) : "(no id)", key ? ctl_text(key) : "(unknown)",
-           (unsigned long long)d->body_size);
-    printf("   why:  %s\n", ctl_text(why));
-    printf("   body: %s\n", body);
+    listing *l = ctx;
+    if (l->reason && !strstr(row->reason, l->reason))
+        return 0;
+    l->shown++;
+    if (l->as_json) {
+        json_array_append_new(l->rows, record_json(row));
+    } else {
+        printf("%zu. %s  key %s  %lld bytes\n", l->shown,
+               row->message_id ? ctl_text(row->message_id) : "(no id)", ctl_text(row->routing_key),
+               (long long)row->body_bytes);
+        printf("   why:    %s\n", ctl_text(row->reason));
+        printf("   parked: %s by %s%s%s\n", row->parked_at, ctl_text(row->parked_by),
+               row->task_id ? ", task " : "", row->task_id ? ctl_text(row->task_id) : "");
+        printf("   body:   %s\n", ctl_text(row->body_excerpt ? row->body_excerpt : ""));
+    }
+    return l->limit && (long)l->shown >= l->limit ? 1 : 0;
 }
+
+/* How many messages the queue holds, by a passive declare (nothing moves);
+ * -1 when the broker cannot say (a note, not an error: the list is the
+ * store's). */
+static long queue_depth(const vf_config *config)
+{
+    amqp_link *link = amqp_link_new(config, "virtflowctl dead list", NULL);
+    vf_error err;
+    vf_error_init(&err);
+    uint32_t messages = 0, consumers = 0;
+    long depth = -1;
+    if (link)
+        amqp_link_set_read_only(link); /* a look declares nothing either */
+    if (link && amqp_link_connect(link, &err) == 0 &&
+        amqp_link_queue_depth(link, BROKER_DEAD_QUEUE, &messages, &consumers, &err) == 0)
+        depth = (long)messages;
+    else
+        fprintf(stderr, "virtflowctl: note: how many messages %s holds is unknown: %s\n",
+                BROKER_DEAD_QUEUE, err.text[0] ? err.text : "no broker link");
+    amqp_link_free(link);
+    return depth;
+}
+
+static int list_parked(const vf_config *config, const char *reason, long limit, bool as_json)
+{
+    store *s = ctl_open_store(config, STORE_READ_ONLY);
+    if (!s)
+        return CTL_EXIT_UNAVAILABLE;
+    listing l = {reason, limit, as_json, as_json ? json_array() : NULL, 0};
+    store_dead_letter_filter filter = {.parked = 1};
+    vf_error err;
+    vf_error_init(&err);
+    int rc = store_dead_letter_list(s, &filter, list_one, &l, &err);
+    store_close(s);
+    if (rc < 0) {
+        ctl_error("reading the store's record of dead letters: %s", err.text);
+        json_decref(l.rows);
+        return CTL_EXIT_UNAVAILABLE;
+    }
+    if (as_json) {
+        ctl_print_json(l.rows);
+        json_decref(l.rows);
+        return CTL_EXIT_OK;
+    }
+    printf("%zu message%s parked in %s%s (the store's record)\n", l.shown, l.shown == 1 ? "" : "s",
+           BROKER_DEAD_QUEUE, reason ? " matching --reason" : "");
+    long depth = queue_depth(config);
+    if (depth >= 0 && !reason && (size_t)depth > l.shown && !(limit && (long)l.shown >= limit))
+        printf("%s holds %ld: %ld not recorded (dead-lettered by the broker itself, e.g. a "
+               "delivery-limit on a work queue); dead redrive --all moves them too\n",
+               BROKER_DEAD_QUEUE, depth, depth - (long)l.shown);
+    return CTL_EXIT_OK;
+}
+
+/* ---- redrive: the queue ---- */
 
 typedef struct held {
     amqp_link_delivery d;
@@ -145,6 +215,14 @@ static int take_all(amqp_link *link, size_t limit, walk *w)
     vf_error err;
     vf_error_init(&err);
     size_t total = 0; /* what was there at the start: never walk our own republishes */
+    /* A broker no program has used yet has no virtflow.dead: nothing is
+     * parked (dead list declares nothing, as a read should not). */
+    if (amqp_link_queue_depth(link, BROKER_DEAD_QUEUE, NULL, NULL, &err) < 0) {
+        if (err.code == VF_EINVAL && amqp_link_is_connected(link))
+            return 0;
+        ctl_error("reading %s: %s", BROKER_DEAD_QUEUE, err.text);
+        return -1;
+    }
     for (;;) {
         if ((limit && w->n >= limit) || (w->n > 0 && w->n >= total))
             return 0;
@@ -236,10 +314,10 @@ int ctl_dead(int argc, char **argv)
     bool all = false;
     long limit = 0;
     const ctl_option options[] = {
-        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
-        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
-        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("dead", argc, argv, options, dead_usage, false, &args);
@@ -272,15 +350,21 @@ int ctl_dead(int argc, char **argv)
                                 : ctl_load_config(config_path);
     if (!config)
         return CTL_EXIT_CONFIG;
+    if (!redrive) {
+        int listed = list_parked(config, reason, limit, as_json);
+        config_free(config);
+        return listed;
+    }
     int rc = CTL_EXIT_UNAVAILABLE;
     walk w = {0};
     json_t *out_json = NULL;
     store *records = NULL;
     vf_error err;
     vf_error_init(&err);
-    amqp_link *link = ctl_connect(config, redrive ? "dead redrive" : "dead list");
+    amqp_link *link = ctl_connect(config, "dead redrive", CTL_BROKER_WRITE, &rc);
     if (!link)
         goto out;
+    rc = CTL_EXIT_UNAVAILABLE;
     amqp_link_set_confirm_callback(link, on_confirm, &w);
     if (take_all(link, (size_t)limit, &w) < 0)
         goto out;
@@ -293,25 +377,6 @@ int ctl_dead(int argc, char **argv)
             continue;
         h->selected = true;
         matched++;
-    }
-    if (!redrive) {
-        out_json = json_array();
-        int index = 0;
-        for (size_t i = 0; i < w.n; i++) {
-            if (!w.items[i].selected)
-                continue;
-            if (as_json)
-                json_array_append_new(out_json, message_json(&w.items[i].d, w.items[i].why));
-            else
-                print_message(++index, &w.items[i].d, w.items[i].why);
-        }
-        if (as_json)
-            ctl_print_json(out_json);
-        else
-            printf("%zu message%s in %s%s\n", matched, matched == 1 ? "" : "s", BROKER_DEAD_QUEUE,
-                   reason ? " matching --reason" : "");
-        rc = CTL_EXIT_OK;
-        goto settle;
     }
     if (matched)
         records = read_parks(config, &w);
@@ -381,11 +446,10 @@ int ctl_dead(int argc, char **argv)
     if (matched == 0)
         ctl_error("nothing in %s matches%s%s", BROKER_DEAD_QUEUE, id ? " message id " : "",
                   id ? id : "");
-settle:
     /* Everything not moved goes back where it was. */
     for (size_t i = 0; i < w.n; i++) {
         held *h = &w.items[i];
-        if (redrive && h->selected)
+        if (h->selected)
             continue;
         if (amqp_link_reject(link, h->d.delivery_tag, true, &err) < 0)
             break; /* the connection's close requeues the rest */

@@ -12,6 +12,7 @@
 #include "ctl.h"
 #include "leases.h"
 #include "store_hosts.h"
+#include "retention.h"
 #include "store_prune.h"
 
 /* A pause between batches lets other writers take the write lock (SQLite's
@@ -40,7 +41,10 @@ static void prune_usage(FILE *out)
             "their history, reservations and spares; released reservations, confirmed\n"
             "events, finished deliveries, superseded inventory snapshots and dead-letter\n"
             "records older than D. Safe while workers run: small transactions, each row\n"
-            "once.\n"
+            "once. What a worker may still need outlives D as it outlives store.retention\n"
+            "(docs/configuration.md \"Keys that must agree\"): a reservation an inventory\n"
+            "ended, and its task, until bound and expired inventory.max_age_s ago; a\n"
+            "final task until last changed the longest retry delay ago.\n"
             "\n"
             "  --older-than D  an age: 90s, 45m, 12h, 30d\n"
             "  --dry-run       count what would be deleted; change nothing (read-only)\n"
@@ -56,6 +60,9 @@ static void prune_usage(FILE *out)
             "Then, on a store created with auto_vacuum=INCREMENTAL, the freed pages are\n"
             "given back to the file system, and the WAL file is truncated. On a\n"
             "terminal, progress goes to stderr as it runs.\n"
+            "\n"
+            "examples:\n"
+            "  virtflowctl prune --older-than 30d --dry-run\n"
             "\n"
             "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n",
             STORE_PRUNE_BATCH, DEFAULT_PAUSE_MS, SLOW_BATCH_MS);
@@ -172,11 +179,11 @@ int ctl_prune(int argc, char **argv)
     long batch = STORE_PRUNE_BATCH;
     bool dry_run = false;
     const ctl_option options[] = {
-        {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL},
-        {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL},
-        {"batch", 0, CTL_OPTION_POSITIVE, &batch, NULL, NULL, NULL},
-        {"pause", 0, CTL_OPTION_STRING, &pause_text, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL, NULL},
+        {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL, NULL},
+        {"batch", 0, CTL_OPTION_POSITIVE, &batch, NULL, NULL, NULL, NULL},
+        {"pause", 0, CTL_OPTION_STRING, &pause_text, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("prune", argc, argv, options, prune_usage, false, &args);
@@ -226,16 +233,23 @@ int ctl_prune(int argc, char **argv)
     }
     if (!s)
         goto out;
-    char cutoff[STORE_TIME_SIZE];
+    /* The configuration's windows hold here too: rows a worker may still
+     * need outlive --older-than as they outlive store.retention. */
+    retention_cutoffs cutoffs;
     int64_t now_ms = clock_wall_ms();
-    if (store_format_time(now_ms - older_than_s * 1000, cutoff) < 0)
-        snprintf(cutoff, sizeof cutoff, "1970-01-01T00:00:00.000Z");
+    if (retention_cutoffs_at(config, older_than_s, now_ms, &cutoffs) < 0) {
+        snprintf(cutoffs.rows, sizeof cutoffs.rows, "1970-01-01T00:00:00.000Z");
+        memcpy(cutoffs.tasks, cutoffs.rows, sizeof cutoffs.rows);
+        memcpy(cutoffs.bound, cutoffs.rows, sizeof cutoffs.rows);
+    }
+    store_prune_cutoffs view = retention_cutoffs_view(&cutoffs);
+    const char *cutoff = cutoffs.rows;
     store_prune_counts counts = {0};
     int64_t freed_pages = 0;
     vf_error err;
     vf_error_init(&err);
     if (dry_run) {
-        if (store_prune_count(s, cutoff, &counts, &err) < 0) {
+        if (store_prune_count_at(s, &view, &counts, &err) < 0) {
             ctl_error("%s", err.text);
             goto out;
         }
@@ -247,7 +261,7 @@ int ctl_prune(int argc, char **argv)
         int more;
         for (;;) {
             int64_t began = clock_mono_ms();
-            more = store_prune_batch(s, cutoff, (int)batch, &counts, &err);
+            more = store_prune_batch_at(s, &view, (int)batch, &counts, &err);
             run.batches++;
             show_progress(&run, &counts, freed_pages, false);
             if (more != 1)

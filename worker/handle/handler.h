@@ -28,6 +28,12 @@ typedef struct task_handler {
                                    decided from. NULL: the store's only writer (tests) */
     const char *worker;         /* this worker's name (store_owner_name), in every attempt's
                                    history: several workers share a store. NULL: none */
+    /* Whether the broker refuses this worker's publish of `routing_key` on
+     * exchange virtflow (the service's amqp_refusals.h): a preemption, whose
+     * victim's request must be published again, is then not made. NULL:
+     * never refused. */
+    bool (*refuses)(void *context, const char *routing_key);
+    void *refuses_context;
 } task_handler;
 
 /* The message as it came off the queue; borrowed. */

@@ -11,6 +11,7 @@
 #include "json_util.h"
 #include "store_outbox.h"
 #include "store_tasks.h"
+#include "task_conflict.h"
 
 void task_outcome_park(task_outcome *out, const char *fmt, ...)
 {
@@ -132,6 +133,37 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
         out->correlation_id =
             a->existing.correlation_id ? strdup(a->existing.correlation_id) : NULL;
     }
+    return 1;
+}
+
+int task_attempt_conflict(task_attempt *a, vf_error *err)
+{
+    if (a->is_new || task_conflict_same_request(a->existing.request, a->out->task_id, a->body))
+        return 0;
+    const task_message *msg = a->msg;
+    task_outcome *out = a->out;
+    task_conflict c = {.task_id = out->task_id,
+                       .kind = a->kind,
+                       .via = "broker",
+                       .publisher = msg->user_id,
+                       .message_id = msg->message_id,
+                       .routing_key = msg->routing_key,
+                       .request = a->body,
+                       .now_ms = a->now_ms};
+    if (task_conflict_record(a->h->store, &c, &out->event_id, &out->event_key, &out->event_body,
+                             err) < 0)
+        return -1;
+    if (msg->reply_to && msg->reply_to[0] && !(out->reply_body = task_conflict_reply(&c))) {
+        vf_error_set(err, VF_ENOMEM, "out of memory answering task %s", out->task_id);
+        return -1;
+    }
+    /* Nothing of the task changed: counted as a conflict, not a new state. */
+    snprintf(out->status, sizeof out->status, "conflict");
+    snprintf(out->summary, sizeof out->summary,
+             "conflict: the task id already names another request (recorded first, %s); this "
+             "message (publisher %s, message_id %s) is refused, the task left as it was",
+             a->existing.status, msg->user_id ? msg->user_id : "none",
+             msg->message_id ? msg->message_id : "none");
     return 1;
 }
 

@@ -59,6 +59,13 @@ void task_attempt_close(task_attempt *a);
  * reply_to, or the one the task recorded (task_outcome.reply_to). */
 bool task_attempt_wants_reply(const task_attempt *a);
 
+/* A task recorded already (a->existing) whose request is not this message's
+ * body (task_conflict.h): the conflict is recorded (history row, event in
+ * the outcome, a reply for reply_to) and the task left as it was. Returns 1
+ * recorded (the message is then only acked), 0 the same request (or a new
+ * task), -1 with err. */
+int task_attempt_conflict(task_attempt *a, vf_error *err) __attribute__((warn_unused_result));
+
 /* Insert (new) or update the task row in `status`, then add this attempt's
  * "processing" history row, which records how the message arrived. */
 int task_attempt_write(const task_attempt *a, const char *status, const char *reason,

@@ -4,7 +4,7 @@
  * A busy worker holds one per placement for reservation_ttl_s (100,000 is
  * ordinary), so each is a few numbers and one allocation for its two names.
  * What a hold does to the hosts' free capacity and to the engine's vmid hints
- * is the engine's (engine.c): this module only keeps the list, the set of
+ * is the engine's (engine.c, vmid_hints.h): this module only keeps the list, the set of
  * reserved vmids, the earliest expiry and an index by task id (a release or
  * a replay ends one task's holds among 100,000 without a scan). No I/O. */
 #ifndef VF_HOLDS_H

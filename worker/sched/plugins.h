@@ -2,7 +2,7 @@
  * registry that lists them all (registry.c).
  *
  * Each filter and score is a small per-host rule below. The engine runs every
- * enabled rule for a host in one pass over the hosts (engine.c,
+ * enabled rule for a host in one pass over the hosts (engine_pass.c,
  * filter_and_score): a chain of filters in the order of sched_filter_id, then
  * the weighted scores in the order of sched_score_id. One pass keeps a
  * decision over 10,000 hosts in cache and in well-predicted branches, where
@@ -22,12 +22,13 @@
  *   2. registry.c: its name, on/off by default, default weight, its args;
  *      plugin_config.c needs nothing more: it turns the registry's rows and
  *      the configuration's entries into weights for any score;
- *   3. engine.c: filter_and_score (the sum, and its specialised call in
- *      filter_and_score_any when it is on by default) and score_part (the
+ *   3. engine_pass.c: filter_and_score (the sum, and its specialised call
+ *      in engine_full_pass when it is on by default) and score_part (the
  *      breakdown a decision lists; explain.c prints whatever it lists);
  *   4. fitindex.h/.c: the same term in fitindex_score_sum and an upper bound for
- *      a subtree in the search (or make index_applies in engine.c refuse the
- *      index while the score is on: the same decisions, only slower);
+ *      a subtree in the search (or make index_applies in engine_decide.c
+ *      refuse the index while the score is on: the same decisions, only
+ *      slower);
  *   5. tests/unit/test_engine.c (its cases) and test_engine_fused.c (the index
  *      and the full pass must agree, host by host);
  *   6. docs/scheduling.md: the plugin table and the pipeline's list.
@@ -36,9 +37,10 @@
  *      and its rule; engine.h: a sched_reason, and engine.c: its text in
  *      sched_reason_text (what "0/12 nodes are available: ..." says);
  *   2. registry.c (plugin_config.c again needs nothing);
- *   3. engine.c: filter_and_score's chain, prefilter when it reads the
- *      request (as NodeName and NodeRegex do), and index_applies (whether the
- *      index can still take the decision) or fitindex's counts;
+ *   3. engine_pass.c: filter_and_score's chain; engine_decide.c: prefilter
+ *      when it reads the request (as NodeName and NodeRegex do), and
+ *      index_applies (whether the index can still take the decision) or
+ *      fitindex's counts;
  *   4. suggest.c: is_constraint / constraint_of (what would fix it), or
  *      change_on for a capacity rule; never_fits.c when a request can be
  *      told at once that no host of the snapshot could ever take it;
@@ -56,7 +58,7 @@
  *      the config fuzz target (tests/fuzz/fuzz_config.c) reads the key table
  *      and needs no change.
  *   A vmid plugin: sched_vmid_plugin here, registry.c, plugin_config.c's last
- *   switch (its on flag), engine.c's prefilter, vmid.c, and the tests.
+ *   switch (its on flag), engine_decide.c's prefilter, vmid.c, and the tests.
  *   A name the seeds or another scheduler use for an existing plugin: one
  *   row in registry.c's sched_plugin_aliases, nothing else. */
 #ifndef VF_PLUGINS_H
@@ -103,6 +105,11 @@ typedef enum {
     SCHED_FILTER_MEMORY,
     SCHED_FILTER_DISK,
     SCHED_FILTER_RESOURCES,
+    /* The request's topology spread (spread.h): last, as a group's hard
+     * policy is, since it depends on where the request's group already is.
+     * Its rule is spread_fits; the engine lays it on hosts as marks the
+     * pass charges after every other filter (engine_spread.c). */
+    SCHED_FILTER_TOPOLOGY_SPREAD,
     SCHED_FILTER_COUNT
 } sched_filter_id;
 
@@ -113,6 +120,11 @@ typedef enum {
     SCHED_SCORE_BALANCED,
     SCHED_SCORE_VM_SLOTS,
     SCHED_SCORE_TARGET_LOAD,
+    /* A soft topology spread's score (spread_score), summed only for the
+     * requests that ask one: its weight is left out of
+     * plugin_config.weights and added by those decisions alone, so every
+     * other decision scores exactly as it did. */
+    SCHED_SCORE_TOPOLOGY_SPREAD,
     SCHED_SCORE_COUNT
 } sched_score_id;
 

@@ -367,6 +367,13 @@ static int settle_claims(service *svc, task_handler *handler, batch *b, vf_error
     }
 }
 
+/* The handler's question (handler.h): does the broker refuse `key` on the
+ * virtflow exchange? */
+static bool refuses_on_exchange(void *context, const char *key)
+{
+    return amqp_refusals_blocks(context, BROKER_EXCHANGE, key);
+}
+
 /* One pass: catch up with the other writers, then decide and record every
  * message of the batch, in one transaction. */
 static int record_pass(service *svc, batch *b, vf_error *err)
@@ -401,7 +408,9 @@ static int record_pass(service *svc, batch *b, vf_error *err)
                             service_follower_note(svc->follower),
                             clock_wall_ms,
                             svc->book,
-                            svc->owner};
+                            svc->owner,
+                            refuses_on_exchange,
+                            svc->refusals};
     int64_t started_at = clock_mono_us(), first_at = started_at;
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         rc = handle_item(svc, &handler, &b->items[i], err);
@@ -508,6 +517,15 @@ static int publish_replies(service *svc, const amqp_link_delivery *d, const task
     return 0;
 }
 
+/* A retry or dead letter whose exchange the broker refuses: rejected
+ * without requeue, so that the queue's own dead-letter exchange parks it in
+ * virtflow.dead (the broker's dead-lettering needs no permission of ours)
+ * rather than handing it back for ever. */
+static int park_refused(service *svc, const amqp_link_delivery *d, vf_error *err)
+{
+    return amqp_link_reject(svc->link, d->delivery_tag, false, err);
+}
+
 /* After the commit: ack what is settled by it, and publish. Events need no
  * wait (the outbox keeps them); a retry or dead letter is not in the store,
  * so its message is acked only when the republish is confirmed. */
@@ -545,6 +563,7 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
             amqp_link_message msg = {.body = o->event_body,
                                      .body_len = strlen(o->event_body),
                                      .message_id = o->event_id};
+            /* Refused (1): it stays in the outbox. */
             if (service_publish_tracked(svc->publisher, BROKER_EXCHANGE, o->event_key, &msg,
                                         PUB_EVENT, 0, o->event_id, err) < 0)
                 return -1;
@@ -553,6 +572,7 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
             const outcome_message *m = &o->more[k];
             amqp_link_message msg = {
                 .body = m->body, .body_len = strlen(m->body), .message_id = m->id};
+            /* Refused (1): it stays in the outbox, where the sweep settles it. */
             if (service_publish_tracked(svc->publisher, BROKER_EXCHANGE, m->key, &msg, PUB_EVENT, 0,
                                         m->id, err) < 0)
                 return -1;
@@ -572,8 +592,9 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .correlation_id = d->correlation_id,
                                      .reply_to = d->reply_to,
                                      .attempt = o->next_attempt};
-            if (service_publish_tracked(svc->publisher, tier, d->routing_key, &msg, PUB_RETRY,
-                                        d->delivery_tag, NULL, err) < 0)
+            int pub = service_publish_tracked(svc->publisher, tier, d->routing_key, &msg, PUB_RETRY,
+                                              d->delivery_tag, NULL, err);
+            if (pub < 0 || (pub == 1 && park_refused(svc, d, err) < 0))
                 return -1;
         }
         if (o->action == TASK_DEAD && !d->too_large) {
@@ -591,8 +612,9 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                      .attempt = attempt,
                                      .error = o->error,
                                      .original_key = d->routing_key};
-            if (service_publish_tracked(svc->publisher, BROKER_DLX, d->routing_key, &msg, PUB_DEAD,
-                                        d->delivery_tag, NULL, err) < 0)
+            int pub = service_publish_tracked(svc->publisher, BROKER_DLX, d->routing_key, &msg,
+                                              PUB_DEAD, d->delivery_tag, NULL, err);
+            if (pub < 0 || (pub == 1 && park_refused(svc, d, err) < 0))
                 return -1;
         }
     }
@@ -714,7 +736,9 @@ static int open_parts(service *svc, vf_error *err)
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;
-    svc->metrics = worker_metrics_start(svc->config, svc->inventory);
+    svc->metrics = worker_metrics_start(svc->config, svc->inventory, err);
+    if (!svc->metrics && vf_error_is_set(err))
+        return -1;
     wal_sync_observe(svc->sync, worker_metrics_fsync_series(svc->metrics));
     vf_error fetch;
     vf_error_init(&fetch);
@@ -727,7 +751,13 @@ static int open_parts(service *svc, vf_error *err)
     svc->link = amqp_link_new(svc->config, "virtflow-worker", err);
     if (!svc->link)
         return -1;
-    svc->publisher = service_publish_new(svc->link, svc->store, svc->sync, svc->owner, err);
+    svc->refusals = amqp_refusals_new();
+    if (!svc->refusals) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
+    }
+    svc->publisher =
+        service_publish_new(svc->link, svc->store, svc->sync, svc->owner, svc->refusals, err);
     if (!svc->publisher)
         return -1;
     svc->rechecks =
@@ -779,6 +809,7 @@ static void close_parts(service *svc)
     service_recheck_free(svc->rechecks);
     amqp_link_free(svc->link);
     service_publish_free(svc->publisher); /* after the link, which calls it back */
+    amqp_refusals_free(svc->refusals);
     service_follower_free(svc->follower);
     inventory_free(svc->inventory);
     reservation_book_free(svc->book);
@@ -1005,6 +1036,8 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
         service_publish_settle(svc->publisher, err) < 0)
         return ROUND_BROKER;
     *handled = b->n_items;
+    service_checkpoint_in_hand(svc->checkpoints,
+                               b->n_items + (svc->syncing ? svc->syncing->n_items : 0));
     if (service_publish_sweep_due(svc->publisher)) {
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)
@@ -1110,6 +1143,40 @@ static int stop_sweep(service *svc, vf_error *err)
     return swept;
 }
 
+/* After the link failed: when the broker closed it refusing a publish path
+ * (403 ACCESS_REFUSED: a broker set up from older definitions), note it so
+ * that it is never tried again (amqp_refusals.h), and say once what stops
+ * and what to grant. Whether it was such a refusal, noted now. */
+static bool note_refusal(service *svc)
+{
+    char exchange[AMQP_REFUSALS_NAME], key[AMQP_REFUSALS_NAME];
+    if (!amqp_refusals_note(svc->refusals, svc->link, exchange, key))
+        return false;
+    const char *text = NULL;
+    amqp_link_broker_close(svc->link, &text);
+    bool requests =
+        strcmp(exchange, BROKER_EXCHANGE) == 0 &&
+        (strcmp(key, BROKER_KEY_SCHEDULE) == 0 || strcmp(key, BROKER_KEY_SCHEDULE_PRIORITY) == 0);
+    const char *what =
+        requests ? "rechecks are off (retry.recheck_on_room: waiting tasks wait out their tier), "
+                   "no request preempts (preemption would need it), and a preempted task whose "
+                   "request was refused ends failed (exhausted)"
+        : !strncmp(key, "event.", 6) ? "those events stay in the outbox, published again by a "
+                                       "worker that may publish them"
+        : key[0]                     ? "what the worker published that way is not published again"
+                 : "retries and dead letters to it are parked in virtflow.dead by the queues' "
+                   "own dead-letter exchange, replies to it are not sent";
+    char path[2 * AMQP_REFUSALS_NAME + 32];
+    snprintf(path, sizeof path, "%s%s on exchange %s", key[0] ? "routing key " : "anything", key,
+             exchange[0] ? exchange : "(default)");
+    log_warn("broker: the broker refuses this worker's publish of %s (403 %s): %s, until the "
+             "worker restarts; reconnecting at once. Grant the worker's user the permission "
+             "(on exchange %s the write pattern ^(event\\..+|task\\.schedule(\\.priority)?)$: "
+             "docs/upgrading.md)",
+             path, text ? text : "", what, BROKER_EXCHANGE);
+    return true;
+}
+
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)
 {
     service svc;
@@ -1169,8 +1236,8 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         if (st == ROUND_FATAL)
             break;
         worker_metrics_link(svc.metrics, false, false);
-        if (service_recheck_refused(svc.rechecks)) {
-            /* Not the broker's failure: reconnect at once, without rechecks. */
+        if (note_refusal(&svc)) {
+            /* Not the broker's failure: reconnect at once, never that path again. */
             amqp_link_close(svc.link);
             continue;
         }

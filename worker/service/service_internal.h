@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "amqp_link.h"
+#include "amqp_refusals.h"
 #include "backoff.h"
 #include "clock.h"
 #include "engine.h"
@@ -95,6 +96,7 @@ typedef struct service {
     batch *collecting;            /* the batch being taken and recorded */
     batch *syncing;               /* NULL, or the committed batch awaiting its sync */
     service_publisher *publisher; /* publishes, confirms, the outbox sweep */
+    amqp_refusals *refusals;      /* publish paths the broker refused: never tried again */
     int64_t peers_checked_at_ms;  /* monotonic: follow_peers last counted the other workers */
     int64_t slot_checked_at_ms;   /* monotonic: follow_peers last renewed the vmid class */
     bool slot_held;               /* the lease of a vmid class (slot_stride, slot) is ours */

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_refusals.h"
 #include "broker_names.h"
 #include "clock.h"
 #include "grow.h"
 #include "leases.h"
 #include "log.h"
 #include "store_hosts.h"
+#include "refused_request.h"
 #include "store_outbox.h"
 
 #define OUTBOX_SWEEP_INTERVAL_S 5 /* republish unconfirmed events this often */
@@ -38,9 +40,10 @@ typedef struct id_list {
 } id_list;
 
 struct service_publisher {
-    amqp_link *link; /* borrowed */
-    store *store;    /* borrowed */
-    wal_sync *sync;  /* borrowed: an outbox event goes out only once durable */
+    amqp_link *link;         /* borrowed */
+    amqp_refusals *refusals; /* borrowed: paths the broker refused; never published */
+    store *store;            /* borrowed */
+    wal_sync *sync;          /* borrowed: an outbox event goes out only once durable */
     char owner[STORE_OWNER_SIZE];
     pending_publish *pubs;
     size_t n_pubs, cap_pubs;
@@ -51,7 +54,7 @@ struct service_publisher {
 static void id_list_clear(id_list *list);
 
 service_publisher *service_publish_new(amqp_link *link, store *store, wal_sync *sync,
-                                       const char *owner, vf_error *err)
+                                       const char *owner, amqp_refusals *refusals, vf_error *err)
 {
     service_publisher *pub = calloc(1, sizeof *pub);
     if (!pub) {
@@ -59,6 +62,7 @@ service_publisher *service_publish_new(amqp_link *link, store *store, wal_sync *
         return NULL;
     }
     pub->link = link;
+    pub->refusals = refusals;
     pub->store = store;
     pub->sync = sync;
     snprintf(pub->owner, sizeof pub->owner, "%s", owner);
@@ -158,6 +162,8 @@ int service_publish_tracked(service_publisher *pub, const char *exchange, const 
                             const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
                             const char *event_id, vf_error *err)
 {
+    if (amqp_refusals_blocks(pub->refusals, exchange, key))
+        return 1; /* the broker would close the channel again */
     char *id_copy;
     if (reserve(pub, event_id, &id_copy, err) < 0)
         return -1;
@@ -293,11 +299,19 @@ int service_publish_flush_confirmed_now(service_publisher *publisher, vf_error *
     return 0;
 }
 
+/* An outbox row whose path the broker refuses: a task's request (events
+ * just stay in the outbox until a restart with the permission). */
+typedef struct refused_row {
+    char *id, *key, *body;
+} refused_row;
+
 typedef struct sweep_ctx {
     service_publisher *publisher;
     vf_error *err;
     int failed;
     size_t count;
+    refused_row *refused;
+    size_t n_refused, cap_refused;
 } sweep_ctx;
 
 /* Already on its way: published and awaiting its confirm, or confirmed and
@@ -318,13 +332,70 @@ static int sweep_one(const store_outbox_event *event, void *arg)
         return 0;
     amqp_link_message msg = {
         .body = event->body, .body_len = strlen(event->body), .message_id = event->id};
-    if (service_publish_tracked(ctx->publisher, BROKER_EXCHANGE, event->routing_key, &msg,
-                                PUB_EVENT, 0, event->id, ctx->err) < 0) {
+    int rc = service_publish_tracked(ctx->publisher, BROKER_EXCHANGE, event->routing_key, &msg,
+                                     PUB_EVENT, 0, event->id, ctx->err);
+    if (rc < 0) {
         ctx->failed = 1;
         return 1;
     }
-    ctx->count++;
+    if (rc == 1 && strncmp(event->routing_key, "event.", 6) != 0) {
+        if (grow_array((void **)&ctx->refused, &ctx->cap_refused, ctx->n_refused + 1,
+                       sizeof *ctx->refused) == 0) {
+            refused_row *row = &ctx->refused[ctx->n_refused];
+            row->id = strdup(event->id);
+            row->key = strdup(event->routing_key);
+            row->body = strdup(event->body);
+            ctx->n_refused += row->id && row->key && row->body;
+        }
+        return 0;
+    }
+    ctx->count += rc == 0;
     return 0;
+}
+
+/* The requests the broker refuses: their tasks end failed with the reason
+ * and the rows are settled (refused_request.h), in one transaction. */
+static int settle_refused(service_publisher *publisher, sweep_ctx *ctx, vf_error *err)
+{
+    if (ctx->n_refused == 0)
+        return 0;
+    int64_t now_ms = clock_wall_ms();
+    if (store_begin(publisher->store, err) < 0)
+        return -1;
+    int failed = 0;
+    for (size_t i = 0; i < ctx->n_refused; i++) {
+        char why[512];
+        snprintf(why, sizeof why,
+                 "preempted, and its request could not be published again: the broker refuses "
+                 "this worker's user routing key %s on exchange %s (403 ACCESS_REFUSED; a broker "
+                 "set up from older definitions: grant it, docs/upgrading.md)",
+                 ctx->refused[i].key, BROKER_EXCHANGE);
+        int rc = refused_request_settle(publisher->store, ctx->refused[i].id, ctx->refused[i].body,
+                                        why, now_ms, err);
+        if (rc < 0) {
+            (void)store_rollback(publisher->store, NULL);
+            return -1;
+        }
+        failed += rc;
+    }
+    if (store_commit(publisher->store, err) < 0) {
+        (void)store_rollback(publisher->store, NULL);
+        return -1;
+    }
+    log_warn("outbox: %zu requests the broker refuses settled: %d waiting task(s) failed "
+             "(exhausted) rather than publishing them again at every sweep",
+             ctx->n_refused, failed);
+    return 0;
+}
+
+static void sweep_ctx_close(sweep_ctx *ctx)
+{
+    for (size_t i = 0; i < ctx->n_refused; i++) {
+        free(ctx->refused[i].id);
+        free(ctx->refused[i].key);
+        free(ctx->refused[i].body);
+    }
+    free(ctx->refused);
 }
 
 /* Wait until everything committed so far is durable. */
@@ -370,9 +441,12 @@ int service_publish_sweep_outbox(service_publisher *publisher, bool stopping, vf
     int others = 0;
     if (lease_others_alive(publisher->store, publisher->owner, &others, err) < 0)
         return SWEEP_STORE;
-    sweep_ctx ctx = {publisher, err, 0, 0};
-    if (store_outbox_pending(publisher->store, others && !stopping ? grace : NULL,
-                             OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err) < 0)
+    sweep_ctx ctx = {publisher, err, 0, 0, NULL, 0, 0};
+    int listed = store_outbox_pending(publisher->store, others && !stopping ? grace : NULL,
+                                      OUTBOX_SWEEP_LIMIT, sweep_one, &ctx, err);
+    int settled = listed == 0 && !ctx.failed ? settle_refused(publisher, &ctx, err) : 0;
+    sweep_ctx_close(&ctx);
+    if (listed < 0 || settled < 0)
         return SWEEP_STORE;
     if (ctx.failed)
         return SWEEP_BROKER;

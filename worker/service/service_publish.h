@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "amqp_link.h"
+#include "amqp_refusals.h"
 #include "store.h"
 #include "vf_error.h"
 #include "wal_sync.h"
@@ -24,11 +25,12 @@ typedef enum { PUB_EVENT, PUB_REPLY, PUB_RETRY, PUB_DEAD, PUB_RECHECK } publish_
 
 typedef struct service_publisher service_publisher;
 
-/* Borrows link, store and sync (they must outlive it), copies owner (this
+/* Borrows link, store, sync and refusals (the paths the broker refused,
+ * amqp_refusals.h; they must outlive it), copies owner (this
  * worker in the store's leases), and takes the link's confirm callback.
  * Returns an owned publisher, or NULL with err set (out of memory). */
 service_publisher *service_publish_new(amqp_link *link, store *store, wal_sync *sync,
-                                       const char *owner, vf_error *err);
+                                       const char *owner, amqp_refusals *refusals, vf_error *err);
 /* Frees the publishes in flight and the confirmed list. NULL is a no-op. */
 void service_publish_free(service_publisher *pub);
 
@@ -38,8 +40,11 @@ void service_publish_on_confirm(uint64_t tag, bool ok, const char *reason, void 
 
 /* Publish and keep it until its confirm is settled. For PUB_RETRY and
  * PUB_DEAD, delivery_tag is the message to ack once confirmed; event_id
- * (copied) is the PUB_EVENT's event, or the PUB_REPLY's task. Returns 0, or
- * -1 with err set (then nothing is kept). */
+ * (copied) is the PUB_EVENT's event, or the PUB_REPLY's task. Returns 0, 1
+ * when the broker refuses that path (amqp_refusals_blocks: nothing
+ * published, nothing kept; the caller settles the message otherwise), or -1
+ * with err set (then nothing is kept). The outbox sweep settles a refused
+ * task request (refused_request.h) and leaves refused events where they are. */
 int service_publish_tracked(service_publisher *pub, const char *exchange, const char *key,
                             const amqp_link_message *msg, publish_kind kind, uint64_t delivery_tag,
                             const char *event_id, vf_error *err);

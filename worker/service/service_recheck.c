@@ -25,8 +25,6 @@ struct service_rechecker {
     service_publisher *publisher; /* borrowed */
     bool pending;                 /* room grew since the waiting tasks were last sent again */
     int64_t at_ms;                /* monotonic, of the last recheck round; 0: none yet */
-    bool sent;                    /* a recheck was published on the current connection */
-    bool refused;                 /* the broker refused one (403): rechecks are off */
     double room_cpu, room_memory; /* sched_engine_room at the last look */
     clock_seam clock;             /* monotonic ms; a test's when set */
 };
@@ -99,41 +97,20 @@ static int resend_one(const store_task *task, void *ctx)
                              .attempt = task->attempts,
                              .recheck = true};
     const char *key = queue_order_text_routing_key(msg.body, msg.body_len, r->config);
-    if (service_publish_tracked(r->publisher, BROKER_EXCHANGE, key, &msg, PUB_RECHECK, 0, NULL,
-                                rs->err) < 0) {
+    int rc = service_publish_tracked(r->publisher, BROKER_EXCHANGE, key, &msg, PUB_RECHECK, 0, NULL,
+                                     rs->err);
+    if (rc < 0) {
         rs->failed = true;
         return 1;
     }
-    rs->sent++;
-    r->sent = true;
+    rs->sent += rc == 0; /* 1: the broker refuses that key: the task waits out its tier */
     return 0;
-}
-
-bool service_recheck_refused(service_rechecker *r)
-{
-    const char *text = NULL;
-    bool sent = r->sent;
-    r->sent = false; /* per connection */
-    if (!sent || r->refused || amqp_link_broker_close(r->link, &text) != AMQP_ACCESS_REFUSED ||
-        !text ||
-        (!strstr(text, "'" BROKER_KEY_SCHEDULE "'") &&
-         !strstr(text, "'" BROKER_KEY_SCHEDULE_PRIORITY "'")))
-        return false;
-    r->refused = true;
-    r->pending = false;
-    log_warn("retry.recheck_on_room: the broker refused the worker's recheck publish (403 %s); "
-             "rechecks are off until the worker restarts, waiting tasks wait out their tier: "
-             "grant the worker's user topic write permission on exchange %s for routing key %s "
-             "(write pattern ^(event\\..+|task\\.schedule)$, docs/upgrading.md), or set "
-             "retry.recheck_on_room: 0",
-             text, BROKER_EXCHANGE, BROKER_KEY_SCHEDULE);
-    return true;
 }
 
 int service_recheck_waiting(service_rechecker *r, vf_error *err)
 {
     int limit = r->config->retry.recheck_on_room;
-    if (!r->pending || limit <= 0 || r->refused)
+    if (!r->pending || limit <= 0)
         return 0;
     int64_t now = clock_seam_mono_ms(&r->clock);
     if (r->at_ms && now - r->at_ms < RECHECK_INTERVAL_MS)

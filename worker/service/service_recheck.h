@@ -2,7 +2,7 @@
  * grows (a new snapshot, a hold that ended, a release, a reload), the tasks
  * waiting for room in a delay tier are sent again at once instead of waiting
  * out their tier. It owns what that takes (whether a recheck is due, when
- * the last round ran, the room last seen, whether the broker refused one);
+ * the last round ran, the room last seen);
  * the service calls these functions and never touches its fields. */
 #ifndef VF_SERVICE_RECHECK_H
 #define VF_SERVICE_RECHECK_H
@@ -52,11 +52,10 @@ bool service_recheck_due(const service_rechecker *r);
  * (the broker link). A store error only skips the round (logged). */
 int service_recheck_waiting(service_rechecker *r, vf_error *err);
 
-/* The link was lost: when the broker closed it refusing the worker's own
- * task.schedule publish (403 ACCESS_REFUSED on the topic, a broker whose
- * permissions predate rechecks, docs/upgrading.md) after a recheck, turn
- * rechecks off with one warning instead of reconnecting each time room grows.
- * Returns whether it did. */
-bool service_recheck_refused(service_rechecker *r);
+/* A broker that refuses the worker's task.schedule publish (403
+ * ACCESS_REFUSED on the topic, permissions that predate rechecks,
+ * docs/upgrading.md) is noted by the service once (amqp_refusals.h), after
+ * which the publisher publishes no recheck of that key: the task waits out
+ * its tier, and the link is not lost again each time room grows. */
 
 #endif

@@ -1,8 +1,11 @@
 /* console_deliveries: /deliveries (webhook deliveries grouped by receiver,
  * each with its attempts, last answer and what comes next) and /dead (the
- * messages parked in virtflow.dead with their reasons, read through
- * `virtflowctl dead list`, which holds them unacked while it looks and puts
- * them back). */
+ * messages parked in virtflow.dead with their reasons, as the store records
+ * them: store_dead_letters.h, what GET /v1/dead-letters and `virtflowctl dead
+ * list` read). A page never takes a message off the queue: each look would
+ * count a delivery against every parked message, and a foreign page's GETs
+ * could then drop them all; only the Redrive action (a POST with the token)
+ * touches the queue. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +14,12 @@
 #include "console.h"
 #include "delivery_view.h"
 #include "event_types.h"
+#include "store_dead_letters.h"
 #include "store_deliveries.h"
 #include "../ctl.h"
 
 #define DELIVERIES_SHOWN 300
-#define DEAD_SHOWN "100"
+#define DEAD_SHOWN 100
 
 /* Rows as virtflowctl deliveries --json and GET /v1/deliveries show them,
  * the event's type and task included. */
@@ -59,6 +63,42 @@ static void choice(html *page, const char *name, const char *current, const char
     html_raw(page, "</select></label>");
 }
 
+static void keep(html *page, const char *name, const char *value)
+{
+    if (!value)
+        return;
+    html_raw(page, "&amp;%s=", name);
+    html_url_part(page, value);
+}
+
+/* Newest and Older under the tables: the filters kept, Older after the last
+ * row of a full page (its created_at, event_id and receiver). */
+static void deliveries_pages(html *page, const store_delivery_filter *f, const json_t *rows,
+                             int refresh)
+{
+    size_t n = json_array_size(rows);
+    const json_t *last = n ? json_array_get(rows, n - 1) : NULL;
+    html_raw(page, "<p class=\"pages\">");
+    for (int older = 0; older < 2; older++) {
+        if (older ? n < (size_t)f->limit || !last : !f->before_created_at)
+            continue;
+        html_raw(page, "<a id=\"%s\" href=\"/deliveries?limit=%d", older ? "older" : "newest",
+                 f->limit);
+        keep(page, "receiver", f->receiver);
+        keep(page, "status", f->status);
+        keep(page, "type", f->type);
+        if (refresh > 0)
+            html_raw(page, "&amp;refresh=%d", refresh);
+        if (older) {
+            keep(page, "before", field(last, "created_at"));
+            keep(page, "before_event", field(last, "event_id"));
+            keep(page, "before_receiver", field(last, "receiver"));
+        }
+        html_raw(page, "\">%s</a> ", older ? "Older &rarr;" : "&larr;&larr; Newest");
+    }
+    html_raw(page, "</p>");
+}
+
 int console_deliveries_page(console *c, const httpd_request *req, html *page)
 {
     const char *const *statuses = delivery_view_statuses;
@@ -72,6 +112,11 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
     filter.receiver = nonempty(httpd_query(req, "receiver"));
     filter.status = nonempty(httpd_query(req, "status"));
     filter.type = nonempty(httpd_query(req, "type"));
+    /* Pages, as /tasks has them: a keyset cursor (the last row shown). */
+    filter.before_created_at = nonempty(httpd_query(req, "before"));
+    filter.before_event_id = nonempty(httpd_query(req, "before_event"));
+    filter.before_receiver = nonempty(httpd_query(req, "before_receiver"));
+    const char *limit_text = nonempty(httpd_query(req, "limit"));
     int refresh = console_refresh_arg(httpd_query(req, "refresh"));
     console_page_start_refresh(page, "Deliveries", "/deliveries", refresh > 0 ? refresh : 0);
     html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/deliveries\">"
@@ -94,6 +139,18 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         problem = "type: not an event type virtflow publishes (docs/contracts.md, Events)";
     if (refresh < 0)
         problem = "refresh: expected off, 5 or 30";
+    if ((filter.before_created_at != NULL) != (filter.before_event_id != NULL) ||
+        (filter.before_created_at != NULL) != (filter.before_receiver != NULL))
+        problem = "before, before_event and before_receiver go together: the last row of the "
+                  "page before";
+    if (limit_text) {
+        char *end;
+        long limit = strtol(limit_text, &end, 10);
+        if (*end || limit < 1 || limit > 1000)
+            problem = "limit: expected a number from 1 to 1000";
+        else
+            filter.limit = (int)limit;
+    }
     if (problem) {
         console_page_error(page, problem);
         console_page_end(page);
@@ -108,8 +165,8 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         json_decref(rows);
         return 503;
     }
-    html_raw(page, "<p class=\"muted\">The newest %d deliveries%s, by receiver.</p>",
-             DELIVERIES_SHOWN,
+    html_raw(page, "<p class=\"muted\">%s %d deliveries%s, by receiver.</p>",
+             filter.before_created_at ? "Older: the next" : "The newest", filter.limit,
              filter.status || filter.receiver || filter.type ? " matching the filter" : "");
     if (json_array_size(rows) == 0)
         html_raw(page, "<p class=\"muted\" id=\"empty\">No deliveries recorded.</p>");
@@ -178,71 +235,86 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         }
         html_raw(page, "</tbody></table>");
     }
+    deliveries_pages(page, &filter, rows, refresh);
     json_decref(done);
     json_decref(rows);
     console_page_end(page);
     return 200;
 }
 
+static void dead_row(console *c, html *page, const json_t *m)
+{
+    const char *id = field(m, "message_id");
+    html_raw(page, "<tr><td><code>");
+    html_text(page, id ? id : "(no id)");
+    html_raw(page, "</code></td><td class=\"reason\">");
+    html_text(page, field(m, "reason"));
+    html_raw(page, "</td><td>");
+    html_text(page, field(m, "routing_key"));
+    html_raw(page, "</td><td>");
+    html_text(page, field(m, "parked_at"));
+    html_raw(page, " by ");
+    html_text(page, field(m, "parked_by"));
+    html_raw(page, "</td><td><code>");
+    html_text(page, field(m, "body_excerpt"));
+    html_raw(page, "</code></td>");
+    if (c->allow_actions) {
+        html_raw(page, "<td>");
+        if (id) {
+            html_raw(page, "<form class=\"inline\" method=\"post\" "
+                           "action=\"/actions/redrive\"><input type=\"hidden\" "
+                           "name=\"message_id\" value=\"");
+            html_text(page, id);
+            html_raw(page, "\">");
+            console_token_field(page);
+            html_raw(page, "<button>Redrive</button></form>");
+        }
+        html_raw(page, "</td>");
+    }
+    html_raw(page, "</tr>\n");
+}
+
+static int collect_dead_letter(const store_dead_letter *row, void *user)
+{
+    json_t *m =
+        json_pack("{s:s?, s:s, s:s, s:s, s:s, s:s?}", "message_id", row->message_id, "reason",
+                  row->reason, "routing_key", row->routing_key, "parked_at", row->parked_at,
+                  "parked_by", row->parked_by, "body_excerpt", row->body_excerpt);
+    if (m)
+        json_array_append_new(user, m);
+    return 0;
+}
+
 int console_dead_page(console *c, const httpd_request *req, html *page)
 {
     (void)req;
     console_page_start(page, "Dead letters", "/dead");
-    const char *args[] = {"dead", "list", "--json", "--limit", DEAD_SHOWN, NULL};
-    char *out = NULL, *errors = NULL;
-    int rc = console_run_ctl(c, args, &out, &errors);
-    json_t *messages = rc == 0 && out ? json_loads(out, 0, NULL) : NULL;
-    if (!json_is_array(messages)) {
-        /* The broker is the usual cause: say so, and keep the page. */
-        html_raw(page, "<p class=\"error\" id=\"error\">The dead letters could not be read%s: ",
-                 rc == CTL_EXIT_UNAVAILABLE ? " (is the broker reachable?)" : "");
-        html_text(page, errors && errors[0] ? errors : "virtflowctl dead list failed");
-        html_raw(page, "</p>");
-    } else {
-        html_raw(page,
-                 "<p class=\"muted\">%zu message(s) parked in virtflow.dead (at most %s "
-                 "shown). Redrive publishes one again as it was, with its attempt count "
-                 "starting over.</p>",
-                 json_array_size(messages), DEAD_SHOWN);
-        html_raw(page,
-                 "<table id=\"dead\"><thead><tr><th>Message</th><th>Why</th><th>Routing "
-                 "key</th><th>Attempt</th><th>Body</th>%s</tr></thead><tbody>",
-                 c->allow_actions ? "<th></th>" : "");
-        size_t i;
-        json_t *m;
-        json_array_foreach(messages, i, m)
-        {
-            const char *id = field(m, "message_id");
-            html_raw(page, "<tr><td><code>");
-            html_text(page, id ? id : "(no id)");
-            html_raw(page, "</code></td><td class=\"reason\">");
-            html_text(page, field(m, "error"));
-            html_raw(page, "</td><td>");
-            html_text(page, field(m, "routing_key"));
-            html_raw(page, "</td><td>%lld</td><td><code>",
-                     (long long)json_integer_value(json_object_get(m, "attempt")));
-            html_text(page, field(m, "body_excerpt"));
-            html_raw(page, "</code></td>");
-            if (c->allow_actions) {
-                html_raw(page, "<td>");
-                if (id) {
-                    html_raw(page, "<form class=\"inline\" method=\"post\" "
-                                   "action=\"/actions/redrive\"><input type=\"hidden\" "
-                                   "name=\"message_id\" value=\"");
-                    html_text(page, id);
-                    html_raw(page, "\">");
-                    console_token_field(page);
-                    html_raw(page, "<button>Redrive</button></form>");
-                }
-                html_raw(page, "</td>");
-            }
-            html_raw(page, "</tr>\n");
-        }
-        html_raw(page, "</tbody></table>");
+    json_t *messages = json_array();
+    store_dead_letter_filter filter = {.parked = 1, .limit = DEAD_SHOWN};
+    vf_error err;
+    vf_error_init(&err);
+    if (store_dead_letter_list(c->store, &filter, collect_dead_letter, messages, &err) < 0) {
+        console_page_error(page, err.text);
+        console_page_end(page);
+        json_decref(messages);
+        return 503;
     }
+    html_raw(page,
+             "<p class=\"muted\">%zu message(s) parked in virtflow.dead, as the store records "
+             "them (at most %d shown, newest first; messages the broker dead-lettered on its "
+             "own are not recorded: <code>virtflowctl dead list</code> counts them). Looking "
+             "moves nothing; Redrive publishes one again as it was, with its attempt count "
+             "starting over.</p>",
+             json_array_size(messages), DEAD_SHOWN);
+    html_raw(page,
+             "<table id=\"dead\"><thead><tr><th>Message</th><th>Why</th><th>Routing "
+             "key</th><th>Parked</th><th>Body</th>%s</tr></thead><tbody>",
+             c->allow_actions ? "<th></th>" : "");
+    size_t i;
+    json_t *m;
+    json_array_foreach(messages, i, m) dead_row(c, page, m);
+    html_raw(page, "</tbody></table>");
     json_decref(messages);
-    free(out);
-    free(errors);
     console_page_end(page);
     return 200;
 }

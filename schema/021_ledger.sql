@@ -1,4 +1,4 @@
--- virtflow SQLite store, schema version 16: the ledger's lifetimes, and
+-- virtflow SQLite store, schema version 21: the ledger's lifetimes, and
 -- claims checked by fit.
 --
 -- Custom resources (a request's `resources`, "gpu": 2) are counted while the
@@ -21,7 +21,7 @@
 -- claimer's view and inserts the reservation only if the placement still
 -- fits. SQLite checks it inside the writer's transaction, under its one
 -- write lock, so nothing else is needed here.
--- Never edit a released migration: add 017_*.sql instead.
+-- Never edit a released migration: add 022_*.sql instead.
 
 ALTER TABLE reservations ADD COLUMN resources TEXT;          -- JSON {"gpu": 2}; NULL: none
 ALTER TABLE reservations ADD COLUMN resources_ended_at TEXT; -- bound: custom resources no longer counted

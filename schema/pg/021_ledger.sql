@@ -1,5 +1,5 @@
--- virtflow PostgreSQL store, schema version 16: the ledger's lifetimes and
--- claims checked by fit; the same columns and meanings as ../016_ledger.sql,
+-- virtflow PostgreSQL store, schema version 21: the ledger's lifetimes and
+-- claims checked by fit; the same columns and meanings as ../021_ledger.sql,
 -- and the claim itself, which runs here in the server.
 --
 -- A claim (virtflow_claim below) is one statement in a transaction of its
@@ -16,7 +16,7 @@
 -- which commits after its claims: the foreign key from reservations to tasks
 -- is dropped (a claim whose transaction never commits is a reservation
 -- without a task, which expires like any reservation whose VM never came).
--- Never edit a released migration: add 017_*.sql instead, here and in ../.
+-- Never edit a released migration: add 022_*.sql instead, here and in ../.
 
 ALTER TABLE reservations DROP CONSTRAINT IF EXISTS reservations_task_id_fkey;
 ALTER TABLE reservations ADD COLUMN resources TEXT;

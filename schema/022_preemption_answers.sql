@@ -1,4 +1,4 @@
--- virtflow SQLite store, schema version 17: where a task's client waits for
+-- virtflow SQLite store, schema version 22: where a task's client waits for
 -- its answers.
 --
 -- A placement may be preempted after its answer went out (docs/scheduling.md
@@ -7,7 +7,7 @@
 -- The request republished for that has no reply_to of its own (it comes
 -- from the outbox), so the task keeps the one its first message named, and
 -- the AMQP correlation_id that went with it. NULL: none was given.
--- Never edit a released migration: add 018_*.sql instead.
+-- Never edit a released migration: add 023_*.sql instead.
 
 ALTER TABLE tasks ADD COLUMN reply_to TEXT;
 ALTER TABLE tasks ADD COLUMN correlation_id TEXT;
