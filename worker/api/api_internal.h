@@ -101,6 +101,13 @@ json_t *api_json_body(const httpd_request *req, httpd_response *resp);
 /* An Idempotency-Key header: 1 to 255 printable ASCII characters. */
 bool api_idempotency_key_is_valid(const char *key);
 
+/* The task id an Idempotency-Key from this key holder stands for: the
+ * current secret's, or an earlier secret's when a task is recorded under it
+ * (a rotation in progress). What POST /v1/tasks records the task under, and
+ * what GET /v1/tasks?idempotency_key= finds it by. */
+void api_idempotent_task_id(api *a, const char *submitter, const unsigned char *digest,
+                            const char *key, char task_id[REQUEST_TASK_ID_LEN]);
+
 /* task.schedule (POST /schedule, POST /v1/tasks, the admission webhook). */
 extern const api_request_kind api_request_schedule;
 

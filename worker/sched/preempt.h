@@ -20,7 +20,16 @@
  * (then as below). Among the hosts, the one with the fewest victims wins,
  * then the lowest highest victim priority, then the oldest victims (the
  * smallest newest-victim creation time), then the first host in name
- * order. Pure: no I/O, no clock; the engine is only read. */
+ * order.
+ *
+ * The host is found without walking every hold: the engine's holds are
+ * indexed by host (holds.h), each host's preemptible ones summarised (how
+ * many, the lowest priority, the oldest, what they hold in all and at
+ * most one). That bounds the best verdict a host could give (victims at
+ * least what is short over the largest hold, priority at least the lowest,
+ * newest victim at least the oldest); the hosts are examined best bound
+ * first, and the search stops at the first whose bound cannot beat the best
+ * found. Pure: no I/O, no clock; the engine is only read. */
 #ifndef VF_PREEMPT_H
 #define VF_PREEMPT_H
 
@@ -50,10 +59,10 @@ typedef struct sched_preemption {
     bool found;
     size_t host_index;     /* in the engine's current snapshot */
     const host *node;      /* borrowed from the snapshot */
-    sched_victim *victims; /* owned; in the order they were chosen: lowest priority, newest first */
+    sched_victim *victims; /* owned; in the order they were chosen: lowest priority, oldest first */
     size_t n_victims;
     int32_t max_priority;  /* the highest priority among the victims */
-    size_t hosts_examined; /* hosts where some candidate stood */
+    size_t hosts_examined; /* hosts whose victims were worked out */
 } sched_preemption;
 
 void sched_preemption_close(sched_preemption *p);
@@ -65,15 +74,24 @@ void sched_preemption_close(sched_preemption *p);
 bool sched_preempt_allowed(const sched_request *req, const vf_config *config);
 
 /* Choose for `req` (of priority `priority`), which `decision` (over the
- * engine's current snapshot, its host_reasons set) placed nowhere, a host
+ * engine's current snapshot, its host_reasons set or left to the index:
+ * sched_decide_options.lazy_host_reasons) placed nowhere, a host
  * and the victims whose end makes it fit, among holds placed at or before
- * `not_after_ms` (Unix ms: now less the grace). Returns 0 with out->found
- * true or false (false as well when the decision found feasible hosts:
- * then the trouble was not capacity), or -1 with VF_ENOMEM, *out zeroed
- * either way first. `engine` is the profile that decided (its filters and
- * capacity arithmetic count). */
+ * `not_after_ms` (Unix ms: now less the grace). Returns 0 with out->found true or
+ * false (false as well when the decision found feasible hosts: then the
+ * trouble was not capacity), or -1 with VF_ENOMEM, *out zeroed either way
+ * first. `engine` is the profile that decided (its filters and capacity
+ * arithmetic count). */
 int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
                          int64_t not_after_ms, const sched_decision *decision,
                          sched_preemption *out, vf_error *err) __attribute__((warn_unused_result));
+
+/* sched_preempt_choose examining every host where a candidate stands, in
+ * place of those whose bound could still win: the same choice, slower. For
+ * tests, which compare the two. */
+int sched_preempt_choose_every(const sched_engine *engine, const sched_request *req,
+                               int32_t priority, int64_t not_after_ms,
+                               const sched_decision *decision, sched_preemption *out, vf_error *err)
+    __attribute__((warn_unused_result));
 
 #endif
