@@ -790,6 +790,15 @@ static void test_leases(const char *path)
     CHECK(lease_take_slot(s, "elsewhere:7:abc", 4, 0, &other_slot, &err) == 1 && other_slot == 3);
     /* Another stride is another set of classes. */
     CHECK(lease_take_slot(s, alive, 8, 2, &other_slot, &err) == 1 && other_slot == 2);
+    /* A live worker paused past its class's lease: the class is taken by
+     * the next worker that asks, and the paused one, renewing, learns it
+     * lost it (then takes another: service.c keep_vmid_slot). */
+    const char *paused = "elsewhere:9:w_paused";
+    CHECK(store_lease_acquire(s, "vmid-slot:2:0", paused, t0, t1, &err) == 1);
+    CHECK(lease_take_slot(s, alive, 2, 0, &other_slot, &err) == 1 && other_slot == 0);
+    CHECK(lease_keep_slot(s, paused, 2, 0, &err) == 0);
+    CHECK(lease_take_slot(s, paused, 2, 0, &other_slot, &err) == 1 && other_slot == 1);
+    CHECK(lease_keep_slot(s, alive, 2, 0, &err) == 1);
     store_close(s);
 }
 
