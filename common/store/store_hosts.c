@@ -13,6 +13,20 @@
 #include "ids.h"
 #include "store_reservations.h"
 
+/* store_reservations_counted's rows (store_reservations.c), on the hosts
+ * of the CTE `n` (nodes): ?2 the reservation clock, ?3 the reader's view. */
+#define COUNTED_ON_NODES                                                                           \
+    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                                      \
+    "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "              \
+    "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                            \
+    "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "               \
+    "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                            \
+    "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "             \
+    "AND bound_at <= ?3 "                                                                          \
+    "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                            \
+    "WHERE node IN (SELECT node FROM n) AND " STORE_RESERVATION_HOLDS_RESOURCES                    \
+    " AND expires_at <= ?2 AND bound_at <= ?3 ORDER BY 1"
+
 /* "@<pid namespace inode>.<boot id>", or "" when /proc does not tell them:
  * what makes a process id mean one process (leases.h). */
 static void process_scope(char *out, size_t size)
@@ -149,28 +163,8 @@ int store_reservations_counted_nodes(store *s, const char *const *nodes, size_t 
     db_stmt *st = store_stmt(
         s, STORE_STMT_RESERVATIONS_COUNTED_NODES,
         store_is_pg(s)
-            ? "WITH n AS (SELECT json_array_elements_text(?1::json) AS node) "
-              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "
-              "AND bound_at <= ?3 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND " STORE_RESERVATION_HOLDS_RESOURCES
-              " AND expires_at <= ?2 AND bound_at <= ?3 ORDER BY 1"
-            : "WITH n AS (SELECT value AS node FROM json_each(?1)) "
-              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "
-              "AND bound_at <= ?3 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND " STORE_RESERVATION_HOLDS_RESOURCES
-              " AND expires_at <= ?2 AND bound_at <= ?3 ORDER BY 1",
+            ? "WITH n AS (SELECT json_array_elements_text(?1::json) AS node) " COUNTED_ON_NODES
+            : "WITH n AS (SELECT value AS node FROM json_each(?1)) " COUNTED_ON_NODES,
         err);
     if (!st) {
         free(text);
