@@ -325,7 +325,8 @@ int store_reservation_release_unanswered(store *s, const char *task_id, const ch
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_RELEASE_UNANSWERED,
                              "UPDATE reservations SET released_at = ?2 "
                              "WHERE task_id = ?1 AND " STORE_RESERVATION_NOT_RELEASED
-                             " AND bound_at IS NULL AND coalesce(vmid_only, 0) = 0",
+                             " AND bound_at IS NULL AND coalesce(vmid_only, 0) = 0 "
+                             "AND created_at < ?2",
                              err);
     if (!st)
         return -1;

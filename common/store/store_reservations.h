@@ -95,9 +95,12 @@ int store_reservation_release_task(store *s, const char *task_id, const char *at
  * worker that had it died or handed it back): end its live reservations,
  * which no answer ever went out for (a claim recorded by a batch whose
  * commit never came, store_claims.h), at `at`; not the vmid a preemption
- * left it (vmid_only). In the transaction that records the new decision:
- * if another worker records the task first, that transaction fails and
- * nothing is ended. Deferred on PostgreSQL. Returns 0 or -1. */
+ * left it (vmid_only), nor one recorded at `at` or later: the claims of
+ * this very decision (created at `at`), which on PostgreSQL are recorded
+ * before this statement runs (it is deferred to the commit). In the
+ * transaction that records the new decision: if another worker records the
+ * task first, that transaction fails and nothing is ended. Returns 0 or
+ * -1. */
 int store_reservation_release_unanswered(store *s, const char *task_id, const char *at,
                                          vf_error *err) __attribute__((warn_unused_result));
 

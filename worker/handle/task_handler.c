@@ -10,6 +10,7 @@
 #include "never_fits.h"
 #include "preemption.h"
 #include "queue_order.h"
+#include "store_hosts.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
 #include "suggest.h"
@@ -694,7 +695,13 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             rc = -1;
             goto out;
         }
-        sched_engine_release(h->engine, out->task_id);
+        /* SQLite's claims run in this transaction and see the release: the
+         * room is this decision's. PostgreSQL's run on a connection of
+         * their own and count those reservations until the batch commits:
+         * so does the engine, or its claims there would miss, and be
+         * decided again the same way, round after round. */
+        if (store_writers_serialized(h->store))
+            sched_engine_release(h->engine, out->task_id);
     }
     sched_request req;
     vf_error invalid;
