@@ -16,10 +16,10 @@
 #include "api_sweep.h"
 #include "engine.h"
 #include "inventory.h"
+#include "inventory_refresher.h"
 #include "request.h"
 #include "result_cache.h"
 #include "store.h"
-#include "stopper.h"
 #include "store_tasks.h"
 
 struct api {
@@ -35,13 +35,11 @@ struct api {
     api_sweep *sweep;             /* NULL: api.requeue_after_s 0 */
     api_intake *intake;           /* task submissions (api_intake.h) */
     result_cache *results;        /* GET /result's answers; the HTTP thread's alone */
-    /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
-     * NULL when the configuration has none that works. */
+    /* GET /v1/hosts: the inventory, refreshed by its own thread
+     * (inventory_refresher.h, as the worker's); NULL when the configuration
+     * has none that works. */
     inventory *inventory;
-    pthread_t refresher;
-    bool refresher_running, refresh_sync;
-    pthread_mutex_t refresh_lock;
-    stopper refresh_stop; /* the refresher's wait between rounds */
+    inventory_refresher *refresher;
     /* The outcome of the publish in flight (one at a time: the server's
      * thread; task.release, api_publish_to). */
     amqp_link_confirm confirm;
@@ -152,29 +150,6 @@ typedef struct api_caller {
  * (no key, or not one of the file's: with WWW-Authenticate) or 403 (a key
  * without that scope) and returns false. */
 bool api_allow(const api_caller *caller, int needed, httpd_response *resp);
-
-/* /v1/...: answers, and returns the route's template for the metrics (NULL,
- * resp untouched, when `req` is no /v1 route). */
-const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
-                         httpd_response *resp);
-
-/* POST /spare/prepare, /spare/release and their /v1 equivalents
- * (api_spare.c): answers, and returns the route's template for the metrics
- * (NULL, resp untouched, when `req` is none of them). */
-const char *api_spare_route(api *a, const httpd_request *req, const api_caller *caller,
-                            httpd_response *resp);
-
-/* POST /v1/deliveries/redeliver and GET /v1/deliveries/redeliveries/{id}
- * (api_redeliver.c): answers, and returns the route's template (NULL, resp
- * untouched, when `req` is neither). */
-const char *api_redeliver_route(api *a, const httpd_request *req, const api_caller *caller,
-                                httpd_response *resp);
-
-/* GET /v1/tasks/{task_id}/events and GET /v1/events as Server-Sent Events
- * (api_watch.c): answers (a stream), and returns the route's template (NULL,
- * resp untouched, when `req` is neither). */
-const char *api_watch_route(api *a, const httpd_request *req, const api_caller *caller,
-                            httpd_response *resp);
 
 /* GET /result/{task_id} of a spare task (api_spare.c): the prototype's
  * status (processing; completed once `ready` or `released`; failed, with

@@ -24,15 +24,14 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "api_routes.h"
 #include "clock.h"
 #include "log.h"
 #include "problem.h"
 #include "store_console.h"
 #include "task_view.h"
 
-#define TASKS_PATH "/v1/tasks"
 #define TASK_PREFIX "/v1/tasks/"
-#define RELEASE_SUFFIX "/release"
 /* How often a waiting request reads its task again: a task ends at most this
  * late for its waiter; API_MAX_WAITING waiters cost 4 indexed reads each a
  * second. */
@@ -189,6 +188,79 @@ static bool term_ok(const char *value, size_t max)
     return !value || (value[0] && strlen(value) <= max);
 }
 
+/* GET /v1/tasks' query, read and checked: the filter (its strings the
+ * request's, `since` pointing into q), and the page to start after. */
+typedef struct list_query {
+    store_task_filter filter;
+    char since[STORE_TIME_SIZE];
+    bool has_cursor; /* before and before_id are set */
+    char before[STORE_TIME_SIZE];
+    char before_id[REQUEST_TASK_ID_LEN];
+} list_query;
+
+/* Returns NULL, or what is wrong (the 400's detail). */
+static const char *read_list_query(const httpd_request *req, list_query *q)
+{
+    *q = (list_query){.filter = {.limit = LIST_DEFAULT_LIMIT}};
+    store_task_filter *filter = &q->filter;
+    filter->status = httpd_query(req, "status");
+    filter->reason = httpd_query(req, "reason");
+    filter->kind = httpd_query(req, "kind");
+    filter->node = httpd_query(req, "node");
+    filter->vm_name = httpd_query(req, "vm_name");
+    filter->submitter = httpd_query(req, "submitter");
+    filter->error = httpd_query(req, "error");
+    const char *since_text = httpd_query(req, "since");
+    const char *limit_text = httpd_query(req, "limit");
+    const char *cursor = httpd_query(req, "cursor");
+    const char *problem = NULL;
+    if (filter->status && !one_of(filter->status, task_view_statuses))
+        problem = "status: expected queued, processing, retrying, completed, failed, "
+                  "provisioning, waiting_ready, ready, releasing or released";
+    else if (filter->reason && !one_of(filter->reason, task_view_reasons))
+        problem = "reason: expected invalid, unschedulable, never_fits, exhausted or lost";
+    else if (filter->kind && !one_of(filter->kind, task_view_kinds))
+        problem = "kind: expected schedule or spare";
+    else if (filter->node && (!filter->node[0] || strlen(filter->node) > 255))
+        problem = "node: expected a host name";
+    else if (!term_ok(filter->vm_name, 255))
+        problem = "vm_name: expected a VM name (1 to 255 bytes), matched exactly";
+    else if (!term_ok(filter->submitter, 255))
+        problem = "submitter: expected an API key's name or a broker user (1 to 255 bytes)";
+    else if (!term_ok(filter->error, 200))
+        problem = "error: expected 1 to 200 bytes of the error text, matched anywhere, ignoring "
+                  "case";
+    else if (since_text && task_view_parse_since(since_text, q->since) < 0)
+        problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
+                  "2026-11-22T01:02:03Z";
+    if (!problem && limit_text) {
+        char *end;
+        errno = 0;
+        long limit = strtol(limit_text, &end, 10);
+        if (errno || end == limit_text || *end || limit < 1 || limit > LIST_MAX_LIMIT)
+            problem = "limit: expected a number from 1 to 500";
+        else
+            filter->limit = (int)limit;
+    }
+    if (!problem && cursor) {
+        /* The previous page's next_cursor: "CREATED_AT,ID". */
+        const char *comma = strrchr(cursor, ',');
+        size_t created_len = comma ? (size_t)(comma - cursor) : 0;
+        if (!comma || created_len == 0 || created_len >= sizeof q->before ||
+            !api_task_id_is_valid(comma + 1) || memchr(cursor, ',', created_len)) {
+            problem = "cursor: expected the next_cursor of the previous page";
+        } else {
+            memcpy(q->before, cursor, created_len);
+            q->before[created_len] = '\0';
+            snprintf(q->before_id, sizeof q->before_id, "%s", comma + 1);
+            q->has_cursor = true;
+        }
+    }
+    if (!problem && since_text)
+        filter->since = q->since;
+    return problem;
+}
+
 static void list_tasks(api *a, const httpd_request *req, const api_caller *caller,
                        httpd_response *resp)
 {
@@ -217,77 +289,23 @@ static void list_tasks(api *a, const httpd_request *req, const api_caller *calle
             task_by_key(a, caller, key, resp);
         return;
     }
-    store_task_filter filter = {.limit = LIST_DEFAULT_LIMIT};
-    filter.status = httpd_query(req, "status");
-    filter.reason = httpd_query(req, "reason");
-    filter.kind = httpd_query(req, "kind");
-    filter.node = httpd_query(req, "node");
-    filter.vm_name = httpd_query(req, "vm_name");
-    filter.submitter = httpd_query(req, "submitter");
-    filter.error = httpd_query(req, "error");
-    const char *since_text = httpd_query(req, "since");
-    const char *limit_text = httpd_query(req, "limit");
-    const char *cursor = httpd_query(req, "cursor");
-    char since[STORE_TIME_SIZE], before[STORE_TIME_SIZE], before_id[REQUEST_TASK_ID_LEN];
-    const char *problem = NULL;
-    if (filter.status && !one_of(filter.status, task_view_statuses))
-        problem = "status: expected queued, processing, retrying, completed, failed, "
-                  "provisioning, waiting_ready, ready, releasing or released";
-    else if (filter.reason && !one_of(filter.reason, task_view_reasons))
-        problem = "reason: expected invalid, unschedulable, never_fits, exhausted or lost";
-    else if (filter.kind && !one_of(filter.kind, task_view_kinds))
-        problem = "kind: expected schedule or spare";
-    else if (filter.node && (!filter.node[0] || strlen(filter.node) > 255))
-        problem = "node: expected a host name";
-    else if (!term_ok(filter.vm_name, 255))
-        problem = "vm_name: expected a VM name (1 to 255 bytes), matched exactly";
-    else if (!term_ok(filter.submitter, 255))
-        problem = "submitter: expected an API key's name or a broker user (1 to 255 bytes)";
-    else if (!term_ok(filter.error, 200))
-        problem = "error: expected 1 to 200 bytes of the error text, matched anywhere, ignoring "
-                  "case";
-    else if (since_text && task_view_parse_since(since_text, since) < 0)
-        problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
-                  "2026-11-22T01:02:03Z";
-    if (!problem && limit_text) {
-        char *end;
-        errno = 0;
-        long limit = strtol(limit_text, &end, 10);
-        if (errno || end == limit_text || *end || limit < 1 || limit > LIST_MAX_LIMIT)
-            problem = "limit: expected a number from 1 to 500";
-        else
-            filter.limit = (int)limit;
-    }
-    if (!problem && cursor) {
-        /* The previous page's next_cursor: "CREATED_AT,ID". */
-        const char *comma = strrchr(cursor, ',');
-        size_t created_len = comma ? (size_t)(comma - cursor) : 0;
-        if (!comma || created_len == 0 || created_len >= sizeof before ||
-            !api_task_id_is_valid(comma + 1) || memchr(cursor, ',', created_len)) {
-            problem = "cursor: expected the next_cursor of the previous page";
-        } else {
-            memcpy(before, cursor, created_len);
-            before[created_len] = '\0';
-            snprintf(before_id, sizeof before_id, "%s", comma + 1);
-        }
-    }
+    list_query q;
+    const char *problem = read_list_query(req, &q);
     if (problem) {
         problem_reply(resp, 400, problem);
         return;
     }
-    if (since_text)
-        filter.since = since;
     list_ctx ctx = {.tasks = json_array()};
     vf_error err;
     vf_error_init(&err);
-    if (store_task_page(a->store, &filter, cursor ? before : NULL, cursor ? before_id : NULL,
-                        list_row, &ctx, &err) < 0) {
+    if (store_task_page(a->store, &q.filter, q.has_cursor ? q.before : NULL,
+                        q.has_cursor ? q.before_id : NULL, list_row, &ctx, &err) < 0) {
         json_decref(ctx.tasks);
         store_unavailable("GET /v1/tasks", &err, resp);
         return;
     }
     json_t *next = json_null();
-    if (ctx.count == filter.limit) {
+    if (ctx.count == q.filter.limit) {
         char next_cursor[STORE_TIME_SIZE + REQUEST_TASK_ID_LEN + 1];
         snprintf(next_cursor, sizeof next_cursor, "%s,%s", ctx.last_created, ctx.last_id);
         next = json_string(next_cursor);
@@ -295,79 +313,37 @@ static void list_tasks(api *a, const httpd_request *req, const api_caller *calle
     api_reply_json(resp, 200, json_pack("{s:o, s:o}", "tasks", ctx.tasks, "next_cursor", next));
 }
 
-static void not_allowed(httpd_response *resp, const char *what, const char *allow)
+void api_route_submit_task(api *a, const api_call *call, httpd_response *resp)
 {
-    char detail[128];
-    snprintf(detail, sizeof detail, "%s takes %s", what, allow);
-    problem_reply(resp, 405, detail);
-    snprintf(resp->allow, sizeof resp->allow, "%s", allow);
+    submit(a, call->req, call->caller, resp);
 }
 
-const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
-                         httpd_response *resp)
+void api_route_list_tasks(api *a, const api_call *call, httpd_response *resp)
 {
-    if (strncmp(req->path, "/v1/", 4) != 0 && strcmp(req->path, "/v1") != 0)
-        return NULL;
-    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    bool post = strcmp(req->method, "POST") == 0;
-    if (strcmp(req->path, TASKS_PATH) == 0) {
-        if (post) {
-            if (api_allow(caller, API_SCOPE_SUBMIT, resp))
-                submit(a, req, caller, resp);
-        } else if (get) {
-            if (api_allow(caller, API_SCOPE_READ, resp))
-                list_tasks(a, req, caller, resp);
-        } else {
-            not_allowed(resp, TASKS_PATH, "GET, HEAD, POST");
-        }
-        return TASKS_PATH;
-    }
-    const char *id = strncmp(req->path, TASK_PREFIX, strlen(TASK_PREFIX)) == 0
-                         ? req->path + strlen(TASK_PREFIX)
-                         : NULL;
-    if (id && id[0] && !strchr(id, '/')) {
-        if (!get)
-            not_allowed(resp, "/v1/tasks/{task_id}", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            one_task(a, req, id, resp);
-        return "/v1/tasks/{task_id}";
-    }
-    const char *slash = id && id[0] ? strchr(id, '/') : NULL;
-    if (slash && slash > id && strcmp(slash, RELEASE_SUFFIX) == 0 &&
-        (size_t)(slash - id) < REQUEST_TASK_ID_LEN) {
-        char task_id[REQUEST_TASK_ID_LEN];
-        memcpy(task_id, id, (size_t)(slash - id));
-        task_id[slash - id] = '\0';
-        if (!post)
-            not_allowed(resp, "/v1/tasks/{task_id}/release", "POST");
-        else if (api_allow(caller, API_SCOPE_RELEASE, resp))
-            api_release(a, req, caller, task_id, resp);
-        return "/v1/tasks/{task_id}/release";
-    }
-    if (strcmp(req->path, "/v1/deliveries") == 0) {
-        if (!get)
-            not_allowed(resp, "/v1/deliveries", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            api_deliveries(a, req, resp);
-        return "/v1/deliveries";
-    }
-    if (strcmp(req->path, "/v1/dead-letters") == 0) {
-        if (!get)
-            not_allowed(resp, "/v1/dead-letters", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            api_dead_letters(a, req, resp);
-        return "/v1/dead-letters";
-    }
-    if (strcmp(req->path, "/v1/hosts") == 0) {
-        if (!get)
-            not_allowed(resp, "/v1/hosts", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            api_hosts(a, req, resp);
-        return "/v1/hosts";
-    }
-    problem_reply(resp, 404,
-                  "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
-                  "/v1/tasks/{task_id}/release, /v1/spares/prepare, /v1/spares/release, "
-                  "/v1/deliveries, /v1/dead-letters and /v1/hosts");
-    return "other";
+    list_tasks(a, call->req, call->caller, resp);
+}
+
+void api_route_task(api *a, const api_call *call, httpd_response *resp)
+{
+    one_task(a, call->req, call->param, resp);
+}
+
+void api_route_release_task(api *a, const api_call *call, httpd_response *resp)
+{
+    api_release(a, call->req, call->caller, call->param, resp);
+}
+
+void api_route_deliveries(api *a, const api_call *call, httpd_response *resp)
+{
+    api_deliveries(a, call->req, resp);
+}
+
+void api_route_dead_letters(api *a, const api_call *call, httpd_response *resp)
+{
+    api_dead_letters(a, call->req, resp);
+}
+
+void api_route_hosts(api *a, const api_call *call, httpd_response *resp)
+{
+    api_hosts(a, call->req, resp);
 }

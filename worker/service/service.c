@@ -768,7 +768,7 @@ static int open_parts(service *svc, vf_error *err)
     if (svc->claims)
         store_set_wait_hook(svc->claims, keep_link_alive, svc);
     svc->refresher =
-        service_inventory_refresher_start(svc->inventory, svc->config->inventory.refresh_s, err);
+        inventory_refresher_start(svc->inventory, svc->config->inventory.refresh_s, false, err);
     if (!svc->refresher)
         return -1;
     if (store_set_autocheckpoint(svc->store, 0, err) < 0)
@@ -798,7 +798,7 @@ static void close_parts(service *svc)
             lease_give_slot(svc->store, svc->owner, svc->slot_stride, svc->slot);
     }
     service_checkpoint_stop(svc->checkpoints);
-    service_inventory_refresher_stop(svc->refresher);
+    inventory_refresher_stop(svc->refresher);
     for (size_t i = 0; i < 2; i++) {
         clear_batch(&svc->batches[i]);
         free(svc->batches[i].items);
@@ -1128,7 +1128,7 @@ static void reload(service *svc)
             service_recheck_room_changed(svc->rechecks);
             worker_metrics_scheduler(svc->metrics, sched_engine_params(svc->engine));
             /* Fetch now: the inventory settings may have changed. */
-            service_inventory_refresher_fetch_now(svc->refresher, refresh_s);
+            inventory_refresher_fetch_now(svc->refresher, refresh_s);
         }
     }
     notify_reloaded();

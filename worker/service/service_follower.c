@@ -248,9 +248,7 @@ static int record_snapshot(service_follower *f, int every_s, const char *fetched
     }
     if (strcmp(hash, f->snapshot_hash) == 0)
         return 0;
-    json_t *doc = host_json_from_hostset(f->view.hosts);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
+    char *text = host_json_dump_hostset(f->view.hosts);
     if (!text) {
         vf_error_set(err, VF_ENOMEM, "out of memory writing an inventory snapshot");
         return -1;

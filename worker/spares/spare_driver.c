@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "events.h"
 #include "grow.h"
+#include "job.h"
 #include "ids.h"
 #include "json_util.h"
 #include "request.h"
@@ -26,7 +27,6 @@
 #include "store_reservations.h"
 #include "store_spares.h"
 #include "store_tasks.h"
-#include "stopper.h"
 
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
@@ -39,11 +39,8 @@ struct spare_driver {
     char owner[STORE_OWNER_SIZE]; /* this worker, in the "spares" lease */
     int64_t epoch;                /* of the "spares" lease as last held; 0: not held yet */
     store *store;
-    pthread_t thread;
-    bool running;
-    pthread_mutex_t lock;
-    stopper stop;    /* stop.stop is what the provisioners poll */
-    char **released; /* task ids, owned; under lock */
+    job job;         /* job.stop.stop is what the provisioners poll */
+    char **released; /* task ids, owned; under job.lock */
     size_t n_released, cap_released;
 };
 
@@ -65,7 +62,7 @@ static void later(const clock_now *now, int64_t seconds, char out[STORE_TIME_SIZ
 
 static void note_released(spare_driver *d, const char *task_id)
 {
-    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&d->job.lock);
     char *copy = NULL;
     if (grow_array((void **)&d->released, &d->cap_released, d->n_released + 1,
                    sizeof *d->released) == 0)
@@ -78,7 +75,7 @@ static void note_released(spare_driver *d, const char *task_id)
          * under-used, never over-committed. */
         log_warn("task %s: out of memory telling the scheduler its reservations ended", task_id);
     }
-    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_unlock(&d->job.lock);
 }
 
 void spare_driver_take_released(spare_driver *d, void (*fn)(const char *task_id, void *user),
@@ -86,13 +83,13 @@ void spare_driver_take_released(spare_driver *d, void (*fn)(const char *task_id,
 {
     if (!d)
         return;
-    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&d->job.lock);
     for (size_t i = 0; i < d->n_released; i++) {
         fn(d->released[i], user);
         free(d->released[i]);
     }
     d->n_released = 0;
-    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_unlock(&d->job.lock);
 }
 
 /* ---- recording ---- */
@@ -558,10 +555,7 @@ static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error 
             return -1;
         }
         /* A stop is not kept waiting. */
-        pthread_mutex_lock(&d->lock);
-        bool stopped = stopper_wait(&d->stop, (int64_t)pipeline_poll_s(d) * 1000);
-        pthread_mutex_unlock(&d->lock);
-        if (stopped) {
+        if (job_sleep(&d->job, (int64_t)pipeline_poll_s(d) * 1000)) {
             vf_error_set(err, VF_EINTERNAL, "%s %lld: interrupted by shutdown",
                          pipeline_word(d, true), (long long)pipeline_id);
             return -1;
@@ -610,20 +604,20 @@ static void do_io(spare_driver *d, const store_spare *s, int64_t epoch, const cl
         /* The node leaves Kubernetes before its VM goes. */
         o->ok = true;
         if (is(s, "releasing"))
-            o->ok =
-                spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
-                spare_kube_release(d->config, &api, s->name, &d->stop.stop, &o->evicted, &err) == 0;
+            o->ok = spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
+                    spare_kube_release(d->config, &api, s->name, &d->job.stop.stop, &o->evicted,
+                                       &err) == 0;
         /* Draining a node can take long: the lease may have moved on. */
         if (o->ok && is(s, "releasing") && !still_holder(d, s, epoch)) {
             o->fenced = true;
             return;
         }
         if (o->ok)
-            o->ok = spare_provision_run(d->config, &target, action, &d->stop.stop, &o->result,
+            o->ok = spare_provision_run(d->config, &target, action, &d->job.stop.stop, &o->result,
                                         &err) == 0;
         if (o->ok && is(s, "releasing") && o->result.pipeline_id > 0)
             o->ok = wait_destroy_pipeline(d, o->result.pipeline_id, &err) == 0;
-        o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop.stop;
+        o->interrupted = !o->ok && err.code == VF_EINTERNAL && job_stopping(&d->job);
         snprintf(o->error, sizeof o->error, "%s", err.text);
     } else if (is(s, "waiting_ready")) {
         (void)now;
@@ -686,137 +680,177 @@ static int record_pipeline(spare_driver *d, const store_spare *s, const step_out
     return change_spare(d, s, &next, now, err);
 }
 
-/* Record the step's outcome in one transaction. */
-static int record_step(spare_driver *d, const store_spare *s, const step_outcome *o,
-                       const clock_now *now, vf_error *err)
+/* A pipeline triggered: the spare is created only once it succeeds;
+ * ready_by is the pipeline's deadline while provisioning. */
+static int record_triggered(spare_driver *d, const store_spare *s, const step_outcome *o,
+                            const clock_now *now, vf_error *err)
 {
     store_spare next = *s;
-    char next_at[STORE_TIME_SIZE], ready_by[STORE_TIME_SIZE];
+    char next_at[STORE_TIME_SIZE], deadline[STORE_TIME_SIZE];
+    later(now, d->config->spare.provisioner.timeout_s, deadline);
+    later(now, pipeline_poll_s(d), next_at);
+    next.attempts = 0;
+    next.next_at = next_at;
+    next.ready_by = deadline;
+    next.pipeline_id = o->result.pipeline_id;
+    next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
+    next.last_error = NULL;
+    int rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc = history(d, s->task_id, now, "provisioning",
+                     json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
+                               "pipeline triggered", "host", s->node, "pipeline_id",
+                               (json_int_t)o->result.pipeline_id, "web_url",
+                               o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                     err);
+    log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
+             (long long)o->result.pipeline_id);
+    return rc;
+}
+
+/* Created: now waiting until it is Ready (or ready_timeout_s). */
+static int record_created(spare_driver *d, const store_spare *s, const step_outcome *o,
+                          const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    char ready_by[STORE_TIME_SIZE];
+    later(now, s->ready_timeout_s, ready_by);
+    next.state = "waiting_ready";
+    next.attempts = 0;
+    next.next_at = now->text;
+    next.ready_by = ready_by;
+    next.pipeline_id = o->result.pipeline_id;
+    next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
+    next.last_error = NULL;
+    int rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc =
+            history(d, s->task_id, now, "provisioning",
+                    json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step", "created",
+                              "host", s->node, "pipeline_id", (json_int_t)o->result.pipeline_id,
+                              "web_url", o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                    err);
+    if (rc == 0)
+        rc = settle_prepare(d, s->task_id, now, err);
+    log_info("task %s: spare %s created on %s (vmid %lld)", s->task_id, s->name, s->node,
+             (long long)s->vmid);
+    return rc;
+}
+
+/* A create or destroy that failed: tried again after a delay, until
+ * retry.max_attempts; then a create fails the prepare and a destroy leaves
+ * the spare failed. */
+static int record_failed_attempt(spare_driver *d, const store_spare *s, const step_outcome *o,
+                                 const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
     int max_attempts = d->config->retry.max_attempts;
     const char *history_task = s->release_task_id ? s->release_task_id : s->task_id;
-    int rc = 0;
-    bool created = is(s, "provisioning") && o->ok;
-    if (o->polled)
-        return record_pipeline(d, s, o, now, err);
-    if (created && o->result.pipeline_id > 0) {
-        /* Triggered: created only once the pipeline succeeds. ready_by is
-         * the pipeline's deadline while provisioning. */
-        char deadline[STORE_TIME_SIZE];
-        later(now, d->config->spare.provisioner.timeout_s, deadline);
-        later(now, pipeline_poll_s(d), next_at);
-        next.attempts = 0;
-        next.next_at = next_at;
-        next.ready_by = deadline;
-        next.pipeline_id = o->result.pipeline_id;
-        next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
-        next.last_error = NULL;
-        rc = change_spare(d, s, &next, now, err);
-        if (rc == 0)
-            rc = history(d, s->task_id, now, "provisioning",
-                         json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
-                                   "pipeline triggered", "host", s->node, "pipeline_id",
-                                   (json_int_t)o->result.pipeline_id, "web_url",
-                                   o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
-                         err);
-        log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
-                 (long long)o->result.pipeline_id);
-        return rc;
+    bool creating = is(s, "provisioning");
+    next.attempts = s->attempts + 1;
+    next.last_error = o->error;
+    log_warn("task %s: spare %s: %s attempt %d of %d failed: %s", s->task_id, s->name,
+             creating ? "create" : "destroy", next.attempts, max_attempts, o->error);
+    if (next.attempts >= max_attempts && creating) {
+        char why[VF_ERROR_TEXT + 64];
+        snprintf(why, sizeof why, "provisioner failed %d times; last: %s", next.attempts, o->error);
+        return fail_prepare(d, s, "provision", false, why, now, err);
     }
-    if (created) {
-        later(now, s->ready_timeout_s, ready_by);
-        next.state = "waiting_ready";
-        next.attempts = 0;
-        next.next_at = now->text;
-        next.ready_by = ready_by;
-        next.pipeline_id = o->result.pipeline_id;
-        next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
-        next.last_error = NULL;
-        rc = change_spare(d, s, &next, now, err);
-        if (rc == 0)
-            rc = history(d, s->task_id, now, "provisioning",
-                         json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
-                                   "created", "host", s->node, "pipeline_id",
-                                   (json_int_t)o->result.pipeline_id, "web_url",
-                                   o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
-                         err);
-        if (rc == 0)
-            rc = settle_prepare(d, s->task_id, now, err);
-        log_info("task %s: spare %s created on %s (vmid %lld)", s->task_id, s->name, s->node,
-                 (long long)s->vmid);
-    } else if ((is(s, "provisioning") || is(s, "releasing")) && !o->ok) {
-        bool creating = is(s, "provisioning");
-        next.attempts = s->attempts + 1;
-        next.last_error = o->error;
-        log_warn("task %s: spare %s: %s attempt %d of %d failed: %s", s->task_id, s->name,
-                 creating ? "create" : "destroy", next.attempts, max_attempts, o->error);
-        if (next.attempts >= max_attempts && creating) {
-            char why[VF_ERROR_TEXT + 64];
-            snprintf(why, sizeof why, "provisioner failed %d times; last: %s", next.attempts,
-                     o->error);
-            rc = fail_prepare(d, s, "provision", false, why, now, err);
-        } else if (next.attempts >= max_attempts) {
-            next.state = "failed";
-            next.next_at = NULL;
-            rc = change_spare(d, s, &next, now, err);
-            if (rc == 0)
-                rc = history(d, history_task, now, "releasing",
-                             json_pack("{s:s, s:s, s:s, s:i}", "spare", s->name, "step",
-                                       "destroy failed", "error", o->error, "attempts",
-                                       next.attempts),
-                             err);
-            if (rc == 0 && s->release_task_id)
-                rc = settle_release(d, s->release_task_id, now, err);
-        } else {
-            int delay = retry_delay_s(next.attempts);
-            later(now, delay, next_at);
-            next.next_at = next_at;
-            rc = change_spare(d, s, &next, now, err);
-            if (rc == 0)
-                rc = history(d, history_task, now, s->state,
-                             json_pack("{s:s, s:s, s:s, s:i, s:i}", "spare", s->name, "step",
-                                       creating ? "create" : "destroy", "error", o->error,
-                                       "attempt", next.attempts, "retry_in_s", delay),
-                             err);
-        }
-    } else if (is(s, "releasing")) {
-        next.state = "released";
+    int rc;
+    if (next.attempts >= max_attempts) {
+        next.state = "failed";
         next.next_at = NULL;
-        next.attempts = 0;
-        next.last_error = NULL;
         rc = change_spare(d, s, &next, now, err);
         if (rc == 0)
             rc = history(d, history_task, now, "releasing",
-                         json_pack("{s:s, s:s, s:s, s:s, s:i}", "spare", s->name, "step",
-                                   "destroyed", "host", s->node, "kubernetes",
-                                   d->config->spare.release_kubernetes, "pods_evicted", o->evicted),
+                         json_pack("{s:s, s:s, s:s, s:i}", "spare", s->name, "step",
+                                   "destroy failed", "error", o->error, "attempts", next.attempts),
                          err);
         if (rc == 0 && s->release_task_id)
             rc = settle_release(d, s->release_task_id, now, err);
-        log_info("task %s: spare %s destroyed", history_task, s->name);
-    } else if (is(s, "waiting_ready") && o->ready == 1) {
+        return rc;
+    }
+    char next_at[STORE_TIME_SIZE];
+    int delay = retry_delay_s(next.attempts);
+    later(now, delay, next_at);
+    next.next_at = next_at;
+    rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc = history(d, history_task, now, s->state,
+                     json_pack("{s:s, s:s, s:s, s:i, s:i}", "spare", s->name, "step",
+                               creating ? "create" : "destroy", "error", o->error, "attempt",
+                               next.attempts, "retry_in_s", delay),
+                     err);
+    return rc;
+}
+
+static int record_destroyed(spare_driver *d, const store_spare *s, const step_outcome *o,
+                            const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    const char *history_task = s->release_task_id ? s->release_task_id : s->task_id;
+    next.state = "released";
+    next.next_at = NULL;
+    next.attempts = 0;
+    next.last_error = NULL;
+    int rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc = history(d, history_task, now, "releasing",
+                     json_pack("{s:s, s:s, s:s, s:s, s:i}", "spare", s->name, "step", "destroyed",
+                               "host", s->node, "kubernetes", d->config->spare.release_kubernetes,
+                               "pods_evicted", o->evicted),
+                     err);
+    if (rc == 0 && s->release_task_id)
+        rc = settle_release(d, s->release_task_id, now, err);
+    log_info("task %s: spare %s destroyed", history_task, s->name);
+    return rc;
+}
+
+/* Waiting until Ready: ready (the prepare may settle), not yet (polled
+ * again), or past ready_by (the prepare fails). */
+static int record_readiness(spare_driver *d, const store_spare *s, const step_outcome *o,
+                            const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    if (o->ready == 1) {
         next.state = "ready";
         next.next_at = NULL;
         next.last_error = NULL;
-        rc = change_spare(d, s, &next, now, err);
+        int rc = change_spare(d, s, &next, now, err);
         if (rc == 0)
             rc = history(d, s->task_id, now, "waiting_ready",
                          json_pack("{s:s, s:s}", "spare", s->name, "step", "ready"), err);
-        if (rc == 0)
-            rc = settle_prepare(d, s->task_id, now, err);
-    } else if (is(s, "waiting_ready")) {
-        if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
-            char why[VF_ERROR_TEXT + 64];
-            snprintf(why, sizeof why, "not Ready within %d s (last: %s)", s->ready_timeout_s,
-                     o->error);
-            rc = fail_prepare(d, s, "ready", true, why, now, err);
-        } else {
-            later(now, d->config->spare.readiness.poll_s, next_at);
-            next.next_at = next_at;
-            next.last_error = o->error;
-            rc = change_spare(d, s, &next, now, err);
-        }
+        return rc == 0 ? settle_prepare(d, s->task_id, now, err) : rc;
     }
-    return rc;
+    if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
+        char why[VF_ERROR_TEXT + 64];
+        snprintf(why, sizeof why, "not Ready within %d s (last: %s)", s->ready_timeout_s, o->error);
+        return fail_prepare(d, s, "ready", true, why, now, err);
+    }
+    char next_at[STORE_TIME_SIZE];
+    later(now, d->config->spare.readiness.poll_s, next_at);
+    next.next_at = next_at;
+    next.last_error = o->error;
+    return change_spare(d, s, &next, now, err);
+}
+
+/* Record the step's outcome in one transaction: what it does to the
+ * spare's row and its task's history. */
+static int record_step(spare_driver *d, const store_spare *s, const step_outcome *o,
+                       const clock_now *now, vf_error *err)
+{
+    if (o->polled)
+        return record_pipeline(d, s, o, now, err);
+    if (is(s, "provisioning") && o->ok)
+        return o->result.pipeline_id > 0 ? record_triggered(d, s, o, now, err)
+                                         : record_created(d, s, o, now, err);
+    if ((is(s, "provisioning") || is(s, "releasing")) && !o->ok)
+        return record_failed_attempt(d, s, o, now, err);
+    if (is(s, "releasing"))
+        return record_destroyed(d, s, o, now, err);
+    if (is(s, "waiting_ready"))
+        return record_readiness(d, s, o, now, err);
+    return 0;
 }
 
 /* Several workers may share the store: only the holder of the "spares"
@@ -849,7 +883,7 @@ static int fence(spare_driver *d, const char *what, int64_t epoch, vf_error *err
 static int step_one(const store_spare *spare, void *user)
 {
     spare_driver *d = user;
-    if (d->stop.stop)
+    if (job_stopping(&d->job))
         return 1;
     if (!is(spare, "provisioning") && !is(spare, "waiting_ready") && !is(spare, "releasing"))
         return 0;
@@ -1000,7 +1034,7 @@ static void expire_forgotten(spare_driver *d)
     {
         /* Only the lease holder acts, as for every other step. */
         int64_t epoch = 0;
-        if (d->stop.stop || !hold_lease(d, &epoch))
+        if (job_stopping(&d->job) || !hold_lease(d, &epoch))
             break;
         if (store_begin(d->store, &err) < 0) {
             log_warn("spares: %s; spare.max_age checked again later", err.text);
@@ -1026,11 +1060,11 @@ static void expire_forgotten(spare_driver *d)
     spare_list_free(&all);
 }
 
-static void *drive(void *arg)
+static void drive(job *j, void *ctx)
 {
-    spare_driver *d = arg;
+    spare_driver *d = ctx;
     int64_t max_age_checked_ms = 0;
-    while (!d->stop.stop) {
+    while (!job_stopping(j)) {
         clock_now now;
         read_clock(&now);
         vf_error err;
@@ -1042,11 +1076,8 @@ static void *drive(void *arg)
             max_age_checked_ms = now.ms;
             expire_forgotten(d);
         }
-        pthread_mutex_lock(&d->lock);
-        (void)stopper_wait(&d->stop, SCAN_INTERVAL_MS); /* the loop reads the flag */
-        pthread_mutex_unlock(&d->lock);
+        (void)job_sleep(j, SCAN_INTERVAL_MS); /* the loop reads the flag */
     }
-    return NULL;
 }
 
 spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_error *err)
@@ -1058,11 +1089,8 @@ spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_
     }
     d->config = config;
     snprintf(d->owner, sizeof d->owner, "%s", owner);
-    pthread_mutex_init(&d->lock, NULL);
-    if (stopper_init(&d->stop, &d->lock) < 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot make the spare driver's stopper");
-        pthread_mutex_destroy(&d->lock);
-        free(d);
+    if (job_init(&d->job, "spare driver", err) < 0) {
+        spare_driver_stop(d);
         return NULL;
     }
     d->store = store_config_open(config, STORE_READ_WRITE, err);
@@ -1070,12 +1098,10 @@ spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_
         spare_driver_stop(d);
         return NULL;
     }
-    if (pthread_create(&d->thread, NULL, drive, d) != 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot start the spare driver thread");
+    if (job_start(&d->job, drive, d, err) < 0) {
         spare_driver_stop(d);
         return NULL;
     }
-    d->running = true;
     return d;
 }
 
@@ -1083,10 +1109,7 @@ void spare_driver_stop(spare_driver *d)
 {
     if (!d)
         return;
-    if (d->running) {
-        stopper_stop(&d->stop);
-        pthread_join(d->thread, NULL);
-    }
+    job_stop(&d->job);
     if (d->store) {
         vf_error ignored;
         vf_error_init(&ignored);
@@ -1096,7 +1119,5 @@ void spare_driver_stop(spare_driver *d)
     for (size_t i = 0; i < d->n_released; i++)
         free(d->released[i]);
     free(d->released);
-    stopper_close(&d->stop);
-    pthread_mutex_destroy(&d->lock);
     free(d);
 }
