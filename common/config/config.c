@@ -72,6 +72,9 @@ vf_config *config_defaults(void)
     c->scheduler.near_best_max_loss = 5.0;
     c->scheduler.reservation_ttl_s = 900;
     c->scheduler.priority_lane_min = 1000;
+    /* A refresh (10 s) plus a full clone of a large template, which takes
+     * Proxmox VE minutes; a linked clone takes seconds. */
+    c->scheduler.preemption_grace_s = 300;
 
     c->retry.max_attempts = 5;
     c->retry.recheck_on_room = 20;

@@ -215,6 +215,7 @@ typedef struct vf_config {
         size_t n_priority_classes;
         char *default_priority_class; /* NULL: a request without one has priority 0 */
         int priority_lane_min;        /* default 1000: this priority or more takes the lane */
+        int preemption_grace_s;       /* default 300, > inventory.refresh_s */
     } scheduler;
 
     struct {

@@ -1022,6 +1022,18 @@ static const field scheduler_fields[] = {
      .type = F_STRING,
      .offset = CFG(scheduler.default_priority_class),
      .reloads = CONFIG_RELOADS_NEVER},
+    {.key = "preemption_grace_s",
+     .doc = "seconds after a placement is answered (its reply, event and result sent) during "
+            "which no preemption takes it: its client may be creating its VM, which the "
+            "inventory shows only after the create and a refresh. Must be greater than "
+            "`inventory.refresh_s`; the default covers a full clone on Proxmox VE "
+            "(docs/scheduling.md)",
+     .type = F_INT,
+     .offset = CFG(scheduler.preemption_grace_s),
+     .min = 0,
+     .min_exclusive = true,
+     /* read from the start-up config by the task handler */
+     .reloads = CONFIG_RELOADS_NEVER},
     {.key = "priority_lane_min",
      .doc = "a request whose priority is this or more is published with routing key "
             "`task.schedule.priority` into the priority lane (queue "

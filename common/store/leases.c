@@ -130,6 +130,47 @@ void lease_withdraw(store *s, const char *owner)
     (void)store_lease_forget(s, name, owner, &ignored);
 }
 
+/* "vmid-slot:<stride>:<slot>": a class of one stride, so that a worker
+ * whose stride changed (a reload) takes a class of the new one. */
+static void slot_name(char *name, size_t size, uint32_t stride, uint32_t slot)
+{
+    snprintf(name, size, "vmid-slot:%u:%u", stride, slot);
+}
+
+int lease_take_slot(store *s, const char *owner, uint32_t stride, uint32_t first, uint32_t *slot,
+                    vf_error *err)
+{
+    char name[64];
+    for (uint32_t i = 0; i < stride; i++) {
+        uint32_t k = (first + i) % stride;
+        slot_name(name, sizeof name, stride, k);
+        int held = lease_hold(s, name, owner, NULL, err);
+        if (held < 0)
+            return -1;
+        if (held) {
+            *slot = k;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int lease_keep_slot(store *s, const char *owner, uint32_t stride, uint32_t slot, vf_error *err)
+{
+    char name[64];
+    slot_name(name, sizeof name, stride, slot);
+    return lease_hold(s, name, owner, NULL, err);
+}
+
+void lease_give_slot(store *s, const char *owner, uint32_t stride, uint32_t slot)
+{
+    char name[64];
+    slot_name(name, sizeof name, stride, slot);
+    vf_error ignored;
+    vf_error_init(&ignored);
+    (void)store_lease_forget(s, name, owner, &ignored);
+}
+
 typedef struct others {
     const char *self;
     int count;

@@ -23,6 +23,7 @@
 #define VF_LEASES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "store.h"
 
@@ -59,6 +60,20 @@ void lease_withdraw(store *s, const char *owner);
  * not known dead), into *count. Returns 0 or -1. */
 int lease_others_alive(store *s, const char *self, int *count, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* Workers sharing a store take distinct vmid classes (scheduling.md,
+ * "vmid"): each holds the lease of one class of `stride`, the first free
+ * one from `first` on, so no two live workers hold the same. Returns 1 with
+ * the class in *slot, 0 when every class is held by another live worker,
+ * -1 with err. */
+int lease_take_slot(store *s, const char *owner, uint32_t stride, uint32_t first, uint32_t *slot,
+                    vf_error *err) __attribute__((warn_unused_result));
+/* Renew the class's lease: 1 still held, 0 another worker took it (this
+ * one was paused past LEASE_TTL_S), -1 with err. */
+int lease_keep_slot(store *s, const char *owner, uint32_t stride, uint32_t slot, vf_error *err)
+    __attribute__((warn_unused_result));
+/* At a clean stop: the class is free at once. */
+void lease_give_slot(store *s, const char *owner, uint32_t stride, uint32_t slot);
 
 /* Whether `holder` (an owner name) is certainly dead, seen from `self`. */
 bool lease_holder_dead(const char *holder, const char *self);

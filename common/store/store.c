@@ -115,6 +115,19 @@ char *store_json_strings(const char *const *values, size_t n)
     return text;
 }
 
+char *store_json_ids(const int64_t *ids, size_t n)
+{
+    json_t *array = json_array();
+    for (size_t i = 0; array && i < n; i++)
+        if (json_array_append_new(array, json_integer(ids[i])) != 0) {
+            json_decref(array);
+            array = NULL;
+        }
+    char *text = array ? json_dumps(array, JSON_COMPACT) : NULL;
+    json_decref(array);
+    return text;
+}
+
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative)
 {
     if (value_or_negative < 0)
@@ -695,11 +708,7 @@ bool store_in_transaction(const store *s)
     return s && db_in_transaction(s->db);
 }
 
-/* PostgreSQL: the advisory lock that store_begin holds shared and
- * store_begin_exclusive exclusively (another number than the migrations'). */
-#define STORE_PG_WRITERS_LOCK 0x76662d7772697465LL /* "vf-write" */
-
-static int begin(store *s, bool exclusive, vf_error *err)
+int store_begin(store *s, vf_error *err)
 {
     store_tx_cache_drop(s);
     store_batch_drop(s);
@@ -709,37 +718,27 @@ static int begin(store *s, bool exclusive, vf_error *err)
     }
     /* SQLite: IMMEDIATE takes the write lock now, waiting up to the busy
      * timeout, rather than at the first write where SQLITE_BUSY cannot be
-     * waited out. PostgreSQL: READ COMMITTED, and the writers' advisory lock
-     * in one round trip. */
-    if (!store_is_pg(s))
-        return exec_stmt(s, STORE_STMT_BEGIN, "BEGIN IMMEDIATE", "begin", err);
-    char sql[96];
-    if (s->defer_writes) {
-        /* Sent with the transaction's first read (store_defer_writes). */
-        snprintf(sql, sizeof sql, "SELECT pg_advisory_xact_lock%s(%lld)",
-                 exclusive ? "" : "_shared", (long long)STORE_PG_WRITERS_LOCK);
-        if (db_exec_deferred(s->db, "BEGIN", "begin", err) == 0 &&
-            db_exec_deferred(s->db, sql, "begin", err) == 0)
+     * waited out. PostgreSQL: READ COMMITTED, writers side by side (what
+     * keeps their reservations apart is store_claims.h's, not a lock on the
+     * store). */
+    if (!store_is_pg(s)) {
+        if (exec_stmt(s, STORE_STMT_BEGIN, "BEGIN IMMEDIATE", "begin", err) < 0)
+            return -1;
+        /* A placement's reservation is claimed (store_claims.h) before its
+         * task's row is written: the foreign key is checked at the commit.
+         * The setting ends with the transaction. */
+        if (exec_stmt(s, STORE_STMT_DEFER_KEYS, "PRAGMA defer_foreign_keys = ON", "begin", err) ==
+            0)
             return 0;
         (void)store_rollback(s, NULL);
         return -1;
     }
-    snprintf(sql, sizeof sql, "BEGIN; SELECT pg_advisory_xact_lock%s(%lld)",
-             exclusive ? "" : "_shared", (long long)STORE_PG_WRITERS_LOCK);
-    if (db_exec(s->db, sql, "begin", err) == 0)
+    /* Sent with the transaction's first read (store_defer_writes). */
+    if (s->defer_writes ? db_exec_deferred(s->db, "BEGIN", "begin", err) == 0
+                        : db_exec(s->db, "BEGIN", "begin", err) == 0)
         return 0;
     (void)store_rollback(s, NULL);
     return -1;
-}
-
-int store_begin(store *s, vf_error *err)
-{
-    return begin(s, false, err);
-}
-
-int store_begin_exclusive(store *s, vf_error *err)
-{
-    return begin(s, true, err);
 }
 
 int store_commit(store *s, vf_error *err)

@@ -156,18 +156,9 @@ int store_format_time(int64_t unix_ms, char buf[STORE_TIME_SIZE]);
  * IMMEDIATE), waiting up to the busy timeout, so the statements inside
  * cannot fail later for lack of the lock. Nested calls are an error.
  * PostgreSQL has no such lock: writers run side by side (READ COMMITTED),
- * kept apart by store_host_claim's row locks and the unique indexes; each
- * holds the store's advisory lock in shared mode (see store_begin_exclusive). */
+ * kept apart by claims (store_claims.h), conditional writes and the unique
+ * indexes; nothing holds the whole store. */
 int store_begin(store *s, vf_error *err) __attribute__((warn_unused_result));
-
-/* store_begin, and no other store_begin transaction runs beside this one:
- * for deciding a batch again after a conflict, so that the second decision
- * works from a picture nobody changes under it (a claim may still meet a
- * change made outside any transaction, such as a release). SQLite: the same
- * as store_begin, whose write lock is exclusive already. PostgreSQL: waits
- * for the transactions open now to end, and holds off new ones until the
- * commit (the advisory lock in exclusive mode). */
-int store_begin_exclusive(store *s, vf_error *err) __attribute__((warn_unused_result));
 
 /* Commit: when this returns 0 the transaction is on disk. On failure the
  * transaction is rolled back; none of it happened. */
@@ -188,7 +179,7 @@ bool store_in_transaction(const store *s);
 /* From now on, inside a transaction on PostgreSQL, the writes a worker's
  * batch makes (store_task_insert, store_task_update, store_task_event_add,
  * store_outbox_add, store_outbox_mark_confirmed, store_reservation_add,
- * store_host_claim, store_group_claim, store_reservations_set_group) are
+ * store_group_claim, store_reservations_set_group, store_task_undo) are
  * sent without waiting for their answers: each
  * returns 0 once sent, and a failure (with the code it would have had)
  * comes back from the next call that waits for the server, at the latest
@@ -198,6 +189,17 @@ bool store_in_transaction(const store *s);
  * task fails the transaction with VF_EINTERNAL; store_outbox_mark_confirmed
  * returns 0 for an unknown event. SQLite: nothing changes. */
 void store_defer_writes(store *s);
+
+/* Inside the worker's transactions (store_defer_writes): the rows kept for
+ * the commit from now on (history, events) belong to `tag` (a task id;
+ * NULL: none), so that they can be forgotten if that task's part of the
+ * transaction is undone (store_forget_tagged). */
+void store_tag_writes(store *s, const char *tag);
+/* Forget the rows kept for the commit under `tag`. Returns 0, or -1 with
+ * VF_EINTERNAL when kept rows were sent already (a read of the transaction
+ * needed them): the caller then rolls the whole transaction back. */
+int store_forget_tagged(store *s, const char *tag, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* How many times this handle has waited for the database server's answer
  * since it was opened (db_round_trips); 0 on SQLite. */

@@ -1,5 +1,5 @@
 /* store_admission: which task places each CAPPX ProxmoxMachine (table
- * admission_machines, schema/017), for virtflow-api's admission webhook
+ * admission_machines, schema/020), for virtflow-api's admission webhook
  * (worker/api/api_admission.c, docs/cappx.md). A machine is keyed by
  * "namespace/name", not by the uid of the review that created it: one
  * created again under a new uid is answered from the placement its task

@@ -40,13 +40,19 @@ int store_batch_add(store *s, store_batch_id id, const char *const *values, vf_e
     const batch_table *table = &tables[id];
     store_batch_rows *rows = &s->batches[id];
     size_t need = rows->n_values + (size_t)table->columns;
-    if (grow_array((void **)&rows->values, &rows->cap, need, sizeof *rows->values) != 0)
+    size_t row = rows->n_values / (size_t)table->columns;
+    if (grow_array((void **)&rows->values, &rows->cap, need, sizeof *rows->values) != 0 ||
+        grow_array((void **)&rows->tags, &rows->cap_tags, row + 1, sizeof *rows->tags) != 0)
+        goto nomem;
+    rows->tags[row] = NULL;
+    if (s->write_tag && !(rows->tags[row] = strdup(s->write_tag)))
         goto nomem;
     for (int i = 0; i < table->columns; i++) {
         char *copy = values[i] ? strdup(values[i]) : NULL;
         if (values[i] && !copy) {
             while (i-- > 0)
                 free(rows->values[rows->n_values + (size_t)i]);
+            free(rows->tags[row]);
             goto nomem;
         }
         rows->values[rows->n_values + (size_t)i] = copy;
@@ -85,10 +91,12 @@ static db_stmt *chunk_stmt(store *s, store_batch_id id, int chunk, vf_error *err
     return st;
 }
 
-static void free_values(store_batch_rows *rows)
+static void free_values(store_batch_rows *rows, int columns)
 {
     for (size_t i = 0; i < rows->n_values; i++)
         free(rows->values[i]);
+    for (size_t i = 0; columns && i < rows->n_values / (size_t)columns; i++)
+        free(rows->tags[i]);
     rows->n_values = 0;
 }
 
@@ -130,7 +138,8 @@ int store_batch_flush(store *s, vf_error *err)
             }
         }
         /* Sent (libpq copied the values) or failed: either way done with. */
-        free_values(rows);
+        free_values(rows, table->columns);
+        s->batch_sent = true;
         if (rc != 0)
             return -1;
     }
@@ -140,7 +149,8 @@ int store_batch_flush(store *s, vf_error *err)
 void store_batch_drop(store *s)
 {
     for (int id = 0; id < STORE_BATCH_COUNT; id++)
-        free_values(&s->batches[id]);
+        free_values(&s->batches[id], tables[id].columns);
+    s->batch_sent = false;
 }
 
 void store_batch_free(store *s)
@@ -148,6 +158,42 @@ void store_batch_free(store *s)
     store_batch_drop(s);
     for (int id = 0; id < STORE_BATCH_COUNT; id++) {
         free(s->batches[id].values);
+        free(s->batches[id].tags);
         s->batches[id] = (store_batch_rows){0};
     }
+    free(s->write_tag);
+    s->write_tag = NULL;
+}
+
+void store_tag_writes(store *s, const char *tag)
+{
+    free(s->write_tag);
+    s->write_tag = tag ? strdup(tag) : NULL; /* out of memory: untagged, never forgotten */
+}
+
+int store_forget_tagged(store *s, const char *tag, vf_error *err)
+{
+    if (s->batch_sent) {
+        vf_error_set(err, VF_EINTERNAL,
+                     "store %s: the transaction's history and events were sent already", s->path);
+        return -1;
+    }
+    for (int id = 0; id < STORE_BATCH_COUNT; id++) {
+        store_batch_rows *rows = &s->batches[id];
+        size_t columns = (size_t)tables[id].columns, kept = 0;
+        size_t n_rows = rows->n_values / columns;
+        for (size_t row = 0; row < n_rows; row++) {
+            char **values = rows->values + row * columns;
+            if (rows->tags[row] && strcmp(rows->tags[row], tag) == 0) {
+                for (size_t c = 0; c < columns; c++)
+                    free(values[c]);
+                free(rows->tags[row]);
+                continue;
+            }
+            memmove(rows->values + kept * columns, values, columns * sizeof *values);
+            rows->tags[kept++] = rows->tags[row];
+        }
+        rows->n_values = kept * columns;
+    }
+    return 0;
 }

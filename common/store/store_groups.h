@@ -21,7 +21,7 @@
 #define STORE_GROUP_POLICY_LEN 24
 #define STORE_GROUP_SPREAD_KEY_LEN 48 /* a label key: 1..47 characters + NUL */
 
-/* The topology spread a group's members were claimed under (schema/016). */
+/* The topology spread a group's members were claimed under (schema/019). */
 typedef struct store_group_spread {
     char key[STORE_GROUP_SPREAD_KEY_LEN]; /* "": none */
     int64_t max_skew;

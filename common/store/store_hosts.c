@@ -13,6 +13,20 @@
 #include "ids.h"
 #include "store_reservations.h"
 
+/* store_reservations_counted's rows (store_reservations.c), on the hosts
+ * of the CTE `n` (nodes): ?2 the reservation clock, ?3 the reader's view. */
+#define COUNTED_ON_NODES                                                                           \
+    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                                      \
+    "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "              \
+    "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                            \
+    "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "               \
+    "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                            \
+    "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "             \
+    "AND bound_at <= ?3 "                                                                          \
+    "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "                            \
+    "WHERE node IN (SELECT node FROM n) AND " STORE_RESERVATION_HOLDS_RESOURCES                    \
+    " AND expires_at <= ?2 AND bound_at <= ?3 ORDER BY 1"
+
 /* "@<pid namespace inode>.<boot id>", or "" when /proc does not tell them:
  * what makes a process id mean one process (leases.h). */
 static void process_scope(char *out, size_t size)
@@ -49,188 +63,82 @@ void store_owner_name(char out[STORE_OWNER_SIZE])
     snprintf(out, STORE_OWNER_SIZE, "%s%s:%ld:%s", host, scope, (long)getpid(), random);
 }
 
-int store_hosts_changed(store *s, int64_t since, char *clock, store_host_generation_fn fn,
+int store_changes_since(store *s, int64_t since_seq, int64_t since_id, const int64_t *skip_ids,
+                        size_t n_skip, char *clock, int64_t *latest_id,
+                        store_host_generation_fn host_fn, store_reservation_fn reservation_fn,
                         void *ctx, vf_error *err)
 {
-    /* The inventory clock's row first (changed_seq 0; every change has a
-     * larger one), then the changes. */
-    db_stmt *st = store_stmt(s, STORE_STMT_HOSTS_CHANGED,
-                             "SELECT NULL, 0, 0, fresh_at FROM inventory_clock WHERE id = 1 "
-                             "UNION ALL SELECT node, generation, changed_seq, NULL "
-                             "FROM host_generations WHERE changed_seq > ?1 ORDER BY 3",
-                             err);
-    if (!st)
-        return -1;
-    db_bind_int64(st, 1, since);
-    store_rows rows = {0};
-    if (store_rows_collect(s, st, 0, &rows, "reading changed hosts", err) != 0) {
-        store_rows_free(&rows);
-        return -1;
-    }
-    int first = 0;
-    if (rows.count > 0 && !store_rows_text(&rows, 0, 0)) {
-        const char *fresh = store_rows_text(&rows, 0, 3);
-        first = 1;
-        if (clock) {
-            store_now(clock);
-            /* Fixed-width RFC 3339 text: comparing the text compares the times. */
-            if (fresh && strlen(fresh) < STORE_TIME_SIZE && strcmp(fresh, clock) < 0)
-                snprintf(clock, STORE_TIME_SIZE, "%s", fresh);
-        }
-    } else if (clock) {
-        store_now(clock);
-    }
-    for (int i = first; i < rows.count; i++) {
-        store_host_generation host = {.node = store_rows_text(&rows, i, 0),
-                                      .generation = store_rows_int(&rows, i, 1),
-                                      .changed_seq = store_rows_int(&rows, i, 2)};
-        if (fn(&host, ctx) != 0)
-            break;
-    }
-    store_rows_free(&rows);
-    return 0;
-}
-
-/* PostgreSQL's claim statements, shared by both ways of running them. */
-static const char host_lock_sql[] =
-    "SELECT generation FROM host_generations WHERE node = ?1 FOR UPDATE NOWAIT";
-static const char host_claim_pg_sql[] = "UPDATE host_generations SET generation = generation + 1, "
-                                        "changed_seq = nextval('host_generations_seq') "
-                                        "WHERE node = ?1 AND generation = ?2";
-static const char host_claim_new_pg_sql[] =
-    "INSERT INTO host_generations (node, generation, changed_seq) "
-    "VALUES (?1, 1, nextval('host_generations_seq')) "
-    "ON CONFLICT (node) DO NOTHING";
-
-/* store_host_claim with deferred writes (store_defer_writes): the same
- * statements, sent without waiting; the lock refused or the generation
- * moved fails the commit with VF_ECONFLICT. A host nobody has changed has
- * no row, and generations start at 1, so a claim from generation 0 is the
- * insert alone. */
-static int claim_deferred(store *s, const char *node, int64_t expected, vf_error *err)
-{
-    db_stmt *lock = store_stmt(s, STORE_STMT_HOST_LOCK, host_lock_sql, err);
-    if (!lock)
-        return -1;
-    db_bind_text(lock, 1, node);
-    db_expect busy = {.busy_code = VF_ECONFLICT};
-    if (store_exec_deferred(lock, "locking a host's generation", &busy, err) < 0)
-        return -1;
-    db_stmt *st = expected > 0
-                      ? store_stmt(s, STORE_STMT_HOST_CLAIM, host_claim_pg_sql, err)
-                      : store_stmt(s, STORE_STMT_HOST_CLAIM_NEW, host_claim_new_pg_sql, err);
-    if (!st)
-        return -1;
-    db_bind_text(st, 1, node);
-    if (expected > 0)
-        db_bind_int64(st, 2, expected);
-    char changed[160];
-    snprintf(changed, sizeof changed,
-             "host %s changed under the decision (decided at generation %lld)", node,
-             (long long)expected);
-    db_expect expect = {.min_changes = 1, .short_code = VF_ECONFLICT, .short_text = changed};
-    return store_exec_deferred(st, "claiming a host", &expect, err);
-}
-
-int store_host_claim(store *s, const char *node, int64_t expected, int64_t changed_seq,
-                     vf_error *err)
-{
-    if (!store_in_transaction(s)) {
-        vf_error_set(err, VF_EINTERNAL, "store %s: a host claim needs a write transaction",
+    char *skip = store_json_ids(skip_ids, n_skip);
+    if (!skip) {
+        vf_error_set(err, VF_ENOMEM, "store %s: reading what other writers changed: out of memory",
                      s->path);
         return -1;
     }
-    if (store_defers(s))
-        return claim_deferred(s, node, expected, err);
-    /* PostgreSQL has no store-wide write lock: take the host's row now, and
-     * NOWAIT: a host another transaction holds is about to change, so this
-     * decision is stale already; failing at once (rather than waiting, and
-     * deadlocking when two batches take two hosts in opposite orders) lets
-     * the caller decide the batch again alone (store_begin_exclusive). On
-     * SQLite the write transaction holds the one write lock already. */
-    if (store_is_pg(s)) {
-        db_stmt *lock = store_stmt(s, STORE_STMT_HOST_LOCK, host_lock_sql, err);
-        if (!lock)
-            return -1;
-        db_bind_text(lock, 1, node);
-        vf_error step_err;
-        vf_error_init(&step_err);
-        int rc = db_step(lock, "locking a host's generation", &step_err);
-        db_reset(lock);
-        if (rc < 0) {
-            /* "Unavailable" here is the lock NOWAIT refused (or a lost
-             * connection, which ended the transaction anyway). */
-            vf_error_set(err, step_err.code == VF_EUNAVAILABLE ? VF_ECONFLICT : step_err.code,
-                         "host %s is being changed by another worker's transaction (%s)", node,
-                         step_err.text);
-            return -1;
+    /* One statement: the reservations first, whose columns fix the types
+     * PostgreSQL gives the union's; then the hosts' generations and the
+     * clock's row (with the largest reservation id), their figures in three
+     * columns of their own. */
+    db_stmt *st = store_stmt(
+        s, STORE_STMT_CHANGES_SINCE,
+        store_is_pg(s)
+            ? "SELECT 2, " STORE_RESERVATION_COLUMNS ", NULL, NULL, NULL "
+              "FROM reservations WHERE id > ?2 AND id NOT IN "
+              "(SELECT CAST(value AS bigint) FROM json_array_elements_text(CAST(?3 AS json)) "
+              "value) "
+              "UNION ALL SELECT 1, NULL, NULL, node, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, NULL, NULL, NULL, NULL, generation, changed_seq, NULL "
+              "FROM host_generations WHERE changed_seq > ?1 "
+              "UNION ALL SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, "
+              "NULL, NULL, NULL, NULL, (SELECT coalesce(max(id), 0) FROM reservations), NULL, "
+              "(SELECT fresh_at FROM inventory_clock WHERE id = 1) ORDER BY 1, 18, 2"
+            : "SELECT 2, " STORE_RESERVATION_COLUMNS ", NULL, NULL, NULL "
+              "FROM reservations WHERE id > ?2 AND id NOT IN (SELECT value FROM json_each(?3)) "
+              "UNION ALL SELECT 1, NULL, NULL, node, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, NULL, NULL, NULL, NULL, generation, changed_seq, NULL "
+              "FROM host_generations WHERE changed_seq > ?1 "
+              "UNION ALL SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+              "NULL, "
+              "NULL, NULL, NULL, NULL, (SELECT coalesce(max(id), 0) FROM reservations), NULL, "
+              "(SELECT fresh_at FROM inventory_clock WHERE id = 1) ORDER BY 1, 18, 2",
+        err);
+    if (!st) {
+        free(skip);
+        return -1;
+    }
+    db_bind_int64(st, 1, since_seq);
+    db_bind_int64(st, 2, since_id);
+    db_bind_text(st, 3, skip);
+    store_rows rows = {0};
+    int rc = store_rows_collect(s, st, 0, &rows, "reading what other writers changed", err);
+    free(skip);
+    if (rc != 0) {
+        store_rows_free(&rows);
+        return -1;
+    }
+    if (clock)
+        store_now(clock);
+    bool stop = false;
+    for (int i = 0; i < rows.count && !stop; i++) {
+        int64_t kind = store_rows_int(&rows, i, 0);
+        if (kind == 0) {
+            const char *fresh = store_rows_text(&rows, i, 18);
+            /* Fixed-width RFC 3339 text: comparing the text compares the times. */
+            if (clock && fresh && strlen(fresh) < STORE_TIME_SIZE && strcmp(fresh, clock) < 0)
+                snprintf(clock, STORE_TIME_SIZE, "%s", fresh);
+            if (latest_id)
+                *latest_id = store_rows_int(&rows, i, 16);
+        } else if (kind == 1 && host_fn) {
+            store_host_generation host = {.node = store_rows_text(&rows, i, 3),
+                                          .generation = store_rows_int(&rows, i, 16),
+                                          .changed_seq = store_rows_int(&rows, i, 17)};
+            stop = host_fn(&host, ctx) != 0;
+        } else if (kind == 2 && reservation_fn) {
+            store_reservation r = store_reservation_at(&rows, i, 1);
+            stop = reservation_fn(&r, ctx) != 0;
         }
     }
-    /* One conditional write: it succeeds only from the generation the caller
-     * decided from, and holds the host until the commit. (No RETURNING: it
-     * costs SQLite 3.40 more than the update itself.) PostgreSQL numbers the
-     * change from a sequence: it cannot see the others' uncommitted numbers. */
-    db_stmt *st =
-        store_stmt(s, STORE_STMT_HOST_CLAIM,
-                   store_is_pg(s) ? host_claim_pg_sql
-                                  : "UPDATE host_generations SET generation = generation + 1, "
-                                    "changed_seq = ?3 WHERE node = ?1 AND generation = ?2",
-                   err);
-    if (!st)
-        return -1;
-    db_bind_text(st, 1, node);
-    db_bind_int64(st, 2, expected);
-    if (!store_is_pg(s))
-        db_bind_int64(st, 3, changed_seq);
-    int changed = store_exec_change(s, st, "claiming a host", err);
-    if (changed < 0)
-        return -1;
-    if (changed == 0 && expected == 0) {
-        /* A host nobody has changed yet has no row: the first claim makes it. */
-        st = store_stmt(s, STORE_STMT_HOST_CLAIM_NEW,
-                        store_is_pg(s)
-                            ? host_claim_new_pg_sql
-                            : "INSERT INTO host_generations (node, generation, changed_seq) "
-                              "VALUES (?1, 1, ?2) ON CONFLICT (node) DO NOTHING",
-                        err);
-        if (!st)
-            return -1;
-        db_bind_text(st, 1, node);
-        if (!store_is_pg(s))
-            db_bind_int64(st, 2, changed_seq);
-        changed = store_exec_change(s, st, "claiming a new host", err);
-        if (changed < 0)
-            return -1;
-    }
-    if (changed == 0) {
-        vf_error_set(err, VF_ECONFLICT,
-                     "host %s changed under the decision (decided at generation %lld)", node,
-                     (long long)expected);
-        return -1;
-    }
-    return 0;
-}
-
-/* The latest place in the change order, for a writer that claims hosts. */
-int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
-{
-    if (store_is_pg(s)) {
-        *seq = 0;
-        return 0;
-    }
-    db_stmt *st = store_stmt(s, STORE_STMT_HOSTS_LATEST,
-                             "SELECT coalesce(max(changed_seq), 0) FROM host_generations", err);
-    if (!st)
-        return -1;
-    int rc = db_step(st, "reading the latest host change", err);
-    if (rc != DB_ROW) {
-        if (rc == DB_DONE)
-            vf_error_set(err, VF_EINTERNAL, "store %s: no row for max(changed_seq)", s->path);
-        db_reset(st);
-        return -1;
-    }
-    *seq = db_column_int64(st, 0);
-    db_reset(st);
+    store_rows_free(&rows);
     return 0;
 }
 
@@ -255,22 +163,8 @@ int store_reservations_counted_nodes(store *s, const char *const *nodes, size_t 
     db_stmt *st = store_stmt(
         s, STORE_STMT_RESERVATIONS_COUNTED_NODES,
         store_is_pg(s)
-            ? "WITH n AS (SELECT json_array_elements_text(?1::json) AS node) "
-              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "
-              "AND bound_at <= ?3 ORDER BY 1"
-            : "WITH n AS (SELECT value AS node FROM json_each(?1)) "
-              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND released_at IS NULL AND expires_at > ?2 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND bound_at > ?3 "
-              "UNION ALL SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-              "WHERE node IN (SELECT node FROM n) AND bound_at IS NOT NULL AND expires_at > ?2 "
-              "AND bound_at <= ?3 ORDER BY 1",
+            ? "WITH n AS (SELECT json_array_elements_text(?1::json) AS node) " COUNTED_ON_NODES
+            : "WITH n AS (SELECT value AS node FROM json_each(?1)) " COUNTED_ON_NODES,
         err);
     if (!st) {
         free(text);

@@ -11,16 +11,16 @@
 #include "store.h"
 #include "store_reservations.h"
 
-/* ---- host generations: several workers on one store ----
+/* ---- host generations: following what other writers released ----
  *
- * Every host has a generation in the store that each transaction changing
- * its reservations bumps (a claim before adding, a trigger on release), as
- * OpenStack Placement does for resource providers. A worker decides over reservations
- * it loaded at known generations, and commits a reservation only while the
- * host is still at the generation it decided from (store_host_claim): a
- * decision made from a stale view cannot commit. A host never changed is at
- * generation 0. changed_seq orders the changes store-wide, so a worker reads
- * only the hosts changed since it last looked. */
+ * Every host has a generation in the store that each release of one of its
+ * reservations bumps (a trigger, whoever releases: a worker, the spare
+ * driver, virtflowctl, an operator's sqlite3), and changed_seq orders those
+ * changes store-wide, so a worker reads only the hosts changed since it
+ * last looked. New reservations are followed by their ids
+ * (store_changes_since). Neither decides whether a reservation may be
+ * recorded: a claim does, by fit (store_claims.h). A host never changed is
+ * at generation 0. */
 
 typedef struct store_host_generation {
     const char *node;
@@ -30,38 +30,26 @@ typedef struct store_host_generation {
 
 typedef int (*store_host_generation_fn)(const store_host_generation *host, void *ctx);
 
-/* Call fn for each host changed after `since` (changed_seq > since), in
- * change order. `clock` (NULL: not wanted) receives the reservation clock
- * read by the same statement, as store_reservation_clock gives it: one
- * round trip for both. Returns 0 or -1. */
-int store_hosts_changed(store *s, int64_t since, char *clock, store_host_generation_fn fn,
+/* What other writers did since a reader last looked, in one statement (one
+ * round trip on PostgreSQL): `clock` (NULL: not wanted) receives the
+ * reservation clock as store_reservation_clock gives it, and *latest_id
+ * (NULL: not wanted) the largest reservation id; host_fn is called for each
+ * host whose generation moved past `since_seq` (a reservation on it was
+ * released or bound, or its custom resources ended), in change order; then
+ * reservation_fn for every reservation recorded after `since_id` (claims,
+ * store_claims.h) but the n_skip `skip_ids` (the reader's own), oldest
+ * first, whatever its state now. Either callback returning non-zero stops
+ * the calls. Returns 0 or -1. */
+int store_changes_since(store *s, int64_t since_seq, int64_t since_id, const int64_t *skip_ids,
+                        size_t n_skip, char *clock, int64_t *latest_id,
+                        store_host_generation_fn host_fn, store_reservation_fn reservation_fn,
                         void *ctx, vf_error *err) __attribute__((warn_unused_result));
 
-/* Inside a write transaction, before recording reservations on `node`: move
- * the host from generation `expected` to expected + 1. Returns 0, or -1 with
- * VF_ECONFLICT when another writer moved it first (roll back, reload the
- * host, decide again), or another error. Once claimed, the host is the
- * transaction's until it ends: further reservations on it in the same
- * transaction need no claim. Reservations recorded without a claim are not
- * seen by other workers until they reload the host for another reason.
- * `changed_seq` is the host's new place in the store-wide change order: one
- * above the latest (store_hosts_latest_seq) read in the same transaction,
- * shared by every claim of the transaction. */
-int store_host_claim(store *s, const char *node, int64_t expected, int64_t changed_seq,
-                     vf_error *err) __attribute__((warn_unused_result));
-
 /* Whether one writer at a time holds the whole store from store_begin to the
- * commit (SQLite), so that a transaction which caught up with the others'
- * changes and then claimed hosts knows every change up to its own. False on
- * PostgreSQL, where writers run side by side. */
+ * commit (SQLite), so that claims are checked inside the writer's own
+ * transaction, exact. False on PostgreSQL, where writers run side by side
+ * and claims run in transactions of their own (store_claims.h). */
 bool store_writers_serialized(const store *s);
-
-/* The largest changed_seq in the store (0: none) into *seq, for a claim's
- * changed_seq. Returns 0 or -1. PostgreSQL numbers each claim from a
- * sequence instead (store_host_claim ignores changed_seq there): *seq is 0
- * there, without a round trip. */
-int store_hosts_latest_seq(store *s, int64_t *seq, vf_error *err)
-    __attribute__((warn_unused_result));
 
 /* Call fn for every reservation on the n `nodes` that a reader deciding
  * from a snapshot fetched at `view_at` must count (the sets of

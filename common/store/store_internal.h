@@ -43,11 +43,6 @@ typedef enum {
     STORE_STMT_RESERVATIONS_COUNTED_NODES,
     STORE_STMT_RESERVATION_RELEASE_EXPIRED_VMID,
     STORE_STMT_RESERVATION_ADD_OR_FREE,
-    STORE_STMT_HOSTS_CHANGED,
-    STORE_STMT_HOST_LOCK,
-    STORE_STMT_HOST_CLAIM,
-    STORE_STMT_HOST_CLAIM_NEW,
-    STORE_STMT_HOSTS_LATEST,
     STORE_STMT_LEASE_ACQUIRE,
     STORE_STMT_LEASE_RELEASE,
     STORE_STMT_LEASE_FORGET,
@@ -89,6 +84,23 @@ typedef enum {
     STORE_STMT_GROUP_CLAIM,
     STORE_STMT_RESERVATIONS_SET_GROUP,
     STORE_STMT_OUTBOX_CONFIRMED_MANY,
+    STORE_STMT_RESERVATION_END_TASK_RESOURCES,
+    STORE_STMT_RESERVATIONS_HOLDING_RESOURCES,
+    STORE_STMT_RESERVATION_END_RESOURCES,
+    STORE_STMT_CLAIM,
+    STORE_STMT_CLAIM_CHECKED,
+    STORE_STMT_CLAIM_USED,
+    STORE_STMT_CHANGES_SINCE,
+    STORE_STMT_RESERVATION_INSERT_CLAIMED,
+    STORE_STMT_RESERVATION_UNRECORD,
+    STORE_STMT_RESERVATION_WITHDRAW,
+    STORE_STMT_RESERVATIONS_LATEST_ID,
+    STORE_STMT_TASK_UNDO,
+    STORE_STMT_TASK_UNDO_NEW,
+    STORE_STMT_DEFER_KEYS,
+    STORE_STMT_RESERVATION_RELEASE_UNANSWERED,
+    STORE_STMT_RESERVATION_KEEP_VMID,
+    STORE_STMT_CLAIM_USED_RESOURCES,
     STORE_STMT_RECEIVER_STATE_PUT,
     STORE_STMT_RECEIVER_STATES,
     STORE_STMT_DELIVERIES_LAG,
@@ -159,6 +171,8 @@ typedef struct store_batch_rows {
     char **values;   /* owned copies (NULL: SQL NULL), row after row */
     size_t n_values; /* rows times the table's columns */
     size_t cap;      /* grow_array */
+    char **tags;     /* owned: each row's store_tag_writes tag (NULL: none) */
+    size_t cap_tags;
 } store_batch_rows;
 
 /* Keep one row (the table's columns, in the order above; NULL for SQL NULL)
@@ -188,6 +202,8 @@ struct store {
     store_batch_rows batches[STORE_BATCH_COUNT];                 /* store_batch_add */
     db_stmt *batch_stmts[STORE_BATCH_COUNT][STORE_BATCH_CHUNKS]; /* store_batch_flush's */
     store_tx_cache tx_cache;                                     /* store_tx_cache_drop */
+    char *write_tag; /* owned: store_tag_writes; NULL: none */
+    bool batch_sent; /* kept rows were sent before the commit (a read needed them) */
 };
 
 /* Whether the store is on PostgreSQL (else SQLite), for the few statements
@@ -207,6 +223,26 @@ db_stmt *store_stmt(store *s, store_stmt_id id, const char *sql, vf_error *err);
  * with json_each or json_array_elements_text); free() it. NULL when out of
  * memory or a string is not UTF-8. */
 char *store_json_strings(const char *const *values, size_t n);
+
+/* A PostgreSQL array literal ("{1,NULL,\"a b\"}"), built element by
+ * element (store_arrays.c): zero it, add, then finish (owned text, or NULL
+ * when memory ran out at any step: the failure sticks) or free. */
+typedef struct store_pg_array {
+    char *text;
+    size_t len, cap, n;
+    bool failed;
+} store_pg_array;
+void store_pg_array_null(store_pg_array *a);
+void store_pg_array_text(store_pg_array *a, const char *text); /* NULL: NULL */
+void store_pg_array_int(store_pg_array *a, int64_t value);
+void store_pg_array_double(store_pg_array *a, double value);
+void store_pg_array_bool(store_pg_array *a, bool value);
+char *store_pg_array_finish(store_pg_array *a);
+void store_pg_array_free(store_pg_array *a);
+
+/* A JSON array of the n ids, as text to bind; free() it. NULL when out of
+ * memory. */
+char *store_json_ids(const int64_t *ids, size_t n);
 
 /* Bind helpers: negative "none" numbers bind SQL NULL. */
 int store_bind_id(db_stmt *st, int index, int64_t value_or_negative);
@@ -246,14 +282,14 @@ int store_rows_collect(store *s, db_stmt *st, int limit, store_rows *rows, const
 void store_rows_free(store_rows *rows);
 
 /* The reservations columns, in the order store_reservation_rows_each reads. */
-/* The last: the reservation's task's request when it asks for custom
- * resources (traits.h), which the reservation holds as it holds vCPUs; NULL
- * for every other row, so the common case reads nothing more. */
 #define STORE_RESERVATION_COLUMNS                                                                  \
     "id, task_id, node, cpu, memory, disk, vmid, created_at, expires_at, released_at, bound_at, "  \
-    "priority, "                                                                                   \
-    "(SELECT request FROM tasks WHERE tasks.id = reservations.task_id "                            \
-    "AND tasks.request LIKE '%\"resources\"%')"
+    "priority, resources, resources_ended_at, vmid_only"
+
+/* A bound reservation whose custom resources still count (schema/021), as
+ * reservations_resources_held's predicate: that index is its one range. */
+#define STORE_RESERVATION_HOLDS_RESOURCES                                                          \
+    "bound_at IS NOT NULL AND resources IS NOT NULL AND resources_ended_at IS NULL"
 
 /* "Not released" in the statements that find a task's reservations by its
  * id (release, preemption, a group's mark). Written so that PostgreSQL cannot
@@ -267,6 +303,15 @@ void store_rows_free(store_rows *rows);
  * A task has few reservations, released ones included. released_at
  * is a store time or NULL, never empty. */
 #define STORE_RESERVATION_NOT_RELEASED "coalesce(released_at, '') = ''"
+
+/* Free the vmid of a live reservation that expired at or before `now`
+ * (the sweep marks them every few seconds). Returns the number released
+ * (0 or 1), or -1. */
+int store_reservation_release_expired_vmid(store *s, int64_t vmid, const char *now, vf_error *err);
+
+/* The reservation of collected row `row` whose STORE_RESERVATION_COLUMNS
+ * start at column `first`; its texts live as long as rows. */
+store_reservation store_reservation_at(const store_rows *rows, int row, int first);
 
 /* Call fn for each collected row of a SELECT STORE_RESERVATION_COLUMNS, until
  * it returns non-zero. */

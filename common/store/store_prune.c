@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* The tasks a batch may delete: final, last written before TASKS, holding
- * nothing that is still in use: no reservation still held, none an
+ * nothing that is still in use: no reservation still held, none whose
+ * custom resources still count (its VM exists: the ledger), none an
  * inventory ended that a worker with an older snapshot still counts (bound
  * or expiring at or after BOUND: store_reservations_counted), no spare
  * unfinished. A spare counts as finished once released or failed (a failed
@@ -26,8 +27,8 @@
 #define PRUNABLE_TASKS(TASKS, BOUND)                                                               \
     "FROM tasks t WHERE t.status IN ('completed', 'failed', 'released') "                          \
     "AND t.updated_at < " TASKS " "                                                                \
-    "AND NOT EXISTS (SELECT 1 FROM reservations r "                                                \
-    "                WHERE r.task_id = t.id AND r.released_at IS NULL) "                           \
+    "AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.task_id = t.id "                         \
+    "                AND (r.released_at IS NULL OR " STORE_RESERVATION_HOLDS_RESOURCES ")) "       \
     "AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.task_id = t.id "                         \
     "                AND r.bound_at IS NOT NULL "                                                  \
     "                AND (r.bound_at >= " BOUND " OR r.expires_at >= " BOUND ")) "                 \
@@ -37,10 +38,13 @@
     "                AND p.state NOT IN ('released', 'failed')) "
 
 /* Reservations ended before ROWS; one an inventory ended (bound_at) only
- * once it was bound and expired before BOUND. */
+ * once it was bound and expired before BOUND, and never a bound one whose
+ * custom resources still count (its VM exists: schema/021): the ledger
+ * keeps it, however old. */
 #define RELEASED_RESERVATIONS(ROWS, BOUND)                                                         \
     "FROM reservations WHERE released_at IS NOT NULL AND released_at < " ROWS " "                  \
-    "AND (bound_at IS NULL OR (bound_at < " BOUND " AND expires_at < " BOUND ")) "
+    "AND (bound_at IS NULL OR (bound_at < " BOUND " AND expires_at < " BOUND ")) "                 \
+    "AND NOT (" STORE_RESERVATION_HOLDS_RESOURCES ") "
 
 /* Snapshots older than the cutoff except the newest of them, which was still
  * in force at the cutoff (a decision kept after it was made against it). */

@@ -15,7 +15,7 @@
 #define TASK_INSERT_COLUMNS                                                                        \
     "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
     "updated_at"
-#define TASK_COLUMNS TASK_INSERT_COLUMNS ", action, action_detail"
+#define TASK_COLUMNS TASK_INSERT_COLUMNS ", action, action_detail, reply_to, correlation_id"
 
 void store_task_clear(store_task *t)
 {
@@ -33,6 +33,8 @@ void store_task_clear(store_task *t)
     free(t->updated_at);
     free(t->action);
     free(t->action_detail);
+    free(t->reply_to);
+    free(t->correlation_id);
     memset(t, 0, sizeof *t);
 }
 
@@ -68,6 +70,8 @@ static int task_from_row(db_stmt *st, store_task *t)
     t->updated_at = column_dup(st, 11, &ok);
     t->action = column_dup(st, 12, &ok);
     t->action_detail = column_dup(st, 13, &ok);
+    t->reply_to = column_dup(st, 14, &ok);
+    t->correlation_id = column_dup(st, 15, &ok);
     if (!ok) {
         store_task_clear(t);
         return -1;
@@ -129,40 +133,16 @@ static void prefetch_forget(store *s, const char *id)
         known->gone = true;
 }
 
-/* PostgreSQL's text form of a text[]: {"a","b"}, quotes and backslashes
- * escaped. Owned, or NULL when out of memory. */
-static char *text_array_literal(const char *const *items, size_t n)
-{
-    size_t len = 3;
-    for (size_t i = 0; i < n; i++)
-        len += 2 * strlen(items[i]) + 3;
-    char *out = malloc(len), *o = out;
-    if (!out)
-        return NULL;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            *o++ = ',';
-        *o++ = '"';
-        for (const char *c = items[i]; *c; c++) {
-            if (*c == '"' || *c == '\\')
-                *o++ = '\\';
-            *o++ = *c;
-        }
-        *o++ = '"';
-    }
-    *o++ = '}';
-    *o = '\0';
-    return out;
-}
-
 int store_tasks_prefetch(store *s, const char *const *ids, size_t n, vf_error *err)
 {
     store_tx_cache_drop(s);
     if (!store_is_pg(s) || !store_in_transaction(s) || n == 0)
         return 0;
     int rc = -1;
-    char *literal = text_array_literal(ids, n);
+    store_pg_array array = {0};
+    for (size_t i = 0; i < n; i++)
+        store_pg_array_text(&array, ids[i]);
+    char *literal = store_pg_array_finish(&array);
     store_prefetch *p = calloc(1, sizeof *p);
     if (!literal || !p || !(p->ids = calloc(n, sizeof *p->ids))) {
         vf_error_set(err, VF_ENOMEM, "store %s: reading a batch's tasks: out of memory", s->path);
@@ -213,9 +193,14 @@ out:
 static int task_from_prefetched(const store_rows *rows, int row, store_task *t)
 {
     bool ok = true;
-    char **fields[] = {&t->id,         &t->kind,       &t->status, &t->reason,       NULL,
-                       &t->request,    &t->result,     &t->error,  &t->node,         NULL,
-                       &t->created_at, &t->updated_at, &t->action, &t->action_detail};
+    char **fields[] = {&t->id,         &t->kind,
+                       &t->status,     &t->reason,
+                       NULL,           &t->request,
+                       &t->result,     &t->error,
+                       &t->node,       NULL,
+                       &t->created_at, &t->updated_at,
+                       &t->action,     &t->action_detail,
+                       &t->reply_to,   &t->correlation_id};
     memset(t, 0, sizeof *t);
     for (int column = 0; column < (int)(sizeof fields / sizeof fields[0]); column++) {
         const char *text = fields[column] ? store_rows_text(rows, row, column) : NULL;
@@ -283,19 +268,20 @@ static char *request_vm_name(const char *request)
 static db_stmt *insert_stmt(store *s, const store_task_fields *t, const char *vm_name, bool or_skip,
                             vf_error *err)
 {
-    db_stmt *st = or_skip
-                      ? store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
-                                   "INSERT INTO tasks (" TASK_INSERT_COLUMNS ", vm_name) VALUES "
-                                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12) "
-                                   "ON CONFLICT (id) DO NOTHING",
-                                   err)
-                      : store_stmt(s, STORE_STMT_TASK_INSERT,
-                                   "INSERT INTO tasks (" TASK_INSERT_COLUMNS ", vm_name) VALUES "
-                                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)",
-                                   err);
+    db_stmt *st = or_skip ? store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
+                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS
+                                       ", reply_to, correlation_id, vm_name) VALUES "
+                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, "
+                                       "?13, ?14) ON CONFLICT (id) DO NOTHING",
+                                       err)
+                          : store_stmt(s, STORE_STMT_TASK_INSERT,
+                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS
+                                       ", reply_to, correlation_id, vm_name) VALUES "
+                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, "
+                                       "?13, ?14)",
+                                       err);
     if (!st)
         return NULL;
-    db_bind_text(st, 12, vm_name);
     db_bind_text(st, 1, t->id);
     db_bind_text(st, 2, t->kind);
     db_bind_text(st, 3, t->status);
@@ -307,6 +293,9 @@ static db_stmt *insert_stmt(store *s, const store_task_fields *t, const char *vm
     db_bind_text(st, 9, t->node);
     store_bind_id(st, 10, t->vmid);
     db_bind_text(st, 11, t->at);
+    db_bind_text(st, 12, t->reply_to);
+    db_bind_text(st, 13, t->correlation_id);
+    db_bind_text(st, 14, vm_name);
     prefetch_forget(s, t->id);
     return st;
 }
@@ -333,18 +322,69 @@ int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
     return changed < 0 ? -1 : changed > 0 ? 1 : 0;
 }
 
+int store_task_undo(store *s, const char *id, vf_error *err)
+{
+    store_prefetch *p = prefetch_of(s);
+    prefetched *known = prefetch_find(s, id);
+    if (!store_defers(s) || !p || !known) {
+        vf_error_set(err, VF_EINTERNAL, "store %s: task %s: nothing read ahead to put back",
+                     s->path, id);
+        return -1;
+    }
+    db_stmt *st;
+    if (known->row < 0) {
+        st = store_stmt(s, STORE_STMT_TASK_UNDO_NEW, "DELETE FROM tasks WHERE id = ?1", err);
+        if (!st)
+            return -1;
+        db_bind_text(st, 1, id);
+        return store_exec_deferred(st, "undoing a task's record", &(db_expect){0}, err);
+    }
+    /* The columns a worker's transaction writes (store_task_update,
+     * store_task_set_action), as read. */
+    st = store_stmt(s, STORE_STMT_TASK_UNDO,
+                    "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, result = ?5, "
+                    "error = ?6, node = ?7, vmid = ?8, updated_at = ?9, action = ?10, "
+                    "action_detail = ?11, reply_to = ?12, correlation_id = ?13 WHERE id = ?1",
+                    err);
+    if (!st)
+        return -1;
+    const store_rows *rows = &p->rows;
+    int row = known->row;
+    db_bind_text(st, 1, id);
+    db_bind_text(st, 2, store_rows_text(rows, row, 2));
+    db_bind_text(st, 3, store_rows_text(rows, row, 3));
+    db_bind_int64(st, 4, store_rows_int(rows, row, 4));
+    db_bind_text(st, 5, store_rows_text(rows, row, 6));
+    db_bind_text(st, 6, store_rows_text(rows, row, 7));
+    db_bind_text(st, 7, store_rows_text(rows, row, 8));
+    store_bind_id(st, 8, store_rows_id(rows, row, 9));
+    db_bind_text(st, 9, store_rows_text(rows, row, 11));
+    db_bind_text(st, 10, store_rows_text(rows, row, 12));
+    db_bind_text(st, 11, store_rows_text(rows, row, 13));
+    db_bind_text(st, 12, store_rows_text(rows, row, 14));
+    db_bind_text(st, 13, store_rows_text(rows, row, 15));
+    db_expect expect = {.min_changes = 1,
+                        .short_code = VF_EINTERNAL,
+                        .short_text = "a task undone vanished inside its own transaction"};
+    return store_exec_deferred(st, "undoing a task's record", &expect, err);
+}
+
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
 {
     db_stmt *st = t->check_attempts
                       ? store_stmt(s, STORE_STMT_TASK_UPDATE_IF,
                                    "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
                                    "result = ?5, error = ?6, node = ?7, vmid = ?8, "
-                                   "updated_at = ?9 WHERE id = ?1 AND attempts = ?10",
+                                   "updated_at = ?9, reply_to = coalesce(reply_to, ?11), "
+                                   "correlation_id = CASE WHEN reply_to IS NULL THEN ?12 "
+                                   "ELSE correlation_id END WHERE id = ?1 AND attempts = ?10",
                                    err)
                       : store_stmt(s, STORE_STMT_TASK_UPDATE,
                                    "UPDATE tasks SET status = ?2, reason = ?3, attempts = ?4, "
                                    "result = ?5, error = ?6, node = ?7, vmid = ?8, "
-                                   "updated_at = ?9 WHERE id = ?1",
+                                   "updated_at = ?9, reply_to = coalesce(reply_to, ?10), "
+                                   "correlation_id = CASE WHEN reply_to IS NULL THEN ?11 "
+                                   "ELSE correlation_id END WHERE id = ?1",
                                    err);
     if (!st)
         return -1;
@@ -357,8 +397,12 @@ int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     db_bind_text(st, 7, t->node);
     store_bind_id(st, 8, t->vmid);
     db_bind_text(st, 9, t->at);
+    /* The client's channel after the attempts checked, when they are. */
+    int next = 10;
     if (t->check_attempts)
-        db_bind_int64(st, 10, t->expected_attempts);
+        db_bind_int64(st, next++, t->expected_attempts);
+    db_bind_text(st, next, t->reply_to);
+    db_bind_text(st, next + 1, t->correlation_id);
     prefetch_forget(s, t->id);
     if (store_defers(s)) {
         char missing[128];

@@ -30,6 +30,10 @@ typedef struct store_task {
      * "cancel", "retry_now", "drop_copy" or NULL; its detail JSON text or NULL. */
     char *action;
     char *action_detail;
+    /* Where its client waits for answers (schema/022): the reply_to and
+     * correlation_id of the first message that named them; NULL: none. */
+    char *reply_to;
+    char *correlation_id;
 } store_task;
 
 /* Free the strings of *t and zero it; t may be NULL or already cleared. */
@@ -49,6 +53,10 @@ typedef struct store_task_fields {
     const char *node;
     int64_t vmid;   /* -1: none */
     const char *at; /* insert: created_at = updated_at; update: updated_at */
+    /* The message's reply_to and correlation_id (NULL: none given; an
+     * update keeps what the row has then). */
+    const char *reply_to;
+    const char *correlation_id;
     /* Update only: change the row only if its attempts are still
      * `expected_attempts` (the row as read; every attempt recorded raises
      * them), so that two workers that read the same row cannot both record
@@ -91,6 +99,14 @@ int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
  * attempts), -1 error. Deferred (store_defer_writes), a missing row fails
  * the commit instead: VF_ECONFLICT with check_attempts (another worker
  * recorded the task meanwhile: decide again), else VF_EINTERNAL. */
+/* In the worker's transaction on PostgreSQL (store_tasks_prefetch read the
+ * task first): put task `id` back as that read found it, undoing what the
+ * transaction wrote to its row since (a placement whose claim missed,
+ * store_claims.h); a task the read did not find is deleted. Deferred: a
+ * failure comes with the commit. Returns 0, or -1 with err (VF_EINTERNAL:
+ * the read did not cover the task, or SQLite, which never needs it). */
+int store_task_undo(store *s, const char *id, vf_error *err) __attribute__((warn_unused_result));
+
 int store_task_update(store *s, const store_task_fields *t, vf_error *err)
     __attribute__((warn_unused_result));
 

@@ -307,7 +307,8 @@ static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
             }
             if (with) {
                 sched_preemption p;
-                if (sched_preempt_choose(engine, &req, 1000, &d, &p, &err) < 0 || !p.found) {
+                if (sched_preempt_choose(engine, &req, 1000, INT64_MAX, &d, &p, &err) < 0 ||
+                    !p.found) {
                     fprintf(stderr, "bench: no preemption: %s\n", err.text);
                     exit(1);
                 }

@@ -128,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             json_decref(result);
             if (valid && !decision.placed && sched_preempt_allowed(&req, classes)) {
                 sched_preemption preemption;
-                if (sched_preempt_choose(decider, &req, priority, &decision, &preemption,
+                if (sched_preempt_choose(decider, &req, priority, INT64_MAX, &decision, &preemption,
                                          &ignored) == 0 &&
                     preemption.found &&
                     (preemption.n_victims == 0 || preemption.max_priority >= priority))

@@ -90,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         (int64_t)(size % 7),
                         (size % 2) ? "guest" : NULL, /* guest: the default config's trusted user */
                         false,
+                        NULL,
                         NULL};
     vf_error err;
     vf_error_init(&err);

@@ -111,6 +111,7 @@ static inline int handle_with(fixture *f, handler_fn fn, const char *routing_key
                         attempt,
                         "guest",
                         false,
+                        NULL,
                         NULL};
     return handle_message(f, fn, &msg, out);
 }

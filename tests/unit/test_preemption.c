@@ -1,13 +1,16 @@
 /* preemption (worker/handle/preemption.c) through the task handler, on a
  * real SQLite store: three hosts filled by priority-0 placements whose VMs
- * never appear; a request of class `high` (preemption: lower) that fits
- * nowhere takes one of them in its own transaction: the victim's
- * reservation ends, its task goes back to retrying with its attempt given
- * back, both histories say why, the outcome carries task.preempted and the
+ * never appear, answered longer ago than scheduler.preemption_grace_s; a
+ * request of class `high` (preemption: lower) that fits nowhere takes one
+ * of them in its own transaction: the victim's reservation ends, leaving
+ * its vmid held alone (the preemptor gets another), its task goes back to
+ * retrying with its attempt given back, both histories say why, its client
+ * is told on its reply_to, the outcome carries task.preempted and the
  * victim's request for the outbox, and the victim's next message decides
- * it again at the same attempt. A class with preemption: never, and a
- * request no higher than the holders, take nothing; a reservation whose VM
- * appeared (bound) is never a victim. */
+ * it again at the same attempt and answers the same reply_to. A class with
+ * preemption: never, a request no higher than the holders, and holders
+ * answered within the grace, take nothing; a reservation whose VM appeared
+ * (bound) is never a victim. */
 #include <jansson.h>
 
 #include "handler_fixture.h"
@@ -27,36 +30,60 @@ static int handle(fixture *f, const char *body, const char *id, task_outcome *ou
     return handle_with(f, task_handler_handle, "task.schedule", body, id, 0, out);
 }
 
-/* 9000 MiB: one per 16 GiB host. */
+/* Longer ago than the default grace (300 s): answers no longer promises. */
+static int64_t before_the_grace(void)
+{
+    return FIXED_MS - 301 * 1000;
+}
+
+/* 9000 MiB: one per 16 GiB host. Its client waits on "reply-<id>". */
 static void place(fixture *f, const char *id, const char *extra)
 {
-    char body[256];
+    char body[256], reply_to[64];
     snprintf(body, sizeof body,
              "{\"task_id\":\"%s\",\"requested_cpu\":1,\"requested_memory\":9000%s}", id, extra);
+    snprintf(reply_to, sizeof reply_to, "reply-%s", id);
+    task_message msg = {.body = (const unsigned char *)body,
+                        .body_len = strlen(body),
+                        .body_size = strlen(body),
+                        .routing_key = "task.schedule",
+                        .message_id = id,
+                        .reply_to = reply_to,
+                        .user_id = "guest",
+                        .correlation_id = "corr-1"};
     task_outcome out;
-    CHECK(handle(f, body, id, &out) == 0);
+    CHECK(handle_message(f, task_handler_handle, &msg, &out) == 0);
     CHECKF(out.placed, "%s placed: %s", id, out.summary);
     task_outcome_close(&out);
 }
 
 typedef struct live {
-    int n;
-    int with_task;
+    int n;         /* holding capacity */
+    int with_task; /* of them, the task's */
     const char *task;
+    int64_t kept_vmid; /* the task's reservation of a vmid alone (a preempted one's); 0: none */
+    int kept;          /* such reservations of any task */
 } live;
 
 static int count_live(const store_reservation *r, void *arg)
 {
     live *l = arg;
+    bool mine = l->task && strcmp(r->task_id, l->task) == 0;
+    if (r->vmid_only) {
+        l->kept++;
+        if (mine)
+            l->kept_vmid = r->vmid;
+        return 0;
+    }
     l->n++;
-    if (l->task && strcmp(r->task_id, l->task) == 0)
+    if (mine)
         l->with_task++;
     return 0;
 }
 
 static live live_of(fixture *f, const char *task)
 {
-    live l = {0, 0, task};
+    live l = {0, 0, task, 0, 0};
     vf_error err;
     vf_error_init(&err);
     CHECK(store_reservations_live(f->store, FIXED_TEXT, count_live, &l, &err) == 0);
@@ -80,9 +107,11 @@ static int find_preempted(const store_task_event *e, void *arg)
 
 static void test_preempts(fixture *f)
 {
+    f->handler.now_ms = before_the_grace;
     place(f, "low-1", "");
     place(f, "low-2", "");
     place(f, "low-3", "");
+    f->handler.now_ms = fixed_clock;
     CHECK(live_of(f, NULL).n == 3);
 
     /* polite: the same priority, but its class never preempts. */
@@ -127,20 +156,35 @@ static void test_preempts(fixture *f)
     CHECK(victim && strncmp(victim, "low-", 4) == 0);
     char victim_id[32] = "";
     snprintf(victim_id, sizeof victim_id, "%s", victim ? victim : "");
+    /* Its client is told on its own channel. */
+    char reply_to[64];
+    snprintf(reply_to, sizeof reply_to, "reply-%s", victim_id);
+    CHECK(out.n_replies == 1);
+    if (out.n_replies == 1) {
+        CHECK_STR(out.replies[0].to, reply_to);
+        CHECK_STR(out.replies[0].correlation_id, "corr-1");
+        CHECK_CONTAINS(out.replies[0].body, "\"status\":\"preempted\"");
+        CHECK_CONTAINS(out.replies[0].body, "\"preempted_by\":\"high-1\"");
+    }
+    vf_error err;
+    vf_error_init(&err);
+    store_task t;
+    memset(&t, 0, sizeof t);
+    CHECK(store_task_get(f->store, "high-1", &t, &err) == 0);
+    int64_t high_vmid = t.vmid;
+    store_task_clear(&t);
     char request[256] = "";
     if (out.n_more == 2)
         snprintf(request, sizeof request, "%s", out.more[1].body);
     json_decref(event);
     task_outcome_close(&out);
 
-    /* The store: the victim's reservation ended, the preemptor's held. */
+    /* The store: the victim's reservation ended, its vmid held alone
+     * (never the preemptor's), the preemptor's held. */
     live l = live_of(f, victim_id);
     CHECK(l.n == 3 && l.with_task == 0);
+    CHECK(l.kept_vmid > 0 && l.kept_vmid != high_vmid);
     CHECK(live_of(f, "high-1").with_task == 1);
-    vf_error err;
-    vf_error_init(&err);
-    store_task t;
-    memset(&t, 0, sizeof t);
     CHECK(store_task_get(f->store, victim_id, &t, &err) == 0);
     CHECK_STR(t.status, "retrying");
     CHECK(t.attempts == 0 && t.node == NULL);
@@ -151,10 +195,13 @@ static void test_preempts(fixture *f)
     CHECK(h.preempted);
     CHECK_CONTAINS(h.detail, "\"preempted_by\":\"high-1\"");
 
-    /* The victim's request comes back (published from the outbox): decided
-     * again at attempt 1, no room, a retry. */
+    /* The victim's request comes back (published from the outbox, without
+     * reply_to): decided again at attempt 1, no room, a retry, answered to
+     * the reply_to its task recorded. */
     CHECK(handle(f, request, NULL, &out) == 0);
     CHECK(out.action == TASK_RETRY && out.attempt == 1);
+    CHECK_STR(out.reply_to, reply_to);
+    CHECK_STR(out.correlation_id, "corr-1");
     task_outcome_close(&out);
 
     /* high-2: the same class, but every holder left is now either of the
@@ -197,7 +244,9 @@ static void test_bound_untouched(fixture *f)
      * it as counted but bound (reservations_hold_live). */
     sched_engine_release_all(f->engine);
     long held = reservations_hold_live(f->store, f->engine, FIXED_MS - 1000, &err);
-    CHECKF(held == before.n, "held %ld of %d: %s", held, before.n, err.text);
+    /* And the preempted placements' vmids, each held alone. */
+    CHECKF(held == before.n + before.kept, "held %ld of %d + %d: %s", held, before.n, before.kept,
+           err.text);
     task_outcome out;
     CHECK(handle(f,
                  "{\"task_id\":\"high-3\",\"requested_cpu\":1,\"requested_memory\":9000,"
@@ -209,6 +258,28 @@ static void test_bound_untouched(fixture *f)
     CHECK(store_task_get(f->store, last, &t, &err) == 0);
     CHECK_STR(t.status, "completed");
     store_task_clear(&t);
+}
+
+/* Issue 34, item 2: placements answered within scheduler.preemption_grace_s
+ * are promises (their clients may be creating the VMs): a high request
+ * that fits nowhere takes none of them and waits. */
+static void test_grace_keeps_promises(fixture *f)
+{
+    place(f, "fresh-1", "");
+    place(f, "fresh-2", "");
+    place(f, "fresh-3", "");
+    task_outcome out;
+    CHECK(handle(f,
+                 "{\"task_id\":\"high-early\",\"requested_cpu\":1,\"requested_memory\":9000,"
+                 "\"priority_class\":\"high\"}",
+                 "high-early", &out) == 0);
+    CHECKF(!out.reserved && out.action == TASK_RETRY && out.n_more == 0 && out.n_replies == 0, "%s",
+           out.summary);
+    task_outcome_close(&out);
+    CHECK(live_of(f, NULL).n == 3);
+    static const char *const fresh[] = {"fresh-1", "fresh-2", "fresh-3"};
+    for (size_t i = 0; i < 3; i++)
+        CHECK(live_of(f, fresh[i]).with_task == 1);
 }
 
 int main(void)
@@ -225,6 +296,13 @@ int main(void)
         test_preempts(&f);
         test_bound_untouched(&f);
     }
+    fixture_close(&f);
+    CHECK(fixture_open(&f));
+    config_free(f.config);
+    f.config = config_load_string(config_text, strlen(config_text), "test", &err);
+    f.handler.config = f.config;
+    if (f.config)
+        test_grace_keeps_promises(&f);
     fixture_close(&f);
     return test_summary();
 }

@@ -26,6 +26,7 @@ static int handle_as(fixture *f, handler_fn fn, const char *routing_key, const c
                         attempt,
                         user,
                         false,
+                        NULL,
                         NULL};
     return handle_message(f, fn, &msg, out);
 }

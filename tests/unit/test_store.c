@@ -2,6 +2,7 @@
  * under /tmp. */
 #include "store.h"
 #include "store_console.h"
+#include "store_hosts.h"
 #include "store_deliveries.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
@@ -727,10 +728,15 @@ static void test_reservations(store *s)
                                 "2026-11-22T08:15:00.000Z", &err) == 0);
     CHECK(store_reservation_add(s, "r-2", "bm-003", 1, 1024, 0, -1, t0, "2026-11-22T08:05:00.000Z",
                                 &err) == 0);
-    vf_error_init(&err);
-    CHECK(store_reservation_add(s, "r-ghost", "bm-003", 1, 1024, 0, 122, t0,
-                                "2026-11-22T08:05:00.000Z", &err) == -1);
-    CHECK(err.code == VF_EINVAL);
+    /* SQLite keeps the reservation's task a foreign key; PostgreSQL records
+     * a claim before its task's row commits (schema/pg/021), so there a
+     * reservation may name a task not recorded (yet, or ever). */
+    if (store_writers_serialized(s)) {
+        vf_error_init(&err);
+        CHECK(store_reservation_add(s, "r-ghost", "bm-003", 1, 1024, 0, 122, t0,
+                                    "2026-11-22T08:05:00.000Z", &err) == -1);
+        CHECK(err.code == VF_EINVAL);
+    }
 
     reservations_seen seen = {0};
     CHECK(store_reservations_live(s, "2026-11-22T08:01:00.000Z", collect_reservation, &seen,
@@ -811,13 +817,18 @@ static void test_reservation_priority(store *s)
     CHECK(store_reservation_release_vmid(s, 204, "bm-101", "2026-11-22T09:02:00.000Z",
                                          "2026-11-22T09:01:59.000Z", &err) == 1);
     const char *at = "2026-11-22T09:03:00.000Z";
-    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 5, at, &err) == 0); /* not below */
-    CHECK(store_reservation_preempt(s, "pr-low", "bm-999", 6, at, &err) == 0); /* another host */
-    CHECK(store_reservation_preempt(s, "pr-spare", "bm-101", 1000, at, &err) == 0); /* none */
-    CHECK(store_reservation_preempt(s, "pr-bound", "bm-101", 1000, at, &err) == 0); /* bound */
-    CHECK(store_reservation_preempt(s, "pr-neg", "bm-101", -6, at, &err) == 1);
-    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 6, at, &err) == 1);
-    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 6, at, &err) == 0); /* ended already */
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 5, at, at, &err) == 0); /* not below */
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-999", 6, at, at, &err) ==
+          0); /* another host */
+    CHECK(store_reservation_preempt(s, "pr-spare", "bm-101", 1000, at, at, &err) == 0); /* none */
+    CHECK(store_reservation_preempt(s, "pr-bound", "bm-101", 1000, at, at, &err) == 0); /* bound */
+    /* Placed after the grace's cutoff: its answer is a promise still. */
+    CHECK(store_reservation_preempt(s, "pr-neg", "bm-101", -6, "2026-11-22T08:00:00.000Z", at,
+                                    &err) == 0);
+    CHECK(store_reservation_preempt(s, "pr-neg", "bm-101", -6, at, at, &err) == 1);
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 6, at, at, &err) == 1);
+    CHECK(store_reservation_preempt(s, "pr-low", "bm-101", 6, at, at, &err) ==
+          0); /* ended already */
     memset(&seen, 0, sizeof seen);
     CHECK(store_reservations_live(s, "2026-11-22T09:04:00.000Z", collect_priority, &seen, &err) ==
           0);

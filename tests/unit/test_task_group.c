@@ -253,14 +253,14 @@ static void test_spread(fixture *f)
 }
 
 /* task.release of a task placed with count 3 gives back every placement,
- * through a reservation book as the worker keeps one: each host claimed,
- * the engine holding none of them afterwards, the next catch-up finding
- * nothing stale. */
+ * through a reservation book as the worker keeps one: the three claimed
+ * all or none, the engine holding none of them after the release, the
+ * next count claimed on the hosts the release freed. */
 static void test_release_count(fixture *f)
 {
     vf_error err;
     vf_error_init(&err);
-    reservation_book *book = reservation_book_new(f->engine, &err);
+    reservation_book *book = reservation_book_new(f->engine, NULL, &err);
     CHECK(book != NULL);
     sched_engine_release_all(f->engine);
     CHECK(reservation_book_load(book, f->store, FIXED_MS, &err) >= 0);
@@ -283,11 +283,13 @@ static void test_release_count(fixture *f)
                         0,
                         "guest",
                         false,
+                        NULL,
                         NULL};
     memset(&out, 0, sizeof out);
     CHECK(task_handler_handle(&f->handler, &msg, &out, &err) == 0);
     CHECK_STR(out.status, "completed");
     task_outcome_close(&out);
+    CHECK(reservation_book_send_with_commit(book, f->store, &err) == 0);
     CHECK(store_commit(f->store, &err) == 0);
     reservation_book_committed(book);
     CHECK(live_reservations(f) == live + 3);
@@ -305,6 +307,7 @@ static void test_release_count(fixture *f)
                         0,
                         "guest",
                         false,
+                        NULL,
                         NULL};
     CHECK(store_begin(f->store, &err) == 0);
     CHECK(reservation_book_catch_up(book, f->store, FIXED_MS, &err) >= 0);
@@ -312,6 +315,7 @@ static void test_release_count(fixture *f)
     CHECKF(release_handler_handle(&f->handler, &rel, &out, &err) == 0, "%s", err.text);
     CHECK_STR(out.status, "released");
     task_outcome_close(&out);
+    CHECK(reservation_book_send_with_commit(book, f->store, &err) == 0);
     CHECKF(store_commit(f->store, &err) == 0, "%s", err.text);
     reservation_book_committed(book);
     CHECK(live_reservations(f) == live);
@@ -329,6 +333,7 @@ static void test_release_count(fixture *f)
     CHECKF(task_handler_handle(&f->handler, &msg, &out, &err) == 0, "%s", err.text);
     CHECK_STR(out.status, "completed");
     task_outcome_close(&out);
+    CHECK(reservation_book_send_with_commit(book, f->store, &err) == 0);
     CHECKF(store_commit(f->store, &err) == 0, "%s", err.text);
     reservation_book_committed(book);
     f->handler.book = NULL;

@@ -260,6 +260,7 @@ static int recheck_as(fixture *f, const char *body, const char *id, const char *
                         attempt,
                         user,
                         true,
+                        NULL,
                         NULL};
     return handle_message(f, task_handler_handle, &msg, out);
 }
@@ -428,6 +429,7 @@ static void test_placed_texts(void)
                         0,
                         "guest",
                         false,
+                        NULL,
                         NULL};
     CHECK(handle_message(&f, task_handler_handle, &msg, &out) == 0);
     const char *result =
@@ -487,6 +489,7 @@ static void test_placed_texts(void)
                               0,
                               NULL,
                               false,
+                              NULL,
                               NULL};
         CHECK(handle_message(&f, task_handler_handle, &plain, &out) == 0);
         task_outcome_close(&out);

@@ -209,6 +209,24 @@ static void test_profile_follows(void)
         place_with(small, engine, "spread-small", v + 1, 1);
         CHECK(v[0] == first);
         CHECK(v[1] == first + 64);
+        /* The class the worker holds a lease on replaces the hash's, for
+         * its profiles too, and survives a reload with the same stride. */
+        uint32_t given = (slot + 1) % 64;
+        sched_engine_set_vmid_slot(engine, given);
+        CHECK(sched_engine_vmid_slot(engine) == given);
+        CHECK(sched_engine_vmid_slot(small) == given);
+        place_with(small, engine, "given-small", v, 1);
+        CHECK(v[0] == vmid_first_in_slot(VMID_MIN + 1, 64, given));
+        sched_params again;
+        fixture_params(&again);
+        again.vmid_stride = 64;
+        snprintf(again.near_best_worker, sizeof again.near_best_worker, "worker-a");
+        CHECKF(sched_engine_set_params(engine, &again, &err) == 0, "%s", err.text);
+        CHECK(sched_engine_vmid_slot(engine) == given);
+        again.vmid_stride = 32;
+        CHECKF(sched_engine_set_params(engine, &again, &err) == 0, "%s", err.text);
+        CHECK(sched_engine_vmid_stride(engine) == 32);
+        CHECK(sched_engine_vmid_slot(engine) == (uint32_t)(near_best_hash("worker-a") % 32));
     }
     sched_engine_free(engine);
     hostset_free(hosts);

@@ -134,7 +134,7 @@ static int reusable(api *a, const admission_review *review, const store_admissio
         goto out;
     bool pending = !task_view_is_final(task.status);
     int live = pending                                 ? 0
-               : strcmp(task.status, "completed") == 0 ? api_release_live(a, task.id, err)
+               : strcmp(task.status, "completed") == 0 ? api_release_placements(a, task.id, err)
                                                        : 0;
     if (live < 0) {
         usable = -1;

@@ -205,10 +205,16 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
                  httpd_response *resp);
 
 /* The release path the route and the admission webhook share
- * (api_release.c). How many live reservations task `id` holds (not
- * released, not bound, not expired by the reservation clock), or -1 with
- * err (the store). */
+ * (api_release.c). How many reservations task `id` holds that a release
+ * would end: live ones (not released, not bound, not expired by the
+ * reservation clock) and bound ones whose custom resources still count
+ * (the VM exists: docs/guarantees.md "The ledger"); -1 with err (the
+ * store). */
 int api_release_live(api *a, const char *id, vf_error *err) __attribute__((warn_unused_result));
+/* Of those, the live placements alone (no VM seen yet): what a machine
+ * created again may reuse. -1 with err. */
+int api_release_placements(api *a, const char *id, vf_error *err)
+    __attribute__((warn_unused_result));
 /* Publish task `id`'s task.release (the worker ends what it holds; a
  * repeat is harmless), logging it for `by` (NULL: nobody named). Returns 0
  * confirmed, -1 with err (api_publish_to's, or VF_ENOMEM). */

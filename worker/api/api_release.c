@@ -7,11 +7,13 @@
  *   no task of that id                         404
  *   a key with `release` but not `admin`, on a
  *   task its name did not submit               403
- *   a live reservation                         publish, 202 "releasing"
+ *   a live reservation, or custom resources
+ *   its VM holds (the ledger)                  publish, 202 "releasing"
  *   none, but a release ended one before       202 "released" (idempotent,
  *                                              nothing published)
  *   none (never placed, failed, expired, the
- *   VM seen, a spare task)                     409
+ *   VM seen without custom resources, a spare
+ *   task)                                      409
  *   the broker refused or is unreachable       503 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,25 +57,45 @@ static int find_released(const store_task_event *event, void *ctx)
 
 typedef struct holding {
     const char *now; /* the reservation clock */
-    int live;
+    int placements;  /* held, not bound, not expired */
+    int lasting;     /* bound to a VM that exists, its custom resources still counted */
 } holding;
 
-static int count_live(const store_reservation *r, void *ctx)
+static int count_held(const store_reservation *r, void *ctx)
 {
     holding *h = ctx;
     if (!r->released_at && !r->bound_at && r->expires_at && strcmp(r->expires_at, h->now) > 0)
-        h->live++;
+        h->placements++;
+    /* The ledger (docs/guarantees.md): a VM's GPUs count while it exists,
+     * until its task is released. */
+    else if (r->bound_at && r->resources && !r->resources_ended_at)
+        h->lasting++;
+    return 0;
+}
+
+/* What task `id` holds, counted into *held; -1 with err (the store). */
+static int task_holds(api *a, const char *id, holding *held, char now[STORE_TIME_SIZE],
+                      vf_error *err)
+{
+    *held = (holding){.now = now};
+    if (store_reservation_clock(a->store, now, err) < 0 ||
+        store_task_reservations(a->store, id, count_held, held, err) < 0)
+        return -1;
     return 0;
 }
 
 int api_release_live(api *a, const char *id, vf_error *err)
 {
     char now[STORE_TIME_SIZE];
-    holding held = {.now = now, .live = 0};
-    if (store_reservation_clock(a->store, now, err) < 0 ||
-        store_task_reservations(a->store, id, count_live, &held, err) < 0)
-        return -1;
-    return held.live;
+    holding held;
+    return task_holds(a, id, &held, now, err) < 0 ? -1 : held.placements + held.lasting;
+}
+
+int api_release_placements(api *a, const char *id, vf_error *err)
+{
+    char now[STORE_TIME_SIZE];
+    holding held;
+    return task_holds(a, id, &held, now, err) < 0 ? -1 : held.placements;
 }
 
 int api_release_send(api *a, const char *id, const char *by, vf_error *err)
@@ -185,7 +207,7 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
         snprintf(detail, sizeof detail,
                  "task %s holds no reservation (status %s): nothing to release; a task is "
                  "released once it is completed and before its VM is seen or its reservation "
-                 "expires",
+                 "expires (or while its VM exists, when it holds custom resources)",
                  id, task.status ? task.status : "unknown");
         problem_reply(resp, 409, detail);
         goto out;

@@ -57,6 +57,7 @@ typedef struct task_message {
     /* The body as task_attempt_read read it (borrowed, never changed), or
      * NULL: task_attempt_open reads it. */
     json_t *parsed;
+    const char *correlation_id; /* AMQP correlation_id, NULL when absent */
 } task_message;
 
 typedef enum {
@@ -64,6 +65,15 @@ typedef enum {
     TASK_RETRY,   /* republish through retry tier `delay_s` with attempt `next_attempt` */
     TASK_DEAD,    /* republish to virtflow.dead with `error`, then ack */
 } task_action;
+
+/* A reply to another task's client, published after the commit (best
+ * effort, as every reply: the store has the answer): a preemption tells each
+ * victim's client its placement was taken. */
+typedef struct outcome_reply {
+    char *to;             /* owned; the client's reply_to */
+    char *correlation_id; /* owned; NULL: none */
+    char *body;           /* owned; JSON text */
+} outcome_reply;
 
 /* An outbox row beyond the outcome's event, published after the commit as
  * the event is (a preemption writes the victims' events and requests). */
@@ -85,6 +95,13 @@ typedef struct task_outcome {
     char *event_key;  /* owned; routing key event.<type> */
     char *event_body; /* owned; JSON text */
     char *reply_body; /* owned; the result for reply_to, or NULL */
+    /* Owned; where reply_body goes when the message names no reply_to but
+     * the task recorded one (a request republished from the outbox: a
+     * preempted task decided again). NULL: the message's reply_to. */
+    char *reply_to;
+    char *correlation_id;
+    outcome_reply *replies; /* owned, n_replies of them: to other tasks' clients */
+    size_t n_replies, cap_replies;
     outcome_message *more; /* owned, n_more of them; further outbox rows, in their order */
     size_t n_more, cap_more;
     int next_attempt;

@@ -56,38 +56,13 @@ static int refuse(task_attempt *a, const char *submitter, vf_error *err)
     return 0;
 }
 
-/* The hosts of a task placed with count > 1 (its result's placements, one
- * per reservation) into nodes (borrowed from `result`); 0 for any other. */
-static size_t placement_nodes(const json_t *result, const char **nodes, size_t max)
-{
-    const json_t *placements = json_object_get(result, "placements");
-    size_t n = json_array_size(placements);
-    if (n < 2 || n > max)
-        return 0;
-    for (size_t k = 0; k < n; k++) {
-        const char *name = json_string_value(
-            json_object_get(json_object_get(json_array_get(placements, k), "node"), "name"));
-        if (!name)
-            return 0;
-        nodes[k] = name;
-    }
-    return n;
-}
-
 static int release(task_attempt *a, vf_error *err)
 {
     task_handler *h = a->h;
     const store_task *task = &a->existing;
-    json_t *result = task->result ? json_loads(task->result, 0, NULL) : NULL;
-    const char *nodes[REQUEST_MAX_COUNT];
-    size_t n_nodes = placement_nodes(result, nodes, REQUEST_MAX_COUNT);
-    long ended = n_nodes
-                     ? reservation_book_release_each(h->book, h->store, h->engine, a->out->task_id,
-                                                     nodes, n_nodes, a->now, err)
-                 : task->node ? reservation_book_release(h->book, h->store, h->engine,
-                                                         a->out->task_id, task->node, a->now, err)
-                              : 0;
-    json_decref(result);
+    long ended = task->node
+                     ? reservations_release_task(h->store, h->engine, a->out->task_id, a->now, err)
+                     : 0;
     if (ended < 0)
         return -1;
     snprintf(a->out->status, sizeof a->out->status, "released");

@@ -1,20 +1,17 @@
-#include "reservations.h"
+#include "reservations_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "grow.h"
 #include "ids.h"
+#include "log.h"
+#include "holds.h"
+#include "store_claims.h"
 #include "store_hosts.h"
 #include "store_reservations.h"
-
-typedef struct holder {
-    sched_engine *engine;
-    long count;
-    vf_error *err;
-    bool failed;
-} holder;
 
 /* Store time text (2026-11-22T01:02:03.123Z) as Unix milliseconds, which
  * ids_parse_time gives in whole seconds: two placements in one second keep
@@ -32,48 +29,75 @@ static int parse_time_ms(const char *text, int64_t *unix_ms)
     return 0;
 }
 
-static int hold(const store_reservation *row, void *ctx)
+/* What a reservation row holds for a reader deciding over the engine's
+ * snapshot at `view_at` with the reservation clock at `clock`: the rules of
+ * store_reservations_counted and of the claims (store_claims.h), which must
+ * agree, or a claim would miss (or pass) where the picture said otherwise. */
+static bool counts_capacity(const store_reservation *row, bool shown, const char *clock,
+                            const char *view_at)
 {
-    holder *h = ctx;
+    if (!row->released_at)
+        return row->expires_at && strcmp(row->expires_at, clock) > 0;
+    if (!row->bound_at || shown)
+        return false; /* released; or bound and in the snapshot's own figures */
+    return strcmp(row->bound_at, view_at) > 0 ||
+           (row->expires_at && strcmp(row->expires_at, clock) > 0);
+}
+
+int reservations_hold_row(const store_reservation *row, void *ctx)
+{
+    reservation_holder *h = ctx;
     sched_reservation res;
     memset(&res, 0, sizeof res);
     snprintf(res.task_id, sizeof res.task_id, "%s", row->task_id);
     snprintf(res.node, sizeof res.node, "%s", row->node);
-    res.cpu = row->cpu;
-    res.memory = row->memory;
-    res.disk = row->disk;
     res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
-    if (row->request) {
-        /* Custom resources are held as vCPUs are: the store keeps them in the
-         * task's request. An unreadable one holds none (it was checked when
-         * the task was decided). */
-        json_t *request = json_loads(row->request, 0, NULL);
+    bool shown = row->bound_at && sched_engine_shows_guest(h->engine, res.vmid, res.node);
+    bool capacity = counts_capacity(row, shown, h->clock, h->view_at);
+    /* A bound VM's custom resources, while it exists, when its host's
+     * inventory does not count them itself (docs/guarantees.md "The ledger"). */
+    bool resources_only = !capacity && row->bound_at && row->resources &&
+                          !row->resources_ended_at &&
+                          !sched_engine_counts_resources(h->engine, res.node);
+    if (!capacity && !resources_only)
+        return 0;
+    if (row->resources && !row->resources_ended_at) {
+        /* An unreadable one holds none (it was checked when the task was
+         * decided). Ended ones (the VM gone, the task released) hold none
+         * either, whatever the row's capacity still counts. */
+        json_t *held = json_loads(row->resources, 0, NULL);
         vf_error ignored;
         vf_error_init(&ignored);
-        if (resource_amounts_parse(json_object_get(request, "resources"), "resources",
-                                   &res.resources, &ignored) < 0)
+        if (resource_amounts_parse(held, "resources", &res.resources, &ignored) < 0)
             memset(&res.resources, 0, sizeof res.resources);
-        json_decref(request);
+        json_decref(held);
     }
-    int64_t expires_ms = 0;
-    if (parse_time_ms(row->expires_at, &expires_ms) < 0)
-        res.expires = 0; /* unreadable expiry: hold it until released */
-    else                 /* rounded up as a new hold's (sched_hold_expiry_s) */
-        res.expires = sched_hold_expiry_s(expires_ms);
-    /* Preemptible while its VM has not appeared (a bound one never is). */
-    res.has_priority = row->has_priority && !row->bound_at && !row->released_at;
-    res.priority = row->priority;
-    (void)parse_time_ms(row->created_at, &res.created); /* unreadable: 0, the oldest */
-    if (row->bound_at) {
-        /* Ended because another view showed the VM: ours does not (yet) when
-         * it is older than that view, so it counts until ours is newer than
-         * both that view and the expiry (store_reservations_counted). */
-        if (sched_engine_shows_guest(h->engine, res.vmid, res.node))
-            return 0; /* our snapshot counts it already */
+    if (resources_only) {
+        res.kind = SCHED_HOLD_RESOURCES_ONLY;
+        res.vmid = 0; /* the inventory shows it used */
+    } else {
+        res.kind = row->vmid_only ? SCHED_HOLD_VMID_ONLY : SCHED_HOLD_FULL;
+        res.cpu = row->cpu;
+        res.memory = row->memory;
+        res.disk = row->disk;
+        int64_t expires_ms = 0;
+        if (parse_time_ms(row->expires_at, &expires_ms) < 0)
+            res.expires = 0; /* unreadable expiry: hold it until released */
+        else                 /* rounded up as a new hold's (sched_hold_expiry_s) */
+            res.expires = sched_hold_expiry_s(expires_ms);
         int64_t bound = 0;
-        if (res.expires && ids_parse_time(row->bound_at, &bound) == 0 && bound >= res.expires)
+        /* Ended because another view showed the VM, which ours does not
+         * show: it counts until ours is newer than both that view and the
+         * expiry (store_reservations_counted). */
+        if (row->bound_at && res.expires && ids_parse_time(row->bound_at, &bound) == 0 &&
+            bound >= res.expires)
             res.expires = bound + 1;
     }
+    /* Preemptible while its VM has not appeared (a bound one never is). */
+    res.has_priority =
+        row->has_priority && !row->bound_at && !row->released_at && res.kind == SCHED_HOLD_FULL;
+    res.priority = row->priority;
+    (void)parse_time_ms(row->created_at, &res.created); /* unreadable: 0, the oldest */
     if (sched_engine_reserve(h->engine, &res, h->err) < 0) {
         h->failed = true;
         return 1; /* stop: the error is in h->err */
@@ -101,8 +125,8 @@ static long hold_counted(store *s, sched_engine *engine, int64_t view_ms, char n
     if (store_reservation_clock(s, now, err) < 0)
         return -1;
     view_text(view_ms, now, view_at);
-    holder h = {engine, 0, err, false};
-    if (store_reservations_counted(s, now, view_at, hold, &h, err) < 0 || h.failed)
+    reservation_holder h = {engine, now, view_at, 0, err, false};
+    if (store_reservations_counted(s, now, view_at, reservations_hold_row, &h, err) < 0 || h.failed)
         return -1;
     return h.count;
 }
@@ -115,31 +139,21 @@ long reservations_hold_live(store *s, sched_engine *engine, int64_t view_ms, vf_
 
 /* ---- the worker's book ---- */
 
-typedef struct known_host {
-    char node[HOST_NAME_LEN];
-    int64_t generation; /* the store's, when the engine's picture of it was made */
-    bool claimed;       /* by the open transaction */
-} known_host;
+void reservation_queue_clear(claim_queue *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        free(q->items[i].texts);
+    q->n = 0;
+}
 
-struct reservation_book {
-    sched_engine *engine; /* borrowed */
-    known_host *hosts;    /* sorted by node */
-    size_t n_hosts, cap_hosts;
-    known_host *undo; /* claims of the open transaction: generations before */
-    size_t n_undo, cap_undo;
-    int64_t seen_seq; /* every change up to this changed_seq is in the picture */
-    int64_t txn_seq;  /* the open transaction's place in the change order; 0: unknown yet */
-    bool caught_up;   /* the open transaction began with a catch-up... */
-    bool serialized;  /* ...on a store with one writer at a time (store_writers_serialized) */
-    bool reload_all;  /* a conflict showed the picture stale in a way the change order may
-                         not reveal (PostgreSQL): take the whole store's picture again */
-    /* The snapshot time the picture was taken for (store text). A newer one
-     * counts a subset of what it held (schema/009): the engine's expiry and
-     * snapshot switch drop the rest. An older one may count more. */
-    char view_at[STORE_TIME_SIZE];
-};
+void reservation_guests_free(guest_index *g)
+{
+    free(g->start);
+    free(g->vmids);
+    memset(g, 0, sizeof *g);
+}
 
-reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
+reservation_book *reservation_book_new(sched_engine *engine, store *claims, vf_error *err)
 {
     reservation_book *book = calloc(1, sizeof *book);
     if (!book) {
@@ -147,6 +161,7 @@ reservation_book *reservation_book_new(sched_engine *engine, vf_error *err)
         return NULL;
     }
     book->engine = engine;
+    book->claims = claims;
     return book;
 }
 
@@ -154,9 +169,26 @@ void reservation_book_free(reservation_book *book)
 {
     if (!book)
         return;
+    reservation_queue_clear(&book->queued);
+    reservation_queue_clear(&book->with_commit);
+    free(book->queued.items);
+    free(book->with_commit.items);
+    free(book->recorded);
+    free(book->own);
+    reservation_guests_free(&book->guests);
     free(book->hosts);
-    free(book->undo);
     free(book);
+}
+
+reservation_claim_stats reservation_book_stats(const reservation_book *book)
+{
+    return book->stats;
+}
+
+void reservation_misses_close(reservation_misses *m)
+{
+    free(m->task_ids);
+    memset(m, 0, sizeof *m);
 }
 
 /* Index of `node` in the sorted list, inserting it at generation 0 (a host
@@ -184,20 +216,21 @@ static long known_index(reservation_book *book, const char *node)
     return (long)lo;
 }
 
+/* ---- following the others ---- */
+
 typedef struct catch_up {
     reservation_book *book;
     store *store;
-    const char *now;
     const char *view_at;
-    bool loading; /* at start: the engine already holds everything */
-    long reloaded;
-    char **changed; /* owned copies: hosts another writer changed, reloaded at once */
+    bool loading;   /* at start: the engine holds everything already */
+    char **changed; /* owned copies: hosts another writer released on, taken again */
     size_t n_changed, cap_changed;
+    bool reloaded; /* those hosts' pictures are the store's again */
     vf_error *err;
     bool failed;
 } catch_up;
 
-static int reload_host(const store_host_generation *changed, void *arg)
+static int note_changed_host(const store_host_generation *changed, void *arg)
 {
     catch_up *c = arg;
     reservation_book *book = c->book;
@@ -210,13 +243,10 @@ static int reload_host(const store_host_generation *changed, void *arg)
         return 1;
     }
     if (book->hosts[i].generation == changed->generation)
-        return 0; /* our own change, already in the picture */
+        return 0; /* seen already */
     book->hosts[i].generation = changed->generation;
     if (c->loading)
         return 0;
-    /* Another writer changed this host: take the store's picture of it,
-     * with the others' (reload_changed). A copy of the name: the book's
-     * array moves as it grows. */
     char *name = NULL;
     if (grow_array((void **)&c->changed, &c->cap_changed, c->n_changed + 1, sizeof *c->changed) <
             0 ||
@@ -229,30 +259,104 @@ static int reload_host(const store_host_generation *changed, void *arg)
     return 0;
 }
 
-/* Take the store's picture of every host another writer changed: one
- * statement for all of them. */
-static int reload_changed(catch_up *c)
+/* Whether the engine holds this very reservation already (our own claim,
+ * or one a host's reload brought). */
+static bool held_already(const sched_engine *engine, const store_reservation *row)
+{
+    const holds *set = sched_engine_holds(engine);
+    uint32_t vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
+    return holds_has(set, row->task_id, row->node, vmid);
+}
+
+static bool is_changed(const catch_up *c, const char *node)
 {
     for (size_t i = 0; i < c->n_changed; i++)
-        sched_engine_release_node(c->book->engine, c->changed[i]);
-    holder h = {c->book->engine, 0, c->err, false};
+        if (strcmp(c->changed[i], node) == 0)
+            return true;
+    return false;
+}
+
+/* Take the store's picture of every host another writer released on (one
+ * statement for all), once, before any new reservation is held. */
+static int reload_changed(catch_up *c)
+{
+    if (c->reloaded)
+        return 0;
+    c->reloaded = true;
+    reservation_book *book = c->book;
+    for (size_t i = 0; i < c->n_changed; i++)
+        sched_engine_release_node(book->engine, c->changed[i]);
+    reservation_holder h = {book->engine, book->clock, c->view_at, 0, c->err, false};
     if (store_reservations_counted_nodes(c->store, (const char *const *)c->changed, c->n_changed,
-                                         c->now, c->view_at, hold, &h, c->err) < 0 ||
+                                         book->clock, c->view_at, reservations_hold_row, &h,
+                                         c->err) < 0 ||
         h.failed)
         return -1;
-    c->reloaded = (long)c->n_changed;
     return 0;
 }
 
-static long follow_changes(reservation_book *book, store *s, bool loading, vf_error *err)
+/* A reservation recorded after seen_id (the hosts' changes come first in
+ * the feed, so their reloads are done): held, unless its host was taken
+ * again whole or the engine holds it already (our own claim). */
+static int note_added(const store_reservation *row, void *arg)
 {
-    char now[STORE_TIME_SIZE]; /* the reservation clock, as reservations_hold_live */
-    catch_up c = {book, s, now, book->view_at, loading, 0, NULL, 0, 0, err, false};
+    catch_up *c = arg;
+    if (c->loading)
+        return 0;
+    if (reload_changed(c) < 0) {
+        c->failed = true;
+        return 1;
+    }
+    if (is_changed(c, row->node) || held_already(c->book->engine, row))
+        return 0;
+    reservation_holder h = {c->book->engine, c->book->clock, c->view_at, 0, c->err, false};
+    if (reservations_hold_row(row, &h) != 0) {
+        c->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* The generation to read the hosts' changes from: the one seen a second or
+ * two ago (a release numbered before it but committed since is read then). */
+static int64_t lagged_seq(reservation_book *book)
+{
+    int64_t now = clock_mono_ms();
+    if (now - book->lag_shifted_ms >= 1000) {
+        book->lag_seq[1] = book->lag_seq[0];
+        book->lag_seq[0] = book->seen_seq;
+        book->lag_shifted_ms = now;
+    }
+    return book->lag_seq[1];
+}
+
+/* Forget the own ids the feed is past. */
+static void prune_own(reservation_book *book)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < book->n_own; i++)
+        if (book->own[i] > book->seen_id)
+            book->own[kept++] = book->own[i];
+    book->n_own = kept;
+}
+
+static long follow_changes(reservation_book *book, store *s, bool loading, const char *view_at,
+                           vf_error *err)
+{
+    catch_up c = {.book = book, .store = s, .view_at = view_at, .loading = loading, .err = err};
     long rc = -1;
-    if (store_hosts_changed(s, book->seen_seq, now, reload_host, &c, err) < 0 || c.failed ||
-        reload_changed(&c) < 0)
+    int64_t since = loading ? 0 : lagged_seq(book);
+    int64_t latest = book->seen_id;
+    if (store_changes_since(s, since, loading ? INT64_MAX : book->seen_id, book->own, book->n_own,
+                            book->clock, &latest, note_changed_host, note_added, &c, err) < 0 ||
+        c.failed || (!loading && reload_changed(&c) < 0))
         goto out;
-    rc = c.reloaded;
+    /* Every reservation recorded up to the largest id is in the picture now
+     * (held, or skipped as our own or as counting nothing). */
+    if (latest > book->seen_id)
+        book->seen_id = latest;
+    prune_own(book);
+    rc = (long)c.n_changed;
 out:
     for (size_t i = 0; i < c.n_changed; i++)
         free(c.changed[i]);
@@ -262,12 +366,18 @@ out:
 
 long reservation_book_load(reservation_book *book, store *s, int64_t view_ms, vf_error *err)
 {
-    /* Generations first: a change made between the two reads is then seen
-     * again at the first catch-up, never missed. */
-    char now[STORE_TIME_SIZE];
-    if (follow_changes(book, s, true, err) < 0)
+    /* Where the change order stands first: a change made between these
+     * reads and the picture's is then seen again at the first catch-up
+     * (and held once: held_already), never missed. */
+    char view_at[STORE_TIME_SIZE];
+    if (store_reservation_clock(s, book->clock, err) < 0)
         return -1;
-    return hold_counted(s, book->engine, view_ms, now, book->view_at, err);
+    view_text(view_ms, book->clock, view_at);
+    if (follow_changes(book, s, true, view_at, err) < 0)
+        return -1;
+    book->lag_seq[0] = book->lag_seq[1] = book->seen_seq;
+    book->lag_shifted_ms = clock_mono_ms();
+    return hold_counted(s, book->engine, view_ms, book->clock, book->view_at, err);
 }
 
 /* Forget the picture and take the store's whole one again, as at start. */
@@ -276,6 +386,8 @@ static long reload_everything(reservation_book *book, store *s, int64_t view_ms,
     sched_engine_release_all(book->engine);
     book->n_hosts = 0;
     book->seen_seq = 0;
+    book->seen_id = 0;
+    book->n_own = 0;
     if (reservation_book_load(book, s, view_ms, err) < 0)
         return -1;
     book->reload_all = false;
@@ -293,148 +405,19 @@ long reservation_book_catch_up(reservation_book *book, store *s, int64_t view_ms
         book->reload_all = true;
     else
         memcpy(book->view_at, view_at, sizeof view_at);
-    long reloaded = book->reload_all ? reload_everything(book, s, view_ms, err)
-                                     : follow_changes(book, s, false, err);
-    int64_t latest = 0;
-    if (reloaded < 0 || store_hosts_latest_seq(s, &latest, err) < 0)
-        return -1;
-    book->txn_seq = latest + 1;
-    book->caught_up = true;
-    book->serialized = store_writers_serialized(s);
-    return reloaded;
+    /* The real reservation behind a vmid found held comes with this catch-up. */
+    sched_engine_release(book->engine, HELD_VMID_TASK);
+    if (book->reload_all)
+        return reload_everything(book, s, view_ms, err);
+    return follow_changes(book, s, false, book->view_at, err);
 }
 
-int reservation_book_claim(reservation_book *book, store *s, const char *node, vf_error *err)
+long reservations_release_task(store *s, sched_engine *engine, const char *task_id, const char *at,
+                               vf_error *err)
 {
-    long i = known_index(book, node);
-    if (i < 0 || grow_array((void **)&book->undo, &book->cap_undo, book->n_undo + 1,
-                            sizeof *book->undo) < 0) {
-        vf_error_set(err, VF_ENOMEM, "out of memory claiming host %s", node);
-        return -1;
-    }
-    if (book->hosts[i].claimed)
-        return 0; /* already this transaction's */
-    /* The transaction's place in the change order, read once: by its
-     * catch-up, else here (never a catch-up here: the engine's picture must
-     * stay the one the caller decided from, so a stale one conflicts). */
-    if (!book->txn_seq) {
-        int64_t latest = 0;
-        if (store_hosts_latest_seq(s, &latest, err) < 0)
-            return -1;
-        book->txn_seq = latest + 1;
-    }
-    if (store_host_claim(s, node, book->hosts[i].generation, book->txn_seq, err) < 0)
-        return -1;
-    book->undo[book->n_undo++] = book->hosts[i];
-    book->hosts[i].generation++;
-    book->hosts[i].claimed = true;
-    return 0;
-}
-
-long reservation_book_release(reservation_book *book, store *s, sched_engine *engine,
-                              const char *task_id, const char *node, const char *at, vf_error *err)
-{
-    if (book && reservation_book_claim(book, s, node, err) < 0)
-        return -1;
     int ended = store_reservation_release_task(s, task_id, at, err);
     if (ended < 0)
         return -1;
-    if (book && ended > 0) {
-        long i = known_index(book, node);
-        if (i >= 0)
-            book->hosts[i].generation += ended; /* the trigger's bumps: ours */
-    }
     sched_engine_release(engine, task_id);
     return ended;
-}
-
-long reservation_book_preempt(reservation_book *book, store *s, sched_engine *engine,
-                              const char *task_id, const char *node, int32_t below, const char *at,
-                              vf_error *err)
-{
-    if (book && reservation_book_claim(book, s, node, err) < 0)
-        return -1;
-    int ended = store_reservation_preempt(s, task_id, node, below, at, err);
-    if (ended < 0)
-        return -1;
-    if (ended == 0) {
-        /* The engine held it and the store has it no more (bound, released,
-         * expired): the picture is stale. */
-        vf_error_set(err, VF_ECONFLICT,
-                     "the reservation of task %s on %s changed meanwhile: not preempted", task_id,
-                     node);
-        return -1;
-    }
-    if (book) {
-        long i = known_index(book, node);
-        if (i >= 0)
-            book->hosts[i].generation += ended; /* the trigger's bumps: ours */
-    }
-    sched_engine_release(engine, task_id);
-    return ended;
-}
-
-long reservation_book_release_each(reservation_book *book, store *s, sched_engine *engine,
-                                   const char *task_id, const char *const *nodes, size_t n,
-                                   const char *at, vf_error *err)
-{
-    for (size_t k = 0; book && k < n; k++)
-        if (reservation_book_claim(book, s, nodes[k], err) < 0)
-            return -1;
-    int ended = store_reservation_release_task(s, task_id, at, err);
-    if (ended < 0)
-        return -1;
-    if (book && ended > 0 && (size_t)ended == n) {
-        for (size_t k = 0; k < n; k++) {
-            long i = known_index(book, nodes[k]);
-            if (i >= 0)
-                book->hosts[i].generation++; /* the trigger's bump for this one */
-        }
-    } else if (book && ended > 0) {
-        /* Which hosts the ended ones were on is not known here. */
-        book->reload_all = true;
-    }
-    sched_engine_release(engine, task_id);
-    return ended;
-}
-
-static void end_claims(reservation_book *book)
-{
-    for (size_t k = 0; k < book->n_undo; k++) {
-        long i = known_index(book, book->undo[k].node);
-        if (i >= 0)
-            book->hosts[i].claimed = false;
-    }
-}
-
-void reservation_book_committed(reservation_book *book)
-{
-    /* SQLite: the transaction held the store's one write lock from its
-     * catch-up to this commit, so its claims are the only changes up to
-     * txn_seq: no need to read them back. */
-    if (book->caught_up && book->serialized && book->n_undo > 0 && book->txn_seq > book->seen_seq)
-        book->seen_seq = book->txn_seq;
-    end_claims(book);
-    book->n_undo = 0;
-    book->txn_seq = 0;
-    book->caught_up = false;
-}
-
-void reservation_book_rolled_back(reservation_book *book, bool conflict)
-{
-    /* With writers side by side (PostgreSQL) a change may commit under a
-     * number below one already seen, and stay unseen by the change order:
-     * after a conflict, take the whole picture again. On SQLite a conflict
-     * only comes from a transaction that did not catch up first. */
-    if (conflict)
-        book->reload_all = true;
-    end_claims(book);
-    book->txn_seq = 0;
-    book->caught_up = false;
-    while (book->n_undo > 0) {
-        const known_host *before = &book->undo[--book->n_undo];
-        long i = known_index(book, before->node);
-        if (i >= 0)
-            book->hosts[i].generation = before->generation;
-    }
 }

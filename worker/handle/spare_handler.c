@@ -301,6 +301,39 @@ static int place_all(context *c, const prepare_request *p, placed_spare *placed,
     return rc;
 }
 
+/* The spares' reservations, claimed all or none (reservations.h): at once
+ * on SQLite, with the batch's commit on PostgreSQL. Without a priority:
+ * never preempted. A miss fails the batch, decided again. */
+static int claim_spares(context *c, const prepare_request *p, const placed_spare *placed,
+                        const char *expires, vf_error *err)
+{
+    task_handler *h = c->a.h;
+    if (!h->book) {
+        for (int i = 0; i < p->count; i++)
+            if (store_reservation_add(h->store, c->a.out->task_id, placed[i].at.node->name,
+                                      p->req.cpu, p->req.memory, p->req.disk, placed[i].at.vmid,
+                                      c->a.now, expires, err) < 0)
+                return -1;
+        return 0;
+    }
+    const sched_engine *decider = sched_engine_profile(h->engine, p->req.scheduler_name);
+    reservation_claim claims[SCHED_SPARE_MAX_COUNT];
+    for (int i = 0; i < p->count; i++)
+        claims[i] = (reservation_claim){.task_id = c->a.out->task_id,
+                                        .engine = decider ? decider : h->engine,
+                                        .node = placed[i].at.node,
+                                        .vmid = placed[i].at.vmid,
+                                        .cpu = p->req.cpu,
+                                        .memory = p->req.memory,
+                                        .disk = p->req.disk,
+                                        .resources = &p->req.resources,
+                                        .req = &p->req,
+                                        .created_at = c->a.now,
+                                        .expires_at = expires,
+                                        .kind = SCHED_HOLD_FULL};
+    return reservation_book_claim_all(h->book, h->store, claims, (size_t)p->count, err);
+}
+
 static int record_placement(context *c, const prepare_request *p, const placed_spare *placed,
                             vf_error *err)
 {
@@ -331,14 +364,10 @@ static int record_placement(context *c, const prepare_request *p, const placed_s
                                   list, "attempts", c->a.attempt),
                         err);
     json_decref(list);
+    if (rc == 0)
+        rc = claim_spares(c, p, placed, expires, err);
     for (int i = 0; rc == 0 && i < p->count; i++) {
         const placed_spare *s = &placed[i];
-        if (h->book)
-            rc = reservation_book_claim(h->book, h->store, s->at.node->name, err);
-        if (rc == 0)
-            rc = store_reservation_add(h->store, c->a.out->task_id, s->at.node->name, p->req.cpu,
-                                       p->req.memory, p->req.disk, s->at.vmid, c->a.now, expires,
-                                       err);
         store_spare row = {.task_id = c->a.out->task_id,
                            .upgrade_id = c->upgrade_id,
                            .cluster = c->cluster[0] ? c->cluster : NULL,

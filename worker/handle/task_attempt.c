@@ -126,6 +126,13 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
     a->attempt = task_attempt_number(h->config, msg);
     if (!a->is_new && a->existing.attempts >= a->attempt)
         a->attempt = a->existing.attempts + 1; /* a redelivered copy of an earlier attempt */
+    /* A request republished from the outbox (a preempted task decided
+     * again) names no reply_to: the answer goes where the client asked. */
+    if (!(msg->reply_to && msg->reply_to[0]) && !a->is_new && a->existing.reply_to) {
+        out->reply_to = strdup(a->existing.reply_to);
+        out->correlation_id =
+            a->existing.correlation_id ? strdup(a->existing.correlation_id) : NULL;
+    }
     return 1;
 }
 
@@ -281,7 +288,10 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
                                 .vmid = vmid,
                                 .at = a->now,
                                 .check_attempts = true,
-                                .expected_attempts = a->existing.attempts};
+                                .expected_attempts = a->existing.attempts,
+                                .reply_to =
+                                    msg->reply_to && msg->reply_to[0] ? msg->reply_to : NULL,
+                                .correlation_id = msg->correlation_id};
     int rc = a->is_new ? store_task_insert(a->h->store, &fields, err)
                        : store_task_update(a->h->store, &fields, err);
     if (rc == 1) {
@@ -417,4 +427,9 @@ char *task_attempt_result_text(const task_attempt *a, json_t *result)
     /* The id is ASCII: from request_task_id_chars, or made by ids_new. */
     json_object_set_new_nocheck(result, "task_id", json_string_nocheck(a->out->task_id));
     return json_util_dump(result);
+}
+
+bool task_attempt_wants_reply(const task_attempt *a)
+{
+    return (a->msg->reply_to && a->msg->reply_to[0]) || a->out->reply_to;
 }

@@ -61,6 +61,10 @@ void task_attempt_close(task_attempt *a);
 int task_attempt_first_publisher(const task_attempt *a, char **user, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Whether the attempt's outcome has a client to answer: the message's
+ * reply_to, or the one the task recorded (task_outcome.reply_to). */
+bool task_attempt_wants_reply(const task_attempt *a);
+
 /* A task recorded already (a->existing) whose request is not this message's
  * body (task_conflict.h): the conflict is recorded (history row, event in
  * the outcome, a reply for reply_to) and the task left as it was. Returns 1

@@ -27,6 +27,16 @@ static int count_member(const store_group_member *m, void *ctx)
     return 0;
 }
 
+static void count_pending(const char *node, void *ctx)
+{
+    counting *c = ctx;
+    const host *on = hostset_find(c->h->hosts, node);
+    if (!on)
+        return;
+    c->g->members[on - c->h->hosts->hosts]++;
+    c->g->n_members++;
+}
+
 int task_group_read(task_group *g, task_handler *h, const sched_request *req, vf_error *err)
 {
     memset(g, 0, sizeof *g);
@@ -40,7 +50,12 @@ int task_group_read(task_group *g, task_handler *h, const sched_request *req, vf
     if (store_reservation_clock(h->store, now, err) < 0)
         return -1;
     counting c = {g, h};
-    return store_group_read(h->store, req->group, now, &g->row, count_member, &c, err);
+    if (store_group_read(h->store, req->group, now, &g->row, count_member, &c, err) < 0)
+        return -1;
+    /* Members this batch placed before, claimed with its commit. */
+    if (h->book)
+        reservation_book_pending_members(h->book, req->group, count_pending, &c);
+    return 0;
 }
 
 void task_group_close(task_group *g)

@@ -10,16 +10,12 @@
 #include "never_fits.h"
 #include "preemption.h"
 #include "queue_order.h"
+#include "store_hosts.h"
 #include "store_reservations.h"
 #include "store_tasks.h"
 #include "suggest.h"
 #include "task_attempt.h"
 #include "task_group.h"
-
-static bool wants_reply(const task_message *msg)
-{
-    return msg->reply_to && msg->reply_to[0];
-}
 
 /* The request's priority where its profile is echoed (handler.h). */
 static void echo_priority(json_t *obj, const task_outcome *out)
@@ -66,7 +62,7 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
         echo_priority(data, out);
         rc = task_attempt_event(a, EVENT_TASK_FAILED, data, err);
     }
-    if (wants_reply(a->msg)) {
+    if (task_attempt_wants_reply(a)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -75,34 +71,75 @@ static int record_failure(const task_attempt *a, const char *reason, const char 
     return rc;
 }
 
-/* Hold the placement's resources and vmid, in the store (same transaction
- * as the task row) and in the engine (so the next message already sees it). */
-static int reserve(const task_attempt *rec, const sched_request *req,
-                   const sched_decision *decision, vf_error *err)
+/* A claim of the placement of `req` on `node` with `vmid` for the task of
+ * `rec`, decided by `engine` (a profile: its filters and capacity), held
+ * until `expires`. */
+static reservation_claim claim_of(const task_attempt *rec, const sched_engine *engine,
+                                  const sched_request *req, const host *node, uint32_t vmid,
+                                  const char *expires)
+{
+    return (reservation_claim){.task_id = rec->out->task_id,
+                               .engine = engine,
+                               .node = node,
+                               .vmid = vmid,
+                               .cpu = req->cpu,
+                               .memory = req->memory,
+                               .disk = req->disk,
+                               .resources = &req->resources,
+                               .req = req,
+                               .created_at = rec->now,
+                               .expires_at = expires,
+                               .kind = SCHED_HOLD_FULL};
+}
+
+/* The expiry of a placement decided now, as store text and engine seconds. */
+static int64_t expiry_of(const task_attempt *rec, char expires[STORE_TIME_SIZE])
+{
+    int64_t ttl_ms = (int64_t)rec->h->config->scheduler.reservation_ttl_s * 1000;
+    store_format_time(rec->now_ms + ttl_ms, expires);
+    return sched_hold_expiry_s(rec->now_ms + ttl_ms);
+}
+
+/* Hold the placement's resources and vmid: in the engine at once (so the
+ * next message already sees it), and in the store by a claim
+ * (reservations.h). `with_commit`: claimed all or none with what it took
+ * (a preemption). Returns 0, or -1 with err (VF_ECONFLICT: it no longer
+ * fits; the batch is decided again). */
+static int reserve(const task_attempt *rec, const sched_engine *engine, const sched_request *req,
+                   const sched_decision *decision, bool with_commit, vf_error *err)
 {
     task_handler *h = rec->h;
-    int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
     char expires[STORE_TIME_SIZE];
-    store_format_time(rec->now_ms + ttl_ms, expires);
-    if (h->book && reservation_book_claim(h->book, h->store, decision->node->name, err) < 0)
-        return -1;
+    sched_reservation res;
+    sched_reservation_from_decision(&res, decision, req, rec->out->task_id,
+                                    expiry_of(rec, expires));
     /* Every placement records its priority (0 unless the request or the
      * config gives one): a request of a higher class may take its room while
      * its VM has not appeared (preempt.h). */
-    if (store_reservation_add_priority(h->store, rec->out->task_id, decision->node->name, req->cpu,
-                                       req->memory, req->disk, decision->vmid, &rec->out->priority,
-                                       rec->now, expires, err) < 0)
-        return -1;
-    sched_reservation res;
-    sched_reservation_from_decision(&res, decision, req, rec->out->task_id,
-                                    sched_hold_expiry_s(rec->now_ms + ttl_ms));
     res.has_priority = true;
     res.priority = rec->out->priority;
     res.created = rec->now_ms;
     if (sched_engine_reserve(h->engine, &res, err) < 0)
         return -1;
     rec->out->reserved = true;
-    return 0;
+    reservation_claim c = claim_of(rec, engine, req, decision->node, decision->vmid, expires);
+    c.has_priority = true;
+    c.priority = rec->out->priority;
+    if (!h->book) {
+        char *resources = NULL;
+        if (req->resources.n) {
+            json_t *o = resource_amounts_to_json(&req->resources);
+            resources = o ? json_dumps(o, JSON_COMPACT) : NULL;
+            json_decref(o);
+        }
+        int rc = store_reservation_add_resources(h->store, rec->out->task_id, decision->node->name,
+                                                 req->cpu, req->memory, req->disk, decision->vmid,
+                                                 &c.priority, resources, rec->now, expires, err);
+        free(resources);
+        return rc;
+    }
+    return with_commit ? reservation_book_claim_all(h->book, h->store, &c, 1, err)
+                       : reservation_book_claim(h->book, h->store, &c, err);
 }
 
 /* task.completed's data for a placement whose result is `result`: the
@@ -130,13 +167,16 @@ static json_t *completed_data(const task_attempt *rec, json_t *result, uint32_t 
 }
 
 /* `preempted` (borrowed; NULL: none) lists the reservations this placement
- * took (preemption.h): in the result, its history and the event. */
-static int record_placement(const task_attempt *rec, const sched_request *req,
-                            const sched_decision *decision, const char *scheduler,
-                            json_t *preempted, vf_error *err)
+ * took (preemption.h): in the result, its history and the event; its claim
+ * then goes with the commit. Returns 0 or -1. */
+static int record_placement(const task_attempt *rec, const sched_engine *engine,
+                            const sched_request *req, const sched_decision *decision,
+                            const char *scheduler, json_t *preempted, vf_error *err)
 {
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
+    if (reserve(rec, engine, req, decision, preempted != NULL, err) < 0)
+        return -1;
     json_t *result = sched_decision_to_json(decision, h->hosts);
     if (!result) {
         vf_error_set(err, VF_ENOMEM, "out of memory recording task %s", out->task_id);
@@ -168,12 +208,10 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     if (rc == 0)
         rc = task_attempt_history_text(rec, "completed", text, err);
     if (rc == 0)
-        rc = reserve(rec, req, decision, err);
-    if (rc == 0)
         rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
     else
         json_decref(event);
-    if (wants_reply(rec->msg)) {
+    if (task_attempt_wants_reply(rec)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -189,6 +227,10 @@ static int record_placement(const task_attempt *rec, const sched_request *req,
     return rc;
 }
 
+/* How many times a preemption chooses again after finding a victim that
+ * was never answered (such holds are then left out). */
+#define MAX_PREEMPT_CHOICES 4
+
 /* Whether the broker refuses a request this worker would publish again
  * (either lane's routing key): preemption's victims need one. */
 static bool requests_refused(const task_handler *h)
@@ -198,32 +240,53 @@ static bool requests_refused(const task_handler *h)
 }
 
 /* PostFilter (preempt.h): `decision` placed the request nowhere; take the
- * room of lower-priority reservations whose VMs have not appeared, when
- * some host has enough of it, and place the request there. Returns 1
- * placed, 0 nothing to take (the caller goes on as without preemption), -1
- * with err (VF_ECONFLICT: a victim changed meanwhile; the batch is decided
- * again). */
+ * room of lower-priority reservations whose VMs have not appeared and whose
+ * grace (scheduler.preemption_grace_s) has passed, when some host has
+ * enough of it, and place the request there. Returns 1 placed, 0 nothing to
+ * take (the caller goes on as without preemption), -1 with err
+ * (VF_ECONFLICT: a victim changed meanwhile; the batch is decided again). */
 static int place_by_preemption(const task_attempt *a, sched_engine *engine,
                                const sched_request *req, const sched_decision *decision,
                                const char *scheduler, vf_error *err)
 {
-    sched_preemption p;
-    if (sched_preempt_choose(engine, req, a->out->priority, decision, &p, err) < 0)
-        return -1;
-    if (!p.found)
+    /* An answer gone out within the grace is a promise: its client may be
+     * creating the VM, which the inventory shows only later. */
+    int64_t not_after_ms = a->now_ms - (int64_t)a->h->config->scheduler.preemption_grace_s * 1000;
+    char placed_before[STORE_TIME_SIZE];
+    if (store_format_time(not_after_ms, placed_before) < 0)
         return 0;
-    int rc = -1;
-    char node[HOST_NAME_LEN];
-    snprintf(node, sizeof node, "%s", p.node->name);
+    sched_preemption p;
+    memset(&p, 0, sizeof p);
     json_t *taken = json_array();
+    int rc = -1;
     if (!taken) {
         vf_error_set(err, VF_ENOMEM, "out of memory preempting for task %s", a->out->task_id);
         goto out;
     }
-    if (preemption_take(a, &p, a->out->priority, taken, err) < 0)
-        goto out;
+    for (int choice = 1;; choice++) {
+        sched_preemption_close(&p);
+        if (sched_preempt_choose(engine, req, a->out->priority, not_after_ms, decision, &p, err) <
+            0)
+            goto out;
+        if (!p.found) {
+            rc = 0;
+            goto out;
+        }
+        int took = preemption_take(a, &p, a->out->priority, placed_before, taken, err);
+        if (took < 0)
+            goto out;
+        if (took == 0)
+            break;
+        if (choice == MAX_PREEMPT_CHOICES) { /* unanswered ones everywhere: wait as usual */
+            rc = 0;
+            goto out;
+        }
+    }
+    char node[HOST_NAME_LEN];
+    snprintf(node, sizeof node, "%s", p.node->name);
     /* The victims' room is free now: the engine's own decision places it,
-     * vmid and score as for any placement (only the freed host can fit). */
+     * vmid and score as for any placement (only the freed host can fit; the
+     * victims' vmids stay held, so it takes none of them). */
     sched_decision again;
     if (sched_engine_decide(engine, req, &again, err) < 0)
         goto out;
@@ -236,7 +299,9 @@ static int place_by_preemption(const task_attempt *a, sched_engine *engine,
                      p.n_victims, node, a->out->task_id, again.message);
         goto out;
     }
-    rc = record_placement(a, req, &again, scheduler, taken, err) < 0 ? -1 : 1;
+    /* A claim that misses (the victims are ended in this transaction
+     * already) fails the batch as a whole: decided again. */
+    rc = record_placement(a, engine, req, &again, scheduler, taken, err) < 0 ? -1 : 1;
     if (rc == 1) {
         /* Not an ordinary placement: the worker logs it at info, not in the
          * periodic count. */
@@ -352,6 +417,45 @@ static json_t *group_json(const sched_request *req)
     return group;
 }
 
+/* The req->count placements of one task (a count, a group's members),
+ * claimed all or none. Without a priority, as a spare's: never preempted
+ * (preempt.h): taking one VM of an all-or-none set, or a member from under
+ * its group's policy, would undo what was decided for all of them. A miss
+ * (SQLite, at once) fails the batch, which is decided again: the group's
+ * members were counted from a picture that has just proved stale. */
+static int claim_placements(const task_attempt *rec, const sched_engine *engine,
+                            const sched_request *req, const placement *placed, vf_error *err)
+{
+    task_handler *h = rec->h;
+    char expires[STORE_TIME_SIZE];
+    (void)expiry_of(rec, expires);
+    reservation_claim claims[REQUEST_MAX_COUNT];
+    for (int i = 0; i < req->count; i++) {
+        claims[i] = claim_of(rec, engine, req, placed[i].node, placed[i].vmid, expires);
+        claims[i].group = req->group[0] ? req->group : NULL;
+    }
+    if (!h->book) {
+        for (int i = 0; i < req->count; i++) {
+            char *resources = NULL;
+            if (req->resources.n) {
+                json_t *o = resource_amounts_to_json(&req->resources);
+                resources = o ? json_dumps(o, JSON_COMPACT) : NULL;
+                json_decref(o);
+            }
+            int rc = store_reservation_add_resources(
+                h->store, rec->out->task_id, placed[i].node->name, req->cpu, req->memory, req->disk,
+                placed[i].vmid, NULL, resources, rec->now, expires, err);
+            free(resources);
+            if (rc < 0)
+                return -1;
+        }
+        return req->group[0]
+                   ? store_reservations_set_group(h->store, rec->out->task_id, req->group, err)
+                   : 0;
+    }
+    return reservation_book_claim_all(h->book, h->store, claims, (size_t)req->count, err);
+}
+
 /* The request's spread as results and events echo it. */
 static json_t *spread_json(const sched_request *req)
 {
@@ -367,9 +471,10 @@ static json_t *spread_json(const sched_request *req)
  * event name the first in node/vmid/score as a single placement does, and
  * list every one in "placements" (with "count" and "group"); one
  * reservation per placement, marked with the group (claimed first). */
-static int record_placements(const task_attempt *rec, const sched_request *req,
-                             const sched_decision *first, const placement *placed,
-                             const task_group *g, const char *scheduler, vf_error *err)
+static int record_placements(const task_attempt *rec, const sched_engine *engine,
+                             const sched_request *req, const sched_decision *first,
+                             const placement *placed, const task_group *g, const char *scheduler,
+                             vf_error *err)
 {
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
@@ -418,27 +523,13 @@ static int record_placements(const task_attempt *rec, const sched_request *req,
         rc = task_attempt_history_text(rec, "completed", text, err);
     if (rc == 0 && g)
         rc = task_group_claim(g, h, req, rec->now, err);
-    int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
-    char expires[STORE_TIME_SIZE];
-    store_format_time(rec->now_ms + ttl_ms, expires);
-    /* Without a priority, as a spare's: never preempted (preempt.h). Taking
-     * one VM of an all-or-none set, or a member from under its group's
-     * policy, would undo what was decided for all of them. */
-    for (int i = 0; rc == 0 && i < req->count; i++) {
-        if (h->book)
-            rc = reservation_book_claim(h->book, h->store, placed[i].node->name, err);
-        if (rc == 0)
-            rc = store_reservation_add(h->store, out->task_id, placed[i].node->name, req->cpu,
-                                       req->memory, req->disk, placed[i].vmid, rec->now, expires,
-                                       err);
-    }
-    if (rc == 0 && g)
-        rc = store_reservations_set_group(h->store, out->task_id, req->group, err);
+    if (rc == 0)
+        rc = claim_placements(rec, engine, req, placed, err);
     if (rc == 0) {
         rc = task_attempt_event(rec, EVENT_TASK_COMPLETED, event, err);
         event = NULL;
     }
-    if (wants_reply(rec->msg)) {
+    if (task_attempt_wants_reply(rec)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -462,9 +553,9 @@ out:
 }
 
 /* An already-final task: send its recorded result again to reply_to. */
-static void replay_reply(const task_message *msg, task_outcome *out, const store_task *task)
+static void replay_reply(const task_attempt *a, task_outcome *out, const store_task *task)
 {
-    if (task->result && wants_reply(msg))
+    if (task->result && task_attempt_wants_reply(a))
         out->reply_body = strdup(task->result);
 }
 
@@ -507,7 +598,7 @@ static int record_cancel(task_attempt *a, vf_error *err)
         data = NULL;
     }
     json_decref(data);
-    if (wants_reply(a->msg)) {
+    if (task_attempt_wants_reply(a)) {
         out->reply_body = text;
         text = NULL;
     }
@@ -553,7 +644,7 @@ static int apply_mark(task_attempt *a, bool recheck, vf_error *err)
         return -1;
     a->out->duplicate = true;
     if (is_final(t->status))
-        replay_reply(a->msg, a->out, t);
+        replay_reply(a, a->out, t);
     snprintf(a->out->summary, sizeof a->out->summary,
              "a surplus copy after retry-now (task %s); dropped", t->status);
     return 1;
@@ -590,12 +681,28 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         /* Redelivered or republished: never scheduled twice. Its event, if
          * still unconfirmed, goes out again from the outbox. */
         out->duplicate = true;
-        replay_reply(msg, out, existing);
+        replay_reply(&a, out, existing);
         snprintf(out->summary, sizeof out->summary, "already %s; not scheduled again",
                  existing->status);
         goto out;
     }
 
+    if (msg->redelivered) {
+        /* Its worker died or handed it back: a claim of its may have been
+         * recorded by a batch that never committed. Given back here, with
+         * this decision (reservations.h). */
+        if (store_reservation_release_unanswered(h->store, out->task_id, a.now, err) < 0) {
+            rc = -1;
+            goto out;
+        }
+        /* SQLite's claims run in this transaction and see the release: the
+         * room is this decision's. PostgreSQL's run on a connection of
+         * their own and count those reservations until the batch commits:
+         * so does the engine, or its claims there would miss, and be
+         * decided again the same way, round after round. */
+        if (store_writers_serialized(h->store))
+            sched_engine_release(h->engine, out->task_id);
+    }
     sched_request req;
     vf_error invalid;
     vf_error_init(&invalid);
@@ -690,7 +797,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             goto out;
         }
         if (all == 1) {
-            rc = record_placements(&a, &req, &first, placed, g, scheduler, err);
+            rc = record_placements(&a, engine, &req, &first, placed, g, scheduler, err);
             task_group_close(g);
             goto out;
         }
@@ -714,7 +821,7 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             goto out;
         }
         if (decision.placed) {
-            rc = record_placement(&a, &req, &decision, scheduler, NULL, err);
+            rc = record_placement(&a, engine, &req, &decision, scheduler, NULL, err);
             goto out;
         }
     }

@@ -170,6 +170,12 @@ static int parse_fields(const json_t *object, host *h, host_traits *traits, vf_e
             0 ||
         label_set_parse(field(object, "labels"), "labels", &traits->labels, err) < 0)
         return -1;
+    /* What its guests hold of them: when given, the host's figures count a
+     * VM's custom resources (as allocated_cpu counts its vCPUs). */
+    const json_t *allocated = field(object, "allocated_resources");
+    traits->counts_allocated = allocated != NULL;
+    if (resource_amounts_parse(allocated, "allocated_resources", &traits->allocated, err) < 0)
+        return -1;
     h->traits = traits; /* hostset_add keeps a copy */
     return 0;
 }
@@ -329,6 +335,9 @@ static json_t *host_object(const host *h)
         json_object_set_new(o, "traits", trait_set_to_json(&h->traits->traits));
     if (o && h->traits && h->traits->resources.n)
         json_object_set_new(o, "resources", resource_amounts_to_json(&h->traits->resources));
+    if (o && h->traits && h->traits->counts_allocated)
+        json_object_set_new(o, "allocated_resources",
+                            resource_amounts_to_json(&h->traits->allocated));
     if (o && h->traits && h->traits->labels.n)
         json_object_set_new(o, "labels", label_set_to_json(&h->traits->labels));
     return o;
@@ -543,6 +552,16 @@ int host_json_content_hash(const hostset *set, char out[HOST_JSON_HASH_SIZE])
                 }
             }
             ok = EVP_DigestUpdate(ctx, more, used);
+            if (ok && ht->counts_allocated) {
+                used = 0;
+                put(more, &used, &ht->allocated.n, sizeof ht->allocated.n);
+                for (size_t r = 0; r < ht->allocated.n; r++) {
+                    const resource_amount *item = &ht->allocated.items[r];
+                    put(more, &used, item->name, strlen(item->name) + 1);
+                    put(more, &used, &item->amount, sizeof item->amount);
+                }
+                ok = EVP_DigestUpdate(ctx, more, used);
+            }
         }
     }
     /* The counts first, so hosts, guests and vmids cannot run into each other. */

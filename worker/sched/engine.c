@@ -181,6 +181,24 @@ bool sched_engine_vmid_spreads(const sched_engine *engine)
     return engine->vmids.stride > 1;
 }
 
+uint32_t sched_engine_vmid_stride(const sched_engine *engine)
+{
+    return engine->vmids.stride;
+}
+
+uint32_t sched_engine_vmid_slot(const sched_engine *engine)
+{
+    return engine->vmids.slot;
+}
+
+void sched_engine_set_vmid_slot(sched_engine *engine, uint32_t slot)
+{
+    vmid_hints_set_slot(&engine->vmids, slot);
+    vmid_hints_advance(&engine->vmids, engine->hosts, &engine->holds.reserved_vmids);
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        sched_engine_set_vmid_slot(engine->profiles[i], slot);
+}
+
 static void apply_load(sched_engine *engine, const hold *h, int sign)
 {
     if (h->host_index < 0)
@@ -189,7 +207,8 @@ static void apply_load(sched_engine *engine, const hold *h, int sign)
     load->cpu += sign * h->cpu;
     load->memory += sign * h->memory;
     load->disk += sign * h->disk;
-    load->vms += sign;
+    if (h->kind == SCHED_HOLD_FULL)
+        load->vms += sign;
     if (h->resources) {
         const host *on = &engine->hosts->hosts[h->host_index];
         for (size_t r = 0; r < h->resources->n; r++) {
@@ -232,6 +251,54 @@ static void report_materialised(const hold *h, void *arg)
     sched_reservation res;
     hold_to_reservation(h, &res);
     m->report(&res, m->user);
+}
+
+/* Whether the host named `node` in `hosts` counts its guests' custom
+ * resources itself (traits.h counts_allocated); a host the snapshot lacks
+ * does not. */
+static bool host_counts_resources(const hostset *hosts, const char *node)
+{
+    const host *h = hostset_find(hosts, node);
+    return h && h->traits && h->traits->counts_allocated;
+}
+
+/* A hold whose VM the snapshot shows and that holds custom resources its
+ * host does not count: from now on it holds those alone, while the VM
+ * exists (docs/guarantees.md "The ledger"). Reported as materialised (its
+ * reservation is bound in the store all the same). */
+static void keep_resources_of_materialised(sched_engine *engine, const struct materialised *m)
+{
+    for (size_t i = 0; i < engine->holds.n_held; i++) {
+        hold *h = &engine->holds.held[i];
+        if (!h->resources || h->kind != SCHED_HOLD_FULL || !has_materialised(h, m) ||
+            host_counts_resources(m->hosts, hold_node(h)))
+            continue;
+        report_materialised(h, (void *)m);
+        vmidset_remove(&engine->holds.reserved_vmids, h->vmid);
+        h->vmid = 0;
+        h->cpu = 0;
+        h->memory = 0;
+        h->disk = 0;
+        h->expires = 0;
+        h->preemptible = false;
+        h->kind = SCHED_HOLD_RESOURCES_ONLY;
+    }
+}
+
+/* The custom resources the inventory says each host's guests hold, where
+ * it says: the room the Resources filter sees starts below them. */
+static void count_allocated_resources(sched_engine *engine, const hostset *hosts)
+{
+    for (size_t i = 0; i < hosts->n_hosts; i++) {
+        const host_traits *ht = hosts->hosts[i].traits;
+        if (!ht || !ht->counts_allocated)
+            continue;
+        for (size_t r = 0; r < ht->allocated.n; r++) {
+            int at = host_traits_find(ht, ht->allocated.items[r].name);
+            if (at >= 0)
+                engine->resources_held[i][at] += ht->allocated.items[r].amount;
+        }
+    }
 }
 
 int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
@@ -289,6 +356,7 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     spread_view_reset(&engine->spread); /* its names were the old snapshot's */
     memset(engine->load, 0, n * sizeof *engine->load);
     memset(engine->resources_held, 0, n * sizeof *engine->resources_held);
+    count_allocated_resources(engine, hosts);
     memset(engine->reasons, 0, n);
 
     /* The inventory now shows the guest on its own host: its resources are
@@ -296,6 +364,7 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
      * The same vmid elsewhere ends nothing: the id stays taken either way,
      * and this host's capacity is still promised. */
     struct materialised report = {hosts, on_materialised, user};
+    keep_resources_of_materialised(engine, &report);
     holds_drop_where(&engine->holds, has_materialised, &report, report_materialised, &report);
     for (size_t i = 0; i < engine->holds.n_held; i++) {
         hold *h = &engine->holds.held[i];
@@ -338,6 +407,39 @@ void sched_engine_room(const sched_engine *engine, double *cpu, double *memory)
         *cpu += free_cpu > 0 ? free_cpu : 0;
         *memory += free_memory > 0 ? free_memory : 0;
     }
+}
+
+void sched_engine_claim_limits(const sched_engine *engine, const host *h, const sched_request *req,
+                               sched_claim_limits *out)
+{
+    memset(out, 0, sizeof *out);
+    const bool *on = engine->plugins.filter_on;
+    out->cpu = on[SCHED_FILTER_CPU];
+    out->memory = on[SCHED_FILTER_MEMORY];
+    out->disk = on[SCHED_FILTER_DISK] && req->disk != 0;
+    out->slots = on[SCHED_FILTER_VM_SLOTS];
+    out->resources = on[SCHED_FILTER_RESOURCES] && req->resources.n;
+    out->cpu_left = sched_cpu_capacity(&engine->params, h) - h->allocated_cpu;
+    out->memory_left = sched_memory_capacity(&engine->params, h) - (double)h->allocated_memory;
+    out->disk_left = h->storage;
+    out->slots_left = (int64_t)h->max_vms - h->current_vms;
+    const host_traits *ht = h->traits;
+    out->counts_resources = ht && ht->counts_allocated;
+    for (size_t r = 0; out->resources && r < req->resources.n; r++) {
+        const resource_amount *want = &req->resources.items[r];
+        if (want->amount == 0)
+            continue; /* the filter asks nothing of the host for it */
+        resource_amount *left = &out->resources_left.items[out->resources_left.n++];
+        snprintf(left->name, sizeof left->name, "%s", want->name);
+        left->amount = host_traits_amount(ht, want->name);
+        if (out->counts_resources)
+            left->amount -= resource_amounts_get(&ht->allocated, want->name);
+    }
+}
+
+bool sched_engine_counts_resources(const sched_engine *engine, const char *node)
+{
+    return engine->hosts && host_counts_resources(engine->hosts, node);
 }
 
 bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node)
@@ -420,6 +522,33 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id)
 static bool node_matches(const hold *h, const void *node)
 {
     return strcmp(hold_node(h), node) == 0;
+}
+
+typedef struct task_on_node {
+    const char *task_id;
+    const char *node;
+} task_on_node;
+
+static bool resources_of(const hold *h, const void *arg)
+{
+    const task_on_node *which = arg;
+    return h->kind == SCHED_HOLD_RESOURCES_ONLY && strcmp(hold_task(h), which->task_id) == 0 &&
+           strcmp(hold_node(h), which->node) == 0;
+}
+
+void sched_engine_unpreemptible(sched_engine *engine, const char *task_id)
+{
+    for (size_t i = 0; i < engine->holds.n_held; i++)
+        if (strcmp(hold_task(&engine->holds.held[i]), task_id) == 0)
+            holds_unpreemptible(&engine->holds, &engine->holds.held[i]);
+    for (size_t i = 0; i < engine->n_profiles; i++)
+        sched_engine_unpreemptible(engine->profiles[i], task_id);
+}
+
+size_t sched_engine_end_resources(sched_engine *engine, const char *task_id, const char *node)
+{
+    task_on_node which = {task_id, node};
+    return release_where(engine, resources_of, &which);
 }
 
 size_t sched_engine_release_node(sched_engine *engine, const char *node)

@@ -234,6 +234,10 @@ size_t sched_decision_host_index(const sched_engine *engine, const sched_decisio
  * not be held as well (see sched_engine_set_hosts). */
 bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node);
 
+/* Whether the current snapshot's host `node` counts its guests' custom
+ * resources itself (traits.h counts_allocated). */
+bool sched_engine_counts_resources(const sched_engine *engine, const char *node);
+
 /* Whether other workers decide over the same store now (the caller follows
  * their leases): while on, and when sched_params.vmid_stride > 1 with a
  * worker id, decisions take the lowest free vmid of the worker's own class
@@ -243,6 +247,15 @@ void sched_engine_set_vmid_spread(sched_engine *engine, bool on);
 /* Whether sched_engine_set_vmid_spread can change anything (a stride > 1
  * and a worker id): the caller need not follow the others otherwise. */
 bool sched_engine_vmid_spreads(const sched_engine *engine);
+/* The stride and the worker's class (a hash of its worker id, or the one
+ * set below). */
+uint32_t sched_engine_vmid_stride(const sched_engine *engine);
+uint32_t sched_engine_vmid_slot(const sched_engine *engine);
+/* Take `slot` (modulo the stride) as the worker's class instead of the
+ * hash's: the one it holds a lease on, which no other live worker holds
+ * (leases.h lease_take_slot). Kept across sched_engine_set_params while
+ * the stride stays. */
+void sched_engine_set_vmid_slot(sched_engine *engine, uint32_t slot);
 
 /* Free vCPUs and MiB over the online hosts of the snapshot, after what the
  * inventory shows allocated and what the engine holds (a host's free room
@@ -272,6 +285,14 @@ size_t sched_engine_release(sched_engine *engine, const char *task_id);
 size_t sched_engine_release_node(sched_engine *engine, const char *node);
 /* End every reservation (the caller reloads them all). Returns how many. */
 size_t sched_engine_release_all(sched_engine *engine);
+/* The holds of `task_id` are no longer candidates for preemption (the
+ * store shows its placement was never answered). Until they are held
+ * again. */
+void sched_engine_unpreemptible(sched_engine *engine, const char *task_id);
+/* End the resources-only holds (SCHED_HOLD_RESOURCES_ONLY) of `task_id` on
+ * `node`: the VM that held those custom resources is gone. Returns how many
+ * ended. */
+size_t sched_engine_end_resources(sched_engine *engine, const char *task_id, const char *node);
 /* End every reservation with 0 < expires <= now. Returns how many ended. */
 size_t sched_engine_expire(sched_engine *engine, int64_t now);
 size_t sched_engine_reservation_count(const sched_engine *engine);
@@ -293,6 +314,23 @@ const sched_host_load *sched_engine_host_load(const sched_engine *engine, size_t
  * the inventory less what live reservations hold there (0 when the host has
  * none of it; negative when it lost some under reservations). */
 int64_t sched_engine_resource_free(const sched_engine *engine, size_t host_index, const char *name);
+
+/* What the store checks a claim of a placement of `req` on `h` (a host of
+ * the current snapshot) against (store_claims.h): for each capacity filter
+ * of `engine` (the profile that decided: its filters and overcommit) that
+ * is on, what the inventory leaves on the host for reservations, the very
+ * figures that filter compares the engine's held load with. */
+typedef struct sched_claim_limits {
+    bool cpu, memory, disk, slots, resources; /* which are checked */
+    double cpu_left;                          /* vCPUs: capacity less allocated */
+    double memory_left;                       /* MiB: capacity less allocated */
+    int64_t disk_left;                        /* GiB: storage */
+    int64_t slots_left;                       /* guests: max_vms less current_vms */
+    resource_amounts resources_left; /* each custom resource asked for: total less allocated */
+    bool counts_resources;           /* the inventory counts its guests' custom resources */
+} sched_claim_limits;
+void sched_engine_claim_limits(const sched_engine *engine, const host *h, const sched_request *req,
+                               sched_claim_limits *out);
 
 /* Capacity arithmetic shared by filters, scores and virtflowctl nodes: the
  * host reserve is kept free of the physical figure, then overcommit applies. */

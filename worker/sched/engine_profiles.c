@@ -29,6 +29,8 @@ int sched_engine_add_profile(sched_engine *engine, const char *name, const sched
         return -1;
     snprintf(profile->profile_name, sizeof profile->profile_name, "%s", name);
     profile->vmids.spread = engine->vmids.spread;
+    if (engine->vmids.slot_given)
+        vmid_hints_set_slot(&profile->vmids, engine->vmids.slot);
     /* Added late (tests; the worker adds them first): catch up. */
     int rc = engine->hosts ? sched_engine_set_hosts(profile, engine->hosts, NULL, NULL, err) : 0;
     for (size_t i = 0; rc == 0 && i < engine->holds.n_held; i++) {

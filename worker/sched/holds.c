@@ -30,6 +30,7 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
     out->has_priority = h->preemptible;
     out->priority = h->priority;
     out->created = h->created;
+    out->kind = (sched_hold_kind)h->kind;
     if (h->resources)
         out->resources = *h->resources;
 }
@@ -109,7 +110,7 @@ static void index_remove(holds *set, size_t hole)
 static void summary_clear(hold_host *hh)
 {
     uint32_t head = hh->head;
-    *hh = (hold_host){.head = head, .least_priority = INT32_MAX, .newest = INT64_MIN};
+    *hh = (hold_host){.head = head, .least_priority = INT32_MAX, .oldest = INT64_MAX};
 }
 
 /* Count preemptible hold `h` into its host's summary. */
@@ -120,8 +121,8 @@ static void summary_add(hold_host *hh, const hold *h)
     hh->preemptible++;
     if (h->priority < hh->least_priority)
         hh->least_priority = h->priority;
-    if (h->created > hh->newest)
-        hh->newest = h->created;
+    if (h->created < hh->oldest)
+        hh->oldest = h->created;
     hh->cpu += h->cpu;
     hh->memory += h->memory;
     hh->disk += h->disk;
@@ -162,8 +163,16 @@ static uint32_t *link_to(holds *set, hold_host *hh, size_t position)
     return *at == position ? at : NULL;
 }
 
+/* Count `hh`'s summary again from its list (a host holds a few dozen). */
+static void summary_recount(holds *set, hold_host *hh)
+{
+    summary_clear(hh);
+    for (uint32_t p = hh->head; p != HOLDS_NONE; p = set->held[p].next_on_host)
+        summary_add(hh, &set->held[p]);
+}
+
 /* Hold at `position` off its host's list; the summary counted again from
- * what is left (a host holds a few dozen). */
+ * what is left. */
 static void host_unlink(holds *set, size_t position)
 {
     hold_host *hh = host_of(set, &set->held[position]);
@@ -171,9 +180,17 @@ static void host_unlink(holds *set, size_t position)
     if (!at)
         return;
     *at = set->held[position].next_on_host;
-    summary_clear(hh);
-    for (uint32_t p = hh->head; p != HOLDS_NONE; p = set->held[p].next_on_host)
-        summary_add(hh, &set->held[p]);
+    summary_recount(set, hh);
+}
+
+void holds_unpreemptible(holds *set, hold *h)
+{
+    if (!h->preemptible)
+        return;
+    h->preemptible = false;
+    hold_host *hh = host_of(set, h);
+    if (hh && link_to(set, hh, (size_t)(h - set->held)))
+        summary_recount(set, hh);
 }
 
 /* The hold at `from` moved to `to`: the link that pointed at it follows. */
@@ -286,7 +303,8 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .vmid = res->vmid,
                 .host_index = -1,
                 .priority = res->priority,
-                .preemptible = res->has_priority,
+                .preemptible = res->has_priority && res->kind == SCHED_HOLD_FULL,
+                .kind = (uint8_t)res->kind,
                 .task_hash = hash_task(names),
                 .next_on_host = HOLDS_NONE,
                 .resources = resources};
@@ -369,4 +387,19 @@ void holds_recompute_expiry(holds *set)
         if (e > 0 && (set->earliest_expiry == 0 || e < set->earliest_expiry))
             set->earliest_expiry = e;
     }
+}
+
+bool holds_has(const holds *set, const char *task_id, const char *node, uint32_t vmid)
+{
+    if (!set->cap_by_task)
+        return false;
+    uint32_t hash = hash_task(task_id);
+    size_t mask = set->cap_by_task - 1;
+    for (size_t slot = hash & mask; set->by_task[slot] != 0; slot = (slot + 1) & mask) {
+        const hold *h = &set->held[set->by_task[slot] - 1];
+        if (h->task_hash == hash && h->vmid == vmid && strcmp(hold_task(h), task_id) == 0 &&
+            strcmp(hold_node(h), node) == 0)
+            return true;
+    }
+    return false;
 }

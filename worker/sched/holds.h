@@ -33,6 +33,7 @@ typedef struct hold {
     int32_t host_index;    /* the engine's: in its current snapshot, -1 when the node is absent */
     int32_t priority;      /* when preemptible */
     bool preemptible;      /* has a priority and no VM yet (sched_reservation.has_priority) */
+    uint8_t kind;          /* sched_hold_kind: only FULL takes a guest slot */
     uint32_t task_hash;    /* of the task id, for the index */
     uint32_t next_on_host; /* the position of the next hold on its host, HOLDS_NONE */
     resource_amounts *resources; /* owned; NULL: no custom resource held (the common case) */
@@ -42,12 +43,12 @@ typedef struct hold {
 
 /* One host's holds (by host_index), and over its preemptible ones (those
  * with a priority) what preemption's bounds read: how many, the lowest
- * priority, the newest, and what they hold in all and at most one. */
+ * priority, the oldest, and what they hold in all and at most one. */
 typedef struct hold_host {
     uint32_t head; /* the position of its first hold, HOLDS_NONE */
     uint32_t preemptible;
     int32_t least_priority;
-    int64_t newest;              /* created, Unix ms */
+    int64_t oldest;              /* created, Unix ms */
     double cpu, most_cpu;        /* vCPUs */
     int64_t memory, most_memory; /* MiB */
     int64_t disk, most_disk;     /* GiB */
@@ -94,6 +95,12 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
  * dropped. earliest_expiry is left as it was (holds_recompute_expiry). */
 size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), const void *arg,
                         void (*on_drop)(const hold *, void *), void *user);
+
+/* Whether a hold of `task_id` on `node` with `vmid` (0: none) is held. */
+bool holds_has(const holds *set, const char *task_id, const char *node, uint32_t vmid);
+
+/* Hold `h` may no longer be preempted (its host's summary follows). */
+void holds_unpreemptible(holds *set, hold *h);
 
 /* Set earliest_expiry from the holds left. */
 void holds_recompute_expiry(holds *set);

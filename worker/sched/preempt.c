@@ -41,16 +41,17 @@ typedef struct candidate {
 } candidate;
 
 /* The order victims are taken in on one host: lowest priority, then
- * newest, then the later hold (a total order: the choice is the same on
- * every worker with the same picture). */
+ * oldest (the longer a hold has waited for its VM past the grace, the
+ * likelier its client gave up), then the earlier hold (a total order: the
+ * choice is the same on every worker with the same picture). */
 static inline int by_eviction(const candidate *a, const candidate *b)
 {
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->created != b->created)
-        return a->created > b->created ? -1 : 1;
+        return a->created < b->created ? -1 : 1;
     if (a->hold_index != b->hold_index)
-        return a->hold_index > b->hold_index ? -1 : 1;
+        return a->hold_index < b->hold_index ? -1 : 1;
     return 0;
 }
 
@@ -151,20 +152,26 @@ static void add_hold(sched_host_load *load, const hold *h, int sign)
     load->vms += sign;
 }
 
-/* A hold the request may take: preemptible, of a lower priority. The one
- * test of which holds are candidates (the hosts they stand on are the ones
- * refused for capacity alone: list_prospects). */
-static bool is_candidate(const hold *h, int32_t priority)
+/* What makes a hold one the request may take. */
+typedef struct eligible {
+    int32_t priority;     /* the request's: a victim's is strictly lower */
+    int64_t not_after_ms; /* a victim was placed no later (the grace) */
+} eligible;
+
+/* A hold the request may take: preemptible, of a lower priority, placed
+ * before the grace. The one test of which holds are candidates (the hosts
+ * they stand on are the ones refused for capacity alone: list_prospects). */
+static bool is_candidate(const hold *h, const eligible *e)
 {
-    return h->preemptible && h->priority < priority;
+    return h->preemptible && h->priority < e->priority && h->created <= e->not_after_ms;
 }
 
 /* How one host's victim set compares: fewer, then lower top priority,
- * then newer (the oldest victim as new as possible). */
+ * then older (the newest victim as old as possible). */
 typedef struct verdict {
     size_t n;
     int32_t max_priority;
-    int64_t oldest; /* Unix ms */
+    int64_t newest; /* Unix ms */
 } verdict;
 
 static bool better(const verdict *a, const verdict *b)
@@ -173,7 +180,7 @@ static bool better(const verdict *a, const verdict *b)
         return a->n < b->n;
     if (a->max_priority != b->max_priority)
         return a->max_priority < b->max_priority;
-    return a->oldest > b->oldest;
+    return a->newest < b->newest;
 }
 
 /* Add victim `c` to verdict `v`. */
@@ -181,8 +188,8 @@ static void count_victim(verdict *v, const candidate *c)
 {
     if (v->n == 0 || c->priority > v->max_priority)
         v->max_priority = c->priority;
-    if (v->n == 0 || c->created < v->oldest)
-        v->oldest = c->created;
+    if (v->n == 0 || c->created > v->newest)
+        v->newest = c->created;
     v->n++;
 }
 
@@ -267,9 +274,9 @@ static verdict by_size(const fit_rule *rule, const host *hst, const holds *set,
 /* ---- finding the host without walking every hold ---- */
 
 /* A host where preemption may free room, and the best verdict it could
- * give: no victim set there has fewer victims, a lower top priority or a
- * newer oldest victim (holds_host's summary of the host's preemptible
- * holds, a superset of its candidates). */
+ * give: no victim set there has fewer victims, a lower top priority or an
+ * older newest victim (holds_host's summary of the host's preemptible
+ * holds, a superset of its candidates: those past the grace). */
 typedef struct prospect {
     size_t host;
     verdict best;
@@ -300,15 +307,16 @@ static size_t at_least(double need, double most, double all)
     return (size_t)ceil((need - SCHED_FIT_EPSILON - margin) / most);
 }
 
-/* Host i as a prospect for a request of `priority`: false when it holds no
+/* Host i as a prospect for a request `e` allows: false when it holds no
  * candidate, or taking every preemptible hold there would not make room.
  * Reads the engine's packed figures (sched_hot): a pass over thousands of
  * hosts stays in cache. */
-static bool prospect_of(const fit_rule *rule, const holds *set, size_t i, int32_t priority,
+static bool prospect_of(const fit_rule *rule, const holds *set, size_t i, const eligible *e,
                         prospect *out)
 {
     const hold_host *hh = holds_host(set, i);
-    if (!hh || hh->preemptible == 0 || hh->least_priority >= priority)
+    if (!hh || hh->preemptible == 0 || hh->least_priority >= e->priority ||
+        hh->oldest > e->not_after_ms)
         return false;
     const sched_engine *engine = rule->engine;
     const sched_hot *h = &engine->hot[i];
@@ -338,7 +346,7 @@ static bool prospect_of(const fit_rule *rule, const holds *set, size_t i, int32_
             return false;
         n = need[r] > n ? need[r] : n;
     }
-    *out = (prospect){i, {n, hh->least_priority, hh->newest}};
+    *out = (prospect){i, {n, hh->least_priority, hh->oldest}};
     return true;
 }
 
@@ -353,13 +361,13 @@ static bool refused_for_capacity(const sched_decision *decision, size_t i)
  * them) the request's (pool, dedication) group, all refused for capacity.
  * Returns how many, in `out` (room for every host). */
 static size_t list_prospects(const sched_engine *engine, const fit_rule *rule,
-                             const sched_decision *decision, int32_t priority, prospect *out)
+                             const sched_decision *decision, const eligible *e, prospect *out)
 {
     const holds *set = sched_engine_holds(engine);
     size_t n = 0, n_hosts = sched_engine_snapshot(engine)->n_hosts;
     if (decision->host_reasons) {
         for (size_t i = 0; i < n_hosts && i < decision->n_hosts; i++)
-            if (refused_for_capacity(decision, i) && prospect_of(rule, set, i, priority, &out[n]))
+            if (refused_for_capacity(decision, i) && prospect_of(rule, set, i, e, &out[n]))
                 n++;
         return n;
     }
@@ -367,7 +375,7 @@ static size_t list_prospects(const sched_engine *engine, const fit_rule *rule,
     const uint32_t *members = fitindex_members(engine->index, engine_pool_of(engine, rule->req),
                                                rule->req->dedicated, &n_members);
     for (size_t k = 0; k < n_members; k++)
-        if (prospect_of(rule, set, members[k], priority, &out[n]))
+        if (prospect_of(rule, set, members[k], e, &out[n]))
             n++;
     return n;
 }
@@ -417,13 +425,13 @@ static int scratch_fit(scratch *sc, size_t n)
 }
 
 /* Host hi's candidates into sc->cands; how many (-1: out of memory). */
-static long gather(const holds *set, size_t hi, int32_t priority, scratch *sc)
+static long gather(const holds *set, size_t hi, const eligible *e, scratch *sc)
 {
     const hold_host *hh = holds_host(set, hi);
     size_t n = 0;
     for (uint32_t p = hh->head; p != HOLDS_NONE; p = set->held[p].next_on_host) {
         const hold *h = &set->held[p];
-        if (!is_candidate(h, priority))
+        if (!is_candidate(h, e))
             continue;
         if (scratch_fit(sc, n + 1) < 0)
             return -1;
@@ -435,10 +443,10 @@ static long gather(const holds *set, size_t hi, int32_t priority, scratch *sc)
 /* The victims on host hi (by_reprieve, then by_size when it took
  * several), kept in `best` when they beat it. Returns 0, or -1 when out of
  * memory. */
-static int examine(const fit_rule *rule, const holds *set, size_t hi, int32_t priority, scratch *sc,
-                   choice *best)
+static int examine(const fit_rule *rule, const holds *set, size_t hi, const eligible *e,
+                   scratch *sc, choice *best)
 {
-    long got = gather(set, hi, priority, sc);
+    long got = gather(set, hi, e, sc);
     if (got < 0)
         return -1;
     size_t m = (size_t)got;
@@ -498,7 +506,7 @@ static bool could_win(const prospect *p, const choice *best)
  * the prospects that cannot win any more are dropped (usually all at
  * once: a host's victims often reach its bound). `every`: examine all.
  * Returns 0, or -1 when out of memory. */
-static int search(const fit_rule *rule, const holds *set, int32_t priority, prospect *list,
+static int search(const fit_rule *rule, const holds *set, const eligible *e, prospect *list,
                   size_t n, bool every, choice *best, size_t *examined)
 {
     scratch sc = {0};
@@ -511,7 +519,7 @@ static int search(const fit_rule *rule, const holds *set, int32_t priority, pros
         prospect top = list[soonest];
         list[soonest] = list[--n];
         (*examined)++;
-        rc = examine(rule, set, top.host, priority, &sc, best);
+        rc = examine(rule, set, top.host, e, &sc, best);
         size_t kept = 0;
         for (size_t k = 0; k < n; k++)
             if (every || could_win(&list[k], best))
@@ -542,6 +550,7 @@ static int fill_victims(const sched_engine *engine, const holds *set, const choi
         v->priority = h->priority;
         v->created = h->created;
         v->vmid = h->vmid;
+        v->expires = h->expires;
         v->cpu = h->cpu;
         v->memory = h->memory;
         v->disk = h->disk;
@@ -554,7 +563,7 @@ static int fill_victims(const sched_engine *engine, const holds *set, const choi
 }
 
 /* sched_preempt_choose; `every`: examine every prospect. */
-static int choose(const sched_engine *engine, const sched_request *req, int32_t priority,
+static int choose(const sched_engine *engine, const sched_request *req, const eligible *e,
                   const sched_decision *decision, bool every, sched_preemption *out, vf_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -569,8 +578,8 @@ static int choose(const sched_engine *engine, const sched_request *req, int32_t 
     prospect *prospects = malloc((hosts->n_hosts ? hosts->n_hosts : 1) * sizeof *prospects);
     if (!prospects)
         goto out;
-    size_t n = list_prospects(engine, &rule, decision, priority, prospects);
-    if (search(&rule, set, priority, prospects, n, every, &best, &out->hosts_examined) < 0)
+    size_t n = list_prospects(engine, &rule, decision, e, prospects);
+    if (search(&rule, set, e, prospects, n, every, &best, &out->hosts_examined) < 0)
         goto out;
     rc = best.found ? fill_victims(engine, set, &best, out) : 0;
 out:
@@ -587,14 +596,17 @@ out:
 }
 
 int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
-                         const sched_decision *decision, sched_preemption *out, vf_error *err)
+                         int64_t not_after_ms, const sched_decision *decision,
+                         sched_preemption *out, vf_error *err)
 {
-    return choose(engine, req, priority, decision, false, out, err);
+    eligible e = {priority, not_after_ms};
+    return choose(engine, req, &e, decision, false, out, err);
 }
 
 int sched_preempt_choose_every(const sched_engine *engine, const sched_request *req,
-                               int32_t priority, const sched_decision *decision,
-                               sched_preemption *out, vf_error *err)
+                               int32_t priority, int64_t not_after_ms,
+                               const sched_decision *decision, sched_preemption *out, vf_error *err)
 {
-    return choose(engine, req, priority, decision, true, out, err);
+    eligible e = {priority, not_after_ms};
+    return choose(engine, req, &e, decision, true, out, err);
 }

@@ -11,6 +11,16 @@
 #include "request.h"
 #include "traits.h"
 
+/* What a reservation holds. */
+typedef enum {
+    SCHED_HOLD_FULL = 0,       /* vCPUs, memory, disk, a guest slot, its vmid, custom resources */
+    SCHED_HOLD_RESOURCES_ONLY, /* custom resources alone: bound to a VM the inventory counts
+                                  otherwise, on a host that does not report its guests' custom
+                                  resources (traits.h counts_allocated) */
+    SCHED_HOLD_VMID_ONLY,      /* its vmid alone: what a preempted placement leaves until its time
+                                  runs out, as its client may be creating that VM */
+} sched_hold_kind;
+
 typedef struct sched_reservation {
     char task_id[REQUEST_TASK_ID_LEN];
     char node[HOST_NAME_LEN];
@@ -25,6 +35,7 @@ typedef struct sched_reservation {
     int32_t priority;
     int64_t created;            /* Unix ms; the newer of two equal victims goes first */
     resource_amounts resources; /* custom resources held (traits.h); n 0: none */
+    sched_hold_kind kind;       /* FULL unless said: cpu, memory, disk are then 0 */
 } sched_reservation;
 
 #endif

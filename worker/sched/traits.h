@@ -54,13 +54,21 @@ typedef struct resource_amounts {
 typedef struct host_traits {
     trait_set traits;
     resource_amounts resources; /* totals */
+    /* What the host's guests hold of them, when the inventory says
+     * (allocated_resources, as allocated_cpu for vCPUs): its figures then
+     * count a VM's custom resources once it appears, as they count its
+     * vCPUs. Without it (counts_allocated false), a reservation bound to
+     * its VM goes on holding them while the VM exists (docs/guarantees.md
+     * "The ledger"). */
+    resource_amounts allocated;
+    bool counts_allocated;
     label_set labels;
 } host_traits;
 
 /* Whether `ht` carries nothing (a host then needs no host_traits). */
 static inline bool host_traits_empty(const host_traits *ht)
 {
-    return !ht || (!ht->traits.n && !ht->resources.n && !ht->labels.n);
+    return !ht || (!ht->traits.n && !ht->resources.n && !ht->counts_allocated && !ht->labels.n);
 }
 
 /* Whether `set` holds `name` (case-insensitive). */

@@ -5,9 +5,21 @@
 void vmid_hints_set_class(vmid_hints *h, uint32_t stride, const char *worker)
 {
     /* Only a worker spreads: a dry run (no worker id) takes the lowest. */
-    h->stride = stride > 1 && worker[0] ? stride : 1;
-    h->slot = (uint32_t)(near_best_hash(worker) % h->stride);
+    uint32_t next = stride > 1 && worker[0] ? stride : 1;
+    bool keep = h->slot_given && next == h->stride;
+    h->stride = next;
+    h->slot = keep ? h->slot : (uint32_t)(near_best_hash(worker) % h->stride);
+    h->slot_given = keep;
     vmid_hints_reset(h);
+}
+
+void vmid_hints_set_slot(vmid_hints *h, uint32_t slot)
+{
+    if (h->stride < 2)
+        return;
+    h->slot = slot % h->stride;
+    h->slot_given = true;
+    h->slot_hint = vmid_first_in_slot(VMID_MIN, h->stride, h->slot);
 }
 
 void vmid_hints_reset(vmid_hints *h)

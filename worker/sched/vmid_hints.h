@@ -26,12 +26,18 @@ typedef struct vmid_hints {
     uint32_t slot;      /* this worker's residue class, when stride > 1 */
     uint32_t slot_hint; /* every id of the class below it is used or reserved */
     bool spread;        /* other workers are alive: the class first */
+    bool slot_given;    /* vmid_hints_set_slot chose the class, not the hash */
 } vmid_hints;
 
 /* The class for `stride` (scheduler.vmid_stride) and worker id `worker`
  * ("" for none: a dry run, which takes the lowest and has no class), the
- * hints at the bottom. `spread` is kept as it was. */
+ * hints at the bottom. `spread` is kept as it was, and so is a class
+ * vmid_hints_set_slot gave while the stride stays. */
 void vmid_hints_set_class(vmid_hints *h, uint32_t stride, const char *worker);
+/* Take `slot` (modulo the stride) as the class instead of the hash's: the
+ * one the worker holds a lease on (leases.h lease_take_slot); the class's
+ * hint from the bottom. Nothing with a stride of 1. */
+void vmid_hints_set_slot(vmid_hints *h, uint32_t slot);
 /* Both hints back to the bottom (a new snapshot). */
 void vmid_hints_reset(vmid_hints *h);
 /* Move both hints past every id `hosts` (may be NULL) uses or `reserved`

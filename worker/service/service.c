@@ -58,17 +58,14 @@ static int collect(service *svc, batch *b, int wait_ms, vf_error *err)
     return 0;
 }
 
-/* Undo the engine's side of a rolled-back batch. Returns whether a release
- * was undone too: the engine then lacks holds the store still has. */
-static bool forget_reservations(service *svc, const batch *b)
+/* Undo the engine's side of a rolled-back batch (the book then takes the
+ * store's whole picture again: a release undone left the engine without
+ * holds the store still has). */
+static void forget_reservations(service *svc, const batch *b)
 {
-    bool released = false;
-    for (size_t i = 0; i < b->n_items; i++) {
+    for (size_t i = 0; i < b->n_items; i++)
         if (b->items[i].outcome.reserved)
             sched_engine_release(svc->engine, b->items[i].outcome.task_id);
-        released |= b->items[i].outcome.released;
-    }
-    return released;
 }
 
 /* Follow the inventory (service_follower.h): every round, busy or idle, so
@@ -88,6 +85,52 @@ static int sync_inventory(service *svc, vf_error *err)
  * (scheduler.vmid_stride). */
 #define PEERS_CHECK_INTERVAL_S 1
 
+/* Hold the lease of a vmid class no other live worker holds, and decide in
+ * it: renewed every LEASE_RENEW_S; taken again when the stride changed or
+ * another worker took it (this one was paused past the lease). Without one
+ * (a store error, every class held) the class stays as it was: both are
+ * safe, only more claims would miss. */
+static void keep_vmid_slot(service *svc, int64_t now)
+{
+    uint32_t stride = sched_engine_vmid_stride(svc->engine);
+    if (svc->slot_held && svc->slot_stride == stride &&
+        now - svc->slot_checked_at_ms < (int64_t)LEASE_RENEW_S * 1000)
+        return;
+    svc->slot_checked_at_ms = now;
+    vf_error err;
+    vf_error_init(&err);
+    if (svc->slot_held && svc->slot_stride == stride) {
+        int held = lease_keep_slot(svc->store, svc->owner, stride, svc->slot, &err);
+        if (held != 0) {
+            if (held < 0)
+                log_debug("store: renewing the vmid class: %s", err.text);
+            return;
+        }
+        log_warn("vmid class %u of %u: another worker holds it now; taking another", svc->slot,
+                 stride);
+    } else if (svc->slot_held) {
+        lease_give_slot(svc->store, svc->owner, svc->slot_stride, svc->slot);
+    }
+    svc->slot_held = false;
+    uint32_t slot = 0;
+    int took = lease_take_slot(svc->store, svc->owner, stride, sched_engine_vmid_slot(svc->engine),
+                               &slot, &err);
+    if (took < 0) {
+        log_debug("store: taking a vmid class: %s", err.text);
+        return;
+    }
+    if (took == 0) {
+        log_warn("vmid classes: all %u are held by live workers; this one shares one", stride);
+        return;
+    }
+    svc->slot_held = true;
+    svc->slot_stride = stride;
+    svc->slot = slot;
+    sched_engine_set_vmid_slot(svc->engine, slot);
+    log_info("vmid class %u of %u (while other workers are alive, vmids %% %u == %u first)", slot,
+             stride, stride, slot);
+}
+
 /* Count the other live workers and tell the engine. A store error here is
  * no reason to stop: the setting stays as it was (both are safe; the store's
  * unique index keeps every vmid to one reservation), and the next check, or
@@ -97,6 +140,7 @@ static void follow_peers(service *svc)
     if (!sched_engine_vmid_spreads(svc->engine))
         return;
     int64_t now = clock_mono_ms();
+    keep_vmid_slot(svc, now);
     if (svc->peers_checked_at_ms &&
         now - svc->peers_checked_at_ms < (int64_t)PEERS_CHECK_INTERVAL_S * 1000)
         return;
@@ -132,24 +176,27 @@ static void finish_syncing_early(service *svc)
     svc->early_status = finish_syncing(svc, &svc->early_err);
 }
 
-/* A batch decided from a picture another worker made stale is decided
- * again this many times at most; then it fails like a store error (nothing
- * acked, the broker delivers it again). With SQLite a conflict cannot recur
- * within one transaction: it holds the store's write lock from the catch-up
- * to the commit. PostgreSQL has no such lock: the second pass runs beside
- * the other workers as the first did (its catch-up has just taken the hosts
- * that conflicted, so it seldom conflicts again), and only the last runs
- * alone (store_begin_exclusive), so that a batch always gets through: taking
- * the store-wide lock exclusively at every conflict made every worker wait
- * for the one deciding again. */
+/* A batch whose commit failed for a conflict (another worker recorded one
+ * of its tasks first; a placement claimed with the commit, all or none, no
+ * longer fitted) is decided again this many times at most; then it fails
+ * like a store error (nothing acked, the broker delivers it again). A
+ * placement whose claim misses is not such a conflict: it alone is decided
+ * again, in the same transaction (settle_claims). */
 #define MAX_DECISION_PASSES 3
+
+/* How many rounds of claims one batch makes at most: each round decides
+ * again only the placements whose claims missed in the one before, over
+ * the store's picture of their hosts. Past this the batch fails as a
+ * conflict. */
+#define MAX_CLAIM_ROUNDS 8
 
 static task_message message_of(const batch_item *item)
 {
     const amqp_link_delivery *d = &item->delivery;
-    return (task_message){d->body,        d->body_len,   d->too_large, d->body_size,
-                          d->routing_key, d->message_id, d->reply_to,  d->redelivered,
-                          d->attempt,     d->user_id,    d->recheck,   item->parsed};
+    return (task_message){d->body,          d->body_len,   d->too_large, d->body_size,
+                          d->routing_key,   d->message_id, d->reply_to,  d->redelivered,
+                          d->attempt,       d->user_id,    d->recheck,   item->parsed,
+                          d->correlation_id};
 }
 
 /* Read the batch's tasks in one statement (PostgreSQL: one round trip for
@@ -249,6 +296,77 @@ static int record_dead_letters(service *svc, const batch *b, const char *now, vf
     return 0;
 }
 
+/* Decide and record item `i` of the batch in the open transaction. */
+static int handle_item(service *svc, task_handler *handler, batch_item *item, vf_error *err)
+{
+    const amqp_link_delivery *d = &item->delivery;
+    task_message msg = message_of(item);
+    /* Its rows kept for the commit are its own, should its claim miss. */
+    store_tag_writes(svc->store, item->read && item->parsed ? item->task_id : NULL);
+    int rc = spare_handler_accepts(d->routing_key)
+                 ? spare_handler_handle(handler, &msg, &item->outcome, err)
+             : release_handler_accepts(d->routing_key)
+                 ? release_handler_handle(handler, &msg, &item->outcome, err)
+                 : task_handler_handle(handler, &msg, &item->outcome, err);
+    store_tag_writes(svc->store, NULL);
+    return rc;
+}
+
+/* The placements whose claims missed (reservations.h): undo what the
+ * transaction wrote for each such task and decide its messages again (its
+ * host's picture is the store's now). Returns 0, or -1 with err. */
+static int redo_missed(service *svc, task_handler *handler, batch *b,
+                       const reservation_misses *misses, vf_error *err)
+{
+    for (size_t k = 0; k < misses->n; k++) {
+        const char *task_id = misses->task_ids[k];
+        if (store_task_undo(svc->store, task_id, err) < 0 ||
+            store_forget_tagged(svc->store, task_id, err) < 0) {
+            /* Nothing to undo it with: the batch goes as a whole. */
+            err->code = VF_ECONFLICT;
+            return -1;
+        }
+        /* Every message of the task, in order: a later copy was decided
+         * over what the first wrote. */
+        for (size_t i = 0; i < b->n_items; i++) {
+            batch_item *item = &b->items[i];
+            if (strcmp(item->outcome.task_id, task_id) != 0)
+                continue;
+            task_outcome_close(&item->outcome);
+            if (handle_item(svc, handler, item, err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* End of the batch's decisions: claim what waits for it (PostgreSQL) and
+ * decide again what missed, until nothing misses. */
+static int settle_claims(service *svc, task_handler *handler, batch *b, vf_error *err)
+{
+    for (int round = 1;; round++) {
+        reservation_misses misses = {0};
+        int rc = reservation_book_settle(svc->book, svc->store, &misses, err);
+        if (rc == 0 && misses.n > 0) {
+            svc->missed_since_summary += misses.n;
+            log_debug("batch of %zu: %zu placements no longer fitted at their claims (round %d); "
+                      "deciding them again",
+                      b->n_items, misses.n, round);
+            if (round == MAX_CLAIM_ROUNDS) {
+                vf_error_set(err, VF_ECONFLICT, "%zu placements still missed after %d rounds",
+                             misses.n, round);
+                rc = -1;
+            } else {
+                rc = redo_missed(svc, handler, b, &misses, err);
+            }
+        }
+        bool done = rc < 0 || misses.n == 0;
+        reservation_misses_close(&misses);
+        if (done)
+            return rc;
+    }
+}
+
 /* The handler's question (handler.h): does the broker refuse `key` on the
  * virtflow exchange? */
 static bool refuses_on_exchange(void *context, const char *key)
@@ -258,12 +376,13 @@ static bool refuses_on_exchange(void *context, const char *key)
 
 /* One pass: catch up with the other writers, then decide and record every
  * message of the batch, in one transaction. */
-static int record_pass(service *svc, batch *b, int pass, vf_error *err)
+static int record_pass(service *svc, batch *b, vf_error *err)
 {
     char now[STORE_TIME_SIZE];
     store_now(now);
-    int rc = pass == MAX_DECISION_PASSES ? store_begin_exclusive(svc->store, err)
-                                         : store_begin(svc->store, err);
+    int64_t begin_us = clock_mono_us();
+    int rc = store_begin(svc->store, err);
+    svc->begin_wait_s += (double)(clock_mono_us() - begin_us) / 1e6;
     if (rc < 0)
         return -1;
     size_t marked = 0;
@@ -294,14 +413,7 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
                             svc->refusals};
     int64_t started_at = clock_mono_us(), first_at = started_at;
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
-        batch_item *item = &b->items[i];
-        const amqp_link_delivery *d = &item->delivery;
-        task_message msg = message_of(item);
-        rc = spare_handler_accepts(d->routing_key)
-                 ? spare_handler_handle(&handler, &msg, &item->outcome, err)
-             : release_handler_accepts(d->routing_key)
-                 ? release_handler_handle(&handler, &msg, &item->outcome, err)
-                 : task_handler_handle(&handler, &msg, &item->outcome, err);
+        rc = handle_item(svc, &handler, &b->items[i], err);
         if (svc->metrics) {
             int64_t decided_at = clock_mono_us();
             worker_metrics_decided(svc->metrics, (double)(decided_at - started_at) / 1e6);
@@ -314,8 +426,13 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         }
     }
     if (rc == 0)
+        rc = settle_claims(svc, &handler, b, err);
+    if (rc == 0)
         rc = record_dead_letters(svc, b, now, err);
     int64_t handled_at = clock_mono_us();
+    if (rc == 0)
+        rc = reservation_book_send_with_commit(svc->book, svc->store, err);
+    bool committing = rc == 0;
     if (rc == 0)
         rc = store_commit(svc->store, err);
     log_debug("batch of %zu: handled in %.2f ms, committed in %.2f ms", b->n_items,
@@ -324,8 +441,13 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
         vf_error ignored;
         vf_error_init(&ignored);
         (void)store_rollback(svc->store, &ignored);
-        bool released = forget_reservations(svc, b);
-        reservation_book_rolled_back(svc->book, err->code == VF_ECONFLICT || released);
+        forget_reservations(svc, b);
+        /* A lost connection may have cut the COMMIT itself: its fate is
+         * unknown, so what the claims recorded stays (to expire, or to be
+         * given back by the task's next attempt). */
+        char at[STORE_TIME_SIZE];
+        store_now(at);
+        reservation_book_rolled_back(svc->book, !committing || err->code != VF_EUNAVAILABLE, at);
         return -1;
     }
     reservation_book_committed(svc->book);
@@ -336,7 +458,11 @@ static int record_pass(service *svc, batch *b, int pass, vf_error *err)
     if (svc->metrics) {
         worker_metrics_batch(svc->metrics, b->n_items,
                              (double)(clock_mono_us() - handled_at) / 1e6);
-        worker_metrics_round_trips(svc->metrics, store_round_trips(svc->store));
+        worker_metrics_round_trips(svc->metrics,
+                                   store_round_trips(svc->store) + store_round_trips(svc->claims));
+        reservation_claim_stats claims = reservation_book_stats(svc->book);
+        worker_metrics_claims(svc->metrics, claims.claims, claims.missed,
+                              svc->begin_wait_s + claims.lock_wait_ms / 1e3);
         int64_t committed_ms = clock_wall_ms();
         for (size_t i = 0; i < b->n_items; i++)
             worker_metrics_outcome(svc->metrics, &b->items[i].delivery, &b->items[i].outcome,
@@ -351,7 +477,7 @@ static int record_batch(service *svc, batch *b, vf_error *err)
 {
     spare_driver_take_released(svc->spares, release_in_engine, svc->engine);
     for (int pass = 1;; pass++) {
-        if (record_pass(svc, b, pass, err) == 0)
+        if (record_pass(svc, b, err) == 0)
             return 0;
         if (err->code != VF_ECONFLICT || pass == MAX_DECISION_PASSES)
             return -1;
@@ -362,6 +488,33 @@ static int record_batch(service *svc, batch *b, vf_error *err)
             task_outcome_close(&b->items[i].outcome);
         vf_error_init(err);
     }
+}
+
+/* An item's replies: its answer, to the message's client or the one its
+ * task recorded (a request republished after a preemption names none), and
+ * those to other tasks' clients (a preempted victim's). */
+static int publish_replies(service *svc, const amqp_link_delivery *d, const task_outcome *o,
+                           vf_error *err)
+{
+    const char *to = o->reply_to ? o->reply_to : d->reply_to;
+    if (o->reply_body && to) {
+        amqp_link_message msg = {.body = o->reply_body,
+                                 .body_len = strlen(o->reply_body),
+                                 .message_id = o->task_id,
+                                 .correlation_id =
+                                     o->reply_to ? o->correlation_id : d->correlation_id};
+        if (service_publish_tracked(svc->publisher, "", to, &msg, PUB_REPLY, 0, o->task_id, err) <
+            0)
+            return -1;
+    }
+    for (size_t k = 0; k < o->n_replies; k++) {
+        const outcome_reply *r = &o->replies[k];
+        amqp_link_message msg = {
+            .body = r->body, .body_len = strlen(r->body), .correlation_id = r->correlation_id};
+        if (service_publish_tracked(svc->publisher, "", r->to, &msg, PUB_REPLY, 0, NULL, err) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* A retry or dead letter whose exchange the broker refuses: rejected
@@ -424,15 +577,8 @@ static int ack_and_publish(service *svc, const batch *b, vf_error *err)
                                         m->id, err) < 0)
                 return -1;
         }
-        if (o->reply_body && d->reply_to) {
-            amqp_link_message msg = {.body = o->reply_body,
-                                     .body_len = strlen(o->reply_body),
-                                     .message_id = o->task_id,
-                                     .correlation_id = d->correlation_id};
-            if (service_publish_tracked(svc->publisher, "", d->reply_to, &msg, PUB_REPLY, 0,
-                                        o->task_id, err) < 0)
-                return -1;
-        }
+        if (publish_replies(svc, d, o, err) < 0)
+            return -1;
         if (o->action == TASK_RETRY) {
             char tier[BROKER_NAME_MAX];
             if (broker_names_retry(o->delay_s, tier, sizeof tier) < 0) {
@@ -519,11 +665,16 @@ static void log_summary(service *svc, bool final)
                  "store (virtflowctl tasks)",
                  (unsigned long long)svc->placed_since_summary, span_s,
                  span_s > 0 ? (double)svc->placed_since_summary / span_s : 0.0);
+    if (svc->missed_since_summary)
+        log_info("decided %llu placements again in the last %.0f s: their hosts had no room left "
+                 "when claimed (other workers had taken it), or their vmids were held",
+                 (unsigned long long)svc->missed_since_summary, span_s);
     if (svc->conflicts_since_summary)
-        log_info("decided %llu batches again in the last %.0f s: other workers had changed their "
-                 "hosts or groups",
+        log_info("decided %llu batches again in the last %.0f s: another worker had recorded "
+                 "one of their tasks, or placements claimed with the commit no longer fitted",
                  (unsigned long long)svc->conflicts_since_summary, span_s);
     svc->placed_since_summary = 0;
+    svc->missed_since_summary = 0;
     svc->conflicts_since_summary = 0;
     svc->last_summary_us = now;
 }
@@ -565,7 +716,15 @@ static int open_parts(service *svc, vf_error *err)
     if (lease_announce(svc->store, svc->owner, err) < 0)
         return -1;
     follow_peers(svc);
-    svc->book = reservation_book_new(svc->engine, err);
+    /* PostgreSQL: a batch's claims run on a connection of their own, each
+     * in a transaction of its own, while the batch's transaction is open
+     * (reservations.h). SQLite checks them in the batch's transaction. */
+    if (!store_writers_serialized(svc->store)) {
+        svc->claims = store_config_open(svc->config, STORE_READ_WRITE, err);
+        if (!svc->claims)
+            return -1;
+    }
+    svc->book = reservation_book_new(svc->engine, svc->claims, err);
     if (!svc->book)
         return -1;
     long held = reservation_book_load(svc->book, svc->store, 0, err);
@@ -606,6 +765,8 @@ static int open_parts(service *svc, vf_error *err)
     if (!svc->rechecks)
         return -1;
     store_set_wait_hook(svc->store, keep_link_alive, svc);
+    if (svc->claims)
+        store_set_wait_hook(svc->claims, keep_link_alive, svc);
     svc->refresher =
         inventory_refresher_start(svc->inventory, svc->config->inventory.refresh_s, false, err);
     if (!svc->refresher)
@@ -633,6 +794,8 @@ static void close_parts(service *svc)
         vf_error_init(&ignored);
         (void)store_lease_release(svc->store, "housekeeping", svc->owner, &ignored);
         lease_withdraw(svc->store, svc->owner);
+        if (svc->slot_held)
+            lease_give_slot(svc->store, svc->owner, svc->slot_stride, svc->slot);
     }
     service_checkpoint_stop(svc->checkpoints);
     inventory_refresher_stop(svc->refresher);
@@ -652,6 +815,9 @@ static void close_parts(service *svc)
     reservation_book_free(svc->book);
     sched_engine_free(svc->engine);
     wal_sync_stop(svc->sync);
+    if (svc->claims)
+        store_set_wait_hook(svc->claims, NULL, NULL);
+    store_close(svc->claims);
     store_close(svc->store);
 }
 

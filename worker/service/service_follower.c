@@ -99,6 +99,65 @@ static void note_materialised(const sched_reservation *res, void *user)
     }
 }
 
+/* Bound reservations whose VMs the snapshot no longer shows: their custom
+ * resources stop counting (docs/guarantees.md "The ledger"). */
+typedef struct vm_gone {
+    int64_t id;
+    char task_id[REQUEST_TASK_ID_LEN];
+    char node[HOST_NAME_LEN];
+} vm_gone;
+
+typedef struct gone_vms {
+    const hostset *hosts;
+    const char *fetched; /* the snapshot's fetch time */
+    vm_gone *vms;
+    size_t n, cap;
+    bool failed;
+} gone_vms;
+
+/* A VM is gone when a snapshot fetched after the one that bound it lists
+ * its host online and its vmid nowhere: not as a guest of any host, not
+ * among the ids in use. A host that is absent or not online may simply not
+ * be listing its guests: nothing is concluded from it. */
+static int note_gone_vm(const store_held_resources *r, void *arg)
+{
+    gone_vms *g = arg;
+    const host *h = hostset_find(g->hosts, r->node);
+    if (!r->bound_at || strcmp(r->bound_at, g->fetched) >= 0 || !h || h->status != HOST_ONLINE ||
+        (r->vmid > 0 && hostset_vmid_used(g->hosts, (uint32_t)r->vmid)))
+        return 0;
+    if (grow_array((void **)&g->vms, &g->cap, g->n + 1, sizeof *g->vms) < 0) {
+        g->failed = true;
+        return 1;
+    }
+    vm_gone *vm = &g->vms[g->n++];
+    vm->id = r->id;
+    snprintf(vm->task_id, sizeof vm->task_id, "%s", r->task_id);
+    snprintf(vm->node, sizeof vm->node, "%s", r->node);
+    return 0;
+}
+
+/* In the sync's transaction: end the custom resources of the VMs the new
+ * snapshot shows gone. Returns 0 or -1 with err. */
+static int end_resources_of_gone(service_follower *f, const char *fetched, gone_vms *g,
+                                 vf_error *err)
+{
+    g->hosts = f->view.hosts;
+    g->fetched = fetched;
+    if (!g->hosts)
+        return 0;
+    if (store_reservations_holding_resources(f->store, note_gone_vm, g, err) < 0)
+        return -1;
+    if (g->failed) {
+        vf_error_set(err, VF_ENOMEM, "out of memory following VMs that hold custom resources");
+        return -1;
+    }
+    for (size_t i = 0; i < g->n; i++)
+        if (store_reservation_resources_end(f->store, g->vms[i].id, fetched, err) < 0)
+            return -1;
+    return 0;
+}
+
 /* Past inventory.max_age_s the snapshot no longer describes the hosts well
  * enough to place on: placements stop (tasks retry, then end exhausted)
  * until a refresh succeeds. Says so once when it starts and when it ends. */
@@ -211,6 +270,7 @@ int service_follower_sync(service_follower *f, int record_every_s, bool *room_ch
 {
     *room_changed = false;
     materialised gone = {0};
+    gone_vms vms_gone = {0};
     int rc = follow(f, &gone, err);
     if (rc == 0 && (gone.n || f->view_fetched_ms > f->clock_recorded_ms)) {
         size_t expired_held = sched_engine_expire(f->engine, f->view_fetched_ms / 1000);
@@ -228,6 +288,8 @@ int service_follower_sync(service_follower *f, int record_every_s, bool *room_ch
             rc = store_inventory_fresh_set(f->store, fetched, err);
         if (rc == 0 && f->view_fetched_ms > f->clock_recorded_ms)
             rc = record_snapshot(f, record_every_s, fetched, err);
+        if (rc == 0 && f->view_fetched_ms > f->clock_recorded_ms)
+            rc = end_resources_of_gone(f, fetched, &vms_gone, err);
         if (rc == 0 && (expired = store_reservations_expire(f->store, fetched, err)) < 0)
             rc = -1;
         if (rc == 0)
@@ -247,6 +309,13 @@ int service_follower_sync(service_follower *f, int record_every_s, bool *room_ch
             *room_changed = true; /* a new snapshot, or holds ended */
             if (gone.n)
                 log_info("reservations: %zu ended: the inventory now shows their VMs", gone.n);
+            for (size_t i = 0; i < vms_gone.n; i++)
+                sched_engine_end_resources(f->engine, vms_gone.vms[i].task_id,
+                                           vms_gone.vms[i].node);
+            if (vms_gone.n)
+                log_info("reservations: the custom resources of %zu VMs ended: the inventory "
+                         "fetched at %s no longer shows them",
+                         vms_gone.n, fetched);
             if (expired > 0 || expired_held > 0)
                 log_info("reservations: %zu expired unclaimed (scheduler.reservation_ttl_s, "
                          "judged against the inventory fetched at %s)",
@@ -254,5 +323,6 @@ int service_follower_sync(service_follower *f, int record_every_s, bool *room_ch
         }
     }
     free(gone.vms);
+    free(vms_gone.vms);
     return rc;
 }

@@ -84,6 +84,7 @@ typedef struct service {
     char owner[STORE_OWNER_SIZE]; /* this worker instance, in the store's leases */
     amqp_link *link;
     store *store;
+    store *claims; /* PostgreSQL: where the batches' claims run, outside their transactions */
     sched_engine *engine;
     reservation_book *book; /* the engine's reservations and the host generations behind them */
     inventory *inventory;
@@ -97,9 +98,14 @@ typedef struct service {
     service_publisher *publisher; /* publishes, confirms, the outbox sweep */
     amqp_refusals *refusals;      /* publish paths the broker refused: never tried again */
     int64_t peers_checked_at_ms;  /* monotonic: follow_peers last counted the other workers */
-    bool sync_failed;             /* a WAL sync failed: nothing more may be acked */
+    int64_t slot_checked_at_ms;   /* monotonic: follow_peers last renewed the vmid class */
+    bool slot_held;               /* the lease of a vmid class (slot_stride, slot) is ours */
+    uint32_t slot_stride, slot;
+    bool sync_failed; /* a WAL sync failed: nothing more may be acked */
     uint64_t placed_since_summary;
     uint64_t conflicts_since_summary; /* batches decided again: another worker got there first */
+    uint64_t missed_since_summary;    /* placements decided again: their claims missed */
+    double begin_wait_s;              /* seconds store_begin waited (SQLite's write lock) */
     int64_t last_summary_us;          /* monotonic */
     round_status early_status;        /* of a finish_syncing_early during this round */
     vf_error early_err;

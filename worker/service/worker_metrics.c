@@ -66,8 +66,11 @@ struct worker_metrics {
     pthread_mutex_t params_lock;
     sched_params params;
     metrics_series *reservations, *outbox, *scrape_errors;
-    metrics_series *round_trips; /* the main store handle's waits for the server */
-    uint64_t round_trips_seen;   /* main thread only: what round_trips counts up to */
+    metrics_series *round_trips;   /* the batches' and claims' waits for the server */
+    metrics_series *claims;        /* placements claimed (reservations.h), a total kept there */
+    metrics_series *claims_missed; /* of which missed: decided again */
+    metrics_series *lock_wait;     /* seconds waited for the store's locks, a total kept here */
+    uint64_t round_trips_seen;     /* main thread only: what round_trips counts up to */
     process_metrics process;
 
     atomic_bool is_connected, is_consuming, is_writable;
@@ -463,10 +466,22 @@ static int define(worker_metrics *wm, vf_error *err)
     wm->scrape_errors = single(wm, METRICS_COUNTER, "virtflow_scrape_errors_total",
                                "Scrapes whose store-backed gauges could not be read", NULL, 0, err);
     wm->round_trips = single(wm, METRICS_COUNTER, "virtflow_store_round_trips_total",
-                             "Times the worker's batch store handle waited for the database "
+                             "Times the worker's batches and claims waited for the database "
                              "server's answer (PostgreSQL; 0 on SQLite)",
                              NULL, 0, err);
-    if (!wm->round_trips)
+    wm->claims = single(wm, METRICS_COUNTER, "virtflow_claims_total",
+                        "Placements claimed by fit in the store (docs/operations.md \"Running "
+                        "several workers\")",
+                        NULL, 0, err);
+    wm->claims_missed = single(wm, METRICS_COUNTER, "virtflow_claims_missed_total",
+                               "Claims that missed (no room left on the host in the store, or "
+                               "the vmid held): the placement was decided again",
+                               NULL, 0, err);
+    wm->lock_wait = single(wm, METRICS_COUNTER, "virtflow_store_lock_wait_seconds_total",
+                           "Seconds the batches waited for the store's locks: SQLite's write "
+                           "lock; PostgreSQL's claims' host locks",
+                           NULL, 0, err);
+    if (!wm->round_trips || !wm->claims || !wm->claims_missed || !wm->lock_wait)
         return -1;
     if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
@@ -613,6 +628,15 @@ void worker_metrics_round_trips(worker_metrics *wm, uint64_t total)
     if (total > wm->round_trips_seen)
         metrics_add(wm->round_trips, total - wm->round_trips_seen);
     wm->round_trips_seen = total;
+}
+
+void worker_metrics_claims(worker_metrics *wm, uint64_t claims, uint64_t missed, double lock_wait_s)
+{
+    if (!wm)
+        return;
+    metrics_set(wm->claims, (double)claims);
+    metrics_set(wm->claims_missed, (double)missed);
+    metrics_set(wm->lock_wait, lock_wait_s);
 }
 
 static const char *dead_reason(const amqp_link_delivery *d, const task_outcome *o)

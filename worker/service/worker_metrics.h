@@ -59,6 +59,10 @@ void worker_metrics_batch(worker_metrics *wm, size_t n, double commit_seconds);
  * database server since it was opened (store_round_trips): the counter
  * follows it. */
 void worker_metrics_round_trips(worker_metrics *wm, uint64_t total);
+/* The totals since the start: placements claimed, claims that missed, and
+ * seconds the batches waited for the store's locks. */
+void worker_metrics_claims(worker_metrics *wm, uint64_t claims, uint64_t missed,
+                           double lock_wait_s);
 
 /* One message of a committed batch: counts its outcome. `commit_wall_ms`
  * is when the batch committed (Unix ms), for the publish-to-commit latency
