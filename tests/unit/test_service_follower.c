@@ -187,7 +187,7 @@ static void test_snapshots(service_fixture *f)
     inventory *other = open_inventory(f, "fixtures/inventory/file/valid/defaults.yaml");
     if (!other)
         goto out;
-    inventory_adopt_settings(source, other); /* frees it */
+    inventory_adopt_settings(source, other);    /* frees it */
     f->config->inventory.record_every_s = 7200; /* an hour since the first */
     fetch_and_sync(f, source, follower);
     CHECK(snapshots(svc) == 1);

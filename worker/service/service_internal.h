@@ -5,8 +5,8 @@
  * publisher: publishing with confirms, the outbox sweep),
  * service_checkpoint.h (the checkpointer: WAL checkpoints and lease renewal
  * on a thread of their own), the inventory refresh thread
- * (inventory_refresher.h, shared with virtflow-api), service_follower.h (following its snapshots: the engine's hosts,
- * the reservation clock, recorded snapshots) and service_recheck.h (sending
+ * (inventory_refresher.h, shared with virtflow-api), service_follower.h (following its snapshots:
+ * the engine's hosts, the reservation clock, recorded snapshots) and service_recheck.h (sending
  * waiting tasks again when room grows). */
 #ifndef VF_SERVICE_INTERNAL_H
 #define VF_SERVICE_INTERNAL_H
