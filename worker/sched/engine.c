@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "engine_internal.h"
+#include "grow.h"
 #include "near_best.h"
 
 _Static_assert(SCHED_SCORE_COUNT <= SCHED_MAX_SCORES, "a decision lists every score");
@@ -309,25 +310,12 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
     /* The index points into the per-host arrays, which may move below. */
     fitindex_clear(engine->index);
     if (n > engine->capacity) {
-        sched_host_load *load = realloc(engine->load, n * sizeof *load);
-        if (load)
-            engine->load = load;
-        sched_hot *hot = realloc(engine->hot, n * sizeof *hot);
-        if (hot)
-            engine->hot = hot;
-        uint8_t *reasons = realloc(engine->reasons, n);
-        if (reasons)
-            engine->reasons = reasons;
-        uint32_t *candidates = realloc(engine->candidates, n * sizeof *candidates);
-        if (candidates)
-            engine->candidates = candidates;
-        double *total = realloc(engine->total, n * sizeof *total);
-        if (total)
-            engine->total = total;
-        int64_t(*held)[RESOURCES_MAX] = realloc(engine->resources_held, n * sizeof *held);
-        if (held)
-            engine->resources_held = held;
-        if (!load || !hot || !reasons || !candidates || !total || !held) {
+        if (resize_array((void **)&engine->load, n, sizeof *engine->load) < 0 ||
+            resize_array((void **)&engine->hot, n, sizeof *engine->hot) < 0 ||
+            resize_array((void **)&engine->reasons, n, sizeof *engine->reasons) < 0 ||
+            resize_array((void **)&engine->candidates, n, sizeof *engine->candidates) < 0 ||
+            resize_array((void **)&engine->total, n, sizeof *engine->total) < 0 ||
+            resize_array((void **)&engine->resources_held, n, sizeof *engine->resources_held) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory sizing the scheduler for %zu hosts", n);
             return -1;
         }

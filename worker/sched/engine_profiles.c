@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "grow.h"
 
 int sched_engine_add_profile(sched_engine *engine, const char *name, const sched_params *params,
                              vf_error *err)
@@ -18,12 +19,11 @@ int sched_engine_add_profile(sched_engine *engine, const char *name, const sched
                      name, SCHED_PROFILE_NAME_LEN - 1);
         return -1;
     }
-    sched_engine **grown = realloc(engine->profiles, (engine->n_profiles + 1) * sizeof *grown);
-    if (!grown) {
+    if (resize_array((void **)&engine->profiles, engine->n_profiles + 1, sizeof *engine->profiles) <
+        0) {
         vf_error_set(err, VF_ENOMEM, "out of memory creating scheduler profile %s", name);
         return -1;
     }
-    engine->profiles = grown;
     sched_engine *profile = sched_engine_new(params, err);
     if (!profile)
         return -1;

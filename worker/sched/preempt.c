@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "grow.h"
 #include "holds.h"
 #include "plugins.h"
 
@@ -403,22 +404,11 @@ static int scratch_fit(scratch *sc, size_t n)
 {
     if (n <= sc->cap)
         return 0;
-    candidate *cands = realloc(sc->cands, n * sizeof *cands);
-    if (cands)
-        sc->cands = cands;
-    bool *victim = realloc(sc->victim, n * sizeof *victim);
-    if (victim)
-        sc->victim = victim;
-    bool *alt = realloc(sc->alt, n * sizeof *alt);
-    if (alt)
-        sc->alt = alt;
-    double *useful = realloc(sc->useful, n * sizeof *useful);
-    if (useful)
-        sc->useful = useful;
-    size_t *order = realloc(sc->order, n * sizeof *order);
-    if (order)
-        sc->order = order;
-    if (!cands || !victim || !alt || !useful || !order)
+    if (resize_array((void **)&sc->cands, n, sizeof *sc->cands) < 0 ||
+        resize_array((void **)&sc->victim, n, sizeof *sc->victim) < 0 ||
+        resize_array((void **)&sc->alt, n, sizeof *sc->alt) < 0 ||
+        resize_array((void **)&sc->useful, n, sizeof *sc->useful) < 0 ||
+        resize_array((void **)&sc->order, n, sizeof *sc->order) < 0)
         return -1;
     sc->cap = n;
     return 0;
@@ -477,13 +467,8 @@ static int examine(const fit_rule *rule, const holds *set, size_t hi, const elig
         (best->found && !better(&v, &best->v) && !(same_verdict(&v, &best->v) && hi < best->host)))
         return 0;
     if (m > best->cap) {
-        candidate *cands = realloc(best->cands, m * sizeof *cands);
-        if (cands)
-            best->cands = cands;
-        bool *victim = realloc(best->victim, m * sizeof *victim);
-        if (victim)
-            best->victim = victim;
-        if (!cands || !victim)
+        if (resize_array((void **)&best->cands, m, sizeof *best->cands) < 0 ||
+            resize_array((void **)&best->victim, m, sizeof *best->victim) < 0)
             return -1;
         best->cap = m;
     }
