@@ -170,3 +170,18 @@ int store_reservations_around(store *s, const char *at, store_reservation_fn fn,
     db_stmt_free(st);
     return rc;
 }
+
+int store_group_reservations(store *s, const char *group, store_reservation_fn fn, void *ctx,
+                             vf_error *err)
+{
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st,
+                    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                    "WHERE group_name = ?1 ORDER BY id",
+                    err))
+        return -1;
+    db_bind_text(st, 1, group);
+    int rc = store_reservations_each(s, st, "reading a group's reservations", fn, ctx, err);
+    db_stmt_free(st);
+    return rc;
+}

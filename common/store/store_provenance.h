@@ -64,4 +64,10 @@ int store_inventory_snapshot_get(store *s, int64_t id, char **hosts, char **reco
 int store_reservations_around(store *s, const char *at, store_reservation_fn fn, void *ctx,
                               vf_error *err) __attribute__((warn_unused_result));
 
+/* Every reservation row ever recorded for group `group` (held, released or
+ * bound), oldest first, columns as store_reservations_live. Returns 0 or -1
+ * with err. */
+int store_group_reservations(store *s, const char *group, store_reservation_fn fn, void *ctx,
+                             vf_error *err) __attribute__((warn_unused_result));
+
 #endif

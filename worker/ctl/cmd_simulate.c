@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "host_json.h"
+#include "ids.h"
 #include "replay.h"
 #include "request.h"
 #include "spare_place.h"
@@ -50,15 +51,8 @@ static void simulate_usage(FILE *out)
 /* Store time text (2026-11-22T01:02:03.123Z) to Unix ms; -1 if malformed. */
 static int64_t time_ms(const char *text)
 {
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    int ms = 0;
-    if (!text || sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                        &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (int64_t)timegm(&tm) * 1000 + ms;
+    int64_t ms = -1;
+    return ids_parse_time_ms(text, &ms) < 0 ? -1 : ms;
 }
 
 typedef struct step {
@@ -88,24 +82,11 @@ static int parse_schedule(const json_t *body, step *st)
     return body ? sched_request_parse(body, &st->req, &err) : -1;
 }
 
-/* The fields of a spare.prepare body the placement reads (the worker's
- * spare_handler checked the rest when it was recorded). */
 static int parse_spare_prepare(const json_t *body, step *st)
 {
     vf_error err;
     vf_error_init(&err);
-    sched_request_init(&st->req);
-    const json_t *count = json_object_get(body, "count");
-    const json_t *timeout = json_object_get(body, "ready_timeout_s");
-    if (!json_is_integer(count) || json_integer_value(count) < 1 ||
-        json_integer_value(count) > SCHED_SPARE_MAX_COUNT ||
-        (timeout && (!json_is_integer(timeout) || json_integer_value(timeout) < 1 ||
-                     json_integer_value(timeout) > 86400)) ||
-        sched_request_parse_placement(body, &st->req, &err) < 0)
-        return -1;
-    st->spare_count = (int)json_integer_value(count);
-    st->ready_timeout_s = timeout ? (int)json_integer_value(timeout) : SCHED_SPARE_READY_TIMEOUT_S;
-    return 0;
+    return ctl_parse_spare_prepare(body, &st->req, &st->spare_count, &st->ready_timeout_s, &err);
 }
 
 static int collect_step(const store_history_step *h, void *ctx)

@@ -26,6 +26,8 @@ static const ctl_command commands[] = {
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
     {"simulate", "replay recorded requests under a --candidate configuration, compare",
      ctl_simulate},
+    {"explain", "what a task's decision was made over; --replay: decide it again, compare",
+     ctl_explain},
     {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
     {"config", "check the configuration file (config check), as the programs load it", ctl_config},
     {"completion",

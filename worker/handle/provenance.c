@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "holds.h"
+#include "sched_params.h"
 #include "store_inventory.h"
 #include "store_provenance.h"
 #include "yaml_json.h"
@@ -28,13 +29,33 @@ int provenance_write(const task_attempt *a, vf_error *err)
     return store_provenance_record(a->h->store, a->out->task_id, &p, err);
 }
 
+void provenance_resolve_auto(vf_config *config)
+{
+    if (config->scheduler.near_best_by == CONFIG_NEAR_BEST_AUTO)
+        config->scheduler.near_best_by =
+            config->store.url ? CONFIG_NEAR_BEST_WORKER : CONFIG_NEAR_BEST_OFF;
+    if (config->scheduler.vmid_stride == 0)
+        config->scheduler.vmid_stride = config->store.url ? SCHED_VMID_STRIDE_SHARED : 1;
+}
+
 char *provenance_config_body(const vf_config *config, vf_error *err)
 {
     json_t *file = config->path ? yaml_json_load_file(config->path, err) : json_object();
     if (!file)
         return NULL;
     json_t *section = json_object_get(file, "scheduler");
-    json_t *kept = json_is_object(section) ? json_incref(section) : json_object();
+    json_t *kept = json_is_object(section) ? json_deep_copy(section) : json_object();
+    /* Keys whose "auto" depends on keys outside the section (store.url): as
+     * they were resolved, so the section alone decides alike. */
+    vf_config resolved = *config;
+    provenance_resolve_auto(&resolved);
+    if (kept && config->scheduler.near_best_by == CONFIG_NEAR_BEST_AUTO)
+        json_object_set_new(kept, "near_best_by",
+                            json_string(resolved.scheduler.near_best_by == CONFIG_NEAR_BEST_WORKER
+                                            ? "worker"
+                                            : "off"));
+    if (kept && config->scheduler.vmid_stride == 0)
+        json_object_set_new(kept, "vmid_stride", json_integer(resolved.scheduler.vmid_stride));
     json_t *body = json_pack("{s:o}", "scheduler", kept);
     char *text = body ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(body);

@@ -28,12 +28,18 @@ void provenance_capture(task_attempt *a);
  * no decision_view. Returns 0 or -1 with err. */
 int provenance_write(const task_attempt *a, vf_error *err) __attribute__((warn_unused_result));
 
+/* Resolve the scheduler keys whose "auto" depends on keys outside the
+ * scheduler section (near_best_by, vmid_stride: store.url) to what
+ * sched_params_from_config makes of them, in place: the engine is the same. */
+void provenance_resolve_auto(vf_config *config);
+
 /* The scheduler configuration decisions are made under, as recorded:
  * {"scheduler": <the section of config->path, as JSON>} ({} for built-in
  * defaults), canonical (keys sorted). Owned text, or NULL with err (the file
  * unreadable: VF_EIO, VF_EINVAL; VF_ENOMEM). What it leaves out: keys set
  * from the environment, and the content of a scheduler.plugin_config file
- * (its path is kept). */
+ * (its path is kept). The keys provenance_resolve_auto resolves
+ * are recorded resolved. */
 char *provenance_config_body(const vf_config *config, vf_error *err)
     __attribute__((warn_unused_result));
 
