@@ -216,6 +216,15 @@ static void print_outcome(const char *title, const json_t *replayed, const json_
                json_number_value(json_object_get(replayed, "score")));
     else if (json_object_get(replayed, "explanation"))
         printf("  %s\n", json_string_value(json_object_get(replayed, "explanation")));
+    const json_t *preempted = json_object_get(replayed, "preempted");
+    for (size_t i = 0; i < json_array_size(preempted); i++) {
+        const json_t *v = json_array_get(preempted, i);
+        printf("  preempting %s (priority %" JSON_INTEGER_FORMAT ", vmid %" JSON_INTEGER_FORMAT
+               ")\n",
+               json_string_value(json_object_get(v, "task_id")),
+               json_integer_value(json_object_get(v, "priority")),
+               json_integer_value(json_object_get(v, "vmid")));
+    }
     const json_t *spares = json_object_get(replayed, "spares");
     for (size_t i = 0; i < json_array_size(spares); i++)
         printf("  spare %zu on %s, vmid %" JSON_INTEGER_FORMAT "\n", i,
@@ -225,17 +234,20 @@ static void print_outcome(const char *title, const json_t *replayed, const json_
     json_t *reason;
     json_object_foreach((json_t *)json_object_get(replayed, "host_reasons"), host, reason)
         printf("  %-24s %s\n", host, json_string_value(reason));
+    if (n)
+        printf("differences (recorded -> replayed):\n");
     for (size_t i = 0; i < n; i++) {
         const json_t *d = json_array_get(differences, i);
-        char *a = json_dumps(json_object_get(d, "recorded"), JSON_ENCODE_ANY | JSON_COMPACT);
-        char *b = json_dumps(json_object_get(d, "replayed"), JSON_ENCODE_ANY | JSON_COMPACT);
-        printf("  first difference%s %s: recorded %s, replayed %s\n", i ? " then" : "",
-               json_string_value(json_object_get(d, "field")), a ? a : "none", b ? b : "none");
+        size_t flags = JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6);
+        char *a = json_dumps(json_object_get(d, "recorded"), flags);
+        char *b = json_dumps(json_object_get(d, "replayed"), flags);
+        printf("  %s: %s -> %s\n", json_string_value(json_object_get(d, "field")), a ? a : "none",
+               b ? b : "none");
         free(a);
         free(b);
     }
     if (n && why)
-        printf("  why: %s\n", why);
+        printf("why: %s\n", why);
 }
 
 static void print_record(const store_task *task, const ctl_record *r, const char *worker)
