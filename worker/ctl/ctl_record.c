@@ -94,12 +94,22 @@ static int read_config(store *s, ctl_record *r, vf_error *err)
 
 /* ---- the holds ---- */
 
+/* A list of reservations with their rows' ids. */
+typedef struct held_list {
+    sched_reservation *res;
+    int64_t *ids;
+    size_t n, cap, cap_ids;
+} held_list;
+
 typedef struct rebuild {
     const ctl_record *r;
     const char *task_id; /* its own rows are the decision's, not what it was made over */
-    sched_reservation *sure, *maybe;
-    int64_t *sure_ids, *maybe_ids;
-    size_t n_sure, cap_sure, n_maybe, cap_maybe, cap_sure_ids, cap_maybe_ids;
+    held_list sure;
+    /* Of the decision's own millisecond: rows created then (in id order, so
+     * those in force are a prefix: the batch's placements before this one),
+     * and rows created before but released then (a preemption's victims, or
+     * a release beside it: any of them). */
+    held_list created, released;
     bool failed;
 } rebuild;
 
@@ -131,14 +141,13 @@ static void as_held(const store_reservation *row, sched_reservation *res)
     (void)ids_parse_time_ms(row->created_at, &res->created);
 }
 
-static int add(sched_reservation **list, int64_t **ids, size_t *n, size_t *cap, size_t *cap_ids,
-               const sched_reservation *res, int64_t id)
+static int add(held_list *list, const sched_reservation *res, int64_t id)
 {
-    if (grow_array((void **)list, cap, *n + 1, sizeof **list) < 0 ||
-        grow_array((void **)ids, cap_ids, *n + 1, sizeof **ids) < 0)
+    if (grow_array((void **)&list->res, &list->cap, list->n + 1, sizeof *list->res) < 0 ||
+        grow_array((void **)&list->ids, &list->cap_ids, list->n + 1, sizeof *list->ids) < 0)
         return -1;
-    (*list)[*n] = *res;
-    (*ids)[(*n)++] = id;
+    list->res[list->n] = *res;
+    list->ids[list->n++] = id;
     return 0;
 }
 
@@ -152,37 +161,45 @@ static int sort_row(const store_reservation *row, void *ctx)
     /* Expired by the engine's clock: the engine had let it go. */
     if (res.expires > 0 && res.expires <= b->r->p.clock_ms / 1000)
         return 0;
-    bool ambiguous = strcmp(row->created_at, b->r->decided_at) == 0 ||
-                     (row->released_at && strcmp(row->released_at, b->r->decided_at) == 0);
-    int rc = ambiguous ? add(&b->maybe, &b->maybe_ids, &b->n_maybe, &b->cap_maybe,
-                             &b->cap_maybe_ids, &res, row->id)
-                       : add(&b->sure, &b->sure_ids, &b->n_sure, &b->cap_sure, &b->cap_sure_ids,
-                             &res, row->id);
-    if (rc < 0) {
+    held_list *to = strcmp(row->created_at, b->r->decided_at) == 0 ? &b->created
+                    : row->released_at && strcmp(row->released_at, b->r->decided_at) == 0
+                        ? &b->released
+                        : &b->sure;
+    if (add(to, &res, row->id) < 0) {
         b->failed = true;
         return 1;
     }
     return 0;
 }
 
-/* Which of the ambiguous rows make the recorded digest with the sure ones:
- * a bit mask, or -1 when no subset does (then all of them are taken). */
-static long choose_ambiguous(const rebuild *b, uint64_t base, uint64_t want)
+/* Which of the decision's millisecond's rows make the recorded digest with
+ * the sure ones: how many of the created (a prefix) and which of the
+ * released (a bit mask). False when nothing does (then all of them count). */
+static bool choose_ambiguous(const rebuild *b, uint64_t base, uint64_t want, size_t *prefix,
+                             long *mask)
 {
-    if (b->n_maybe > CTL_RECORD_MAX_AMBIGUOUS)
-        return -1;
-    uint64_t digests[CTL_RECORD_MAX_AMBIGUOUS];
-    for (size_t i = 0; i < b->n_maybe; i++)
-        digests[i] = holds_reservation_digest(&b->maybe[i]);
-    for (long mask = 0; mask < (1L << b->n_maybe); mask++) {
-        uint64_t sum = base;
-        for (size_t i = 0; i < b->n_maybe; i++)
-            if (mask & (1L << i))
-                sum += digests[i];
-        if (sum == want)
-            return mask;
+    if (b->released.n > CTL_RECORD_MAX_AMBIGUOUS)
+        return false;
+    uint64_t released[CTL_RECORD_MAX_AMBIGUOUS];
+    for (size_t i = 0; i < b->released.n; i++)
+        released[i] = holds_reservation_digest(&b->released.res[i]);
+    uint64_t created = base;
+    for (size_t k = 0; k <= b->created.n; k++) {
+        if (k > 0)
+            created += holds_reservation_digest(&b->created.res[k - 1]);
+        for (long m = 0; m < (1L << b->released.n); m++) {
+            uint64_t sum = created;
+            for (size_t i = 0; i < b->released.n; i++)
+                if (m & (1L << i))
+                    sum += released[i];
+            if (sum == want) {
+                *prefix = k;
+                *mask = m;
+                return true;
+            }
+        }
     }
-    return -1;
+    return false;
 }
 
 static int rebuild_holds(store *s, const char *task_id, ctl_record *r, vf_error *err)
@@ -194,27 +211,29 @@ static int rebuild_holds(store *s, const char *task_id, ctl_record *r, vf_error 
         rc = -1;
     }
     uint64_t base = 0;
-    for (size_t i = 0; i < b.n_sure; i++)
-        base += holds_reservation_digest(&b.sure[i]);
-    long mask = choose_ambiguous(&b, base, r->p.holds);
-    r->holds_exact = mask >= 0;
-    r->ambiguous = b.n_maybe;
-    r->holds_digest = base;
-    for (size_t i = 0; rc == 0 && i < b.n_maybe; i++) {
-        if (mask >= 0 && !(mask & (1L << i)))
-            continue;
-        r->holds_digest += holds_reservation_digest(&b.maybe[i]);
-        if (add(&b.sure, &b.sure_ids, &b.n_sure, &b.cap_sure, &b.cap_sure_ids, &b.maybe[i],
-                b.maybe_ids[i]) < 0) {
-            vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s", task_id);
-            rc = -1;
-        }
-    }
-    r->holds = b.sure;
-    r->hold_ids = b.sure_ids;
-    r->n_holds = b.n_sure;
-    free(b.maybe);
-    free(b.maybe_ids);
+    for (size_t i = 0; i < b.sure.n; i++)
+        base += holds_reservation_digest(&b.sure.res[i]);
+    size_t prefix = b.created.n;
+    long mask = -1;
+    r->holds_exact = choose_ambiguous(&b, base, r->p.holds, &prefix, &mask);
+    r->ambiguous = b.created.n + b.released.n;
+    for (size_t i = 0; rc == 0 && i < prefix; i++)
+        rc = add(&b.sure, &b.created.res[i], b.created.ids[i]);
+    for (size_t i = 0; rc == 0 && i < b.released.n; i++)
+        if (mask & (1L << i))
+            rc = add(&b.sure, &b.released.res[i], b.released.ids[i]);
+    if (rc < 0 && err->code == VF_OK)
+        vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s", task_id);
+    r->holds_digest = 0;
+    for (size_t i = 0; i < b.sure.n; i++)
+        r->holds_digest += holds_reservation_digest(&b.sure.res[i]);
+    r->holds = b.sure.res;
+    r->hold_ids = b.sure.ids;
+    r->n_holds = b.sure.n;
+    free(b.created.res);
+    free(b.created.ids);
+    free(b.released.res);
+    free(b.released.ids);
     return rc;
 }
 

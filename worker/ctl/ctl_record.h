@@ -16,7 +16,9 @@
 #include "store_provenance.h"
 
 /* Rows whose time equals the decision's millisecond are ambiguous (made or
- * ended by it or beside it): at most this many are sorted out by the digest. */
+ * ended by it or beside it): the digest sorts them out, the rows created
+ * then in id order (any number), those released then in any combination
+ * (at most this many). */
 #define CTL_RECORD_MAX_AMBIGUOUS 16
 
 typedef struct ctl_record {
