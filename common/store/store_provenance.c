@@ -155,33 +155,34 @@ int store_inventory_snapshot_get(store *s, int64_t id, char **hosts, char **reco
     return rc;
 }
 
+/* Run a prepared-per-call SELECT of STORE_RESERVATION_COLUMNS bound to `text`. */
+static int reservations_where(store *s, const char *sql, const char *text, const char *what,
+                              store_reservation_fn fn, void *ctx, vf_error *err)
+{
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st, sql, err))
+        return -1;
+    db_bind_text(st, 1, text);
+    int rc = store_reservations_each(s, st, what, fn, ctx, err);
+    db_stmt_free(st);
+    return rc;
+}
+
 int store_reservations_around(store *s, const char *at, store_reservation_fn fn, void *ctx,
                               vf_error *err)
 {
-    db_stmt *st = NULL;
-    if (!db_prepare(s->db, &st,
-                    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                    "WHERE created_at <= ?1 AND (released_at IS NULL OR released_at >= ?1) "
-                    "ORDER BY id",
-                    err))
-        return -1;
-    db_bind_text(st, 1, at);
-    int rc = store_reservations_each(s, st, "reading the reservations of a decision", fn, ctx, err);
-    db_stmt_free(st);
-    return rc;
+    return reservations_where(s,
+                              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                              "WHERE created_at <= ?1 AND (released_at IS NULL OR released_at "
+                              ">= ?1) ORDER BY id",
+                              at, "reading the reservations of a decision", fn, ctx, err);
 }
 
 int store_group_reservations(store *s, const char *group, store_reservation_fn fn, void *ctx,
                              vf_error *err)
 {
-    db_stmt *st = NULL;
-    if (!db_prepare(s->db, &st,
-                    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                    "WHERE group_name = ?1 ORDER BY id",
-                    err))
-        return -1;
-    db_bind_text(st, 1, group);
-    int rc = store_reservations_each(s, st, "reading a group's reservations", fn, ctx, err);
-    db_stmt_free(st);
-    return rc;
+    return reservations_where(s,
+                              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                              "WHERE group_name = ?1 ORDER BY id",
+                              group, "reading a group's reservations", fn, ctx, err);
 }
