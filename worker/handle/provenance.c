@@ -19,7 +19,9 @@ void provenance_capture(task_attempt *a)
 int provenance_write(const task_attempt *a, vf_error *err)
 {
     const decision_view *view = a->h->view;
-    if (!view)
+    /* An operator's cancel decides nothing: the record stays the last
+     * decision's. */
+    if (!view || strcmp(a->out->status, "cancelled") == 0)
         return 0;
     store_provenance p = {.snapshot_id = view->snapshot_id,
                           .holds = a->holds_before,

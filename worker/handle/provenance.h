@@ -24,8 +24,9 @@ typedef struct decision_view {
 /* Note the engine's hold-set digest now, before the attempt decides. */
 void provenance_capture(task_attempt *a);
 
-/* Record the capture on the task's row. A no-op (0) when the handler has
- * no decision_view. Returns 0 or -1 with err. */
+/* Record the capture on the task's row (after task_attempt_write set
+ * a->out->status). A no-op (0) when the handler has no decision_view, and
+ * for a cancel, which decides nothing. Returns 0 or -1 with err. */
 int provenance_write(const task_attempt *a, vf_error *err) __attribute__((warn_unused_result));
 
 /* Resolve the scheduler keys whose "auto" depends on keys outside the
