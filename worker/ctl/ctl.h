@@ -51,6 +51,7 @@ int ctl_spare(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
 int ctl_simulate(int argc, char **argv);
 int ctl_explain(int argc, char **argv);
+int ctl_headroom(int argc, char **argv);
 int ctl_completion(int argc, char **argv);
 int ctl_serve(int argc, char **argv);
 int ctl_config(int argc, char **argv);

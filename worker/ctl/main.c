@@ -28,6 +28,8 @@ static const ctl_command commands[] = {
      ctl_simulate},
     {"explain", "what a task's decision was made over; --replay: decide it again, compare",
      ctl_explain},
+    {"headroom", "VMs of each reference shape that still fit; --forecast: days left at the rate",
+     ctl_headroom},
     {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
     {"config", "check the configuration file (config check), as the programs load it", ctl_config},
     {"completion",
