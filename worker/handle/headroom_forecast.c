@@ -63,35 +63,41 @@ void headroom_flow_close(headroom_flow *flow)
     memset(flow, 0, sizeof *flow);
 }
 
+void headroom_flow_daily(const headroom_flow *flow, const hostset *hosts, const char *pool,
+                         const config_shape *shape, double *daily, double *placed, double *released)
+{
+    memset(daily, 0, (size_t)flow->window_days * sizeof *daily);
+    *placed = *released = 0;
+    for (size_t i = 0; i < flow->n; i++) {
+        const headroom_flow_row *row = &flow->rows[i];
+        const host *h = hostset_find(hosts, row->node);
+        /* The hour's middle: an hour's rows fall in one day. */
+        double day = (double)(row->at_ms - flow->since_ms) / 86400000.0 + 1.0 / 48;
+        if (!h || strcmp(h->pool, pool) != 0 || day < 0 || day >= flow->window_days)
+            continue;
+        /* A row stands for `count` VMs of one size: their units add up. */
+        double units = row->count * forecast_units(shape, row->cpu, row->memory);
+        daily[(size_t)day] += units;
+        *(units > 0 ? placed : released) += units > 0 ? units : -units;
+    }
+}
+
 int headroom_forecast(const headroom_flow *flow, const hostset *hosts, const sched_headroom *now,
                       const config_shape *shapes, size_t n_shapes, forecast *out)
 {
-    forecast_event *events = calloc(flow->n ? flow->n : 1, sizeof *events);
-    double *headroom = calloc(now->n_pools * n_shapes + 1, sizeof *headroom);
-    int rc = events && headroom ? 0 : -1;
-    size_t n = 0;
-    for (size_t i = 0; rc == 0 && i < flow->n; i++) {
-        const headroom_flow_row *row = &flow->rows[i];
-        const host *h = hostset_find(hosts, row->node);
-        for (size_t p = 0; h && p < now->n_pools; p++) {
-            if (strcmp(now->pools[p].pool, h->pool) != 0)
-                continue;
-            /* The hour's middle: an hour's rows fall in one day. A row
-             * stands for `count` VMs of one size: their units add up. */
-            double day = (double)(row->at_ms - flow->since_ms) / 86400000.0 + 1.0 / 48;
-            double k = row->count < 0 ? -row->count : row->count;
-            events[n++] = (forecast_event){p, day, row->cpu * k, (int64_t)((double)row->memory * k),
-                                           row->count < 0 ? -1 : 1};
-            break;
+    double *daily = calloc((size_t)flow->window_days + 1, sizeof *daily);
+    if (!daily)
+        return -1;
+    for (size_t p = 0; p < now->n_pools; p++)
+        for (size_t k = 0; k < n_shapes; k++) {
+            double placed, released;
+            headroom_flow_daily(flow, hosts, now->pools[p].pool, &shapes[k], daily, &placed,
+                                &released);
+            forecast *f = &out[p * n_shapes + k];
+            forecast_fit(daily, (size_t)flow->window_days, (double)now->pools[p].shapes[k].vms, f);
+            f->placed = placed;
+            f->released = released;
         }
-    }
-    for (size_t p = 0; rc == 0 && p < now->n_pools; p++)
-        for (size_t k = 0; k < n_shapes; k++)
-            headroom[p * n_shapes + k] = (double)now->pools[p].shapes[k].vms;
-    if (rc == 0)
-        rc = forecast_pools(events, n, now->n_pools, shapes, n_shapes, flow->window_days, headroom,
-                            out);
-    free(events);
-    free(headroom);
-    return rc;
+    free(daily);
+    return 0;
 }

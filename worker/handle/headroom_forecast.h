@@ -38,6 +38,12 @@ int headroom_flow_read(headroom_flow *flow, store *s, int64_t now_ms, int window
                        vf_error *err) __attribute__((warn_unused_result));
 void headroom_flow_close(headroom_flow *flow);
 
+/* The net demand of each day of the window (flow->window_days values) in
+ * `pool`, in units of `shape`, and what was placed and released in all. */
+void headroom_flow_daily(const headroom_flow *flow, const hostset *hosts, const char *pool,
+                         const config_shape *shape, double *daily, double *placed,
+                         double *released);
+
 /* out[pool * n_shapes + shape] for the pools of `now` (computed over
  * `hosts` for the same shapes). A row on a host the inventory no longer
  * lists counts nowhere. Returns 0 or -1 when out of memory. */

@@ -2,7 +2,6 @@
 #include "forecast.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 double forecast_units(const config_shape *shape, double cpu, int64_t memory)
@@ -51,33 +50,4 @@ void forecast_fit(const double *daily, size_t n, double headroom, forecast *out)
     out->days = days_at(headroom, out->rate);
     out->days_soonest = days_at(headroom, out->rate + 2 * out->rate_error);
     out->days_latest = days_at(headroom, out->rate - 2 * out->rate_error);
-}
-
-int forecast_pools(const forecast_event *events, size_t n_events, size_t n_pools,
-                   const config_shape *shapes, size_t n_shapes, int window_days,
-                   const double *headroom, forecast *out)
-{
-    size_t days = window_days >= 2 ? (size_t)window_days : 2;
-    double *daily = calloc(days, sizeof *daily);
-    if (!daily)
-        return -1;
-    for (size_t p = 0; p < n_pools; p++)
-        for (size_t s = 0; s < n_shapes; s++) {
-            memset(daily, 0, days * sizeof *daily);
-            double placed = 0, released = 0;
-            for (size_t i = 0; i < n_events; i++) {
-                const forecast_event *e = &events[i];
-                if (e->pool != p || e->day < 0 || e->day >= (double)days)
-                    continue;
-                double units = forecast_units(&shapes[s], e->cpu, e->memory);
-                daily[(size_t)e->day] += e->sign * units;
-                *(e->sign > 0 ? &placed : &released) += units;
-            }
-            forecast *f = &out[p * n_shapes + s];
-            forecast_fit(daily, days, headroom[p * n_shapes + s], f);
-            f->placed = placed;
-            f->released = released;
-        }
-    free(daily);
-    return 0;
 }

@@ -25,23 +25,13 @@
 
 #include "config.h"
 
-/* One placement (+1) or release (-1) in a pool, `day` days into the window
- * (0 <= day < window). */
-typedef struct forecast_event {
-    size_t pool;    /* an index the caller chose (0..n_pools) */
-    double day;     /* days since the window's start */
-    double cpu;     /* vCPUs */
-    int64_t memory; /* MiB */
-    int sign;       /* +1 placed, -1 released */
-} forecast_event;
-
 typedef struct forecast {
     double headroom;                  /* VMs of the shape that fit now */
     double rate;                      /* units a day: the least-squares slope */
     double rate_error;                /* its standard error */
     double days;                      /* headroom / rate; INFINITY when rate <= 0 */
     double days_soonest, days_latest; /* at rate +- 2 standard errors (INFINITY: never) */
-    double placed, released;          /* units over the window (forecast_pools) */
+    double placed, released;          /* units over the window (the caller's) */
 } forecast;
 
 /* The shape's units of a VM of `cpu` vCPUs and `memory` MiB. */
@@ -50,12 +40,5 @@ double forecast_units(const config_shape *shape, double cpu, int64_t memory);
 /* Fit a cumulative series: n daily totals (day i's net units), for a pool
  * with `headroom` VMs of the shape left. n >= 2 for a slope (else rate 0). */
 void forecast_fit(const double *daily, size_t n, double headroom, forecast *out);
-
-/* For every pool and shape: out[pool * n_shapes + shape], from `events`
- * over `window_days` (>= 2) and headroom[pool * n_shapes + shape]. Returns
- * 0, or -1 when out of memory. */
-int forecast_pools(const forecast_event *events, size_t n_events, size_t n_pools,
-                   const config_shape *shapes, size_t n_shapes, int window_days,
-                   const double *headroom, forecast *out) __attribute__((warn_unused_result));
 
 #endif
