@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "host_json.h"
+#include "queue_order.h"
 #include "ids.h"
 #include "replay.h"
 #include "request.h"
@@ -57,7 +58,9 @@ static int64_t time_ms(const char *text)
 
 typedef struct step {
     bool release;
-    int spare_count; /* a spare.prepare of this many spares; 0: a task.schedule */
+    int32_t priority; /* the current configuration's (queue_order_priority) */
+    size_t order;     /* as recorded */
+    int spare_count;  /* a spare.prepare of this many spares; 0: a task.schedule */
     int ready_timeout_s;
     int64_t at_ms;
     char task_id[REQUEST_TASK_ID_LEN];
@@ -141,7 +144,7 @@ static int advance(simulation *sim, int64_t until_ms)
         if (until_ms >= 0 && st->at_ms >= until_ms)
             break;
         if (st->release) {
-            replay_release(sim->r, st->task_id);
+            replay_release(sim->r, st->task_id, st->at_ms);
             continue;
         }
         vf_error err;
@@ -198,6 +201,36 @@ static int parse_count(const char *name, const char *text, long *out)
     return 0;
 }
 
+/* Shown in the text report; --json lists every one. */
+#define CHANGES_SHOWN 20
+
+/* Each request whose outcome differs, and why (the candidate's side). */
+static json_t *changes_json(replay *r)
+{
+    size_t n = 0;
+    const replay_change *ch = replay_changes(r, &n);
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++)
+        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}", "task_id", ch[i].task_id,
+                                              "current", ch[i].outcome[0], "candidate",
+                                              ch[i].outcome[1], "why", ch[i].why));
+    return list;
+}
+
+static void print_changes(replay *r)
+{
+    size_t n = 0;
+    const replay_change *ch = replay_changes(r, &n);
+    if (!n)
+        return;
+    printf("changed requests (current -> candidate: why), %zu in all:\n", n);
+    for (size_t i = 0; i < n && i < CHANGES_SHOWN; i++)
+        printf("  %-28s %s -> %s: %s\n", ch[i].task_id, ch[i].outcome[0], ch[i].outcome[1],
+               ch[i].why[0] ? ch[i].why : "-");
+    if (n > CHANGES_SHOWN)
+        printf("  ... %zu more (--json lists every one)\n", n - CHANGES_SHOWN);
+}
+
 static void report(const replay_totals *t, replay *r, const char *since, const simulation *sim,
                    const replay_stranded *stranded, bool as_json, bool past)
 {
@@ -235,6 +268,7 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
                       (json_int_t)t->spares_placed[1], "moved", (json_int_t)t->spares_moved,
                       "newly_unschedulable", (json_int_t)t->spares_newly_unschedulable,
                       "newly_schedulable", (json_int_t)t->spares_newly_schedulable));
+        json_object_set_new(all, "changes", changes_json(r));
         json_object_set_new(all, "median_request",
                             json_pack("{s:f, s:f}", "cpu", stranded[0].median_cpu, "memory",
                                       stranded[0].median_memory));
@@ -268,12 +302,44 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
            stranded[0].cpu, stranded[0].memory, stranded[0].hosts, stranded[1].cpu,
            stranded[1].memory, stranded[1].hosts, stranded[0].median_cpu,
            stranded[0].median_memory);
+    print_changes(r);
     printf("peak committed per host (vCPUs, MiB): current -> candidate\n");
     for (size_t i = 0; i < n; i++) {
         const replay_host_peak *p = &peaks[i];
         printf("  %-24s cpu %8.1f -> %8.1f   memory %10" PRId64 " -> %10" PRId64 "\n", p->name,
                p->cpu[0], p->cpu[1], p->memory[0], p->memory[1]);
     }
+}
+
+static int by_second_then_priority(const void *a, const void *b)
+{
+    const step *x = a, *y = b;
+    int64_t sx = x->at_ms / 1000, sy = y->at_ms / 1000;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    /* Releases first within a second, as the history reads them. */
+    if (x->release != y->release)
+        return x->release ? -1 : 1;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The worker decides what is waiting in priority order (the priority lane
+ * first, then by priority: queue_order.h); which requests waited together
+ * the record does not say. Requests of one second are taken as having
+ * waited together. */
+static void order_by_priority(simulation *sim, const vf_config *config)
+{
+    for (size_t i = 0; i < sim->n; i++) {
+        step *st = &sim->steps[i];
+        vf_error ignored;
+        vf_error_init(&ignored);
+        st->order = i;
+        if (st->release || queue_order_priority(&st->req, config, &st->priority, &ignored) < 0)
+            st->priority = 0;
+    }
+    qsort(sim->steps, sim->n, sizeof *sim->steps, by_second_then_priority);
 }
 
 int ctl_simulate(int argc, char **argv)
@@ -348,12 +414,21 @@ int ctl_simulate(int argc, char **argv)
                                     (int64_t)side->spare.provisioner.timeout_s *
                                         (side->retry.max_attempts + 1));
         }
-    if (!sim.r || store_history(s, since, collect_step, &sim, &err) < 0 ||
-        (!sim.failed && store_inventory_snapshots(s, since, follow_snapshot, &sim, &err) < 0)) {
+    if (sim.r) {
+        replay_policy(sim.r, 0, config);
+        replay_policy(sim.r, 1, candidate);
+    }
+    if (!sim.r || store_history(s, since, collect_step, &sim, &err) < 0) {
         ctl_error("%s", err.text);
         goto out;
     }
-    if (sim.failed || advance(&sim, -1) < 0)
+    order_by_priority(&sim, config);
+    if (!sim.failed && store_inventory_snapshots(s, since, follow_snapshot, &sim, &err) < 0) {
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    if (sim.failed || advance(&sim, -1) < 0 ||
+        replay_finish(sim.r, sim.n ? sim.steps[sim.n - 1].at_ms : clock_wall_ms(), &err) < 0)
         goto out;
     replay_totals t;
     replay_result(sim.r, &t);
