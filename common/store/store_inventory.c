@@ -100,7 +100,7 @@ int store_history(store *s, const char *since, store_history_fn fn, void *ctx, v
             "UNION ALL "
             "SELECT 1, task_id, released_at, NULL, 0, NULL FROM reservations "
             "WHERE released_at >= ?1 AND bound_at IS NULL "
-            "ORDER BY 3, 1 DESC, 2",
+            "ORDER BY 3, 1, 2",
             err))
         return -1;
     db_bind_text(st, 1, since);

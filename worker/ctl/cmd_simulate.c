@@ -13,7 +13,6 @@
 #include "clock.h"
 #include "ctl.h"
 #include "host_json.h"
-#include "queue_order.h"
 #include "ids.h"
 #include "replay.h"
 #include "request.h"
@@ -58,9 +57,7 @@ static int64_t time_ms(const char *text)
 
 typedef struct step {
     bool release;
-    int32_t priority; /* the current configuration's (queue_order_priority) */
-    size_t order;     /* as recorded */
-    int spare_count;  /* a spare.prepare of this many spares; 0: a task.schedule */
+    int spare_count; /* a spare.prepare of this many spares; 0: a task.schedule */
     int ready_timeout_s;
     int64_t at_ms;
     char task_id[REQUEST_TASK_ID_LEN];
@@ -311,37 +308,6 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
     }
 }
 
-static int by_second_then_priority(const void *a, const void *b)
-{
-    const step *x = a, *y = b;
-    int64_t sx = x->at_ms / 1000, sy = y->at_ms / 1000;
-    if (sx != sy)
-        return sx < sy ? -1 : 1;
-    /* Releases first within a second, as the history reads them. */
-    if (x->release != y->release)
-        return x->release ? -1 : 1;
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* The worker decides what is waiting in priority order (the priority lane
- * first, then by priority: queue_order.h); which requests waited together
- * the record does not say. Requests of one second are taken as having
- * waited together. */
-static void order_by_priority(simulation *sim, const vf_config *config)
-{
-    for (size_t i = 0; i < sim->n; i++) {
-        step *st = &sim->steps[i];
-        vf_error ignored;
-        vf_error_init(&ignored);
-        st->order = i;
-        if (st->release || queue_order_priority(&st->req, config, &st->priority, &ignored) < 0)
-            st->priority = 0;
-    }
-    qsort(sim->steps, sim->n, sizeof *sim->steps, by_second_then_priority);
-}
-
 int ctl_simulate(int argc, char **argv)
 {
     const char *candidate_path = NULL, *since_text = NULL, *max_moved_text = NULL,
@@ -422,7 +388,9 @@ int ctl_simulate(int argc, char **argv)
         ctl_error("%s", err.text);
         goto out;
     }
-    order_by_priority(&sim, config);
+    /* No reordering: a task's created_at is its first decision's time, so
+     * the recorded order is the order the worker decided in, priorities
+     * (queue_order.h) already applied. */
     if (!sim.failed && store_inventory_snapshots(s, since, follow_snapshot, &sim, &err) < 0) {
         ctl_error("%s", err.text);
         goto out;
