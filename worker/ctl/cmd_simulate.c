@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "ctl.h"
+#include "ctl_simulation.h"
 #include "host_json.h"
 #include "ids.h"
 #include "replay.h"
@@ -46,143 +47,6 @@ static void simulate_usage(FILE *out)
             "\n"
             "exit status: 0 within the thresholds, 1 past one, 2 usage, 3 configuration\n"
             "error, 4 store unreachable.\n");
-}
-
-/* Store time text (2026-11-22T01:02:03.123Z) to Unix ms; -1 if malformed. */
-static int64_t time_ms(const char *text)
-{
-    int64_t ms = -1;
-    return ids_parse_time_ms(text, &ms) < 0 ? -1 : ms;
-}
-
-typedef struct step {
-    bool release;
-    int spare_count; /* a spare.prepare of this many spares; 0: a task.schedule */
-    int ready_timeout_s;
-    int64_t at_ms;
-    char task_id[REQUEST_TASK_ID_LEN];
-    sched_request req;
-} step;
-
-typedef struct simulation {
-    step *steps;
-    size_t n, cap, next;
-    size_t invalid; /* recorded requests that do not parse, or spare.prepare requests the
-                       worker refused as invalid: skipped under both */
-    replay *r;
-    hostset *current; /* owned; the engines decide over it */
-    size_t snapshots;
-    int failed; /* 0, or the exit status to return */
-} simulation;
-
-static int parse_schedule(const json_t *body, step *st)
-{
-    vf_error err;
-    vf_error_init(&err);
-    return body ? sched_request_parse(body, &st->req, &err) : -1;
-}
-
-static int parse_spare_prepare(const json_t *body, step *st)
-{
-    vf_error err;
-    vf_error_init(&err);
-    return ctl_parse_spare_prepare(body, &st->req, &st->spare_count, &st->ready_timeout_s, &err);
-}
-
-static int collect_step(const store_history_step *h, void *ctx)
-{
-    simulation *sim = ctx;
-    step st;
-    memset(&st, 0, sizeof st);
-    st.release = h->release;
-    st.at_ms = time_ms(h->at);
-    snprintf(st.task_id, sizeof st.task_id, "%s", h->task_id);
-    if (!h->release) {
-        if (h->spare && h->reason && strcmp(h->reason, "invalid") == 0) {
-            /* Refused before placement (an unknown cluster, an upgrade that
-             * already has spares): the worker held nothing for it. */
-            sim->invalid++;
-            return 0;
-        }
-        json_t *body = h->request ? json_loads(h->request, 0, NULL) : NULL;
-        if (h->spare && body && !json_object_get(body, "count")) {
-            /* A spare.release: its spares' holds end by release steps. */
-            json_decref(body);
-            return 0;
-        }
-        int parsed = h->spare ? parse_spare_prepare(body, &st) : parse_schedule(body, &st);
-        json_decref(body);
-        if (parsed < 0) {
-            sim->invalid++;
-            return 0;
-        }
-        snprintf(st.req.task_id, sizeof st.req.task_id, "%s", h->task_id);
-    }
-    if (sim->n == sim->cap) {
-        size_t cap = sim->cap ? sim->cap * 2 : 256;
-        step *grown = realloc(sim->steps, cap * sizeof *grown);
-        if (!grown) {
-            ctl_error("out of memory reading the history");
-            sim->failed = CTL_EXIT_UNAVAILABLE;
-            return 1;
-        }
-        sim->steps = grown;
-        sim->cap = cap;
-    }
-    sim->steps[sim->n++] = st;
-    return 0;
-}
-
-/* Replay the history up to (not including) `until_ms`; -1: all of it. */
-static int advance(simulation *sim, int64_t until_ms)
-{
-    for (; sim->next < sim->n; sim->next++) {
-        const step *st = &sim->steps[sim->next];
-        if (until_ms >= 0 && st->at_ms >= until_ms)
-            break;
-        if (st->release) {
-            replay_release(sim->r, st->task_id, st->at_ms);
-            continue;
-        }
-        vf_error err;
-        vf_error_init(&err);
-        int rc = st->spare_count ? replay_decide_spares(sim->r, &st->req, st->spare_count,
-                                                        st->ready_timeout_s, st->at_ms, &err)
-                                 : replay_decide(sim->r, &st->req, st->at_ms, &err);
-        if (rc < 0) {
-            ctl_error("%s", err.text);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int follow_snapshot(const store_inventory_snapshot *snapshot, void *ctx)
-{
-    simulation *sim = ctx;
-    int64_t at = time_ms(snapshot->recorded_at);
-    if (advance(sim, at) < 0) {
-        sim->failed = CTL_EXIT_UNAVAILABLE;
-        return 1;
-    }
-    json_error_t json_err;
-    json_t *doc = json_loads(snapshot->hosts, 0, &json_err);
-    vf_error err;
-    vf_error_init(&err);
-    hostset *set = doc ? host_json_inventory(doc, &err) : NULL;
-    json_decref(doc);
-    if (!set || replay_inventory(sim->r, set, at, &err) < 0) {
-        ctl_error("inventory snapshot %" PRId64 " (%s): %s", snapshot->id, snapshot->recorded_at,
-                  doc ? err.text : json_err.text);
-        hostset_free(set);
-        sim->failed = CTL_EXIT_UNAVAILABLE;
-        return 1;
-    }
-    /* The engines now decide over `set`: the previous one can go. */
-    hostset_free(sim->current);
-    sim->current = set;
-    sim->snapshots++;
-    return 0;
 }
 
 static int parse_count(const char *name, const char *text, long *out)
@@ -228,7 +92,7 @@ static void print_changes(replay *r)
         printf("  ... %zu more (--json lists every one)\n", n - CHANGES_SHOWN);
 }
 
-static void report(const replay_totals *t, replay *r, const char *since, const simulation *sim,
+static void report(const replay_totals *t, replay *r, const char *since, const ctl_simulation *sim,
                    const replay_stranded *stranded, bool as_json, bool past)
 {
     size_t n = 0;
@@ -346,7 +210,7 @@ int ctl_simulate(int argc, char **argv)
     vf_config *candidate = NULL;
     store *s = NULL;
     sched_engine *engine[2] = {NULL, NULL};
-    simulation sim;
+    ctl_simulation sim;
     memset(&sim, 0, sizeof sim);
     vf_error err;
     vf_error_init(&err);
@@ -384,20 +248,15 @@ int ctl_simulate(int argc, char **argv)
         replay_policy(sim.r, 0, config);
         replay_policy(sim.r, 1, candidate);
     }
-    if (!sim.r || store_history(s, since, collect_step, &sim, &err) < 0) {
-        ctl_error("%s", err.text);
-        goto out;
-    }
     /* No reordering: a task's created_at is its first decision's time, so
      * the recorded order is the order the worker decided in, priorities
      * (queue_order.h) already applied. */
-    if (!sim.failed && store_inventory_snapshots(s, since, follow_snapshot, &sim, &err) < 0) {
-        ctl_error("%s", err.text);
+    if (!sim.r || ctl_simulation_history(&sim, s, since, &err) < 0 ||
+        ctl_simulation_replay(&sim, s, since, &err) < 0) {
+        if (!sim.failed)
+            ctl_error("%s", err.text[0] ? err.text : "out of memory");
         goto out;
     }
-    if (sim.failed || advance(&sim, -1) < 0 ||
-        replay_finish(sim.r, sim.n ? sim.steps[sim.n - 1].at_ms : clock_wall_ms(), &err) < 0)
-        goto out;
     replay_totals t;
     replay_result(sim.r, &t);
     bool past = (max_moved >= 0 && t.moved + t.spares_moved > (uint64_t)max_moved) ||
@@ -418,8 +277,7 @@ out:
     replay_free(sim.r);
     sched_engine_free(engine[0]);
     sched_engine_free(engine[1]);
-    hostset_free(sim.current);
-    free(sim.steps);
+    ctl_simulation_close(&sim);
     store_close(s);
     config_free(candidate);
     config_free(config);
