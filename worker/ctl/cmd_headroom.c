@@ -142,11 +142,16 @@ static sched_host_load *live_loads(const vf_config *config, const hostset *hosts
 
 int ctl_headroom(int argc, char **argv)
 {
-    bool want_forecast = false;
-    const char *window_text = NULL;
+    bool want_forecast = false, want_plan = false;
+    const char *window_text = NULL, *like = NULL;
+    long days = 90, max_hosts = 64;
     const ctl_option options[] = {
         {"forecast", 0, CTL_OPTION_SET, &want_forecast, NULL, NULL, NULL},
         {"window", 0, CTL_OPTION_STRING, &window_text, NULL, NULL, NULL},
+        {"plan", 0, CTL_OPTION_SET, &want_plan, NULL, NULL, NULL},
+        {"hosts-like", 0, CTL_OPTION_STRING, &like, NULL, NULL, NULL},
+        {"days", 0, CTL_OPTION_POSITIVE, &days, NULL, NULL, NULL},
+        {"max-hosts", 0, CTL_OPTION_POSITIVE, &max_hosts, NULL, NULL, NULL},
         {NULL, 0, 0, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
@@ -161,6 +166,11 @@ int ctl_headroom(int argc, char **argv)
     }
     if (args.operand_count > 0) {
         ctl_error("headroom: unexpected argument '%s'", args.operands[0]);
+        return CTL_EXIT_USAGE;
+    }
+    if (want_plan && (!like || days > 3650 || max_hosts > 10000)) {
+        ctl_error("headroom --plan: needs --hosts-like HOST, --days up to 3650, --max-hosts up "
+                  "to 10000");
         return CTL_EXIT_USAGE;
     }
     vf_config *config = ctl_load_config(args.config_path);
@@ -193,6 +203,19 @@ int ctl_headroom(int argc, char **argv)
     bool have_store = !store_config_missing(config);
     if (have_store && !(s = ctl_open_store(config, STORE_READ_ONLY)))
         goto out;
+    if (want_plan) {
+        if (!hostset_find(hosts, like)) {
+            ctl_error("headroom --plan: no host %s in the inventory", like);
+            rc = CTL_EXIT_USAGE;
+        } else if (!s) {
+            ctl_error("headroom --plan: no store at %s yet: no history to replay",
+                      ctl_store_name(config));
+        } else {
+            rc = ctl_plan(config, s, like, (int)days, (int)(window_s / 86400), (int)max_hosts,
+                          args.json);
+        }
+        goto out;
+    }
     int64_t now_ms = clock_wall_ms();
     if ((s && scrape_shapes_read(&last, s, now_ms, &err) < 0) ||
         !(loads = live_loads(config, hosts, s, &engine, &err))) {

@@ -52,6 +52,11 @@ int ctl_prune(int argc, char **argv);
 int ctl_simulate(int argc, char **argv);
 int ctl_explain(int argc, char **argv);
 int ctl_headroom(int argc, char **argv);
+/* headroom --plan (ctl_plan.c): the fewest hosts like `like` to add, within
+ * max_hosts, over `days` of projected demand from the last window_days;
+ * prints the answer. Returns an exit status. */
+int ctl_plan(const vf_config *config, store *s, const char *like, int days, int window_days,
+             int max_hosts, bool as_json);
 int ctl_completion(int argc, char **argv);
 int ctl_serve(int argc, char **argv);
 int ctl_config(int argc, char **argv);

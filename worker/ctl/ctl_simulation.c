@@ -12,7 +12,7 @@
 #include "store_inventory.h"
 
 /* `n` copies of node `like` in the snapshot document: empty of VMs (no
- * allocation, no guests), named "<like>+1".. A snapshot without that host
+ * allocation, no guests), named "<like>.new1".. A snapshot without that host
  * gets none. Returns 0 or -1 (out of memory). */
 static int add_copies(json_t *doc, const char *like, int n)
 {
@@ -29,7 +29,7 @@ static int add_copies(json_t *doc, const char *like, int n)
     for (int k = 1; model && k <= n; k++) {
         json_t *copy = json_deep_copy(model);
         char name[HOST_NAME_LEN + 16];
-        snprintf(name, sizeof name, "%s+%d", like, k);
+        snprintf(name, sizeof name, "%.50s.new%d", like, k);
         if (!copy || json_object_set_new(copy, "name", json_string(name)) < 0 ||
             json_array_append_new(nodes, copy) < 0)
             return -1;

@@ -36,7 +36,7 @@ typedef struct ctl_simulation {
     size_t snapshots;
     int failed; /* 0, or the exit status to return */
     /* Copies of host `like` added to every snapshot (empty, or 0: none),
-     * empty of VMs, named "<like>+1", "<like>+2"... */
+     * empty of VMs, named "<like>.new1", "<like>.new2"... */
     char like[HOST_NAME_LEN];
     int added;
 } ctl_simulation;
