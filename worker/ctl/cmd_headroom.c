@@ -191,15 +191,12 @@ int ctl_headroom(int argc, char **argv)
     config_shape *shapes = calloc(config->worker.n_headroom_shapes + 1, sizeof *shapes);
     vf_error err;
     vf_error_init(&err);
-    if (!shapes || !(inv = inventory_new(config, &err))) {
-        ctl_error("%s", shapes ? err.text : "out of memory");
+    if (!shapes) {
+        ctl_error("out of memory");
         goto out;
     }
-    rc = CTL_EXIT_UNAVAILABLE;
-    if (!(hosts = inventory_fetch(inv, &err))) {
-        ctl_error("inventory unavailable: %s", err.text);
+    if (!(hosts = ctl_fetch_hosts(config, &inv, &rc)))
         goto out;
-    }
     bool have_store = !store_config_missing(config);
     if (have_store && !(s = ctl_open_store(config, STORE_READ_ONLY)))
         goto out;

@@ -148,6 +148,13 @@ json_t *ctl_task_json(const store_task *task);
  * worker's spare_handler checked the rest when it was recorded) into *req,
  * its count (1..64) and ready_timeout_s (may be NULL). Returns 0 or -1 with
  * err. */
+/* The configured inventory fetched once: *inv owned (inventory_free, also
+ * when NULL is returned), the hostset owned. NULL after printing why, with
+ * *rc the exit status: CTL_EXIT_CONFIG (the source's settings),
+ * CTL_EXIT_UNAVAILABLE (it did not answer). */
+struct inventory;
+struct hostset *ctl_fetch_hosts(const vf_config *config, struct inventory **inv, int *rc);
+
 int ctl_parse_spare_prepare(const json_t *body, sched_request *req, int *count,
                             int *ready_timeout_s, vf_error *err);
 

@@ -11,6 +11,7 @@
 
 #include "ctl.h"
 #include "ids.h"
+#include "inventory.h"
 #include "spare_place.h"
 #include "store_tasks.h"
 #include "task_view.h"
@@ -264,4 +265,20 @@ int ctl_parse_spare_prepare(const json_t *body, sched_request *req, int *count,
     if (ready_timeout_s)
         *ready_timeout_s = timeout ? (int)json_integer_value(timeout) : SCHED_SPARE_READY_TIMEOUT_S;
     return 0;
+}
+
+hostset *ctl_fetch_hosts(const vf_config *config, inventory **inv, int *rc)
+{
+    vf_error err;
+    vf_error_init(&err);
+    *rc = CTL_EXIT_CONFIG;
+    if (!(*inv = inventory_new(config, &err))) {
+        ctl_error("%s", err.text);
+        return NULL;
+    }
+    *rc = CTL_EXIT_UNAVAILABLE;
+    hostset *hosts = inventory_fetch(*inv, &err);
+    if (!hosts)
+        ctl_error("inventory unavailable: %s", err.text);
+    return hosts;
 }
