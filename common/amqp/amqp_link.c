@@ -402,7 +402,7 @@ static int connect_one(amqp_link *link, const char *url, size_t index, vf_error 
     amqp_basic_qos(link->conn, WORK_CHANNEL, 0, (uint16_t)prefetch, 0);
     if (amqp_topology_check_reply(amqp_get_rpc_reply(link->conn), "basic.qos", err) < 0)
         goto out;
-    if (amqp_topology_declare(link->conn, WORK_CHANNEL, link->config, err) < 0)
+    if (!link->read_only && amqp_topology_declare(link->conn, WORK_CHANNEL, link->config, err) < 0)
         goto out;
 
     /* From here on tags belong to this connection. */
@@ -445,6 +445,7 @@ int amqp_link_connect(amqp_link *link, vf_error *err)
     const vf_config *config = link->config;
     vf_error last;
     vf_error_init(&last);
+    char last_peer[sizeof link->peer] = "";
     for (size_t i = 0; i < config->amqp.n_urls; i++) {
         vf_error one;
         vf_error_init(&one);
@@ -452,12 +453,20 @@ int amqp_link_connect(amqp_link *link, vf_error *err)
             return 0;
         log_warn("amqp: %s: %s", link->peer, one.text);
         last = one;
+        snprintf(last_peer, sizeof last_peer, "%s", link->peer);
         snprintf(link->peer, sizeof link->peer, "(not connected)");
     }
-    vf_error_set(err, last.code == VF_ECONFIG ? VF_ECONFIG : VF_EUNAVAILABLE,
-                 "no broker reachable (%zu URL%s tried), last: %s", config->amqp.n_urls,
-                 config->amqp.n_urls == 1 ? "" : "s", last.text);
+    if (last.code == VF_ECONFIG) /* reached, but not usable as configured */
+        vf_error_set(err, VF_ECONFIG, "%s: %s", last_peer[0] ? last_peer : "amqp.urls", last.text);
+    else
+        vf_error_set(err, VF_EUNAVAILABLE, "no broker reachable (%zu URL%s tried), last: %s",
+                     config->amqp.n_urls, config->amqp.n_urls == 1 ? "" : "s", last.text);
     return -1;
+}
+
+void amqp_link_set_read_only(amqp_link *link)
+{
+    link->read_only = true;
 }
 
 /* ---- consuming ---- */

@@ -115,6 +115,13 @@ typedef void (*amqp_link_confirm_fn)(uint64_t publish_tag, bool ok, const char *
 amqp_link *amqp_link_new(const vf_config *config, const char *client_name, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* A link that only reads (virtflowctl stats, health --broker, dead list):
+ * amqp_link_connect then declares nothing, so looking leaves no queue behind
+ * on a broker no program uses yet, and a queue nobody declared reads as
+ * missing. Call before amqp_link_connect; publishing or consuming through
+ * such a link relies on a topology someone else declared. */
+void amqp_link_set_read_only(amqp_link *link);
+
 /* Closes the connection politely if it is up, then frees. NULL is a no-op. */
 void amqp_link_free(amqp_link *link);
 
@@ -138,8 +145,10 @@ void amqp_link_confirm_reset(amqp_link_confirm *confirm);
  * amqp.tls_verify is false, which is logged as a warning at every connect),
  * login with heartbeats, channel, confirm.select, basic.qos(amqp.prefetch),
  * topology, consumers. Each attempt is logged with the URL minus its password.
- * Returns 0, or -1 with err (VF_EUNAVAILABLE: last URL's failure, or
- * VF_ECONFIG: a URL that cannot be parsed). */
+ * Returns 0, or -1 with err: VF_EUNAVAILABLE (no broker reachable: the last
+ * URL's failure), or VF_ECONFIG, which no retry mends: a URL that cannot be
+ * parsed, or a broker whose queues exist with other arguments than this
+ * configuration declares (the text names the queue, both values, the fix). */
 int amqp_link_connect(amqp_link *link, vf_error *err) __attribute__((warn_unused_result));
 
 bool amqp_link_is_connected(const amqp_link *link);

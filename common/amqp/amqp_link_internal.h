@@ -45,6 +45,7 @@ struct amqp_link {
 
     amqp_connection_state_t conn; /* NULL while disconnected */
     bool connected;
+    bool read_only; /* connect declares nothing (amqp_link_set_read_only) */
     bool probe_open;
     uint16_t generation;  /* bumped at each successful connect; never 0 once connected */
     uint64_t next_seq;    /* sequence number the broker gives the next publish */

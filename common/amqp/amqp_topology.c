@@ -107,14 +107,74 @@ static int declare_exchange(amqp_connection_state_t conn, amqp_channel_t channel
     return amqp_topology_check_reply(amqp_get_rpc_reply(conn), what, err);
 }
 
+/* The first '...' of `text` after `after` into out (at most size - 1
+ * bytes); false when there is none. */
+static bool quoted_after(const char *text, size_t len, const char *after, char *out, size_t size)
+{
+    const char *end = text + len;
+    const char *at = memmem(text, len, after, strlen(after));
+    if (!at)
+        return false;
+    const char *open = memchr(at, '\'', (size_t)(end - at));
+    const char *close = open ? memchr(open + 1, '\'', (size_t)(end - open - 1)) : NULL;
+    if (!close || (size_t)(close - open - 1) >= size)
+        return false;
+    memcpy(out, open + 1, (size_t)(close - open - 1));
+    out[close - open - 1] = '\0';
+    return true;
+}
+
+/* A queue the broker has with other arguments than ours (406
+ * "inequivalent arg 'ARG' for queue 'Q' ...: received 'OURS' but current is
+ * 'THEIRS'"): what differs, both values and the fix, as VF_ECONFIG, since
+ * no retry will change it. Returns false (err untouched) for another reply. */
+static bool queue_mismatch(amqp_rpc_reply_t reply, const char *name, const vf_config *config,
+                           vf_error *err)
+{
+    if (reply.reply_type != AMQP_RESPONSE_SERVER_EXCEPTION ||
+        reply.reply.id != AMQP_CHANNEL_CLOSE_METHOD)
+        return false;
+    const amqp_channel_close_t *m = reply.reply.decoded;
+    const char *text = m->reply_text.bytes;
+    size_t len = m->reply_text.len;
+    char arg[64], ours[64], theirs[64];
+    if (m->reply_code != AMQP_PRECONDITION_FAILED ||
+        !quoted_after(text, len, "inequivalent arg", arg, sizeof arg))
+        return false;
+    bool have_ours = quoted_after(text, len, "received", ours, sizeof ours);
+    bool have_theirs = quoted_after(text, len, "current is", theirs, sizeof theirs);
+    if (strcmp(arg, "x-queue-type") == 0) {
+        const char *declared =
+            config->amqp.queue_type == CONFIG_QUEUE_CLASSIC ? "classic" : "quorum";
+        vf_error_set(err, VF_ECONFIG,
+                     "queue %s exists on the broker as a %s queue, and this configuration "
+                     "declares it %s (amqp.queue_type: %s): set amqp.queue_type: %s to use the "
+                     "queues as they are, or move their messages away and delete them so they "
+                     "are declared anew (docs/upgrading.md)",
+                     name, have_theirs ? theirs : "different", declared, declared,
+                     have_theirs ? theirs : "as the broker has it");
+    } else {
+        vf_error_set(err, VF_ECONFIG,
+                     "queue %s exists on the broker with %s %s, and this version declares it "
+                     "with %s: another version or a hand declared it; move its messages away "
+                     "and delete it so it is declared anew (docs/upgrading.md)",
+                     name, arg, have_theirs ? theirs : "(another value)",
+                     have_ours ? ours : "another value");
+    }
+    return true;
+}
+
 static int declare_queue(amqp_connection_state_t conn, amqp_channel_t channel, const char *name,
-                         amqp_table_t arguments, vf_error *err)
+                         const vf_config *config, amqp_table_t arguments, vf_error *err)
 {
     amqp_queue_declare(conn, channel, amqp_cstring_bytes(name), 0 /* passive */, 1 /* durable */,
                        0 /* exclusive */, 0 /* auto_delete */, arguments);
+    amqp_rpc_reply_t reply = amqp_get_rpc_reply(conn);
+    if (queue_mismatch(reply, name, config, err))
+        return -1;
     char what[128];
     snprintf(what, sizeof what, "declaring queue %s", name);
-    return amqp_topology_check_reply(amqp_get_rpc_reply(conn), what, err);
+    return amqp_topology_check_reply(reply, what, err);
 }
 
 static int bind_queue(amqp_connection_state_t conn, amqp_channel_t channel, const char *queue,
@@ -204,11 +264,17 @@ int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
         {BROKER_RELAY_QUEUE, BROKER_KEY_EVENTS},
     };
     for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++) {
-        if (declare_queue(conn, channel, bindings[i].queue,
+        if (declare_queue(conn, channel, bindings[i].queue, config,
                           queue_arguments(QUEUE_CONSUMED, config, 0, entries), err) < 0 ||
             bind_queue(conn, channel, bindings[i].queue, BROKER_EXCHANGE, bindings[i].key, err) < 0)
             return -1;
     }
+
+    if (config->nats.url &&
+        (declare_queue(conn, channel, BROKER_NATS_QUEUE, config,
+                       queue_arguments(QUEUE_CONSUMED, config, 0, entries), err) < 0 ||
+         bind_queue(conn, channel, BROKER_NATS_QUEUE, BROKER_EXCHANGE, BROKER_KEY_EVENTS, err) < 0))
+        return -1;
 
     for (size_t i = 0; i < config->retry.n_delays; i++) {
         int delay_s = config->retry.delays_s[i];
@@ -219,7 +285,7 @@ int amqp_topology_declare(amqp_connection_state_t conn, amqp_channel_t channel,
             return -1;
         }
         if (declare_exchange(conn, channel, name, "fanout", err) < 0 ||
-            declare_queue(conn, channel, name,
+            declare_queue(conn, channel, name, config,
                           queue_arguments(QUEUE_RETRY, config, delay_s, entries), err) < 0 ||
             bind_queue(conn, channel, name, name, "", err) < 0)
             return -1;

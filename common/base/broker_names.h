@@ -13,7 +13,9 @@
  *                            order"); existing brokers get it at the next start
  *   virtflow.spare           queue <- virtflow "spare.prepare", "spare.release"
  *   virtflow.relay           queue <- virtflow "event.#"
- *     these four: x-queue-type (amqp.queue_type), x-dead-letter-exchange
+ *   virtflow.nats            queue <- virtflow "event.#", only with nats.url
+ *                            (virtflow-nats's input)
+ *     these four (and virtflow.nats): x-queue-type (amqp.queue_type), x-dead-letter-exchange
  *     virtflow.dlx, x-single-active-consumer when amqp.single_active_consumer.
  *   virtflow.dlx             FANOUT exchange, durable: whatever is dead-lettered or
  *                            parked lands in virtflow.dead whatever its routing key
@@ -44,6 +46,9 @@
 #define BROKER_PRIORITY_QUEUE "virtflow.task.schedule.priority"
 #define BROKER_SPARE_QUEUE "virtflow.spare"
 #define BROKER_RELAY_QUEUE "virtflow.relay"
+/* virtflow-nats's input, declared (bound to event.#) only when nats.url is
+ * set: without a sink it would keep every event for ever. */
+#define BROKER_NATS_QUEUE "virtflow.nats"
 #define BROKER_RETRY_PREFIX "virtflow.retry."
 
 #define BROKER_KEY_SCHEDULE "task.schedule"

@@ -29,6 +29,11 @@ typedef enum {
      * came under a task id already recorded (task_conflict.h); the task it
      * names is left as it was */
     EVENT_TASK_CONFLICT,
+    /* operational: about the relay's receivers, not a task (published by
+     * virtflow-relay; docs/webhooks.md "Pace and circuit breaker") */
+    EVENT_RECEIVER_DISABLED,
+    EVENT_RECEIVER_RECOVERED,
+    EVENT_DELIVERY_EXHAUSTED,
     EVENT_TYPE_COUNT
 } event_type;
 
@@ -39,6 +44,11 @@ const char *event_types_name(event_type type);
 /* True for the types that end a task (the final events), false for progress
  * events and values outside the table. */
 bool event_types_is_final(event_type type);
+
+/* True for the operational types (receiver.*, delivery.*): about the
+ * relay, not a task. A receiver gets them only when one of its patterns
+ * names them ("receiver.*", "delivery.exhausted"), never through "*". */
+bool event_types_is_operational(event_type type);
 
 /* The type called `name`, or -1 when the table has none (NULL included). */
 int event_types_find(const char *name);

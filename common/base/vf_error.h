@@ -9,7 +9,9 @@
 
 #include <stdbool.h>
 
-#define VF_ERROR_TEXT 256
+/* Room for a remote system's own reason quoted whole behind our context
+ * (a broker's reply text alone may take 255 bytes). */
+#define VF_ERROR_TEXT 512
 
 typedef enum {
     VF_OK = 0,

@@ -90,6 +90,7 @@ vf_config *config_defaults(void)
     c->relay.http_listen = strdup("127.0.0.1:9465");
     c->api.listen = strdup("127.0.0.1:8080");
     c->api.requeue_after_s = 300;
+    c->nats.duplicate_window_s = 120;
     c->api.requeue_max = 3;
     if (!c->worker.http_listen || !c->relay.http_listen || !c->api.listen)
         goto config_fail;
@@ -101,6 +102,8 @@ vf_config *config_defaults(void)
         !(c->spare.provisioner.ref = strdup("main")) ||
         !(c->spare.readiness.type = strdup("none")) ||
         !(c->spare.release_kubernetes = strdup("none")) ||
+        !(c->nats.stream = strdup("VIRTFLOW_EVENTS")) ||
+        !(c->nats.subject_prefix = strdup("virtflow.events")) ||
         copy_ints(&c->retry.delays_s, &c->retry.n_delays, delays,
                   sizeof delays / sizeof delays[0]) < 0 ||
         copy_ints(&c->relay.schedule_s, &c->relay.n_schedule, schedule,
@@ -401,6 +404,9 @@ void config_free(vf_config *c)
     config_free_strings(c->env_keys, c->n_env);
     free(c->worker.http_listen);
     free(c->relay.http_listen);
+    free(c->nats.url);
+    free(c->nats.stream);
+    free(c->nats.subject_prefix);
     free(c->api.listen);
     config_free_strings(c->api.allowed_hosts, c->api.n_allowed_hosts);
     config_free_strings(c->api.idempotency_secret_files, c->api.n_idempotency_secret_files);

@@ -117,6 +117,11 @@ typedef struct config_receiver {
     bool enabled;
     int max_in_flight; /* per-receiver concurrency limit, default 8 */
     char *ca_file;     /* https:// trust anchors; NULL = the system store */
+    int *schedule_s;   /* its own retry schedule; NULL/0: relay.schedule_s */
+    size_t n_schedule;
+    double rate_per_s;   /* deliveries started per second at most; 0: no pace */
+    int disable_after_s; /* failing this long: disabled (circuit breaker); 0: never */
+    int probe_s;         /* while disabled: one delivery tried this often, seconds */
 } config_receiver;
 
 /* spare.clusters.NAME: the Kubernetes API server of one cluster. */
@@ -233,6 +238,15 @@ typedef struct vf_config {
         /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9465; NULL = off */
         char *http_listen;
     } relay;
+
+    /* virtflow-nats: every event also on a NATS JetStream stream
+     * (docs/webhooks.md "Events on NATS JetStream"). */
+    struct {
+        char *url;              /* nats:// or tls://; NULL = no sink (the default) */
+        char *stream;           /* the JetStream stream, default VIRTFLOW_EVENTS */
+        char *subject_prefix;   /* subjects are PREFIX.<type>, default virtflow.events */
+        int duplicate_window_s; /* the stream's duplicate window when the sink creates it */
+    } nats;
 
     struct {
         /* /metrics, /healthz, /readyz: HOST:PORT, default 127.0.0.1:9464; NULL = off */

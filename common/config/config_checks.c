@@ -37,6 +37,11 @@ int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char 
     return check_scheme(ld, node, value, path, "amqp://", "amqps://");
 }
 
+int check_nats_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    return check_scheme(ld, node, value, path, "nats://", "tls://");
+}
+
 int check_store_url(loader *ld, yaml_node_t *node, const char *value, const char *path)
 {
     static const char *const schemes[] = {"postgresql://", "postgres://"};

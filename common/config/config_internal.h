@@ -150,6 +150,7 @@ int check_amqp_url(loader *ld, yaml_node_t *node, const char *value, const char 
 int check_env_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_receiver_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_http_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
+int check_nats_url(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_host_name(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_address_range(loader *ld, yaml_node_t *node, const char *value, const char *path);
 int check_readiness(loader *ld, yaml_node_t *map, void *base, const char *path);

@@ -322,6 +322,8 @@ static const config_receiver receiver_template = {
     .timeout_s = 15,
     .enabled = true,
     .max_in_flight = 8,
+    .disable_after_s = 3600,
+    .probe_s = 60,
 };
 
 static const field receiver_fields[] = {
@@ -387,6 +389,37 @@ static const field receiver_fields[] = {
             "are always verified",
      .type = F_PATH,
      .offset = RECEIVER(ca_file)},
+    {.key = "schedule_s",
+     .doc = "this receiver's own retry schedule, as `relay.schedule_s` (which applies when this is "
+            "null)",
+     .default_text = "null",
+     .type = F_INT_LIST,
+     .offset = RECEIVER(schedule_s),
+     .count_offset = RECEIVER(n_schedule),
+     .min = 0,
+     .nonempty = true},
+    {.key = "rate_per_s",
+     .doc = "its pace: deliveries started per second at most, whatever is due (a recovery's "
+            "backlog, a redelivery); 0 = no pace but `max_in_flight` "
+            "([webhooks.md](webhooks.md#pace-and-circuit-breaker))",
+     .type = F_NUMBER,
+     .offset = RECEIVER(rate_per_s),
+     .min = 0,
+     .max = 100000,
+     .has_max = true},
+    {.key = "disable_after_s",
+     .doc = "circuit breaker: a receiver whose attempts have all failed for this long is disabled "
+            "(its deliveries wait, they are not used up) and probed every `probe_s` with one "
+            "delivery; the first 2xx enables it again. Events `receiver.disabled`, "
+            "`receiver.recovered`; 0 = never disabled",
+     .type = F_INT,
+     .offset = RECEIVER(disable_after_s),
+     .min = 0},
+    {.key = "probe_s",
+     .doc = "while disabled, one delivery is tried this often, seconds",
+     .type = F_INT,
+     .offset = RECEIVER(probe_s),
+     .min = 1},
     {0},
 };
 
@@ -398,6 +431,7 @@ void config_receiver_free(config_receiver *r)
     config_free_strings(r->events, r->n_events);
     config_free_strings(r->secret_files, r->n_secret_files);
     free(r->secret_env);
+    free(r->schedule_s);
     for (size_t i = 0; i < r->n_headers; i++) {
         free(r->headers[i].name);
         free(r->headers[i].value);
@@ -1505,6 +1539,55 @@ static const field log_fields[] = {
     {0},
 };
 
+static int check_stream_name(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    /* JetStream's: no spaces, dots, wildcards or path separators. */
+    if (strlen(value) > 64 || strcspn(value, " \t.*>/\\") != strlen(value))
+        return config_fail(ld, node, path,
+                           "expected a JetStream stream name: at most 64 characters, none of "
+                           "space . * > / \\");
+    return 0;
+}
+
+static int check_subject_prefix(loader *ld, yaml_node_t *node, const char *value, const char *path)
+{
+    if (strlen(value) > 128 || strcspn(value, " \t*>") != strlen(value) || value[0] == '.' ||
+        value[strlen(value) - 1] == '.' || strstr(value, ".."))
+        return config_fail(ld, node, path,
+                           "expected a NATS subject without wildcards, spaces or empty tokens");
+    return 0;
+}
+
+static const field nats_fields[] = {
+    {.key = "url",
+     .doc = "the NATS server virtflow-nats publishes every event to (nats:// or tls://); null = "
+            "no sink, and no queue virtflow.nats "
+            "([webhooks.md](webhooks.md#events-on-nats-jetstream))",
+     .type = F_STRING,
+     .offset = CFG(nats.url),
+     .validate = check_nats_url},
+    {.key = "stream",
+     .doc = "the JetStream stream (created by virtflow-nats when missing, on `SUBJECT_PREFIX.>`, "
+            "file storage)",
+     .type = F_STRING,
+     .offset = CFG(nats.stream),
+     .validate = check_stream_name},
+    {.key = "subject_prefix",
+     .doc = "each event goes to subject PREFIX.<type> (virtflow.events.task.completed)",
+     .type = F_STRING,
+     .offset = CFG(nats.subject_prefix),
+     .validate = check_subject_prefix},
+    {.key = "duplicate_window_s",
+     .doc = "the stream's duplicate window when virtflow-nats creates it: an event published again "
+            "within it (same id, `Nats-Msg-Id`) is dropped by JetStream",
+     .type = F_INT,
+     .offset = CFG(nats.duplicate_window_s),
+     .min = 1,
+     .max = 86400,
+     .has_max = true},
+    {0},
+};
+
 const field config_top_fields[] = {
     {.key = "amqp", .type = F_SECTION, .children = amqp_fields},
     {.key = "store", .type = F_SECTION, .children = store_fields, .check = check_store},
@@ -1524,5 +1607,6 @@ const field config_top_fields[] = {
     {.key = "log", .type = F_SECTION, .children = log_fields},
     {.key = "worker", .type = F_SECTION, .children = worker_fields},
     {.key = "api", .type = F_SECTION, .children = api_fields, .check = check_api},
+    {.key = "nats", .type = F_SECTION, .children = nats_fields},
     {0},
 };

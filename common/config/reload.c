@@ -1,6 +1,8 @@
 /* reload: see reload.h. */
 #include "reload.h"
 
+#include <string.h>
+
 #include "log.h"
 
 void reload_init(reloader *r, const vf_config *startup, unsigned program)
@@ -16,10 +18,38 @@ const vf_config *reload_current(const reloader *r)
     return r->applied ? r->applied : r->startup;
 }
 
+/* The sections a program never reads (one file serves all three): a change
+ * there is another program's, not a restart this one needs. */
+static const struct {
+    unsigned program;
+    const char *const sections[6];
+} unread[] = {
+    {CONFIG_RELOADS_WORKER, {"relay", "api", NULL}},
+    {CONFIG_RELOADS_RELAY, {"worker", "api", "scheduler", "inventory", "spare", NULL}},
+};
+
+static bool reads_key(unsigned program, const char *key)
+{
+    size_t dot = strcspn(key, ".");
+    for (size_t i = 0; i < sizeof unread / sizeof unread[0]; i++) {
+        if (unread[i].program != program)
+            continue;
+        for (size_t k = 0; unread[i].sections[k]; k++)
+            if (strlen(unread[i].sections[k]) == dot &&
+                strncmp(key, unread[i].sections[k], dot) == 0)
+                return false;
+    }
+    return true;
+}
+
 static void log_restart_key(const char *key, bool reloads, void *user)
 {
-    (void)user;
-    if (!reloads)
+    const reloader *r = user;
+    if (reloads)
+        return;
+    if (!reads_key(r->program, key))
+        log_debug("reload: %s changed: not read by this program", key);
+    else
         log_warn("reload: %s changed: needs a restart (the running value stays until then)", key);
 }
 
@@ -60,7 +90,7 @@ vf_config *reload_read(reloader *r)
         return NULL;
     }
     log_info("reload: read %s", r->startup->path);
-    config_diff(r->startup, next, r->program, log_restart_key, NULL);
+    config_diff(r->startup, next, r->program, log_restart_key, r);
     size_t to_apply = 0;
     config_diff(reload_current(r), next, r->program, count_reload_key, &to_apply);
     if (to_apply == 0) {

@@ -112,7 +112,7 @@ int lease_renew_all(store *s, const char *owner, vf_error *err)
     return store_leases_renew(s, owner, until, err) < 0 ? -1 : 0;
 }
 
-#define PRESENCE_PREFIX "worker:"
+#define PRESENCE_PREFIX LEASE_PRESENCE_PREFIX
 
 int lease_announce(store *s, const char *owner, vf_error *err)
 {

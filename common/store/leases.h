@@ -46,6 +46,9 @@ int lease_still_held(store *s, const char *name, const char *owner, int64_t epoc
 /* Renew every lease of `owner`. Returns 0 or -1. */
 int lease_renew_all(store *s, const char *owner, vf_error *err) __attribute__((warn_unused_result));
 
+/* The name prefix of those leases. */
+#define LEASE_PRESENCE_PREFIX "worker:"
+
 /* A worker announces itself with a lease of its own ("worker:" + owner),
  * renewed like the others, so that workers sharing a store know whether any
  * other one is alive. Returns 0 or -1. */

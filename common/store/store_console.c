@@ -8,22 +8,18 @@
 #include "store_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PAGE_COLUMNS                                                                               \
     "id, kind, status, reason, attempts, request, result, error, node, vmid, created_at, "         \
     "updated_at"
 
-/* The filters of store_task_filter in its field order, then the prefixes
- * (each a range [prefix, prefix U+10FFFF), which holds exactly the strings
- * starting with the prefix but for those followed by U+10FFFF itself), then
- * the cursors. */
+/* After store_task_filter's conditions (store_task_filter_sql): the
+ * prefixes (each a range [prefix, prefix U+10FFFF), which holds exactly the
+ * strings starting with the prefix but for those followed by U+10FFFF
+ * itself), then the cursors; each binds its pair of values. */
 static const char *const page_filter_sql[] = {
-    "status = ?",
-    "reason = ?",
-    "kind = ?",
-    "node = ?",
-    "created_at >= ?",
     "id >= ? AND id < ?",
     "node >= ? AND node < ?",
     "(created_at, id) < (?, ?)",
@@ -35,17 +31,26 @@ static const char *const page_filter_sql[] = {
 #define PREFIX_END "\xF4\x8F\xBF\xBF"
 
 typedef struct built {
-    char sql[900];
-    const char *values[2 * N_FILTER_SQL];
+    char sql[1400];
+    const char *values[2 * (STORE_TASK_FILTERS + N_FILTER_SQL)];
     char ends[2][600]; /* the prefixes' upper bounds */
+    char *like;        /* owned: filter->error's pattern */
     int n_values;
     bool ascending;
 } built;
 
-/* The WHERE clause of q after `head`; false when a prefix is too long. */
-static bool build(const store_task_search *q, const char *head, built *b, bool cursors)
+/* Append " WHERE "/" AND " and a fragment to b->sql at *len. */
+static void append(built *b, size_t *len, const char *fragment)
 {
-    const store_task_filter *f = &q->filter;
+    if (*len < sizeof b->sql)
+        *len += (size_t)snprintf(b->sql + *len, sizeof b->sql - *len, "%s%s",
+                                 b->n_values ? " AND " : " WHERE ", fragment);
+}
+
+/* The WHERE clause of q after `head`; false when a prefix is too long or
+ * out of memory (b->like is freed by the caller either way). */
+static bool build(store *s, const store_task_search *q, const char *head, built *b, bool cursors)
+{
     bool before = cursors && q->before_created_at && q->before_id;
     bool after = cursors && !before && q->after_created_at && q->after_id;
     const char *prefixes[2] = {q->id_prefix, q->node_prefix};
@@ -53,29 +58,30 @@ static bool build(const store_task_search *q, const char *head, built *b, bool c
         if (prefixes[i] && (size_t)snprintf(b->ends[i], sizeof b->ends[i], "%s" PREFIX_END,
                                             prefixes[i]) >= sizeof b->ends[i])
             return false;
+    const char *filters[STORE_TASK_FILTERS];
+    if (store_task_filter_values(&q->filter, filters, &b->like) < 0)
+        return false;
+    size_t len = (size_t)snprintf(b->sql, sizeof b->sql, "%s", head);
+    b->n_values = 0;
+    for (int i = 0; i < STORE_TASK_FILTERS; i++) {
+        if (!filters[i])
+            continue;
+        append(b, &len, store_task_filter_sql(s, i));
+        for (int k = 0; k < store_task_filter_params(i); k++)
+            b->values[b->n_values++] = filters[i];
+    }
     const char *pairs[N_FILTER_SQL][2] = {
-        {f->status, NULL},
-        {f->reason, NULL},
-        {f->kind, NULL},
-        {f->node, NULL},
-        {f->since, NULL},
         {prefixes[0], prefixes[0] ? b->ends[0] : NULL},
         {prefixes[1], prefixes[1] ? b->ends[1] : NULL},
         {before ? q->before_created_at : NULL, q->before_id},
         {after ? q->after_created_at : NULL, q->after_id},
     };
-    size_t len = (size_t)snprintf(b->sql, sizeof b->sql, "%s", head);
-    const char *joiner = " WHERE ";
-    b->n_values = 0;
     for (size_t i = 0; i < N_FILTER_SQL; i++) {
         if (!pairs[i][0])
             continue;
-        len +=
-            (size_t)snprintf(b->sql + len, sizeof b->sql - len, "%s%s", joiner, page_filter_sql[i]);
-        joiner = " AND ";
+        append(b, &len, page_filter_sql[i]);
         b->values[b->n_values++] = pairs[i][0];
-        if (strchr(page_filter_sql[i], ',') || strstr(page_filter_sql[i], " AND "))
-            b->values[b->n_values++] = pairs[i][1];
+        b->values[b->n_values++] = pairs[i][1];
     }
     b->ascending = after;
     return len < sizeof b->sql;
@@ -84,9 +90,10 @@ static bool build(const store_task_search *q, const char *head, built *b, bool c
 int store_task_search_page(store *s, const store_task_search *q, store_task_fn fn, void *ctx,
                            vf_error *err)
 {
-    built b;
-    if (!build(q, "SELECT " PAGE_COLUMNS " FROM tasks", &b, true)) {
-        vf_error_set(err, VF_EINVAL, "a search prefix is too long");
+    built b = {0};
+    if (!build(s, q, "SELECT " PAGE_COLUMNS " FROM tasks", &b, true)) {
+        free(b.like);
+        vf_error_set(err, VF_EINVAL, "a search term is too long");
         return -1;
     }
     size_t len = strlen(b.sql);
@@ -94,8 +101,10 @@ int store_task_search_page(store *s, const store_task_search *q, store_task_fn f
              b.ascending ? "ASC" : "DESC", b.ascending ? "ASC" : "DESC");
 
     db_stmt *st = NULL;
-    if (!db_prepare(s->db, &st, b.sql, err))
+    if (!db_prepare(s->db, &st, b.sql, err)) {
+        free(b.like);
         return -1;
+    }
     int index = 1;
     for (int i = 0; i < b.n_values; i++)
         db_bind_text(st, index++, b.values[i]);
@@ -103,6 +112,7 @@ int store_task_search_page(store *s, const store_task_search *q, store_task_fn f
     store_rows rows = {0};
     int rc = store_rows_collect(s, st, 0, &rows, "listing a page of tasks", err);
     db_stmt_free(st);
+    free(b.like);
     if (rc == 0) {
         for (int k = 0; k < rows.count; k++) {
             /* Newest first either way. */
@@ -132,16 +142,19 @@ int store_task_search_page(store *s, const store_task_search *q, store_task_fn f
 
 int64_t store_task_search_count(store *s, const store_task_search *q, int64_t cap, vf_error *err)
 {
-    built b;
-    if (!build(q, "SELECT COUNT(*) FROM (SELECT 1 FROM tasks", &b, false)) {
-        vf_error_set(err, VF_EINVAL, "a search prefix is too long");
+    built b = {0};
+    if (!build(s, q, "SELECT COUNT(*) FROM (SELECT 1 FROM tasks", &b, false)) {
+        free(b.like);
+        vf_error_set(err, VF_EINVAL, "a search term is too long");
         return -1;
     }
     size_t len = strlen(b.sql);
     snprintf(b.sql + len, sizeof b.sql - len, " LIMIT ?) AS capped");
     db_stmt *st = NULL;
-    if (!db_prepare(s->db, &st, b.sql, err))
+    if (!db_prepare(s->db, &st, b.sql, err)) {
+        free(b.like);
         return -1;
+    }
     int index = 1;
     for (int i = 0; i < b.n_values; i++)
         db_bind_text(st, index++, b.values[i]);
@@ -149,6 +162,7 @@ int64_t store_task_search_count(store *s, const store_task_search *q, int64_t ca
     store_rows rows = {0};
     int rc = store_rows_collect(s, st, 0, &rows, "counting tasks", err);
     db_stmt_free(st);
+    free(b.like);
     int64_t count = rc == 0 && rows.count == 1 ? store_rows_int(&rows, 0, 0) : -1;
     store_rows_free(&rows);
     return count;

@@ -94,8 +94,11 @@ int store_delivery_update(store *s, const store_delivery_change *c, vf_error *er
 }
 
 static const char *const delivery_filter_sql[STORE_DELIVERY_FILTERS] = {
-    "status = ?", "receiver = ?", "event_id = ?",
+    "status = ?",
+    "receiver = ?",
+    "event_id = ?",
     NULL, /* the type: in the body, read per dialect (type_sql) */
+    "(created_at, event_id, receiver) < (?, ?, ?)", /* the cursor: three values */
 };
 
 /* The event's type from the JSON body: no index covers it, so it filters
@@ -111,8 +114,10 @@ int store_delivery_list(store *s, const store_delivery_filter *filter, store_del
     store_delivery_filter none = {0};
     if (!filter)
         filter = &none;
+    bool cursor = filter->before_created_at && filter->before_event_id && filter->before_receiver;
     const char *values[STORE_DELIVERY_FILTERS] = {filter->status, filter->receiver,
-                                                  filter->event_id, filter->type};
+                                                  filter->event_id, filter->type,
+                                                  cursor ? filter->before_created_at : NULL};
     unsigned mask = 0;
     for (int i = 0; i < STORE_DELIVERY_FILTERS; i++)
         if (values[i])
@@ -131,7 +136,7 @@ int store_delivery_list(store *s, const store_delivery_filter *filter, store_del
             joiner = " AND ";
         }
         snprintf(sql + len, sizeof sql - len,
-                 " ORDER BY created_at DESC, event_id DESC, receiver LIMIT ?");
+                 " ORDER BY created_at DESC, event_id DESC, receiver DESC LIMIT ?");
         if (!db_prepare(s->db, &s->delivery_list[mask], sql, err))
             return -1;
     }
@@ -140,6 +145,10 @@ int store_delivery_list(store *s, const store_delivery_filter *filter, store_del
     for (int i = 0; i < STORE_DELIVERY_FILTERS; i++)
         if (values[i])
             db_bind_text(st, index++, values[i]);
+    if (cursor) {
+        db_bind_text(st, index++, filter->before_event_id);
+        db_bind_text(st, index++, filter->before_receiver);
+    }
     store_bind_limit(st, index, filter->limit);
     return deliveries_each(s, st, fn, ctx, err);
 }

@@ -85,10 +85,15 @@ typedef struct store_delivery_filter {
     const char *receiver;
     const char *event_id;
     const char *type; /* the event's "type" ("task.failed"), read from the body */
-    int limit;        /* 0: no limit */
+    /* A keyset cursor: only the rows after this one in the listing's order
+     * (the last row of the page before); all three or none. */
+    const char *before_created_at, *before_event_id, *before_receiver;
+    int limit; /* 0: no limit */
 } store_delivery_filter;
 
-/* Call fn for each delivery matching `filter` (NULL: all), newest first. */
+/* Call fn for each delivery matching `filter` (NULL: all), newest first
+ * (created_at, then event_id, then receiver, each descending), so a page
+ * costs what the first does however deep the cursor is. */
 int store_delivery_list(store *s, const store_delivery_filter *filter, store_delivery_fn fn,
                         void *ctx, vf_error *err) __attribute__((warn_unused_result));
 

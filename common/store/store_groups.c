@@ -20,7 +20,8 @@ int store_group_read(store *s, const char *name, const char *now, store_group *o
     db_stmt *st =
         store_stmt(s, STORE_STMT_GROUP_GET,
                    "SELECT g.generation, g.policy, g.max_per_host, r.task_id, r.node, r.vmid, "
-                   "CASE WHEN r.released_at IS NULL THEN 1 ELSE 0 END "
+                   "CASE WHEN r.released_at IS NULL THEN 1 ELSE 0 END, g.spread_key, "
+                   "g.spread_max_skew, g.spread_when, g.spread_min_domains "
                    "FROM (SELECT CAST(?1 AS TEXT) AS name) AS q "
                    "LEFT JOIN server_groups g ON g.name = CAST(?1 AS TEXT) "
                    "LEFT JOIN reservations r ON r.group_name = CAST(?1 AS TEXT) "
@@ -41,6 +42,14 @@ int store_group_read(store *s, const char *name, const char *now, store_group *o
         const char *policy = store_rows_text(&rows, 0, 1);
         snprintf(out->policy, sizeof out->policy, "%s", policy ? policy : "");
         out->max_per_host = store_rows_int(&rows, 0, 2);
+        const char *key = store_rows_text(&rows, 0, 7);
+        const char *when = store_rows_text(&rows, 0, 9);
+        if (key) {
+            snprintf(out->spread.key, sizeof out->spread.key, "%s", key);
+            out->spread.max_skew = store_rows_int(&rows, 0, 8);
+            snprintf(out->spread.when, sizeof out->spread.when, "%s", when ? when : "");
+            out->spread.min_domains = store_rows_int(&rows, 0, 10);
+        }
     }
     for (int i = 0; fn && i < rows.count; i++) {
         const char *task_id = store_rows_text(&rows, i, 3);
@@ -60,26 +69,40 @@ int store_group_read(store *s, const char *name, const char *now, store_group *o
 }
 
 int store_group_claim(store *s, const char *name, const char *policy, int64_t max_per_host,
-                      int64_t expected, const char *at, vf_error *err)
+                      const store_group_spread *spread, int64_t expected, const char *at,
+                      vf_error *err)
 {
     /* One statement for a new group and a known one: a new group is at
      * generation 0, so a row another writer inserted meanwhile (at 1 or
      * more) fails the condition as an update by it would. */
-    db_stmt *st =
-        store_stmt(s, STORE_STMT_GROUP_CLAIM,
-                   "INSERT INTO server_groups (name, policy, max_per_host, generation, changed_at) "
-                   "VALUES (?1, ?2, ?3, ?4 + 1, ?5) ON CONFLICT (name) DO UPDATE SET "
-                   "generation = server_groups.generation + 1, policy = excluded.policy, "
-                   "max_per_host = excluded.max_per_host, changed_at = excluded.changed_at "
-                   "WHERE server_groups.generation = ?4",
-                   err);
+    db_stmt *st = store_stmt(
+        s, STORE_STMT_GROUP_CLAIM,
+        "INSERT INTO server_groups (name, policy, max_per_host, generation, changed_at, "
+        "spread_key, spread_max_skew, spread_when, spread_min_domains) "
+        "VALUES (?1, ?2, ?3, ?4 + 1, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (name) DO UPDATE SET "
+        "generation = server_groups.generation + 1, policy = excluded.policy, "
+        "max_per_host = excluded.max_per_host, changed_at = excluded.changed_at, "
+        "spread_key = excluded.spread_key, spread_max_skew = excluded.spread_max_skew, "
+        "spread_when = excluded.spread_when, spread_min_domains = excluded.spread_min_domains "
+        "WHERE server_groups.generation = ?4",
+        err);
     if (!st)
         return -1;
+    bool spreads = spread && spread->key[0];
     db_bind_text(st, 1, name);
     db_bind_text(st, 2, policy);
     db_bind_int64(st, 3, max_per_host);
     db_bind_int64(st, 4, expected);
     db_bind_text(st, 5, at);
+    if (spreads) {
+        db_bind_text(st, 6, spread->key);
+        db_bind_int64(st, 7, spread->max_skew);
+        db_bind_text(st, 8, spread->when);
+        db_bind_int64(st, 9, spread->min_domains);
+    } else {
+        for (int param = 6; param <= 9; param++)
+            db_bind_null(st, param);
+    }
     char moved[160];
     snprintf(moved, sizeof moved, "group %.63s changed since read (generation %lld)", name,
              (long long)expected);

@@ -19,11 +19,21 @@
 #include "store.h"
 
 #define STORE_GROUP_POLICY_LEN 24
+#define STORE_GROUP_SPREAD_KEY_LEN 48 /* a label key: 1..47 characters + NUL */
+
+/* The topology spread a group's members were claimed under (schema/016). */
+typedef struct store_group_spread {
+    char key[STORE_GROUP_SPREAD_KEY_LEN]; /* "": none */
+    int64_t max_skew;
+    char when[STORE_GROUP_POLICY_LEN]; /* do_not_schedule | score */
+    int64_t min_domains;
+} store_group_spread;
 
 typedef struct store_group {
     int64_t generation;                  /* 0: no member was ever recorded */
-    char policy[STORE_GROUP_POLICY_LEN]; /* as last claimed; "" when new */
+    char policy[STORE_GROUP_POLICY_LEN]; /* as last claimed; "" when new or none */
     int64_t max_per_host;                /* as last claimed; 0: no cap */
+    store_group_spread spread;           /* as last claimed; key "" when none */
 } store_group;
 
 typedef struct store_group_member {
@@ -49,13 +59,16 @@ int store_group_read(store *s, const char *name, const char *now, store_group *o
 
 /* In the write transaction recording members of group `name`: move it from
  * generation `expected` (what store_group_read gave) to expected + 1,
- * recording its policy and max_per_host (0: none) at `at`. Returns 0, or -1
- * with VF_ECONFLICT when another writer recorded members since (roll back,
- * decide again; deferred on PostgreSQL, the conflict comes with the
- * commit), or another error. */
+ * recording its policy, max_per_host (0: none) and spread (NULL or key "":
+ * none) at `at`. Returns 0, or -1 with VF_ECONFLICT when another writer
+ * recorded members since (roll back, decide again; deferred on PostgreSQL,
+ * the conflict comes with the commit), or another error. The members' hard
+ * rules, policy and spread alike, hold across workers by this: a member
+ * recorded since the read moves the generation, so a decision made without
+ * it in view is rejected at commit. */
 int store_group_claim(store *s, const char *name, const char *policy, int64_t max_per_host,
-                      int64_t expected, const char *at, vf_error *err)
-    __attribute__((warn_unused_result));
+                      const store_group_spread *spread, int64_t expected, const char *at,
+                      vf_error *err) __attribute__((warn_unused_result));
 
 /* Mark the held reservations of `task_id` as members of group `name`
  * (after store_reservation_add, in the same transaction). Returns 0 or -1. */

@@ -9,6 +9,7 @@
 #include "db.h"
 #include "store.h"
 #include "store_reservations.h"
+#include "store_tasks.h"
 
 /* One slot per prepared statement; each is prepared on first use and kept
  * for the life of the handle (the worker runs these thousands of times per
@@ -89,13 +90,44 @@ typedef enum {
     STORE_STMT_RESERVATIONS_SET_GROUP,
     STORE_STMT_OUTBOX_CONFIRMED_MANY,
     STORE_STMT_TASK_PROVENANCE,
+    STORE_STMT_RECEIVER_STATE_PUT,
+    STORE_STMT_RECEIVER_STATES,
+    STORE_STMT_DELIVERIES_LAG,
+    STORE_STMT_REDELIVERY_GET,
+    STORE_STMT_REDELIVERY_ADD,
+    STORE_STMT_REDELIVERY_MATCH_FAILED,
+    STORE_STMT_REDELIVERY_MATCH_EXHAUSTED,
+    STORE_STMT_REDELIVERY_RESET,
+    STORE_STMT_REDELIVERY_PROGRESS,
+    STORE_STMT_TASK_EVENTS_AFTER,
+    STORE_STMT_OUTBOX_EVENTS_BETWEEN,
+    STORE_STMT_PROCESS_BEAT,
+    STORE_STMT_PROCESS_FORGET_SILENT,
+    STORE_STMT_PROCESS_FORGET,
+    STORE_STMT_PROCESSES_LIST,
+    STORE_STMT_LEASES_LIST,
+    STORE_STMT_ADMISSION_GET,
+    STORE_STMT_ADMISSION_ADD,
+    STORE_STMT_ADMISSION_REPLACE,
+    STORE_STMT_ADMISSION_FORGET,
     STORE_STMT_COUNT,
 } store_stmt_id;
 
 /* List queries are built from fixed SQL fragments, one statement per
  * combination of filters present, so each uses the matching index. */
-#define STORE_TASK_FILTERS 5
-#define STORE_DELIVERY_FILTERS 4
+#define STORE_TASK_FILTERS 8
+#define STORE_DELIVERY_FILTERS 5
+
+/* store_task_filter's conditions in its field order, shared by the listings
+ * (store_tasks.c) and the console's pages (store_console.c): fragment i in
+ * this store's dialect, how many ? it has (each bound to value i), and the
+ * values (NULL: not filtered; *like is the owned LIKE pattern of
+ * filter->error, to free). store_task_filter_values returns 0, or -1 when
+ * out of memory. */
+const char *store_task_filter_sql(const store *s, int i);
+int store_task_filter_params(int i);
+int store_task_filter_values(const store_task_filter *f, const char *values[STORE_TASK_FILTERS],
+                             char **like);
 
 /* What a store file keeps for the open transaction only (today the tasks
  * store_tasks_prefetch read ahead): the file that fills it says how to free

@@ -2,7 +2,10 @@
 #include "store_outbox.h"
 #include "store_internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int store_outbox_add(store *s, const char *event_id, const char *routing_key, const char *body,
                      const char *created_at, vf_error *err)
@@ -22,6 +25,8 @@ int store_outbox_add(store *s, const char *event_id, const char *routing_key, co
     db_bind_text(st, 4, created_at);
     return store_exec_change(s, st, "recording an event", err) < 0 ? -1 : 0;
 }
+
+static int each_outbox_event(store *s, db_stmt *st, store_outbox_fn fn, void *ctx, vf_error *err);
 
 int store_outbox_pending(store *s, const char *created_before, int limit, store_outbox_fn fn,
                          void *ctx, vf_error *err)
@@ -44,6 +49,32 @@ int store_outbox_pending(store *s, const char *created_before, int limit, store_
         return -1;
     store_bind_limit(st, 1, limit);
     db_bind_text(st, 2, created_before);
+    return each_outbox_event(s, st, fn, ctx, err);
+}
+
+int store_outbox_events_between(store *s, const char *after_id, const char *before_id, int limit,
+                                store_outbox_fn fn, void *ctx, vf_error *err)
+{
+    if (store_batch_flush(s, err) != 0)
+        return -1;
+    /* The primary key's range. */
+    db_stmt *st = store_stmt(s, STORE_STMT_OUTBOX_EVENTS_BETWEEN,
+                             "SELECT id, routing_key, body, created_at, published_at, attempts "
+                             "FROM outbox WHERE id > ?1 AND id < ?2 AND routing_key LIKE 'event.%' "
+                             "ORDER BY id LIMIT ?3",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, after_id);
+    db_bind_text(st, 2, before_id);
+    store_bind_limit(st, 3, limit);
+    return each_outbox_event(s, st, fn, ctx, err);
+}
+
+/* Run `st` (bound, a SELECT of id, routing_key, body, created_at,
+ * published_at, attempts) and call fn for each row. */
+static int each_outbox_event(store *s, db_stmt *st, store_outbox_fn fn, void *ctx, vf_error *err)
+{
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "listing pending events", err) != 0) {
         store_rows_free(&rows);
@@ -162,4 +193,11 @@ int store_outbox_prune(store *s, const char *before, int limit, vf_error *err)
     db_bind_text(st, 1, before);
     store_bind_limit(st, 2, limit);
     return store_exec_change(s, st, "pruning confirmed events", err);
+}
+
+void store_outbox_id_bound(int64_t unix_ms, char fill, char out[48])
+{
+    int used = snprintf(out, 48, "evt_%012" PRIx64, (uint64_t)unix_ms);
+    memset(out + used, fill, 20);
+    out[used + 20] = '\0';
 }

@@ -33,6 +33,24 @@ int store_outbox_add(store *s, const char *event_id, const char *routing_key, co
 int store_outbox_pending(store *s, const char *created_before, int limit, store_outbox_fn fn,
                          void *ctx, vf_error *err) __attribute__((warn_unused_result));
 
+/* A watcher of the event stream takes an event only once its id is this
+ * old (ms): event ids are made before their transaction commits, by several
+ * writers, so one committed a little after a later one was made is not
+ * passed by (clocks of the writers kept within it: NTP). */
+#define STORE_OUTBOX_SETTLE_MS 1000
+
+/* The bound of the event ids made in millisecond `unix_ms`: "evt_", the
+ * UUIDv7's 12 hex digits of milliseconds (ids.h), then 20 `fill` (0: below
+ * every id of that ms, f: above). */
+void store_outbox_id_bound(int64_t unix_ms, char fill, char out[48]);
+
+/* Call fn for up to `limit` (0: all) events (routing key event.*) whose id
+ * sorts after `after_id` and before `before_id`, in id order, confirmed or
+ * not: the event stream GET /v1/events reads (ids are time-ordered: ids.h). */
+int store_outbox_events_between(store *s, const char *after_id, const char *before_id, int limit,
+                                store_outbox_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Record a publish attempt (published_at = at, attempts + 1). Returns 0,
  * 1 if no such event, -1 error. */
 int store_outbox_mark_published(store *s, const char *event_id, const char *at, vf_error *err)

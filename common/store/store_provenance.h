@@ -1,7 +1,7 @@
 /* store_provenance: what each decision was made over (issue 39), so that
  * `virtflowctl explain TASK_ID --replay` can decide it again exactly:
  * the inventory snapshot, a digest of the reservations held, the scheduler
- * configuration and the engine's clock (schema/016_decision_provenance.sql).
+ * configuration and the engine's clock (schema/023_decision_provenance.sql).
  * Part of the store: what store.h says about durability, timestamps,
  * strings, errors, threads and listing callbacks holds here too. */
 #ifndef VF_STORE_PROVENANCE_H

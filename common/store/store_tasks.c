@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "grow.h"
 
 /* The columns a task is inserted with; TASK_COLUMNS (what is read) adds the
@@ -261,21 +263,39 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
     return result;
 }
 
-/* The insert statement (`or_skip`: one that skips a known id) with t's
- * fields bound; NULL with err. */
-static db_stmt *insert_stmt(store *s, const store_task_fields *t, bool or_skip, vf_error *err)
+/* The request's "vm_name" when it is a JSON object with a string there
+ * (owned), else NULL: the tasks_by_vm_name column (schema/020). Parsed only
+ * when the text names the key, so most requests cost a strstr. */
+static char *request_vm_name(const char *request)
 {
-    db_stmt *st = or_skip ? store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
-                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
-                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
-                                       "ON CONFLICT (id) DO NOTHING",
-                                       err)
-                          : store_stmt(s, STORE_STMT_TASK_INSERT,
-                                       "INSERT INTO tasks (" TASK_INSERT_COLUMNS ") VALUES "
-                                       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-                                       err);
+    if (!request || !strstr(request, "\"vm_name\""))
+        return NULL;
+    json_t *body = json_loads(request, 0, NULL);
+    const char *name = json_string_value(json_object_get(body, "vm_name"));
+    char *copy = name ? strdup(name) : NULL;
+    json_decref(body);
+    return copy;
+}
+
+/* The insert statement (`or_skip`: one that skips a known id) with t's
+ * fields and `vm_name` bound (borrowed until the statement ran); NULL with
+ * err. */
+static db_stmt *insert_stmt(store *s, const store_task_fields *t, const char *vm_name, bool or_skip,
+                            vf_error *err)
+{
+    db_stmt *st = or_skip
+                      ? store_stmt(s, STORE_STMT_TASK_INSERT_NEW,
+                                   "INSERT INTO tasks (" TASK_INSERT_COLUMNS ", vm_name) VALUES "
+                                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12) "
+                                   "ON CONFLICT (id) DO NOTHING",
+                                   err)
+                      : store_stmt(s, STORE_STMT_TASK_INSERT,
+                                   "INSERT INTO tasks (" TASK_INSERT_COLUMNS ", vm_name) VALUES "
+                                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)",
+                                   err);
     if (!st)
         return NULL;
+    db_bind_text(st, 12, vm_name);
     db_bind_text(st, 1, t->id);
     db_bind_text(st, 2, t->kind);
     db_bind_text(st, 3, t->status);
@@ -293,20 +313,23 @@ static db_stmt *insert_stmt(store *s, const store_task_fields *t, bool or_skip, 
 
 int store_task_insert(store *s, const store_task_fields *t, vf_error *err)
 {
-    db_stmt *st = insert_stmt(s, t, false, err);
-    if (!st)
-        return -1;
-    if (store_defers(s))
-        return store_exec_deferred(st, "recording a task", &(db_expect){0}, err);
-    return store_exec_change(s, st, "recording a task", err) < 0 ? -1 : 0;
+    char *vm_name = request_vm_name(t->request);
+    int rc = -1;
+    db_stmt *st = insert_stmt(s, t, vm_name, false, err);
+    if (st && store_defers(s))
+        rc = store_exec_deferred(st, "recording a task", &(db_expect){0}, err);
+    else if (st)
+        rc = store_exec_change(s, st, "recording a task", err) < 0 ? -1 : 0;
+    free(vm_name);
+    return rc;
 }
 
 int store_task_insert_new(store *s, const store_task_fields *t, vf_error *err)
 {
-    db_stmt *st = insert_stmt(s, t, true, err);
-    if (!st)
-        return -1;
-    int changed = store_exec_change(s, st, "recording a task", err);
+    char *vm_name = request_vm_name(t->request);
+    db_stmt *st = insert_stmt(s, t, vm_name, true, err);
+    int changed = st ? store_exec_change(s, st, "recording a task", err) : -1;
+    free(vm_name);
     return changed < 0 ? -1 : changed > 0 ? 1 : 0;
 }
 
@@ -396,18 +419,10 @@ int store_task_event_add(store *s, const char *task_id, const char *at, const ch
     return store_exec_change(s, st, "recording task history", err) < 0 ? -1 : 0;
 }
 
-int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
-                      vf_error *err)
+/* Run `st` (bound, a SELECT of id, task_id, at, status, detail) and call fn
+ * for each row. */
+static int each_task_event(store *s, db_stmt *st, store_task_event_fn fn, void *ctx, vf_error *err)
 {
-    if (store_batch_flush(s, err) != 0)
-        return -1;
-    db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
-                             "SELECT id, task_id, at, status, detail FROM task_events "
-                             "WHERE task_id = ?1 ORDER BY id",
-                             err);
-    if (!st)
-        return -1;
-    db_bind_text(st, 1, task_id);
     store_rows rows = {0};
     if (store_rows_collect(s, st, 0, &rows, "reading task history", err) != 0) {
         store_rows_free(&rows);
@@ -428,12 +443,102 @@ int store_task_events(store *s, const char *task_id, store_task_event_fn fn, voi
     return 0;
 }
 
-/* Filter bits of the cached list statements, in bind order. */
-enum { FILTER_STATUS = 1, FILTER_REASON = 2, FILTER_KIND = 4, FILTER_NODE = 8, FILTER_SINCE = 16 };
+int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
+                      vf_error *err)
+{
+    if (store_batch_flush(s, err) != 0)
+        return -1;
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS,
+                             "SELECT id, task_id, at, status, detail FROM task_events "
+                             "WHERE task_id = ?1 ORDER BY id",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, task_id);
+    return each_task_event(s, st, fn, ctx, err);
+}
 
+int store_task_events_after(store *s, const char *task_id, int64_t after_id, int limit,
+                            store_task_event_fn fn, void *ctx, vf_error *err)
+{
+    if (store_batch_flush(s, err) != 0)
+        return -1;
+    /* task_events_by_task (task_id, id): one range. */
+    db_stmt *st = store_stmt(s, STORE_STMT_TASK_EVENTS_AFTER,
+                             "SELECT id, task_id, at, status, detail FROM task_events "
+                             "WHERE task_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_text(st, 1, task_id);
+    db_bind_int64(st, 2, after_id);
+    store_bind_limit(st, 3, limit);
+    return each_task_event(s, st, fn, ctx, err);
+}
+
+/* The filters of store_task_filter in its field order; each `?` of a
+ * fragment is bound to the filter's value. Who submitted a task is in its
+ * history: the key name virtflow-api recorded with the queued row, or the
+ * AMQP user (broker-checked) of the message a worker took. History details
+ * are JSON the programs wrote, so the casts cannot fail. */
 static const char *const task_filter_sql[STORE_TASK_FILTERS] = {
-    "status = ?", "reason = ?", "kind = ?", "node = ?", "created_at >= ?",
+    "status = ?",
+    "reason = ?",
+    "kind = ?",
+    "node = ?",
+    "created_at >= ?",
+    "vm_name = ?",
+    "EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND "
+    "(json_extract(e.detail, '$.submitter') = ? OR json_extract(e.detail, '$.publisher') = ?))",
+    "lower(error) LIKE lower(?) ESCAPE '\\'",
 };
+static const char *const task_filter_pg[STORE_TASK_FILTERS] = {
+    [6] = "EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND "
+          "(e.detail::jsonb ->> 'submitter' = ? OR e.detail::jsonb ->> 'publisher' = ?))",
+};
+
+const char *store_task_filter_sql(const store *s, int i)
+{
+    return store_is_pg(s) && task_filter_pg[i] ? task_filter_pg[i] : task_filter_sql[i];
+}
+
+int store_task_filter_params(int i)
+{
+    int n = 0;
+    for (const char *q = strchr(task_filter_sql[i], '?'); q; q = strchr(q + 1, '?'))
+        n++;
+    return n;
+}
+
+/* "%text%" with LIKE's own characters escaped (ESCAPE '\\'): owned, or NULL
+ * when out of memory. */
+static char *like_contains(const char *text)
+{
+    char *out = malloc(2 * strlen(text) + 3), *o = out;
+    if (!out)
+        return NULL;
+    *o++ = '%';
+    for (const char *c = text; *c; c++) {
+        if (*c == '%' || *c == '_' || *c == '\\')
+            *o++ = '\\';
+        *o++ = *c;
+    }
+    *o++ = '%';
+    *o = '\0';
+    return out;
+}
+
+int store_task_filter_values(const store_task_filter *f, const char *values[STORE_TASK_FILTERS],
+                             char **like)
+{
+    *like = f->error ? like_contains(f->error) : NULL;
+    if (f->error && !*like)
+        return -1;
+    const char *in_order[STORE_TASK_FILTERS] = {f->status, f->reason,  f->kind,      f->node,
+                                                f->since,  f->vm_name, f->submitter, *like};
+    memcpy(values, in_order, sizeof in_order);
+    return 0;
+}
 
 /* Step `st` (bound, a SELECT of TASK_COLUMNS) to its end, then call fn for
  * each row: the rows are copied first so the callback may use the store. */
@@ -476,37 +581,44 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
     store_task_filter none = {0};
     if (!filter)
         filter = &none;
-    const char *values[STORE_TASK_FILTERS] = {filter->status, filter->reason, filter->kind,
-                                              filter->node, filter->since};
+    const char *values[STORE_TASK_FILTERS];
+    char *error_like = NULL;
+    if (store_task_filter_values(filter, values, &error_like) < 0) {
+        vf_error_set(err, VF_ENOMEM, "store %s: listing tasks: out of memory", s->path);
+        return -1;
+    }
     unsigned mask = 0;
     for (int i = 0; i < STORE_TASK_FILTERS; i++)
         if (values[i])
             mask |= 1u << i;
-
     if (!s->task_list[mask]) {
         /* Built only from the fixed fragments above; values are bound. */
-        char sql[512];
+        char sql[1024];
         size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT " TASK_COLUMNS " FROM tasks");
         const char *joiner = " WHERE ";
         for (int i = 0; i < STORE_TASK_FILTERS; i++) {
             if (!(mask & (1u << i)))
                 continue;
-            len +=
-                (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", joiner, task_filter_sql[i]);
+            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", joiner,
+                                    store_task_filter_sql(s, i));
             joiner = " AND ";
         }
         snprintf(sql + len, sizeof sql - len, " ORDER BY created_at DESC, id DESC LIMIT ?");
-        if (!db_prepare(s->db, &s->task_list[mask], sql, err))
+        if (!db_prepare(s->db, &s->task_list[mask], sql, err)) {
+            free(error_like);
             return -1;
+        }
     }
     db_stmt *st = s->task_list[mask];
     int index = 1;
     for (int i = 0; i < STORE_TASK_FILTERS; i++)
-        if (values[i])
+        for (int k = 0; values[i] && k < store_task_filter_params(i); k++)
             db_bind_text(st, index++, values[i]);
     store_bind_limit(st, index, filter->limit);
 
-    return each_task(s, st, fn, ctx, err);
+    int rc = each_task(s, st, fn, ctx, err);
+    free(error_like);
+    return rc;
 }
 
 int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn, void *ctx,
@@ -528,11 +640,12 @@ int store_tasks_stale_queued(store *s, const char *before, int limit, store_task
                              vf_error *err)
 {
     /* tasks_by_status_updated (schema/007): one index range. */
-    db_stmt *st = store_stmt(s, STORE_STMT_TASKS_STALE_QUEUED,
-                             "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'queued' "
-                             "AND kind = 'schedule' AND updated_at < ?1 ORDER BY updated_at "
-                             "LIMIT ?2",
-                             err);
+    db_stmt *st =
+        store_stmt(s, STORE_STMT_TASKS_STALE_QUEUED,
+                   "SELECT " TASK_COLUMNS " FROM tasks WHERE status = 'queued' "
+                   "AND kind IN ('schedule', 'spare') AND updated_at < ?1 ORDER BY updated_at "
+                   "LIMIT ?2",
+                   err);
     if (!st)
         return -1;
     db_bind_text(st, 1, before);

@@ -124,14 +124,24 @@ typedef int (*store_task_event_fn)(const store_task_event *event, void *ctx);
 int store_task_events(store *s, const char *task_id, store_task_event_fn fn, void *ctx,
                       vf_error *err) __attribute__((warn_unused_result));
 
+/* Call fn for the history rows of task_id whose id is above `after_id`
+ * (0: all), oldest first, at most `limit` (0: all): what a watcher of the
+ * task has not seen yet (GET /v1/tasks/{id}/events). */
+int store_task_events_after(store *s, const char *task_id, int64_t after_id, int limit,
+                            store_task_event_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Filters of store_task_list; NULL / 0 means "any". */
 typedef struct store_task_filter {
     const char *status;
     const char *reason;
     const char *kind;
     const char *node;
-    const char *since; /* created_at >= since */
-    int limit;         /* at most this many rows; 0: no limit */
+    const char *since;     /* created_at >= since */
+    const char *vm_name;   /* the request's vm_name, exactly */
+    const char *submitter; /* virtflow-api's key name, or the AMQP user who published it */
+    const char *error;     /* the error text contains this, ignoring ASCII case */
+    int limit;             /* at most this many rows; 0: no limit */
 } store_task_filter;
 
 /* Borrowed during the callback: the strings die when it returns. */
@@ -146,7 +156,7 @@ int store_task_list(store *s, const store_task_filter *filter, store_task_fn fn,
 int store_tasks_waiting(store *s, const char *kind, int limit, store_task_fn fn, void *ctx,
                         vf_error *err) __attribute__((warn_unused_result));
 
-/* Call fn for up to `limit` schedule tasks still `queued` whose row has
+/* Call fn for up to `limit` schedule and spare tasks still `queued` whose row has
  * not changed since before `before` (updated_at < before), the oldest
  * first: those the API's requeue sweep looks at (api_sweep.h). */
 int store_tasks_stale_queued(store *s, const char *before, int limit, store_task_fn fn, void *ctx,

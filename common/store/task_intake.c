@@ -10,8 +10,14 @@
 int task_intake_record_new(store *s, const char *task_id, const char *request_text, const char *via,
                            const char *submitter, const char *now, vf_error *err)
 {
+    return task_intake_record_as(s, "schedule", task_id, request_text, via, submitter, now, err);
+}
+
+int task_intake_record_as(store *s, const char *kind, const char *task_id, const char *request_text,
+                          const char *via, const char *submitter, const char *now, vf_error *err)
+{
     store_task_fields fields = {.id = task_id,
-                                .kind = "schedule",
+                                .kind = kind,
                                 .status = "queued",
                                 .request = request_text,
                                 .vmid = -1,

@@ -31,6 +31,12 @@ int task_intake_record_new(store *s, const char *task_id, const char *request_te
                            const char *submitter, const char *now, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* task_intake_record_new for a task of `kind` ("schedule" or "spare": a
+ * spare.prepare or spare.release published by virtflow-api). */
+int task_intake_record_as(store *s, const char *kind, const char *task_id, const char *request_text,
+                          const char *via, const char *submitter, const char *now, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Take back a row task_intake_record made, in a transaction of its own, but
  * only while it is still queued (store_task_withdraw). Returns 0 removed, 1
  * kept (a worker has the task, or there is none), -1 with err. */

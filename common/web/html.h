@@ -47,4 +47,14 @@ char *html_take(html *page, size_t *len) __attribute__((warn_unused_result));
  * text is NULL or memory runs out. */
 char *html_escape_dup(const char *text);
 
+/* Append `text` (documentation prose: OpenAPI descriptions) escaped as
+ * html_text does, its `code spans` as <code> elements. Nothing else of
+ * Markdown is read: a text without backticks is plain text. */
+void html_text_code(html *page, const char *text);
+
+/* The one stylesheet of the pages virtflow serves (the console at
+ * /console.css, virtflow-api's reference at /docs.css): served as a file of
+ * its own, since their Content-Security-Policy allows no inline style. */
+extern const char html_stylesheet[];
+
 #endif

@@ -81,6 +81,7 @@ struct httpd {
     bool check_host;
     const char *const *allowed_hosts;
     size_t n_allowed_hosts;
+    const char *const *any_host_paths;
     int64_t read_deadline_ms;
     cidr *proxies; /* httpd_options.trusted_proxies, parsed */
     int n_proxies;
@@ -430,19 +431,9 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
 }
 
-static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
+/* The headers every answer carries, and those `resp` sets. */
+static void add_headers(struct MHD_Response *r, const httpd_response *resp)
 {
-    struct MHD_Response *r;
-    if (resp->body && resp->body_len > 0) {
-        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
-        if (r)
-            resp->body = NULL; /* libmicrohttpd frees it with the response */
-    } else {
-        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    }
-    free(resp->body);
-    if (!r)
-        return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
     /* Bodies are ours, typed on purpose: never let a browser guess. */
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -459,6 +450,110 @@ static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
     if (resp->close)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (resp->set_cookie[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, resp->set_cookie);
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, httpd_response *resp)
+{
+    struct MHD_Response *r;
+    if (resp->body && resp->body_len > 0) {
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (r)
+            resp->body = NULL; /* libmicrohttpd frees it with the response */
+    } else {
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    free(resp->body);
+    if (!r)
+        return MHD_NO;
+    add_headers(r, resp);
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* A streamed answer (httpd.h): the handler's source and its request. */
+typedef struct stream {
+    httpd *srv;
+    pending *p; /* the request's: lives until completed(), after the last read */
+    httpd_stream_fn fn;
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+} stream;
+
+/* Under srv->lock: list p as waiting until now + wait_ms (at once when
+ * httpd_wake came for it meanwhile). */
+static void list_waiter(httpd *srv, pending *p, int wait_ms)
+{
+    p->wake_ms = clock_mono_ms() + wait_ms;
+    if (take_early_wake(srv, p->ticket))
+        p->wake_ms = 0; /* its answer came while the handler was returning */
+    p->listed = true;
+    p->prev_waiter = NULL;
+    p->next_waiter = srv->waiters;
+    if (srv->waiters)
+        srv->waiters->prev_waiter = p;
+    srv->waiters = p;
+    stopper_wake(&srv->stop);
+}
+
+/* libmicrohttpd asks for more of the stream: what it has, or the
+ * connection suspended until it may have more (never a busy loop). */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream *st = cls;
+    httpd *srv = st->srv;
+    pthread_mutex_lock(&srv->lock);
+    bool stopping = srv->stop.stop;
+    pthread_mutex_unlock(&srv->lock);
+    int wait_ms = 0;
+    long n = st->fn(st->ctx, buf, max, stopping, &wait_ms);
+    if (n > 0)
+        return (ssize_t)n;
+    if (n < 0 || stopping)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    /* Suspended before it is listed, as a waiting request is (answer). */
+    MHD_suspend_connection(st->p->conn);
+    pthread_mutex_lock(&srv->lock);
+    stopping = srv->stop.stop;
+    if (!stopping)
+        list_waiter(srv, st->p, wait_ms > 0 ? wait_ms : 1);
+    pthread_mutex_unlock(&srv->lock);
+    if (stopping) /* httpd_stop has swept the list: read again, and end */
+        MHD_resume_connection(st->p->conn);
+    return 0;
+}
+
+static void stream_free(void *cls)
+{
+    stream *st = cls;
+    if (st->free_ctx)
+        st->free_ctx(st->ctx);
+    free(st);
+}
+
+/* The handler answered with a stream: it holds the request's waiting place
+ * (taken already) until the request completes. */
+static enum MHD_Result queue_stream(httpd *srv, pending *p, struct MHD_Connection *conn,
+                                    httpd_response *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    stream *st = calloc(1, sizeof *st);
+    struct MHD_Response *r =
+        st ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free)
+           : NULL;
+    if (!r) {
+        free(st);
+        if (resp->stream_free)
+            resp->stream_free(resp->stream_ctx);
+        return MHD_NO;
+    }
+    *st = (stream){srv, p, resp->stream, resp->stream_ctx, resp->stream_free};
+    p->conn = conn;
+    add_headers(r, resp);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return rc;
@@ -471,6 +566,15 @@ static bool is_probe(const char *url)
     static const char *const probes[] = {"/healthz", "/readyz", "/metrics"};
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
         if (strcmp(url, probes[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether `path` is one of `paths` (NULL-terminated; NULL: none). */
+static bool path_listed(const char *path, const char *const *paths)
+{
+    for (size_t i = 0; paths && paths[i]; i++)
+        if (strcmp(path, paths[i]) == 0)
             return true;
     return false;
 }
@@ -539,7 +643,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         if (!p)
             return MHD_NO;
         *con_cls = p;
-        if (srv->check_host &&
+        if (srv->check_host && !path_listed(url, srv->any_host_paths) &&
             !httpd_host_allowed(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
                                 srv->allowed_hosts, srv->n_allowed_hosts)) {
             /* A name this server was not told it has: a page that rebound
@@ -611,6 +715,26 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     if (req.calls > 0)
         set_answering(srv, conn, true, false); /* back from its wait */
     srv->handler(srv->ctx, &req, &resp);
+    if (resp.stream && !can_wait) {
+        /* Only a request that may wait may stream: a handler that streams
+         * anyway gets no connection for it. */
+        if (resp.stream_free)
+            resp.stream_free(resp.stream_ctx);
+        resp.stream = NULL;
+        httpd_reply_text(&resp, 503, "text/plain; charset=utf-8", "too many waiting clients\n");
+    }
+    if (resp.stream) {
+        /* A stream waits on its source as a long poll does: it counts among
+         * the waiting places, in no address's limit. */
+        set_answering(srv, conn, false, true);
+        pthread_mutex_lock(&srv->lock);
+        if (!p->holds_place) {
+            p->holds_place = true;
+            srv->waiting++;
+        }
+        pthread_mutex_unlock(&srv->lock);
+        return queue_stream(srv, p, conn, &resp);
+    }
     if (resp.wait_ms > 0 && can_wait) {
         free(resp.body);
         set_answering(srv, conn, false, true);
@@ -625,16 +749,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
                 srv->waiting++;
             }
             p->conn = conn;
-            p->wake_ms = clock_mono_ms() + resp.wait_ms;
-            if (take_early_wake(srv, p->ticket))
-                p->wake_ms = 0; /* its answer came while the handler was returning */
-            p->listed = true;
-            p->prev_waiter = NULL;
-            p->next_waiter = srv->waiters;
-            if (srv->waiters)
-                srv->waiters->prev_waiter = p;
-            srv->waiters = p;
-            stopper_wake(&srv->stop);
+            list_waiter(srv, p, resp.wait_ms);
         }
         pthread_mutex_unlock(&srv->lock);
         if (stopping) /* httpd_stop has swept the list: call the handler again now */
@@ -735,6 +850,7 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
         srv->check_host = options->check_host;
         srv->allowed_hosts = options->allowed_hosts;
         srv->n_allowed_hosts = options->n_allowed_hosts;
+        srv->any_host_paths = options->any_host_paths;
         srv->answer_oversized = options->answer_oversized;
         if (options->read_deadline_ms > 0)
             srv->read_deadline_ms = options->read_deadline_ms;

@@ -32,7 +32,8 @@
  * Host names (DNS rebinding): with httpd_options.check_host, a request whose
  * Host header names neither a loopback address (localhost, 127.0.0.0/8,
  * [::1], any port) nor one of httpd_options.allowed_hosts is answered 421
- * before the handler sees it.
+ * before the handler sees it, unless its path is one of
+ * httpd_options.any_host_paths.
  *
  * Waiting requests (long polls): a handler that has no answer yet may set
  * resp->wait_ms when req->can_wait says so; httpd then suspends the
@@ -42,6 +43,16 @@
  * as often as the handler asks, until it answers. At most
  * httpd_options.max_waiting requests wait at once; httpd_stop calls every
  * waiting one once more with can_wait false.
+ *
+ * Streams (Server-Sent Events): a handler allowed to wait (req->can_wait)
+ * may answer with resp->stream instead of a body. The answer is then sent
+ * chunked as the stream produces it: httpd calls the stream on its thread
+ * whenever the connection can take more; while it has nothing, the
+ * connection is suspended as a waiting request's is (no thread, no polling)
+ * until the wait the stream asked for passes or httpd_wake names the
+ * request's ticket. A stream holds a waiting place for its life; it ends
+ * when it says so, when the client goes (seen at the next write), or at
+ * httpd_stop (called once more with `stopping`).
  *
  * Usage:
  *   static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
@@ -99,6 +110,13 @@ struct httpd_request {
     void *conn_; /* private: the libmicrohttpd connection */
 };
 
+/* A stream's source (httpd_response.stream), called on the server's thread:
+ * writes at most `max` bytes into `buf` and returns how many (> 0); or 0 with
+ * *wait_ms set: nothing now, call again in that many ms (sooner after
+ * httpd_wake); or -1: the stream ends. `stopping`: httpd_stop has begun,
+ * the stream should end now (what it returns is sent, then it ends). */
+typedef long (*httpd_stream_fn)(void *ctx, char *buf, size_t max, bool stopping, int *wait_ms);
+
 typedef struct httpd_response {
     int status;                /* 200 unless set */
     char content_type[96];     /* "text/plain; charset=utf-8" unless set */
@@ -107,12 +125,19 @@ typedef struct httpd_response {
     char authenticate[128];    /* WWW-Authenticate header (with a 401), "" for none */
     char retry_after[16];      /* Retry-After header (seconds, with a 503), "" for none */
     char allow[32];            /* Allow header (with a 405), "" for none */
+    char set_cookie[192];      /* Set-Cookie header, "" for none */
     char *body;                /* malloc'd; the server frees it */
     size_t body_len;
     /* > 0, with req->can_wait: no answer yet; call the handler again with
      * the same request in this many ms (everything else is ignored). */
     int wait_ms;
     bool close; /* close the connection after this answer */
+    /* With req->can_wait: the body is this stream (see the top of this
+     * file), with status and headers as set. stream_free(stream_ctx) when
+     * it is over, also when it could not start (NULL: nothing to free). */
+    httpd_stream_fn stream;
+    void *stream_ctx;
+    void (*stream_free)(void *ctx);
 } httpd_response;
 
 typedef void (*httpd_handler)(void *ctx, const httpd_request *req, httpd_response *resp);
@@ -130,6 +155,11 @@ typedef struct httpd_options {
     bool check_host;
     const char *const *allowed_hosts; /* borrowed for the server's life */
     size_t n_allowed_hosts;
+    /* Paths answered whatever the Host (NULL-terminated, borrowed; NULL:
+     * none): the probes and /metrics, which the kubelet and Prometheus ask
+     * for under the pod's address, and which show no more than
+     * metrics_http.h's endpoints do on any Host. */
+    const char *const *any_host_paths;
     int read_deadline_ms; /* 0: HTTPD_READ_DEADLINE_MS (tests use less) */
     /* A request whose body is over HTTPD_MAX_BODY reaches the handler (with
      * body_too_large set) instead of httpd's plain-text 413, so that the

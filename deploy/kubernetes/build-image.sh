@@ -1,14 +1,14 @@
 #!/bin/sh
 # Build the virtflow image from deploy/Dockerfile with docker or podman, tagged
-# as deploy/kubernetes/kustomization.yaml's images: entry names it (override
+# as deploy/kubernetes/base/kustomization.yaml's images: entry names it (override
 # with IMAGE=registry/name:tag). Exit 77 (skip) when neither has a daemon.
 # Usage: deploy/kubernetes/build-image.sh [--push]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 if [ -z "${IMAGE:-}" ]; then
-    name=$(sed -n 's/^ *newName: *//p' "$here/kustomization.yaml" | head -n1)
-    tag=$(sed -n 's/^ *newTag: *//p' "$here/kustomization.yaml" | head -n1)
+    name=$(sed -n 's/^ *newName: *//p' "$here/base/kustomization.yaml" | head -n1)
+    tag=$(sed -n 's/^ *newTag: *//p' "$here/base/kustomization.yaml" | head -n1)
     IMAGE="$name:$tag"
 fi
 engine=

@@ -7,11 +7,13 @@
  *   bench_engine [seconds-per-case] [max-hosts [case]]   (default 1.0, 100000, all)
  *   bench_engine --decisions N [max-hosts [case]]        exactly N decisions per case,
  *                                                        for callgrind instruction counts
- * case: plain, regex, reserve, varied, profiles, group, whynot or preempt; with a case, only
- * max-hosts is run. profiles: decide+reserve with two scheduling profiles configured
+ * case: plain, regex, reserve, varied, profiles, group, spread, whynot or preempt; with a case,
+ * only max-hosts is run. profiles: decide+reserve with two scheduling profiles configured
  * (scheduler.profiles), every other decision by the pack profile: what the profiles' shared holds
  * cost. group: decide+reserve as members of one soft-anti-affinity group, the members per host
- * given to every decision (docs/scheduling.md "Groups"): what the group path costs. whynot: an
+ * given to every decision (docs/scheduling.md "Groups"): what the group path costs. spread: the
+ * same as members of a group with a hard topology spread over ten racks (every host labelled):
+ * what the spread's domains, marks and the full pass cost. whynot: an
  * unschedulable request decided, then its suggestions (suggest.h): the cost of saying what would
  * make it fit, beside the decision's own. preempt: every host's free slots held by reservations of
  * priorities 0..40 (their VMs not yet there), so a request fits nowhere; decided, then PostFilter's
@@ -28,7 +30,9 @@
 #include "suggest.h"
 #include "benchlib.h"
 
-static hostset *make_hosts(size_t n)
+/* `racks`: each host labelled rack r0..r9 (the spread case only: the
+ * others keep hosts without labels, as most inventories are). */
+static hostset *make_hosts(size_t n, bool racks)
 {
     vf_error err;
     vf_error_init(&err);
@@ -50,6 +54,12 @@ static hostset *make_hosts(size_t n)
         h.usage_mem = (double)(i % 90) / 100.0;
         h.max_vms = 60;
         h.current_vms = (int32_t)(i % 40);
+        host_traits labels;
+        memset(&labels, 0, sizeof labels);
+        char rack[8];
+        snprintf(rack, sizeof rack, "r%zu", i % 10);
+        if (racks && label_set_put(&labels.labels, "rack", rack, &err) == 0)
+            h.traits = &labels;
         if (hostset_add(set, &h, &err) < 0 ||
             hostset_add_vmid(set, (uint32_t)(100 + i * 3), &err) < 0) {
             fprintf(stderr, "bench: %s\n", err.text);
@@ -94,7 +104,7 @@ static sched_engine *make_engine(const hostset *hosts, int n_profiles)
 
 /* VARIED: decide + reserve with a different vCPU count each time (97 shapes,
  * more than the engine keeps scores for), the worst case for kept scores. */
-typedef enum { PLAIN, REGEX, RESERVE, VARIED, PROFILES, GROUP } bench_mode;
+typedef enum { PLAIN, REGEX, RESERVE, VARIED, PROFILES, GROUP, SPREAD } bench_mode;
 
 static long peak_rss_kib(void)
 {
@@ -104,10 +114,11 @@ static long peak_rss_kib(void)
 
 static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_decisions)
 {
-    hostset *hosts = make_hosts(n_hosts);
+    hostset *hosts = make_hosts(n_hosts, mode == SPREAD);
     vf_error err;
     vf_error_init(&err);
     sched_engine *engine = make_engine(hosts, mode == PROFILES ? 2 : 0);
+    bool grouped = mode == GROUP || mode == SPREAD;
     sched_engine *packer = sched_engine_profile(engine, "p1");
     sched_request req;
     sched_request_init(&req);
@@ -119,9 +130,14 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     /* GROUP: the members per host, and where each of the last 500 went. */
     uint32_t *members = NULL;
     size_t member_host[500];
-    if (mode == GROUP) {
+    if (grouped) {
         snprintf(req.group, sizeof req.group, "web");
-        req.group_policy = SCHED_GROUP_SOFT_ANTI_AFFINITY;
+        req.group_policy = mode == GROUP ? SCHED_GROUP_SOFT_ANTI_AFFINITY : SCHED_GROUP_NONE;
+        if (mode == SPREAD) {
+            snprintf(req.spread.key, sizeof req.spread.key, "rack");
+            req.spread.max_skew = 1;
+            req.spread.min_domains = 1;
+        }
         members = calloc(n_hosts, sizeof *members);
         if (!members)
             exit(1);
@@ -136,8 +152,8 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
             if (mode == VARIED)
                 req.cpu = 1 + (int32_t)(decisions % 97);
             sched_engine *decider = mode == PROFILES && decisions % 2 ? packer : engine;
-            if ((mode == GROUP ? sched_engine_decide_with(decider, &req, &options, &d, &err)
-                               : sched_engine_decide(decider, &req, &d, &err)) < 0) {
+            if ((grouped ? sched_engine_decide_with(decider, &req, &options, &d, &err)
+                         : sched_engine_decide(decider, &req, &d, &err)) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
                 exit(1);
             }
@@ -145,13 +161,13 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
             if (!d.placed)
                 continue;
             placed++;
-            if (mode == GROUP) {
+            if (grouped) {
                 if (decisions > 500)
                     members[member_host[decisions % 500]]--;
                 member_host[decisions % 500] = sched_decision_host_index(engine, &d);
                 members[member_host[decisions % 500]]++;
             }
-            if (mode == RESERVE || mode == VARIED || mode == PROFILES || mode == GROUP) {
+            if (mode == RESERVE || mode == VARIED || mode == PROFILES || grouped) {
                 sched_reservation res;
                 char task[32];
                 snprintf(task, sizeof task, "t%ld", decisions);
@@ -188,7 +204,8 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
     }
     double set_params_ms = (bench_now_s() - params_start) * 1e3;
     static const char *const names[] = {"default plugins", "node regex", "decide+reserve",
-                                        "varied shapes",   "2 profiles", "group member"};
+                                        "varied shapes",   "2 profiles", "group member",
+                                        "spread member"};
     printf("%-16s hosts=%6zu  decisions/s=%10.0f  node-evaluations/s=%12.0f  us/decision=%8.2f  "
            "placed=%ld/%ld  set-hosts-ms=%.2f  set-params-ms=%.2f  peak-rss-kib=%ld\n",
            names[mode], n_hosts, (double)decisions / elapsed,
@@ -203,7 +220,7 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
  * alone, then the decision and its suggestions. */
 static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
 {
-    hostset *hosts = make_hosts(n_hosts);
+    hostset *hosts = make_hosts(n_hosts, false);
     vf_error err;
     vf_error_init(&err);
     sched_engine *engine = make_engine(hosts, 0);
@@ -239,7 +256,7 @@ static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
  * nothing fits: the decision alone, then with sched_preempt_choose. */
 static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
 {
-    hostset *hosts = make_hosts(n_hosts);
+    hostset *hosts = make_hosts(n_hosts, false);
     vf_error err;
     vf_error_init(&err);
     sched_engine *engine = make_engine(hosts, 0);
@@ -313,9 +330,10 @@ int main(int argc, char **argv)
     if (seconds <= 0)
         seconds = 1.0;
     size_t max_hosts = arg < argc ? (size_t)atol(argv[arg++]) : 100000;
-    static const char *const cases[] = {"plain", "regex", "reserve", "varied", "profiles", "group"};
+    static const char *const cases[] = {"plain",    "regex", "reserve", "varied",
+                                        "profiles", "group", "spread"};
     int only = -1;
-    for (int m = 0; m < 6 && arg < argc; m++)
+    for (int m = 0; m < (int)(sizeof cases / sizeof cases[0]) && arg < argc; m++)
         if (strcmp(argv[arg], cases[m]) == 0)
             only = m;
     if (arg < argc && strcmp(argv[arg], "whynot") == 0) {

@@ -131,7 +131,7 @@ int main(int argc, char **argv)
         goto out;
     free(config->worker.http_listen);
     config->worker.http_listen = with_metrics ? strdup("127.0.0.1:0") : NULL;
-    if (with_metrics && !(wm = worker_metrics_start(config, NULL)))
+    if (with_metrics && !(wm = worker_metrics_start(config, NULL, &err)))
         goto out;
     sched_params_from_config(&params, config);
     if (!(engine = sched_engine_new(&params, &err)) ||

@@ -29,18 +29,25 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from relay_harness import SECRET_A, Broker, Relay, free_port, wait_for, wr  # noqa: E402
 
 
+async def read_request(reader):
+    """One HTTP/1.1 request off a kept-alive connection: (headers with
+    lower-case names, body). Raises asyncio.IncompleteReadError at its end."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    headers = {}
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    return headers, body
+
+
 def serve(port, delay_s, counter, bad):
     key = wr.parse_secret(SECRET_A)
 
     async def handle(reader, writer):
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                headers = {}
-                for line in head.decode("latin-1").split("\r\n")[1:]:
-                    name, _, value = line.partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                headers, body = await read_request(reader)
                 with counter.get_lock():
                     counter.value += 1
                     n = counter.value

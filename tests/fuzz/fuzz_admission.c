@@ -1,6 +1,7 @@
 /* fuzz_admission: a POST /v1/admission/proxmoxmachine body (an
  * AdmissionReview, from the Kubernetes API server or whoever holds a
- * submit key) through admission_review_parse and, for a machine to place,
+ * submit key) through admission_review_parse (the machine it names, for a
+ * DELETE too) and, for a machine to place,
  * the task.schedule body made of it (which then goes through the worker's
  * own parser, as a submit would), the placing patch and the answer. */
 #include <stdio.h>
@@ -34,7 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!review.uid || !review.uid[0])
         abort();
     json_t *answer = NULL;
-    if (!review.place) {
+    /* A machine named is "namespace/name", within the table's column. */
+    if (review.machine[0] &&
+        (!strchr(review.machine, '/') || strlen(review.machine) >= STORE_MACHINE_LEN))
+        abort();
+    if (review.action != ADMISSION_PLACE) {
         answer = admission_review_answer(review.uid, true, NULL, NULL);
     } else {
         if (strncmp(review.task_id, ADMISSION_REVIEW_TASK_PREFIX,

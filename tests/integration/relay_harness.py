@@ -256,10 +256,15 @@ class Relay:
             files += r.get("secret_paths", [])
             if files:
                 lines.append("      secret_files: [%s]" % ", ".join(json.dumps(f) for f in files))
-            for key in ("events", "timeout_s", "max_in_flight", "secret_env", "headers", "ca_file"):
+            for key in ("events", "timeout_s", "max_in_flight", "secret_env", "headers", "ca_file",
+                        "schedule_s", "rate_per_s", "disable_after_s", "probe_s"):
                 if key in r:
                     lines.append("      %s: %s" % (key, json.dumps(r[key])))
         lines += extra or []
+        if not any(line.strip().startswith("http_listen:") for line in lines):
+            # A port of its own: a relay that cannot listen where told stops,
+            # and relays of tests run side by side would all ask for 9465.
+            lines.insert(lines.index("relay:") + 1, "  http_listen: 127.0.0.1:0")
         with open(self.config, "w") as f:
             f.write("\n".join(lines) + "\n")
         self.proc = None

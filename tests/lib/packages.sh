@@ -30,6 +30,7 @@ VF_DEBIAN_PACKAGES=(
 	libmicrohttpd-dev    # /metrics, /healthz, /readyz and the console (virtflowctl serve)
 	libpcre2-dev         # request patterns in RE2 syntax (node regex, vmid patterns)
 	libsystemd-dev       # sd_notify: Type=notify readiness and reloads (common/config/notify.c); libsystemd0 at run time
+	libnats-dev          # the NATS C client: virtflow-nats publishes events to JetStream (worker/nats/); libnats3.4 at run time
 	rabbitmq-server      # the private broker (quickstart's when none answers, the tests'; tests/lib/broker.sh)
 	python3              # quickstart's example webhook receiver; broker port picking; test drivers
 	sqlite3              # operators' view of the store; quickstart finds its webhook with it; tests inspect it
@@ -55,6 +56,7 @@ VF_DEBIAN_TEST_PACKAGES=(
 	clang                # tests/fuzz: libFuzzer targets (-DVIRTFLOW_FUZZ=ON)
 	libclang-rt-14-dev   # libFuzzer's runtime for clang 14 (-fsanitize=fuzzer)
 	openssl              # test_api_tls makes a self-signed certificate with the openssl command
+	nats-server          # the private NATS server with JetStream of test_nats_sink and bench_nats (tests/lib/nats.sh); 2.9.10 in Debian 12
 )
 
 # The list for [--run] (or not), in VF_PACKAGES_CHOSEN.

@@ -101,14 +101,14 @@ def main():
         relay_config = os.path.join(directory, "relay.yaml")
         relay_db = os.path.join(directory, "relay.db")
         with open(relay_config, "w") as f:
-            f.write("amqp:\n  urls: [%s]\n  queue_type: classic\n  heartbeat_s: 5\n"
+            f.write(vftest.own_ports("amqp:\n  urls: [%s]\n  queue_type: classic\n  heartbeat_s: 5\n"
                     "store:\n  path: %s\nrelay:\n  schedule_s: [0, 1, 1, 2, 2, 5, 5, 5, 5, 5, 5, 5, "
                     "5, 5, 5, 5, 5, 5, 5, 5]\n  receivers:\n"
                     "    - name: good\n      url: %s\n      secret_files: [%s]\n"
                     "    - name: silent\n      url: %s\n      secret_files: [%s]\n"
                     "      timeout_s: 2\n"
                     % (json.dumps(vhost.url), json.dumps(relay_db), json.dumps(good.url()),
-                       json.dumps(secret), json.dumps(silent.url()), json.dumps(secret)))
+                       json.dumps(secret), json.dumps(silent.url()), json.dumps(secret))))
         vftest.declare_topology_queue(vhost.url, "soak.events")
         worker = Proc([vftest.WORKER, "-c", config], os.path.join(directory, "worker.log"))
         relay = Proc([RELAY_BIN, "-c", relay_config], os.path.join(directory, "relay.log"))

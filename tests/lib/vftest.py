@@ -72,14 +72,32 @@ def write_inventory(path, n_hosts, cpu=64, memory=262144, pool="default", max_vm
     return hosts
 
 
+def own_ports(text):
+    """Config text with worker.http_listen and relay.http_listen on a port
+    each program picks (127.0.0.1:0) unless the text names them: a program
+    that cannot listen where told stops, and tests run side by side would
+    otherwise all ask for the defaults (9464, 9465). A section present
+    without the key gets it as its first line (block style, two spaces)."""
+    for section in ("worker", "relay"):
+        header = re.search(r"^%s:[ \t]*\n" % section, text, re.M)
+        if not header:
+            text = text.rstrip("\n") + "\n%s:\n  http_listen: 127.0.0.1:0\n" % section
+            continue
+        body = re.match(r"(?:(?:  .*)?\n)*", text[header.end():]).group(0)
+        if not re.search(r"^  http_listen:", body, re.M):
+            text = text[:header.end()] + "  http_listen: 127.0.0.1:0\n" + text[header.end():]
+    return text
+
+
 def write_config(directory, url, inventory, extra="", store=None):
     """store: the store section's body, e.g. 'url: "postgresql://..."';
-    default the SQLite file virtflow.db in directory."""
+    default the SQLite file virtflow.db in directory. The programs' probes
+    listen on ports of their own (own_ports) unless `extra` says where."""
     path = os.path.join(directory, "config.yaml")
     if store is None:
         store = "path: %s" % os.path.join(directory, "virtflow.db")
     with open(path, "w") as f:
-        f.write("""amqp:
+        f.write(own_ports("""amqp:
   urls: ["%s"]
   queue_type: classic
   prefetch: 200
@@ -93,7 +111,7 @@ retry:
   max_attempts: 3
   delays_s: [1, 1]
 %s
-""" % (url, store, inventory, extra))
+""" % (url, store, inventory, extra)))
     return path
 
 
@@ -582,3 +600,66 @@ def deploy_metric_names():
             for name in re.findall(r"virtflow_[a-z0-9_]+", f.read()):
                 names.add(re.sub(r"_(bucket|sum|count)$", "", name))
     return names
+
+
+def openapi_problems(exchanges):
+    """What schema/openapi.json does not describe among `exchanges`, a list
+    of (method, path, status, content type, parsed body) a test recorded:
+    each answer needs a documented status and content type and a body its
+    schema accepts (an undocumented route only 404 or 405). Needs
+    python3-jsonschema."""
+    import jsonschema
+    with open(os.path.join(SOURCE, "schema", "openapi.json")) as f:
+        doc = json.load(f)
+    store = {}
+    for name in ("request.task.schedule.json", "request.spare.prepare.json",
+                 "request.spare.release.json"):
+        with open(os.path.join(SOURCE, "schema", name)) as f:
+            store["http://api.invalid/" + name] = json.load(f)
+    resolver = jsonschema.RefResolver("http://api.invalid/openapi.json", doc, store=store)
+
+    def template_of(path):
+        for template in doc["paths"]:
+            pattern = "^" + "[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template)) + "$"
+            if re.match(pattern, path):
+                return template
+        return None
+    problems = []
+    for method, path, status, content_type, body in exchanges:
+        template = template_of(path.split("?")[0])
+        op = doc["paths"].get(template, {}).get(method.lower()) if template else None
+        if op is None:
+            if status not in (404, 405):
+                problems.append("%s %s: undocumented, answered %s" % (method, path, status))
+            continue
+        response = op["responses"].get(str(status))
+        if response is None:
+            problems.append("%s %s: status %s not documented" % (method, path, status))
+            continue
+        if "$ref" in response:
+            response = doc["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+        media = content_type.split(";")[0].strip()
+        if media not in response.get("content", {}):
+            problems.append("%s %s %s: %r not documented" % (method, path, status, media))
+            continue
+        try:
+            jsonschema.Draft202012Validator(response["content"][media]["schema"],
+                                            resolver=resolver).validate(body)
+        except jsonschema.ValidationError as e:
+            problems.append("%s %s %s: %s" % (method, path, status, e.message))
+    return problems
+def bash_complete(script, words, cwd, env=None):
+    """COMPREPLY of virtflowctl's bash completion `script` for the command
+    line `words` (the last being the word under the cursor), run in cwd;
+    None when bash failed."""
+    line = " ".join("'%s'" % w for w in words)
+    program = ('source "$1"; cd "$2"; COMP_WORDS=(%s); COMP_CWORD=%d; _virtflowctl; '
+               'complete -p virtflowctl >/dev/null || exit 9; printf "%%s\\n" "${COMPREPLY[@]}"'
+               % (line, len(words) - 1))
+    proc = subprocess.run(["bash", "-c", program, "bash", script, cwd], capture_output=True,
+                          text=True, timeout=30, env=env)
+    if proc.returncode != 0:
+        print("bash failed (%d): %s" % (proc.returncode, proc.stderr))
+        return None
+    return sorted(w for w in proc.stdout.split("\n") if w)
+

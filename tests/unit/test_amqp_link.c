@@ -688,12 +688,39 @@ static void test_quorum_declare(void)
     vf_error_init(&err);
     link = amqp_link_new(c, "test", &err);
     if (link) {
+        /* Not "unreachable": what differs and the fix (issue 36 item 2). */
         CHECK(amqp_link_connect(link, &err) < 0);
-        CHECK_CONTAINS(err.text, "PRECONDITION_FAILED");
+        CHECK(err.code == VF_ECONFIG);
+        CHECK_CONTAINS(err.text, "queue virtflow.task.schedule exists on the broker as a quorum "
+                                 "queue, and this configuration declares it classic");
+        CHECK_CONTAINS(err.text, "set amqp.queue_type: quorum");
     }
     amqp_link_free(link);
     free_config(c);
     delete_topology();
+}
+
+/* A read-only link (virtflowctl stats) declares nothing: a queue nobody
+ * declared stays missing, and asking for it keeps the link up. */
+static void test_read_only_declares_nothing(void)
+{
+    delete_topology();
+    vf_config *c = default_config();
+    vf_error err;
+    vf_error_init(&err);
+    amqp_link *link = amqp_link_new(c, "test-reader", &err);
+    CHECK(link != NULL);
+    if (link) {
+        amqp_link_set_read_only(link);
+        CHECK(amqp_link_connect(link, &err) == 0);
+        uint32_t messages = 0;
+        CHECK(amqp_link_queue_depth(link, BROKER_SCHEDULE_QUEUE, &messages, NULL, &err) < 0);
+        CHECK(err.code == VF_EINVAL);
+        CHECK_CONTAINS(err.text, "does not exist");
+        CHECK(amqp_link_is_connected(link));
+    }
+    amqp_link_free(link);
+    free_config(c);
 }
 
 /* virtflow.dead is declared bounded; one an older virtflow declared without
@@ -941,6 +968,7 @@ int main(void)
     test_reply_queue();
     test_get_and_x_death();
     test_quorum_declare();
+    test_read_only_declares_nothing();
     test_dead_queue_bounds();
 
     if (rabbitmqctl) {

@@ -21,14 +21,20 @@
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
-static uint32_t rnd(uint32_t n) /* 0..n-1 */
+/* 0..n-1 from the generator whose state is *state (xorshift64*). */
+static uint32_t rnd_from(uint64_t *state, uint32_t n)
 {
-    uint64_t x = rng_state;
+    uint64_t x = *state;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    rng_state = x;
+    *state = x;
     return n ? (uint32_t)((x * 2685821657736338717ULL) >> 33) % n : 0;
+}
+
+static uint32_t rnd(uint32_t n) /* 0..n-1 */
+{
+    return rnd_from(&rng_state, n);
 }
 
 enum {
@@ -57,9 +63,11 @@ static const char *const score_names[N_SCORES] = {"FreeResources", "MostAllocate
 /* One random configuration and what the reference needs of it. */
 typedef struct setup {
     sched_params params;
-    config_plugin plugins[N_FILTERS + N_SCORES];
+    config_plugin plugins[N_FILTERS + N_SCORES + 2];
     bool filter_on[N_FILTERS];
     double weight[N_SCORES]; /* 0: off */
+    bool spread_filter_on;   /* TopologySpread's filter (random_spread_setup) */
+    double spread_weight;    /* and its score's weight, 0: off */
 } setup;
 
 static void random_setup(setup *s)
@@ -108,6 +116,21 @@ static void random_setup(setup *s)
  * request one of the flavours. */
 static bool force_near_ties, only_flavours;
 
+/* Racks by a host's position, drawing nothing from the generator (so the
+ * cases' streams stay as they were before spreads were tested): five racks
+ * r0..r4, every eleventh host in none. */
+static void host_label_by_position(host_traits *traits, host *h, size_t i)
+{
+    if (i % 11 == 10)
+        return;
+    char rack[8];
+    snprintf(rack, sizeof rack, "r%u", (unsigned)((i * 7 + 3) % 5));
+    vf_error err;
+    vf_error_init(&err);
+    CHECK(label_set_put(&traits->labels, "rack", rack, &err) == 0);
+    h->traits = traits;
+}
+
 static hostset *random_hosts(size_t n)
 {
     /* Sometimes near-ties: vast memory that differs by a few MiB per host, so
@@ -133,6 +156,7 @@ static hostset *random_hosts(size_t n)
                 CHECK(resource_amounts_set(&traits.resources, "gpu", rnd(4), &err) == 0);
             h.traits = &traits;
         }
+        host_label_by_position(&traits, &h, i);
         snprintf(h.pool, sizeof h.pool, "%s", pools[rnd(4)]);
         h.dedicated = rnd(5) == 0;
         h.status = rnd(6) == 0 ? (host_status)rnd(4) : HOST_ONLINE;
@@ -258,18 +282,6 @@ static void ref_raw(const setup *s, const host *h, const ref_load *load, const s
     raw[S_SLOTS] = h->max_vms > 0 ? 100.0 * left / h->max_vms : 0.0;
 }
 
-static double ref_total(const setup *s, const double raw[N_SCORES])
-{
-    double total = 0, weights = 0;
-    for (int k = 0; k < N_SCORES; k++) {
-        if (!(s->weight[k] > 0))
-            continue;
-        total += s->weight[k] * clamp100(raw[k]);
-        weights += s->weight[k];
-    }
-    return weights > 0 ? total / weights : total;
-}
-
 /* A request's group as the reference sees it: the policy and cap in the
  * request, the members per host (NULL: none). */
 typedef struct ref_group {
@@ -304,21 +316,6 @@ static double ref_group_score(const sched_request *req, const ref_group *g, size
     return req->group_policy == SCHED_GROUP_SOFT_AFFINITY ? share : 100.0 - share;
 }
 
-/* ref_total with ServerGroup, weighted as the other scores together. */
-static double ref_total_group(const setup *s, const double raw[N_SCORES], double group_score)
-{
-    double total = 0, weights = 0;
-    for (int k = 0; k < N_SCORES; k++) {
-        if (!(s->weight[k] > 0))
-            continue;
-        total += s->weight[k] * clamp100(raw[k]);
-        weights += s->weight[k];
-    }
-    double w_group = weights > 0 ? weights : 1;
-    total += w_group * group_score;
-    return total / (weights + w_group);
-}
-
 /* Sometimes a group: a random policy and cap, members on a few hosts. */
 static void random_group(sched_request *req, uint32_t *members, size_t n_hosts, ref_group *g)
 {
@@ -342,6 +339,164 @@ static void random_group(sched_request *req, uint32_t *members, size_t n_hosts, 
         if (members[i] > g->most)
             g->most = members[i];
     }
+}
+
+/* ---- The topology spread (spread.h), drawn from a generator of its own
+ * so the other draws stay as they were. The reference recomputes the
+ * domains, their eligibility, counts and minimum from scratch for every
+ * decision. ---- */
+static uint64_t spread_rng_state = 0x2545f4914f6cdd1dULL;
+
+static uint32_t spread_rnd(uint32_t n) /* 0..n-1 */
+{
+    return rnd_from(&spread_rng_state, n);
+}
+
+#define REF_DOMAINS 5 /* r0..r4 */
+
+/* Sometimes TopologySpread's filter off, or its score reweighted or off. */
+static void random_spread_setup(setup *s)
+{
+    s->spread_filter_on = true;
+    s->spread_weight = 3; /* the registry's default */
+    config_plugin *p = &s->plugins[s->params.n_plugins];
+    if (spread_rnd(6) == 0) {
+        p->kind = CONFIG_PLUGIN_FILTER;
+        snprintf(p->name, sizeof p->name, "TopologySpread");
+        p->enable = s->spread_filter_on = false;
+        p++;
+        s->params.n_plugins++;
+    }
+    if (spread_rnd(4) == 0) {
+        static const double weights[] = {0.5, 1, 2, 7};
+        p->kind = CONFIG_PLUGIN_SCORE;
+        snprintf(p->name, sizeof p->name, "TopologySpread");
+        p->enable = spread_rnd(5) != 0;
+        p->has_weight = true;
+        p->weight = weights[spread_rnd(4)];
+        s->spread_weight = p->enable ? p->weight : 0;
+        s->params.n_plugins++;
+    }
+}
+
+/* Sometimes a spread: over rack (which most hosts carry) or pdu (none). */
+static void random_spread(sched_request *req)
+{
+    if (spread_rnd(3) != 0)
+        return;
+    snprintf(req->spread.key, sizeof req->spread.key, "%s", spread_rnd(8) ? "rack" : "pdu");
+    req->spread.max_skew = 1 + (int32_t)spread_rnd(3);
+    req->spread.soft = spread_rnd(3) == 0;
+    req->spread.min_domains = req->spread.soft || spread_rnd(2) ? 1 : 1 + (int32_t)spread_rnd(7);
+}
+
+typedef struct ref_spread {
+    bool filters, scores; /* the request's spread, and which of its plugins applies */
+    uint32_t count[REF_DOMAINS];
+    bool eligible[REF_DOMAINS];
+    uint32_t min;
+} ref_spread;
+
+/* The domain of host `h` for the request's key, -1 without. */
+static int ref_domain(const sched_request *req, const host *h)
+{
+    for (size_t l = 0; h->traits && l < h->traits->labels.n; l++)
+        if (strcmp(h->traits->labels.items[l].key, req->spread.key) == 0)
+            return h->traits->labels.items[l].value[1] - '0';
+    return -1;
+}
+
+static bool ref_categorical(sched_reason r)
+{
+    return r == SCHED_REASON_POOL || r == SCHED_REASON_NOT_DEDICATED ||
+           r == SCHED_REASON_DEDICATED_HOST || r == SCHED_REASON_OFFLINE ||
+           r == SCHED_REASON_MAINTENANCE || r == SCHED_REASON_STATUS_UNKNOWN ||
+           r == SCHED_REASON_NODE_NAME || r == SCHED_REASON_NODE_REGEX ||
+           r == SCHED_REASON_TRAIT_MISSING || r == SCHED_REASON_TRAIT_FORBIDDEN;
+}
+
+/* The domains a decision sees: eligible ones have a host passing every
+ * filter the inventory alone decides; counts of the group's members. */
+static void ref_spread_prepare(const setup *s, const hostset *set, const ref_load *loads,
+                               const sched_request *req, const uint32_t *members, ref_spread *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    if (!req->spread.key[0])
+        return;
+    rs->filters = !req->spread.soft && s->spread_filter_on;
+    rs->scores = req->spread.soft && s->spread_weight > 0;
+    uint32_t n_eligible = 0, least = UINT32_MAX;
+    for (size_t i = 0; i < set->n_hosts; i++) {
+        int d = ref_domain(req, &set->hosts[i]);
+        if (d < 0)
+            continue;
+        rs->count[d] += members ? members[i] : 0;
+        if (!ref_categorical(ref_reason(s, set, &set->hosts[i], &loads[i], req)))
+            rs->eligible[d] = true;
+    }
+    for (int d = 0; d < REF_DOMAINS; d++)
+        if (rs->eligible[d]) {
+            n_eligible++;
+            least = rs->count[d] < least ? rs->count[d] : least;
+        }
+    int32_t min_domains = req->spread.soft ? 1 : req->spread.min_domains;
+    rs->min = n_eligible == 0 || n_eligible < (uint32_t)min_domains ? 0 : least;
+}
+
+/* A hard spread's reason for a host nothing else rejected. */
+static sched_reason ref_spread_reason(const ref_spread *rs, const sched_request *req, const host *h)
+{
+    if (!rs->filters)
+        return SCHED_REASON_NONE;
+    int d = ref_domain(req, h);
+    if (d < 0)
+        return SCHED_REASON_SPREAD_LABEL;
+    return (int64_t)rs->count[d] + 1 - rs->min > req->spread.max_skew ? SCHED_REASON_SPREAD
+                                                                      : SCHED_REASON_NONE;
+}
+
+/* A soft spread's score: Kubernetes' normalisation over the eligible
+ * domains of count + max_skew - 1. */
+static double ref_spread_score(const ref_spread *rs, const sched_request *req, const host *h)
+{
+    int d = ref_domain(req, h);
+    if (d < 0)
+        return 0;
+    int64_t most = -1, least = -1;
+    for (int e = 0; e < REF_DOMAINS; e++) {
+        if (!rs->eligible[e])
+            continue;
+        int64_t v = (int64_t)rs->count[e] + req->spread.max_skew - 1;
+        most = most < 0 || v > most ? v : most;
+        least = least < 0 || v < least ? v : least;
+    }
+    if (most <= 0)
+        return 100;
+    double v = (double)rs->count[d] + req->spread.max_skew - 1;
+    return clamp100(100.0 * ((double)most + (double)least - v) / (double)most);
+}
+
+/* ref_total with TopologySpread and ServerGroup when they score: the
+ * engine's order (registry scores, TopologySpread, then ServerGroup, the
+ * latter weighted as the registry scores together). */
+static double ref_total_extra(const setup *s, const double raw[N_SCORES], bool spread_on,
+                              double spread_score, bool group_on, double group_score)
+{
+    double total = 0, weights = 0;
+    for (int k = 0; k < N_SCORES; k++) {
+        if (!(s->weight[k] > 0))
+            continue;
+        total += s->weight[k] * clamp100(raw[k]);
+        weights += s->weight[k];
+    }
+    double w_spread = spread_on ? s->spread_weight : 0;
+    double w_group = group_on ? (weights > 0 ? weights : 1) : 0;
+    if (spread_on)
+        total += w_spread * spread_score;
+    if (group_on)
+        total += w_group * group_score;
+    double all = weights + w_spread + w_group;
+    return all > 0 ? total / all : total;
 }
 
 static void random_request(sched_request *req)
@@ -388,6 +543,8 @@ static void random_request(sched_request *req)
 
 static int failures_reported = 0;
 static size_t n_decisions, n_placed, n_contested; /* contested: >= 10 feasible hosts */
+static size_t n_spread_rejected,
+    n_spread_scored; /* decisions a spread rejected a host in, scored */
 
 /* One decision by the engine and by the reference; compare everything. */
 static void compare_one(const setup *s, sched_engine *engine, const hostset *set, ref_load *loads,
@@ -412,6 +569,9 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
     }
     ref_group group;
     random_group(&req, members, set->n_hosts, &group);
+    random_spread(&req);
+    ref_spread spread;
+    ref_spread_prepare(s, set, loads, &req, group.members, &spread);
     /* Sometimes per-host reasons for a placed decision too: the full pass. */
     sched_decide_options options = {.excluded = excluded,
                                     .n_excluded = n_excluded,
@@ -429,9 +589,11 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
 
     n_decisions++;
     n_placed += d.placed;
+    n_spread_scored += spread.scores && d.placed;
     n_contested += d.n_feasible >= 10;
     uint32_t counts[SCHED_REASON_COUNT] = {0};
     size_t feasible = 0, best = SIZE_MAX;
+    bool spread_rejected = false;
     for (size_t i = 0; i < set->n_hosts; i++) {
         const host *h = &set->hosts[i];
         sched_reason r = ref_reason(s, set, h, &loads[i], &req);
@@ -439,6 +601,8 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
             r = SCHED_REASON_ANTI_AFFINITY;
         if (r == SCHED_REASON_NONE)
             r = ref_group_reason(&req, &group, i);
+        if (r == SCHED_REASON_NONE && (r = ref_spread_reason(&spread, &req, h)))
+            spread_rejected = true;
         reasons[i] = (uint8_t)r;
         counts[r]++;
         if (r != SCHED_REASON_NONE)
@@ -446,9 +610,10 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         feasible++;
         double raw[N_SCORES];
         ref_raw(s, h, &loads[i], &req, raw);
-        totals[i] = ref_group_scores(&req, &group)
-                        ? ref_total_group(s, raw, ref_group_score(&req, &group, i))
-                        : ref_total(s, raw);
+        bool grouped = ref_group_scores(&req, &group);
+        totals[i] = ref_total_extra(s, raw, spread.scores,
+                                    spread.scores ? ref_spread_score(&spread, &req, h) : 0, grouped,
+                                    grouped ? ref_group_score(&req, &group, i) : 0);
         if (best == SIZE_MAX || totals[i] > totals[best] + SCORE_EPSILON)
             best = i;
     }
@@ -487,6 +652,12 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
                  d.parts[part].score == clamp100(raw[k]) && d.parts[part].weight == s->weight[k];
             part++;
         }
+        if (ok && spread.scores) {
+            ok = part < d.n_parts && strcmp(d.parts[part].plugin, "TopologySpread") == 0 &&
+                 d.parts[part].score == ref_spread_score(&spread, &req, &set->hosts[chosen]) &&
+                 d.parts[part].weight == s->spread_weight;
+            part++;
+        }
         if (ok && ref_group_scores(&req, &group)) {
             double w = 0;
             for (int k = 0; k < N_SCORES; k++)
@@ -498,6 +669,7 @@ static void compare_one(const setup *s, sched_engine *engine, const hostset *set
         }
         ok = ok && part == d.n_parts;
     }
+    n_spread_rejected += spread_rejected;
     CHECKF(
         ok,
         "case %d: engine and reference disagree (%zu hosts, subset %d, engine %s/%zu feasible/%s)",
@@ -536,6 +708,7 @@ static void run_cases(int cases, size_t min_hosts, size_t max_hosts, uint32_t ma
     for (int c = 0; c < cases; c++) {
         setup s;
         random_setup(&s);
+        random_spread_setup(&s);
         vf_error err;
         vf_error_init(&err);
         hostset *set = random_hosts(min_hosts + rnd((uint32_t)(max_hosts - min_hosts) + 1));
@@ -594,6 +767,11 @@ static void test_engine_matches_reference(void)
            n_contested);
     CHECK(n_placed > n_decisions / 4);
     CHECK(n_contested > n_decisions / 10);
+    /* Spreads that reject hosts and soft ones that score, often enough. */
+    printf("%zu decisions with a host rejected by a spread, %zu placed by a scored one\n",
+           n_spread_rejected, n_spread_scored);
+    CHECK(n_spread_rejected > n_decisions / 50);
+    CHECK(n_spread_scored > n_decisions / 50);
 }
 
 /* The reference must actually see the engine's work: a configuration where
@@ -605,6 +783,7 @@ static void test_cases_cover_every_reason(void)
     for (int c = 0; c < 200; c++) {
         setup s;
         random_setup(&s);
+        random_spread_setup(&s);
         vf_error err;
         vf_error_init(&err);
         hostset *set = random_hosts(rnd(MAX_HOSTS + 1));
@@ -624,6 +803,13 @@ static void test_cases_cover_every_reason(void)
                                                                             : 1;
         if (req.group_policy != SCHED_GROUP_NONE)
             snprintf(req.group, sizeof req.group, "g");
+        /* A hard spread over racks every third case: host 10 has none
+         * (missing label), and the members' racks run ahead (spread). */
+        if (c % 3 == 0) {
+            snprintf(req.spread.key, sizeof req.spread.key, "rack");
+            req.spread.max_skew = 1;
+            req.spread.min_domains = 1;
+        }
         sched_decide_options options = {.excluded = excluded,
                                         .n_excluded = 2,
                                         .group_members = set->n_hosts >= 4 ? members : NULL};

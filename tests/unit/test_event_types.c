@@ -89,6 +89,37 @@ static void test_final(json_t *schema)
     }
 }
 
+/* "Operational events: a, b, c." in the same description: the table's
+ * operational ones. */
+static void test_operational(json_t *schema)
+{
+    const char *text = json_string_value(json_object_get(
+        json_object_get(json_object_get(schema, "properties"), "type"), "description"));
+    const char *start = text ? strstr(text, "Operational events") : NULL;
+    const char *colon = start ? strstr(start, ": ") : NULL;
+    /* Names hold dots: the list ends at ". " or at the end of the text. */
+    const char *end = colon ? strstr(colon, ". ") : NULL;
+    if (colon && !end)
+        end = colon + strlen(colon);
+    CHECKF(start && colon && end,
+           "schema/event.json: type.description should read \"Operational events (...): ...\"");
+    if (!start || !colon || !end)
+        return;
+    for (int t = 0; t < EVENT_TYPE_COUNT; t++) {
+        const char *name = event_types_name((event_type)t);
+        bool named = false;
+        for (const char *at = colon; (at = strstr(at, name)) && at < end; at += strlen(name)) {
+            char after = at[strlen(name)];
+            named = named || after == ',' || after == '.' || after == '\0';
+        }
+        CHECKF(named == event_types_is_operational((event_type)t),
+               "\"%s\" is %s in common/base/event_types.c but %s among schema/event.json's "
+               "operational events",
+               name, event_types_is_operational((event_type)t) ? "operational" : "not operational",
+               named ? "listed" : "not listed");
+    }
+}
+
 static void test_bounds(void)
 {
     CHECK(event_types_name(EVENT_TYPE_COUNT) == NULL);
@@ -100,6 +131,9 @@ static void test_bounds(void)
     CHECK_STR(event_types_name(EVENT_TASK_COMPLETED), "task.completed");
     CHECK(event_types_is_final(EVENT_SPARE_READY));
     CHECK(!event_types_is_final(EVENT_TASK_RETRYING));
+    CHECK(event_types_is_operational(EVENT_RECEIVER_DISABLED));
+    CHECK(!event_types_is_operational(EVENT_TASK_FAILED));
+    CHECK(!event_types_is_final(EVENT_DELIVERY_EXHAUSTED));
 }
 
 int main(void)
@@ -110,6 +144,7 @@ int main(void)
         test_schema_in_table(types);
         test_table_in_schema(schema, types);
         test_final(schema);
+        test_operational(schema);
     }
     test_bounds();
     json_decref(schema);

@@ -225,7 +225,8 @@ static void test_round_trip(void)
         "{\"nodes\": [{\"name\": \"zz\", \"cpu\": 8.5, \"memory\": 1024.7, \"ip\": \"10.0.0.9\","
         " \"pool\": \"gpu\", \"dedicated\": true, \"model\": \"R650\", \"storage\": 500,"
         " \"usage_cpu\": 0.1234567890123, \"usage_mem\": 0.5, \"max_vms\": 7,"
-        " \"current_vms\": 2, \"status\": \"maintenance\", \"vmids\": [101, 100]},"
+        " \"current_vms\": 2, \"status\": \"maintenance\", \"vmids\": [101, 100],"
+        " \"labels\": {\"rack\": \"r1\", \"zone\": \"z1\"}},"
         " {\"name\": \"aa\", \"cpu\": 16, \"memory\": 2048, \"allocated_cpu\": 3.25,"
         " \"allocated_memory\": 512, \"status\": \"offline\", \"vmids\": [200]},"
         " {\"name\": \"mm\", \"cpu\": 4, \"memory\": 64, \"usage_cpu\": 0}],"
@@ -238,6 +239,11 @@ static void test_round_trip(void)
     hostset *back = text ? load_inventory(text) : NULL;
     if (back) {
         check_same_hosts(set, back);
+        /* Labels come back as they were; a host without keeps none. */
+        const host *zz = hostset_find(back, "zz");
+        CHECK(zz && zz->traits && zz->traits->labels.n == 2 &&
+              strcmp(host_traits_label(zz->traits, "zone"), "z1") == 0);
+        CHECK(hostset_find(back, "aa")->traits == NULL);
         /* Unmeasured stays unmeasured, measured 0 stays measured. */
         const host *mm = hostset_find(back, "mm");
         CHECK(mm && mm->has_usage_cpu && !mm->has_usage_mem);
@@ -261,6 +267,13 @@ static void test_round_trip(void)
             (back->guests[0].host_index + (uint32_t)back->n_hosts - 1) % (uint32_t)back->n_hosts;
         CHECK(host_json_content_hash(back, h2) == 0);
         CHECK_STR(h2, h1);
+        /* A label's value is part of the content too. */
+        host_traits *labelled = (host_traits *)hostset_find(back, "zz")->traits;
+        if (labelled) {
+            labelled->labels.items[0].value[1] = '2';
+            CHECK(host_json_content_hash(back, h2) == 0 && strcmp(h1, h2) != 0);
+            labelled->labels.items[0].value[1] = '1';
+        }
         json_t *again = host_json_from_hostset(back);
         char *text2 = again ? json_dumps(again, JSON_COMPACT) : NULL;
         CHECK_STR(text2, text);

@@ -19,6 +19,36 @@
 static httpd *woken_server;
 static uint64_t woken_ticket;
 
+/* /stream's source: "part N\n" for N = 1..3, each after a wait of 30 ms
+ * (or ?forever: waits for ever once they are out); freed once. */
+typedef struct parts {
+    int sent, waits;
+    bool forever;
+} parts;
+static int parts_freed;
+
+static long next_part(void *ctx, char *buf, size_t max, bool stopping, int *wait_ms)
+{
+    parts *p = ctx;
+    if (stopping)
+        return -1;
+    if (p->sent == p->waits) { /* a wait between parts: nothing to send yet */
+        if (p->sent == 3 && !p->forever)
+            return -1;
+        p->waits++;
+        *wait_ms = p->sent == 3 ? 600000 : 30;
+        return 0;
+    }
+    int n = snprintf(buf, max, "part %d\n", ++p->sent);
+    return n;
+}
+
+static void free_parts(void *ctx)
+{
+    free(ctx);
+    __atomic_add_fetch(&parts_freed, 1, __ATOMIC_SEQ_CST);
+}
+
 static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
 {
     int *calls = ctx;
@@ -60,6 +90,13 @@ static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
     } else if (strcmp(req->path, "/whoami") == 0 || strcmp(req->path, "/healthz") == 0) {
         snprintf(text, sizeof text, "client %s", req->client_address ? req->client_address : "?");
         httpd_reply_text(resp, 200, "text/plain", text);
+    } else if (strcmp(req->path, "/stream") == 0 && req->can_wait) {
+        parts *p = calloc(1, sizeof *p);
+        p->forever = httpd_query(req, "forever") != NULL;
+        snprintf(resp->content_type, sizeof resp->content_type, "text/event-stream");
+        resp->stream = next_part;
+        resp->stream_ctx = p;
+        resp->stream_free = free_parts;
     } else if (strcmp(req->path, "/go") == 0) {
         httpd_reply_text(resp, 303, "text/plain", "");
         snprintf(resp->location, sizeof resp->location, "/hello");
@@ -356,6 +393,48 @@ static void test_wake(void)
     woken_server = NULL;
 }
 
+/* Streams: the parts as they are produced, chunked, with waits between them
+ * (no answer until the first); the source freed once; one that waits for
+ * ever is ended by httpd_stop; without a waiting place, no stream. */
+static void test_stream(void)
+{
+    int calls = 0;
+    vf_error err;
+    vf_error_init(&err);
+    httpd_options options = {.max_waiting = 1};
+    httpd *srv = httpd_start_with("127.0.0.1:0", &options, handle, &calls, &err);
+    CHECKF(srv != NULL, "%s", err.text);
+    if (!srv)
+        return;
+    char answer[4096];
+    exchange(srv, "GET /stream HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", answer,
+             sizeof answer);
+    CHECK_CONTAINS(answer, "200 OK");
+    CHECK_CONTAINS(answer, "Transfer-Encoding: chunked");
+    CHECK_CONTAINS(answer, "text/event-stream");
+    CHECK_CONTAINS(answer, "part 1\n");
+    CHECK_CONTAINS(answer, "part 3\n");
+    CHECK(__atomic_load_n(&parts_freed, __ATOMIC_SEQ_CST) == 1);
+
+    int forever = connect_to(srv);
+    static const char request[] =
+        "GET /stream?forever=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    CHECK(forever >= 0 && send(forever, request, strlen(request), MSG_NOSIGNAL) > 0);
+    read_some(forever, 1000, answer, sizeof answer);
+    CHECK_CONTAINS(answer, "part 3\n");
+    /* It holds the only waiting place: another stream cannot start. */
+    char other[4096];
+    exchange(srv, "GET /stream HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", other,
+             sizeof other);
+    CHECK_CONTAINS(other, "404");
+    httpd_stop(srv);
+    read_some(forever, 2000, answer, sizeof answer);
+    CHECKF(strstr(answer, "0\r\n\r\n") != NULL, "the stream ended at the stop: %s", answer);
+    CHECK(__atomic_load_n(&parts_freed, __ATOMIC_SEQ_CST) == 2);
+    if (forever >= 0)
+        close(forever);
+}
+
 /* With check_host, a foreign Host gets 421 and the handler never runs. */
 static void test_host_check(void)
 {
@@ -566,5 +645,6 @@ int main(void)
     test_host_check();
     test_waiting();
     test_wake();
+    test_stream();
     return test_summary();
 }

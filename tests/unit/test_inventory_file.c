@@ -39,7 +39,7 @@ static char *dump_hostset(const hostset *set)
                 host_status_name(h->status), h->cpu, (long long)h->memory, (long long)h->storage,
                 usage_cpu, usage_mem, h->allocated_cpu, (long long)h->allocated_memory, h->max_vms,
                 h->current_vms);
-        /* Traits and resources only when the host has some. */
+        /* Traits, resources and labels only when the host has some. */
         const trait_set *traits = h->traits ? &h->traits->traits : NULL;
         const resource_amounts *resources = h->traits ? &h->traits->resources : NULL;
         for (size_t t = 0; traits && t < traits->n; t++)
@@ -50,6 +50,12 @@ static char *dump_hostset(const hostset *set)
             fprintf(out, "%s%s=%lld", r ? " " : "  resources:", resources->items[r].name,
                     (long long)resources->items[r].amount);
         if (resources && resources->n)
+            fputc('\n', out);
+        const label_set *labels = h->traits ? &h->traits->labels : NULL;
+        for (size_t l = 0; labels && l < labels->n; l++)
+            fprintf(out, "%s%s=%s", l ? " " : "  labels:", labels->items[l].key,
+                    labels->items[l].value);
+        if (labels && labels->n)
             fputc('\n', out);
     }
     fputs("vmids:", out);

@@ -51,6 +51,8 @@ static int start_fake(void)
                "/api2/json/pools/gpu=fixtures/inventory/proxmox/pool-gpu.json", "--route",
                "/api2/json/pools/prod=fixtures/inventory/proxmox/pool-prod.json", "--route",
                "/api2/json/pools/zz-backup=fixtures/inventory/proxmox/pool-zz-backup.json",
+               "--route",
+               "/api2/json/cluster/status=fixtures/inventory/proxmox/cluster-status.json",
                "--proxmox-token", TOKEN, (char *)NULL);
         _exit(127);
     }
@@ -184,6 +186,11 @@ static void test_node_api(void)
         const host *node2 = hostset_find(set, "node2");
         CHECK(node2 && node2->dedicated && strcmp(node2->pool, "general") == 0);
         CHECK(node2 && strcmp(node2->model, "R640") == 0);
+        /* The node API's hosts carry labels as the file's do. */
+        CHECK(node1 && host_traits_label(node1->traits, "rack") &&
+              strcmp(host_traits_label(node1->traits, "rack"), "r1") == 0 &&
+              strcmp(host_traits_label(node1->traits, "zone"), "z1") == 0);
+        CHECK(node2 && node2->traits == NULL);
     }
     hostset_free(set);
     inventory_free(inv);
@@ -303,7 +310,19 @@ static void test_proxmox(void)
               trait_set_has(&pve2->traits->traits, "CUSTOM_GPU") &&
               trait_set_has(&pve2->traits->traits, "nvme") &&
               resource_amounts_get(&pve2->traits->resources, "gpu") == 4);
-        CHECK(pve1 && pve1->traits == NULL);
+        CHECK(pve1 && pve1->traits && pve1->traits->traits.n == 0 &&
+              pve1->traits->resources.n == 0);
+        /* Topology labels: prod's comment puts pve1 in rack r1, zone z1; every
+         * node is labelled with its cluster's name (cluster/status), unless
+         * its pool's comment says otherwise (gpu's: gpu-lab). */
+        CHECK(pve1 && host_traits_label(pve1->traits, "rack") &&
+              strcmp(host_traits_label(pve1->traits, "rack"), "r1") == 0 &&
+              strcmp(host_traits_label(pve1->traits, "zone"), "z1") == 0 &&
+              strcmp(host_traits_label(pve1->traits, "cluster"), "pve-east") == 0);
+        CHECK(pve2 && host_traits_label(pve2->traits, "rack") &&
+              strcmp(host_traits_label(pve2->traits, "rack"), "r2") == 0 &&
+              strcmp(host_traits_label(pve2->traits, "cluster"), "gpu-lab") == 0 &&
+              !host_traits_label(pve2->traits, "zone"));
         /* The offline node is kept, so decisions can say "node offline". */
         const host *pve3 = hostset_find(set, "pve3");
         CHECK(pve3 && pve3->status == HOST_OFFLINE && pve3->cpu == 0);
@@ -314,6 +333,8 @@ static void test_proxmox(void)
         CHECK(pve3 && pve3->current_vms == 1);
         /* Only a guest of pve3 is in a pool: the node stays in default. */
         CHECK(pve3 && strcmp(pve3->pool, "default") == 0 && !pve3->dedicated);
+        CHECK(pve3 && pve3->traits && pve3->traits->labels.n == 1 &&
+              strcmp(host_traits_label(pve3->traits, "cluster"), "pve-east") == 0);
         const uint32_t used[] = {100, 101, 102, 103, 105, 9000};
         CHECK(set->n_used_vmids == 6);
         for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
@@ -449,6 +470,29 @@ static void test_proxmox_pools_parse(void)
     CHECK(source_proxmox_parse_pools(root, pools, &err) == NULL);
     CHECK_STR(err.text, "pools[0]: pool without a valid poolid");
     json_decref(pools);
+    /* Labels from a comment: malformed words are left out, a repeated key
+     * keeps its last value; a standalone node (no cluster) gets no label. */
+    pools = json_loads(
+        "[{\"poolid\": \"p\", \"comment\": \"virtflow:label:rack=r9 virtflow:label:=x "
+        "virtflow:label:pdu virtflow:label:pdu=p3 virtflow:label:rack=r4\", \"members\": "
+        "[{\"id\": \"storage/pve1/a\", \"node\": \"pve1\", \"storage\": \"a\", \"type\": "
+        "\"storage\"}]}]",
+        0, NULL);
+    vf_error_init(&err);
+    set = source_proxmox_parse_pools(root, pools, &err);
+    CHECKF(set != NULL, "%s", err.text);
+    if (set) {
+        const host *pve1 = hostset_find(set, "pve1"), *pve2 = hostset_find(set, "pve2");
+        CHECK(pve1 && pve1->traits && pve1->traits->labels.n == 2 &&
+              strcmp(host_traits_label(pve1->traits, "rack"), "r4") == 0 &&
+              strcmp(host_traits_label(pve1->traits, "pdu"), "p3") == 0);
+        CHECK(pve2 && pve2->traits == NULL);
+    }
+    hostset_free(set);
+    json_decref(pools);
+    json_t *status = json_loads("{\"data\": [{\"type\": \"node\", \"name\": \"pve1\"}]}", 0, NULL);
+    CHECK(source_proxmox_cluster_name(status) == NULL);
+    json_decref(status);
     pools = json_loads("[{\"poolid\": \"p\", \"members\": {}}]", 0, NULL);
     vf_error_init(&err);
     CHECK(source_proxmox_parse_pools(root, pools, &err) == NULL);

@@ -21,6 +21,12 @@ static void test_match(void)
     CHECK(!relay_policy_match("spare.ready", "spare.ready2"));
     CHECK(!relay_policy_match("spare.ready", "spare.failed"));
     CHECK(!relay_policy_match("spare.ready", NULL));
+    /* Operational events: only by name, never through "*". */
+    CHECK(!relay_policy_match("*", "receiver.disabled"));
+    CHECK(!relay_policy_match("*", "delivery.exhausted"));
+    CHECK(relay_policy_match("*", "some.future.type"));
+    CHECK(relay_policy_match("receiver.*", "receiver.recovered"));
+    CHECK(relay_policy_match("delivery.exhausted", "delivery.exhausted"));
     char ready[] = "spare.ready", task[] = "task.*";
     char *patterns[] = {ready, task};
     CHECK(relay_policy_match_any(patterns, 2, "task.failed"));

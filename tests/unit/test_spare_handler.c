@@ -2,12 +2,15 @@
  * against a real store and engine with the clock seam fixed
  * (handler_fixture.h): spares placed on distinct hosts and recorded for the
  * driver, too few hosts retried, bad requests failed, a release handing the
- * spares back to the driver, and the name pattern. */
+ * spares back to the driver, a row recorded `queued` by virtflow-api taken
+ * over by the first copy (not mistaken for a duplicate), the check the API
+ * refuses bodies with, and the name pattern. */
 #include "handler_fixture.h"
 #include "log.h"
 #include "spare_handler.h"
 #include "store_spares.h"
 #include "store_tasks.h"
+#include "task_intake.h"
 
 #include <jansson.h>
 
@@ -156,6 +159,72 @@ static void test_failures(fixture *f)
     task_outcome_close(&out);
 }
 
+/* virtflow-api records the task `queued` before publishing: the message
+ * that follows is its first attempt, and a copy after it a duplicate. */
+static void test_queued_by_the_api(fixture *f)
+{
+    const char *body = "{\"task_id\":\"p-api\",\"upgrade_id\":\"upg-api\",\"count\":1,"
+                       "\"requested_cpu\":1,\"requested_memory\":512}";
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(task_intake_record_as(f->store, "spare", "p-api", body, "virtflow-api", "upgradectrl",
+                                 FIXED_TEXT, &err) == 1,
+           "%s", err.text);
+    task_outcome out;
+    CHECK(handle(f, "spare.prepare", body, "p-api", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && out.reserved && !out.duplicate);
+    task_outcome_close(&out);
+    task_is(f, "p-api", "provisioning", NULL);
+    CHECK(handle(f, "spare.prepare", body, "p-api", 0, &out) == 0);
+    CHECK(out.duplicate && !out.reserved);
+    task_outcome_close(&out);
+
+    const char *release = "{\"upgrade_id\":\"upg-api\"}";
+    CHECK(task_intake_record_as(f->store, "spare", "r-api", release, "virtflow-api", NULL,
+                                FIXED_TEXT, &err) == 1);
+    CHECK(handle(f, "spare.release", release, "r-api", 0, &out) == 0);
+    CHECK(out.action == TASK_ACK && !out.duplicate);
+    task_outcome_close(&out);
+    task_is(f, "r-api", "releasing", NULL);
+}
+
+/* The check virtflow-api refuses with: the handler's own words, no store. */
+static void test_request_check(const vf_config *config)
+{
+    static const struct {
+        const char *key, *body, *words; /* words NULL: accepted */
+    } cases[] = {
+        {"spare.prepare",
+         "{\"upgrade_id\":\"u\",\"count\":2,\"requested_cpu\":1,\"requested_memory\":1}", NULL},
+        {"spare.prepare", "{\"upgrade_id\":\"u\",\"count\":0,\"requested_cpu\":1}", "count"},
+        {"spare.prepare",
+         "{\"upgrade_id\":\"u\",\"count\":1,\"requested_cpu\":1,\"requested_memory\":1,"
+         "\"colour\":1}",
+         "colour"},
+        {"spare.prepare", "{\"count\":1,\"requested_cpu\":1,\"requested_memory\":1}", "upgrade_id"},
+        {"spare.prepare",
+         "{\"upgrade_id\":\"" /* 63 characters: the name pattern makes it longer */
+         "u23456789012345678901234567890123456789012345678901234567890123\",\"count\":1,"
+         "\"requested_cpu\":1,\"requested_memory\":1}",
+         "name_pattern"},
+        {"spare.release", "{\"upgrade_id\":\"u\"}", NULL},
+        {"spare.release", "{\"upgrade_id\":\"u\",\"task_id\":\"x\"}", "task_id"},
+        {"spare.release", "{}", "upgrade_id"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *body = json_loads(cases[i].body, 0, NULL);
+        vf_error err;
+        vf_error_init(&err);
+        int rc = spare_handler_check(config, cases[i].key, body, &err);
+        if (!cases[i].words)
+            CHECKF(rc == 0, "%s %s: %s", cases[i].key, cases[i].body, err.text);
+        else
+            CHECKF(rc < 0 && err.code == VF_EINVAL && strstr(err.text, cases[i].words),
+                   "%s %s: %d %s", cases[i].key, cases[i].body, rc, err.text);
+        json_decref(body);
+    }
+}
+
 static void test_names(void)
 {
     char name[64];
@@ -182,6 +251,8 @@ int main(void)
     }
     test_prepare_and_release(&f);
     test_failures(&f);
+    test_queued_by_the_api(&f);
+    test_request_check(f.config);
     fixture_close(&f);
     return test_summary();
 }

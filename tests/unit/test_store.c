@@ -1,6 +1,7 @@
 /* Tests of common/store against real SQLite files in a fresh directory
  * under /tmp. */
 #include "store.h"
+#include "store_console.h"
 #include "store_deliveries.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
@@ -394,6 +395,66 @@ static void test_tasks(store *s)
     memset(&c, 0, sizeof c);
     c.stop_after = 1;
     CHECK(store_task_list(s, NULL, collect_task, &c, &err) == 0 && c.count == 1);
+}
+
+/* Tasks found the ways users know them (issue 36 item 7): by the request's
+ * vm_name (a column of its own, filled at insert), by who submitted them
+ * (virtflow-api's key name or the AMQP publisher, from the history), by
+ * their error text (ASCII case ignored, LIKE's own characters literal); the
+ * console's pages share the conditions. */
+static void test_task_search(store *s)
+{
+    vf_error err;
+    vf_error_init(&err);
+    struct {
+        const char *id, *request, *error, *detail;
+    } rows[] = {
+        {"s-1", "{\"vm_name\": \"web-1\", \"requested_cpu\": 2}",
+         "0/3 nodes are available: 3 Insufficient CPU",
+         "{\"via\":\"virtflow-api\",\"submitter\":\"ci\"}"},
+        {"s-2", "{\"vm_name\": broken", "50%_done", "{\"attempt\":1,\"publisher\":\"other\"}"},
+        {"s-3", "{\"vm_name\":\"web-10\"}", "500 done", "{\"attempt\":1,\"publisher\":\"ci\"}"},
+        {"s-4", "{\"name\":\"vm_name\",\"vm_name\":7}", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        store_task_fields f = task_fields(rows[i].id, "failed", "2026-11-23T01:00:00.000Z");
+        f.request = rows[i].request;
+        f.error = rows[i].error;
+        CHECKF(store_task_insert(s, &f, &err) == 0, "%s", err.text);
+        if (rows[i].detail)
+            CHECK(store_task_event_add(s, rows[i].id, "2026-11-23T01:00:00.000Z", "queued",
+                                       rows[i].detail, &err) == 0);
+    }
+    collected c;
+    store_task_filter filter = {.vm_name = "web-1"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 1);
+    CHECK_STR(c.ids[0], "s-1");
+    filter = (store_task_filter){.vm_name = "broken"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 0);
+    /* A vm_name that is not a string is no name. */
+    filter = (store_task_filter){.vm_name = "7"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 0);
+    filter = (store_task_filter){.submitter = "ci"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 2);
+    CHECK_STR(c.ids[0], "s-3");
+    CHECK_STR(c.ids[1], "s-1");
+    filter = (store_task_filter){.submitter = "other", .vm_name = "web-1"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 0);
+    filter = (store_task_filter){.error = "insufficient cpu"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 1);
+    CHECK_STR(c.ids[0], "s-1");
+    filter = (store_task_filter){.error = "50%_"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 1);
+    CHECK_STR(c.ids[0], "s-2");
+    filter = (store_task_filter){.error = "0_d"};
+    CHECK(list_ids(s, &filter, &c) == 0 && c.count == 0);
+    /* The console's pages and counts use the same conditions. */
+    store_task_search q = {.filter = {.submitter = "ci", .error = "done"}};
+    CHECK(store_task_search_count(s, &q, 100, &err) == 1);
+    q = (store_task_search){.filter = {.vm_name = "web-10", .limit = 10}};
+    memset(&c, 0, sizeof c);
+    CHECK(store_task_search_page(s, &q, collect_task, &c, &err) == 0 && c.count == 1);
+    CHECK_STR(c.ids[0], "s-3");
 }
 
 static int count_event(const store_task_event *e, void *ctx)
@@ -1350,6 +1411,7 @@ static void test_store_semantics(const char *location)
     CHECKF(s != NULL, "%s: %s", location, err.text);
     if (s) {
         test_tasks(s);
+        test_task_search(s);
         test_task_withdraw(s);
         test_task_action(s);
         test_task_requeue(s);

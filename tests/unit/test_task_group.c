@@ -151,6 +151,107 @@ static void test_count(fixture *f)
     CHECK(sched_engine_reservation_count(f->engine) == held);
 }
 
+/* Racked hosts for the spread: bm-001 and bm-002 in r1, bm-003 in r2,
+ * bm-004 in r3; the handler decides over them until restored. */
+static hostset *racked_hosts(void)
+{
+    static const char *const racks[] = {"r1", "r1", "r2", "r3"};
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = hostset_new();
+    for (int i = 0; set && i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "bm-%03d", i + 1);
+        host h = fixture_host(name);
+        host_traits traits;
+        memset(&traits, 0, sizeof traits);
+        CHECK(label_set_put(&traits.labels, "rack", racks[i], &err) == 0);
+        h.traits = &traits;
+        CHECK(hostset_add(set, &h, &err) == 0);
+    }
+    CHECK(set && hostset_finish(set, &err) == 0);
+    return set;
+}
+
+/* The rack of the host a task was placed on ("" when not placed). */
+static const char *rack_of(const hostset *hosts, const char *node)
+{
+    const host *h = node[0] ? hostset_find(hosts, node) : NULL;
+    const char *rack = h ? host_traits_label(h->traits, "rack") : NULL;
+    return rack ? rack : "";
+}
+
+/* A spread group's members, each its own message and transaction (three
+ * control-plane machines, as the CAPPX webhook sends them): one per rack,
+ * counted from the store; a fourth goes anywhere; a member asking another
+ * spread is invalid; the group row records the spread; a count with a
+ * spread and no group spreads its own VMs and lists each one's domain. */
+static void test_spread(fixture *f)
+{
+    vf_error err;
+    vf_error_init(&err);
+    hostset *racked = racked_hosts();
+    const hostset *kept = f->handler.hosts;
+    CHECK(sched_engine_set_hosts(f->engine, racked, NULL, NULL, &err) == 0);
+    f->handler.hosts = racked;
+    static const char body[] = "{\"requested_cpu\":1,\"requested_memory\":512,"
+                               "\"spread\":{\"key\":\"rack\",\"max_skew\":1},"
+                               "\"group\":{\"name\":\"cp\"}}";
+    char status[16], node[64], error[512];
+    const char *seen[3];
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "cp-%d", i);
+        run(f, id, body, status, node, NULL, 0);
+        CHECK_STR(status, "completed");
+        seen[i] = rack_of(racked, node);
+    }
+    CHECK(strcmp(seen[0], seen[1]) != 0 && strcmp(seen[1], seen[2]) != 0 &&
+          strcmp(seen[0], seen[2]) != 0);
+    run(f, "cp-3", body, status, node, NULL, 0);
+    CHECK_STR(status, "completed");
+    store_group g;
+    CHECK(store_group_read(f->store, "cp", FIXED_TEXT, &g, NULL, NULL, &err) == 0);
+    CHECK(g.generation == 4 && g.policy[0] == '\0');
+    CHECK_STR(g.spread.key, "rack");
+    CHECK(g.spread.max_skew == 1 && g.spread.min_domains == 1);
+    CHECK_STR(g.spread.when, "do_not_schedule");
+    run(f, "cp-bad",
+        "{\"requested_cpu\":1,\"requested_memory\":512,"
+        "\"spread\":{\"key\":\"rack\",\"max_skew\":2},\"group\":{\"name\":\"cp\"}}",
+        status, node, error, sizeof error);
+    CHECK_STR(status, "failed");
+    CHECK_CONTAINS(error, "group cp: policy (none), max_per_host 0, spread rack, max_skew 2, "
+                          "do_not_schedule, min_domains 1 given, but its 4 members were placed "
+                          "under policy (none), max_per_host 0 (0: none), spread rack, max_skew 1, "
+                          "do_not_schedule, min_domains 1");
+
+    task_outcome out;
+    CHECK(handle(f,
+                 "{\"requested_cpu\":1,\"requested_memory\":512,\"count\":3,"
+                 "\"spread\":{\"key\":\"rack\"}}",
+                 "spread-3", 0, &out) == 0);
+    CHECK_STR(out.status, "completed");
+    task_outcome_close(&out);
+    store_task t;
+    memset(&t, 0, sizeof t);
+    CHECK(store_task_get(f->store, "spread-3", &t, &err) == 0);
+    json_t *result = t.result ? json_loads(t.result, 0, NULL) : NULL;
+    json_t *placements = json_object_get(result, "placements");
+    const char *d0 = json_string_value(json_object_get(json_array_get(placements, 0), "domain"));
+    const char *d1 = json_string_value(json_object_get(json_array_get(placements, 1), "domain"));
+    const char *d2 = json_string_value(json_object_get(json_array_get(placements, 2), "domain"));
+    CHECK(d0 && d1 && d2 && strcmp(d0, d1) != 0 && strcmp(d1, d2) != 0 && strcmp(d0, d2) != 0);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(result, "spread"), "key")), "rack");
+    json_decref(result);
+    store_task_clear(&t);
+
+    sched_engine_release_all(f->engine);
+    CHECK(sched_engine_set_hosts(f->engine, kept, NULL, NULL, &err) == 0);
+    f->handler.hosts = kept;
+    hostset_free(racked);
+}
+
 /* task.release of a task placed with count 3 gives back every placement,
  * through a reservation book as the worker keeps one: each host claimed,
  * the engine holding none of them afterwards, the next catch-up finding
@@ -244,10 +345,10 @@ static void test_claim_conflict(fixture *f)
     CHECK(store_group_read(f->store, "race", FIXED_TEXT, &g, NULL, NULL, &err) == 0);
     CHECK(g.generation == 0);
     CHECK(store_begin(f->store, &err) == 0);
-    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, 0, FIXED_TEXT, &err) == 0);
+    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, NULL, 0, FIXED_TEXT, &err) == 0);
     CHECK(store_commit(f->store, &err) == 0);
     CHECK(store_begin(f->store, &err) == 0);
-    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, 0, FIXED_TEXT, &err) == -1);
+    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, NULL, 0, FIXED_TEXT, &err) == -1);
     CHECK(err.code == VF_ECONFLICT);
     CHECK_CONTAINS(err.text, "group race changed since read");
     (void)store_rollback(f->store, NULL);
@@ -256,7 +357,7 @@ static void test_claim_conflict(fixture *f)
     CHECK_STR(g.policy, "anti-affinity");
     vf_error_init(&err);
     CHECK(store_begin(f->store, &err) == 0);
-    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, 1, FIXED_TEXT, &err) == 0);
+    CHECK(store_group_claim(f->store, "race", "anti-affinity", 1, NULL, 1, FIXED_TEXT, &err) == 0);
     CHECK(store_commit(f->store, &err) == 0);
 }
 
@@ -278,9 +379,9 @@ static void test_claim_race(const char *location)
     CHECK(store_begin(b, &err) == 0);
     CHECK(store_group_read(b, "race", FIXED_TEXT, &gb, NULL, NULL, &err) == 0);
     CHECK(ga.generation == 0 && gb.generation == 0);
-    CHECK(store_group_claim(a, "race", "affinity", 0, ga.generation, FIXED_TEXT, &err) == 0);
+    CHECK(store_group_claim(a, "race", "affinity", 0, NULL, ga.generation, FIXED_TEXT, &err) == 0);
     CHECK(store_commit(a, &err) == 0);
-    CHECK(store_group_claim(b, "race", "affinity", 0, gb.generation, FIXED_TEXT, &err) == -1);
+    CHECK(store_group_claim(b, "race", "affinity", 0, NULL, gb.generation, FIXED_TEXT, &err) == -1);
     CHECKF(err.code == VF_ECONFLICT, "%s", err.text);
     (void)store_rollback(b, NULL);
     /* Read again, B claims at the generation A left. */
@@ -288,7 +389,7 @@ static void test_claim_race(const char *location)
     CHECK(store_begin(b, &err) == 0);
     CHECK(store_group_read(b, "race", FIXED_TEXT, &gb, NULL, NULL, &err) == 0);
     CHECK(gb.generation == 1);
-    CHECK(store_group_claim(b, "race", "affinity", 0, gb.generation, FIXED_TEXT, &err) == 0);
+    CHECK(store_group_claim(b, "race", "affinity", 0, NULL, gb.generation, FIXED_TEXT, &err) == 0);
     CHECKF(store_commit(b, &err) == 0, "%s", err.text);
 
     /* The same with writes deferred, as the worker sends them on
@@ -301,9 +402,9 @@ static void test_claim_race(const char *location)
     CHECK(store_begin(b, &err) == 0);
     CHECK(store_group_read(b, "race", FIXED_TEXT, &gb, NULL, NULL, &err) == 0);
     CHECK(ga.generation == 2 && gb.generation == 2);
-    CHECK(store_group_claim(a, "race", "affinity", 0, ga.generation, FIXED_TEXT, &err) == 0);
+    CHECK(store_group_claim(a, "race", "affinity", 0, NULL, ga.generation, FIXED_TEXT, &err) == 0);
     CHECKF(store_commit(a, &err) == 0, "%s", err.text);
-    int sent = store_group_claim(b, "race", "affinity", 0, gb.generation, FIXED_TEXT, &err);
+    int sent = store_group_claim(b, "race", "affinity", 0, NULL, gb.generation, FIXED_TEXT, &err);
     int committed = sent == 0 ? store_commit(b, &err) : -1;
     CHECK(committed == -1);
     CHECKF(err.code == VF_ECONFLICT, "%s", err.text);
@@ -395,7 +496,7 @@ static void test_read_snapshot(const char *location)
     CHECKF(db_exec(writer->db, "LOCK TABLE reservations IN ACCESS EXCLUSIVE MODE",
                    "locking reservations", &err) == 0,
            "%s", err.text);
-    CHECK(store_group_claim(writer, "snap", "affinity", 0, 0, FIXED_TEXT, &err) == 0);
+    CHECK(store_group_claim(writer, "snap", "affinity", 0, NULL, 0, FIXED_TEXT, &err) == 0);
     CHECK(store_reservation_add(writer, "snap-a", "bm-000", 1, 256, 0, 4242, FIXED_TEXT,
                                 "2999-01-01T00:00:00.000Z", &err) == 0);
     CHECK(store_reservations_set_group(writer, "snap-a", "snap", &err) == 0);
@@ -448,6 +549,7 @@ int main(void)
     test_count(&f);
     test_claim_conflict(&f);
     test_release_count(&f);
+    test_spread(&f);
     fixture_close(&f);
     store_fixture pg;
     char url[512];

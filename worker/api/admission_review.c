@@ -8,6 +8,34 @@
 
 #include "api_internal.h"
 
+/* A Kubernetes name (a DNS subdomain: lower-case letters, digits, '-' and
+ * '.', 1..max characters). */
+static bool is_name(const char *text, size_t max)
+{
+    size_t len = text ? strlen(text) : 0;
+    return len > 0 && len <= max && strspn(text, "abcdefghijklmnopqrstuvwxyz0123456789-.") == len;
+}
+
+/* The machine "namespace/name" and its owner's uid, from the request (the
+ * API server fills namespace and name) or the object's metadata; left ""
+ * when either is no name (a CREATE by generateName has none yet). */
+static void machine_of(const json_t *request, const json_t *object, admission_review *review)
+{
+    const json_t *metadata = json_object_get(object, "metadata");
+    const char *ns = json_string_value(json_object_get(request, "namespace"));
+    const char *name = json_string_value(json_object_get(request, "name"));
+    if (!is_name(ns, 63))
+        ns = json_string_value(json_object_get(metadata, "namespace"));
+    if (!is_name(name, 253))
+        name = json_string_value(json_object_get(metadata, "name"));
+    if (is_name(ns, 63) && is_name(name, 253))
+        snprintf(review->machine, sizeof review->machine, "%s/%s", ns, name);
+    const json_t *owners = json_object_get(metadata, "ownerReferences");
+    const char *owner = json_string_value(json_object_get(json_array_get(owners, 0), "uid"));
+    if (owner && strlen(owner) < sizeof review->owner)
+        snprintf(review->owner, sizeof review->owner, "%s", owner);
+}
+
 int admission_review_parse(const char *body, size_t len, admission_review *review, char *why,
                            size_t why_size)
 {
@@ -28,15 +56,25 @@ int admission_review_parse(const char *body, size_t len, admission_review *revie
         return -1;
     }
     const char *operation = json_string_value(json_object_get(request, "operation"));
+    bool create = operation && strcmp(operation, "CREATE") == 0;
+    bool delete = operation && strcmp(operation, "DELETE") == 0;
+    if (delete)
+        object = json_object_get(request, "oldObject");
     const char *object_kind = json_string_value(json_object_get(object, "kind"));
     const char *node = json_string_value(json_object_get(json_object_get(object, "spec"), "node"));
+    bool machine = json_is_object(object) && object_kind &&
+                   strcmp(object_kind, "ProxmoxMachine") == 0 &&
+                   !json_is_true(json_object_get(request, "dryRun"));
     review->document = document;
     review->uid = uid;
     review->object = object;
-    review->place = json_is_object(object) && operation && strcmp(operation, "CREATE") == 0 &&
-                    object_kind && strcmp(object_kind, "ProxmoxMachine") == 0 &&
-                    !(node && node[0]) && !json_is_true(json_object_get(request, "dryRun"));
-    if (!review->place)
+    review->action = machine && create && !(node && node[0]) ? ADMISSION_PLACE
+                     : machine && delete                     ? ADMISSION_RELEASE
+                                                             : ADMISSION_ALLOW;
+    if (review->action == ADMISSION_ALLOW)
+        return 0;
+    machine_of(request, object, review);
+    if (review->action == ADMISSION_RELEASE)
         return 0;
     snprintf(review->task_id, sizeof review->task_id, "%s%s", ADMISSION_REVIEW_TASK_PREFIX, uid);
     if (strlen(uid) > sizeof review->task_id - sizeof ADMISSION_REVIEW_TASK_PREFIX ||
@@ -82,6 +120,91 @@ static int64_t disk_gib(const char *size)
     return (double)whole < gib ? whole + 1 : whole;
 }
 
+/* An annotation's whole number (1..1000) into `body`'s object `section`
+ * under `key`; absent: nothing. Returns 0, or -1 with `why` filled. */
+static int annotation_number(const json_t *annotations, const char *annotation, json_t *section,
+                             const char *key, char *why, size_t size)
+{
+    const char *text = json_string_value(json_object_get(annotations, annotation));
+    if (!text)
+        return 0;
+    char *end = NULL;
+    long value = strtol(text, &end, 10);
+    if (end == text || *end || value < 1 || value > 1000) {
+        snprintf(why, size,
+                 "metadata.annotations.%s: expected a whole number 1..1000, got \"%.32s\"",
+                 annotation, text);
+        return -1;
+    }
+    json_object_set_new(section, key, json_integer(value));
+    return 0;
+}
+
+/* The group a spread machine is a member of when its annotations name
+ * none: its cluster's control plane or workers ("NAMESPACE.CLUSTER-control-
+ * plane", "NAMESPACE.CLUSTER-DEPLOYMENT"), from the labels Cluster API puts
+ * on every machine. NULL (why filled) when those are missing or too long. */
+static json_t *default_group(const json_t *metadata, char *why, size_t size)
+{
+    const json_t *labels = json_object_get(metadata, "labels");
+    const char *ns = json_string_value(json_object_get(metadata, "namespace"));
+    const char *cluster = json_string_value(json_object_get(labels, ADMISSION_LABEL_CLUSTER));
+    const char *deployment = json_string_value(json_object_get(labels, ADMISSION_LABEL_DEPLOYMENT));
+    bool control_plane = json_object_get(labels, ADMISSION_LABEL_CONTROL_PLANE) != NULL;
+    char name[REQUEST_GROUP_NAME_LEN + 1];
+    int n = snprintf(name, sizeof name, "%s.%s-%s", ns ? ns : "default", cluster ? cluster : "",
+                     control_plane ? "control-plane"
+                     : deployment  ? deployment
+                                   : "workers");
+    if (!cluster || n < 0 || (size_t)n >= REQUEST_GROUP_NAME_LEN) {
+        snprintf(why, size,
+                 "metadata.annotations.%s: a spread needs a group: name one in %s (the machine "
+                 "has no label %s, or its namespace and names make a group name over 63 "
+                 "characters)",
+                 ADMISSION_SPREAD_KEY, ADMISSION_GROUP_NAME, ADMISSION_LABEL_CLUSTER);
+        return NULL;
+    }
+    return json_pack("{s:s}", "name", name);
+}
+
+/* The spread and group a machine's annotations ask (docs/cappx.md), into
+ * `body`. Returns 0 (nothing asked, or set), -1 with `why` filled. */
+static int machine_spread(const json_t *metadata, json_t *body, char *why, size_t size)
+{
+    const json_t *annotations = json_object_get(metadata, "annotations");
+    const char *key = json_string_value(json_object_get(annotations, ADMISSION_SPREAD_KEY));
+    const char *group = json_string_value(json_object_get(annotations, ADMISSION_GROUP_NAME));
+    const char *policy = json_string_value(json_object_get(annotations, ADMISSION_GROUP_POLICY));
+    const char *when = json_string_value(json_object_get(annotations, ADMISSION_SPREAD_WHEN));
+    json_t *spread = key ? json_pack("{s:s}", "key", key) : NULL;
+    json_t *membership = group ? json_pack("{s:s}", "name", group) : NULL;
+    int rc = -1;
+    if ((key && !spread) || (group && !membership)) {
+        snprintf(why, size, "out of memory");
+        goto out;
+    }
+    if (spread && (annotation_number(annotations, ADMISSION_SPREAD_MAX_SKEW, spread, "max_skew",
+                                     why, size) < 0 ||
+                   annotation_number(annotations, ADMISSION_SPREAD_MIN_DOMAINS, spread,
+                                     "min_domains", why, size) < 0))
+        goto out;
+    if (spread && when)
+        json_object_set_new(spread, "when_unsatisfiable", json_string(when));
+    if (spread && !membership && !(membership = default_group(metadata, why, size)))
+        goto out;
+    if (membership && policy)
+        json_object_set_new(membership, "policy", json_string(policy));
+    if (spread)
+        json_object_set(body, "spread", spread);
+    if (membership)
+        json_object_set(body, "group", membership);
+    rc = 0;
+out:
+    json_decref(spread);
+    json_decref(membership);
+    return rc;
+}
+
 json_t *admission_review_task_body(json_t *object, char *why, size_t size)
 {
     json_t *metadata = json_object_get(object, "metadata");
@@ -122,6 +245,10 @@ json_t *admission_review_task_body(json_t *object, char *why, size_t size)
                 json_object_set(strings, key, value);
         }
         json_object_set_new(body, "annotations", strings);
+    }
+    if (body && machine_spread(metadata, body, why, size) < 0) {
+        json_decref(body);
+        return NULL;
     }
     if (!body)
         snprintf(why, size, "out of memory");

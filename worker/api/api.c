@@ -79,6 +79,7 @@ void api_free(api *a)
         return;
     api_sweep_stop(a->sweep);
     api_intake_stop(a->intake);
+    api_fits_free(a); /* before the inventory its snapshot belongs to */
     api_hosts_stop(a);
     amqp_link_free(a->link);
     api_broker_free(a->broker); /* after every link's thread has stopped */
@@ -194,6 +195,14 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         api_docs(req, resp);
         return "/docs";
     }
+    if (strcmp(req->path, "/docs.css") == 0 && get) {
+        api_docs_style(resp);
+        return "/docs.css";
+    }
+    if (strcmp(req->path, "/docs/try") == 0 && get) {
+        api_docs_try(req, resp);
+        return "/docs/try";
+    }
     /* /openapi.json refers to the request body's schema by this relative URL. */
     if (strcmp(req->path, "/request.task.schedule.json") == 0 && get) {
         serve_document(resp, api_request_schema_json, api_request_schema_json_len);
@@ -208,6 +217,15 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         }
         return "/v1/admission/proxmoxmachine";
     }
+    const char *spare = api_spare_route(a, req, caller, resp);
+    if (spare)
+        return spare;
+    const char *redeliver = api_redeliver_route(a, req, caller, resp);
+    if (redeliver)
+        return redeliver;
+    const char *watch = api_watch_route(a, req, caller, resp);
+    if (watch)
+        return watch;
     const char *v1 = api_v1_route(a, req, caller, resp);
     if (v1)
         return v1;
@@ -232,7 +250,8 @@ static const char *route(api *a, const httpd_request *req, const api_caller *cal
         return "/result/{task_id}";
     }
     problem_reply(resp, 404,
-                  "no such route: try POST /schedule, GET /result/{task_id} or /v1/tasks");
+                  "no such route: try POST /schedule, POST /spare/prepare, GET /result/{task_id} "
+                  "or /v1/tasks");
     return "other";
 }
 

@@ -1,6 +1,7 @@
 /* GET /v1/hosts: the inventory beside the store's live reservations, what
- * is free on each host (host_capacity, as virtflowctl nodes --json) and per
- * pool. The inventory is fetched by a thread of its own every
+ * is free on each host (host_capacity, as virtflowctl nodes --json), per
+ * pool, and per failure domain (failure_domains.h: CAPI's failureDomains
+ * shape, one map per label key). The inventory is fetched by a thread of its own every
  * inventory.refresh_s, as the worker's is, so a request never waits for a
  * slow inventory source; it reads the latest snapshot. */
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "failure_domains.h"
 #include "host_capacity.h"
 #include "log.h"
 #include "problem.h"
@@ -150,9 +152,9 @@ void api_hosts(api *a, const httpd_request *req, httpd_response *resp)
                       "the store is unavailable; try again");
         return;
     }
-    json_t *answer =
-        json_pack("{s:O, s:o, s:{s:f, s:b}}", "hosts", hosts, "pools", pools_json(hosts),
-                  "inventory", "age_s", view.age_s, "stale", view.stale);
+    json_t *answer = json_pack("{s:O, s:o, s:o, s:{s:f, s:b}}", "hosts", hosts, "pools",
+                               pools_json(hosts), "failure_domains", failure_domains_json(hosts),
+                               "inventory", "age_s", view.age_s, "stale", view.stale);
     json_decref(hosts);
     inventory_release(&view);
     api_reply_json(resp, 200, answer);

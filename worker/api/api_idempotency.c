@@ -64,6 +64,13 @@ void api_idempotency_task_id(const api_idempotency *k, size_t which, const char 
                              const unsigned char *digest, const char *key,
                              char task_id[REQUEST_TASK_ID_LEN])
 {
+    api_idempotency_id(k, which, "idem", name, digest, key, task_id, REQUEST_TASK_ID_LEN);
+}
+
+void api_idempotency_id(const api_idempotency *k, size_t which, const char *prefix,
+                        const char *name, const unsigned char *digest, const char *key, char *out,
+                        size_t size)
+{
     const char *holder = name ? name : "";
     size_t message_len = strlen(holder) + 1 + strlen(key);
     unsigned char message[API_KEY_NAME_SIZE + 1 + 256]; /* keys: at most 255 bytes */
@@ -91,6 +98,6 @@ void api_idempotency_task_id(const api_idempotency *k, size_t which, const char 
         digits[2 * i + 1] = hex[ok ? mac[i] & 15 : 0];
     }
     digits[32] = '\0';
-    snprintf(task_id, REQUEST_TASK_ID_LEN, "idem_%s", digits);
+    snprintf(out, size, "%s_%s", prefix, digits);
     explicit_bzero(mac, sizeof mac);
 }

@@ -47,4 +47,10 @@ void api_idempotency_task_id(const api_idempotency *k, size_t which, const char 
                              const unsigned char *digest, const char *key,
                              char task_id[REQUEST_TASK_ID_LEN]);
 
+/* The same, for any id computed from a key (a redelivery's, "rdl"): `prefix`
+ * "_" and the 32 hex digits, into out (size bytes). */
+void api_idempotency_id(const api_idempotency *k, size_t which, const char *prefix,
+                        const char *name, const unsigned char *digest, const char *key, char *out,
+                        size_t size);
+
 #endif

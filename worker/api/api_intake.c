@@ -41,6 +41,7 @@ typedef struct item {
     json_t *body;
     char *submitter;
     bool idempotent;
+    const char *kind;        /* the task's: "schedule" or "spare", a static string */
     const char *routing_key; /* a static string (amqp_topology.h) */
     /* The thread's, while the group is handled. */
     bool recorded;  /* its row was made by this group */
@@ -94,11 +95,11 @@ static void answer(item *it, int status, const char *detail)
              detail ? detail : "");
 }
 
-/* Whether a recorded task is the same request as it->body: a schedule task
- * with the same body (task_conflict.h, the worker's rule too). */
+/* Whether a recorded task is the same request as it->body: a task of the
+ * same kind with the same body (task_conflict.h, the worker's rule too). */
 static bool same_request(const store_task *task, const item *it)
 {
-    return task->kind && strcmp(task->kind, "schedule") == 0 &&
+    return task->kind && strcmp(task->kind, it->kind) == 0 &&
            task_conflict_same_request(task->request, it->task_id, it->body);
 }
 
@@ -162,8 +163,8 @@ static int record(api_intake *in, item **group, int n)
     }
     for (int i = 0; i < n; i++) {
         item *it = group[i];
-        int rc = task_intake_record_new(in->store, it->task_id, it->text, "virtflow-api",
-                                        it->submitter, now, &err);
+        int rc = task_intake_record_as(in->store, it->kind, it->task_id, it->text, "virtflow-api",
+                                       it->submitter, now, &err);
         if (rc < 0) {
             (void)store_rollback(in->store, NULL);
             store_failed(group, n, &err);
@@ -529,6 +530,14 @@ int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char
                       json_t *body, const char *submitter, bool idempotent, const char *routing_key,
                       vf_error *err)
 {
+    return api_intake_submit_as(in, "schedule", ticket, task_id, text, body, submitter, idempotent,
+                                routing_key, err);
+}
+
+int api_intake_submit_as(api_intake *in, const char *kind, uint64_t ticket, const char *task_id,
+                         char *text, json_t *body, const char *submitter, bool idempotent,
+                         const char *routing_key, vf_error *err)
+{
     item *it = calloc(1, sizeof *it);
     if (!it || (submitter && !(it->submitter = strdup(submitter)))) {
         free(it);
@@ -542,6 +551,7 @@ int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char
     it->text = text;
     it->body = body;
     it->idempotent = idempotent;
+    it->kind = kind;
     it->routing_key = routing_key;
     pthread_mutex_lock(&in->lock);
     bool stopping = in->stop.stop;

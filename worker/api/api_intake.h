@@ -57,6 +57,15 @@ int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char
                       json_t *body, const char *submitter, bool idempotent, const char *routing_key,
                       vf_error *err) __attribute__((warn_unused_result));
 
+/* api_intake_submit for a task of `kind` (a static string: "schedule", or
+ * "spare" for spare.prepare and spare.release): recorded with that kind,
+ * and a task id recorded already is the same request only when its kind
+ * is the same too. */
+int api_intake_submit_as(api_intake *in, const char *kind, uint64_t ticket, const char *task_id,
+                         char *text, json_t *body, const char *submitter, bool idempotent,
+                         const char *routing_key, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* What became of a submission. */
 typedef struct api_intake_outcome {
     int status; /* 0 accepted; else the HTTP status to answer, with `detail` */

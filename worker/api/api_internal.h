@@ -14,6 +14,7 @@
 #include "api_keys.h"
 #include "api_metrics.h"
 #include "api_sweep.h"
+#include "engine.h"
 #include "inventory.h"
 #include "request.h"
 #include "result_cache.h"
@@ -44,7 +45,17 @@ struct api {
     /* The outcome of the publish in flight (one at a time: the server's
      * thread; task.release, api_publish_to). */
     amqp_link_confirm confirm;
+    /* The never-fits check (api_fits.c): an engine over the snapshot it holds. */
+    sched_engine *fits;
+    inventory_view fits_view;
 };
+
+/* With scheduler.unfit_requests: fail, whether no host of the inventory
+ * could ever hold `req` (never_fits.h), with `why` (the CLI's words) for the
+ * 422. False without an inventory or a snapshot yet: the worker decides.
+ * The HTTP thread's. api_fits_free drops the engine and the snapshot. */
+bool api_never_fits(api *a, const sched_request *req, char *why, size_t size);
+void api_fits_free(api *a);
 
 /* Accept a task.schedule request: check the body (415, 413, 400 with the
  * worker's own message), take its task id (the body's, one derived from
@@ -66,6 +77,40 @@ struct api {
 int api_submit(api *a, const httpd_request *req, const char *submitter,
                const unsigned char *key_digest, const char *idempotency_key, bool blocking,
                char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp);
+
+/* A kind of request the submission routes take: what the task is
+ * recorded as, where it is published, and the worker's own check. */
+typedef struct api_request_kind {
+    const char *kind;        /* the task row's kind: "schedule", "spare" */
+    const char *routing_key; /* NULL: task.schedule's, by the body's priority */
+    bool body_names_task;    /* the body carries its task_id (given it when absent) */
+    /* The worker's check of the body: 0 with task_id set to the body's own
+     * ("" when none), or -1 with err (the 400's detail). */
+    int (*check)(const vf_config *config, const json_t *body, char task_id[REQUEST_TASK_ID_LEN],
+                 vf_error *err);
+    /* NULL, or whether a checked body can never fit the API's copy of the
+     * inventory, with why (the 422's detail). */
+    bool (*never_fits)(api *a, const json_t *body, char *why, size_t size);
+} api_request_kind;
+
+/* The request's body as a JSON object (owned), parsed as the worker parses
+ * messages; NULL after answering 413 (too large), 415 (not
+ * application/json) or 400 (not JSON, duplicate keys, not an object). */
+json_t *api_json_body(const httpd_request *req, httpd_response *resp);
+
+/* An Idempotency-Key header: 1 to 255 printable ASCII characters. */
+bool api_idempotency_key_is_valid(const char *key);
+
+/* task.schedule (POST /schedule, POST /v1/tasks, the admission webhook). */
+extern const api_request_kind api_request_schedule;
+
+/* api_submit for a request of `kind`: the same steps, answers and rules;
+ * a kind whose body has no task_id takes its id from the Idempotency-Key
+ * or a new one, and travels with it as message_id only. */
+int api_submit_kind(api *a, const api_request_kind *kind, const httpd_request *req,
+                    const char *submitter, const unsigned char *key_digest,
+                    const char *idempotency_key, bool blocking, char task_id[REQUEST_TASK_ID_LEN],
+                    httpd_response *resp);
 
 /* POST /schedule: api_submit, then the prototype's {"task_id": ...}. */
 void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd_response *resp);
@@ -106,6 +151,32 @@ bool api_allow(const api_caller *caller, int needed, httpd_response *resp);
 const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
                          httpd_response *resp);
 
+/* POST /spare/prepare, /spare/release and their /v1 equivalents
+ * (api_spare.c): answers, and returns the route's template for the metrics
+ * (NULL, resp untouched, when `req` is none of them). */
+const char *api_spare_route(api *a, const httpd_request *req, const api_caller *caller,
+                            httpd_response *resp);
+
+/* POST /v1/deliveries/redeliver and GET /v1/deliveries/redeliveries/{id}
+ * (api_redeliver.c): answers, and returns the route's template (NULL, resp
+ * untouched, when `req` is neither). */
+const char *api_redeliver_route(api *a, const httpd_request *req, const api_caller *caller,
+                                httpd_response *resp);
+
+/* GET /v1/tasks/{task_id}/events and GET /v1/events as Server-Sent Events
+ * (api_watch.c): answers (a stream), and returns the route's template (NULL,
+ * resp untouched, when `req` is neither). */
+const char *api_watch_route(api *a, const httpd_request *req, const api_caller *caller,
+                            httpd_response *resp);
+
+/* GET /result/{task_id} of a spare task (api_spare.c): the prototype's
+ * status (processing; completed once `ready` or `released`; failed, with
+ * error and reason), the task's `state`, `upgrade_id` and each spare's
+ * progress (`spares`, task_view_spares_json), read now: the spares move on
+ * without the task row changing, so this answer is never cached. Owned,
+ * or NULL with err. */
+json_t *api_spare_result_json(store *s, const store_task *task, vf_error *err);
+
 /* 1 to 128 of request_task_id_chars. */
 bool api_task_id_is_valid(const char *id);
 
@@ -113,6 +184,12 @@ bool api_task_id_is_valid(const char *id);
  * admission webhook; the caller has the submit scope already. */
 void api_admission(api *a, const httpd_request *req, const api_caller *caller,
                    httpd_response *resp);
+
+/* The task of a route's path into *task (store_task_clear it): 0, or -1
+ * answered (404 for an id that is not valid or not recorded, 503/500 when
+ * the store fails, logged with `what`). */
+int api_find_task(api *a, const char *task_id, store_task *task, const char *what,
+                  httpd_response *resp);
 
 /* GET /result/{task_id}; `task_id` is the path's last segment. */
 void api_result(api *a, const char *task_id, httpd_response *resp);
@@ -144,6 +221,17 @@ int api_publish_to(api *a, const char *routing_key, const char *message_id, cons
  * from the path; the caller has the release scope already. */
 void api_release(api *a, const httpd_request *req, const api_caller *caller, const char *id,
                  httpd_response *resp);
+
+/* The release path the route and the admission webhook share
+ * (api_release.c). How many live reservations task `id` holds (not
+ * released, not bound, not expired by the reservation clock), or -1 with
+ * err (the store). */
+int api_release_live(api *a, const char *id, vf_error *err) __attribute__((warn_unused_result));
+/* Publish task `id`'s task.release (the worker ends what it holds; a
+ * repeat is harmless), logging it for `by` (NULL: nobody named). Returns 0
+ * confirmed, -1 with err (api_publish_to's, or VF_ENOMEM). */
+int api_release_send(api *a, const char *id, const char *by, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* Reply 200 with `value` as JSON; takes the reference. */
 void api_reply_json(httpd_response *resp, int status, json_t *value);

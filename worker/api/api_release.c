@@ -66,6 +66,38 @@ static int count_live(const store_reservation *r, void *ctx)
     return 0;
 }
 
+int api_release_live(api *a, const char *id, vf_error *err)
+{
+    char now[STORE_TIME_SIZE];
+    holding held = {.now = now, .live = 0};
+    if (store_reservation_clock(a->store, now, err) < 0 ||
+        store_task_reservations(a->store, id, count_live, &held, err) < 0)
+        return -1;
+    return held.live;
+}
+
+int api_release_send(api *a, const char *id, const char *by, vf_error *err)
+{
+    char *body = task_intake_release_body(id);
+    if (!body) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return -1;
+    }
+    char message_id[IDS_LEN];
+    ids_new("rel", message_id);
+    int rc = api_publish_to(a, BROKER_KEY_TASK_RELEASE, message_id, id, body, err);
+    free(body);
+    if (rc < 0) {
+        if (api_broker_down(a->broker))
+            api_broker_refused(a->broker, 1); /* one warning for the outage's refusals */
+        else if (!api_broker_refuses(a->broker, BROKER_KEY_TASK_RELEASE)) /* said once */
+            log_warn("task %s: release not accepted: %s", id, err->text);
+        return -1;
+    }
+    log_info("task %s: release %s published%s%s", id, message_id, by ? " for " : "", by ? by : "");
+    return 0;
+}
+
 static void store_failed(const char *task_id, const vf_error *err, httpd_response *resp)
 {
     log_error("task %s: release: store: %s", task_id, err->text);
@@ -89,7 +121,6 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
     char detail[REQUEST_TASK_ID_LEN + 256];
     store_task task = {0};
     first_line first = {NULL, false};
-    char *body = NULL;
     vf_error err;
     vf_error_init(&err);
 
@@ -136,14 +167,12 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
         problem_reply(resp, 409, detail);
         goto out;
     }
-    char now[STORE_TIME_SIZE];
-    holding held = {.now = now, .live = 0};
-    if (store_reservation_clock(a->store, now, &err) < 0 ||
-        store_task_reservations(a->store, id, count_live, &held, &err) < 0) {
+    int live = api_release_live(a, id, &err);
+    if (live < 0) {
         store_failed(id, &err, resp);
         goto out;
     }
-    if (held.live == 0) {
+    if (live == 0) {
         bool released = false;
         if (store_task_events(a->store, id, find_released, &released, &err) < 0) {
             store_failed(id, &err, resp);
@@ -161,27 +190,16 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
         problem_reply(resp, 409, detail);
         goto out;
     }
-    if (!(body = task_intake_release_body(id))) {
-        problem_reply(resp, 500, "out of memory");
-        goto out;
-    }
-    char message_id[IDS_LEN];
-    ids_new("rel", message_id);
-    if (api_publish_to(a, BROKER_KEY_TASK_RELEASE, message_id, id, body, &err) < 0) {
-        if (api_broker_down(a->broker))
-            api_broker_refused(a->broker, 1); /* one warning for the outage's refusals */
-        else if (!api_broker_refuses(a->broker, BROKER_KEY_TASK_RELEASE)) /* said once */
-            log_warn("task %s: release not accepted: %s", id, err.text);
+    char by[96];
+    snprintf(by, sizeof by, "key %s", caller->name ? caller->name : "");
+    if (api_release_send(a, id, caller->name ? by : NULL, &err) < 0) {
         snprintf(detail, sizeof detail, "the broker did not take the release: %.160s; try again",
                  err.text);
-        problem_reply(resp, 503, detail);
+        problem_reply(resp, err.code == VF_ENOMEM ? 500 : 503, detail);
         goto out;
     }
-    log_info("task %s: release %s published%s%s", id, message_id, caller->name ? " for key " : "",
-             caller->name ? caller->name : "");
     accepted(resp, id, "releasing");
 out:
-    free(body);
     free(first.submitter);
     store_task_clear(&task);
 }

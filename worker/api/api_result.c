@@ -94,28 +94,49 @@ static void reply_result(result_cache *results, const store_task *task, httpd_re
     httpd_reply_take(resp, 200, "application/json", body, len);
 }
 
-void api_result(api *a, const char *task_id, httpd_response *resp)
+int api_find_task(api *a, const char *task_id, store_task *task, const char *what,
+                  httpd_response *resp)
 {
     char detail[REQUEST_TASK_ID_LEN + 64];
     if (!api_task_id_is_valid(task_id)) {
         problem_reply(resp, 404, "no such task: a task id is 1 to 128 of A-Z a-z 0-9 . _ : -");
-        return;
+        return -1;
     }
     vf_error err;
     vf_error_init(&err);
-    store_task task = {0};
-    int found = store_task_get(a->store, task_id, &task, &err);
+    int found = store_task_get(a->store, task_id, task, &err);
     if (found < 0) {
-        log_error("task %s: GET /result: store: %s", task_id, err.text);
+        log_error("task %s: %s: store: %s", task_id, what, err.text);
         problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
                       "the store is unavailable; try again");
-        return;
+        return -1;
     }
     if (found == 1) {
         snprintf(detail, sizeof detail, "no task %s", task_id);
         problem_reply(resp, 404, detail);
-        return;
+        return -1;
     }
-    reply_result(a->results, &task, resp);
+    return 0;
+}
+
+void api_result(api *a, const char *task_id, httpd_response *resp)
+{
+    vf_error err;
+    vf_error_init(&err);
+    store_task task = {0};
+    if (api_find_task(a, task_id, &task, "GET /result", resp) != 0)
+        return;
+    if (task.kind && strcmp(task.kind, "spare") == 0) {
+        json_t *answer = api_spare_result_json(a->store, &task, &err);
+        if (answer) {
+            api_reply_json(resp, 200, answer);
+        } else {
+            log_error("task %s: GET /result: store: %s", task_id, err.text);
+            problem_reply(resp, err.code == VF_EUNAVAILABLE ? 503 : 500,
+                          "the store is unavailable; try again");
+        }
+    } else {
+        reply_result(a->results, &task, resp);
+    }
     store_task_clear(&task);
 }

@@ -2,7 +2,8 @@
  * body (requested_cpu, requested_memory, requested_pool, dedicated, and
  * virtflow's optional fields), checked by the worker's own parser, recorded
  * as `queued`, then published with a confirm; POST /v1/tasks does the same
- * through api_submit. */
+ * through api_submit, and the spare routes (api_spare.c) through
+ * api_submit_kind with their own check and routing key. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,36 @@ static bool is_json_type(const char *content_type)
         return false;
     char next = content_type[sizeof json_type - 1];
     return next == '\0' || next == ';' || isspace((unsigned char)next);
+}
+
+json_t *api_json_body(const httpd_request *req, httpd_response *resp)
+{
+    char detail[VF_ERROR_TEXT + 64];
+    if (req->body_too_large) {
+        snprintf(detail, sizeof detail, "the request body is over %d bytes", HTTPD_MAX_BODY);
+        problem_reply(resp, 413, detail);
+        return NULL;
+    }
+    if (!is_json_type(httpd_header(req, "Content-Type"))) {
+        problem_reply(resp, 415, "send the request as Content-Type: application/json");
+        return NULL;
+    }
+    /* The worker's parse: same flags, same parser, same messages. */
+    json_error_t jerr;
+    json_t *body =
+        json_loadb(req->body, req->body_len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        snprintf(detail, sizeof detail, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
+        problem_reply(resp, 400, detail);
+        return NULL;
+    }
+    if (!json_is_object(body)) {
+        snprintf(detail, sizeof detail, "not a JSON object: got %s", json_util_type_name(body));
+        problem_reply(resp, 400, detail);
+        json_decref(body);
+        return NULL;
+    }
+    return body;
 }
 
 /* The task id an Idempotency-Key stands for (api_idempotency.h): the same
@@ -55,8 +86,7 @@ static void idempotent_task_id(api *a, const char *submitter, const unsigned cha
     }
 }
 
-/* An Idempotency-Key: 1 to 255 printable ASCII characters. */
-static bool idempotency_key_is_valid(const char *key)
+bool api_idempotency_key_is_valid(const char *key)
 {
     size_t len = strlen(key);
     if (len == 0 || len > 255)
@@ -100,55 +130,76 @@ static int collect(api *a, const httpd_request *req, char task_id[REQUEST_TASK_I
     return -1;
 }
 
+/* task.schedule's check: the worker's own parser. */
+static int check_schedule(const vf_config *config, const json_t *body,
+                          char task_id[REQUEST_TASK_ID_LEN], vf_error *err)
+{
+    (void)config;
+    sched_request parsed;
+    sched_request_init(&parsed);
+    if (sched_request_parse(body, &parsed, err) < 0)
+        return -1;
+    snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", parsed.task_id);
+    return 0;
+}
+
+/* task.schedule's request that no host of the inventory could hold even
+ * empty (api_never_fits), parsed again from the checked body. */
+static bool schedule_never_fits(api *a, const json_t *body, char *why, size_t size)
+{
+    sched_request parsed;
+    sched_request_init(&parsed);
+    return sched_request_parse(body, &parsed, NULL) == 0 && api_never_fits(a, &parsed, why, size);
+}
+
+const api_request_kind api_request_schedule = {.kind = "schedule",
+                                               .routing_key = NULL,
+                                               .body_names_task = true,
+                                               .check = check_schedule,
+                                               .never_fits = schedule_never_fits};
+
 int api_submit(api *a, const httpd_request *req, const char *submitter,
                const unsigned char *key_digest, const char *idempotency_key, bool blocking,
                char task_id[REQUEST_TASK_ID_LEN], httpd_response *resp)
 {
+    return api_submit_kind(a, &api_request_schedule, req, submitter, key_digest, idempotency_key,
+                           blocking, task_id, resp);
+}
+
+int api_submit_kind(api *a, const api_request_kind *kind, const httpd_request *req,
+                    const char *submitter, const unsigned char *key_digest,
+                    const char *idempotency_key, bool blocking, char task_id[REQUEST_TASK_ID_LEN],
+                    httpd_response *resp)
+{
     if (!blocking && req->calls > 0)
         return collect(a, req, task_id, resp);
     task_id[0] = '\0';
-    json_t *body = NULL;
-    char detail[VF_ERROR_TEXT + 64];
     vf_error err;
     vf_error_init(&err);
-
-    if (req->body_too_large) {
-        snprintf(detail, sizeof detail, "the request body is over %d bytes", HTTPD_MAX_BODY);
-        problem_reply(resp, 413, detail);
+    json_t *body = api_json_body(req, resp);
+    if (!body)
         return -1;
-    }
-    if (!is_json_type(httpd_header(req, "Content-Type"))) {
-        problem_reply(resp, 415, "send the request as Content-Type: application/json");
-        return -1;
-    }
-    /* The worker's parse: same flags, same parser, same messages. */
-    json_error_t jerr;
-    body = json_loadb(req->body, req->body_len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        snprintf(detail, sizeof detail, "not JSON: %s (at byte %d)", jerr.text, jerr.position);
-        problem_reply(resp, 400, detail);
-        return -1;
-    }
-    if (!json_is_object(body)) {
-        snprintf(detail, sizeof detail, "not a JSON object: got %s", json_util_type_name(body));
-        problem_reply(resp, 400, detail);
-        json_decref(body);
-        return -1;
-    }
-    sched_request parsed;
-    sched_request_init(&parsed);
+    char named[REQUEST_TASK_ID_LEN] = "";
     vf_error invalid;
     vf_error_init(&invalid);
     const char *refusal = NULL;
-    if (sched_request_parse(body, &parsed, &invalid) < 0)
+    if (kind->check(a->config, body, named, &invalid) < 0)
         refusal = invalid.text;
-    else if (idempotency_key && !idempotency_key_is_valid(idempotency_key))
+    else if (idempotency_key && !api_idempotency_key_is_valid(idempotency_key))
         refusal = "Idempotency-Key: expected 1 to 255 printable ASCII characters";
-    else if (idempotency_key && parsed.task_id[0])
+    else if (idempotency_key && named[0])
         refusal = "give a task_id in the body or an Idempotency-Key header, not both (a "
                   "task_id is its own idempotency key)";
     if (refusal) {
         problem_reply(resp, 400, refusal);
+        json_decref(body);
+        return -1;
+    }
+    /* The admission webhook (blocking) keeps its task: the worker fails it
+     * at once as never_fits and the denial quotes that task's explanation. */
+    char never[VF_ERROR_TEXT + 64];
+    if (!blocking && kind->never_fits && kind->never_fits(a, body, never, sizeof never)) {
+        problem_reply(resp, 422, never);
         json_decref(body);
         return -1;
     }
@@ -160,16 +211,17 @@ int api_submit(api *a, const httpd_request *req, const char *submitter,
     }
     if (idempotency_key) {
         idempotent_task_id(a, submitter, key_digest, idempotency_key, task_id);
-    } else if (parsed.task_id[0]) {
-        snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", parsed.task_id);
+    } else if (named[0]) {
+        snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", named);
     } else {
         char fresh[IDS_LEN];
         ids_new("tsk", fresh);
         snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", fresh);
     }
-    /* The id travels in the body too: readable in the task row, and the
-     * worker prefers it to message_id. */
-    json_object_set_new(body, "task_id", json_string(task_id));
+    /* The id travels in the body too when the body has room for it:
+     * readable in the task row, and the worker prefers it to message_id. */
+    if (kind->body_names_task)
+        json_object_set_new(body, "task_id", json_string(task_id));
     char *text = json_util_dump(body);
     if (!text) {
         json_decref(body);
@@ -178,10 +230,12 @@ int api_submit(api *a, const httpd_request *req, const char *submitter,
     }
     /* The body is parsed already: its priority from it, not from the text again. */
     const char *key =
-        queue_order_routing_key(queue_order_body_priority(body, a->config), a->config);
+        kind->routing_key
+            ? kind->routing_key
+            : queue_order_routing_key(queue_order_body_priority(body, a->config), a->config);
     /* The intake takes text and body, whatever it answers. */
-    if (api_intake_submit(a->intake, req->ticket, task_id, text, body, submitter,
-                          idempotency_key != NULL, key, &err) < 0) {
+    if (api_intake_submit_as(a->intake, kind->kind, req->ticket, task_id, text, body, submitter,
+                             idempotency_key != NULL, key, &err) < 0) {
         problem_reply(resp, 503, "virtflow-api cannot take the request now; try again");
         return -1;
     }

@@ -44,6 +44,7 @@ struct api_sweep {
 /* A stale row as read, copied out of the listing. */
 typedef struct stale_task {
     char *id, *request, *updated_at;
+    bool spare; /* kind spare: spare.prepare or spare.release (spare_routing_key) */
 } stale_task;
 
 typedef struct stale_list {
@@ -60,6 +61,7 @@ static int collect(const store_task *task, void *ctx)
     t->id = strdup(task->id);
     t->request = strdup(task->request);
     t->updated_at = strdup(task->updated_at);
+    t->spare = task->kind && strcmp(task->kind, "spare") == 0;
     list->n++;
     if (!t->id || !t->request || !t->updated_at)
         return -1;
@@ -118,15 +120,42 @@ typedef struct lost_event {
     char *body;
 } lost_event;
 
+/* Where a stored spare request goes: a spare.release body has only
+ * upgrade_id, a spare.prepare one always has count. */
+static const char *spare_routing_key(const char *request)
+{
+    json_t *body = json_loads(request, 0, NULL);
+    bool prepare = json_object_get(body, "count") != NULL;
+    json_decref(body);
+    return prepare ? BROKER_KEY_SPARE_PREPARE : BROKER_KEY_SPARE_RELEASE;
+}
+
+/* A spare task's upgrade_id, as spare.failed names it; NULL when its
+ * request has none (then task.failed is published, as the worker does). */
+static json_t *spare_upgrade_id(const stale_task *t)
+{
+    if (!t->spare)
+        return NULL;
+    json_t *body = json_loads(t->request, 0, NULL);
+    json_t *id = json_object_get(body, "upgrade_id");
+    json_t *copy = json_is_string(id) ? json_copy(id) : NULL;
+    json_decref(body);
+    return copy;
+}
+
 static int lost_event_add(api_sweep *w, const stale_task *t, const char *now, lost_event *ev,
                           vf_error *err)
 {
     json_t *data = json_pack("{s:s, s:s, s:s, s:s, s:i}", "task_id", t->id, "status", "failed",
                              "reason", "lost", "error", LOST_ERROR, "attempts", 0);
-    ev->body = data ? events_build(EVENT_TASK_FAILED, data, clock_wall_ms() / 1000, ev->id, ev->key)
-                    : NULL;
+    json_t *upgrade_id = spare_upgrade_id(t);
+    if (data && upgrade_id)
+        json_object_set(data, "upgrade_id", upgrade_id);
+    event_type type = upgrade_id ? EVENT_SPARE_FAILED : EVENT_TASK_FAILED;
+    json_decref(upgrade_id);
+    ev->body = data ? events_build(type, data, clock_wall_ms() / 1000, ev->id, ev->key) : NULL;
     if (!ev->body) {
-        vf_error_set(err, VF_ENOMEM, "out of memory building task.failed");
+        vf_error_set(err, VF_ENOMEM, "out of memory building %s", event_types_name(type));
         return -1;
     }
     return store_outbox_add(w->store, ev->id, ev->key, ev->body, now, err);
@@ -251,8 +280,10 @@ int api_sweep_round(api_sweep *w, vf_error *err)
         }
         vf_error publish_err;
         vf_error_init(&publish_err);
-        const char *key = queue_order_text_routing_key(
-            t->request, t->request ? strlen(t->request) : 0, w->config);
+        const char *key =
+            t->spare ? spare_routing_key(t->request)
+                     : queue_order_text_routing_key(t->request, t->request ? strlen(t->request) : 0,
+                                                    w->config);
         if (publish(w, key, t->id, t->request, &publish_err) < 0) {
             /* Not counted: the broker never had it. The next round (after
              * api.requeue_after_s) tries again. */

@@ -7,12 +7,14 @@
  * (one replica sweeps):
  *
  *   - fewer than api.requeue_max `requeued` history lines: publishes the
- *     stored request again as task.schedule, message id = task id (a worker
+ *     stored request again as task.schedule (a spare task's as spare.prepare
+ *     or spare.release), message id = task id (a worker
  *     decides a task once: a second copy of a decided task is a no-op), then
  *     records a `requeued` line and touches updated_at, both only while the
  *     row is still queued and unchanged;
  *   - otherwise ends the task `failed`, reason "lost", error "lost before
- *     reaching a worker", with a `failed` history line.
+ *     reaching a worker", with a `failed` history line and task.failed
+ *     (spare.failed, naming the upgrade, for a spare task).
  *
  * Each step waits api.requeue_after_s after the row's last write, so a task
  * fails at the earliest (requeue_max + 1) x requeue_after_s after it was

@@ -114,7 +114,7 @@ static void one_task(api *a, const httpd_request *req, const char *id, httpd_res
         return;
     }
     int64_t left_ms = req->started_ms + wait_ms - clock_mono_us() / 1000;
-    if (left_ms > 0 && !task_view_is_final(task.status)) {
+    if (left_ms > 0 && !task_view_is_settled(task.status)) {
         if (req->can_wait) {
             resp->wait_ms = (int)(left_ms < API_WAIT_POLL_MS ? left_ms : API_WAIT_POLL_MS);
             store_task_clear(&task);
@@ -315,6 +315,7 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
     }
     problem_reply(resp, 404,
                   "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
-                  "/v1/tasks/{task_id}/release, /v1/deliveries, /v1/dead-letters and /v1/hosts");
+                  "/v1/tasks/{task_id}/release, /v1/spares/prepare, /v1/spares/release, "
+                  "/v1/deliveries, /v1/dead-letters and /v1/hosts");
     return "other";
 }

@@ -123,9 +123,14 @@ int main(int argc, char **argv)
         status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
         goto out;
     }
+    /* What the kubelet and Prometheus ask for under the pod's address,
+     * which no configuration names (metrics_http.h answers them the same
+     * way on the worker and the relay). */
+    static const char *const probes[] = {"/metrics", "/healthz", "/readyz", NULL};
     httpd_options options = {.check_host = true,
                              .allowed_hosts = hosts,
                              .n_allowed_hosts = n_hosts,
+                             .any_host_paths = probes,
                              .answer_oversized = true,
                              .max_waiting = API_MAX_WAITING,
                              .tls_cert_pem = tls_cert,

@@ -31,6 +31,8 @@ const char *problem_title(int status)
         return "Content Too Large";
     case 415:
         return "Unsupported Media Type";
+    case 422:
+        return "Unprocessable Content";
     case 500:
         return "Internal Server Error";
     case 503:

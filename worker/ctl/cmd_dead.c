@@ -42,10 +42,16 @@ static void dead_usage(FILE *out)
             "         routing key (x-virtflow-routing-key, or x-death's for messages the broker\n"
             "         dead-lettered), wait for the broker's confirm, then remove the parked\n"
             "         copy. ID picks messages by message_id; --all takes every one.\n"
-            "--reason R  only messages whose error contains R (e.g. \"not JSON\", \"rejected\")\n"
+            "  --reason R  only messages whose error contains R (e.g. \"not JSON\", \"rejected\")\n"
+            "  --limit N   list: at most N messages (default 100)\n"
+            "  --all       redrive: every parked message (instead of one ID)\n"
             "\n"
             "A task that is already final (completed or failed) is not scheduled again\n"
             "when redriven: the worker acks it and replays its recorded result.\n"
+            "\n"
+            "examples:\n"
+            "  virtflowctl dead list --reason \"not JSON\"\n"
+            "  virtflowctl dead redrive --all --reason rejected\n"
             "\n"
             "exit status: 0 ok (redrive: at least one moved), 1 nothing matched, 2 usage,\n"
             "3 configuration error, 4 store (list) or broker (redrive) unreachable, or a\n"
@@ -134,6 +140,8 @@ static long queue_depth(const vf_config *config)
     vf_error_init(&err);
     uint32_t messages = 0, consumers = 0;
     long depth = -1;
+    if (link)
+        amqp_link_set_read_only(link); /* a look declares nothing either */
     if (link && amqp_link_connect(link, &err) == 0 &&
         amqp_link_queue_depth(link, BROKER_DEAD_QUEUE, &messages, &consumers, &err) == 0)
         depth = (long)messages;
@@ -207,6 +215,14 @@ static int take_all(amqp_link *link, size_t limit, walk *w)
     vf_error err;
     vf_error_init(&err);
     size_t total = 0; /* what was there at the start: never walk our own republishes */
+    /* A broker no program has used yet has no virtflow.dead: nothing is
+     * parked (dead list declares nothing, as a read should not). */
+    if (amqp_link_queue_depth(link, BROKER_DEAD_QUEUE, NULL, NULL, &err) < 0) {
+        if (err.code == VF_EINVAL && amqp_link_is_connected(link))
+            return 0;
+        ctl_error("reading %s: %s", BROKER_DEAD_QUEUE, err.text);
+        return -1;
+    }
     for (;;) {
         if ((limit && w->n >= limit) || (w->n > 0 && w->n >= total))
             return 0;
@@ -298,10 +314,10 @@ int ctl_dead(int argc, char **argv)
     bool all = false;
     long limit = 0;
     const ctl_option options[] = {
-        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
-        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL},
-        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL, NULL},
+        {"limit", 0, CTL_OPTION_POSITIVE, &limit, NULL, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &all, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("dead", argc, argv, options, dead_usage, false, &args);
@@ -345,9 +361,10 @@ int ctl_dead(int argc, char **argv)
     store *records = NULL;
     vf_error err;
     vf_error_init(&err);
-    amqp_link *link = ctl_connect(config, "dead redrive");
+    amqp_link *link = ctl_connect(config, "dead redrive", CTL_BROKER_WRITE, &rc);
     if (!link)
         goto out;
+    rc = CTL_EXIT_UNAVAILABLE;
     amqp_link_set_confirm_callback(link, on_confirm, &w);
     if (take_all(link, (size_t)limit, &w) < 0)
         goto out;

@@ -347,8 +347,8 @@ int ctl_explain(int argc, char **argv)
 {
     bool replay = false;
     const ctl_option options[] = {
-        {"replay", 0, CTL_OPTION_SET, &replay, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"replay", 0, CTL_OPTION_SET, &replay, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("explain", argc, argv, options, explain_usage, false, &args);

@@ -146,13 +146,13 @@ int ctl_headroom(int argc, char **argv)
     const char *window_text = NULL, *like = NULL;
     long days = 90, max_hosts = 64;
     const ctl_option options[] = {
-        {"forecast", 0, CTL_OPTION_SET, &want_forecast, NULL, NULL, NULL},
-        {"window", 0, CTL_OPTION_STRING, &window_text, NULL, NULL, NULL},
-        {"plan", 0, CTL_OPTION_SET, &want_plan, NULL, NULL, NULL},
-        {"hosts-like", 0, CTL_OPTION_STRING, &like, NULL, NULL, NULL},
-        {"days", 0, CTL_OPTION_POSITIVE, &days, NULL, NULL, NULL},
-        {"max-hosts", 0, CTL_OPTION_POSITIVE, &max_hosts, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"forecast", 0, CTL_OPTION_SET, &want_forecast, NULL, NULL, NULL, NULL},
+        {"window", 0, CTL_OPTION_STRING, &window_text, NULL, NULL, NULL, NULL},
+        {"plan", 0, CTL_OPTION_SET, &want_plan, NULL, NULL, NULL, NULL},
+        {"hosts-like", 0, CTL_OPTION_STRING, &like, NULL, NULL, NULL, "@hosts"},
+        {"days", 0, CTL_OPTION_POSITIVE, &days, NULL, NULL, NULL, NULL},
+        {"max-hosts", 0, CTL_OPTION_POSITIVE, &max_hosts, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("headroom", argc, argv, options, headroom_usage, false, &args);

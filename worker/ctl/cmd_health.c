@@ -10,13 +10,23 @@
 
 static void health_usage(FILE *out)
 {
-    fprintf(out, "usage: virtflowctl health [-c CONFIG] [--store PATH] [--broker]\n"
+    fprintf(out, "usage: virtflowctl health [-c CONFIG] [--store PATH] [--broker [--no-store]]\n"
                  "\n"
                  "Exit 0 when the store (PATH or a postgresql:// URL, else store.path or\n"
                  "store.url) opens read-only and answers a query, and, with --broker, when the\n"
-                 "broker (amqp.urls) accepts a login.\n"
+                 "broker (amqp.urls) accepts a login (declaring nothing). --no-store checks\n"
+                 "the broker alone: before a worker has made the store, say.\n"
                  "Otherwise exit non-zero with a one-line reason. Writes nothing; meant for\n"
                  "liveness and readiness probes (deploy/kubernetes/*.yaml).\n"
+                 "\n"
+                 "  --store PATH  this store (an SQLite path or a postgresql:// URL) rather\n"
+                 "                than the configured one; no config needed then\n"
+                 "  --broker      also log in to the broker, declaring nothing\n"
+                 "  --no-store    with --broker: the broker alone\n"
+                 "\n"
+                 "examples:\n"
+                 "  virtflowctl health --broker\n"
+                 "  virtflowctl health --broker --no-store\n"
                  "\n"
                  "exit status: 0 healthy, 2 usage, 3 configuration error, 4 store or broker\n"
                  "unavailable.\n");
@@ -32,11 +42,12 @@ static int first_task(const store_task *task, void *user)
 int ctl_health(int argc, char **argv)
 {
     const char *store_path = NULL;
-    bool broker = false;
+    bool broker = false, check_store = true;
     const ctl_option options[] = {
-        {"store", 0, CTL_OPTION_STRING, &store_path, NULL, NULL, NULL},
-        {"broker", 0, CTL_OPTION_SET, &broker, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"store", 0, CTL_OPTION_STRING, &store_path, NULL, NULL, NULL, NULL},
+        {"broker", 0, CTL_OPTION_SET, &broker, NULL, NULL, NULL, NULL},
+        {"no-store", 0, CTL_OPTION_CLEAR, &check_store, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("health", argc, argv, options, health_usage, false, &args);
@@ -44,6 +55,10 @@ int ctl_health(int argc, char **argv)
         return parsed;
     if (args.operand_count > 0) {
         ctl_error("health: unexpected argument '%s'", args.operands[0]);
+        return CTL_EXIT_USAGE;
+    }
+    if (!check_store && (!broker || store_path)) {
+        ctl_error("health: --no-store goes with --broker, without --store");
         return CTL_EXIT_USAGE;
     }
     const char *config_path = args.config_path;
@@ -58,8 +73,13 @@ int ctl_health(int argc, char **argv)
         store_path = ctl_store_name(config);
     int rc = CTL_EXIT_UNAVAILABLE;
     amqp_link *link = NULL;
-    store *s = configured ? ctl_open_store(config, STORE_READ_ONLY)
-                          : ctl_open_store_at(store_path, STORE_READ_ONLY);
+    store *s = NULL;
+    vf_error err;
+    vf_error_init(&err);
+    if (!check_store)
+        goto broker_only;
+    s = configured ? ctl_open_store(config, STORE_READ_ONLY)
+                   : ctl_open_store_at(store_path, STORE_READ_ONLY);
     /* Probes' output ends up in logs: never a password from --store URL. */
     char shown[512];
     if (!configured && store_is_url(store_path)) {
@@ -68,16 +88,18 @@ int ctl_health(int argc, char **argv)
     }
     if (!s)
         goto out;
-    vf_error err;
-    vf_error_init(&err);
     store_task_filter one = {.limit = 1};
     if (store_task_list(s, &one, first_task, NULL, &err) < 0) {
         ctl_error("unhealthy: store %s does not answer: %s", store_path, err.text);
         goto out;
     }
-    if (broker && !(link = ctl_connect(config, "health")))
+broker_only:
+    if (broker && !(link = ctl_connect(config, "health", CTL_BROKER_READ, &rc)))
         goto out;
-    printf("ok: store %s answers%s\n", store_path, broker ? "; broker accepts a login" : "");
+    if (check_store)
+        printf("ok: store %s answers%s\n", store_path, broker ? "; broker accepts a login" : "");
+    else
+        printf("ok: broker accepts a login\n");
     rc = CTL_EXIT_OK;
 out:
     amqp_link_free(link);

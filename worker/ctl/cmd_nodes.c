@@ -24,6 +24,10 @@ static void nodes_usage(FILE *out)
                  "           {free_before_reservations, reserved, free}, vms: {max, current,\n"
                  "           reserved, free}}\n"
                  "\n"
+                 "examples:\n"
+                 "  virtflowctl nodes\n"
+                 "  virtflowctl nodes --json | jq '.[] | select(.cpu.free < 8) | .name'\n"
+                 "\n"
                  "exit status: 0 ok, 2 usage, 3 configuration error, 4 inventory or store\n"
                  "unreachable.\n");
 }

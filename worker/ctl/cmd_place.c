@@ -36,10 +36,17 @@ static void place_usage(FILE *out)
             "  --scheduler NAME    decide with scheduling profile NAME (scheduler.profiles)\n"
             "  --annotation K=V    e.g. node.qemu-scheduler/regex=node[0-9]+,\n"
             "                      vmid.qemu-scheduler/range=100-150\n"
+            "  --no-reservations   decide over the inventory alone, as if nothing were\n"
+            "                      reserved (the store is not read)\n"
             "  --why-not           also when placed: what would make each rejected host take\n"
             "                      it (shown anyway when nothing fits)\n"
             "  --json              print the result object a task records (with\n"
             "                      \"suggestions\" when not placed or with --why-not)\n"
+            "\n"
+            "examples:\n"
+            "  virtflowctl place --cpu 4 --memory 8192 --pool default\n"
+            "  virtflowctl place --cpu 8 --memory 16384 --annotation "
+            "node.qemu-scheduler/regex='bm-00[12]' --why-not\n"
             "\n"
             "exit status: 0 placed, 1 not placed (unschedulable), 2 invalid request, usage,\n"
             "or a request no host of the inventory could hold even empty (never_fits, unless\n"
@@ -61,11 +68,11 @@ typedef struct place_options {
 static int parse_options(int argc, char **argv, place_options *opt)
 {
     const ctl_option options[] = {
-        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL, NULL},
         CTL_REQUEST_OPTIONS(opt->flags),
-        {"no-reservations", 0, CTL_OPTION_CLEAR, &opt->use_reservations, NULL, NULL, NULL},
-        {"why-not", 0, CTL_OPTION_SET, &opt->why_not, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"no-reservations", 0, CTL_OPTION_CLEAR, &opt->use_reservations, NULL, NULL, NULL, NULL},
+        {"why-not", 0, CTL_OPTION_SET, &opt->why_not, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int rc = ctl_options_parse("place", argc, argv, options, place_usage, false, &args);
@@ -149,7 +156,9 @@ static void print_human(const sched_decision *d, const hostset *hosts, long rese
         if (!header)
             printf("rejected:\n");
         header = true;
-        printf("  %-24s %s\n", ctl_text(hosts->hosts[i].name), sched_reason_text(reason));
+        char words[LABEL_KEY_LEN + 32];
+        printf("  %-24s %s\n", ctl_text(hosts->hosts[i].name),
+               sched_decision_reason_text(d, reason, words, sizeof words));
     }
 }
 

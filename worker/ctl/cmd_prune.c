@@ -61,6 +61,9 @@ static void prune_usage(FILE *out)
             "given back to the file system, and the WAL file is truncated. On a\n"
             "terminal, progress goes to stderr as it runs.\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl prune --older-than 30d --dry-run\n"
+            "\n"
             "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n",
             STORE_PRUNE_BATCH, DEFAULT_PAUSE_MS, SLOW_BATCH_MS);
 }
@@ -176,11 +179,11 @@ int ctl_prune(int argc, char **argv)
     long batch = STORE_PRUNE_BATCH;
     bool dry_run = false;
     const ctl_option options[] = {
-        {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL},
-        {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL},
-        {"batch", 0, CTL_OPTION_POSITIVE, &batch, NULL, NULL, NULL},
-        {"pause", 0, CTL_OPTION_STRING, &pause_text, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"older-than", 0, CTL_OPTION_STRING, &older_than, NULL, NULL, NULL, NULL},
+        {"dry-run", 0, CTL_OPTION_SET, &dry_run, NULL, NULL, NULL, NULL},
+        {"batch", 0, CTL_OPTION_POSITIVE, &batch, NULL, NULL, NULL, NULL},
+        {"pause", 0, CTL_OPTION_STRING, &pause_text, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("prune", argc, argv, options, prune_usage, false, &args);

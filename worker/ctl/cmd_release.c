@@ -36,8 +36,8 @@ int ctl_release(int argc, char **argv)
 {
     long timeout_s = DEFAULT_WAIT_S;
     const ctl_option options[] = {
-        {"timeout", 0, CTL_OPTION_POSITIVE, &timeout_s, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"timeout", 0, CTL_OPTION_POSITIVE, &timeout_s, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("release", argc, argv, options, release_usage, false, &args);

@@ -78,6 +78,10 @@ static void serve_usage(FILE *out)
             "Listening on anything but loopback needs --token-file; --allow-actions needs\n"
             "--token-file. Pages send a Content-Security-Policy that forbids scripts.\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl serve\n"
+            "  virtflowctl serve --allow-actions --token-file /etc/virtflow/console.token\n"
+            "\n"
             "exit status: 0 stopped by a signal, 2 usage (or refused: see above), 3\n"
             "configuration error, 4 store or address unavailable.\n",
             DEFAULT_LISTEN);
@@ -89,11 +93,11 @@ int ctl_serve(int argc, char **argv)
     bool allow_actions = false;
     allowed_hosts allowed = {.count = 0};
     const ctl_option options[] = {
-        {"listen", 0, CTL_OPTION_STRING, &listen, NULL, NULL, NULL},
-        {"allow-actions", 0, CTL_OPTION_SET, &allow_actions, NULL, NULL, NULL},
-        {"token-file", 0, CTL_OPTION_PATH, &token_file, NULL, NULL, NULL},
-        {"allow-host", 0, CTL_OPTION_CALL, &allowed, NULL, add_allowed_host, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"listen", 0, CTL_OPTION_STRING, &listen, NULL, NULL, NULL, NULL},
+        {"allow-actions", 0, CTL_OPTION_SET, &allow_actions, NULL, NULL, NULL, NULL},
+        {"token-file", 0, CTL_OPTION_PATH, &token_file, NULL, NULL, NULL, NULL},
+        {"allow-host", 0, CTL_OPTION_CALL, &allowed, NULL, add_allowed_host, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("serve", argc, argv, options, serve_usage, false, &args);

@@ -45,6 +45,9 @@ static void simulate_usage(FILE *out)
             "                        become unschedulable\n"
             "  --json                the report as one JSON object\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl simulate --since 7d --candidate candidate.yaml --max-moved 10\n"
+            "\n"
             "exit status: 0 within the thresholds, 1 past one, 2 usage, 3 configuration\n"
             "error, 4 store unreachable.\n");
 }
@@ -177,11 +180,11 @@ int ctl_simulate(int argc, char **argv)
     const char *candidate_path = NULL, *since_text = NULL, *max_moved_text = NULL,
                *max_failures_text = NULL;
     const ctl_option options[] = {
-        {"candidate", 0, CTL_OPTION_PATH, &candidate_path, NULL, NULL, NULL},
-        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL},
-        {"max-moved", 0, CTL_OPTION_STRING, &max_moved_text, NULL, NULL, NULL},
-        {"max-new-failures", 0, CTL_OPTION_STRING, &max_failures_text, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"candidate", 0, CTL_OPTION_PATH, &candidate_path, NULL, NULL, NULL, NULL},
+        {"since", 0, CTL_OPTION_STRING, &since_text, NULL, NULL, NULL, NULL},
+        {"max-moved", 0, CTL_OPTION_STRING, &max_moved_text, NULL, NULL, NULL, NULL},
+        {"max-new-failures", 0, CTL_OPTION_STRING, &max_failures_text, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("simulate", argc, argv, options, simulate_usage, false, &args);

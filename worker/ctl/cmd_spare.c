@@ -31,6 +31,11 @@ static void spare_usage(FILE *out)
             "confirm, and print the task id (the body's task_id, else --task-id, else a new\n"
             "tsk_... id; it is also the message_id).\n"
             "\n"
+            "  --upgrade-id ID     the upgrade the spares are for (prepare and release)\n"
+            "  --count N           how many spares, each on its own host when\n"
+            "                      spare.anti_affinity_strict (prepare)\n"
+            "  --cluster NAME      the cluster they join (spare.clusters) (prepare)\n"
+            "  --ready-timeout S   how long a spare may take to become Ready (prepare)\n"
             "  --wait              follow the task through its events (spare.provisioning,\n"
             "                      spare.waiting_ready, task.retrying, one line each) until\n"
             "                      spare.ready, spare.released or spare.failed\n"
@@ -63,16 +68,16 @@ static int parse_options(int argc, char **argv, spare_options *opt)
     long count = 0, ready_timeout = 0;
     json_t *placement = opt->flags; /* what --cpu, --memory, ... set */
     const ctl_option options[] = {
-        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL, NULL},
         CTL_REQUEST_OPTIONS(placement),
-        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL},
-        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL},
-        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL},
-        {"upgrade-id", 0, CTL_OPTION_STRING, &upgrade_id, NULL, NULL, NULL},
-        {"count", 0, CTL_OPTION_POSITIVE, &count, NULL, NULL, NULL},
-        {"cluster", 0, CTL_OPTION_STRING, &cluster, NULL, NULL, NULL},
-        {"ready-timeout", 0, CTL_OPTION_POSITIVE, &ready_timeout, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL, NULL},
+        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL, NULL},
+        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL, NULL},
+        {"upgrade-id", 0, CTL_OPTION_STRING, &upgrade_id, NULL, NULL, NULL, NULL},
+        {"count", 0, CTL_OPTION_POSITIVE, &count, NULL, NULL, NULL, NULL},
+        {"cluster", 0, CTL_OPTION_STRING, &cluster, NULL, NULL, NULL, NULL},
+        {"ready-timeout", 0, CTL_OPTION_POSITIVE, &ready_timeout, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int rc = ctl_options_parse("spare", argc, argv, options, spare_usage, false, &args);

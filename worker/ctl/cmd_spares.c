@@ -20,6 +20,9 @@ static void spares_usage(FILE *out)
                  "id, name, host, vmid, state. Without --all only spares not yet released.\n"
                  "AGE is a number with s, m, h or d (e.g. 24h): only spares created earlier.\n"
                  "\n"
+                 "  --older-than AGE  only spares created more than AGE ago\n"
+                 "  --all             also the released ones\n"
+                 "\n"
                  "exit status: 0 ok, 2 usage, 3 configuration error, 4 store unreachable.\n");
 }
 
@@ -92,9 +95,9 @@ int ctl_spares(int argc, char **argv)
     const char *older = NULL;
     list_ctx ctx = {.min_age_s = -1, .now = (int64_t)time(NULL)};
     const ctl_option options[] = {
-        {"older-than", 0, CTL_OPTION_STRING, &older, NULL, NULL, NULL},
-        {"all", 0, CTL_OPTION_SET, &ctx.all, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"older-than", 0, CTL_OPTION_STRING, &older, NULL, NULL, NULL, NULL},
+        {"all", 0, CTL_OPTION_SET, &ctx.all, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("spares", argc, argv, options, spares_usage, false, &args);

@@ -17,17 +17,24 @@ static void stats_usage(FILE *out)
         "Tasks by status and failure reason, deliveries by status and unconfirmed\n"
         "outbox events (store, read-only); the oldest pending task (processing or\n"
         "retrying) and the oldest pending delivery; messages waiting in each queue\n"
-        "(broker). If one side cannot be reached, says so and prints the other.\n"
+        "(broker; read-only: it declares nothing, and a queue no program declared\n"
+        "yet shows as absent). If one side cannot be reached, says so and prints the\n"
+        "other.\n"
         "\n"
         "  --json   {\"store\": {\"ok\": bool, \"error\"?, \"tasks\": {\"total\", \"by_status\",\n"
         "           \"by_reason\"}, \"deliveries\": {status: n}, \"outbox_pending\",\n"
         "           \"oldest_pending_task\": {id, status, created_at} | null,\n"
         "           \"oldest_pending_delivery\": {event_id, created_at} | null},\n"
         "           \"broker\": {\"ok\": bool, \"error\"?, \"queues\": {name: {messages,\n"
-        "           consumers}}}}\n"
+        "           consumers} | {\"absent\": true}}}}\n"
         "\n"
-        "exit status: 0 ok (also when only one side answered), 2 usage, 3 configuration\n"
-        "error, 4 neither the store nor the broker could be read.\n");
+        "examples:\n"
+        "  virtflowctl stats\n"
+        "  virtflowctl stats --json | jq .broker.queues\n"
+        "\n"
+        "exit status: 0 both the store and the broker read, 2 usage, 3 configuration\n"
+        "error, 4 the store or the broker (or both) could not be read: the side that\n"
+        "answered is printed all the same.\n");
 }
 
 typedef struct count_ctx {
@@ -118,9 +125,12 @@ static json_t *broker_stats(const vf_config *config)
     char url[256] = "(no amqp.urls)";
     if (config->amqp.n_urls > 0)
         (void)amqp_link_redact_url(config->amqp.urls[0], url, sizeof url);
-    amqp_link *link = ctl_connect(config, "stats");
+    int status;
+    amqp_link *link = ctl_connect(config, "stats", CTL_BROKER_READ, &status);
     if (!link)
-        return json_pack("{s:b, s:s, s:s}", "ok", 0, "url", url, "error", "broker unreachable");
+        return json_pack("{s:b, s:s, s:s}", "ok", 0, "url", url, "error",
+                         status == CTL_EXIT_CONFIG ? "broker refuses this configuration"
+                                                   : "broker unreachable");
     json_t *queues = json_object();
     const char *names[] = {BROKER_SCHEDULE_QUEUE, BROKER_PRIORITY_QUEUE, BROKER_SPARE_QUEUE,
                            BROKER_RELAY_QUEUE, BROKER_DEAD_QUEUE};
@@ -137,10 +147,18 @@ static json_t *broker_stats(const vf_config *config)
         }
         uint32_t messages = 0, consumers = 0;
         if (amqp_link_queue_depth(link, name, &messages, &consumers, &err) < 0) {
-            ctl_error("queue %s: %s", name, err.text);
+            bool absent = err.code == VF_EINVAL && amqp_link_is_connected(link);
+            if (absent) /* no program declared it yet: that is an answer */
+                json_object_set_new(queues, name, json_pack("{s:b}", "absent", 1));
+            else
+                ctl_error("queue %s: %s", name, err.text);
             vf_error_init(&err);
-            if (!amqp_link_is_connected(link))
-                break;
+            if (!amqp_link_is_connected(link)) {
+                amqp_link_free(link);
+                json_decref(queues);
+                return json_pack("{s:b, s:s, s:s}", "ok", 0, "url", url, "error",
+                                 "broker connection lost while reading queue depths");
+            }
             continue;
         }
         json_object_set_new(queues, name,
@@ -198,16 +216,21 @@ static void print_human(const json_t *report)
     const json_t *br = json_object_get(report, "broker");
     if (json_is_true(json_object_get(br, "ok"))) {
         printf("broker %s\n", json_string_value(json_object_get(br, "url")));
-        printf("  %-28s %9s %9s\n", "QUEUE", "MESSAGES", "CONSUMERS");
+        printf("  %-32s %9s %9s\n", "QUEUE", "MESSAGES", "CONSUMERS");
         const char *name;
         const json_t *q;
         json_object_foreach(json_object_get(br, "queues"), name, q)
-            printf("  %-28s %9lld %9lld\n", name,
-                   (long long)json_integer_value(json_object_get(q, "messages")),
-                   (long long)json_integer_value(json_object_get(q, "consumers")));
+        {
+            if (json_is_true(json_object_get(q, "absent")))
+                printf("  %-32s %9s %9s  (not declared yet)\n", name, "-", "-");
+            else
+                printf("  %-32s %9lld %9lld\n", name,
+                       (long long)json_integer_value(json_object_get(q, "messages")),
+                       (long long)json_integer_value(json_object_get(q, "consumers")));
+        }
     } else {
-        printf("broker %s: unreachable, no queue depths\n",
-               json_string_value(json_object_get(br, "url")));
+        printf("broker %s: %s, no queue depths\n", json_string_value(json_object_get(br, "url")),
+               json_string_value(json_object_get(br, "error")));
     }
 }
 
@@ -227,9 +250,11 @@ int ctl_stats(int argc, char **argv)
         ctl_print_json(report);
     else
         print_human(report);
-    bool any = json_is_true(json_object_get(json_object_get(report, "store"), "ok")) ||
-               json_is_true(json_object_get(json_object_get(report, "broker"), "ok"));
+    /* As kubectl does with a partial answer: printed, and not 0, so a
+     * script or a probe notices the side that is missing. */
+    bool both = json_is_true(json_object_get(json_object_get(report, "store"), "ok")) &&
+                json_is_true(json_object_get(json_object_get(report, "broker"), "ok"));
     json_decref(report);
     config_free(config);
-    return any ? CTL_EXIT_OK : CTL_EXIT_UNAVAILABLE;
+    return both ? CTL_EXIT_OK : CTL_EXIT_UNAVAILABLE;
 }

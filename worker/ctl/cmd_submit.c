@@ -45,6 +45,10 @@ static void submit_usage(FILE *out)
             "                      retried answers only when it is final\n"
             "  --json              print {\"task_id\": ...}, or with --wait the result object\n"
             "\n"
+            "examples:\n"
+            "  virtflowctl submit --cpu 2 --memory 2048 --vm-name web-1 --wait\n"
+            "  virtflowctl submit -f request.json --wait --timeout 60 --json\n"
+            "\n"
             "exit status: 0 submitted (with --wait: completed), 1 failed (unschedulable,\n"
             "exhausted, never_fits), 2 usage, invalid or never-fitting request (nothing\n"
             "published), 3 configuration\n"
@@ -69,12 +73,12 @@ typedef struct submit_options {
 static int parse_options(int argc, char **argv, submit_options *opt)
 {
     const ctl_option options[] = {
-        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL},
+        {"file", 'f', CTL_OPTION_PATH, &opt->request_path, NULL, NULL, NULL, NULL},
         CTL_REQUEST_OPTIONS(opt->flags),
-        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL},
-        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL},
-        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"task-id", 0, CTL_OPTION_STRING, &opt->task_id, NULL, NULL, NULL, NULL},
+        {"wait", 0, CTL_OPTION_SET, &opt->wait, NULL, NULL, NULL, NULL},
+        {"timeout", 0, CTL_OPTION_POSITIVE, &opt->timeout_s, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int rc = ctl_options_parse("submit", argc, argv, options, submit_usage, false, &args);

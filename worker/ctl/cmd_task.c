@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd_task_actions.h"
+#include "cmd_watch.h"
 #include "ctl.h"
 #include "store_tasks.h"
 #include "task_view.h"
@@ -13,30 +14,49 @@ static void task_usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: virtflowctl task [-c CONFIG] ID [--json]\n"
+        "usage: virtflowctl task [-c CONFIG] ID [--watch] [--json]\n"
         "       virtflowctl task cancel ID [--reason TEXT] [--by NAME] [--json]\n"
         "       virtflowctl task retry-now ID [--by NAME] [--json]\n"
+        "       virtflowctl task resubmit ID [--by NAME] [--json]\n"
         "\n"
         "Show one task from the store (opened read-only): its state, request, result,\n"
         "reservations and full history, one block per history row (each attempt, with\n"
         "why every rejected host was rejected).\n"
         "\n"
+        "A retrying task says which attempt failed, out of retry.max_attempts, and when\n"
+        "the next one comes: retry  attempt 1 of 3 failed; attempt 2 at ... (in 25 s).\n"
+        "\n"
         "  --json   one object {\"task\": {...}, \"history\": [{\"at\", \"status\", \"detail\"}],\n"
         "           \"reservations\": [{node, cpu, memory, disk, vmid, created_at,\n"
-        "           expires_at, released_at}]}\n"
+        "           expires_at, released_at}], \"retry\"?: {attempt, max_attempts,\n"
+        "           next_attempt, next_attempt_at} (a retrying task)}\n"
+        "  --watch  follow it instead: its history rows so far, then each as it is\n"
+        "           recorded, one line each (--json: one object each, {task_id, seq, at,\n"
+        "           status, detail}), until it ends (completed, failed, released,\n"
+        "           cancelled) or a spare task is ready; exit 1 when it failed or was\n"
+        "           cancelled\n"
         "\n"
-        "cancel     end a retrying task (one waiting in a delay tier): the worker ends it\n"
-        "           `cancelled` (task.cancelled, nothing reserved) when its delayed copy\n"
-        "           comes back. Idempotent; refused for a task in any other state.\n"
+        "cancel     end a queued or retrying task at once: it is `cancelled` in the store\n"
+        "           (nothing reserved; task.cancelled goes out through the outbox), and\n"
+        "           the copy still in the broker is dropped when a worker takes it.\n"
+        "           Idempotent; refused for a task in any other state.\n"
         "retry-now  decide a retrying task at once: its request is published again\n"
         "           (confirmed by the broker) and the delayed copy is dropped when it\n"
         "           comes back; the attempt count goes on.\n"
+        "resubmit   submit a failed or cancelled task's request again, as a new task\n"
+        "           (new id, printed; recorded queued and published as submit does);\n"
+        "           the old task's history says which (resubmitted, {\"as\": ID}).\n"
         "  --reason TEXT  a note for the history and task.cancelled\n"
         "  --by NAME      who asks, for the history (default: virtflowctl (user <you>))\n"
         "\n"
-        "exit status: 0 found (cancel, retry-now: requested, or already), 1 no such task\n"
-        "or refused (not retrying), 2 usage, 3 configuration error, 4 store or broker\n"
-        "unreachable.\n");
+        "\n"
+        "examples:\n"
+        "  virtflowctl task tsk_019ab4c2d3e4f5a6b7c8d9e0f1a2b3c4\n"
+        "  virtflowctl task cancel tsk_019ab4c2d3e4f5a6b7c8d9e0f1a2b3c4 --reason 'VM not needed'\n"
+        "\n"
+        "exit status: 0 found (cancel: cancelled, or already; retry-now: requested), 1 no\n"
+        "such task or refused (another state), 2 usage, 3 configuration error, 4 store\n"
+        "or broker unreachable.\n");
 }
 
 static char *compact(const json_t *value)
@@ -107,6 +127,13 @@ static void print_history_row(const json_t *row)
     }
 }
 
+static void print_retry(const json_t *retry)
+{
+    char text[CTL_RETRY_TEXT];
+    ctl_retry_text(retry, text, sizeof text);
+    printf("  %-11s %s\n", "retry", text);
+}
+
 static void print_human(const json_t *all)
 {
     const json_t *task = json_object_get(all, "task");
@@ -121,6 +148,8 @@ static void print_human(const json_t *all)
         char *text = json_is_string(v) ? NULL : compact(v);
         printf("  %-11s %s\n", fields[i], ctl_text(text ? text : json_string_value(v)));
         free(text);
+        if (i == 0 && json_object_get(all, "retry"))
+            print_retry(json_object_get(all, "retry"));
     }
     const char *blocks[] = {"request", "result"};
     for (size_t i = 0; i < 2; i++) {
@@ -162,15 +191,24 @@ static void print_human(const json_t *all)
 int ctl_task(int argc, char **argv)
 {
     const char *reason = NULL, *by = NULL;
+    bool watch = false;
     const ctl_option options[] = {
-        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL},
-        {"by", 0, CTL_OPTION_STRING, &by, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"reason", 0, CTL_OPTION_STRING, &reason, NULL, NULL, NULL, NULL},
+        {"by", 0, CTL_OPTION_STRING, &by, NULL, NULL, NULL, NULL},
+        {"watch", 'w', CTL_OPTION_SET, &watch, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     ctl_args args;
     int parsed = ctl_options_parse("task", argc, argv, options, task_usage, false, &args);
     if (parsed >= 0)
         return parsed;
+    if (args.operand_count == 2 && strcmp(args.operands[0], "resubmit") == 0) {
+        if (reason) {
+            ctl_error("task resubmit: --reason is for cancel");
+            return CTL_EXIT_USAGE;
+        }
+        return ctl_task_resubmit(args.operands[1], by, args.config_path, args.json);
+    }
     if (args.operand_count == 2 &&
         (strcmp(args.operands[0], "cancel") == 0 || strcmp(args.operands[0], "retry-now") == 0)) {
         if (reason && strcmp(args.operands[0], "cancel") != 0) {
@@ -189,6 +227,8 @@ int ctl_task(int argc, char **argv)
                   "virtflowctl tasks)");
         return CTL_EXIT_USAGE;
     }
+    if (watch)
+        return ctl_task_watch(args.config_path, args.operands[0], args.json);
     const char *config_path = args.config_path;
     bool as_json = args.json;
     const char *id = args.operands[0];
@@ -218,6 +258,9 @@ int ctl_task(int argc, char **argv)
         ctl_error("%s", err.text);
         goto out;
     }
+    json_t *retry = task_view_retry(all, config->retry.max_attempts);
+    if (retry)
+        json_object_set_new(all, "retry", retry);
     if (as_json)
         ctl_print_json(all);
     else

@@ -29,6 +29,11 @@ static void verify_usage(FILE *out)
         "with the whsec_ secret, against every v1 entry of webhook-signature, and a\n"
         "timestamp within 5 minutes of now. Give several secrets while rotating.\n"
         "\n"
+        "  --secret-file FILE  a file holding a whsec_ secret (repeat while rotating)\n"
+        "  --secret-env VAR    an environment variable holding one\n"
+        "  --id ID          the webhook-id header's value\n"
+        "  --timestamp UNIX the webhook-timestamp header's value\n"
+        "  --signature SIG  the webhook-signature header's value (v1,BASE64 ...)\n"
         "  --headers FILE   raw HTTP headers (a request line, if any, is skipped);\n"
         "                   webhook-id, webhook-timestamp and webhook-signature are read\n"
         "  --body FILE      the body exactly as received; default or '-': stdin\n"
@@ -136,15 +141,15 @@ int ctl_verify(int argc, char **argv)
     const char *id_text = NULL, *ts_text = NULL, *sig_text = NULL, *now_text = NULL;
     const char *headers_path = NULL, *body_path = NULL;
     const ctl_option options[] = {
-        {"secret-file", 0, CTL_OPTION_CALL, &given, NULL, add_secret, NULL},
-        {"secret-env", 0, CTL_OPTION_CALL, &given, NULL, add_secret, NULL},
-        {"id", 0, CTL_OPTION_STRING, &id_text, NULL, NULL, NULL},
-        {"timestamp", 0, CTL_OPTION_STRING, &ts_text, NULL, NULL, NULL},
-        {"signature", 0, CTL_OPTION_STRING, &sig_text, NULL, NULL, NULL},
-        {"headers", 0, CTL_OPTION_PATH, &headers_path, NULL, NULL, NULL},
-        {"body", 0, CTL_OPTION_PATH, &body_path, NULL, NULL, NULL},
-        {"now", 0, CTL_OPTION_STRING, &now_text, NULL, NULL, NULL},
-        {NULL, 0, 0, NULL, NULL, NULL, NULL},
+        {"secret-file", 0, CTL_OPTION_CALL, &given, NULL, add_secret, NULL, NULL},
+        {"secret-env", 0, CTL_OPTION_CALL, &given, NULL, add_secret, NULL, NULL},
+        {"id", 0, CTL_OPTION_STRING, &id_text, NULL, NULL, NULL, NULL},
+        {"timestamp", 0, CTL_OPTION_STRING, &ts_text, NULL, NULL, NULL, NULL},
+        {"signature", 0, CTL_OPTION_STRING, &sig_text, NULL, NULL, NULL, NULL},
+        {"headers", 0, CTL_OPTION_PATH, &headers_path, NULL, NULL, NULL, NULL},
+        {"body", 0, CTL_OPTION_PATH, &body_path, NULL, NULL, NULL, NULL},
+        {"now", 0, CTL_OPTION_STRING, &now_text, NULL, NULL, NULL, NULL},
+        {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
     int64_t now = (int64_t)time(NULL);
     int rc = CTL_EXIT_USAGE;

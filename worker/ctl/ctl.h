@@ -42,6 +42,7 @@ int ctl_task(int argc, char **argv);
 int ctl_dead(int argc, char **argv);
 int ctl_nodes(int argc, char **argv);
 int ctl_stats(int argc, char **argv);
+int ctl_workers(int argc, char **argv);
 /* The store half of `virtflowctl stats --json` from an open store (path: its
  * name in the report), for stats and the console's overview. New reference. */
 json_t *ctl_stats_store(store *s, const char *path);
@@ -58,6 +59,9 @@ int ctl_headroom(int argc, char **argv);
 int ctl_plan(const vf_config *config, store *s, const char *like, int days, int window_days,
              int max_hosts, bool as_json);
 int ctl_completion(int argc, char **argv);
+/* `completion values KIND` (cmd_completion_values.c): the candidates the
+ * shell completion reads for tasks, hosts, pools or receivers. */
+int ctl_completion_values(const char *kind, const char *config_path);
 int ctl_serve(int argc, char **argv);
 int ctl_config(int argc, char **argv);
 
@@ -82,17 +86,19 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * --pool NAME --dedicated --vm-name NAME --node-name HOST --annotation KEY=VALUE, each
  * setting its field of the JSON object `request` (a json_t *) as the option
  * table entries this expands to are applied. */
-#define CTL_REQUEST_OPTIONS(request)                                                               \
-    {"cpu", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_cpu"},               \
-        {"memory", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_memory"},     \
-        {"disk", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_disk"},         \
-        {"pool", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_pool"},         \
-        {"dedicated", 0, CTL_OPTION_CALL_BARE, (request), NULL, ctl_request_flag, "dedicated"},    \
-        {"vm-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "vm_name"},             \
-        {"node-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "node_name"},         \
-        {"scheduler", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "scheduler_name"},    \
-    {                                                                                              \
-        "annotation", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "annotations"         \
+#define CTL_REQUEST_OPTIONS(request)                                                                 \
+    {"cpu", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_cpu", NULL},           \
+        {"memory", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_memory", NULL}, \
+        {"disk", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_disk", NULL},     \
+        {"pool", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "requested_pool", "@pools"}, \
+        {"dedicated", 0,   CTL_OPTION_CALL_BARE, (request), NULL, ctl_request_flag,                  \
+         "dedicated", NULL},                                                                         \
+        {"vm-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "vm_name", NULL},         \
+        {"node-name", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "node_name", "@hosts"}, \
+        {"scheduler",      0,   CTL_OPTION_CALL, (request), NULL, ctl_request_flag,                  \
+         "scheduler_name", NULL},                                                                    \
+    {                                                                                                \
+        "annotation", 0, CTL_OPTION_CALL, (request), NULL, ctl_request_flag, "annotations", NULL     \
     }
 
 /* The options of a command that takes only -c FILE, --json and --help.
@@ -120,9 +126,19 @@ store *ctl_open_store(const vf_config *config, store_mode mode);
  * valid until the next call. */
 const char *ctl_store_name(const vf_config *config);
 
+/* What a command does on the broker: CTL_BROKER_READ declares nothing
+ * (stats, health, dead list: looking leaves no queue behind),
+ * CTL_BROKER_WRITE declares the topology first, as the programs do, so that
+ * what it publishes has a queue to go to. */
+enum { CTL_BROKER_READ, CTL_BROKER_WRITE };
+
 /* A connected broker link named "virtflowctl <command>". On failure prints
- * "broker unreachable at <URL without password>: <why>" and returns NULL. */
-amqp_link *ctl_connect(const vf_config *config, const char *command);
+ * why and returns NULL with *status CTL_EXIT_UNAVAILABLE ("broker
+ * unreachable at <URL without password>: <why>") or CTL_EXIT_CONFIG (a
+ * broker that answers but does not fit the configuration: its queues were
+ * declared with other arguments, the URL cannot be parsed); CTL_EXIT_OK
+ * with a link. */
+amqp_link *ctl_connect(const vf_config *config, const char *command, int access, int *status);
 
 /* `text` escaped for a terminal (text_escape.h): every string that came
  * from a client, the broker, the store or a receiver goes through this
@@ -200,6 +216,11 @@ typedef struct ctl_request {
     int (*on_event)(const char *type, json_t *data, void *ctx);
     void *event_ctx;
 } ctl_request;
+
+/* "attempt 1 of 3 failed; attempt 2 at 2026-11-22T01:02:03Z (in 25 s)": where
+ * a retrying task stands (task_view_retry's object), into out. */
+#define CTL_RETRY_TEXT 160
+void ctl_retry_text(const json_t *retry, char *out, size_t size);
 
 /* "retrying in S s (attempt N): ERROR" for a task.retrying event's data. */
 void ctl_print_retrying(const json_t *data);

@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl.h"
+#include "human.h"
 #include "ids.h"
 #include "inventory.h"
 #include "spare_place.h"
@@ -68,26 +70,36 @@ const char *ctl_store_name(const vf_config *config)
     return store_config_name(config, name, sizeof name);
 }
 
-amqp_link *ctl_connect(const vf_config *config, const char *command)
+amqp_link *ctl_connect(const vf_config *config, const char *command, int access, int *status)
 {
     char name[64];
     snprintf(name, sizeof name, "virtflowctl %s", command);
     vf_error err;
     vf_error_init(&err);
+    *status = CTL_EXIT_CONFIG;
     amqp_link *link = amqp_link_new(config, name, &err);
     if (!link) {
         ctl_error("%s", err.text);
         return NULL;
     }
+    if (access == CTL_BROKER_READ)
+        amqp_link_set_read_only(link);
     if (amqp_link_connect(link, &err) < 0) {
-        char url[256] = "(no amqp.urls)";
-        if (config->amqp.n_urls > 0)
-            (void)amqp_link_redact_url(config->amqp.urls[0], url, sizeof url);
-        ctl_error("broker unreachable at %s%s: %s (is RabbitMQ running? check amqp.urls)", url,
-                  config->amqp.n_urls > 1 ? " and the other amqp.urls" : "", err.text);
+        if (err.code == VF_ECONFIG) {
+            /* Reached, but not usable as configured: no "is it running?". */
+            ctl_error("broker %s", err.text);
+        } else {
+            char url[256] = "(no amqp.urls)";
+            if (config->amqp.n_urls > 0)
+                (void)amqp_link_redact_url(config->amqp.urls[0], url, sizeof url);
+            ctl_error("broker unreachable at %s%s: %s (is RabbitMQ running? check amqp.urls)", url,
+                      config->amqp.n_urls > 1 ? " and the other amqp.urls" : "", err.text);
+            *status = CTL_EXIT_UNAVAILABLE;
+        }
         amqp_link_free(link);
         return NULL;
     }
+    *status = CTL_EXIT_OK;
     return link;
 }
 
@@ -281,4 +293,23 @@ hostset *ctl_fetch_hosts(const vf_config *config, inventory **inv, int *rc)
     if (!hosts)
         ctl_error("inventory unavailable: %s", err.text);
     return hosts;
+}
+
+void ctl_retry_text(const json_t *retry, char *out, size_t size)
+{
+    const char *at = json_string_value(json_object_get(retry, "next_attempt_at"));
+    int64_t at_s = 0;
+    char when[HUMAN_SIZE + 40] = "";
+    if (at && ids_parse_time(at, &at_s) == 0) {
+        int64_t in_s = at_s - clock_wall_ms() / 1000;
+        char amount[HUMAN_SIZE];
+        human_duration(in_s < 0 ? -in_s : in_s, amount);
+        snprintf(when, sizeof when, in_s >= 0 ? " (in %s)" : " (due %s ago: waiting for a worker)",
+                 amount);
+    }
+    snprintf(out, size, "attempt %lld of %lld failed; attempt %lld at %s%s",
+             (long long)json_integer_value(json_object_get(retry, "attempt")),
+             (long long)json_integer_value(json_object_get(retry, "max_attempts")),
+             (long long)json_integer_value(json_object_get(retry, "next_attempt")),
+             ctl_text(at ? at : "?"), when);
 }

@@ -162,7 +162,9 @@ static void complete_bash(const char *command, const ctl_option *options, size_t
         fprintf(out, "        --%s", o->name);
         if (o->letter)
             fprintf(out, " | -%c", o->letter);
-        if (o->kind == CTL_OPTION_PATH) {
+        if (o->values) {
+            fprintf(out, ") values=%s ;;\n", o->values);
+        } else if (o->kind == CTL_OPTION_PATH) {
             fprintf(out, ") values=@file ;;\n");
         } else if (o->kind == CTL_OPTION_CHOICE) {
             fprintf(out, ") values=\"");
@@ -193,13 +195,156 @@ static const char *value_name(ctl_option_kind kind)
     }
 }
 
+/* What the page says of the options several commands share, whose --help
+ * names them in the synopsis only (the global ones; place's, submit's and
+ * spare's request flags, CTL_REQUEST_OPTIONS). */
+static const struct {
+    const char *name, *text;
+} shared_texts[] = {
+    {"config", "The configuration file; else $VIRTFLOW_CONFIG, else /etc/virtflow/config.yaml "
+               "when it exists, else the built-in defaults."},
+    {"json", "Machine-readable output: JSON on stdout."},
+    {"defaults", "Use the built-in defaults on purpose (commands that write refuse them "
+                 "otherwise)."},
+    {"version", "Print the program's version and exit."},
+    {"help", "Print the command's usage and exit 0."},
+    {"file", "The request body as JSON, read from FILE ('-': stdin), sent as written."},
+    {"cpu", "vCPUs the VM needs (requested_cpu)."},
+    {"memory", "Memory in MiB (requested_memory)."},
+    {"disk", "Disk in GiB (requested_disk, default 0)."},
+    {"pool", "The host pool (requested_pool, default \"default\")."},
+    {"dedicated", "Only a dedicated host."},
+    {"vm-name", "The VM's name (vm_name): what virtflowctl tasks --vm-name finds it by."},
+    {"node-name", "Exactly this host (node_name)."},
+    {"scheduler", "The scheduling profile that decides (scheduler_name; scheduler.profiles)."},
+    {"annotation", "KEY=VALUE, a qemu-scheduler annotation; repeatable. For example "
+                   "node.qemu-scheduler/regex=bm-00[12] picks hosts by name, "
+                   "vmid.qemu-scheduler/range=100-150 the vmids."},
+    {"task-id", "The task id, also the message_id; default the body's task_id, else a new "
+                "tsk_ id."},
+};
+
+/* Whether `line` (its text after the indentation) starts option --name, as
+ * a --help text's option lines do ("  --limit N  at most...", "  -c, --config
+ * FILE ..."); on success *rest is where its description starts: after the
+ * option and its VALUE placeholder (a word in capitals), or "" when the
+ * description begins on the next line. */
+static bool option_line(const char *line, const char *name, char letter, const char **rest)
+{
+    const char *at = line + strspn(line, " ");
+    if (letter && at[0] == '-' && at[1] == letter && at[2] == ' ') {
+        at += 2; /* "-f FILE": the short form alone */
+    } else {
+        if (at[0] == '-' && at[1] != '-' && at[2] == ',' && at[3] == ' ')
+            at += 4; /* "-c, --config" */
+        size_t len = strlen(name);
+        if (strncmp(at, "--", 2) != 0 || strncmp(at + 2, name, len) != 0 ||
+            (at[2 + len] != ' ' && at[2 + len] != '\0' && at[2 + len] != '\n'))
+            return false;
+        at += 2 + len;
+    }
+    at += strspn(at, " ");
+    size_t word = strspn(at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_|[].-");
+    if (word > 0 && (at[word] == ' ' || at[word] == '\n' || at[word] == '\0') &&
+        strspn(at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") > 0)
+        at += word;
+    *rest = at + strspn(at, " ");
+    return true;
+}
+
+/* The description --help gives option --name (its line, then the lines
+ * indented past the option's own until a blank line or another option),
+ * joined into one paragraph in out; "" when the help has no line for it. */
+static void help_option_text(const char *help, const char *name, char letter, char *out,
+                             size_t size)
+{
+    out[0] = '\0';
+    size_t used = 0, indent = 0;
+    bool inside = false;
+    for (const char *line = help; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char copy[512];
+        snprintf(copy, sizeof copy, "%.*s", (int)(len < sizeof copy ? len : sizeof copy - 1), line);
+        size_t lead = strspn(copy, " ");
+        const char *rest = NULL;
+        if (!inside && option_line(copy, name, letter, &rest)) {
+            inside = true;
+            indent = lead;
+        } else if (inside && (copy[lead] == '\0' || lead <= indent || copy[lead] == '-')) {
+            break;
+        } else if (inside) {
+            rest = copy + lead;
+        }
+        if (inside && rest && *rest) {
+            int n = snprintf(out + used, size - used, "%s%s", used ? " " : "", rest);
+            if (n < 0 || (size_t)n >= size - used)
+                break;
+            used += (size_t)n;
+        }
+        line = end ? end + 1 : NULL;
+    }
+}
+
+/* Collect each "examples:" block of a --help text (its indented lines) for
+ * the page's EXAMPLES section. */
+static char *examples;
+static size_t examples_len;
+
+static void keep_examples(const char *help)
+{
+    const char *at = strstr(help, "\nexamples:\n");
+    if (!at)
+        return;
+    at += strlen("\nexamples:\n");
+    const char *end = strstr(at, "\n\n");
+    size_t len = end ? (size_t)(end - at) + 1 : strlen(at);
+    char *grown = realloc(examples, examples_len + len + 1);
+    if (!grown)
+        return;
+    examples = grown;
+    memcpy(examples + examples_len, at, len);
+    examples_len += len;
+    examples[examples_len] = '\0';
+}
+
+void ctl_options_write_examples(FILE *out)
+{
+    if (!examples)
+        return;
+    fprintf(out, ".SH EXAMPLES\n.nf\n");
+    for (const char *line = examples; *line;) {
+        line += strspn(line, " ");
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char copy[512];
+        snprintf(copy, sizeof copy, "%.*s", (int)(len < sizeof copy ? len : sizeof copy - 1), line);
+        if (copy[0])
+            ctl_options_roff_text(out, copy);
+        line = end ? end + 1 : line + len;
+    }
+    fprintf(out, ".fi\n");
+    free(examples);
+    examples = NULL;
+    examples_len = 0;
+}
+
 /* One command's section of virtflowctl(1): the options of its table (the
- * global ones once, under the program's own heading), then its --help text,
- * preformatted as the terminal shows it. */
+ * global ones once, under the program's own heading), each with what its
+ * --help says of it, then the --help text, preformatted as the terminal
+ * shows it; its examples go to EXAMPLES. */
 static void describe_man(const char *command, const ctl_option *options, size_t count,
                          void (*print_usage)(FILE *))
 {
     FILE *out = man_out;
+    char *help = NULL;
+    size_t help_size = 0;
+    FILE *stream = print_usage ? open_memstream(&help, &help_size) : NULL;
+    if (stream) {
+        print_usage(stream);
+        fclose(stream);
+        keep_examples(help);
+    }
     size_t first = strcmp(command, "virtflowctl") == 0 ? 0 : OPTION_OWN;
     if (first == 0)
         fprintf(out, ".SH \"GLOBAL OPTIONS\"\n");
@@ -215,28 +360,31 @@ static void describe_man(const char *command, const ctl_option *options, size_t 
             fputs(*c == '-' ? "\\-" : (char[]){*c, '\0'}, out);
         const char *value = value_name(o->kind);
         fprintf(out, "\\fR%s%s%s\n", value ? " \\fI" : "", value ? value : "", value ? "\\fR" : "");
+        char said[1024] = "";
+        if (help)
+            help_option_text(help, o->name, o->letter, said, sizeof said);
+        for (size_t k = 0; !said[0] && k < sizeof shared_texts / sizeof shared_texts[0]; k++)
+            if (strcmp(shared_texts[k].name, o->name) == 0)
+                snprintf(said, sizeof said, "%s", shared_texts[k].text);
+        if (said[0]) {
+            ctl_options_roff_text(out, said);
+        } else if (o->kind != CTL_OPTION_CHOICE) {
+            /* A command whose --help does not name it: the table knows only its kind. */
+            fprintf(out, "%s\n", takes_value(o->kind) ? "Takes a value." : "A switch.");
+        }
         if (o->kind == CTL_OPTION_CHOICE) {
             fprintf(out, "One of:");
             for (size_t c = 0; o->choices[c]; c++)
                 fprintf(out, " \\fB%s\\fR%s", o->choices[c], o->choices[c + 1] ? "," : ".");
             fputc('\n', out);
-        } else {
-            fprintf(out, "As the text below describes.\n");
         }
     }
-    if (print_usage) {
-        char *text = NULL;
-        size_t size = 0;
-        FILE *help = open_memstream(&text, &size);
-        if (help) {
-            print_usage(help);
-            fclose(help);
-            fprintf(out, ".PP\n.nf\n");
-            ctl_options_roff_text(out, text);
-            fprintf(out, ".fi\n");
-        }
-        free(text);
+    if (help) {
+        fprintf(out, ".PP\n.nf\n");
+        ctl_options_roff_text(out, help);
+        fprintf(out, ".fi\n");
     }
+    free(help);
 }
 
 int ctl_options_parse(const char *command, int argc, char **argv, const ctl_option *options,

@@ -36,6 +36,10 @@ struct ctl_option {
      * wrong with it. `detail` is the callee's to interpret. */
     int (*call)(const ctl_option *option, const char *value);
     const char *detail;
+    /* What the completion offers for the value, read when it completes
+     * (`virtflowctl completion values KIND`): "@tasks", "@hosts", "@pools",
+     * "@receivers"; NULL: by the kind. */
+    const char *values;
 };
 
 /* What every command line carries besides its own options. */
@@ -84,5 +88,10 @@ void ctl_options_describe_man(FILE *out);
 /* `text` as roff body text to `out`: backslashes escaped, a line starting
  * with '.' or '\'' kept from being read as a request. */
 void ctl_options_roff_text(FILE *out, const char *text);
+
+/* After every command wrote its section (ctl_options_describe_man): the
+ * page's EXAMPLES section, the "examples:" blocks of their --help texts in
+ * order, and forget them. Nothing when none had one. */
+void ctl_options_write_examples(FILE *out);
 
 #endif

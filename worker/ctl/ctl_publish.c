@@ -126,9 +126,10 @@ int ctl_publish_request(const vf_config *config, const ctl_request *request, jso
     vf_error err;
     vf_error_init(&err);
     *reply = NULL;
-    amqp_link *link = ctl_connect(config, request->command);
+    amqp_link *link = ctl_connect(config, request->command, CTL_BROKER_WRITE, &status);
     if (!link)
         return status;
+    status = CTL_EXIT_UNAVAILABLE;
     amqp_link_confirm confirm = {0};
     amqp_link_set_confirm_callback(link, amqp_link_confirm_record, &confirm);
     char queue[256] = "";

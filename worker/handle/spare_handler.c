@@ -181,46 +181,81 @@ static int retry(context *c, const char *why, json_t *detail, vf_error *err)
 typedef struct prepare_request {
     int count;
     int ready_timeout_s;
+    bool placement_read; /* req's placement fields (the profile) were read */
     sched_request req;
 } prepare_request;
 
-static int parse_prepare(const json_t *body, context *c, prepare_request *p, vf_error *err)
+static int parse_prepare(const vf_config *config, const json_t *body, char cluster[SPARE_NAME_LEN],
+                         prepare_request *p, vf_error *err)
 {
     static const char *const allowed[] = {
         "task_id",          "upgrade_id",      "cluster",          "count",     "requested_cpu",
         "requested_memory", "requested_disk",  "requested_pool",   "dedicated", "annotations",
         "ready_timeout_s",  "required_traits", "forbidden_traits", "resources", NULL};
     sched_request_init(&p->req);
+    p->placement_read = false;
     int64_t count = 0, timeout = SCHED_SPARE_READY_TIMEOUT_S;
     if (json_util_only_keys(body, allowed, err) < 0 ||
         json_util_string(body, "task_id", false, request_task_id_chars, p->req.task_id,
                          sizeof p->req.task_id, err) < 0 ||
         json_util_int(body, "count", true, 1, SCHED_SPARE_MAX_COUNT, &count, err) < 0 ||
         json_util_int(body, "ready_timeout_s", false, 1, 86400, &timeout, err) < 0 ||
-        json_util_string(body, "cluster", false, name_chars, c->cluster, sizeof c->cluster, err) <
-            0 ||
+        json_util_string(body, "cluster", false, name_chars, cluster, SPARE_NAME_LEN, err) < 0 ||
         sched_request_parse_placement(body, &p->req, err) < 0)
         return -1;
-    memcpy(c->scheduler, p->req.scheduler_name, sizeof c->scheduler);
+    p->placement_read = true;
     p->count = (int)count;
     p->ready_timeout_s = (int)timeout;
     /* The cluster picks the Kubernetes API; one that is not configured
      * could never be watched for Ready. */
     spare_kube_api api;
-    if (spare_kube_api_for(c->a.h->config, c->cluster, &api, err) < 0)
+    if (spare_kube_api_for(config, cluster, &api, err) < 0)
         return -1;
     return 0;
 }
 
 /* The upgrade id, when the body has a usable one (kept even if another
  * field is invalid, so the failure event can name the upgrade). */
-static int parse_upgrade_id(const json_t *body, context *c, vf_error *err)
+static int read_upgrade_id(const json_t *body, char upgrade_id[SPARE_NAME_LEN], vf_error *err)
 {
     char id[SPARE_NAME_LEN] = "";
     if (json_util_string(body, "upgrade_id", true, name_chars, id, sizeof id, err) < 0)
         return -1;
-    snprintf(c->upgrade_id, sizeof c->upgrade_id, "%s", id);
+    snprintf(upgrade_id, SPARE_NAME_LEN, "%s", id);
     return 0;
+}
+
+/* Every check of a spare.prepare body that needs no store: its fields, its
+ * cluster, and the spares' names from spare.name_pattern (written into
+ * names[0..count-1] when not NULL). */
+static int check_prepare(const vf_config *config, const json_t *body,
+                         char upgrade_id[SPARE_NAME_LEN], char cluster[SPARE_NAME_LEN],
+                         prepare_request *p, char (*names)[SPARE_NAME_LEN], vf_error *err)
+{
+    if (read_upgrade_id(body, upgrade_id, err) < 0 ||
+        parse_prepare(config, body, cluster, p, err) < 0)
+        return -1;
+    char scratch[SPARE_NAME_LEN];
+    for (int i = 0; i < p->count; i++)
+        if (spare_handler_name(config->spare.name_pattern, upgrade_id, cluster, i + 1,
+                               names ? names[i] : scratch, SPARE_NAME_LEN, err) < 0)
+            return -1;
+    return 0;
+}
+
+static const char *const release_keys[] = {"upgrade_id", NULL};
+
+int spare_handler_check(const vf_config *config, const char *routing_key, const json_t *body,
+                        vf_error *err)
+{
+    char upgrade_id[SPARE_NAME_LEN] = "", cluster[SPARE_NAME_LEN] = "";
+    if (routing_key && strcmp(routing_key, BROKER_KEY_SPARE_RELEASE) == 0)
+        return read_upgrade_id(body, upgrade_id, err) < 0 ||
+                       json_util_only_keys(body, release_keys, err) < 0
+                   ? -1
+                   : 0;
+    prepare_request p;
+    return check_prepare(config, body, upgrade_id, cluster, &p, NULL, err);
 }
 
 typedef struct active_spares {
@@ -335,9 +370,17 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
     task_handler *h = c->a.h;
     vf_error invalid;
     vf_error_init(&invalid);
-    prepare_request p;
-    if (parse_upgrade_id(body, c, &invalid) < 0 || parse_prepare(body, c, &p, &invalid) < 0)
+    prepare_request p = {.placement_read = false};
+    placed_spare placed[SCHED_SPARE_MAX_COUNT];
+    char names[SCHED_SPARE_MAX_COUNT][SPARE_NAME_LEN];
+    memset(placed, 0, sizeof placed);
+    int checked = check_prepare(h->config, body, c->upgrade_id, c->cluster, &p, names, &invalid);
+    if (p.placement_read)
+        memcpy(c->scheduler, p.req.scheduler_name, sizeof c->scheduler);
+    if (checked < 0)
         return record_failure(c, "invalid", invalid.text, NULL, err);
+    for (int i = 0; i < p.count; i++)
+        memcpy(placed[i].name, names[i], SPARE_NAME_LEN);
 
     active_spares active = {"", 0};
     if (store_spare_list(h->store, STORE_SPARES_OF_UPGRADE, c->upgrade_id, 0, note_active, &active,
@@ -350,12 +393,6 @@ static int handle_prepare(context *c, const json_t *body, vf_error *err)
                  c->upgrade_id, active.n_active, active.task_id);
         return record_failure(c, "invalid", why, NULL, err);
     }
-    placed_spare placed[SCHED_SPARE_MAX_COUNT];
-    memset(placed, 0, sizeof placed);
-    for (int i = 0; i < p.count; i++)
-        if (spare_handler_name(h->config->spare.name_pattern, c->upgrade_id, c->cluster, i + 1,
-                               placed[i].name, sizeof placed[i].name, &invalid) < 0)
-            return record_failure(c, "invalid", invalid.text, NULL, err);
 
     bool last_attempt = c->a.attempt >= h->config->retry.max_attempts;
     if (!h->hosts) {
@@ -486,10 +523,10 @@ static int count_rows(const store_spare *spare, void *user)
 
 static int handle_release(context *c, const json_t *body, vf_error *err)
 {
-    static const char *const allowed[] = {"upgrade_id", NULL};
     vf_error invalid;
     vf_error_init(&invalid);
-    if (parse_upgrade_id(body, c, &invalid) < 0 || json_util_only_keys(body, allowed, &invalid) < 0)
+    if (read_upgrade_id(body, c->upgrade_id, &invalid) < 0 ||
+        json_util_only_keys(body, release_keys, &invalid) < 0)
         return record_failure(c, "invalid", invalid.text, NULL, err);
 
     int n_rows = 0;
@@ -556,7 +593,10 @@ int spare_handler_handle(task_handler *h, const task_message *msg, task_outcome 
         rc = rc < 0 ? -1 : 0;
         goto out;
     }
-    if (!c.a.is_new && strcmp(c.a.existing.status, "retrying") != 0) {
+    /* A row `queued` was recorded by the client that published the message
+     * (virtflow-api): the first copy that arrives decides it. */
+    if (!c.a.is_new && strcmp(c.a.existing.status, "retrying") != 0 &&
+        strcmp(c.a.existing.status, "queued") != 0) {
         /* Redelivered or republished: accepted once, never placed twice. */
         out->duplicate = true;
         snprintf(out->summary, sizeof out->summary, "already %s; not handled again",

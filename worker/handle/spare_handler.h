@@ -5,7 +5,8 @@
  *
  * spare.prepare
  *   not readable                          -> park in virtflow.dead
- *   task id already known, not retrying   -> ack, nothing again
+ *   task id already known, not retrying
+ *   nor queued (recorded by virtflow-api) -> ack, nothing again
  *   invalid request (also a cluster that
  *   spare.clusters does not list)         -> failed/invalid + spare.failed
  *                                            (task.failed when upgrade_id itself
@@ -34,10 +35,21 @@
 #ifndef VF_SPARE_HANDLER_H
 #define VF_SPARE_HANDLER_H
 
+#include <jansson.h>
+
 #include "handler.h"
 
 /* True for the routing keys this module handles. */
 bool spare_handler_accepts(const char *routing_key);
+
+/* Check a spare.prepare or spare.release body (by `routing_key`) as the
+ * handler will, without the store: its fields, the cluster (spare.clusters)
+ * and the spares' names (spare.name_pattern). What the store decides (an
+ * upgrade that has spares already, one never prepared) is left to the
+ * handler. virtflow-api refuses with this before recording anything.
+ * Returns 0, or -1 with err VF_EINVAL and the handler's own message. */
+int spare_handler_check(const vf_config *config, const char *routing_key, const json_t *body,
+                        vf_error *err) __attribute__((warn_unused_result));
 
 /* Decide and record one message. Returns 0 with *out filled, or -1 with err
  * when the store failed (the caller rolls the whole batch back). */

@@ -61,7 +61,7 @@ char *task_conflict_reply(const task_conflict *c)
  * the event. */
 static json_t *who(const task_conflict *c, const char *error)
 {
-    return json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "task_id", c->task_id, "status",
+    return json_pack("{s:s, s:s, s:s, s:s*, s:s*, s:s*, s:s*}", "task_id", c->task_id, "status",
                      "conflict", "error", error, "via", c->via, "publisher", c->publisher,
                      "submitter", c->submitter, "message_id", c->message_id);
 }

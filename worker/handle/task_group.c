@@ -51,24 +51,59 @@ void task_group_close(task_group *g)
     g->members = NULL;
 }
 
+/* The request's spread as the store records it (key "" when none). */
+static store_group_spread spread_of(const sched_request *req)
+{
+    store_group_spread s = {.max_skew = req->spread.max_skew,
+                            .min_domains = req->spread.soft ? 0 : req->spread.min_domains};
+    snprintf(s.key, sizeof s.key, "%s", req->spread.key);
+    snprintf(s.when, sizeof s.when, "%s", sched_spread_when_name(req->spread.soft));
+    return s;
+}
+
+/* "none" or "rack, max_skew 1, do_not_schedule, min_domains 3". */
+static void spread_words(const store_group_spread *s, char *out, size_t size)
+{
+    if (!s->key[0])
+        snprintf(out, size, "none");
+    else
+        snprintf(out, size, "%s, max_skew %lld, %s, min_domains %lld", s->key,
+                 (long long)s->max_skew, s->when, (long long)s->min_domains);
+}
+
 bool task_group_mismatch(const task_group *g, const sched_request *req, char *why, size_t size)
 {
     if (g->n_members == 0)
         return false;
     const char *policy = sched_group_policy_name(req->group_policy);
-    if (strcmp(g->row.policy, policy) == 0 && g->row.max_per_host == req->group_max_per_host)
+    store_group_spread asked = spread_of(req);
+    const store_group_spread *had = &g->row.spread;
+    bool same_spread =
+        strcmp(asked.key, had->key) == 0 &&
+        (!asked.key[0] || (asked.max_skew == had->max_skew && strcmp(asked.when, had->when) == 0 &&
+                           asked.min_domains == had->min_domains));
+    if (strcmp(g->row.policy, policy) == 0 && g->row.max_per_host == req->group_max_per_host &&
+        same_spread)
         return false;
+    char asked_words[128] = "", had_words[128] = "";
+    if (asked.key[0] || had->key[0]) {
+        spread_words(&asked, asked_words, sizeof asked_words);
+        spread_words(had, had_words, sizeof had_words);
+    }
     snprintf(why, size,
-             "group %s: policy %s, max_per_host %lld given, but its %u members were placed "
-             "under policy %s, max_per_host %lld (0: none)",
-             req->group, policy, (long long)req->group_max_per_host, g->n_members, g->row.policy,
-             (long long)g->row.max_per_host);
+             "group %s: policy %s, max_per_host %lld%s%s given, but its %u members were placed "
+             "under policy %s, max_per_host %lld (0: none)%s%s",
+             req->group, policy[0] ? policy : "(none)", (long long)req->group_max_per_host,
+             asked_words[0] ? ", spread " : "", asked_words, g->n_members,
+             g->row.policy[0] ? g->row.policy : "(none)", (long long)g->row.max_per_host,
+             had_words[0] ? ", spread " : "", had_words);
     return true;
 }
 
 int task_group_claim(const task_group *g, task_handler *h, const sched_request *req, const char *at,
                      vf_error *err)
 {
+    store_group_spread spread = spread_of(req);
     return store_group_claim(h->store, req->group, sched_group_policy_name(req->group_policy),
-                             req->group_max_per_host, g->row.generation, at, err);
+                             req->group_max_per_host, &spread, g->row.generation, at, err);
 }

@@ -261,6 +261,14 @@ typedef struct placement {
     double score;
 } placement;
 
+/* What place_all counts for a spread: the group's members (g) with this
+ * request's placements added as they are made, or, without a group, the
+ * request's own placements alone. */
+typedef struct counted {
+    uint32_t *members; /* per host of the snapshot; g->members or `own` */
+    uint32_t *own;     /* owned: the request's own placements, without a group */
+} counted;
+
 /* req->count VMs, each a member of req's group when it names one (`g`,
  * else NULL): every one placed (the engine then holds them all under the
  * task id; `first` is the first decision), or none. Returns 1 placed, 0 not
@@ -272,22 +280,32 @@ static int place_all(const task_attempt *a, sched_engine *engine, const sched_re
 {
     task_handler *h = a->h;
     int64_t ttl_ms = (int64_t)h->config->scheduler.reservation_ttl_s * 1000;
+    counted c = {g ? g->members : NULL, NULL};
+    if (!g && req->spread.key[0]) {
+        c.own = calloc(h->hosts->n_hosts ? h->hosts->n_hosts : 1, sizeof *c.own);
+        if (!c.own) {
+            vf_error_set(err, VF_ENOMEM, "out of memory placing task %s", a->out->task_id);
+            return -1;
+        }
+        c.members = c.own;
+    }
     for (int i = 0; i < req->count; i++) {
-        sched_decide_options options = {.group_members = g ? g->members : NULL};
+        sched_decide_options options = {.group_members = c.members};
         if (sched_engine_decide_with(engine, req, &options, last, err) < 0)
             goto undo;
         if (!last->placed) {
             sched_engine_release(h->engine, a->out->task_id);
             a->out->reserved = false;
+            free(c.own);
             return 0;
         }
         if (i == 0)
             *first = *last;
         placed[i] = (placement){last->node, last->vmid, last->score};
-        if (g) {
-            g->members[sched_decision_host_index(engine, last)]++;
+        if (c.members)
+            c.members[sched_decision_host_index(engine, last)]++;
+        if (g)
             g->n_members++;
-        }
         /* Held at once, so the next placement sees its room and vmid taken. */
         sched_reservation res;
         sched_reservation_from_decision(&res, last, req, a->out->task_id,
@@ -296,31 +314,53 @@ static int place_all(const task_attempt *a, sched_engine *engine, const sched_re
             goto undo;
         a->out->reserved = true;
     }
+    free(c.own);
     return 1;
 undo:
     sched_engine_release(h->engine, a->out->task_id);
     a->out->reserved = false;
+    free(c.own);
     return -1;
 }
 
-static json_t *placements_json(const placement *placed, int count)
+/* Each placement; with a spread, the domain of its host ("domain": "r1"),
+ * when the host carries the key. */
+static json_t *placements_json(const placement *placed, const sched_request *req)
 {
     json_t *list = json_array();
-    for (int i = 0; list && i < count; i++)
-        json_array_append_new(
-            list, json_pack("{s:i, s:{s:s, s:s, s:s}, s:f}", "vmid", (json_int_t)placed[i].vmid,
-                            "node", "name", placed[i].node->name, "ip", placed[i].node->ip, "pool",
-                            placed[i].node->pool, "score", placed[i].score));
+    for (int i = 0; list && i < req->count; i++) {
+        json_t *one = json_pack("{s:i, s:{s:s, s:s, s:s}, s:f}", "vmid", (json_int_t)placed[i].vmid,
+                                "node", "name", placed[i].node->name, "ip", placed[i].node->ip,
+                                "pool", placed[i].node->pool, "score", placed[i].score);
+        const char *domain =
+            req->spread.key[0] ? host_traits_label(placed[i].node->traits, req->spread.key) : NULL;
+        if (one && domain)
+            json_object_set_new(one, "domain", json_string(domain));
+        json_array_append_new(list, one);
+    }
     return list;
 }
 
 static json_t *group_json(const sched_request *req)
 {
-    json_t *group = json_pack("{s:s, s:s}", "name", req->group, "policy",
-                              sched_group_policy_name(req->group_policy));
+    json_t *group = json_pack("{s:s}", "name", req->group);
+    if (group && req->group_policy != SCHED_GROUP_NONE)
+        json_object_set_new(group, "policy",
+                            json_string(sched_group_policy_name(req->group_policy)));
     if (group && req->group_max_per_host > 0)
         json_object_set_new(group, "max_per_host", json_integer(req->group_max_per_host));
     return group;
+}
+
+/* The request's spread as results and events echo it. */
+static json_t *spread_json(const sched_request *req)
+{
+    json_t *spread =
+        json_pack("{s:s, s:i, s:s}", "key", req->spread.key, "max_skew", (int)req->spread.max_skew,
+                  "when_unsatisfiable", sched_spread_when_name(req->spread.soft));
+    if (spread && !req->spread.soft)
+        json_object_set_new(spread, "min_domains", json_integer(req->spread.min_domains));
+    return spread;
 }
 
 /* As record_placement, for place_all's placements: the result and the
@@ -334,7 +374,7 @@ static int record_placements(const task_attempt *rec, const sched_request *req,
     task_handler *h = rec->h;
     task_outcome *out = rec->out;
     json_t *result = sched_decision_to_json(first, h->hosts);
-    json_t *list = placements_json(placed, req->count);
+    json_t *list = placements_json(placed, req);
     json_t *event = NULL;
     char *text = NULL;
     int rc = -1;
@@ -347,6 +387,8 @@ static int record_placements(const task_attempt *rec, const sched_request *req,
     json_object_set(result, "placements", list);
     if (req->group[0])
         json_object_set_new(result, "group", group_json(req));
+    if (req->spread.key[0])
+        json_object_set_new(result, "spread", spread_json(req));
     if (h->inventory_note && h->inventory_note[0])
         json_object_set_new(result, "inventory", json_string(h->inventory_note));
     if (scheduler)
@@ -360,6 +402,8 @@ static int record_placements(const task_attempt *rec, const sched_request *req,
     }
     if (event && req->group[0])
         json_object_set(event, "group", json_object_get(result, "group"));
+    if (event && req->spread.key[0])
+        json_object_set(event, "spread", json_object_get(result, "spread"));
     if (scheduler && event)
         json_object_set_new(event, "scheduler", json_string(scheduler));
     echo_priority(event, out);
@@ -401,7 +445,8 @@ static int record_placements(const task_attempt *rec, const sched_request *req,
     if (req->group[0])
         snprintf(out->summary, sizeof out->summary,
                  "completed: %d VMs of group %s (%s), first on %s, vmid %u (attempt %d)",
-                 req->count, req->group, sched_group_policy_name(req->group_policy),
+                 req->count, req->group,
+                 req->group_policy ? sched_group_policy_name(req->group_policy) : "no policy",
                  first->node->name, first->vmid, rec->attempt);
     else
         snprintf(out->summary, sizeof out->summary,
@@ -617,10 +662,11 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
     sched_decision decision;
-    bool several = req.count > 1 || req.group[0];
+    bool several = req.count > 1 || req.group[0] || req.spread.key[0];
     if (several) {
-        /* Several placements, or a group's member: all or none, the group
-         * as the store has it in this transaction. */
+        /* Several placements, a group's member, or a spread (which counts
+         * the others): all or none, the group as the store has it in this
+         * transaction. */
         task_group group = {0};
         task_group *g = req.group[0] ? &group : NULL;
         if (g && task_group_read(g, h, &req, err) < 0) {
@@ -667,10 +713,11 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             goto out;
         }
     }
-    /* A group member or a count is not placed by preemption: the PostFilter
-     * frees room for one VM and knows nothing of a group's members. Nor while
-     * the broker refuses the victims' requests: published again they would
-     * be refused (amqp_refusals.h), so the victims could not be decided. */
+    /* A group member, a count or a spread is not placed by preemption: the
+     * PostFilter frees room for one VM and knows nothing of a group's
+     * members nor of domains. Nor while the broker refuses the victims'
+     * requests: published again they would be refused (amqp_refusals.h), so
+     * the victims could not be decided. */
     if (!several && sched_preempt_allowed(&req, h->config) && !requests_refused(h)) {
         int taken = place_by_preemption(&a, engine, &req, &decision, scheduler, err);
         if (taken != 0) {

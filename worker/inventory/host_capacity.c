@@ -92,6 +92,8 @@ json_t *host_capacity_json(const vf_config *config, const hostset *hosts, store 
             (json_int_t)h->storage, "reserved", (json_int_t)r->disk, "free", (json_int_t)disk_free,
             "vms", "max", h->max_vms, "current", h->current_vms, "reserved", r->count, "free",
             (json_int_t)vm_free);
+        if (obj && h->traits && h->traits->labels.n)
+            json_object_set_new(obj, "labels", label_set_to_json(&h->traits->labels));
         if (!obj || json_array_append_new(array, obj) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory");
             json_decref(array);

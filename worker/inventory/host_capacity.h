@@ -38,7 +38,8 @@ int host_capacity_params(const vf_config *config, sched_params *out, vf_error *e
 /* An array with one object per host of `hosts`: {name, ip, pool, dedicated,
  * status, reservations, cpu: {capacity, allocated, reserved, free}, memory:
  * {capacity, allocated, reserved, free}, disk: {free_before_reservations,
- * reserved, free}, vms: {max, current, reserved, free}}. Reservations come
+ * reserved, free}, vms: {max, current, reserved, free}, labels (only when
+ * the host has topology labels: {key: value})}. Reservations come
  * from `s` (NULL: none counted); *unknown_hosts (may be NULL) receives how
  * many live reservations are on hosts `hosts` does not list. Owned, or NULL
  * with err (the store, the engine's parameters, out of memory). */

@@ -161,10 +161,12 @@ static int parse_fields(const json_t *object, host *h, host_traits *traits, vf_e
     if (get_count(object, "max_vms", &h->max_vms, err) < 0 ||
         get_count(object, "current_vms", &h->current_vms, err) < 0)
         return -1;
-    /* Traits and custom resources (traits.h): optional, empty by default. */
+    /* Traits, custom resources and topology labels (traits.h, labels.h):
+     * optional, empty by default. */
     if (trait_set_parse(field(object, "traits"), "traits", &traits->traits, err) < 0 ||
         resource_amounts_parse(field(object, "resources"), "resources", &traits->resources, err) <
-            0)
+            0 ||
+        label_set_parse(field(object, "labels"), "labels", &traits->labels, err) < 0)
         return -1;
     h->traits = traits; /* hostset_add keeps a copy */
     return 0;
@@ -325,6 +327,8 @@ static json_t *host_object(const host *h)
         json_object_set_new(o, "traits", trait_set_to_json(&h->traits->traits));
     if (o && h->traits && h->traits->resources.n)
         json_object_set_new(o, "resources", resource_amounts_to_json(&h->traits->resources));
+    if (o && h->traits && h->traits->labels.n)
+        json_object_set_new(o, "labels", label_set_to_json(&h->traits->labels));
     return o;
 }
 
@@ -436,6 +440,16 @@ int host_json_content_hash(const hostset *set, char out[HOST_JSON_HASH_SIZE])
                 const resource_amount *item = &ht->resources.items[r];
                 put(more, &used, item->name, strlen(item->name) + 1);
                 put(more, &used, &item->amount, sizeof item->amount);
+            }
+            /* Labels likewise only when present: a host with traits and no
+             * labels hashes as it did before labels were read. */
+            if (ht->labels.n) {
+                put(more, &used, &ht->labels.n, sizeof ht->labels.n);
+                for (size_t l = 0; l < ht->labels.n; l++) {
+                    const label *item = &ht->labels.items[l];
+                    put(more, &used, item->key, strlen(item->key) + 1);
+                    put(more, &used, item->value, strlen(item->value) + 1);
+                }
             }
             ok = EVP_DigestUpdate(ctx, more, used);
         }

@@ -63,4 +63,14 @@ hostset *source_proxmox_parse(const json_t *root, vf_error *err)
 hostset *source_proxmox_parse_pools(const json_t *root, const json_t *pools, vf_error *err)
     __attribute__((warn_unused_result));
 
+/* The same, every node labelled `cluster: <cluster>` (NULL: no label) unless
+ * its pool's comment labels it otherwise (source_proxmox.c). */
+#define PROXMOX_CLUSTER_LABEL "cluster"
+hostset *source_proxmox_parse_cluster(const json_t *root, const json_t *pools, const char *cluster,
+                                      vf_error *err) __attribute__((warn_unused_result));
+/* The cluster's name in a GET /api2/json/cluster/status answer ({"data":
+ * [{"type": "cluster", "name": ...}, {"type": "node", ...}]}), borrowed from
+ * it; NULL for a standalone node (no item of type cluster). */
+const char *source_proxmox_cluster_name(const json_t *status);
+
 #endif

@@ -34,9 +34,13 @@
  * (docs/scheduling.md "Traits and custom resources") come the same way, for
  * every node of the pool: "virtflow:trait:NAME" adds trait NAME and
  * "virtflow:resource:NAME=N" gives each node N units of NAME (a word of
- * the comment each; a malformed one is left out, as other text is). Pools need Pool.Audit on
- * /pool/{poolid}, which the PVEAuditor role has; a pool the token cannot
- * see is simply not listed. */
+ * the comment each; a malformed one is left out, as other text is). Topology
+ * labels too: "virtflow:label:KEY=VALUE" (labels.h: `virtflow:label:rack=r1`),
+ * and every node gets the label `cluster` with the name of its Proxmox VE
+ * cluster (GET /api2/json/cluster/status, its item of type "cluster"; a
+ * standalone node has none) unless its pool's comment sets `cluster`
+ * itself. Pools need Pool.Audit on /pool/{poolid}, which the PVEAuditor role
+ * has; a pool the token cannot see is simply not listed. */
 #include "source.h"
 
 #include <ctype.h>
@@ -126,15 +130,41 @@ static int add_guest(hostset *set, const json_t *item, size_t index, vf_error *e
     return 0;
 }
 
-/* The traits and resources a pool comment marks (see the top of the file):
- * each "virtflow:trait:NAME" and "virtflow:resource:NAME=N" word. */
+/* A "virtflow:label:KEY=VALUE" word at `at` (past the mark) into `labels`;
+ * a malformed one is left out, as other text is. */
+static void comment_label(const char *at, label_set *labels)
+{
+    size_t key_len = strspn(at, label_key_chars);
+    char key[LABEL_KEY_LEN], value[LABEL_VALUE_LEN];
+    if (key_len == 0 || key_len >= sizeof key || at[key_len] != '=')
+        return;
+    size_t value_len = strspn(at + key_len + 1, label_value_chars);
+    if (value_len == 0 || value_len >= sizeof value)
+        return;
+    memcpy(key, at, key_len);
+    key[key_len] = '\0';
+    memcpy(value, at + key_len + 1, value_len);
+    value[value_len] = '\0';
+    vf_error ignored;
+    vf_error_init(&ignored);
+    (void)!label_set_put(labels, key, value, &ignored);
+}
+
+/* The traits, resources and labels a pool comment marks (see the top of the
+ * file): each "virtflow:trait:NAME", "virtflow:resource:NAME=N" and
+ * "virtflow:label:KEY=VALUE" word. */
 static void comment_traits(const char *comment, host_traits *out)
 {
-    static const char trait_mark[] = "virtflow:trait:", resource_mark[] = "virtflow:resource:";
+    static const char trait_mark[] = "virtflow:trait:", resource_mark[] = "virtflow:resource:",
+                      label_mark[] = "virtflow:label:";
     memset(out, 0, sizeof *out);
     vf_error ignored;
     vf_error_init(&ignored);
     for (const char *at = comment; at && (at = strstr(at, "virtflow:")); at++) {
+        if (strncmp(at, label_mark, sizeof label_mark - 1) == 0) {
+            comment_label(at + sizeof label_mark - 1, &out->labels);
+            continue;
+        }
         bool trait = strncmp(at, trait_mark, sizeof trait_mark - 1) == 0;
         bool resource = strncmp(at, resource_mark, sizeof resource_mark - 1) == 0;
         if (!trait && !resource)
@@ -210,6 +240,46 @@ hostset *source_proxmox_parse(const json_t *root, vf_error *err)
 
 hostset *source_proxmox_parse_pools(const json_t *root, const json_t *pools, vf_error *err)
 {
+    return source_proxmox_parse_cluster(root, pools, NULL, err);
+}
+
+const char *source_proxmox_cluster_name(const json_t *status)
+{
+    size_t i;
+    const json_t *item;
+    json_array_foreach(json_object_get(status, "data"), i, item)
+    {
+        const char *type = json_string_value(json_object_get(item, "type"));
+        if (type && strcmp(type, "cluster") == 0)
+            return json_string_value(json_object_get(item, "name"));
+    }
+    return NULL;
+}
+
+/* Every node's label `cluster` (PROXMOX_CLUSTER_LABEL), unless its pool's
+ * comment gave one; a cluster name that is no label value is left out. */
+static int label_cluster(hostset *set, const char *cluster, vf_error *err)
+{
+    for (size_t i = 0; cluster && i < set->n_hosts; i++) {
+        host_traits traits;
+        memset(&traits, 0, sizeof traits);
+        if (set->hosts[i].traits)
+            traits = *set->hosts[i].traits;
+        if (label_set_get(&traits.labels, PROXMOX_CLUSTER_LABEL))
+            continue;
+        vf_error ignored;
+        vf_error_init(&ignored);
+        if (label_set_put(&traits.labels, PROXMOX_CLUSTER_LABEL, cluster, &ignored) < 0)
+            return 0;
+        if (hostset_set_traits(set, i, &traits, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+hostset *source_proxmox_parse_cluster(const json_t *root, const json_t *pools, const char *cluster,
+                                      vf_error *err)
+{
     const json_t *data = json_object_get(root, "data");
     if (!json_is_array(data)) {
         vf_error_set(err, VF_EUNAVAILABLE, "expected {\"data\": [...]}");
@@ -253,7 +323,7 @@ hostset *source_proxmox_parse_pools(const json_t *root, const json_t *pools, vf_
         if (apply_pool(set, item, i, err) < 0)
             goto fail;
     }
-    if (hostset_finish(set, err) < 0)
+    if (label_cluster(set, cluster, err) < 0 || hostset_finish(set, err) < 0)
         goto fail;
     return set;
 fail:
@@ -388,7 +458,7 @@ fail:
 hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
 {
     hostset *set = NULL;
-    json_t *root = NULL, *pools = NULL;
+    json_t *root = NULL, *pools = NULL, *status = NULL;
     char token[TOKEN_MAX];
     char authorization[TOKEN_MAX + 64];
     authorization[0] = '\0';
@@ -408,7 +478,11 @@ hostset *source_proxmox_fetch(const source_remote *remote, vf_error *err)
     pools = fetch_pools(remote, authorization, remote->url, (int)base_len, err);
     if (!pools)
         goto out;
-    set = source_proxmox_parse_pools(root, pools, err);
+    status = get_json(remote, authorization, remote->url, (int)base_len,
+                      "/api2/json/cluster/status", err);
+    if (!status)
+        goto out;
+    set = source_proxmox_parse_cluster(root, pools, source_proxmox_cluster_name(status), err);
     if (!set) {
         char *url = NULL, shown[256];
         if (asprintf(&url, "%.*s/api2/json/cluster/resources", (int)base_len, remote->url) >= 0) {
@@ -421,5 +495,6 @@ out:
     explicit_bzero(authorization, sizeof authorization);
     json_decref(root);
     json_decref(pools);
+    json_decref(status);
     return set;
 }

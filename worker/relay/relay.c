@@ -14,12 +14,16 @@
 #include "amqp_link.h"
 #include "broker_names.h"
 #include "backoff.h"
+#include "events.h"
+#include "ids.h"
 #include "grow.h"
 #include "hangup.h"
 #include "log.h"
 #include "notify.h"
+#include "presence.h"
 #include "reload.h"
 #include "clock.h"
+#include "relay_events.h"
 #include "relay_metrics.h"
 #include "relay_policy.h"
 #include "relay_receivers.h"
@@ -31,6 +35,8 @@
 #include "store_dead_letters.h"
 #include "store_deliveries.h"
 #include "store_hosts.h"
+#include "store_outbox.h"
+#include "store_receivers.h"
 
 #define BATCH_MAX 256        /* events recorded per transaction at most */
 #define IDLE_WAIT_MS 50      /* broker wait when no request is running */
@@ -41,6 +47,7 @@
 #define LEASE_RETRY_MS 1000       /* a standby relay asks for the lease this often */
 #define PARK_CONFIRM_WAIT_MS 5000 /* at stop: how long parked messages may wait for confirms */
 #define SHOWN_TEXT_MAX 160        /* a publisher's string as logged, escaped */
+#define OPS_ERROR_MAX 512         /* bytes of an error quoted in an operational event */
 
 /* An event from an untrusted publisher, republished to virtflow.dlx and not
  * yet confirmed: its delivery is acked once the broker confirms the copy. */
@@ -98,6 +105,7 @@ struct relay {
     uint64_t rng;
     park *parks; /* untrusted events on their way to virtflow.dead */
     size_t n_parks, cap_parks;
+    relay_events *events;   /* its own: receiver.disabled, ... (relay_events.h) */
     relay_result result;    /* scratch, large */
     relay_metrics *metrics; /* relay.http_listen; NULL when off */
     retention *retention;   /* store.retention on the relay's store */
@@ -106,6 +114,7 @@ struct relay {
      * run: no new one starts until they end, then the receivers are swapped. */
     reloader reload;
     vf_config *reload_next;
+    presence self; /* this relay's heartbeat row (presence.h) */
 };
 
 static void format_ms(int64_t ms, char buf[STORE_TIME_SIZE])
@@ -123,7 +132,8 @@ static double random01(relay *r)
     return (double)((r->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
-/* Runs inside amqp_link calls: only note the outcome (settle_parks acts). */
+/* Runs inside amqp_link calls: only note the outcome (settle_parks and
+ * settle_sent act): a parked event's copy, or an operational event. */
 static void park_confirmed(uint64_t publish_tag, bool ok, const char *reason, void *user)
 {
     relay *r = user;
@@ -135,6 +145,7 @@ static void park_confirmed(uint64_t publish_tag, bool ok, const char *reason, vo
             return;
         }
     }
+    (void)relay_events_confirmed(r->events, publish_tag, ok);
 }
 
 static void log_trusted_publishers(const vf_config *config)
@@ -183,10 +194,17 @@ static void log_receivers(const relay *r)
         if (!r->receivers[i].config->enabled)
             continue;
         enabled++;
-        log_info("receiver %s: %s, %zu secret%s, timeout %.1f s, max_in_flight %d",
-                 r->receivers[i].config->name, r->receivers[i].safe_url, r->receivers[i].n_keys,
-                 r->receivers[i].n_keys == 1 ? "" : "s", r->receivers[i].config->timeout_s,
-                 r->receivers[i].config->max_in_flight);
+        const config_receiver *rc = r->receivers[i].config;
+        char pace[48] = "no pace", breaker[64] = "never disabled";
+        if (rc->rate_per_s > 0)
+            snprintf(pace, sizeof pace, "%g deliveries/s", rc->rate_per_s);
+        if (rc->disable_after_s > 0)
+            snprintf(breaker, sizeof breaker, "disabled after %d s failing, probed every %d s",
+                     rc->disable_after_s, rc->probe_s);
+        log_info("receiver %s: %s, %zu secret%s, timeout %.1f s, max_in_flight %d, %s, %s%s",
+                 rc->name, r->receivers[i].safe_url, r->receivers[i].n_keys,
+                 r->receivers[i].n_keys == 1 ? "" : "s", rc->timeout_s, rc->max_in_flight, pace,
+                 breaker, rc->n_schedule ? ", its own schedule_s" : "");
     }
     if (enabled == 0)
         log_warn("no enabled receiver: events are acked and recorded nowhere");
@@ -211,10 +229,15 @@ relay *relay_new(const vf_config *config, vf_error *err)
     r->sender = relay_sender_new(r->receivers, r->n_receivers, err);
     if (!r->sender)
         goto fail;
+    if (!(r->events = relay_events_new())) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        goto fail;
+    }
     r->store = store_config_open(config, STORE_READ_WRITE, err);
     if (!r->store)
         goto fail;
     store_owner_name(r->owner);
+    presence_init(&r->self, r->owner, "virtflow-relay");
     /* Finished deliveries would otherwise pile up in the relay's store for
      * ever: the worker's retention job never sees a store of the relay's own. */
     r->retention = retention_start(config, r->owner, err);
@@ -226,7 +249,9 @@ relay *relay_new(const vf_config *config, vf_error *err)
     amqp_link_set_confirm_callback(r->link, park_confirmed, r);
     store_set_wait_hook(r->store, keep_link_alive, r);
     log_trusted_publishers(config);
-    r->metrics = relay_metrics_start(config);
+    r->metrics = relay_metrics_start(config, err);
+    if (!r->metrics && vf_error_is_set(err))
+        goto fail;
     log_receivers(r);
     return r;
 fail:
@@ -256,6 +281,15 @@ static void request_clear(relay_request *q)
     memset(q, 0, sizeof *q);
 }
 
+/* A claim that will not be sent (the turn failed, the lease moved, the
+ * request could not start): a probe's place is free again. */
+static void drop_claim(relay *r, relay_request *q)
+{
+    if (q->probe && q->receiver < r->n_receivers)
+        r->receivers[q->receiver].flow.probing = false;
+    request_clear(q);
+}
+
 void relay_free(relay *r)
 {
     if (!r)
@@ -271,6 +305,7 @@ void relay_free(relay *r)
         request_clear(&r->claimed[i]);
     free(r->claimed);
     free(r->parks);
+    relay_events_free(r->events);
     relay_sender_free(r->sender);
     if (r->store)
         store_set_wait_hook(r->store, NULL, NULL); /* it uses the link */
@@ -422,6 +457,9 @@ static void broker_step(relay *r, int wait_ms)
             return;
         }
         r->consuming = true;
+        /* Confirms owed on the old connection never come: those events are
+         * the outbox sweep's again. */
+        relay_events_link_reset(r->events);
         relay_metrics_link(r->metrics, true, true);
         backoff_reset(&r->reconnect);
         log_info("consuming %s", BROKER_RELAY_QUEUE);
@@ -441,11 +479,14 @@ static void broker_step(relay *r, int wait_ms)
             return;
         }
         if (rc == 0)
-            return;
+            break;
         take_delivery(r, &d);
         amqp_link_delivery_close(&d);
     }
     settle_parks(r);
+    relay_events_settle(r->events, r->store);
+    if (r->lease_held)
+        relay_events_sweep(r->events, r->store, r->link);
 }
 
 /* ---- delivery side ---- */
@@ -484,6 +525,80 @@ static char *describe_failure(const relay_result *res)
     return text;
 }
 
+/* An error text quoted in an operational event: its first OPS_ERROR_MAX
+ * bytes, cut on a character boundary; a text that is not UTF-8 (a
+ * receiver's answer may be anything) says so instead. */
+static json_t *error_json(const char *text)
+{
+    size_t len = text ? strnlen(text, OPS_ERROR_MAX + 1) : 0;
+    if (len > OPS_ERROR_MAX)
+        for (len = OPS_ERROR_MAX; len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80; len--)
+            ;
+    json_t *value = json_stringn(text ? text : "", len);
+    return value ? value : json_string("(an answer that is not UTF-8)");
+}
+
+/* A store time of `ms` as a JSON string. */
+static json_t *time_json(int64_t ms)
+{
+    char at[STORE_TIME_SIZE];
+    format_ms(ms, at);
+    return json_string(at);
+}
+
+/* delivery.exhausted for a delivery that used its last attempt, unless it
+ * carried an operational event itself: a receiver failing those would
+ * otherwise feed itself events about its own failures. */
+static void exhausted(relay *r, const relay_request *q, const outcome *o)
+{
+    json_t *event = json_loadb(q->body, q->body_len, 0, NULL);
+    const char *type = json_string_value(json_object_get(event, "type"));
+    int known = event_types_find(type);
+    if (!type || (known >= 0 && event_types_is_operational((event_type)known))) {
+        json_decref(event);
+        return;
+    }
+    json_t *data = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o}", "event_id", o->event_id,
+                             "event_type", type, "receiver", r->receivers[o->receiver].config->name,
+                             "status", "failed", "attempts", o->attempts, "last_code", o->code,
+                             "last_error", error_json(o->error));
+    json_t *task_id = json_object_get(json_object_get(event, "data"), "task_id");
+    if (data && json_is_string(task_id))
+        json_object_set(data, "task_id", task_id);
+    json_decref(event);
+    if (data)
+        relay_events_add(r->events, EVENT_DELIVERY_EXHAUSTED, data);
+}
+
+/* receiver.disabled or receiver.recovered, and the log line. */
+static void breaker_moved(relay *r, relay_receiver *rcv, relay_flow_change change,
+                          int64_t disabled_at_ms, int64_t now)
+{
+    const config_receiver *rc = rcv->config;
+    if (change == RELAY_FLOW_DISABLED) {
+        log_warn("receiver %s: every attempt failed for %d s (since %lld); disabled: one delivery "
+                 "is tried every %d s until one succeeds, the others wait",
+                 rc->name, rc->disable_after_s, (long long)(rcv->flow.failing_since_ms / 1000),
+                 rc->probe_s);
+        json_t *data =
+            json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:o}", "receiver", rc->name, "status",
+                      "disabled", "failing_since", time_json(rcv->flow.failing_since_ms),
+                      "disabled_at", time_json(now), "probe_s", rc->probe_s, "last_code",
+                      rcv->last_code, "last_error", error_json(rcv->last_error));
+        if (data)
+            relay_events_add(r->events, EVENT_RECEIVER_DISABLED, data);
+    } else if (change == RELAY_FLOW_ENABLED) {
+        log_info("receiver %s: a probe succeeded; enabled again (disabled for %lld s)", rc->name,
+                 (long long)((now - disabled_at_ms) / 1000));
+        json_t *data =
+            json_pack("{s:s, s:s, s:o, s:o}", "receiver", rc->name, "status", "enabled",
+                      "disabled_at", time_json(disabled_at_ms), "recovered_at", time_json(now));
+        if (data)
+            relay_events_add(r->events, EVENT_RECEIVER_RECOVERED, data);
+    }
+    relay_metrics_receiver_disabled(r->metrics, rc->name, rcv->flow.disabled);
+}
+
 static void record_result(relay *r, relay_result *res)
 {
     relay_request *q = &res->request;
@@ -505,36 +620,56 @@ static void record_result(relay *r, relay_result *res)
     o->seconds = q->started_us ? (double)(clock_mono_us() - q->started_us) / 1e6 : -1;
     vf_log_set_ids(&(vf_log_ids){.event = o->event_id, .receiver = rcv->config->name});
     bool success = res->transport_ok && res->status >= 200 && res->status < 300;
+    const config_receiver *rc = rcv->config;
+    int64_t disabled_at_ms = rcv->flow.disabled_at_ms;
+    relay_flow_change change = relay_flow_outcome(&rcv->flow, rc, success, q->probe, now);
     if (success) {
         o->status = "delivered";
         format_ms(now, o->delivered_at);
-        log_debug("event %s delivered to %s (HTTP %ld, attempt %d)", o->event_id, rcv->config->name,
+        log_debug("event %s delivered to %s (HTTP %ld, attempt %d)", o->event_id, rc->name,
                   res->status, o->attempts);
     } else {
         o->error = describe_failure(res);
+        rcv->last_code = o->code;
+        snprintf(rcv->last_error, sizeof rcv->last_error, "%s", o->error ? o->error : "");
         double retry_after = -1;
         if (res->transport_ok && res->retry_after[0] &&
             relay_policy_retry_after(res->retry_after, now / 1000, &retry_after) < 0)
             retry_after = -1;
-        double delay = relay_policy_next_delay(reload_current(&r->reload)->relay.schedule_s,
-                                               reload_current(&r->reload)->relay.n_schedule,
-                                               o->attempts, retry_after, random01(r));
+        /* The receiver's own schedule, else relay.schedule_s. */
+        const vf_config *current = reload_current(&r->reload);
+        double delay =
+            relay_policy_next_delay(rc->n_schedule ? rc->schedule_s : current->relay.schedule_s,
+                                    rc->n_schedule ? rc->n_schedule : current->relay.n_schedule,
+                                    o->attempts, retry_after, random01(r));
         char reason[96];
         if (res->transport_ok)
             snprintf(reason, sizeof reason, "HTTP %ld", res->status);
         else
             snprintf(reason, sizeof reason, "%.90s", res->error);
-        if (delay < 0) {
+        if (q->probe && rcv->flow.disabled) {
+            /* A failed probe is the receiver's, not the delivery's: no
+             * attempt used up, it waits for the next probe or the recovery. */
+            o->status = "pending";
+            o->attempts = q->attempts_before;
+            format_ms(now + (int64_t)rc->probe_s * 1000, o->next_at);
+            log_info("event %s to %s: probe failed (%s); receiver stays disabled, next probe in "
+                     "%d s",
+                     o->event_id, rc->name, reason, rc->probe_s);
+        } else if (delay < 0) {
             o->status = "failed";
             log_warn("event %s to %s: attempt %d failed (%s); no attempts left, delivery failed",
-                     o->event_id, rcv->config->name, o->attempts, reason);
+                     o->event_id, rc->name, o->attempts, reason);
+            exhausted(r, q, o);
         } else {
             o->status = "pending";
             format_ms(now + (int64_t)(delay * 1000), o->next_at);
             log_warn("event %s to %s: attempt %d failed (%s); next attempt in %.1f s", o->event_id,
-                     rcv->config->name, o->attempts, reason, delay);
+                     rc->name, o->attempts, reason, delay);
         }
     }
+    if (change != RELAY_FLOW_SAME)
+        breaker_moved(r, rcv, change, disabled_at_ms, now);
     vf_log_set_ids(NULL);
     free(q->body);
     q->body = NULL;
@@ -544,6 +679,8 @@ static void record_result(relay *r, relay_result *res)
 typedef struct claim_ctx {
     relay *r;
     size_t receiver;
+    bool probe; /* the one claimed is a disabled receiver's probe */
+    int claimed;
 } claim_ctx;
 
 static int claim_one(const store_delivery *d, void *user)
@@ -564,7 +701,9 @@ static int claim_one(const store_delivery *d, void *user)
     q->receiver = c->receiver;
     q->attempts_before = d->attempts;
     q->epoch = r->epoch;
+    q->probe = c->probe;
     r->n_claimed++;
+    c->claimed++;
     return 0;
 }
 
@@ -577,6 +716,60 @@ static int claim_one(const store_delivery *d, void *user)
  * nothing: those rows are its own requests in flight. A renewal that fails
  * (a busy or unreachable store) changes nothing: it does not show another
  * holder, and nothing is claimed or recorded without a fenced commit. */
+static relay_receiver *receiver_named(relay_receiver *receivers, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(receivers[i].config->name, name) == 0)
+            return &receivers[i];
+    return NULL;
+}
+
+/* A store time ("2026-11-22T01:02:03.456Z") in ms; 0 for none. */
+static int64_t stored_ms(const char *text)
+{
+    int64_t unix_s = 0;
+    if (!text || ids_parse_time(text, &unix_s) != 0)
+        return 0;
+    const char *digit = strchr(text, '.');
+    int64_t ms = 0;
+    for (int i = 0; i < 3; i++) {
+        bool more = digit && isdigit((unsigned char)digit[1]);
+        ms = ms * 10 + (more ? digit[1] - '0' : 0);
+        digit = more ? digit + 1 : NULL;
+    }
+    return unix_s * 1000 + ms;
+}
+
+static int restore_breaker(const store_receiver_state *state, void *user)
+{
+    relay *r = user;
+    relay_receiver *rcv = receiver_named(r->receivers, r->n_receivers, state->receiver);
+    if (!rcv)
+        return 0; /* a receiver no longer configured */
+    bool disabled = strcmp(state->state, "disabled") == 0;
+    relay_flow_restore(&rcv->flow, disabled, stored_ms(state->failing_since),
+                       stored_ms(state->disabled_at), clock_wall_ms());
+    snprintf(rcv->last_error, sizeof rcv->last_error, "%s",
+             state->last_error ? state->last_error : "");
+    relay_metrics_receiver_disabled(r->metrics, rcv->config->name, disabled);
+    if (disabled)
+        log_warn("receiver %s: disabled since %s (receiver_states); probed now, then every %d s",
+                 rcv->config->name, state->disabled_at ? state->disabled_at : "?",
+                 rcv->config->probe_s);
+    return 0;
+}
+
+/* The breakers as the last relay sending left them: a relay that takes the
+ * lease goes on probing a receiver disabled before, rather than trying it at
+ * full pace for another disable_after_s. */
+static void restore_breakers(relay *r)
+{
+    vf_error err;
+    vf_error_init(&err);
+    if (store_receiver_states(r->store, restore_breaker, r, &err) < 0)
+        log_warn("receivers: %s; their breakers start enabled", err.text);
+}
+
 static bool hold_deliveries(relay *r)
 {
     int64_t now = clock_wall_ms();
@@ -607,6 +800,7 @@ static bool hold_deliveries(relay *r)
                      "they are due again",
                      requeued);
         r->epoch = epoch;
+        restore_breakers(r);
         log_info("deliveries: this relay sends them (it holds the store's lease, epoch %lld)",
                  (long long)epoch);
     } else if (held == 0 && r->lease_held) {
@@ -625,7 +819,7 @@ static bool hold_deliveries(relay *r)
  * due again. Returns 0, or -1 with err. */
 static int fence_turn(relay *r, vf_error *err)
 {
-    if (r->n_outcomes == 0 && r->n_claimed == 0)
+    if (r->n_outcomes == 0 && r->n_claimed == 0 && relay_events_waiting(r->events) == 0)
         return 0;
     int current = 0;
     if (r->lease_held) {
@@ -645,7 +839,7 @@ static int fence_turn(relay *r, vf_error *err)
     r->n_outcomes = kept;
     if (!current) {
         for (size_t i = 0; i < r->n_claimed; i++)
-            request_clear(&r->claimed[i]);
+            drop_claim(r, &r->claimed[i]);
         dropped += r->n_claimed;
         r->n_claimed = 0;
     }
@@ -653,6 +847,11 @@ static int fence_turn(relay *r, vf_error *err)
         log_warn("deliveries: fenced: %zu outcomes or claims made under an older epoch of the "
                  "lease are not recorded (another relay took it over and sends them again)",
                  dropped);
+    if (!current) {
+        /* Made from outcomes this relay no longer records: the new holder
+         * decides about its receivers. */
+        relay_events_drop(r->events);
+    }
     if (!current && r->lease_held) {
         log_warn("deliveries: another relay took the lease over (this one held epoch %lld); "
                  "this one only records events",
@@ -663,22 +862,54 @@ static int fence_turn(relay *r, vf_error *err)
     return 0;
 }
 
-/* Read the due deliveries of every receiver with free slots into r->claimed. */
+/* Read the due deliveries of every receiver into r->claimed, as many as
+ * its free slots, its pace and its breaker allow (relay_flow.h). */
 static int scan_due(relay *r, const char *now, vf_error *err)
 {
+    int64_t mono_ms = clock_mono_us() / 1000, wall_ms = clock_wall_ms();
     for (size_t i = 0; i < r->n_receivers; i++) {
         relay_receiver *rcv = &r->receivers[i];
         if (!rcv->config->enabled)
             continue;
-        int free_slots = rcv->config->max_in_flight - rcv->in_flight;
-        if (free_slots <= 0)
+        claim_ctx c = {r, i, false, 0};
+        int allowed = relay_flow_allowance(&rcv->flow, rcv->config,
+                                           rcv->config->max_in_flight - rcv->in_flight, mono_ms,
+                                           wall_ms, &c.probe);
+        if (allowed <= 0)
             continue;
-        claim_ctx c = {r, i};
-        if (store_deliveries_due_receiver(r->store, rcv->config->name, now, free_slots, claim_one,
-                                          &c, err) < 0)
+        if (store_deliveries_due_receiver(r->store, rcv->config->name, now, allowed, claim_one, &c,
+                                          err) < 0)
             return -1;
+        relay_flow_claimed(&rcv->flow, c.claimed, c.probe);
     }
     return 0;
+}
+
+/* A receiver's breaker as receiver_states keeps it. */
+static int write_receiver_state(relay *r, const relay_receiver *rcv, const char *now, vf_error *err)
+{
+    char failing_since[STORE_TIME_SIZE] = "", disabled_at[STORE_TIME_SIZE] = "";
+    if (rcv->flow.failing_since_ms)
+        format_ms(rcv->flow.failing_since_ms, failing_since);
+    if (rcv->flow.disabled)
+        format_ms(rcv->flow.disabled_at_ms, disabled_at);
+    store_receiver_state state = {.receiver = rcv->config->name,
+                                  .state = rcv->flow.disabled ? "disabled" : "enabled",
+                                  .failing_since = failing_since[0] ? failing_since : NULL,
+                                  .disabled_at = disabled_at[0] ? disabled_at : NULL,
+                                  .last_error = rcv->flow.failing_since_ms ? rcv->last_error : NULL,
+                                  .updated_at = now};
+    return store_receiver_state_put(r->store, &state, err);
+}
+
+/* The breakers that moved and the operational events of this turn, in its
+ * transaction: recorded with the outcomes that caused them. */
+static int write_operations(relay *r, const char *now, vf_error *err)
+{
+    for (size_t i = 0; i < r->n_receivers; i++)
+        if (r->receivers[i].flow.changed && write_receiver_state(r, &r->receivers[i], now, err) < 0)
+            return -1;
+    return relay_events_write(r->events, r->store, now, err);
 }
 
 static int write_turn(relay *r, const char *now, vf_error *err)
@@ -719,7 +950,7 @@ static int write_turn(relay *r, const char *now, vf_error *err)
         if (store_delivery_update(r->store, &c, err) < 0)
             return -1;
     }
-    return 0;
+    return r->lease_held ? write_operations(r, now, err) : 0;
 }
 
 /* One transaction: record received events, outcomes and claims; then ack and
@@ -739,7 +970,11 @@ static void commit_turn(relay *r, bool scan)
         r->last_scan_ms = clock_wall_ms();
         r->changed = false;
     }
-    if (r->n_batch == 0 && r->n_outcomes == 0 && r->n_claimed == 0)
+    bool breakers_moved = false;
+    for (size_t i = 0; i < r->n_receivers; i++)
+        breakers_moved = breakers_moved || r->receivers[i].flow.changed;
+    if (r->n_batch == 0 && r->n_outcomes == 0 && r->n_claimed == 0 &&
+        relay_events_waiting(r->events) == 0 && !breakers_moved)
         return;
     if (store_begin(r->store, &err) < 0)
         goto failed;
@@ -772,6 +1007,11 @@ static void commit_turn(relay *r, bool scan)
     for (size_t i = 0; i < r->n_outcomes; i++)
         outcome_clear(&r->outcomes[i]);
     r->n_outcomes = 0;
+    if (r->lease_held) {
+        for (size_t i = 0; i < r->n_receivers; i++)
+            r->receivers[i].flow.changed = false;
+        relay_events_publish(r->events, r->link);
+    }
     int64_t now_s = clock_wall_ms() / 1000;
     for (size_t i = 0; i < r->n_claimed; i++) {
         relay_request *q = &r->claimed[i];
@@ -782,7 +1022,7 @@ static void commit_turn(relay *r, bool scan)
             /* Stays 'delivering' until the next start requeues it. */
             log_error("event %s to %s: cannot start the request: %s", q->event_id,
                       r->receivers[q->receiver].config->name, start_err.text);
-            request_clear(q);
+            drop_claim(r, q);
         }
     }
     r->n_claimed = 0;
@@ -790,7 +1030,7 @@ static void commit_turn(relay *r, bool scan)
 failed:
     log_warn("store: %s; retrying", err.text);
     for (size_t i = 0; i < r->n_claimed; i++)
-        request_clear(&r->claimed[i]);
+        drop_claim(r, &r->claimed[i]);
     r->n_claimed = 0;
 }
 
@@ -856,6 +1096,17 @@ static void apply_reload(relay *r)
         reload_abandon(&r->reload, next, "requests still running");
     } else {
         vf_log_set_level(next->log.level);
+        /* Each receiver keeps its pace and breaker across the reload (no
+         * request runs now, so no probe is in flight). */
+        for (size_t i = 0; i < n; i++) {
+            relay_receiver *old =
+                receiver_named(r->receivers, r->n_receivers, receivers[i].config->name);
+            if (old) {
+                receivers[i].flow = old->flow;
+                receivers[i].last_code = old->last_code;
+                memcpy(receivers[i].last_error, old->last_error, sizeof old->last_error);
+            }
+        }
         relay_receivers_free(r->receivers, r->n_receivers);
         r->receivers = receivers;
         r->n_receivers = n;
@@ -913,6 +1164,7 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
         bool scan =
             !stopping && (r->changed || clock_wall_ms() - r->last_scan_ms >= SCAN_INTERVAL_MS);
         commit_turn(r, scan);
+        presence_beat(&r->self, r->store, (int64_t)relay_sender_running(r->sender));
         if (!stopping)
             apply_reload(r);
         if (stopping) {
@@ -939,6 +1191,7 @@ int relay_run(relay *r, volatile sig_atomic_t *stop, vf_error *err)
         vf_error_init(&ignored);
         (void)store_lease_release(r->store, "deliveries", r->owner, &ignored);
     }
+    presence_end(&r->self, r->store);
     log_info("stopped");
     return 0;
 }

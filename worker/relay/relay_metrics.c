@@ -11,6 +11,7 @@
 #include "metrics_http.h"
 #include "process_metrics.h"
 #include "store_deliveries.h"
+#include "store_receivers.h"
 #include "store_config.h"
 
 /* From a LAN receiver's milliseconds to a slow one's timeout (15 s default). */
@@ -26,6 +27,8 @@ struct relay_metrics {
     metrics_family *latency;    /* {receiver} seconds */
     metrics_family *backlog;    /* {receiver} */
     metrics_family *oldest;     /* {receiver} seconds */
+    metrics_family *lag;        /* {receiver} seconds */
+    metrics_family *disabled;   /* {receiver} 0 or 1 */
     metrics_series *ready_gauge, *events, *parked, *connected, *consuming, *writable,
         *scrape_errors;
     atomic_bool is_connected, is_consuming, is_writable;
@@ -58,6 +61,16 @@ static int add_backlog(const char *receiver, int64_t count, const char *oldest_a
     return 0;
 }
 
+static int add_lag(const char *receiver, const char *oldest_due_at, void *arg)
+{
+    relay_metrics *rm = arg;
+    const char *labels[] = {receiver};
+    double due = parse_time(oldest_due_at);
+    double lag = due < 0 ? 0 : (double)clock_wall_ms() / 1e3 - due;
+    metrics_set(metrics_series_get(rm->lag, labels), lag > 0 ? lag : 0);
+    return 0;
+}
+
 static bool ready(void *arg, char *why, size_t size);
 
 static void collect(metrics *m, void *arg)
@@ -66,16 +79,21 @@ static void collect(metrics *m, void *arg)
     relay_metrics *rm = arg;
     metrics_family_zero(rm->backlog);
     metrics_family_zero(rm->oldest);
+    metrics_family_zero(rm->lag);
     for (size_t i = 0; i < rm->config->relay.n_receivers; i++) {
         const char *labels[] = {rm->config->relay.receivers[i].name};
         metrics_series_get(rm->backlog, labels); /* 0, not absent, when nothing waits */
         metrics_series_get(rm->oldest, labels);
+        metrics_series_get(rm->lag, labels);
     }
     vf_error err;
     vf_error_init(&err);
+    char now[STORE_TIME_SIZE];
+    store_now(now);
     if ((!rm->scrape_store &&
          !(rm->scrape_store = store_config_open(rm->config, STORE_READ_ONLY, &err))) ||
-        store_deliveries_backlog(rm->scrape_store, add_backlog, rm, &err) < 0) {
+        store_deliveries_backlog(rm->scrape_store, add_backlog, rm, &err) < 0 ||
+        store_deliveries_lag(rm->scrape_store, now, add_lag, rm, &err) < 0) {
         log_debug("metrics: %s", err.text);
         metrics_add(rm->scrape_errors, 1);
         store_close(rm->scrape_store);
@@ -128,6 +146,15 @@ static int define(relay_metrics *rm, vf_error *err)
     rm->oldest = metrics_family_add(
         rm->m, METRICS_GAUGE, "virtflow_relay_oldest_pending_age_seconds",
         "Age of the oldest delivery not final yet; 0 when none", 1, receiver, NULL, 0, err);
+    rm->lag = metrics_family_add(
+        rm->m, METRICS_GAUGE, "virtflow_relay_lag_seconds",
+        "How late the receiver's earliest due delivery is (paced, disabled or short of slots); 0 "
+        "when nothing is due",
+        1, receiver, NULL, 0, err);
+    rm->disabled = metrics_family_add(
+        rm->m, METRICS_GAUGE, "virtflow_relay_receiver_disabled",
+        "1 while the receiver's circuit breaker holds it disabled (probed every probe_s)", 1,
+        receiver, NULL, 0, err);
     rm->events = single(rm, METRICS_COUNTER, "virtflow_relay_events_total",
                         "Events consumed and recorded", err);
     rm->parked = single(rm, METRICS_COUNTER, "virtflow_relay_parked_total",
@@ -144,9 +171,9 @@ static int define(relay_metrics *rm, vf_error *err)
                           "1 unless the store refused the last write", err);
     rm->scrape_errors = single(rm, METRICS_COUNTER, "virtflow_relay_scrape_errors_total",
                                "Scrapes whose store-backed gauges could not be read", err);
-    if (!rm->deliveries || !rm->latency || !rm->backlog || !rm->oldest || !rm->events ||
-        !rm->parked || !rm->ready_gauge || !rm->connected || !rm->consuming || !rm->writable ||
-        !rm->scrape_errors) {
+    if (!rm->deliveries || !rm->latency || !rm->backlog || !rm->oldest || !rm->lag ||
+        !rm->disabled || !rm->events || !rm->parked || !rm->ready_gauge || !rm->connected ||
+        !rm->consuming || !rm->writable || !rm->scrape_errors) {
         if (err->code == VF_OK)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
         return -1;
@@ -154,6 +181,13 @@ static int define(relay_metrics *rm, vf_error *err)
     /* Every receiver's outcomes at 0 from the start, so an increase() over
      * the first failure sees it (a series born at 1 has no earlier sample). */
     static const char *const outcomes[] = {"delivered", "retrying", "failed"};
+    for (size_t i = 0; i < rm->config->relay.n_receivers; i++) {
+        const char *labels[] = {rm->config->relay.receivers[i].name};
+        if (!metrics_series_get(rm->disabled, labels)) {
+            vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
+            return -1;
+        }
+    }
     for (size_t i = 0; i < rm->config->relay.n_receivers; i++)
         for (size_t o = 0; o < COUNT(outcomes); o++) {
             const char *labels[] = {rm->config->relay.receivers[i].name, outcomes[o]};
@@ -166,36 +200,33 @@ static int define(relay_metrics *rm, vf_error *err)
     return process_metrics_define(rm->m, &rm->process, err);
 }
 
-relay_metrics *relay_metrics_start(const vf_config *config)
+relay_metrics *relay_metrics_start(const vf_config *config, vf_error *err)
 {
     if (!config->relay.http_listen)
         return NULL;
-    vf_error err;
-    vf_error_init(&err);
     relay_metrics *rm = calloc(1, sizeof *rm);
     if (!rm || !(rm->m = metrics_new())) {
         free(rm);
         rm = NULL;
-        vf_error_set(&err, VF_ENOMEM, "out of memory");
+        vf_error_set(err, VF_ENOMEM, "out of memory");
         goto fail;
     }
     rm->config = config;
     atomic_init(&rm->is_connected, false);
     atomic_init(&rm->is_consuming, false);
     atomic_init(&rm->is_writable, true);
-    if (define(rm, &err) < 0)
+    if (define(rm, err) < 0)
         goto fail;
     metrics_set_collect(rm->m, collect, rm);
-    rm->server = metrics_http_start(config->relay.http_listen, rm->m, ready, rm, &err);
+    rm->server = metrics_http_start(config->relay.http_listen, rm->m, ready, rm, err);
     if (!rm->server)
         goto fail;
     log_info("serving /metrics, /healthz and /readyz on port %d (relay.http_listen %s)",
              metrics_http_port(rm->server), config->relay.http_listen);
     return rm;
 fail:
-    /* Delivering matters more than being watched: see worker_metrics_start. */
-    log_error("relay.http_listen %s: %s; running without /metrics, /healthz and /readyz",
-              config->relay.http_listen, err.text);
+    /* Stops the relay: see worker_metrics_start. */
+    vf_error_prefix(err, "relay.http_listen %s", config->relay.http_listen);
     if (rm)
         metrics_free(rm->m);
     free(rm);
@@ -230,6 +261,14 @@ void relay_metrics_events(relay_metrics *rm, size_t n)
 {
     if (rm && n)
         metrics_add(rm->events, n);
+}
+
+void relay_metrics_receiver_disabled(relay_metrics *rm, const char *receiver, bool disabled)
+{
+    if (!rm)
+        return;
+    const char *labels[] = {receiver};
+    metrics_set(metrics_series_get(rm->disabled, labels), disabled ? 1 : 0);
 }
 
 void relay_metrics_parked(relay_metrics *rm)

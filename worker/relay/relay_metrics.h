@@ -19,8 +19,9 @@
 
 typedef struct relay_metrics relay_metrics;
 
-/* NULL when relay.http_listen is NULL, or (logged) when it cannot listen. */
-relay_metrics *relay_metrics_start(const vf_config *config);
+/* NULL with err unset when relay.http_listen is NULL (off); NULL with err
+ * set when it cannot listen there (the relay then stops). */
+relay_metrics *relay_metrics_start(const vf_config *config, vf_error *err);
 void relay_metrics_stop(relay_metrics *rm);
 
 void relay_metrics_link(relay_metrics *rm, bool connected, bool consuming);
@@ -34,6 +35,9 @@ void relay_metrics_events(relay_metrics *rm, size_t n);
  * of the POST to its answer, < 0 when unknown. */
 void relay_metrics_delivery(relay_metrics *rm, const char *receiver, const char *outcome,
                             double seconds);
+
+/* A receiver's circuit breaker: disabled or enabled (relay_flow.h). */
+void relay_metrics_receiver_disabled(relay_metrics *rm, const char *receiver, bool disabled);
 
 /* Untrusted events parked in virtflow.dead. */
 void relay_metrics_parked(relay_metrics *rm);

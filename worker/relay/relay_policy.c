@@ -1,6 +1,8 @@
 /* relay_policy: matching, Retry-After and the retry schedule. */
 #include "relay_policy.h"
 
+#include "event_types.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,13 @@ bool relay_policy_match(const char *pattern, const char *type)
 {
     if (!pattern || !type)
         return false;
-    if (strcmp(pattern, "*") == 0)
-        return true;
+    if (strcmp(pattern, "*") == 0) {
+        /* Operational events only to a receiver that asks for them by name:
+         * "*" predates them, and a receiver taking every task event need
+         * not hear about the relay's receivers. */
+        int known = event_types_find(type);
+        return known < 0 || !event_types_is_operational((event_type)known);
+    }
     size_t len = strlen(pattern);
     if (len >= 2 && strcmp(pattern + len - 2, ".*") == 0) {
         /* Keep the dot: "task.*" must not match "tasks.x" or "task". */

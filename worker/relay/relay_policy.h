@@ -18,7 +18,8 @@
  * that failed together do not all come back in the same second. */
 #define RELAY_JITTER 0.1
 
-/* Does event type `type` match one pattern? "*" matches every type,
+/* Does event type `type` match one pattern? "*" matches every type but the
+ * operational ones (receiver.*, delivery.*: event_types_is_operational),
  * "prefix.*" every type that starts with "prefix." (at any depth: "task.*"
  * matches "task.completed" and "task.x.y", not "task" nor "tasks.x"), and
  * anything else only the same type. */

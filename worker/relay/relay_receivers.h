@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "relay_flow.h"
 #include "signature.h"
 #include "vf_error.h"
 
@@ -19,8 +20,11 @@ typedef struct relay_receiver {
     size_t n_keys;
     char **header_lines; /* "Name: value" for the extra headers */
     size_t n_header_lines;
-    char safe_url[512]; /* the URL without credentials or query, for logs */
-    int in_flight;      /* requests running now */
+    char safe_url[512];   /* the URL without credentials or query, for logs */
+    int in_flight;        /* requests running now */
+    relay_flow flow;      /* its pace and circuit breaker (relay_flow.h) */
+    int last_code;        /* of its last failed attempt (0: no answer), for receiver.disabled */
+    char last_error[600]; /* an operational event quotes up to 512 bytes of it */
 } relay_receiver;
 
 /* Build the receivers of config->relay (disabled ones included, so their

@@ -31,6 +31,7 @@ typedef struct relay_request {
     int attempts_before; /* attempts recorded before this one */
     int64_t started_us;  /* monotonic, when the POST started (the caller's, for metrics) */
     int64_t epoch;       /* the caller's: the lease epoch it was claimed under */
+    bool probe;          /* the caller's: the one attempt a disabled receiver gets */
     void *user;          /* caller's, returned as it is */
 } relay_request;
 

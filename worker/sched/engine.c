@@ -37,8 +37,21 @@ const char *sched_reason_text(sched_reason reason)
         [SCHED_REASON_TRAIT_MISSING] = "missing required trait",
         [SCHED_REASON_TRAIT_FORBIDDEN] = "forbidden trait",
         [SCHED_REASON_RESOURCES] = "insufficient custom resource",
+        [SCHED_REASON_SPREAD] = "topology spread",
+        [SCHED_REASON_SPREAD_LABEL] = "missing topology label",
     };
     return reason < SCHED_REASON_COUNT ? text[reason] : "unknown";
+}
+
+const char *sched_decision_reason_text(const sched_decision *decision, sched_reason reason,
+                                       char *buf, size_t size)
+{
+    if (!decision->spread_key[0] ||
+        (reason != SCHED_REASON_SPREAD && reason != SCHED_REASON_SPREAD_LABEL))
+        return sched_reason_text(reason);
+    snprintf(buf, size, reason == SCHED_REASON_SPREAD ? "spread over %s" : "missing label %s",
+             decision->spread_key);
+    return buf;
 }
 
 sched_engine *sched_engine_new(const sched_params *params, vf_error *err)
@@ -128,10 +141,17 @@ void sched_engine_free(sched_engine *engine)
     free(engine->candidates);
     free(engine->total);
     free(engine->group_score);
+    spread_view_free(&engine->spread);
+    free(engine->spread_score);
     free(engine->resources_held);
     fitindex_free(engine->index);
     holds_close(&engine->holds);
     free(engine);
+}
+
+const spread_view *sched_engine_spread(const sched_engine *engine)
+{
+    return engine->spread.hosts == engine->hosts && engine->spread.key[0] ? &engine->spread : NULL;
 }
 
 const sched_params *sched_engine_params(const sched_engine *engine)
@@ -266,6 +286,7 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
             sched_score_clamp(sched_score_vm_slots(&engine->hot[i], &no_load, engine->params.pack));
     }
     regex_cache_forget_matches(&engine->regex);
+    spread_view_reset(&engine->spread); /* its names were the old snapshot's */
     memset(engine->load, 0, n * sizeof *engine->load);
     memset(engine->resources_held, 0, n * sizeof *engine->resources_held);
     memset(engine->reasons, 0, n);

@@ -31,6 +31,7 @@
 #include "request.h"
 #include "sched_params.h"
 #include "sched_reservation.h"
+#include "spread.h"
 #include "vf_error.h"
 
 /* Why a host was rejected; the first failing filter wins. */
@@ -55,10 +56,14 @@ typedef enum {
     SCHED_REASON_TRAIT_MISSING,       /* lacks a trait of required_traits */
     SCHED_REASON_TRAIT_FORBIDDEN,     /* carries a trait of forbidden_traits */
     SCHED_REASON_RESOURCES,           /* too little of a custom resource left */
+    SCHED_REASON_SPREAD,              /* one more member here breaks the spread's max_skew */
+    SCHED_REASON_SPREAD_LABEL,        /* the host lacks the spread's key (no domain) */
     SCHED_REASON_COUNT
 } sched_reason;
 
-/* The user-facing words for a reason ("insufficient memory"). */
+/* The user-facing words for a reason ("insufficient memory"); the spread's
+ * two read "topology spread" and "missing topology label" here, and name
+ * the key in a decision's words (sched_decision_reason_text). */
 const char *sched_reason_text(sched_reason reason);
 
 #define SCHED_MAX_SCORES 8
@@ -91,7 +96,16 @@ typedef struct sched_decision {
                                     index (fitindex.h) counts hosts per reason without
                                     visiting each, and reason_counts are always exact. */
     char message[512];           /* "placed on bm-003 ..." or "0/12 nodes are available: ..." */
+    /* The key of the request's spread ("" none): the spread's reasons read
+     * "spread over rack" and "missing label rack". */
+    char spread_key[LABEL_KEY_LEN];
 } sched_decision;
+
+/* The words for `reason` in `decision`: sched_reason_text's, with the
+ * spread's key named for its two reasons ("spread over rack"). Returns
+ * `buf` (size bytes) or a static text. */
+const char *sched_decision_reason_text(const sched_decision *decision, sched_reason reason,
+                                       char *buf, size_t size);
 
 typedef struct sched_engine sched_engine;
 
@@ -296,6 +310,10 @@ const sched_params *sched_engine_params(const sched_engine *engine);
 /* The snapshot decisions are made over (NULL before the first set_hosts),
  * and whether filter `filter_id` (a sched_filter_id, plugins.h) is on. */
 const hostset *sched_engine_snapshot(const sched_engine *engine);
+/* The domains and counts of the last decision's spread (spread.h), or NULL
+ * when that decision had none; borrowed, valid until the next decide or
+ * set_hosts. Its has_room is filled for a decision that placed nothing. */
+const spread_view *sched_engine_spread(const sched_engine *engine);
 bool sched_engine_filter_on(const sched_engine *engine, int filter_id);
 
 /* The decision as the result object a task records (docs/contracts.md):

@@ -69,26 +69,31 @@ static size_t pick_near_best(const sched_engine *engine, const sched_request *re
  * already holds `lead_len` bytes. */
 static void explain_counts(sched_decision *out, size_t lead_len)
 {
-    /* Reasons by descending count, like kube-scheduler's FitError. */
+    /* Reasons by descending count, like kube-scheduler's FitError (ties in
+     * reason order): the few reasons with a count gathered first, then
+     * ordered among themselves, so the reasons no host has cost one test. */
+    uint8_t order[SCHED_REASON_COUNT];
+    size_t n = 0;
+    for (int r = 1; r < SCHED_REASON_COUNT; r++) {
+        if (!out->reason_counts[r])
+            continue;
+        size_t at = n++;
+        while (at > 0 && out->reason_counts[order[at - 1]] < out->reason_counts[r]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = (uint8_t)r;
+    }
     size_t used = lead_len;
-    bool first = true;
-    bool done[SCHED_REASON_COUNT] = {false};
-    for (;;) {
-        int best = -1;
-        for (int r = 1; r < SCHED_REASON_COUNT; r++)
-            if (!done[r] && out->reason_counts[r] &&
-                (best < 0 || out->reason_counts[r] > out->reason_counts[best]))
-                best = r;
-        if (best < 0)
-            break;
-        done[best] = true;
+    for (size_t k = 0; k < n; k++) {
+        sched_reason reason = (sched_reason)order[k];
+        char words[LABEL_KEY_LEN + 32];
         int wrote = snprintf(out->message + used, sizeof out->message - used, "%s%u %s",
-                             first ? ": " : ", ", out->reason_counts[best],
-                             sched_reason_text((sched_reason)best));
+                             k == 0 ? ": " : ", ", out->reason_counts[reason],
+                             sched_decision_reason_text(out, reason, words, sizeof words));
         if (wrote < 0 || (size_t)wrote >= sizeof out->message - used)
             break;
         used += (size_t)wrote;
-        first = false;
     }
 }
 
@@ -285,25 +290,40 @@ int sched_engine_decide(sched_engine *engine, const sched_request *req, sched_de
     return sched_engine_decide_with(engine, req, NULL, out, err);
 }
 
-/* The caller's exclusions and the group's hard policy as marks on
- * engine->reasons, where the pass reads them: excluded hosts that pass
- * every filter are rejected as anti-affinity; one failing a filter keeps
- * that filter's reason. Returns whether any mark was laid. */
-static bool mark_constraints(sched_engine *engine, const sched_request *req,
-                             const sched_decide_options *options)
+/* The caller's exclusions, the group's hard policy and a hard spread as
+ * marks on engine->reasons, where the pass reads them: excluded hosts that
+ * pass every filter are rejected as anti-affinity; one failing a filter
+ * keeps that filter's reason. Returns 1 when any mark was laid, 0 when none
+ * was, -1 with err. */
+static int mark_constraints(sched_engine *engine, const sched_request *req, const plan *pl,
+                            const sched_decide_options *options, vf_error *err)
 {
     const hostset *hosts = engine->hosts;
     bool excluded = options && options->n_excluded > 0;
     bool group_hard = group_filters(req);
-    if (!excluded && !group_hard)
-        return false;
+    bool spread_hard = engine_spread_applies(engine, req) && !req->spread.soft;
+    if (!excluded && !group_hard && !spread_hard)
+        return 0;
     memset(engine->reasons, 0, hosts->n_hosts);
     for (size_t e = 0; excluded && e < options->n_excluded; e++)
         if (options->excluded[e] < hosts->n_hosts)
             engine->reasons[options->excluded[e]] = SCHED_REASON_ANTI_AFFINITY;
+    const uint32_t *members = options ? options->group_members : NULL;
     if (group_hard)
-        mark_group(engine, req, options ? options->group_members : NULL);
-    return true;
+        mark_group(engine, req, members);
+    if (spread_hard && engine_spread_prepare(engine, req, pl, members, err) < 0)
+        return -1;
+    return 1;
+}
+
+/* A soft spread's scores (engine_spread_prepare). Returns 1 when
+ * TopologySpread scores this decision, 0 when not, -1 with err. */
+static int soft_spread(sched_engine *engine, const sched_request *req, const plan *pl,
+                       const sched_decide_options *options, vf_error *err)
+{
+    if (!req->spread.soft)
+        return 0;
+    return engine_spread_prepare(engine, req, pl, options ? options->group_members : NULL, err);
 }
 
 /* A soft group policy's scores (score_group). Returns 1 when ServerGroup
@@ -322,19 +342,19 @@ static int soft_group(sched_engine *engine, const sched_request *req,
  * out->reason_counts; engine->candidates and engine->total as
  * engine_full_pass says. Returns how many hosts are feasible. */
 static size_t find_feasible(sched_engine *engine, const sched_request *req, const plan *pl,
-                            bool marked, bool group_on, bool want_host_reasons, sched_decision *out,
-                            size_t *best)
+                            bool marked, bool group_on, bool spread_on, bool want_host_reasons,
+                            sched_decision *out, size_t *best)
 {
     *best = 0;
     size_t n = 0;
-    if (index_applies(engine, req, pl, marked || group_on, want_host_reasons))
+    if (index_applies(engine, req, pl, marked || group_on || spread_on, want_host_reasons))
         n = decide_by_index(engine, req, pl, out->reason_counts);
     if (n > 0) {
         out->host_reasons = NULL; /* the index charged hosts to reasons in aggregate */
         return n;
     }
     memset(out->reason_counts, 0, sizeof out->reason_counts);
-    return engine_full_pass(engine, req, pl, marked, group_on, out->reason_counts, best);
+    return engine_full_pass(engine, req, pl, marked, group_on, spread_on, out->reason_counts, best);
 }
 
 /* "0/12 nodes are available: 7 insufficient cpu, ..." and what no host has. */
@@ -390,7 +410,7 @@ static void explain_no_vmid(sched_engine *engine, const sched_request *req, cons
     if (!out->host_reasons) {
         memset(out->reason_counts, 0, sizeof out->reason_counts);
         size_t ignored = 0;
-        engine_full_pass(engine, req, pl, false, false, out->reason_counts, &ignored);
+        engine_full_pass(engine, req, pl, false, false, false, out->reason_counts, &ignored);
         out->host_reasons = engine->reasons;
     }
     int lead = snprintf(out->message, sizeof out->message,
@@ -407,7 +427,8 @@ static void explain_no_vmid(sched_engine *engine, const sched_request *req, cons
 /* A placement on host `index` with `vmid`: the decision's fields, and
  * unless terse its breakdown and message. */
 static void fill_placed(sched_engine *engine, const sched_request *req, bool terse, bool group_on,
-                        uint32_t index, double score, uint32_t vmid, size_t n, sched_decision *out)
+                        bool spread_on, uint32_t index, double score, uint32_t vmid, size_t n,
+                        sched_decision *out)
 {
     const host *node = &engine->hosts->hosts[index];
     out->placed = true;
@@ -416,7 +437,7 @@ static void fill_placed(sched_engine *engine, const sched_request *req, bool ter
     out->score = score;
     if (terse)
         return;
-    engine_breakdown(engine, req, index, group_on, out);
+    engine_breakdown(engine, req, index, group_on, spread_on, out);
     int lead = snprintf(out->message, sizeof out->message,
                         "%s chosen with score %.2f, vmid %u; %zu/%zu nodes are available",
                         node->name, out->score, vmid, n, out->n_hosts);
@@ -440,12 +461,15 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     vmid_query vmids;
     if (prefilter(engine, req, &pl, &vmids, err) < 0)
         return -1;
-    bool marked = mark_constraints(engine, req, options);
-    int group_on = soft_group(engine, req, options, err);
-    if (group_on < 0)
+    if (engine_spread_applies(engine, req))
+        snprintf(out->spread_key, sizeof out->spread_key, "%s", req->spread.key);
+    int marked = mark_constraints(engine, req, &pl, options, err);
+    int group_on = marked < 0 ? -1 : soft_group(engine, req, options, err);
+    int spread_on = group_on < 0 ? -1 : soft_spread(engine, req, &pl, options, err);
+    if (spread_on < 0)
         return -1;
     size_t best;
-    size_t n = find_feasible(engine, req, &pl, marked, group_on > 0,
+    size_t n = find_feasible(engine, req, &pl, marked > 0, group_on > 0, spread_on > 0,
                              options && options->host_reasons, out, &best);
     out->n_feasible = n;
     if (pl.node_regex && pattern_too_costly(pl.node_regex)) {
@@ -454,6 +478,7 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     }
     if (n == 0) {
         explain_unplaced(out, req, &pl);
+        engine_spread_explain(engine, req, out);
         return 0;
     }
 
@@ -468,7 +493,9 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
         explain_no_vmid(engine, req, &pl, &vmids, n, scanned, out);
         return 0;
     }
-    fill_placed(engine, req, options && options->terse, group_on > 0, engine->candidates[chosen],
-                engine->total[chosen], vmid, n, out);
+    fill_placed(engine, req, options && options->terse, group_on > 0, spread_on > 0,
+                engine->candidates[chosen], engine->total[chosen], vmid, n, out);
+    if (marked > 0)
+        engine_spread_explain(engine, req, out);
     return 0;
 }

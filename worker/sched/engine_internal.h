@@ -1,5 +1,5 @@
 /* engine_internal: what the engine's own files share (engine.h is the
- * contract callers see). The engine is one handle in four files, each one
+ * contract callers see). The engine is one handle in five files, each one
  * responsibility:
  *   engine.c           the handle, its snapshot and the live reservations
  *                      (what is free on each host, and the vmid hints)
@@ -8,6 +8,8 @@
  *   engine_decide.c    one decision, step by step (pre-filter, constraints,
  *                      feasible hosts, select, vmid, the explanation)
  *   engine_pass.c      the fused filter-and-score pass over every host
+ *   engine_spread.c    a request's topology spread in one decision: the
+ *                      eligible domains, the marks or scores (spread.h)
  * and the modules it keeps: fitindex.h (the free-capacity index),
  * holds.h, vmid_hints.h, regex_cache.h. Not for use outside worker/sched. */
 #ifndef VF_ENGINE_INTERNAL_H
@@ -20,6 +22,7 @@
 #include "plugin_config.h"
 #include "plugins.h"
 #include "regex_cache.h"
+#include "spread.h"
 #include "vmid_hints.h"
 
 struct sched_engine {
@@ -38,7 +41,13 @@ struct sched_engine {
     size_t capacity;       /* length of the per-host arrays */
     double *group_score;   /* per host: ServerGroup's score, for a soft group policy */
     size_t group_capacity; /* its length; grown when a soft group is first decided */
-    fitindex *index;       /* over hot and load; not ready: decide by the full pass */
+    /* A request's topology spread: the domains of its key over the snapshot
+     * and the last decision's counts (spread.h, engine_spread.c); the
+     * suggestions read them after the decision. */
+    spread_view spread;
+    double *spread_score;   /* per host: TopologySpread's score, for a soft spread */
+    size_t spread_capacity; /* its length */
+    fitindex *index;        /* over hot and load; not ready: decide by the full pass */
 
     holds holds;       /* the live reservations and their vmids: holds.h */
     vmid_hints vmids;  /* where the next vmid search starts: vmid_hints.h */
@@ -72,6 +81,12 @@ static inline double engine_group_weight(const sched_engine *engine)
     return engine->plugins.weights > 0 ? engine->plugins.weights : 1;
 }
 
+/* TopologySpread's weight (a soft spread adds it to the decision's). */
+static inline double engine_spread_weight(const sched_engine *engine)
+{
+    return engine->plugins.score_weight[SCHED_SCORE_TOPOLOGY_SPREAD];
+}
+
 /* What the pre-filter prepared for one request. */
 typedef struct plan {
     int pool_id;         /* -1: no host has the requested pool */
@@ -86,19 +101,48 @@ typedef struct plan {
 /* engine_pass.c: filter and score every host in one pass. Writes each
  * host's reason into engine->reasons and counts them into `counts` (zeroed
  * by the caller); `excluded_marked`: the caller zeroed reasons and marked
- * the hosts it excludes (anti-affinity, a group's hard policy) beforehand;
- * `group_on`: engine->group_score adds ServerGroup's score. Each feasible
+ * the hosts it excludes (anti-affinity, a group's hard policy, a hard
+ * spread) beforehand; `group_on`: engine->group_score adds ServerGroup's
+ * score; `spread_on`: engine->spread_score adds TopologySpread's. Each feasible
  * host's index goes to engine->candidates (name order) and its score to
  * engine->total (with subset_size 1 and no near-best pick, only the
  * best's); *best is the best's candidate position. Returns how many are
  * feasible. */
 size_t engine_full_pass(sched_engine *engine, const sched_request *req, const plan *pl,
-                        bool excluded_marked, bool group_on, uint32_t counts[SCHED_REASON_COUNT],
-                        size_t *best);
+                        bool excluded_marked, bool group_on, bool spread_on,
+                        uint32_t counts[SCHED_REASON_COUNT], size_t *best);
 /* A placed decision's breakdown: each enabled score's clamped value on
  * host `index` (the values the pass summed), weighted, in sched_score_id
- * order, then ServerGroup's with `group_on`, appended to out->parts. */
+ * order (TopologySpread's with `spread_on` only), then ServerGroup's with
+ * `group_on`, appended to out->parts. */
 void engine_breakdown(const sched_engine *engine, const sched_request *req, size_t index,
-                      bool group_on, sched_decision *out);
+                      bool group_on, bool spread_on, sched_decision *out);
+
+/* engine_spread.c: a request's topology spread in one decision (spread.h).
+ * Whether the request's spread applies (a key, and its filter or score
+ * on): inline, so a request without a spread pays one test for it. */
+static inline bool engine_spread_applies(const sched_engine *engine, const sched_request *req)
+{
+    if (!req->spread.key[0])
+        return false;
+    return req->spread.soft ? engine_spread_weight(engine) > 0
+                            : engine->plugins.filter_on[SCHED_FILTER_TOPOLOGY_SPREAD];
+}
+/* Before the pass: the domains of the key, the eligible ones (pl: the
+ * request's plan), the counts of `members` (per host; NULL none) and the
+ * minimum; then, for a hard spread, marks on the hosts still unmarked in
+ * engine->reasons (the caller zeroed them: SCHED_REASON_SPREAD_LABEL,
+ * SCHED_REASON_SPREAD), for a soft one engine->spread_score. Returns 1
+ * when it marked or scored, 0 when the request has no spread that
+ * applies, -1 with VF_ENOMEM. */
+int engine_spread_prepare(sched_engine *engine, const sched_request *req, const plan *pl,
+                          const uint32_t *members, vf_error *err)
+    __attribute__((warn_unused_result));
+/* After the pass of a decision with a hard spread prepared (placed or
+ * not): which domains had a host that passed every other filter (the
+ * suggestions name the domains that lack room); and, when nothing was
+ * placed, " (rack r3 lacks room)" or " (1 domain of rack, min_domains 3:
+ * rack r1)" appended to out->message. */
+void engine_spread_explain(sched_engine *engine, const sched_request *req, sched_decision *out);
 
 #endif

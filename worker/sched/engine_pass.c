@@ -11,7 +11,8 @@
  * SCHED_REASON_ANTI_AFFINITY for the excluded hosts, a group reason for
  * those the group's hard policy rejects, beforehand), else SCHED_REASON_NONE;
  * with `group_on`, engine->group_score adds ServerGroup's score, weighted
- * as every other score together (engine_group_weight); and
+ * as every other score together (engine_group_weight); with `spread_on`,
+ * engine->spread_score adds TopologySpread's, at its weight; and
  * counts them into `counts` (zeroed by the caller). Each feasible host's index
  * goes to engine->candidates (name order) and its score to engine->total: the
  * clamped scores weighted and summed in sched_score_id order from 0, then
@@ -30,7 +31,7 @@ static inline __attribute__((always_inline)) size_t
 filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
                  bool excluded_marked, uint32_t counts[SCHED_REASON_COUNT], size_t *best,
                  bool free_on, bool most_on, bool balanced_on, bool vm_slots_on,
-                 bool target_load_on, bool group_on, bool extras)
+                 bool target_load_on, bool group_on, bool spread_on, bool extras)
 {
     /* Every switch and weight in a local: reasons is a byte array, which may
      * alias anything, so otherwise each store would make the compiler reload
@@ -70,7 +71,9 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
     const double missing_score = engine->plugins.missing_score;
     const double w_group = group_on ? engine_group_weight(engine) : 0;
     const double *group_score = engine->group_score;
-    const double weights = engine->plugins.weights + w_group;
+    const double w_spread = spread_on ? engine_spread_weight(engine) : 0;
+    const double *spread_score = engine->spread_score;
+    const double weights = engine->plugins.weights + w_spread + w_group;
     const bool every_total = engine->params.subset_size > 1 || engine_near_best_on(&engine->params);
     const sched_hot *hot = engine->hot;
     const sched_host_load *loads = engine->load;
@@ -143,6 +146,8 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
             sum += w_target_load *
                    sched_score_clamp(sched_score_target_load(&hosts[i], load, want_cpu, want_memory,
                                                              target_percent, missing_score));
+        if (spread_on)
+            sum += w_spread * spread_score[i];
         if (group_on)
             sum += w_group * group_score[i];
         /* Dividing by the weights is monotonic, so a host whose sum is no
@@ -170,24 +175,27 @@ filter_and_score(sched_engine *engine, const sched_request *req, const plan *pl,
 /* filter_and_score with the score switches as constants for the default
  * set, so the compiler drops their tests from the per-host loop. */
 size_t engine_full_pass(sched_engine *engine, const sched_request *req, const plan *pl,
-                        bool excluded_marked, bool group_on, uint32_t counts[SCHED_REASON_COUNT],
-                        size_t *best)
+                        bool excluded_marked, bool group_on, bool spread_on,
+                        uint32_t counts[SCHED_REASON_COUNT], size_t *best)
 {
     const double *w = engine->plugins.score_weight;
     bool free_on = w[SCHED_SCORE_FREE] > 0, most_on = w[SCHED_SCORE_MOST_ALLOCATED] > 0;
     bool balanced_on = w[SCHED_SCORE_BALANCED] > 0, slots_on = w[SCHED_SCORE_VM_SLOTS] > 0;
     bool target_load_on = w[SCHED_SCORE_TARGET_LOAD] > 0;
-    /* A soft group policy takes a pass of its own, so the common path's
-     * loops carry no group test; traits and resources likewise. */
+    /* A soft group policy or spread takes a pass of its own, so the common
+     * path's loops carry no test of theirs; traits and resources likewise. */
     bool extras = pl->traits_on || pl->resources_on;
+    if (spread_on)
+        return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
+                                balanced_on, slots_on, target_load_on, group_on, true, extras);
     if (group_on)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
-                                balanced_on, slots_on, target_load_on, true, extras);
+                                balanced_on, slots_on, target_load_on, true, false, extras);
     if (free_on && !most_on && balanced_on && slots_on && !target_load_on && !extras)
         return filter_and_score(engine, req, pl, excluded_marked, counts, best, true, false, true,
-                                true, false, false, false);
+                                true, false, false, false, false);
     return filter_and_score(engine, req, pl, excluded_marked, counts, best, free_on, most_on,
-                            balanced_on, slots_on, target_load_on, false, extras);
+                            balanced_on, slots_on, target_load_on, false, false, extras);
 }
 
 /* One score plugin's clamped value for one host, for a decision's breakdown. */
@@ -214,6 +222,9 @@ static double score_part(const sched_engine *engine, sched_score_id id, size_t i
                                     (double)req->memory, engine->plugins.target_percent,
                                     engine->plugins.missing_score);
         break;
+    case SCHED_SCORE_TOPOLOGY_SPREAD:
+        v = engine->spread_score[index]; /* the value the decision summed */
+        break;
     case SCHED_SCORE_COUNT:
         break;
     }
@@ -221,14 +232,16 @@ static double score_part(const sched_engine *engine, sched_score_id id, size_t i
 }
 
 void engine_breakdown(const sched_engine *engine, const sched_request *req, size_t index,
-                      bool group_on, sched_decision *out)
+                      bool group_on, bool spread_on, sched_decision *out)
 {
     const sched_hot *h = &engine->hot[index];
     const sched_host_load *load = &engine->load[index];
     double cpu_fraction = sched_cpu_fraction(h, sched_cpu_after(h, load, req->cpu));
     double memory_fraction =
         sched_memory_fraction(h, sched_memory_after(h, load, (double)req->memory));
-    for (int s = 0; s < SCHED_SCORE_COUNT; s++) {
+    /* TopologySpread, the last id, only when this decision summed it. */
+    int scores = spread_on ? SCHED_SCORE_COUNT : SCHED_SCORE_TOPOLOGY_SPREAD;
+    for (int s = 0; s < scores; s++) {
         if (!(engine->plugins.score_weight[s] > 0))
             continue;
         double v = score_part(engine, (sched_score_id)s, index, req, cpu_fraction, memory_fraction);

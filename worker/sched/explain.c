@@ -42,11 +42,13 @@ json_t *sched_decision_to_json(const sched_decision *decision, const hostset *ho
     json_object_set_new_nocheck(obj, "explanation", json_string(decision->message));
     if (!decision->placed && decision->host_reasons) {
         json_t *rejections = json_object();
+        char words[LABEL_KEY_LEN + 32];
         for (size_t i = 0; i < hosts->n_hosts && i < decision->n_hosts; i++) {
             sched_reason r = (sched_reason)decision->host_reasons[i];
             if (r != SCHED_REASON_NONE)
-                json_object_set_new(rejections, hosts->hosts[i].name,
-                                    json_string(sched_reason_text(r)));
+                json_object_set_new(
+                    rejections, hosts->hosts[i].name,
+                    json_string(sched_decision_reason_text(decision, r, words, sizeof words)));
         }
         json_object_set_new_nocheck(obj, "rejections", rejections);
     }

@@ -32,7 +32,7 @@ int hostset_add(hostset *set, const host *h, vf_error *err)
         return -1;
     }
     host_traits *traits = NULL;
-    if (h->traits && (h->traits->traits.n || h->traits->resources.n)) {
+    if (!host_traits_empty(h->traits)) {
         traits = malloc(sizeof *traits);
         if (!traits) {
             vf_error_set(err, VF_ENOMEM, "out of memory adding host %s", h->name);
@@ -55,7 +55,7 @@ int hostset_set_traits(hostset *set, size_t index, const host_traits *traits, vf
         return -1;
     }
     host_traits *copy = NULL;
-    if (traits && (traits->traits.n || traits->resources.n)) {
+    if (!host_traits_empty(traits)) {
         copy = malloc(sizeof *copy);
         if (!copy) {
             vf_error_set(err, VF_ENOMEM, "out of memory adding traits to host %s",

@@ -50,10 +50,11 @@ typedef struct host {
      * in what was padding, so the record keeps its size. */
     bool has_usage_cpu;
     bool has_usage_mem;
-    /* Traits and custom resources (traits.h), NULL for most hosts. The
-     * caller of hostset_add may point it at its own; the set keeps a copy
-     * (NULL when empty), valid until the set is freed. Read only by the
-     * Traits and Resources filters, and only for requests that ask. */
+    /* Traits, custom resources and topology labels (traits.h, labels.h),
+     * NULL for most hosts. The caller of hostset_add may point it at its
+     * own; the set keeps a copy (NULL when empty), valid until the set is
+     * freed. Read only by the Traits, Resources and TopologySpread filters,
+     * and only for requests that ask. */
     const host_traits *traits;
 } host;
 
@@ -92,7 +93,7 @@ void hostset_free(hostset *set);
 /* Append a copy of `h` (and of what h->traits points to). Returns 0, or -1
  * (out of memory; err filled). */
 int hostset_add(hostset *set, const host *h, vf_error *err) __attribute__((warn_unused_result));
-/* Replace the traits and resources of host number `index` (as hostset_add
+/* Replace the traits, resources and labels of host number `index` (as hostset_add
  * counts; before hostset_finish) with a copy of `traits` (NULL or empty:
  * none). Returns 0, or -1 (out of memory, or no such host; err filled). */
 int hostset_set_traits(hostset *set, size_t index, const host_traits *traits, vf_error *err)

@@ -41,6 +41,7 @@ typedef struct rules {
     const sched_params *params;
     bool pool_on, need_dedicated, keep_dedicated, named, slots_on, cpu_on, memory_on;
     bool traits_on, resources_on;
+    bool spread_on; /* a hard spread: hosts without its key are out */
     pattern *regex; /* owned; NULL: no node regex (or NodeRegex off) */
 } rules;
 
@@ -57,7 +58,7 @@ typedef struct largest {
 /* How many hosts each constraint, in filter order, left; and what the
  * survivors offer. */
 typedef struct narrowed {
-    size_t in_pool, of_kind, of_name, of_regex, of_traits;
+    size_t in_pool, of_kind, of_name, of_regex, of_traits, of_label;
     /* The first resource no host of the traits asked has enough of in
      * total, the most any has of it, and which. */
     int short_resource;
@@ -86,6 +87,8 @@ static bool rules_of(const sched_engine *engine, const sched_request *req, const
         .traits_on = (req->required_traits.n || req->forbidden_traits.n) &&
                      sched_engine_filter_on(engine, SCHED_FILTER_TRAITS),
         .resources_on = req->resources.n && sched_engine_filter_on(engine, SCHED_FILTER_RESOURCES),
+        .spread_on = req->spread.key[0] && !req->spread.soft &&
+                     sched_engine_filter_on(engine, SCHED_FILTER_TOPOLOGY_SPREAD),
     };
     if (!req->node_regex[0] || !sched_engine_filter_on(engine, SCHED_FILTER_NODE_REGEX))
         return true;
@@ -142,6 +145,9 @@ static int passes_inventory(const rules *r, const sched_request *req, const host
     if (r->traits_on && sched_traits_reason(h, req) != SCHED_REASON_NONE)
         return 0;
     n->of_traits++;
+    if (r->spread_on && !host_traits_label(h->traits, req->spread.key))
+        return 0;
+    n->of_label++;
     if (r->resources_on && !n->resources_ok) {
         static const int64_t none_held[RESOURCES_MAX] = {0};
         if (!sched_resources_fit(h, none_held, &req->resources)) {
@@ -216,6 +222,9 @@ static bool explain_inventory(const rules *r, const sched_request *req, const ho
                  "required: %s)",
                  pool, (unsigned)req->required_traits.n, (unsigned)req->forbidden_traits.n,
                  req->required_traits.n ? req->required_traits.names[0] : "none");
+    } else if (n->of_label == 0) {
+        snprintf(why, size, "no host of %s has the label %s its spread is over", pool,
+                 req->spread.key);
     } else {
         return false;
     }
@@ -258,6 +267,45 @@ static void explain_capacity(const rules *r, const sched_request *req, const nar
     }
 }
 
+/* A hard spread with min_domains over fewer domains than that: the least
+ * domain counts as 0, so each domain takes at most max_skew members, and a
+ * count above domains x max_skew never fits (whatever its group holds
+ * already, which only lowers the bound). Counts the domains of the hosts
+ * that pass the inventory's constraints. */
+static bool spread_never(const rules *r, const sched_request *req, const hostset *hosts,
+                         const char *pool, char *why, size_t size)
+{
+    const sched_spread *sp = &req->spread;
+    if (!r->spread_on || sp->min_domains <= 1 || req->count <= sp->max_skew)
+        return false;
+    const char *seen[REQUEST_MAX_DOMAINS];
+    size_t n_seen = 0;
+    for (size_t i = 0; i < hosts->n_hosts && n_seen < (size_t)sp->min_domains; i++) {
+        narrowed ignored = {.resources_ok = true};
+        if (passes_inventory(r, req, &hosts->hosts[i], &ignored) != 1)
+            continue;
+        const char *value = host_traits_label(hosts->hosts[i].traits, sp->key);
+        size_t k = 0;
+        while (k < n_seen && strcmp(seen[k], value) != 0)
+            k++;
+        if (k == n_seen)
+            seen[n_seen++] = value;
+    }
+    if (n_seen >= (size_t)sp->min_domains || (int64_t)req->count <= (int64_t)n_seen * sp->max_skew)
+        return false;
+    int used = snprintf(why, size,
+                        "%d VMs spread over %s (max_skew %d, min_domains %d): %s has %zu %s "
+                        "domain(s) (",
+                        (int)req->count, sp->key, (int)sp->max_skew, (int)sp->min_domains, pool,
+                        n_seen, sp->key);
+    for (size_t k = 0; k < n_seen && k < 4 && used > 0 && (size_t)used < size; k++)
+        used += snprintf(why + used, size - (size_t)used, "%s%s", k ? ", " : "", seen[k]);
+    if (used > 0 && (size_t)used < size)
+        snprintf(why + used, size - (size_t)used, "%s), so at most %lld fit",
+                 n_seen > 4 ? ", ..." : "", (long long)n_seen * sp->max_skew);
+    return true;
+}
+
 bool sched_never_fits(const sched_engine *engine, const sched_request *req, char *why, size_t size)
 {
     const hostset *hosts = sched_engine_snapshot(engine);
@@ -268,14 +316,15 @@ bool sched_never_fits(const sched_engine *engine, const sched_request *req, char
         return false;
     narrowed n;
     narrow(&r, req, hosts, &n);
-    pattern_free(r.regex);
-    if (n.could)
-        return false;
     char pool[HOST_POOL_LEN + 16];
     if (r.pool_on)
         snprintf(pool, sizeof pool, "pool \"%s\"", req->pool);
     else
         snprintf(pool, sizeof pool, "the inventory");
+    bool never = !n.could || spread_never(&r, req, hosts, pool, why, size);
+    pattern_free(r.regex);
+    if (!never || n.could)
+        return never;
     if (!explain_inventory(&r, req, hosts, &n, pool, why, size))
         explain_capacity(&r, req, &n, pool, why, size);
     return true;

@@ -215,8 +215,10 @@ int plugin_config_apply(plugin_config *setup, sched_params *applied, const sched
         }
     }
     /* In the order the scores are summed, so the division per host uses
-     * exactly the figure a per-score accumulation would. */
+     * exactly the figure a per-score accumulation would. TopologySpread
+     * scores only requests with a soft spread, which add its weight then. */
     for (int s = 0; s < SCHED_SCORE_COUNT; s++)
-        setup->weights += setup->score_weight[s];
+        if (s != SCHED_SCORE_TOPOLOGY_SPREAD)
+            setup->weights += setup->score_weight[s];
     return 0;
 }

@@ -19,9 +19,9 @@ typedef struct plugin_config {
     bool filter_on[SCHED_FILTER_COUNT];
     double score_weight[SCHED_SCORE_COUNT];    /* 0: the score is off */
     const char *score_name[SCHED_SCORE_COUNT]; /* static: the registry's names */
-    double weights;                            /* sum of score_weight, added in id order */
-    double target_percent;                     /* TargetLoadPacking: 0 < T < 100 */
-    double missing_score;                      /* TargetLoadPacking: a host without usage figures */
+    double weights;        /* sum of score_weight but TopologySpread's, added in id order */
+    double target_percent; /* TargetLoadPacking: 0 < T < 100 */
+    double missing_score;  /* TargetLoadPacking: a host without usage figures */
     bool vmid_range_enabled;
     bool vmid_regex_enabled;
 } plugin_config;

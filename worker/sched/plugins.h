@@ -105,6 +105,11 @@ typedef enum {
     SCHED_FILTER_MEMORY,
     SCHED_FILTER_DISK,
     SCHED_FILTER_RESOURCES,
+    /* The request's topology spread (spread.h): last, as a group's hard
+     * policy is, since it depends on where the request's group already is.
+     * Its rule is spread_fits; the engine lays it on hosts as marks the
+     * pass charges after every other filter (engine_spread.c). */
+    SCHED_FILTER_TOPOLOGY_SPREAD,
     SCHED_FILTER_COUNT
 } sched_filter_id;
 
@@ -115,6 +120,11 @@ typedef enum {
     SCHED_SCORE_BALANCED,
     SCHED_SCORE_VM_SLOTS,
     SCHED_SCORE_TARGET_LOAD,
+    /* A soft topology spread's score (spread_score), summed only for the
+     * requests that ask one: its weight is left out of
+     * plugin_config.weights and added by those decisions alone, so every
+     * other decision scores exactly as it did. */
+    SCHED_SCORE_TOPOLOGY_SPREAD,
     SCHED_SCORE_COUNT
 } sched_score_id;
 

@@ -16,12 +16,17 @@ const sched_plugin sched_plugins[] = {
     {"MemoryOvercommit", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_MEMORY, "ratio, reserve"},
     {"Disk", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_DISK, NULL},
     {"Resources", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_RESOURCES, NULL},
+    {"TopologySpread", CONFIG_PLUGIN_FILTER, true, 0, SCHED_FILTER_TOPOLOGY_SPREAD, NULL},
     {"FreeResources", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_FREE, NULL},
     {"MostAllocated", CONFIG_PLUGIN_SCORE, false, 1, SCHED_SCORE_MOST_ALLOCATED, NULL},
     {"Balanced", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_BALANCED, NULL},
     {"VMSlots", CONFIG_PLUGIN_SCORE, true, 1, SCHED_SCORE_VM_SLOTS, NULL},
     {"TargetLoadPacking", CONFIG_PLUGIN_SCORE, false, 1, SCHED_SCORE_TARGET_LOAD,
      "target_percent, missing_score"},
+    /* As much as the three default scores together, as Kubernetes weighs
+     * its PodTopologySpread above its resource scores: a preference asked
+     * for should mostly be followed. Only for requests with a soft spread. */
+    {"TopologySpread", CONFIG_PLUGIN_SCORE, true, 3, SCHED_SCORE_TOPOLOGY_SPREAD, NULL},
     {"Range", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_RANGE, NULL},
     {"Regex", CONFIG_PLUGIN_VMID, true, 0, SCHED_VMID_REGEX, NULL},
 };

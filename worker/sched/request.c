@@ -32,6 +32,60 @@ const char *sched_group_policy_name(sched_group_policy policy)
                : "";
 }
 
+const char *sched_spread_when_name(bool soft)
+{
+    return soft ? "score" : "do_not_schedule";
+}
+
+/* spread: {key, max_skew, when_unsatisfiable, min_domains}; absent or null:
+ * none. */
+static int parse_spread(const json_t *body, sched_request *out, vf_error *err)
+{
+    static const char *const allowed[] = {"key", "max_skew", "when_unsatisfiable", "min_domains",
+                                          NULL};
+    const json_t *spread = json_object_get(body, "spread");
+    if (!spread || json_is_null(spread))
+        return 0;
+    if (!json_is_object(spread)) {
+        vf_error_set(err, VF_EINVAL, "spread: expected an object, got %s",
+                     json_util_type_name(spread));
+        return -1;
+    }
+    sched_spread *s = &out->spread;
+    char when[24] = "do_not_schedule";
+    int64_t max_skew = 1, min_domains = 1;
+    if (json_util_only_keys(spread, allowed, err) < 0 ||
+        json_util_string(spread, "key", true, label_key_chars, s->key, sizeof s->key, err) < 0 ||
+        json_util_int(spread, "max_skew", false, 1, REQUEST_MAX_SKEW, &max_skew, err) < 0 ||
+        json_util_string(spread, "when_unsatisfiable", false, NULL, when, sizeof when, err) < 0 ||
+        json_util_int(spread, "min_domains", false, 1, REQUEST_MAX_DOMAINS, &min_domains, err) <
+            0) {
+        vf_error_prefix(err, "spread");
+        s->key[0] = '\0';
+        return -1;
+    }
+    s->max_skew = (int32_t)max_skew;
+    s->min_domains = (int32_t)min_domains;
+    if (strcmp(when, "score") == 0) {
+        s->soft = true;
+    } else if (strcmp(when, "do_not_schedule") != 0) {
+        vf_error_set(err, VF_EINVAL,
+                     "spread.when_unsatisfiable: \"%s\" is not one of do_not_schedule, score",
+                     when);
+        s->key[0] = '\0';
+        return -1;
+    }
+    /* As Kubernetes' minDomains: a domain count to reach before skew is
+     * measured from the emptiest domain; a preference has nothing to hold. */
+    if (s->soft && json_object_get(spread, "min_domains")) {
+        vf_error_set(err, VF_EINVAL,
+                     "spread.min_domains: only with when_unsatisfiable do_not_schedule");
+        s->key[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 /* group: {name, policy, max_per_host}; absent or null: not a member. */
 static int parse_group(const json_t *body, sched_request *out, vf_error *err)
 {
@@ -46,9 +100,18 @@ static int parse_group(const json_t *body, sched_request *out, vf_error *err)
     }
     char policy[24] = "";
     int64_t max_per_host = 0;
+    /* A group may go without a policy when its members spread: they are
+     * then counted for the spread only. */
+    bool policy_required = !out->spread.key[0];
+    const json_t *given = json_object_get(group, "policy");
+    if (policy_required && json_is_object(group) && (!given || json_is_null(given))) {
+        vf_error_set(err, VF_EINVAL,
+                     "group: policy: missing (a group needs one unless the request has a spread)");
+        return -1;
+    }
     if (json_util_only_keys(group, allowed, err) < 0 ||
         json_util_string(group, "name", true, name_chars, out->group, sizeof out->group, err) < 0 ||
-        json_util_string(group, "policy", true, NULL, policy, sizeof policy, err) < 0 ||
+        json_util_string(group, "policy", policy_required, NULL, policy, sizeof policy, err) < 0 ||
         json_util_int(group, "max_per_host", false, 1, REQUEST_MAX_PER_HOST, &max_per_host, err) <
             0) {
         vf_error_prefix(err, "group");
@@ -58,7 +121,7 @@ static int parse_group(const json_t *body, sched_request *out, vf_error *err)
     for (int p = SCHED_GROUP_AFFINITY; p <= SCHED_GROUP_SOFT_ANTI_AFFINITY; p++)
         if (strcmp(policy, group_policy_names[p]) == 0)
             out->group_policy = (sched_group_policy)p;
-    if (out->group_policy == SCHED_GROUP_NONE) {
+    if (out->group_policy == SCHED_GROUP_NONE && policy[0]) {
         vf_error_set(err, VF_EINVAL,
                      "group.policy: \"%s\" is not one of affinity, anti-affinity, "
                      "soft-affinity, soft-anti-affinity",
@@ -158,12 +221,25 @@ int sched_request_parse_placement(const json_t *body, sched_request *out, vf_err
 
 int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
 {
-    static const char *const allowed[] = {
-        "task_id",         "requested_cpu",    "requested_memory", "requested_disk",
-        "requested_pool",  "dedicated",        "vm_name",          "annotations",
-        "node_name",       "scheduler_name",   "priority",         "priority_class",
-        "group",           "count",            "required_traits",  "forbidden_traits",
-        "resources",       NULL};
+    static const char *const allowed[] = {"task_id",
+                                          "requested_cpu",
+                                          "requested_memory",
+                                          "requested_disk",
+                                          "requested_pool",
+                                          "dedicated",
+                                          "vm_name",
+                                          "annotations",
+                                          "node_name",
+                                          "scheduler_name",
+                                          "priority",
+                                          "priority_class",
+                                          "group",
+                                          "count",
+                                          "required_traits",
+                                          "forbidden_traits",
+                                          "resources",
+                                          "spread",
+                                          NULL};
     sched_request_init(out);
     if (sched_request_parse_placement(body, out, err) < 0)
         return -1;
@@ -216,6 +292,8 @@ int sched_request_parse(const json_t *body, sched_request *out, vf_error *err)
     if (json_util_int(body, "count", false, 1, REQUEST_MAX_COUNT, &count, err) < 0)
         return -1;
     out->count = (int32_t)count;
+    if (parse_spread(body, out, err) < 0)
+        return -1;
     return parse_group(body, out, err);
 }
 
@@ -244,11 +322,21 @@ json_t *sched_request_to_json(const sched_request *req)
     if (req->count != 1)
         json_object_set_new(obj, "count", json_integer(req->count));
     if (req->group[0]) {
-        json_t *group = json_pack("{s:s, s:s}", "name", req->group, "policy",
-                                  sched_group_policy_name(req->group_policy));
+        json_t *group = json_pack("{s:s}", "name", req->group);
+        if (group && req->group_policy != SCHED_GROUP_NONE)
+            json_object_set_new(group, "policy",
+                                json_string(sched_group_policy_name(req->group_policy)));
         if (group && req->group_max_per_host > 0)
             json_object_set_new(group, "max_per_host", json_integer(req->group_max_per_host));
         json_object_set_new(obj, "group", group);
+    }
+    if (req->spread.key[0]) {
+        json_t *spread = json_pack("{s:s, s:i, s:s}", "key", req->spread.key, "max_skew",
+                                   (int)req->spread.max_skew, "when_unsatisfiable",
+                                   sched_spread_when_name(req->spread.soft));
+        if (spread && !req->spread.soft)
+            json_object_set_new(spread, "min_domains", json_integer(req->spread.min_domains));
+        json_object_set_new(obj, "spread", spread);
     }
     if (req->required_traits.n)
         json_object_set_new(obj, "required_traits", trait_set_to_json(&req->required_traits));

@@ -54,6 +54,24 @@ typedef enum {
 /* "affinity", "anti-affinity", ...; "" for SCHED_GROUP_NONE. */
 const char *sched_group_policy_name(sched_group_policy policy);
 
+#define REQUEST_MAX_SKEW 1000    /* spread.max_skew */
+#define REQUEST_MAX_DOMAINS 1000 /* spread.min_domains */
+
+/* A topology spread (docs/scheduling.md "Failure domains and topology
+ * spread"), Kubernetes' topologySpreadConstraints over hosts' labels: the
+ * VMs counted (the request's own `count`, and its group's members when it
+ * names a group) stay within max_skew of each other across the domains of
+ * `key`. */
+typedef struct sched_spread {
+    char key[LABEL_KEY_LEN]; /* "" when the request asks none */
+    int32_t max_skew;        /* >= 1, default 1 */
+    bool soft;               /* when_unsatisfiable: score (a preference); false: do_not_schedule */
+    int32_t min_domains;     /* >= 1, default 1; only with do_not_schedule */
+} sched_spread;
+
+/* "do_not_schedule" or "score". */
+const char *sched_spread_when_name(bool soft);
+
 typedef struct sched_request {
     char task_id[REQUEST_TASK_ID_LEN]; /* "" when the body has none */
     int32_t cpu;                       /* vCPUs, >= 1 */
@@ -78,14 +96,16 @@ typedef struct sched_request {
     bool has_priority;
     int32_t priority;
     char priority_class[REQUEST_SCHEDULER_NAME_LEN];
-    /* group {name, policy, max_per_host}: "" / SCHED_GROUP_NONE when absent.
-     * max_per_host: members one host may hold, 0 = no cap; anti-affinity
-     * without one means 1. */
+    /* group {name, policy, max_per_host}: "" / SCHED_GROUP_NONE when absent
+     * (a group may go without a policy when the request has a spread: its
+     * members then only count for the spread). max_per_host: members one
+     * host may hold, 0 = no cap; anti-affinity without one means 1. */
     char group[REQUEST_GROUP_NAME_LEN];
     sched_group_policy group_policy;
     int32_t group_max_per_host;
     /* VMs to place, all or none, in one decision: 1..REQUEST_MAX_COUNT. */
     int32_t count;
+    sched_spread spread;
     /* Traits a host must carry, and must not; custom resources wanted
      * (traits.h). Empty for most requests: the engine then skips their
      * filters altogether. */
@@ -101,7 +121,7 @@ static inline bool sched_request_has_traits(const sched_request *req)
 }
 
 /* Fill `out` with defaults: pool "default", disk 0, not dedicated, no annotations,
- * count 1, no group. */
+ * count 1, no group, no spread. */
 void sched_request_init(sched_request *out);
 
 /* Parse the placement fields shared by task.schedule and spare.prepare

@@ -158,11 +158,54 @@ static json_t *traits_constraint(const sched_engine *engine, const sched_request
     return json_pack("{s:s, s:s}", "constraint", kind, "detail", detail);
 }
 
+/* The spread in the way on host `i`: its domain holds too many of the
+ * request's group already, and which domains at the minimum lack room (what
+ * would let the spread go on), or the host carries no label of the key. */
+static json_t *spread_constraint(const sched_engine *engine, const sched_request *req,
+                                 sched_reason reason, size_t i)
+{
+    const spread_view *v = sched_engine_spread(engine);
+    char detail[512];
+    if (!v || reason == SCHED_REASON_SPREAD_LABEL || v->domain_of[i] == SPREAD_NO_DOMAIN) {
+        snprintf(detail, sizeof detail, "the host has no %s label", req->spread.key);
+        return json_pack("{s:s, s:s}", "constraint", "spread", "detail", detail);
+    }
+    uint32_t d = v->domain_of[i];
+    json_t *out = json_pack("{s:s, s:s}", "constraint", "spread", "domain", v->names[d]);
+    if (v->n_eligible < (uint32_t)req->spread.min_domains) {
+        snprintf(detail, sizeof detail,
+                 "%s %s holds %u; with %u %s domain(s) of min_domains %d the least counts as 0 "
+                 "(max_skew %d): more %s domains, or a smaller min_domains",
+                 v->key, v->names[d], v->count[d], v->n_eligible, v->key,
+                 (int)req->spread.min_domains, (int)req->spread.max_skew, v->key);
+        json_object_set_new(out, "detail", json_string(detail));
+        return out;
+    }
+    uint32_t short_of[8];
+    size_t n = spread_short_domains(v, short_of, 8);
+    json_t *lacking = json_array();
+    for (size_t k = 0; k < n && k < 8; k++)
+        json_array_append_new(lacking, json_string(v->names[short_of[k]]));
+    snprintf(detail, sizeof detail, "%s %s holds %u, %u more than the least (max_skew %d)%s%s",
+             v->key, v->names[d], v->count[d], v->count[d] - v->min, (int)req->spread.max_skew,
+             n ? ": room is needed in " : "", n ? v->key : "");
+    size_t used = strlen(detail);
+    for (size_t k = 0; k < n && k < 3 && used < sizeof detail; k++)
+        used += (size_t)snprintf(detail + used, sizeof detail - used, "%s%s", k ? ", " : " ",
+                                 v->names[short_of[k]]);
+    json_object_set_new(out, "detail", json_string(detail));
+    json_object_set_new(out, "lacks_room", lacking);
+    return out;
+}
+
 /* The constraint that rejected a host, or NULL for a capacity reason. */
 static json_t *constraint_of(const sched_engine *engine, const sched_request *req,
                              sched_reason reason, const host *h, size_t i)
 {
     switch (reason) {
+    case SCHED_REASON_SPREAD:
+    case SCHED_REASON_SPREAD_LABEL:
+        return spread_constraint(engine, req, reason, i);
     case SCHED_REASON_TRAIT_MISSING:
     case SCHED_REASON_TRAIT_FORBIDDEN:
     case SCHED_REASON_RESOURCES:
@@ -301,20 +344,24 @@ json_t *sched_suggest(const sched_engine *engine, const sched_request *req,
     }
     json_t *list = json_object();
     size_t listed = 0;
+    char words[LABEL_KEY_LEN + 32];
     for (size_t k = 0; k < n_cheapest && listed < max_hosts; k++, listed++) {
         size_t i = cheapest[k].index;
         change c = change_on(engine, &on, req, &hosts->hosts[i], i);
         json_t *entry = change_json(&c);
         json_object_set_new(
             entry, "reason",
-            json_string(sched_reason_text((sched_reason)decision->host_reasons[i])));
+            json_string(sched_decision_reason_text(
+                decision, (sched_reason)decision->host_reasons[i], words, sizeof words)));
         json_object_set_new(list, hosts->hosts[i].name, entry);
     }
     for (size_t k = 0; k < n_blocked && listed < max_hosts; k++, listed++) {
         size_t i = blocked[k];
         sched_reason reason = (sched_reason)decision->host_reasons[i];
         json_t *entry = constraint_of(engine, req, reason, &hosts->hosts[i], i);
-        json_object_set_new(entry, "reason", json_string(sched_reason_text(reason)));
+        json_object_set_new(
+            entry, "reason",
+            json_string(sched_decision_reason_text(decision, reason, words, sizeof words)));
         json_object_set_new(list, hosts->hosts[i].name, entry);
     }
     json_object_set_new(out, "hosts", list);

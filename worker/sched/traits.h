@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "labels.h"
 #include "vf_error.h"
 
 #define TRAIT_NAME_LEN 40    /* 1..39 characters + NUL */
@@ -48,11 +49,19 @@ typedef struct resource_amounts {
 } resource_amounts;
 
 /* What one host carries: kept out of the host record (host.traits points
- * here), so hosts without any cost a pointer, not a kilobyte. */
+ * here), so hosts without any cost a pointer, not a kilobyte. Its topology
+ * labels (labels.h) ride along for the same reason. */
 typedef struct host_traits {
     trait_set traits;
     resource_amounts resources; /* totals */
+    label_set labels;
 } host_traits;
+
+/* Whether `ht` carries nothing (a host then needs no host_traits). */
+static inline bool host_traits_empty(const host_traits *ht)
+{
+    return !ht || (!ht->traits.n && !ht->resources.n && !ht->labels.n);
+}
 
 /* Whether `set` holds `name` (case-insensitive). */
 bool trait_set_has(const trait_set *set, const char *name);
@@ -92,6 +101,11 @@ static inline int host_traits_find(const host_traits *ht, const char *name)
 static inline int64_t host_traits_amount(const host_traits *ht, const char *name)
 {
     return ht ? resource_amounts_get(&ht->resources, name) : 0;
+}
+/* A host's (NULL: none) value of label `key`, or NULL. */
+static inline const char *host_traits_label(const host_traits *ht, const char *key)
+{
+    return ht ? label_set_get(&ht->labels, key) : NULL;
 }
 
 /* As JSON, owned (NULL on OOM): a list of names; an object of amounts. */

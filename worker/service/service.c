@@ -586,7 +586,9 @@ static int open_parts(service *svc, vf_error *err)
     svc->inventory = inventory_new(svc->config, err);
     if (!svc->inventory)
         return -1;
-    svc->metrics = worker_metrics_start(svc->config, svc->inventory);
+    svc->metrics = worker_metrics_start(svc->config, svc->inventory, err);
+    if (!svc->metrics && vf_error_is_set(err))
+        return -1;
     wal_sync_observe(svc->sync, worker_metrics_fsync_series(svc->metrics));
     vf_error fetch;
     vf_error_init(&fetch);
@@ -877,6 +879,8 @@ static round_status round_trip(service *svc, int wait_ms, size_t *handled, vf_er
         service_publish_settle(svc->publisher, err) < 0)
         return ROUND_BROKER;
     *handled = b->n_items;
+    service_checkpoint_in_hand(svc->checkpoints,
+                               b->n_items + (svc->syncing ? svc->syncing->n_items : 0));
     if (service_publish_sweep_due(svc->publisher)) {
         round_status st = finish_syncing(svc, err);
         if (st != ROUND_OK)

@@ -1,14 +1,16 @@
-/* service_checkpoint: WAL checkpoints and lease renewal on a thread of
- * their own (service_checkpoint.h). */
+/* service_checkpoint: WAL checkpoints, lease renewal and the heartbeat on
+ * a thread of their own (service_checkpoint.h). */
 #include "service_checkpoint.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "clock.h"
 #include "leases.h"
 #include "log.h"
+#include "presence.h"
 #include "stopper.h"
 #include "store.h"
 #include "store_config.h"
@@ -22,6 +24,8 @@ struct checkpointer {
     pthread_t thread;
     pthread_mutex_t lock;
     stopper stop;
+    presence self;        /* this worker's heartbeat row (presence.h) */
+    atomic_llong in_hand; /* messages received, not yet acked: the round's */
 };
 
 /* WAL checkpoints on a handle of their own, off the committing thread: they
@@ -52,9 +56,11 @@ static void *checkpoint_loop(void *arg)
             if (lease_renew_all(own, cp->owner, &err) < 0)
                 log_warn("leases: %s", err.text);
         }
+        presence_beat(&cp->self, own, atomic_load(&cp->in_hand));
         pthread_mutex_lock(&cp->lock);
     }
     pthread_mutex_unlock(&cp->lock);
+    presence_end(&cp->self, own); /* stopped: the worker is stopping cleanly */
     store_close(own);
     return NULL;
 }
@@ -68,6 +74,8 @@ checkpointer *service_checkpoint_start(const vf_config *config, const char *owne
     }
     cp->config = config;
     snprintf(cp->owner, sizeof cp->owner, "%s", owner);
+    presence_init(&cp->self, owner, "virtflow-worker");
+    atomic_init(&cp->in_hand, 0);
     pthread_mutex_init(&cp->lock, NULL);
     if (stopper_init(&cp->stop, &cp->lock) < 0) {
         vf_error_set(err, VF_EINTERNAL, "cannot make the checkpoint thread's stopper");
@@ -83,6 +91,12 @@ checkpointer *service_checkpoint_start(const vf_config *config, const char *owne
         return NULL;
     }
     return cp;
+}
+
+void service_checkpoint_in_hand(checkpointer *cp, size_t messages)
+{
+    if (cp)
+        atomic_store(&cp->in_hand, (long long)messages);
 }
 
 void service_checkpoint_stop(checkpointer *cp)

@@ -1,9 +1,11 @@
 /* service_checkpoint: the worker's checkpointer, a thread that copies the
  * WAL back into the database (SQLite checkpoints) on a store handle of its
- * own and renews this worker's leases. It owns its thread, its lock and its
- * stopper; the service only starts and stops it. */
+ * own, renews this worker's leases and writes its heartbeat (presence.h). It owns its thread, its
+ * lock and its stopper; the service only starts and stops it. */
 #ifndef VF_SERVICE_CHECKPOINT_H
 #define VF_SERVICE_CHECKPOINT_H
+
+#include <stddef.h>
 
 #include "config.h"
 #include "vf_error.h"
@@ -15,7 +17,12 @@ typedef struct checkpointer checkpointer;
  * `owner` (copied). Returns an owned checkpointer, or NULL with err set. */
 checkpointer *service_checkpoint_start(const vf_config *config, const char *owner, vf_error *err);
 
-/* Stops the thread, waits for it, frees everything. NULL is a no-op. */
+/* What the worker holds now (messages received and not yet acked), for
+ * its next heartbeat (presence.h); from any thread. NULL is a no-op. */
+void service_checkpoint_in_hand(checkpointer *cp, size_t messages);
+
+/* Stops the thread (its last act: the heartbeat row is deleted), waits for
+ * it, frees everything. NULL is a no-op. */
 void service_checkpoint_stop(checkpointer *cp);
 
 #endif

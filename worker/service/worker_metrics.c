@@ -554,16 +554,14 @@ static int define(worker_metrics *wm, vf_error *err)
                                                                                              : 0;
 }
 
-worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv)
+worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv, vf_error *err)
 {
     if (!config->worker.http_listen)
         return NULL;
-    vf_error err;
-    vf_error_init(&err);
     worker_metrics *wm = calloc(1, sizeof *wm);
     if (!wm || !(wm->m = metrics_new())) {
         free(wm);
-        vf_error_set(&err, VF_ENOMEM, "out of memory");
+        vf_error_set(err, VF_ENOMEM, "out of memory");
         wm = NULL;
         goto fail;
     }
@@ -573,13 +571,13 @@ worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv)
     atomic_init(&wm->is_connected, false);
     atomic_init(&wm->is_consuming, false);
     atomic_init(&wm->is_writable, true);
-    if (define(wm, &err) < 0)
+    if (define(wm, err) < 0)
         goto fail;
     /* Free room counts as the filters do: with the ratios and reserves the
      * plugins' args refine, resolved once as the engine resolves them (a
      * plugin error stops the worker before this). */
     sched_params_from_config(&wm->params, config);
-    sched_engine *resolver = sched_engine_new(&wm->params, &err);
+    sched_engine *resolver = sched_engine_new(&wm->params, err);
     if (!resolver)
         goto fail;
     wm->params = *sched_engine_params(resolver);
@@ -587,18 +585,17 @@ worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv)
     wm->params.n_plugins = 0;
     sched_engine_free(resolver);
     metrics_set_collect(wm->m, collect, wm);
-    wm->server = metrics_http_start(config->worker.http_listen, wm->m, ready, wm, &err);
+    wm->server = metrics_http_start(config->worker.http_listen, wm->m, ready, wm, err);
     if (!wm->server)
         goto fail;
     log_info("serving /metrics, /healthz and /readyz on port %d (worker.http_listen %s)",
              metrics_http_port(wm->server), config->worker.http_listen);
     return wm;
 fail:
-    /* Placing VMs matters more than being watched: a worker whose port is
-     * taken (a second worker on the host) keeps working, says so, and its
-     * scrape target shows down. */
-    log_error("worker.http_listen %s: %s; running without /metrics, /healthz and /readyz",
-              config->worker.http_listen, err.text);
+    /* A worker whose probes cannot answer would be restarted by a kubelet
+     * and reported ready by nobody: it stops at once, as virtflow-api does,
+     * so the operator sees the taken port instead of a silent target. */
+    vf_error_prefix(err, "worker.http_listen %s", config->worker.http_listen);
     if (wm) {
         metrics_free(wm->m);
         pthread_mutex_destroy(&wm->params_lock);

@@ -29,11 +29,11 @@
 
 typedef struct worker_metrics worker_metrics;
 
-/* Starts the endpoints on config->worker.http_listen. NULL when that is
- * NULL (off), or, logged as an error, when it cannot listen (the port is
- * taken): the worker then runs on without them. `config` and `inv` are
- * borrowed and must outlive the handle. */
-worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv);
+/* Starts the endpoints on config->worker.http_listen. NULL with err unset
+ * when that is NULL (off); NULL with err set when it cannot listen (the
+ * port is taken, the address is not this machine's): the worker then
+ * stops. `config` and `inv` are borrowed and must outlive the handle. */
+worker_metrics *worker_metrics_start(const vf_config *config, inventory *inv, vf_error *err);
 
 /* Stops the endpoints first (no scrape runs after), then frees. NULL is fine. */
 void worker_metrics_stop(worker_metrics *wm);

@@ -1,5 +1,6 @@
 /* console: routing, the page frame, the safety rules (see console.h) and the
  * actions. */
+#include "clock.h"
 #include "console.h"
 #include "store_config.h"
 #include "store_deliveries.h"
@@ -7,6 +8,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +18,6 @@
 static const char security_policy[] =
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'";
-
-static const char stylesheet[] =
-    "body{font-family:sans-serif;margin:0;color:#222;background:#fafafa}"
-    "nav{background:#234;padding:.5em 1em}nav a{color:#cde;margin-right:1.2em;"
-    "text-decoration:none}nav a.on{color:#fff;font-weight:bold}"
-    "main{padding:1em 1.5em}h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}"
-    "table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px solid #ddd;"
-    "padding:.25em .6em;text-align:left;vertical-align:top;font-size:.9em}"
-    "th{background:#eef}tr.failed td.status{color:#a00}tr.completed td.status{color:#070}"
-    "pre{background:#f0f0f0;padding:.5em;white-space:pre-wrap;word-break:break-all}"
-    ".error{color:#a00;font-weight:bold}.muted{color:#777}form.inline{display:inline}"
-    "form.filters input,form.filters select{margin-right:.5em}"
-    ".reason{color:#a00}code{word-break:break-all}";
 
 /* SHA-256 of both sides, compared with CRYPTO_memcmp: the time taken says
  * nothing about how much of the token was right, nor its length. */
@@ -64,6 +53,174 @@ static bool basic_auth_ok(console *c, const httpd_request *req)
     decoded[len] = '\0';
     const char *colon = memchr(decoded, ':', (size_t)len);
     return colon && token_matches(c->token, colon + 1);
+}
+
+/* ---- log in once: a session cookie after the token ---- */
+
+#define SESSION_COOKIE "vf_console"
+
+/* The log-in the request's cookie names, or -1: none, unknown or expired. */
+static int session_of(console *c, const httpd_request *req)
+{
+    const char *cookies = httpd_header(req, "Cookie");
+    const char *at = cookies ? strstr(cookies, SESSION_COOKIE "=") : NULL;
+    if (!at)
+        return -1;
+    at += strlen(SESSION_COOKIE "=");
+    char given[65];
+    size_t len = strcspn(at, "; ");
+    if (len != 64)
+        return -1;
+    memcpy(given, at, 64);
+    given[64] = '\0';
+    int64_t now = clock_wall_ms();
+    for (int i = 0; i < CONSOLE_SESSIONS; i++)
+        if (c->sessions[i].id[0] && c->sessions[i].expires_ms > now &&
+            CRYPTO_memcmp(c->sessions[i].id, given, 64) == 0)
+            return i;
+    return -1;
+}
+
+/* A new log-in in a free slot (else the one that expires first); its id
+ * (64 hex digits of 32 random bytes) into id. -1 without randomness. */
+static int session_new(console *c, char id[65])
+{
+    unsigned char bytes[32];
+    if (RAND_bytes(bytes, sizeof bytes) != 1)
+        return -1;
+    for (size_t i = 0; i < sizeof bytes; i++)
+        snprintf(id + 2 * i, 3, "%02x", bytes[i]);
+    int slot = 0;
+    for (int i = 0; i < CONSOLE_SESSIONS; i++)
+        if (c->sessions[i].expires_ms < c->sessions[slot].expires_ms)
+            slot = i;
+    snprintf(c->sessions[slot].id, sizeof c->sessions[slot].id, "%s", id);
+    c->sessions[slot].expires_ms = clock_wall_ms() + (int64_t)CONSOLE_SESSION_S * 1000;
+    return 0;
+}
+
+/* Where to go after logging in: a path of this console, else /tasks. */
+static void next_page(const httpd_request *req, char *out, size_t size)
+{
+    char next[256];
+    bool ours = httpd_form(req, "next", next, sizeof next) && next[0] == '/' && next[1] != '/' &&
+                !strpbrk(next, "\r\n\\");
+    snprintf(out, size, "%s", ours ? next : "/tasks");
+}
+
+/* GET /login: the one form that takes the token. */
+static int login_page(console *c, const httpd_request *req, html *page)
+{
+    console_page_start(page, "Log in", "");
+    if (session_of(c, req) >= 0) {
+        html_raw(page,
+                 "<p id=\"outcome\">Logged in: the actions need no token here until "
+                 "you log out or %d hours pass.</p>",
+                 CONSOLE_SESSION_S / 3600);
+    } else {
+        const char *next = httpd_query(req, "next");
+        html_raw(page,
+                 "<p>The token of <code>--token-file</code>, once: this browser then "
+                 "acts without it (a cookie, for %d hours, sent to this console only).</p>"
+                 "<form method=\"post\" action=\"/login\"><input type=\"hidden\" "
+                 "name=\"next\" value=\"",
+                 CONSOLE_SESSION_S / 3600);
+        html_text(page, next && next[0] == '/' ? next : "/tasks");
+        html_raw(page, "\"><input type=\"password\" name=\"token\" placeholder=\"token\" "
+                       "autocomplete=\"off\" required> <button id=\"login-button\">Log in</button>"
+                       "</form>");
+    }
+    console_page_end(page);
+    return 200;
+}
+
+/* POST /login: the right token sets the session cookie and goes on. */
+static int log_in(console *c, const httpd_request *req, httpd_response *resp, html *page)
+{
+    char token[1024], id[65], next[256];
+    console_page_start(page, "Log in", "");
+    if (!httpd_form(req, "token", token, sizeof token) || !token_matches(c->token, token)) {
+        console_page_error(page, "Wrong or missing token.");
+        console_page_end(page);
+        return 403;
+    }
+    if (session_new(c, id) < 0) {
+        console_page_error(page, "No randomness for a session id; use the token per form.");
+        console_page_end(page);
+        return 500;
+    }
+    snprintf(resp->set_cookie, sizeof resp->set_cookie,
+             SESSION_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d", id,
+             CONSOLE_SESSION_S);
+    next_page(req, next, sizeof next);
+    snprintf(resp->location, sizeof resp->location, "%s", next);
+    html_raw(page, "<p id=\"outcome\">Logged in.</p>");
+    console_page_end(page);
+    return 303;
+}
+
+/* POST /logout: the session ends here and in the browser. */
+static int log_out(console *c, const httpd_request *req, httpd_response *resp, html *page)
+{
+    int slot = session_of(c, req);
+    if (slot >= 0)
+        memset(&c->sessions[slot], 0, sizeof c->sessions[slot]);
+    snprintf(resp->set_cookie, sizeof resp->set_cookie,
+             SESSION_COOKIE "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    snprintf(resp->location, sizeof resp->location, "/tasks");
+    console_page_start(page, "Log out", "");
+    html_raw(page, "<p id=\"outcome\">Logged out.</p>");
+    console_page_end(page);
+    return 303;
+}
+
+/* An action may go on: the form's token, a log-in's cookie, or (off
+ * loopback) the HTTP Basic token every request carries already. */
+static bool action_allowed(console *c, const httpd_request *req)
+{
+    char token[1024];
+    return c->require_auth || session_of(c, req) >= 0 ||
+           (httpd_form(req, "token", token, sizeof token) && token_matches(c->token, token));
+}
+
+/* POST /actions/resubmit: `virtflowctl task resubmit ID`, the same code. */
+static int action_resubmit(console *c, const httpd_request *req, html *page)
+{
+    char id[512];
+    console_page_start(page, "Resubmit", "/tasks");
+    if (!httpd_form(req, "task_id", id, sizeof id) || !id[0]) {
+        console_page_error(page, "task_id is missing");
+        console_page_end(page);
+        return 400;
+    }
+    const char *args[] = {"task",   "resubmit", "--by", "virtflowctl serve (console)",
+                          "--json", id,         NULL};
+    char *out = NULL, *errors = NULL;
+    int rc = console_run_ctl(c, args, &out, &errors);
+    json_t *answer = rc == 0 && out ? json_loads(out, 0, NULL) : NULL;
+    const char *fresh = json_string_value(json_object_get(answer, "task_id"));
+    if (fresh) {
+        html_raw(page, "<p id=\"outcome\">Resubmitted as <a class=\"task\" id=\"new-task\" "
+                       "href=\"/task?id=");
+        html_url_part(page, fresh);
+        html_raw(page, "\">");
+        html_text(page, fresh);
+        html_raw(page, "</a>.</p>");
+    } else {
+        html_raw(page, "<p class=\"error\" id=\"outcome\">Not resubmitted: <code>");
+        html_text(page, id);
+        html_raw(page, "</code></p><pre>");
+        html_text(page, errors && errors[0] ? errors : "virtflowctl task resubmit failed");
+        html_raw(page, "</pre>");
+    }
+    html_raw(page, "<p><a href=\"/task?id=");
+    html_url_part(page, id);
+    html_raw(page, "\">Back to the task</a></p>");
+    console_page_end(page);
+    json_decref(answer);
+    free(out);
+    free(errors);
+    return fresh ? 200 : rc == 1 || rc == 2 ? 409 : 502;
 }
 
 /* POST /actions/redrive: `virtflowctl dead redrive ID`, the same code. */
@@ -215,7 +372,7 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
     bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
     bool post = strcmp(req->method, "POST") == 0;
     if (get && strcmp(path, "/console.css") == 0) {
-        httpd_reply_text(resp, 200, "text/css; charset=utf-8", stylesheet);
+        httpd_reply_text(resp, 200, "text/css; charset=utf-8", html_stylesheet);
         return;
     }
     if (get && strcmp(path, "/") == 0) {
@@ -226,15 +383,24 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
     html page;
     html_init(&page);
     int status;
+    console_page_set_login(!c->allow_actions                            ? CONSOLE_ACTIONS_OFF
+                           : c->require_auth || session_of(c, req) >= 0 ? CONSOLE_LOGGED_IN
+                                                                        : CONSOLE_LOGGED_OUT);
     if (post) {
-        char token[1024];
         if (!c->allow_actions)
             status = refuse(&page, "Refused",
                             "This console is read-only: actions need virtflowctl serve "
                             "--allow-actions --token-file FILE.",
                             403);
-        else if (!httpd_form(req, "token", token, sizeof token) || !token_matches(c->token, token))
-            status = refuse(&page, "Refused", "Wrong or missing token.", 403);
+        else if (strcmp(path, "/login") == 0)
+            status = log_in(c, req, resp, &page);
+        else if (strcmp(path, "/logout") == 0)
+            status = log_out(c, req, resp, &page);
+        else if (!action_allowed(c, req))
+            status =
+                refuse(&page, "Refused", "Wrong or missing token (or log in once: /login).", 403);
+        else if (strcmp(path, "/actions/resubmit") == 0)
+            status = action_resubmit(c, req, &page);
         else if (strcmp(path, "/actions/redrive") == 0)
             status = action_redrive(c, req, &page);
         else if (strcmp(path, "/actions/redeliver") == 0)
@@ -261,6 +427,10 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
         status = console_overview_page(c, req, &page);
     } else if (strcmp(path, "/charts") == 0) {
         status = console_charts_page(c, req, &page);
+    } else if (strcmp(path, "/workers") == 0) {
+        status = console_workers_page(c, req, &page);
+    } else if (strcmp(path, "/login") == 0 && c->allow_actions) {
+        status = login_page(c, req, &page);
     } else {
         status = refuse(&page, "Not found", "No such page.", 404);
     }

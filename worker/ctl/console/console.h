@@ -1,5 +1,5 @@
 /* console: the operators' web console of `virtflowctl serve`: pages over the
- * store (tasks, one task, hosts, deliveries, dead letters, pictures) and,
+ * store (tasks, one task, hosts, deliveries, dead letters, workers, pictures) and,
  * only when started with --allow-actions and a token, four actions (redrive a
  * dead letter, redeliver an event, retry now or cancel a retrying task).
  *
@@ -15,7 +15,7 @@
  * that rebinds its own name to the console's address reads nothing.
  *
  * The page files (console_tasks.c, console_hosts.c, console_deliveries.c,
- * console_charts.c) each render one group of pages into an html buffer; they
+ * console_workers.c, console_charts.c) each render one group of pages into an html buffer; they
  * read the store and the inventory only. */
 #ifndef VF_CONSOLE_H
 #define VF_CONSOLE_H
@@ -39,6 +39,7 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page);
 int console_dead_page(console *c, const httpd_request *req, html *page);
 int console_charts_page(console *c, const httpd_request *req, html *page);
 int console_overview_page(console *c, const httpd_request *req, html *page);
+int console_workers_page(console *c, const httpd_request *req, html *page);
 
 /* Headroom per pool and shape as one SVG under a "Headroom" heading (the
  * hosts page): `loads[i]` is what live reservations hold on host i. */

@@ -63,6 +63,42 @@ static void choice(html *page, const char *name, const char *current, const char
     html_raw(page, "</select></label>");
 }
 
+static void keep(html *page, const char *name, const char *value)
+{
+    if (!value)
+        return;
+    html_raw(page, "&amp;%s=", name);
+    html_url_part(page, value);
+}
+
+/* Newest and Older under the tables: the filters kept, Older after the last
+ * row of a full page (its created_at, event_id and receiver). */
+static void deliveries_pages(html *page, const store_delivery_filter *f, const json_t *rows,
+                             int refresh)
+{
+    size_t n = json_array_size(rows);
+    const json_t *last = n ? json_array_get(rows, n - 1) : NULL;
+    html_raw(page, "<p class=\"pages\">");
+    for (int older = 0; older < 2; older++) {
+        if (older ? n < (size_t)f->limit || !last : !f->before_created_at)
+            continue;
+        html_raw(page, "<a id=\"%s\" href=\"/deliveries?limit=%d", older ? "older" : "newest",
+                 f->limit);
+        keep(page, "receiver", f->receiver);
+        keep(page, "status", f->status);
+        keep(page, "type", f->type);
+        if (refresh > 0)
+            html_raw(page, "&amp;refresh=%d", refresh);
+        if (older) {
+            keep(page, "before", field(last, "created_at"));
+            keep(page, "before_event", field(last, "event_id"));
+            keep(page, "before_receiver", field(last, "receiver"));
+        }
+        html_raw(page, "\">%s</a> ", older ? "Older &rarr;" : "&larr;&larr; Newest");
+    }
+    html_raw(page, "</p>");
+}
+
 int console_deliveries_page(console *c, const httpd_request *req, html *page)
 {
     const char *const *statuses = delivery_view_statuses;
@@ -76,6 +112,11 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
     filter.receiver = nonempty(httpd_query(req, "receiver"));
     filter.status = nonempty(httpd_query(req, "status"));
     filter.type = nonempty(httpd_query(req, "type"));
+    /* Pages, as /tasks has them: a keyset cursor (the last row shown). */
+    filter.before_created_at = nonempty(httpd_query(req, "before"));
+    filter.before_event_id = nonempty(httpd_query(req, "before_event"));
+    filter.before_receiver = nonempty(httpd_query(req, "before_receiver"));
+    const char *limit_text = nonempty(httpd_query(req, "limit"));
     int refresh = console_refresh_arg(httpd_query(req, "refresh"));
     console_page_start_refresh(page, "Deliveries", "/deliveries", refresh > 0 ? refresh : 0);
     html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/deliveries\">"
@@ -98,6 +139,18 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         problem = "type: not an event type virtflow publishes (docs/contracts.md, Events)";
     if (refresh < 0)
         problem = "refresh: expected off, 5 or 30";
+    if ((filter.before_created_at != NULL) != (filter.before_event_id != NULL) ||
+        (filter.before_created_at != NULL) != (filter.before_receiver != NULL))
+        problem = "before, before_event and before_receiver go together: the last row of the "
+                  "page before";
+    if (limit_text) {
+        char *end;
+        long limit = strtol(limit_text, &end, 10);
+        if (*end || limit < 1 || limit > 1000)
+            problem = "limit: expected a number from 1 to 1000";
+        else
+            filter.limit = (int)limit;
+    }
     if (problem) {
         console_page_error(page, problem);
         console_page_end(page);
@@ -112,8 +165,8 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         json_decref(rows);
         return 503;
     }
-    html_raw(page, "<p class=\"muted\">The newest %d deliveries%s, by receiver.</p>",
-             DELIVERIES_SHOWN,
+    html_raw(page, "<p class=\"muted\">%s %d deliveries%s, by receiver.</p>",
+             filter.before_created_at ? "Older: the next" : "The newest", filter.limit,
              filter.status || filter.receiver || filter.type ? " matching the filter" : "");
     if (json_array_size(rows) == 0)
         html_raw(page, "<p class=\"muted\" id=\"empty\">No deliveries recorded.</p>");
@@ -182,6 +235,7 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         }
         html_raw(page, "</tbody></table>");
     }
+    deliveries_pages(page, &filter, rows, refresh);
     json_decref(done);
     json_decref(rows);
     console_page_end(page);

@@ -2,13 +2,17 @@
  * as bars per host and per pool, counted the way `virtflowctl nodes` and the
  * scheduler's filters count (capacity after reserve and overcommit, minus
  * what guests hold, minus what is reserved); the headroom picture
- * (console_headroom.c); and the utilisation picture. */
+ * (console_headroom.c); the failure domains of the hosts' labels, as GET
+ * /v1/hosts publishes them (failure_domains.h); and the utilisation
+ * picture. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "console.h"
+#include "failure_domains.h"
 #include "host_capacity.h"
+#include "human.h"
 
 /* One host's (or pool's) numbers. */
 typedef struct usage {
@@ -89,16 +93,85 @@ static void usage_cells(html *page, const usage *u)
     console_bar(page, u->cpu_allocated, u->cpu_reserved, u->cpu_cap, 160);
     html_raw(page, "</td><td class=\"cpu-free\">%.1f / %.1f</td><td>", cpu_free, u->cpu_cap);
     console_bar(page, u->mem_allocated, u->mem_reserved, u->mem_cap, 160);
+    /* As people read them (8 GiB, 1.5 TiB); the exact MiB in the title. */
+    char free_text[HUMAN_SIZE], cap_text[HUMAN_SIZE], disk_text[HUMAN_SIZE];
+    human_mib((int64_t)mem_free, free_text);
+    human_mib((int64_t)u->mem_cap, cap_text);
+    human_mib((int64_t)u->disk_free * 1024, disk_text);
     html_raw(page,
-             "</td><td class=\"mem-free\">%.0f / %.0f</td><td>%lld</td><td>%lld</td>"
-             "<td>%lld</td>",
-             mem_free, u->mem_cap, (long long)u->disk_free, (long long)u->vm_free,
-             (long long)u->reservations);
+             "</td><td class=\"mem-free\" title=\"%.0f / %.0f MiB\">%s / %s</td>"
+             "<td class=\"disk-free\" title=\"%lld GiB\">%s</td><td>%lld</td><td>%lld</td>",
+             mem_free, u->mem_cap, free_text, cap_text, (long long)u->disk_free, disk_text,
+             (long long)u->vm_free, (long long)u->reservations);
+}
+
+/* One table per label key: each domain, whether a control plane could go
+ * there, the labels its hosts share, and its room (failure_domains.h).
+ * Nothing when no host has labels. */
+static void failure_domains_section(console *c, html *page, const hostset *hosts)
+{
+    vf_error err;
+    vf_error_init(&err);
+    json_t *capacity = host_capacity_json(c->config, hosts, c->store, NULL, &err);
+    json_t *domains = capacity ? failure_domains_json(capacity) : NULL;
+    json_decref(capacity);
+    if (!domains || json_object_size(domains) == 0) {
+        if (!domains && err.text[0])
+            console_page_error(page, err.text);
+        json_decref(domains);
+        return;
+    }
+    html_raw(page, "<h2>Failure domains</h2><p class=\"muted\">The values of each host label, "
+                   "as GET /v1/hosts publishes them (a CAPI provider's "
+                   "status.failureDomains); room: free on the online hosts.</p>");
+    const char *key;
+    json_t *by_value;
+    json_object_foreach(domains, key, by_value)
+    {
+        html_raw(page, "<table class=\"failure-domains\" id=\"domains-");
+        html_url_part(page, key);
+        html_raw(page, "\"><thead><tr><th>");
+        html_text(page, key);
+        html_raw(page, "</th><th>Control plane</th><th>Attributes</th><th>Hosts</th>"
+                       "<th>Online</th><th>vCPU free</th><th>MiB free</th><th>VM slots free</th>"
+                       "</tr></thead><tbody>");
+        const char *name;
+        json_t *domain;
+        json_object_foreach(by_value, name, domain)
+        {
+            json_t *room = json_object_get(domain, "room");
+            html_raw(page, "<tr class=\"domain\"><td class=\"name\">");
+            html_text(page, name);
+            html_raw(page, "</td><td>%s</td><td>",
+                     json_is_true(json_object_get(domain, "controlPlane")) ? "yes" : "no");
+            const char *attribute;
+            json_t *value;
+            bool first = true;
+            json_object_foreach(json_object_get(domain, "attributes"), attribute, value)
+            {
+                html_raw(page, "%s", first ? "" : ", ");
+                html_text(page, attribute);
+                html_raw(page, "=");
+                html_text(page, json_string_value(value));
+                first = false;
+            }
+            html_raw(
+                page,
+                "</td><td>%lld</td><td>%lld</td><td>%.1f</td><td>%.0f</td><td>%lld</td></tr>\n",
+                (long long)json_integer_value(json_object_get(room, "hosts")),
+                (long long)json_integer_value(json_object_get(room, "online")),
+                json_number_value(json_object_get(room, "cpu_free")),
+                json_number_value(json_object_get(room, "memory_free")),
+                (long long)json_integer_value(json_object_get(room, "vms_free")));
+        }
+        html_raw(page, "</tbody></table>");
+    }
+    json_decref(domains);
 }
 
 static const char usage_head[] =
     "<th>vCPU (guests, reserved)</th><th>vCPU free / cap</th><th>Memory (guests, reserved)</th>"
-    "<th>MiB free / cap</th><th>Disk GiB free</th><th>VM slots free</th><th>Reservations</th>";
+    "<th>Memory free / cap</th><th>Disk free</th><th>VM slots free</th><th>Reservations</th>";
 
 int console_hosts_page(console *c, const httpd_request *req, html *page)
 {
@@ -154,6 +227,7 @@ int console_hosts_page(console *c, const httpd_request *req, html *page)
         html_raw(page, "</tr>\n");
     }
     html_raw(page, "</tbody></table>");
+    failure_domains_section(c, page, p.hosts);
     console_headroom_svg(c, page, p.hosts, p.loads, &p.params);
     console_forecast_svg(c, page, p.hosts, p.loads, &p.params);
 
@@ -165,9 +239,12 @@ int console_hosts_page(console *c, const httpd_request *req, html *page)
         const host *h = &p.hosts->hosts[i];
         html_raw(page, "<tr class=\"host\" id=\"host-");
         html_url_part(page, h->name);
-        html_raw(page, "\"><td class=\"name\">");
+        /* Its tasks, as /tasks?node= finds them. */
+        html_raw(page, "\"><td class=\"name\"><a class=\"host-tasks\" href=\"/tasks?node=");
+        html_url_part(page, h->name);
+        html_raw(page, "\">");
         html_text(page, h->name);
-        html_raw(page, "</td><td>");
+        html_raw(page, "</a></td><td>");
         html_text(page, h->pool);
         html_raw(page, "%s</td><td>%s</td>", h->dedicated ? " (dedicated)" : "",
                  host_status_name(h->status));

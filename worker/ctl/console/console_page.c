@@ -24,8 +24,12 @@ static const struct {
     const char *label;
 } nav[] = {
     {"/overview", "Overview"},     {"/tasks", "Tasks"},       {"/hosts", "Hosts"},
-    {"/deliveries", "Deliveries"}, {"/dead", "Dead letters"}, {"/charts", "Pictures"},
+    {"/deliveries", "Deliveries"}, {"/dead", "Dead letters"}, {"/workers", "Workers"},
+    {"/charts", "Pictures"},
 };
+
+/* The request being answered: console_page_set_login (the httpd thread's). */
+static console_login login;
 
 int console_refresh_arg(const char *value)
 {
@@ -57,6 +61,11 @@ void console_page_start_refresh(html *page, const char *title, const char *activ
     for (size_t i = 0; i < sizeof nav / sizeof nav[0]; i++)
         html_raw(page, "<a href=\"%s\"%s>%s</a>", nav[i].path,
                  strcmp(nav[i].path, active) == 0 ? " class=\"on\"" : "", nav[i].label);
+    if (login == CONSOLE_LOGGED_OUT)
+        html_raw(page, "<a id=\"login\" href=\"/login\">Log in</a>");
+    else if (login == CONSOLE_LOGGED_IN)
+        html_raw(page, "<form class=\"inline\" method=\"post\" action=\"/logout\">"
+                       "<button id=\"logout\">Log out</button></form>");
     html_raw(page, "</nav><main><h1>");
     html_text(page, title);
     html_raw(page, "</h1>\n");
@@ -74,8 +83,15 @@ void console_page_error(html *page, const char *message)
     html_raw(page, "</p>\n");
 }
 
+void console_page_set_login(console_login state)
+{
+    login = state;
+}
+
 void console_token_field(html *page)
 {
+    if (login == CONSOLE_LOGGED_IN)
+        return;
     html_raw(page, "<input type=\"password\" name=\"token\" placeholder=\"token\" "
                    "autocomplete=\"off\" required>");
 }

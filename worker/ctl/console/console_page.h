@@ -13,6 +13,11 @@
 #include "inventory.h"
 #include "store.h"
 
+/* Browsers logged in at once; a new log-in past them replaces the oldest. */
+#define CONSOLE_SESSIONS 32
+/* How long a log-in lasts (a working day), as the cookie's Max-Age. */
+#define CONSOLE_SESSION_S (12 * 3600)
+
 /* What the pages share; owned by cmd_serve, used by the httpd thread only. */
 typedef struct console {
     const vf_config *config;
@@ -23,6 +28,13 @@ typedef struct console {
     const char *token;    /* NULL: none */
     bool require_auth;    /* off loopback: every request carries the token */
     const char *self_exe; /* this program, to run `virtflowctl dead ...` */
+    /* Log-ins (POST /login with the token): the session ids their cookies
+     * carry, each until expires_ms (wall clock); an empty id is a free slot.
+     * The httpd thread's, as everything here. */
+    struct {
+        char id[65];
+        int64_t expires_ms;
+    } sessions[CONSOLE_SESSIONS];
 } console;
 
 /* Start a page: doctype, head, title, the navigation with `active` marked. */
@@ -39,7 +51,15 @@ void console_page_end(html *page);
 /* An error paragraph; `message` is escaped. */
 void console_page_error(html *page, const char *message);
 
-/* The action form fields for the token, when actions are on. */
+/* Where the request being answered stands, set by the router before any
+ * page is built (the httpd thread answers one request at a time): actions
+ * off (no log-in shown), logged out, or logged in (its session cookie, or
+ * HTTP Basic off loopback), which the navigation and the action forms show. */
+typedef enum { CONSOLE_ACTIONS_OFF, CONSOLE_LOGGED_OUT, CONSOLE_LOGGED_IN } console_login;
+void console_page_set_login(console_login state);
+
+/* The action form fields for the token, when actions are on and the
+ * browser is not logged in (logged in, the session cookie authorizes). */
 void console_token_field(html *page);
 
 /* A horizontal bar as inline SVG: `used` of `capacity` (and `reserved`

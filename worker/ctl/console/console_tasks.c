@@ -52,6 +52,10 @@ static int task_row(const store_task *t, void *user)
     html_text(page, t->status);
     html_raw(page, "\"><td>");
     task_link(page, t->id);
+    html_raw(page, "</td><td class=\"vm\">");
+    json_t *request = t->request ? json_loads(t->request, 0, NULL) : NULL;
+    html_text(page, json_string_value(json_object_get(request, "vm_name")));
+    json_decref(request);
     html_raw(page, "</td><td>");
     html_text(page, t->kind);
     html_raw(page, "</td><td class=\"status\">");
@@ -132,6 +136,9 @@ static void keep_all(html *page, const kept *k)
     keep_arg(page, "status", k->filter->status);
     keep_arg(page, "kind", k->filter->kind);
     keep_arg(page, "reason", k->filter->reason);
+    keep_arg(page, "vm_name", k->filter->vm_name);
+    keep_arg(page, "submitter", k->filter->submitter);
+    keep_arg(page, "error", k->filter->error);
     keep_arg(page, "id", k->id);
     keep_arg(page, "node", k->node);
     keep_arg(page, "since", k->since);
@@ -167,6 +174,11 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
     q.filter.status = arg(req, "status");
     q.filter.kind = arg(req, "kind");
     q.filter.reason = arg(req, "reason");
+    /* As `virtflowctl tasks --vm-name --submitter --error`: the names users
+     * know their tasks by, and the error text they were shown. */
+    q.filter.vm_name = arg(req, "vm_name");
+    q.filter.submitter = arg(req, "submitter");
+    q.filter.error = arg(req, "error");
     /* Searches: a prefix of the task id, of the node (the host it is on). */
     q.id_prefix = arg(req, "id");
     /* A host name is exact (the index tasks_by_node in created_at order:
@@ -194,6 +206,9 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
     html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/tasks\">");
     text_field(page, "id", q.id_prefix, "task id prefix");
     text_field(page, "node", node, "host, or prefix*");
+    text_field(page, "vm_name", q.filter.vm_name, "VM name");
+    text_field(page, "submitter", q.filter.submitter, "key or broker user");
+    text_field(page, "error", q.filter.error, "text in the error");
     select_field(page, "status", q.filter.status, statuses);
     select_field(page, "kind", q.filter.kind, kinds);
     select_field(page, "reason", q.filter.reason, reasons);
@@ -260,9 +275,10 @@ int console_tasks_page(console *c, const httpd_request *req, html *page)
     html_raw(page, "<p id=\"count\">%lld%s task%s match.</p>\n", (long long)matching,
              matching >= COUNT_CAP ? "+" : "", matching == 1 ? "" : "s");
 
-    html_raw(page, "<table id=\"tasks\"><thead><tr><th>Task</th><th>Kind</th><th>Status</th>"
-                   "<th>Reason</th><th>Att.</th><th>Node</th><th>VMID</th><th>Created</th>"
-                   "<th>Error</th></tr></thead><tbody>\n");
+    html_raw(page,
+             "<table id=\"tasks\"><thead><tr><th>Task</th><th>VM</th><th>Kind</th><th>Status</th>"
+             "<th>Reason</th><th>Att.</th><th>Node</th><th>VMID</th><th>Created</th>"
+             "<th>Error</th></tr></thead><tbody>\n");
     list_ctx ctx = {.page = page};
     int status = 200;
     if (store_task_search_page(c->store, &q, task_row, &ctx, &err) < 0) {
@@ -507,13 +523,13 @@ static int reservation_row(const store_reservation *r, void *user)
     return 0;
 }
 
-/* A retrying task's buttons: POST /actions/retry-now and /actions/cancel
- * (virtflowctl task retry-now | cancel, console.c). */
-static void task_action_forms(html *page, const char *id)
+/* A waiting task's buttons: POST /actions/retry-now (a retrying one) and
+ * /actions/cancel (virtflowctl task retry-now | cancel, console.c). */
+static void task_action_forms(html *page, const char *id, bool retrying)
 {
     static const char *const actions[][2] = {{"retry-now", "Retry now"}, {"cancel", "Cancel"}};
     html_raw(page, "<p id=\"actions\">");
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = retrying ? 0 : 1; i < 2; i++) {
         html_raw(page,
                  "<form class=\"inline\" method=\"post\" action=\"/actions/%s\">"
                  "<input type=\"hidden\" name=\"task_id\" value=\"",
@@ -524,6 +540,19 @@ static void task_action_forms(html *page, const char *id)
         html_raw(page, "<button id=\"%s\">%s</button></form> ", actions[i][0], actions[i][1]);
     }
     html_raw(page, "</p>");
+}
+
+/* A failed or cancelled task's button: its request again, as a new task
+ * (POST /actions/resubmit: virtflowctl task resubmit, console.c). */
+static void resubmit_form(html *page, const char *id)
+{
+    html_raw(page, "<p id=\"actions\"><form class=\"inline\" method=\"post\" "
+                   "action=\"/actions/resubmit\"><input type=\"hidden\" name=\"task_id\" "
+                   "value=\"");
+    html_text(page, id);
+    html_raw(page, "\">");
+    console_token_field(page);
+    html_raw(page, "<button id=\"resubmit\">Resubmit as a new task</button></form></p>");
 }
 
 int console_task_page(console *c, const httpd_request *req, html *page)
@@ -564,10 +593,22 @@ int console_task_page(console *c, const httpd_request *req, html *page)
     field_row(page, "created_at", task.created_at);
     field_row(page, "updated_at", task.updated_at);
     field_row(page, "operator action", task.action);
+    json_t *detail = task_view_detail_json(c->store, &task, &err);
+    json_t *retry = task_view_retry(detail, c->config->retry.max_attempts);
+    if (retry) {
+        char text[CTL_RETRY_TEXT];
+        ctl_retry_text(retry, text, sizeof text);
+        field_row(page, "retry", text);
+    }
+    json_decref(retry);
+    json_decref(detail);
     html_raw(page, "</table>");
-    if (c->allow_actions && strcmp(task.kind, "schedule") == 0 &&
-        strcmp(task.status, "retrying") == 0)
-        task_action_forms(page, task.id);
+    bool waiting = strcmp(task.status, "retrying") == 0 || strcmp(task.status, "queued") == 0;
+    if (c->allow_actions && strcmp(task.kind, "schedule") == 0 && waiting)
+        task_action_forms(page, task.id, strcmp(task.status, "retrying") == 0);
+    bool ended = strcmp(task.status, "failed") == 0 || strcmp(task.status, "cancelled") == 0;
+    if (c->allow_actions && strcmp(task.kind, "schedule") == 0 && ended)
+        resubmit_form(page, task.id);
     json_block(page, "Request", "request", task.request);
     json_block(page, "Result", "result", task.result);
     json_t *result = task.result ? json_loads(task.result, 0, NULL) : NULL;

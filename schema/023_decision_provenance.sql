@@ -1,4 +1,4 @@
--- virtflow SQLite store, schema version 16: what each decision was made over
+-- virtflow SQLite store, schema version 23: what each decision was made over
 -- (issue 39: `virtflowctl explain TASK_ID --replay`).
 --
 -- A task's last decision (the one that stuck: a batch decided again rewrites
@@ -21,7 +21,7 @@
 -- canonical JSON (keys sorted), recorded by a worker at start and reload.
 -- Snapshots are looked up by content hash when a worker records the same
 -- content again.
--- Never edit a released migration: add 017_*.sql instead.
+-- Never edit a released migration: add 024_*.sql instead.
 
 ALTER TABLE tasks ADD COLUMN decided_snapshot INTEGER;
 ALTER TABLE tasks ADD COLUMN decided_holds INTEGER;

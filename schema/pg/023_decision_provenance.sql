@@ -1,5 +1,6 @@
--- virtflow PostgreSQL store, schema version 16: what each decision was made
--- over; see schema/016_decision_provenance.sql.
+-- virtflow PostgreSQL store, schema version 23: what each decision was made
+-- over; see schema/023_decision_provenance.sql.
+-- Never edit a released migration: add 024_*.sql instead, here and in ../.
 
 ALTER TABLE tasks ADD COLUMN decided_snapshot BIGINT;
 ALTER TABLE tasks ADD COLUMN decided_holds BIGINT;
