@@ -27,19 +27,30 @@
 static void headroom_usage(FILE *out)
 {
     fprintf(out, "usage: virtflowctl headroom [--forecast] [--window D] [-c CONFIG] [--json]\n"
+                 "       virtflowctl headroom --plan --hosts-like HOST [--days N] [--max-hosts N]\n"
+                 "                            [--window D] [-c CONFIG] [--json]\n"
                  "\n"
                  "Per pool and reference shape (worker.headroom_shapes and the last\n"
                  "spare.prepare's), the VMs of the shape that still fit, packed per host, over\n"
                  "the configured inventory less the store's live reservations. With\n"
                  "--forecast, the recorded rate of demand for the shape over the window and\n"
-                 "the days until none fits at that rate, with its spread.\n"
+                 "the days until none fits at that rate, with its spread. With --plan, the\n"
+                 "fewest hosts like HOST to add so that the window's history, replayed under\n"
+                 "the configuration's policy and repeated over the next N days, fails no more\n"
+                 "requests than with the most.\n"
                  "\n"
-                 "  --forecast  the days left at the recorded rate\n"
-                 "  --window D  the window the rate is measured over: 7d, 14d (default), 30d\n"
-                 "  --json      one JSON object\n"
+                 "  --forecast      the days left at the recorded rate\n"
+                 "  --window D      the window the rate is measured over (and --plan replays):\n"
+                 "                  7d, 14d (default), 30d\n"
+                 "  --plan          how many hosts like --hosts-like to add\n"
+                 "  --hosts-like HOST  the kind of host to add: a host of the inventory\n"
+                 "  --days N        --plan: the days the demand is projected over (default 90)\n"
+                 "  --max-hosts N   --plan: the most hosts tried (default 64)\n"
+                 "  --json          one JSON object\n"
                  "\n" METHOD ".\n"
                  "\n"
-                 "exit status: 0, 3 configuration error, 4 inventory or store unreachable.\n");
+                 "exit status: 0, 2 usage (--plan without --hosts-like, or a host not in the\n"
+                 "inventory), 3 configuration error, 4 inventory or store unreachable.\n");
 }
 
 /* The shapes: the configured ones, then the last spare.prepare's. */
