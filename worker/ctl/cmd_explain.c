@@ -101,8 +101,8 @@ static json_t *replay_under(const vf_config *config, const vf_config *today, con
     decision_replay_input in = {.req = req, .spare_count = spare_count, .group_members = members};
     if (queue_order_priority(req, config, &in.priority, err) < 0)
         goto out;
-    in.may_preempt =
-        !spare_count && req->count <= 1 && !req->group[0] && sched_preempt_allowed(req, config);
+    in.may_preempt = !spare_count && req->count <= 1 && !req->group[0] && !req->spread.key[0] &&
+                     sched_preempt_allowed(req, config);
     /* Spares' holds live by spare.* and retry.*, not in the scheduler section: today's. */
     int64_t ttl_s = (int64_t)config->scheduler.reservation_ttl_s;
     if (spare_count)

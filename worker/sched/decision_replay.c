@@ -74,16 +74,19 @@ static json_t *replay_one(sched_engine *engine, sched_engine *decider,
     return out;
 }
 
-/* `count` VMs or a group's member: all or none (task_handler.c's place_all). */
+/* `count` VMs, a group's member or a spread: all or none (task_handler.c's
+ * place_all). A spread counts the group's members, else the request's own
+ * placements as they are made. */
 static json_t *replay_several(sched_engine *engine, sched_engine *decider,
                               const decision_replay_input *in, vf_error *err)
 {
     const sched_request *req = in->req;
     const hostset *hosts = sched_engine_snapshot(engine);
     size_t n_hosts = hosts ? hosts->n_hosts : 0;
-    uint32_t *members = req->group[0] ? calloc(n_hosts ? n_hosts : 1, sizeof *members) : NULL;
+    bool counted = req->group[0] || req->spread.key[0];
+    uint32_t *members = counted ? calloc(n_hosts ? n_hosts : 1, sizeof *members) : NULL;
     json_t *list = json_array(), *out = NULL;
-    if ((req->group[0] && !members) || !list) {
+    if ((counted && !members) || !list) {
         vf_error_set(err, VF_ENOMEM, "out of memory replaying task %s", req->task_id);
         goto out;
     }
@@ -160,7 +163,7 @@ json_t *decision_replay_run(sched_engine *engine, const decision_replay_input *i
         return NULL;
     }
     json_t *out = in->spare_count > 0 ? replay_spares(engine, decider, in, err)
-                  : in->req->count > 1 || in->req->group[0]
+                  : in->req->count > 1 || in->req->group[0] || in->req->spread.key[0]
                       ? replay_several(engine, decider, in, err)
                       : replay_one(engine, decider, in, err);
     if (!out && err->code == VF_OK)

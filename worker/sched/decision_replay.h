@@ -9,8 +9,9 @@
  * The steps, as worker/handle/task_handler.c and spare_handler.c take them:
  *   - one VM: decide; placed nowhere and allowed to preempt: choose the
  *     victims (preempt.h), end their holds, decide again;
- *   - `count` VMs or a group's member: decide and hold each in turn, all or
- *     none, counting the group's members per host as they are placed;
+ *   - `count` VMs, a group's member or a spread: decide and hold each in
+ *     turn, all or none, counting the group's members (a spread without a
+ *     group: its own placements) per host as they are placed;
  *   - spare.prepare: sched_spares_place (every spare or none, anti-affine).
  * Every decision is made with host_reasons on, so the outcome names each
  * host's reason, placed or not (the worker asks for them only when a

@@ -206,7 +206,9 @@ static int decide_under(replay *r, int c, replay_outcome *o, int64_t at_ms, vf_e
         o->refused = o->refused || r->hosts;
         return 0;
     }
-    bool several = policy && (req->count > 1 || req->group[0]);
+    /* As the worker's task_handler: a spread counts the placements before
+     * it (the group's members, else the request's own), all or none. */
+    bool several = policy && (req->count > 1 || req->group[0] || req->spread.key[0]);
     int32_t priority = 0;
     vf_error ignored;
     vf_error_init(&ignored);
@@ -214,7 +216,8 @@ static int decide_under(replay *r, int c, replay_outcome *o, int64_t at_ms, vf_e
         o->refused = true;
         return 0;
     }
-    uint32_t *members = several && req->group[0] ? members_now(r, c, req->group) : NULL;
+    uint32_t *members =
+        several && (req->group[0] || req->spread.key[0]) ? members_now(r, c, req->group) : NULL;
     sched_decision d;
     int placed = 0, n = several ? req->count : 1;
     for (; placed < n; placed++) {
