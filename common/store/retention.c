@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,12 +10,12 @@
 
 #include "leases.h"
 #include "clock.h"
+#include "job.h"
 #include "log.h"
 #include "store.h"
 #include "store_config.h"
 #include "store_hosts.h"
 #include "store_prune.h"
-#include "stopper.h"
 
 /* Between two batches the main loop gets the write lock: SQLite's busy
  * handler polls at up to 25 ms steps in this range, so a longer pause than
@@ -31,10 +30,7 @@ struct retention {
     const vf_config *config;
     char owner[STORE_OWNER_SIZE]; /* this worker, in the "retention" lease */
     store *store;
-    pthread_t thread;
-    bool running;
-    pthread_mutex_t lock;
-    stopper stop; /* under lock */
+    job job;
 };
 
 int64_t retention_interval_ms(int64_t retention_s)
@@ -74,10 +70,7 @@ store_prune_cutoffs retention_cutoffs_view(const retention_cutoffs *c)
 /* Wait up to `ms`; returns true when asked to stop. */
 static bool wait_or_stop(retention *r, int64_t ms)
 {
-    pthread_mutex_lock(&r->lock);
-    bool stop = stopper_wait(&r->stop, ms);
-    pthread_mutex_unlock(&r->lock);
-    return stop;
+    return job_sleep(&r->job, ms);
 }
 
 static void round_of_pruning(retention *r)
@@ -146,14 +139,14 @@ static void round_of_pruning(retention *r)
                  deleted.dead_letters, batches, (double)longest_us / 1000.0, freed_pages);
 }
 
-static void *retention_loop(void *arg)
+static void retention_loop(job *j, void *ctx)
 {
-    retention *r = arg;
+    (void)j;
+    retention *r = ctx;
     int64_t interval = retention_interval_ms(r->config->store.retention_s);
     do
         round_of_pruning(r);
     while (!wait_or_stop(r, interval));
-    return NULL;
 }
 
 retention *retention_start(const vf_config *config, const char *owner, vf_error *err)
@@ -165,11 +158,8 @@ retention *retention_start(const vf_config *config, const char *owner, vf_error 
     }
     r->config = config;
     snprintf(r->owner, sizeof r->owner, "%s", owner);
-    pthread_mutex_init(&r->lock, NULL);
-    if (stopper_init(&r->stop, &r->lock) < 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot make the retention job's stopper");
-        pthread_mutex_destroy(&r->lock);
-        free(r);
+    if (job_init(&r->job, "retention", err) < 0) {
+        retention_stop(r);
         return NULL;
     }
     r->store = store_config_open(config, STORE_READ_WRITE, err);
@@ -198,12 +188,10 @@ retention *retention_start(const vf_config *config, const char *owner, vf_error 
                  config->store.path, config->store.path);
     log_info("retention: deleting final rows older than %" PRId64 " s, every %" PRId64 " ms",
              config->store.retention_s, retention_interval_ms(config->store.retention_s));
-    if (pthread_create(&r->thread, NULL, retention_loop, r) != 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot start the retention thread");
+    if (job_start(&r->job, retention_loop, r, err) < 0) {
         retention_stop(r);
         return NULL;
     }
-    r->running = true;
     return r;
 }
 
@@ -211,17 +199,12 @@ void retention_stop(retention *r)
 {
     if (!r)
         return;
-    if (r->running) {
-        stopper_stop(&r->stop);
-        pthread_join(r->thread, NULL);
-    }
+    job_stop(&r->job);
     if (r->store) {
         vf_error ignored;
         vf_error_init(&ignored);
         (void)store_lease_release(r->store, "retention", r->owner, &ignored);
     }
     store_close(r->store);
-    stopper_close(&r->stop);
-    pthread_mutex_destroy(&r->lock);
     free(r);
 }

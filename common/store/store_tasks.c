@@ -264,7 +264,7 @@ int store_task_get(store *s, const char *id, store_task *out, vf_error *err)
 }
 
 /* The request's "vm_name" when it is a JSON object with a string there
- * (owned), else NULL: the tasks_by_vm_name column (schema/020). Parsed only
+ * (owned), else NULL: the tasks_by_vm_name column (schema/017). Parsed only
  * when the text names the key, so most requests cost a strstr. */
 static char *request_vm_name(const char *request)
 {

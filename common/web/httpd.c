@@ -1117,6 +1117,11 @@ const char *httpd_query_unknown(const httpd_request *req, const char *const *kno
     return search.found;
 }
 
+int httpd_query_count(const httpd_request *req)
+{
+    return MHD_get_connection_values(req->conn_, MHD_GET_ARGUMENT_KIND, NULL, NULL);
+}
+
 const char *httpd_header(const httpd_request *req, const char *name)
 {
     return MHD_lookup_connection_value(req->conn_, MHD_HEADER_KIND, name);

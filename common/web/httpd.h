@@ -227,6 +227,9 @@ const char *httpd_query(const httpd_request *req, const char *name);
  * valid during the request; NULL when every argument is known. */
 const char *httpd_query_unknown(const httpd_request *req, const char *const *known);
 
+/* How many query-string arguments the request has. */
+int httpd_query_count(const httpd_request *req);
+
 /* A request header (case-insensitive name), NULL when absent. */
 const char *httpd_header(const httpd_request *req, const char *name);
 

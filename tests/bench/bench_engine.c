@@ -15,10 +15,11 @@
  * same as members of a group with a hard topology spread over ten racks (every host labelled):
  * what the spread's domains, marks and the full pass cost. whynot: an
  * unschedulable request decided, then its suggestions (suggest.h): the cost of saying what would
- * make it fit, beside the decision's own. preempt: every host's free slots held by reservations of
- * priorities 0..40 (their VMs not yet there), so a request fits nowhere; decided, then PostFilter's
- * choice of host and victims (preempt.h): what a preempting decision costs beside the unschedulable
- * one. */
+ * make it fit, beside the decision's own (the decision leaving per-host reasons to the index,
+ * sched_decide_options.lazy_host_reasons, as the worker asks). preempt: every host's free slots
+ * held by reservations of priorities 0..40 (their VMs not yet there), so a request fits nowhere;
+ * decided, then PostFilter's choice of host and victims (preempt.h): what a preempting decision
+ * costs beside the unschedulable one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,12 @@ static void run(size_t n_hosts, bench_mode mode, double seconds, long fixed_deci
            names[mode], n_hosts, (double)decisions / elapsed,
            (double)decisions * (double)n_hosts / elapsed, elapsed / (double)decisions * 1e6, placed,
            decisions, set_hosts_ms, set_params_ms, peak_rss_kib());
+    /* Which path the index took (the decisions are the same either way). */
+    sched_index_stats st;
+    sched_engine_index_stats(engine, &st);
+    printf("%-16s index: searches=%llu kept-scores=%llu bounds=%llu full-pass=%llu\n", "",
+           (unsigned long long)st.searches, (unsigned long long)st.by_kept,
+           (unsigned long long)st.by_bounds, (unsigned long long)st.gave_up);
     free(members);
     sched_engine_free(engine);
     hostset_free(hosts);
@@ -228,13 +235,15 @@ static void run_whynot(size_t n_hosts, double seconds, long fixed_decisions)
     sched_request_init(&req);
     req.cpu = 100000;
     req.memory = 2048;
+    /* As the worker decides: per-host reasons left to the index. */
+    sched_decide_options lazily = {.lazy_host_reasons = true};
     double per[2] = {0, 0};
     for (int with = 0; with < 2; with++) {
         long n = 0;
         double start = bench_now_s(), elapsed = 0;
         sched_decision d;
         while (fixed_decisions > 0 ? n < fixed_decisions : elapsed < seconds) {
-            if (sched_engine_decide(engine, &req, &d, &err) < 0) {
+            if (sched_engine_decide_with(engine, &req, &lazily, &d, &err) < 0) {
                 fprintf(stderr, "bench: %s\n", err.text);
                 exit(1);
             }
@@ -283,14 +292,15 @@ static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
     sched_request_init(&req);
     req.cpu = 2;
     req.memory = 2048;
+    sched_decide_options lazily = {.lazy_host_reasons = true};
     double per[2] = {0, 0};
-    size_t victims = 0;
+    size_t victims = 0, examined = 0;
     for (int with = 0; with < 2; with++) {
         long n = 0;
         double start = bench_now_s(), elapsed = 0;
         sched_decision d;
         while (fixed_decisions > 0 ? n < fixed_decisions : elapsed < seconds) {
-            if (sched_engine_decide(engine, &req, &d, &err) < 0 || d.placed) {
+            if (sched_engine_decide_with(engine, &req, &lazily, &d, &err) < 0 || d.placed) {
                 fprintf(stderr, "bench: %s\n",
                         d.placed ? "placed: the hosts are not full" : err.text);
                 exit(1);
@@ -302,6 +312,7 @@ static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
                     exit(1);
                 }
                 victims = p.n_victims;
+                examined = p.hosts_examined;
                 sched_preemption_close(&p);
             }
             n++;
@@ -310,8 +321,8 @@ static void run_preempt(size_t n_hosts, double seconds, long fixed_decisions)
         per[with] = elapsed / (double)n * 1e6;
     }
     printf("%-16s hosts=%6zu  holds=%zu  us/decision=%8.2f  us/decision+preemption=%8.2f  "
-           "preemption-us=%8.2f  victims=%zu\n",
-           "preempt", n_hosts, n_holds, per[0], per[1], per[1] - per[0], victims);
+           "preemption-us=%8.2f  victims=%zu  hosts-examined=%zu\n",
+           "preempt", n_hosts, n_holds, per[0], per[1], per[1] - per[0], victims, examined);
     sched_engine_free(engine);
     hostset_free(hosts);
 }

@@ -236,6 +236,10 @@ static void test_round_trip(void)
     json_t *doc = host_json_from_hostset(set);
     CHECK(doc != NULL);
     char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    /* Written host by host, the same bytes as the tree's dump. */
+    char *streamed = host_json_dump_hostset(set);
+    CHECK_STR(streamed, text);
+    free(streamed);
     hostset *back = text ? load_inventory(text) : NULL;
     if (back) {
         check_same_hosts(set, back);
@@ -286,9 +290,33 @@ static void test_round_trip(void)
     hostset_free(set);
 }
 
+/* The streamed dump against the tree's for an inventory without guests or
+ * loose vmids (empty arrays), and for an empty hostset. */
+static void test_dump_without_vmids(void)
+{
+    hostset *set = load_inventory("{\"nodes\": [{\"name\": \"a\", \"cpu\": 2, \"memory\": 64},"
+                                  " {\"name\": \"b\", \"cpu\": 4, \"memory\": 128}]}");
+    hostset *empty = hostset_new();
+    hostset *sets[] = {set, empty};
+    for (size_t k = 0; k < 2; k++) {
+        if (!sets[k])
+            continue;
+        json_t *doc = host_json_from_hostset(sets[k]);
+        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        char *streamed = host_json_dump_hostset(sets[k]);
+        CHECK_STR(streamed, text);
+        free(streamed);
+        free(text);
+        json_decref(doc);
+    }
+    hostset_free(set);
+    hostset_free(empty);
+}
+
 int main(void)
 {
     test_round_trip();
+    test_dump_without_vmids();
     test_guests_stay_on_their_hosts();
     test_virtflow_scheduler_node();
     test_defaults();

@@ -277,6 +277,156 @@ static void test_resources_not_freed(void)
     world_close(&w);
 }
 
+/* ---- the bounded search against examining every host ---- */
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
+
+static uint32_t rnd(uint32_t n) /* 0..n-1 */
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return n ? (uint32_t)((x * 2685821657736338717ULL) >> 33) % n : 0;
+}
+
+/* Whether two choices are the same: host and victims, in order. */
+static bool same_choice(const sched_preemption *a, const sched_preemption *b)
+{
+    if (a->found != b->found || a->n_victims != b->n_victims)
+        return false;
+    if (!a->found)
+        return true;
+    if (a->host_index != b->host_index || a->max_priority != b->max_priority)
+        return false;
+    for (size_t k = 0; k < a->n_victims; k++)
+        if (strcmp(a->victims[k].task_id, b->victims[k].task_id) != 0)
+            return false;
+    return true;
+}
+
+/* A fleet of `n` hosts of a few sizes, some full of VMs, every free slot or
+ * vCPU partly held by reservations of random priorities, sizes and ages
+ * (some without a priority), a few hosts of another pool or offline. */
+static void random_fleet(world *w, size_t n)
+{
+    vf_error err;
+    vf_error_init(&err);
+    w->hosts = hostset_new();
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "h-%05zu", i);
+        host h = fixture_host(name);
+        h.cpu = (double)(8 << rnd(3));
+        h.memory = (int64_t)(16384 << rnd(3));
+        h.max_vms = 4 + (int32_t)rnd(30);
+        h.current_vms = (int32_t)rnd((uint32_t)h.max_vms);
+        h.allocated_cpu = (double)rnd((uint32_t)h.cpu * 2);
+        h.storage = 200 + (int64_t)rnd(400);
+        if (rnd(20) == 0)
+            snprintf(h.pool, sizeof h.pool, "gpu");
+        if (rnd(25) == 0)
+            h.status = HOST_OFFLINE;
+        CHECK(hostset_add(w->hosts, &h, &err) == 0);
+    }
+    CHECK(hostset_finish(w->hosts, &err) == 0);
+    sched_params p;
+    fixture_params(&p);
+    w->engine = sched_engine_new(&p, &err);
+    CHECK(w->engine && sched_engine_set_hosts(w->engine, w->hosts, NULL, NULL, &err) == 0);
+    for (size_t i = 0; i < n; i++) {
+        const host *h = &w->hosts->hosts[i];
+        /* Most hosts' every free slot held; the others' all but one, their
+         * vCPUs short instead. */
+        int32_t leave = rnd(5) == 0 ? 1 : 0;
+        for (int32_t k = h->current_vms; k < h->max_vms - leave; k++) {
+            sched_reservation r;
+            memset(&r, 0, sizeof r);
+            snprintf(r.task_id, sizeof r.task_id, "t-%05zu-%d", i, (int)k);
+            snprintf(r.node, sizeof r.node, "%s", h->name);
+            r.cpu = 1 + rnd(leave ? 24 : 8);
+            r.memory = 512 * (int64_t)(1 + rnd(16));
+            r.disk = rnd(3) ? (int64_t)rnd(60) : 0;
+            r.has_priority = rnd(10) != 0;
+            r.priority = (int32_t)rnd(5) * 10;
+            r.created = (int64_t)rnd(100000);
+            CHECK(sched_engine_reserve(w->engine, &r, &err) == 0);
+        }
+        if (leave) {
+            /* And all but a few of its vCPUs. */
+            const sched_host_load *load = sched_engine_host_load(w->engine, i);
+            double room = h->cpu * 4 - h->allocated_cpu - load->cpu - (double)rnd(4);
+            sched_reservation r;
+            memset(&r, 0, sizeof r);
+            snprintf(r.task_id, sizeof r.task_id, "big-%05zu", i);
+            snprintf(r.node, sizeof r.node, "%s", h->name);
+            r.cpu = room > 1 ? room : 1;
+            r.memory = 1024;
+            r.has_priority = rnd(3) != 0;
+            r.priority = (int32_t)rnd(5) * 10;
+            r.created = (int64_t)rnd(100000);
+            CHECK(sched_engine_reserve(w->engine, &r, &err) == 0);
+        }
+    }
+    /* And end some, so that positions in the list of holds move. */
+    for (size_t k = 0; k < n / 40; k++) {
+        char task[32];
+        snprintf(task, sizeof task, "t-%05u-%d", rnd((uint32_t)n), (int)rnd(30));
+        (void)sched_engine_release(w->engine, task);
+    }
+}
+
+/* Requests that fit nowhere, preempting at random priorities: the bounded
+ * search chooses what examining every host chooses, from per-host reasons
+ * and from reasons the index kept in aggregate alike; and it examines
+ * fewer hosts. */
+static void test_bounded_search_matches_every_host(void)
+{
+    size_t compared = 0, found = 0, examined = 0, examined_every = 0;
+    for (int round = 0; round < 12; round++) {
+        world w;
+        random_fleet(&w, 50 + rnd(round < 6 ? 200 : 3000));
+        for (int k = 0; k < 25; k++) {
+            sched_request req;
+            fixture_request(&req, 1 + (int)rnd(24), 1024 * (int64_t)(1 + rnd(32)));
+            req.disk = rnd(2) ? (int64_t)rnd(300) : 0;
+            int32_t priority = (int32_t)rnd(60);
+            vf_error err;
+            vf_error_init(&err);
+            sched_decision full, lazy;
+            sched_decide_options lazily = {.lazy_host_reasons = true};
+            CHECK(sched_engine_decide_with(w.engine, &req, &lazily, &lazy, &err) == 0);
+            sched_preemption a, c;
+            CHECK(sched_preempt_choose(w.engine, &req, priority, &lazy, &a, &err) == 0);
+            CHECK(sched_engine_decide(w.engine, &req, &full, &err) == 0);
+            if (full.placed) {
+                sched_preemption_close(&a);
+                continue;
+            }
+            sched_preemption b;
+            CHECK(sched_preempt_choose(w.engine, &req, priority, &full, &b, &err) == 0);
+            CHECK(sched_preempt_choose_every(w.engine, &req, priority, &full, &c, &err) == 0);
+            bool ok = same_choice(&b, &c) && (lazy.host_reasons || same_choice(&a, &c));
+            CHECKF(ok, "round %d request %d: bounded %s/%zu victims, every host %s/%zu", round, k,
+                   b.found ? b.node->name : "-", b.n_victims, c.found ? c.node->name : "-",
+                   c.n_victims);
+            compared++;
+            found += c.found;
+            examined += b.hosts_examined;
+            examined_every += c.hosts_examined;
+            sched_preemption_close(&a);
+            sched_preemption_close(&b);
+            sched_preemption_close(&c);
+        }
+        world_close(&w);
+    }
+    printf("%zu preemptions compared, %zu found a host; hosts examined %zu bounded, %zu every\n",
+           compared, found, examined, examined_every);
+    CHECK(compared > 100 && found > compared / 4);
+    CHECK(examined * 4 < examined_every);
+}
+
 int main(void)
 {
     test_resources_not_freed();
@@ -287,5 +437,6 @@ int main(void)
     test_nothing_to_take();
     test_placed_takes_nothing();
     test_allowed();
+    test_bounded_search_matches_every_host();
     return test_summary();
 }

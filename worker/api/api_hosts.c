@@ -2,10 +2,9 @@
  * is free on each host (host_capacity, as virtflowctl nodes --json), per
  * pool, and per failure domain (failure_domains.h: CAPI's failureDomains
  * shape, one map per label key). The inventory is fetched by a thread of its own every
- * inventory.refresh_s, as the worker's is, so a request never waits for a
- * slow inventory source; it reads the latest snapshot. */
+ * inventory.refresh_s (inventory_refresher.h, as the worker's), so a request never
+ * waits for a slow inventory source; it reads the latest snapshot. */
 #include <errno.h>
-#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,25 +17,6 @@
 #include "log.h"
 #include "problem.h"
 
-static void *refresh_loop(void *arg)
-{
-    api *a = arg;
-    int64_t interval_ms = (int64_t)a->config->inventory.refresh_s * 1000;
-    pthread_mutex_lock(&a->refresh_lock);
-    for (bool first = true; !a->refresh_stop.stop; first = false) {
-        if (!first && stopper_wait(&a->refresh_stop, interval_ms))
-            break;
-        pthread_mutex_unlock(&a->refresh_lock);
-        vf_error err;
-        vf_error_init(&err);
-        (void)inventory_refresh(a->inventory, &err); /* logs its own failures */
-        malloc_trim(0);
-        pthread_mutex_lock(&a->refresh_lock);
-    }
-    pthread_mutex_unlock(&a->refresh_lock);
-    return NULL;
-}
-
 int api_hosts_start(api *a, vf_error *err)
 {
     vf_error inventory_err;
@@ -46,33 +26,17 @@ int api_hosts_start(api *a, vf_error *err)
         log_warn("inventory: %s: GET /v1/hosts answers 503", inventory_err.text);
         return 0;
     }
-    pthread_mutex_init(&a->refresh_lock, NULL);
-    if (stopper_init(&a->refresh_stop, &a->refresh_lock) < 0) {
-        pthread_mutex_destroy(&a->refresh_lock);
-        vf_error_set(err, VF_EINTERNAL, "cannot make the inventory thread's stopper");
-        return -1;
-    }
-    a->refresh_sync = true;
-    if (pthread_create(&a->refresher, NULL, refresh_loop, a) != 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot start the inventory thread");
-        return -1;
-    }
-    a->refresher_running = true;
-    return 0;
+    /* Fetched on the thread, the first time at once: the API answers its
+     * other routes while a slow source is read. */
+    a->refresher =
+        inventory_refresher_start(a->inventory, a->config->inventory.refresh_s, true, err);
+    return a->refresher ? 0 : -1;
 }
 
 void api_hosts_stop(api *a)
 {
-    if (a->refresher_running) {
-        stopper_stop(&a->refresh_stop);
-        pthread_join(a->refresher, NULL);
-        a->refresher_running = false;
-    }
-    if (a->refresh_sync) {
-        stopper_close(&a->refresh_stop);
-        pthread_mutex_destroy(&a->refresh_lock);
-        a->refresh_sync = false;
-    }
+    inventory_refresher_stop(a->refresher);
+    a->refresher = NULL;
     inventory_free(a->inventory);
     a->inventory = NULL;
 }

@@ -11,6 +11,7 @@
 #include "broker_names.h"
 #include "clock.h"
 #include "log.h"
+#include "job.h"
 #include "stopper.h"
 #include "store.h"
 #include "store_config.h"
@@ -63,9 +64,7 @@ struct api_intake {
     amqp_link *link;
     api_broker *broker; /* borrowed: the schedule `link` connects by */
     int64_t link_used_us;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    stopper stop;
+    job job;                 /* the intake thread; job.lock guards what follows */
     stopper group_done;      /* woken when a group is finished (api_intake_await) */
     api_intake_wake_fn wake; /* under lock */
     void *wake_ctx;
@@ -398,9 +397,10 @@ static int finish_group(api_intake *in, item **group, int n, uint64_t *wake)
  * settles and answers that group, then publishes the one just recorded.
  * A submission is still answered only once recorded and confirmed, and
  * published only once recorded (a GET right after the answer finds it). */
-static void *intake_loop(void *arg)
+static void intake_loop(job *j, void *ctx)
 {
-    api_intake *in = arg;
+    (void)j;
+    api_intake *in = ctx;
     uint64_t wake[INTAKE_GROUP];
     int current = 0;        /* in->group[current]: the slots recorded next */
     int n_confirming = 0;   /* in the other slots: sent, confirms awaited */
@@ -409,10 +409,10 @@ static void *intake_loop(void *arg)
     int64_t sent_us = 0;    /* when they were sent, monotonic µs */
     double recorded_ms = 0; /* how long they took to record */
     vf_error_init(&sent_err);
-    pthread_mutex_lock(&in->lock);
+    pthread_mutex_lock(&in->job.lock);
     for (;;) {
-        while (!in->head && !n_confirming && !in->stop.stop)
-            (void)stopper_wait_once(&in->stop, INTAKE_IDLE_MS);
+        while (!in->head && !n_confirming && !in->job.stop.stop)
+            (void)stopper_wait_once(&in->job.stop, INTAKE_IDLE_MS);
         if (!in->head && !n_confirming)
             break; /* stopping, and nothing left */
         item **group = in->group[current];
@@ -425,7 +425,7 @@ static void *intake_loop(void *arg)
         }
         if (!in->head)
             in->tail = NULL;
-        pthread_mutex_unlock(&in->lock);
+        pthread_mutex_unlock(&in->job.lock);
         int64_t start_us = clock_mono_us();
         if (n > 0)
             record_group(in, group, n);
@@ -437,7 +437,7 @@ static void *intake_loop(void *arg)
                       "publish (the next group of %d recorded meanwhile in %.2f ms)",
                       n_confirming, recorded_ms, (double)(clock_mono_us() - sent_us) / 1e3, n,
                       (double)(recorded_us - start_us) / 1e3);
-            pthread_mutex_lock(&in->lock);
+            pthread_mutex_lock(&in->job.lock);
             int n_wake = finish_group(in, other, n_confirming, wake);
             stopper_wake(&in->group_done);
             /* Under the lock, so that api_intake_set_waker(NULL) returns
@@ -446,7 +446,7 @@ static void *intake_loop(void *arg)
              * us). */
             for (int i = 0; in->wake && i < n_wake; i++)
                 in->wake(in->wake_ctx, wake[i]);
-            pthread_mutex_unlock(&in->lock);
+            pthread_mutex_unlock(&in->job.lock);
             n_confirming = 0;
         }
         if (n > 0) {
@@ -457,10 +457,9 @@ static void *intake_loop(void *arg)
             n_confirming = n;
             current = !current;
         }
-        pthread_mutex_lock(&in->lock);
+        pthread_mutex_lock(&in->job.lock);
     }
-    pthread_mutex_unlock(&in->lock);
-    return NULL;
+    pthread_mutex_unlock(&in->job.lock);
 }
 
 static void intake_free(api_intake *in)
@@ -493,26 +492,20 @@ api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, api_
         return NULL;
     }
     amqp_link_set_confirm_callback(in->link, on_confirm, in);
-    pthread_mutex_init(&in->lock, NULL);
-    if (stopper_init(&in->stop, &in->lock) < 0) {
-        pthread_mutex_destroy(&in->lock);
+    if (job_init(&in->job, "intake", err) < 0) {
+        intake_free(in);
+        return NULL;
+    }
+    if (stopper_init(&in->group_done, &in->job.lock) < 0) {
+        job_stop(&in->job);
         intake_free(in);
         vf_error_set(err, VF_EINTERNAL, "cannot make the intake's stopper");
         return NULL;
     }
-    if (stopper_init(&in->group_done, &in->lock) < 0) {
-        stopper_close(&in->stop);
-        pthread_mutex_destroy(&in->lock);
-        intake_free(in);
-        vf_error_set(err, VF_EINTERNAL, "cannot make the intake's stopper");
-        return NULL;
-    }
-    if (pthread_create(&in->thread, NULL, intake_loop, in) != 0) {
-        stopper_close(&in->stop);
+    if (job_start(&in->job, intake_loop, in, err) < 0) {
         stopper_close(&in->group_done);
-        pthread_mutex_destroy(&in->lock);
+        job_stop(&in->job);
         intake_free(in);
-        vf_error_set(err, VF_EINTERNAL, "cannot start the intake thread");
         return NULL;
     }
     return in;
@@ -520,10 +513,10 @@ api_intake *api_intake_start(const vf_config *config, api_metrics *metrics, api_
 
 void api_intake_set_waker(api_intake *in, api_intake_wake_fn wake, void *ctx)
 {
-    pthread_mutex_lock(&in->lock);
+    pthread_mutex_lock(&in->job.lock);
     in->wake = wake;
     in->wake_ctx = ctx;
-    pthread_mutex_unlock(&in->lock);
+    pthread_mutex_unlock(&in->job.lock);
 }
 
 int api_intake_submit(api_intake *in, uint64_t ticket, const char *task_id, char *text,
@@ -553,17 +546,17 @@ int api_intake_submit_as(api_intake *in, const char *kind, uint64_t ticket, cons
     it->idempotent = idempotent;
     it->kind = kind;
     it->routing_key = routing_key;
-    pthread_mutex_lock(&in->lock);
-    bool stopping = in->stop.stop;
+    pthread_mutex_lock(&in->job.lock);
+    bool stopping = in->job.stop.stop;
     if (!stopping) {
         if (in->tail)
             in->tail->next = it;
         else
             in->head = it;
         in->tail = it;
-        stopper_wake(&in->stop);
+        stopper_wake(&in->job.stop);
     }
-    pthread_mutex_unlock(&in->lock);
+    pthread_mutex_unlock(&in->job.lock);
     if (stopping) {
         item_free(it);
         vf_error_set(err, VF_EUNAVAILABLE, "virtflow-api is stopping");
@@ -596,9 +589,9 @@ static void outcome(item *it, api_intake_outcome *out)
 
 int api_intake_take(api_intake *in, uint64_t ticket, api_intake_outcome *out)
 {
-    pthread_mutex_lock(&in->lock);
+    pthread_mutex_lock(&in->job.lock);
     item *it = take_finished(in, ticket);
-    pthread_mutex_unlock(&in->lock);
+    pthread_mutex_unlock(&in->job.lock);
     if (!it)
         return 0;
     outcome(it, out);
@@ -608,12 +601,12 @@ int api_intake_take(api_intake *in, uint64_t ticket, api_intake_outcome *out)
 int api_intake_await(api_intake *in, uint64_t ticket, int timeout_ms, api_intake_outcome *out)
 {
     int64_t until = clock_mono_ms() + timeout_ms;
-    pthread_mutex_lock(&in->lock);
+    pthread_mutex_lock(&in->job.lock);
     item *it;
     int64_t left;
     while (!(it = take_finished(in, ticket)) && (left = until - clock_mono_ms()) > 0)
         (void)stopper_wait_once(&in->group_done, left);
-    pthread_mutex_unlock(&in->lock);
+    pthread_mutex_unlock(&in->job.lock);
     if (!it)
         return 0;
     outcome(it, out);
@@ -635,14 +628,14 @@ static item *find_unfinished(api_intake *in, uint64_t ticket)
 
 void api_intake_abandon(api_intake *in, uint64_t ticket)
 {
-    pthread_mutex_lock(&in->lock);
+    pthread_mutex_lock(&in->job.lock);
     item *it = take_finished(in, ticket);
     if (!it) {
         item *busy = find_unfinished(in, ticket);
         if (busy)
             busy->abandoned = true;
     }
-    pthread_mutex_unlock(&in->lock);
+    pthread_mutex_unlock(&in->job.lock);
     item_free(it);
 }
 
@@ -650,16 +643,13 @@ void api_intake_stop(api_intake *in)
 {
     if (!in)
         return;
-    stopper_stop(&in->stop);
-    pthread_join(in->thread, NULL);
+    job_stop(&in->job);
+    stopper_close(&in->group_done); /* borrowed the job's lock, gone too: no one waits */
     /* The thread handled everything queued before it saw the stop. */
     while (in->finished) {
         item *it = in->finished;
         in->finished = it->next;
         item_free(it);
     }
-    stopper_close(&in->stop);
-    stopper_close(&in->group_done);
-    pthread_mutex_destroy(&in->lock);
     intake_free(in);
 }

@@ -16,10 +16,10 @@
 #include "api_sweep.h"
 #include "engine.h"
 #include "inventory.h"
+#include "inventory_refresher.h"
 #include "request.h"
 #include "result_cache.h"
 #include "store.h"
-#include "stopper.h"
 #include "store_tasks.h"
 
 struct api {
@@ -35,13 +35,11 @@ struct api {
     api_sweep *sweep;             /* NULL: api.requeue_after_s 0 */
     api_intake *intake;           /* task submissions (api_intake.h) */
     result_cache *results;        /* GET /result's answers; the HTTP thread's alone */
-    /* GET /v1/hosts: the inventory, refreshed by its own thread (api_hosts.c);
-     * NULL when the configuration has none that works. */
+    /* GET /v1/hosts: the inventory, refreshed by its own thread
+     * (inventory_refresher.h, as the worker's); NULL when the configuration
+     * has none that works. */
     inventory *inventory;
-    pthread_t refresher;
-    bool refresher_running, refresh_sync;
-    pthread_mutex_t refresh_lock;
-    stopper refresh_stop; /* the refresher's wait between rounds */
+    inventory_refresher *refresher;
     /* The outcome of the publish in flight (one at a time: the server's
      * thread; task.release, api_publish_to). */
     amqp_link_confirm confirm;
@@ -100,6 +98,13 @@ json_t *api_json_body(const httpd_request *req, httpd_response *resp);
 
 /* An Idempotency-Key header: 1 to 255 printable ASCII characters. */
 bool api_idempotency_key_is_valid(const char *key);
+
+/* The task id an Idempotency-Key from this key holder stands for: the
+ * current secret's, or an earlier secret's when a task is recorded under it
+ * (a rotation in progress). What POST /v1/tasks records the task under, and
+ * what GET /v1/tasks?idempotency_key= finds it by. */
+void api_idempotent_task_id(api *a, const char *submitter, const unsigned char *digest,
+                            const char *key, char task_id[REQUEST_TASK_ID_LEN]);
 
 /* task.schedule (POST /schedule, POST /v1/tasks, the admission webhook). */
 extern const api_request_kind api_request_schedule;

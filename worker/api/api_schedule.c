@@ -65,8 +65,8 @@ json_t *api_json_body(const httpd_request *req, httpd_response *resp)
  * body: same answer; other body: 409) apply to it, in the store every
  * replica shares. While a secret is being rotated, a task recorded under an
  * earlier secret's id keeps it. */
-static void idempotent_task_id(api *a, const char *submitter, const unsigned char *digest,
-                               const char *key, char task_id[REQUEST_TASK_ID_LEN])
+void api_idempotent_task_id(api *a, const char *submitter, const unsigned char *digest,
+                            const char *key, char task_id[REQUEST_TASK_ID_LEN])
 {
     api_idempotency_task_id(a->idempotency, 0, submitter, digest, key, task_id);
     for (size_t i = 1; i < api_idempotency_count(a->idempotency); i++) {
@@ -210,7 +210,7 @@ int api_submit_kind(api *a, const api_request_kind *kind, const httpd_request *r
         return -1;
     }
     if (idempotency_key) {
-        idempotent_task_id(a, submitter, key_digest, idempotency_key, task_id);
+        api_idempotent_task_id(a, submitter, key_digest, idempotency_key, task_id);
     } else if (named[0]) {
         snprintf(task_id, REQUEST_TASK_ID_LEN, "%s", named);
     } else {

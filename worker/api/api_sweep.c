@@ -2,7 +2,6 @@
 #include "api_sweep.h"
 
 #include <jansson.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +14,7 @@
 #include "json_util.h"
 #include "leases.h"
 #include "log.h"
-#include "stopper.h"
+#include "job.h"
 #include "store.h"
 #include "store_config.h"
 #include "store_hosts.h"
@@ -34,9 +33,7 @@ struct api_sweep {
     amqp_link *link;
     api_broker *broker; /* borrowed: the schedule `link` connects by */
     char owner[STORE_OWNER_SIZE];
-    pthread_t thread;
-    pthread_mutex_t lock;
-    stopper stop;
+    job job;
     amqp_link_confirm confirm; /* of the last publish */
     int64_t link_used_us;      /* monotonic: the link's last connect or confirmed round trip */
 };
@@ -300,28 +297,24 @@ int api_sweep_round(api_sweep *w, vf_error *err)
     return rc < 0 ? -1 : done;
 }
 
-static void *sweep_loop(void *arg)
+static void sweep_loop(job *j, void *ctx)
 {
-    api_sweep *w = arg;
+    api_sweep *w = ctx;
     /* Half the requeue age, within [0.25 s, 5 s]: the lease (LEASE_TTL_S)
      * stays renewed and a row is looked at soon after it is due. */
     int64_t interval_ms = (int64_t)w->config->api.requeue_after_s * 500;
     interval_ms = interval_ms < 250 ? 250 : interval_ms > 5000 ? 5000 : interval_ms;
-    pthread_mutex_lock(&w->lock);
-    while (!stopper_wait(&w->stop, interval_ms)) {
-        pthread_mutex_unlock(&w->lock);
+    while (!job_sleep(j, interval_ms)) {
         vf_error err;
         vf_error_init(&err);
         if (api_sweep_round(w, &err) < 0)
             log_warn("requeue sweep: %s (tried again in the next round)", err.text);
-        pthread_mutex_lock(&w->lock);
     }
-    pthread_mutex_unlock(&w->lock);
-    return NULL;
 }
 
 static void sweep_free(api_sweep *w)
 {
+    job_stop(&w->job);
     amqp_link_free(w->link);
     store_close(w->store);
     free(w);
@@ -345,18 +338,8 @@ api_sweep *api_sweep_start(const vf_config *config, api_broker *broker, vf_error
         return NULL;
     }
     amqp_link_set_confirm_callback(w->link, amqp_link_confirm_record, &w->confirm);
-    pthread_mutex_init(&w->lock, NULL);
-    if (stopper_init(&w->stop, &w->lock) < 0) {
-        pthread_mutex_destroy(&w->lock);
+    if (job_run(&w->job, "requeue sweep", sweep_loop, w, err) < 0) {
         sweep_free(w);
-        vf_error_set(err, VF_EINTERNAL, "cannot make the requeue sweep's stopper");
-        return NULL;
-    }
-    if (pthread_create(&w->thread, NULL, sweep_loop, w) != 0) {
-        stopper_close(&w->stop);
-        pthread_mutex_destroy(&w->lock);
-        sweep_free(w);
-        vf_error_set(err, VF_EINTERNAL, "cannot start the requeue sweep");
         return NULL;
     }
     return w;
@@ -366,9 +349,5 @@ void api_sweep_stop(api_sweep *w)
 {
     if (!w)
         return;
-    stopper_stop(&w->stop);
-    pthread_join(w->thread, NULL);
-    stopper_close(&w->stop);
-    pthread_mutex_destroy(&w->lock);
-    sweep_free(w); /* the lease lapses within LEASE_TTL_S */
+    sweep_free(w); /* the thread stopped first; the lease lapses within LEASE_TTL_S */
 }

@@ -161,18 +161,60 @@ static bool one_of(const char *value, const char *const *choices)
     return false;
 }
 
-static void list_tasks(api *a, const httpd_request *req, httpd_response *resp)
+/* GET /v1/tasks?idempotency_key=K: the caller's own task for that key (the
+ * id its POST was recorded under: api_idempotent_task_id), as a page of
+ * one or none. Another key holder's same key names another task. */
+static void task_by_key(api *a, const api_caller *caller, const char *key, httpd_response *resp)
 {
-    static const char *const known[] = {"status", "reason", "kind",   "node",
-                                        "since",  "limit",  "cursor", NULL};
-    char detail[256];
+    char id[REQUEST_TASK_ID_LEN];
+    api_idempotent_task_id(a, caller->name, caller->digest, key, id);
+    store_task task = {0};
+    vf_error err;
+    vf_error_init(&err);
+    int found = store_task_get(a->store, id, &task, &err);
+    if (found < 0) {
+        store_unavailable("GET /v1/tasks?idempotency_key", &err, resp);
+        return;
+    }
+    json_t *tasks = json_array();
+    if (found == 0)
+        json_array_append_new(tasks, task_view_json(&task));
+    store_task_clear(&task);
+    api_reply_json(resp, 200, json_pack("{s:o, s:n}", "tasks", tasks, "next_cursor"));
+}
+
+/* A search term's value: present, not empty, at most `max` bytes. */
+static bool term_ok(const char *value, size_t max)
+{
+    return !value || (value[0] && strlen(value) <= max);
+}
+
+static void list_tasks(api *a, const httpd_request *req, const api_caller *caller,
+                       httpd_response *resp)
+{
+    static const char *const known[] = {
+        "status", "reason",  "kind",      "node",  "since",           "limit",
+        "cursor", "vm_name", "submitter", "error", "idempotency_key", NULL};
+    char detail[320];
     const char *unknown = httpd_query_unknown(req, known);
     if (unknown) {
         snprintf(detail, sizeof detail,
-                 "unknown parameter '%.64s' (filters: status, reason, kind, node, since, limit, "
-                 "cursor)",
+                 "unknown parameter '%.64s' (filters: status, reason, kind, node, since, "
+                 "vm_name, submitter, error, idempotency_key, limit, cursor)",
                  unknown);
         problem_reply(resp, 400, detail);
+        return;
+    }
+    const char *key = httpd_query(req, "idempotency_key");
+    if (key) {
+        if (!api_idempotency_key_is_valid(key))
+            problem_reply(resp, 400,
+                          "idempotency_key: expected 1 to 255 visible ASCII characters, as in the "
+                          "Idempotency-Key header");
+        else if (httpd_query_count(req) > 1)
+            problem_reply(resp, 400, "idempotency_key finds one task: it takes no other parameter");
+        else
+            task_by_key(a, caller, key, resp);
         return;
     }
     store_task_filter filter = {.limit = LIST_DEFAULT_LIMIT};
@@ -180,6 +222,9 @@ static void list_tasks(api *a, const httpd_request *req, httpd_response *resp)
     filter.reason = httpd_query(req, "reason");
     filter.kind = httpd_query(req, "kind");
     filter.node = httpd_query(req, "node");
+    filter.vm_name = httpd_query(req, "vm_name");
+    filter.submitter = httpd_query(req, "submitter");
+    filter.error = httpd_query(req, "error");
     const char *since_text = httpd_query(req, "since");
     const char *limit_text = httpd_query(req, "limit");
     const char *cursor = httpd_query(req, "cursor");
@@ -194,6 +239,13 @@ static void list_tasks(api *a, const httpd_request *req, httpd_response *resp)
         problem = "kind: expected schedule or spare";
     else if (filter.node && (!filter.node[0] || strlen(filter.node) > 255))
         problem = "node: expected a host name";
+    else if (!term_ok(filter.vm_name, 255))
+        problem = "vm_name: expected a VM name (1 to 255 bytes), matched exactly";
+    else if (!term_ok(filter.submitter, 255))
+        problem = "submitter: expected an API key's name or a broker user (1 to 255 bytes)";
+    else if (!term_ok(filter.error, 200))
+        problem = "error: expected 1 to 200 bytes of the error text, matched anywhere, ignoring "
+                  "case";
     else if (since_text && task_view_parse_since(since_text, since) < 0)
         problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
                   "2026-11-22T01:02:03Z";
@@ -264,7 +316,7 @@ const char *api_v1_route(api *a, const httpd_request *req, const api_caller *cal
                 submit(a, req, caller, resp);
         } else if (get) {
             if (api_allow(caller, API_SCOPE_READ, resp))
-                list_tasks(a, req, resp);
+                list_tasks(a, req, caller, resp);
         } else {
             not_allowed(resp, TASKS_PATH, "GET, HEAD, POST");
         }

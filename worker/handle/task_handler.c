@@ -703,7 +703,12 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
             memcpy(decision.message, message, sizeof message);
         }
     } else {
-        if (sched_engine_decide(engine, &req, &decision, &invalid) < 0) {
+        /* A failure's per-host reasons are left to the index: the history
+         * keeps a sample of them (sched_rejections_add), and working out
+         * and listing every host's was most of a failure's time on a large
+         * inventory. */
+        sched_decide_options lazily = {.lazy_host_reasons = true};
+        if (sched_engine_decide_with(engine, &req, &lazily, &decision, &invalid) < 0) {
             const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
             rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
             goto out;
@@ -733,7 +738,10 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
         goto out;
     }
     json_t *detail = sched_decision_to_json(&decision, h->hosts);
-    sched_rejections_sample(detail, SCHED_HISTORY_HOSTS);
+    if (detail && sched_rejections_add(engine, &req, &decision, detail, SCHED_HISTORY_HOSTS) < 0) {
+        json_decref(detail);
+        detail = NULL;
+    }
     /* Why not, and what would fix it: in every attempt's history, and in
      * the failed result and event. */
     json_t *suggestions = sched_suggest(engine, &req, &decision, SCHED_SUGGEST_HOSTS);

@@ -8,6 +8,8 @@
 #include <openssl/evp.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* null counts as absent: a YAML key with nothing after it means "default". */
 static const json_t *field(const json_t *object, const char *key)
 {
@@ -332,41 +334,59 @@ static json_t *host_object(const host *h)
     return o;
 }
 
-json_t *host_json_from_hostset(const hostset *set)
+/* Each host's guests' vmids, grouped by host in one pass (counting sort):
+ * host i's are vmids[start[i]] .. vmids[start[i + 1] - 1]. */
+typedef struct guests_by_host {
+    size_t *start;
+    uint32_t *vmids;
+} guests_by_host;
+
+static void guests_by_host_free(guests_by_host *g)
 {
-    json_t *nodes = json_array();
-    json_t *root = json_pack("{s:o}", "nodes", nodes);
-    /* Each host's guests, grouped by host in one pass (counting sort). */
-    size_t *start = calloc(set->n_hosts + 1, sizeof *start);
-    uint32_t *by_host = malloc((set->n_guests ? set->n_guests : 1) * sizeof *by_host);
-    if (!root || !start || !by_host)
-        goto fail;
-    for (size_t g = 0; g < set->n_guests; g++)
-        start[set->guests[g].host_index + 1]++;
-    for (size_t i = 0; i < set->n_hosts; i++)
-        start[i + 1] += start[i];
+    free(g->start);
+    free(g->vmids);
+}
+
+static int guests_by_host_make(const hostset *set, guests_by_host *g)
+{
+    g->start = calloc(set->n_hosts + 1, sizeof *g->start);
+    g->vmids = malloc((set->n_guests ? set->n_guests : 1) * sizeof *g->vmids);
     size_t *fill = calloc(set->n_hosts + 1, sizeof *fill);
-    if (!fill)
-        goto fail;
-    for (size_t g = 0; g < set->n_guests; g++) {
-        uint32_t h = set->guests[g].host_index;
-        by_host[start[h] + fill[h]++] = set->guests[g].vmid;
+    if (!g->start || !g->vmids || !fill) {
+        free(fill);
+        guests_by_host_free(g);
+        return -1;
+    }
+    for (size_t i = 0; i < set->n_guests; i++)
+        g->start[set->guests[i].host_index + 1]++;
+    for (size_t i = 0; i < set->n_hosts; i++)
+        g->start[i + 1] += g->start[i];
+    for (size_t i = 0; i < set->n_guests; i++) {
+        uint32_t h = set->guests[i].host_index;
+        g->vmids[g->start[h] + fill[h]++] = set->guests[i].vmid;
     }
     free(fill);
-    for (size_t i = 0; i < set->n_hosts; i++) {
-        json_t *o = host_object(&set->hosts[i]);
-        if (!o || json_array_append_new(nodes, o) < 0)
-            goto fail;
-        if (start[i + 1] > start[i]) {
-            json_t *vmids = number_array(by_host + start[i], start[i + 1] - start[i]);
-            if (!vmids || json_object_set_new(o, "vmids", vmids) < 0)
-                goto fail;
+    return 0;
+}
+
+/* Host i's entry of the document: its fields and its guests' vmids. */
+static json_t *host_entry(const hostset *set, const guests_by_host *g, size_t i)
+{
+    json_t *o = host_object(&set->hosts[i]);
+    if (o && g->start[i + 1] > g->start[i]) {
+        json_t *vmids = number_array(g->vmids + g->start[i], g->start[i + 1] - g->start[i]);
+        if (!vmids || json_object_set_new(o, "vmids", vmids) < 0) {
+            json_decref(o);
+            return NULL;
         }
     }
-    /* The used vmids that are no host's guest (both lists sorted by vmid). */
-    json_t *others = json_array();
-    if (!others || json_object_set_new(root, "vmids", others) < 0)
-        goto fail;
+    return o;
+}
+
+/* The used vmids that are no host's guest (both lists sorted by vmid), each
+ * passed to fn; stops at fn's first -1 and returns it. */
+static int each_other_vmid(const hostset *set, int (*fn)(uint32_t vmid, void *ctx), void *ctx)
+{
     size_t g = 0;
     for (size_t v = 0; v < set->n_used_vmids; v++) {
         uint32_t vmid = set->used_vmids[v];
@@ -374,16 +394,87 @@ json_t *host_json_from_hostset(const hostset *set)
             g++;
         if (g < set->n_guests && set->guests[g].vmid == vmid)
             continue;
-        if (json_array_append_new(others, json_integer(vmid)) < 0)
-            goto fail;
+        if (fn(vmid, ctx) < 0)
+            return -1;
     }
-    free(start);
-    free(by_host);
+    return 0;
+}
+
+static int append_vmid(uint32_t vmid, void *ctx)
+{
+    return json_array_append_new(ctx, json_integer(vmid));
+}
+
+json_t *host_json_from_hostset(const hostset *set)
+{
+    json_t *nodes = json_array();
+    json_t *root = json_pack("{s:o}", "nodes", nodes);
+    guests_by_host g = {0};
+    if (!root || guests_by_host_make(set, &g) < 0)
+        goto fail;
+    for (size_t i = 0; i < set->n_hosts; i++)
+        if (json_array_append_new(nodes, host_entry(set, &g, i)) < 0)
+            goto fail;
+    json_t *others = json_array();
+    if (!others || json_object_set_new(root, "vmids", others) < 0 ||
+        each_other_vmid(set, append_vmid, others) < 0)
+        goto fail;
+    guests_by_host_free(&g);
     return root;
 fail:
-    free(start);
-    free(by_host);
+    guests_by_host_free(&g);
     json_decref(root);
+    return NULL;
+}
+
+/* The text being written by host_json_dump_hostset. */
+typedef struct dump_text {
+    char *text;
+    size_t len, cap;
+} dump_text;
+
+static int dump_put(const char *data, size_t size, void *ctx)
+{
+    dump_text *d = ctx;
+    if (grow_array((void **)&d->text, &d->cap, d->len + size + 1, 1) < 0)
+        return -1;
+    memcpy(d->text + d->len, data, size);
+    d->len += size;
+    d->text[d->len] = '\0';
+    return 0;
+}
+
+static int dump_vmid(uint32_t vmid, void *ctx)
+{
+    dump_text *d = ctx;
+    char number[16];
+    int n = snprintf(number, sizeof number, "%s%u", d->text[d->len - 1] == '[' ? "" : ",", vmid);
+    return dump_put(number, (size_t)n, d);
+}
+
+char *host_json_dump_hostset(const hostset *set)
+{
+    dump_text d = {0};
+    guests_by_host g = {0};
+    if (guests_by_host_make(set, &g) < 0 || dump_put("{\"nodes\":[", 10, &d) < 0)
+        goto fail;
+    for (size_t i = 0; i < set->n_hosts; i++) {
+        json_t *entry = host_entry(set, &g, i);
+        int rc = entry && (i == 0 || dump_put(",", 1, &d) == 0)
+                     ? json_dump_callback(entry, dump_put, &d, JSON_COMPACT)
+                     : -1;
+        json_decref(entry);
+        if (rc < 0)
+            goto fail;
+    }
+    if (dump_put("],\"vmids\":[", 11, &d) < 0 || each_other_vmid(set, dump_vmid, &d) < 0 ||
+        dump_put("]}", 2, &d) < 0)
+        goto fail;
+    guests_by_host_free(&g);
+    return d.text;
+fail:
+    guests_by_host_free(&g);
+    free(d.text);
     return NULL;
 }
 

@@ -302,14 +302,19 @@ int sched_engine_set_hosts(sched_engine *engine, const hostset *hosts,
         h->host_index = index_of(engine, hold_node(h));
         apply_load(engine, h, +1);
     }
+    if (holds_index_hosts(&engine->holds, hosts->n_hosts, err) < 0)
+        return -1;
     vmid_hints_reset(&engine->vmids);
     vmid_hints_advance(&engine->vmids, hosts, &engine->holds.reserved_vmids);
     /* Without the index every decision takes the full pass: the same
      * decisions, only slower, so running short of memory here is no error. */
     vf_error ignored;
     vf_error_init(&ignored);
+    const double *w = engine->plugins.score_weight;
+    fitindex_weights weights = {w[SCHED_SCORE_FREE], w[SCHED_SCORE_MOST_ALLOCATED],
+                                w[SCHED_SCORE_BALANCED], w[SCHED_SCORE_VM_SLOTS]};
     if (fitindex_build(engine->index, engine->hot, engine->load, hosts->n_hosts, hosts->n_pools,
-                       &ignored) < 0)
+                       &weights, &ignored) < 0)
         fitindex_clear(engine->index);
     /* The profiles drop the same materialised reservations: reported once. */
     for (size_t i = 0; i < engine->n_profiles; i++)
@@ -345,7 +350,7 @@ int sched_engine_reserve(sched_engine *engine, const sched_reservation *res, vf_
     hold *h = holds_add(&engine->holds, res, err);
     if (!h)
         return -1;
-    h->host_index = index_of(engine, hold_node(h));
+    holds_set_host(&engine->holds, h, index_of(engine, hold_node(h)));
     apply_load(engine, h, +1);
     /* Step the hints past this id only: the walk over the ids taken above
      * it waits for the next decision (sched_engine_decide_with), by which
@@ -470,6 +475,12 @@ int64_t sched_engine_resource_free(const sched_engine *engine, size_t host_index
     const host_traits *has = engine->hosts->hosts[host_index].traits;
     int at = host_traits_find(has, name);
     return at < 0 ? 0 : has->resources.items[at].amount - engine->resources_held[host_index][at];
+}
+
+void sched_engine_index_stats(const sched_engine *engine, sched_index_stats *out)
+{
+    fitindex_stats s = fitindex_get_stats(engine->index);
+    *out = (sched_index_stats){s.searches, s.by_kept, s.by_bounds, s.gave_up};
 }
 
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision)

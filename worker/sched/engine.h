@@ -90,11 +90,14 @@ typedef struct sched_decision {
     /* When not placed, and for the explanation: */
     uint32_t reason_counts[SCHED_REASON_COUNT];
     const uint8_t *host_reasons; /* per host index (sched_reason); borrowed from the engine,
-                                    valid until its next decide or set_hosts. Always set
-                                    when not placed; when placed, NULL unless asked for
-                                    (sched_decide_options.host_reasons): the free-capacity
-                                    index (fitindex.h) counts hosts per reason without
-                                    visiting each, and reason_counts are always exact. */
+                                    valid until its next decide or set_hosts. When placed,
+                                    NULL unless asked for (sched_decide_options.host_reasons):
+                                    the free-capacity index (fitindex.h) counts hosts per
+                                    reason without visiting each, and reason_counts are
+                                    always exact. When not placed, set unless the caller
+                                    allowed otherwise (lazy_host_reasons) and the index
+                                    decided: then sched_decision_host_reason says one
+                                    host's, until the engine's next decide or change. */
     char message[512];           /* "placed on bm-003 ..." or "0/12 nodes are available: ..." */
     /* The key of the request's spread ("" none): the spread's reasons read
      * "spread over rack" and "missing label rack". */
@@ -175,6 +178,13 @@ typedef struct sched_decide_options {
     /* Fill the decision's host_reasons even when it is placed (a pass over
      * every host: virtflowctl place lists them; the worker does not). */
     bool host_reasons;
+    /* A decision that places nothing may leave host_reasons NULL when the
+     * free-capacity index decided it (its reason_counts still exact): the
+     * pass over every host that fills them was most of an unschedulable
+     * request's cost. What reads per-host reasons then asks the engine:
+     * sched_decision_host_reason, sched_suggest, sched_preempt_choose,
+     * sched_rejections_json. */
+    bool lazy_host_reasons;
     /* A placed decision without its message and score breakdown (parts):
      * the same host, vmid and score, for callers that read nothing else (a
      * replay: formatting them was a quarter of its time). A decision that
@@ -197,6 +207,24 @@ typedef struct sched_decide_options {
 int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
                              const sched_decide_options *options, sched_decision *out,
                              vf_error *err) __attribute__((warn_unused_result));
+
+/* How the free-capacity index (fitindex.h) has served this engine's
+ * decisions since it was made: for tests and benchmarks, which check that
+ * a case takes the path it means to (the decisions are the same either
+ * way). Profiles count their own. */
+typedef struct sched_index_stats {
+    uint64_t searches;  /* decisions the index was asked to take */
+    uint64_t by_kept;   /* answered from scores kept for a repeated shape */
+    uint64_t by_bounds; /* answered by the bound search */
+    uint64_t gave_up;   /* left to the full pass */
+} sched_index_stats;
+void sched_engine_index_stats(const sched_engine *engine, sched_index_stats *out);
+
+/* Host index `i`'s reason in `decision`, which the engine made for `req`
+ * and is still current (no decide, reserve, release or set_hosts since):
+ * from decision->host_reasons when set, else worked out for that host. */
+sched_reason sched_decision_host_reason(const sched_engine *engine, const sched_request *req,
+                                        const sched_decision *decision, size_t i);
 
 /* Index of a placed decision's host in the current snapshot. */
 size_t sched_decision_host_index(const sched_engine *engine, const sched_decision *decision);
@@ -331,6 +359,17 @@ json_t *sched_decision_to_json(const sched_decision *decision, const hostset *ho
  * order), and record how many were left out in "rejections_omitted" (only
  * when some were). A result without rejections is left as it is. */
 void sched_rejections_sample(json_t *result, size_t max_hosts);
+
+/* The rejections of a failed decision as a task's history keeps them, into
+ * `result` (sched_decision_to_json's for the same decision): for a decision
+ * with per-host reasons, sched_rejections_sample(result, max_hosts); for one
+ * the index decided without them (sched_decide_options.lazy_host_reasons),
+ * the same "rejection_counts", "rejections" and "rejections_omitted" worked
+ * out from the index, without a line per host in between. A placed
+ * decision adds nothing. Returns 0, or -1 when out of memory. */
+int sched_rejections_add(const sched_engine *engine, const sched_request *req,
+                         const sched_decision *decision, json_t *result, size_t max_hosts)
+    __attribute__((warn_unused_result));
 
 /* The hosts a task's history keeps per failed attempt (task and spare
  * handlers alike): on a large inventory one line per host, every attempt,

@@ -229,31 +229,12 @@ static bool index_applies(const sched_engine *engine, const sched_request *req, 
            req->memory >= 0 && req->disk >= 0;
 }
 
-/* The decision by the index (index_applies holds): the same counts and the
- * same best as filter_and_score, without a pass over every host (a node
- * regex: only from kept scores, matched once per host and pattern). Returns how
- * many hosts are feasible, with engine->candidates[0] and engine->total[0]
- * the best's index and score; 0 when none is (the caller then takes the full
- * pass, which also explains per host). */
-static size_t decide_by_index(sched_engine *engine, const sched_request *req, const plan *pl,
-                              uint32_t counts[SCHED_REASON_COUNT])
+void engine_index_query(const sched_engine *engine, const sched_request *req, const plan *pl,
+                        fitindex_query *q)
 {
-    fitindex *index = engine->index;
-    const int pool = pl->pool_id;
-    counts[SCHED_REASON_POOL] = (uint32_t)engine->hosts->n_hosts - fitindex_pool_size(index, pool);
-    /* The other dedication is rejected before the status is looked at. */
-    bool other = !req->dedicated;
-    uint32_t others = 0;
-    for (int status = HOST_ONLINE; status <= HOST_UNKNOWN; status++)
-        others += fitindex_class_count(index, pool, other, (host_status)status);
-    counts[req->dedicated ? SCHED_REASON_NOT_DEDICATED : SCHED_REASON_DEDICATED_HOST] = others;
-    for (int status = HOST_OFFLINE; status <= HOST_UNKNOWN; status++)
-        counts[sched_status_reason((uint8_t)status)] +=
-            fitindex_class_count(index, pool, req->dedicated, (host_status)status);
-
     const double *w = engine->plugins.score_weight;
     const bool *on = engine->plugins.filter_on;
-    fitindex_query q = {
+    *q = (fitindex_query){
         .hot = engine->hot,
         .load = engine->load,
         .slots_on = on[SCHED_FILTER_VM_SLOTS],
@@ -269,16 +250,43 @@ static size_t decide_by_index(sched_engine *engine, const sched_request *req, co
         .w_slots = w[SCHED_SCORE_VM_SLOTS],
         .weights = engine->plugins.weights,
         .score_epsilon = SCORE_EPSILON,
-        .node_regex = pl->node_regex,
-        .node_match = pl->node_match,
-        .node_pattern = pl->node_regex ? req->node_regex : NULL,
+        .node_regex = pl ? pl->node_regex : NULL,
+        .node_match = pl ? pl->node_match : NULL,
+        .node_pattern = pl && pl->node_regex ? req->node_regex : NULL,
         .hosts = engine->hosts->hosts,
     };
+}
+
+/* The decision by the index (index_applies holds): the same counts and the
+ * same best as filter_and_score, without a pass over every host (a node
+ * regex: only from kept scores, matched once per host and pattern). Returns how
+ * many hosts are feasible, with engine->candidates[0] and engine->total[0]
+ * the best's index and score. *complete tells whether the counts are exact
+ * (else the caller takes the full pass, which also explains per host). */
+static size_t decide_by_index(sched_engine *engine, const sched_request *req, const plan *pl,
+                              uint32_t counts[SCHED_REASON_COUNT], bool *complete)
+{
+    fitindex *index = engine->index;
+    const int pool = pl->pool_id;
+    counts[SCHED_REASON_POOL] = (uint32_t)engine->hosts->n_hosts - fitindex_pool_size(index, pool);
+    /* The other dedication is rejected before the status is looked at. */
+    bool other = !req->dedicated;
+    uint32_t others = 0;
+    for (int status = HOST_ONLINE; status <= HOST_UNKNOWN; status++)
+        others += fitindex_class_count(index, pool, other, (host_status)status);
+    counts[req->dedicated ? SCHED_REASON_NOT_DEDICATED : SCHED_REASON_DEDICATED_HOST] = others;
+    for (int status = HOST_OFFLINE; status <= HOST_UNKNOWN; status++)
+        counts[sched_status_reason((uint8_t)status)] +=
+            fitindex_class_count(index, pool, req->dedicated, (host_status)status);
+
+    fitindex_query q;
+    engine_index_query(engine, req, pl, &q);
     fitindex_search(index, pool, req->dedicated, &q);
-    if (!q.found)
-        return 0;
+    *complete = q.complete;
     for (int r = 0; r < SCHED_REASON_COUNT; r++)
         counts[r] += q.counts[r];
+    if (!q.found)
+        return 0;
     engine->candidates[0] = q.best;
     engine->total[0] = q.best_score;
     return counts[SCHED_REASON_NONE];
@@ -342,15 +350,19 @@ static int soft_group(sched_engine *engine, const sched_request *req,
  * out->reason_counts; engine->candidates and engine->total as
  * engine_full_pass says. Returns how many hosts are feasible. */
 static size_t find_feasible(sched_engine *engine, const sched_request *req, const plan *pl,
-                            bool marked, bool group_on, bool spread_on, bool want_host_reasons,
-                            sched_decision *out, size_t *best)
+                            bool marked, bool group_on, bool spread_on,
+                            const sched_decide_options *options, sched_decision *out, size_t *best)
 {
     *best = 0;
     size_t n = 0;
-    if (index_applies(engine, req, pl, marked || group_on || spread_on, want_host_reasons))
-        n = decide_by_index(engine, req, pl, out->reason_counts);
-    if (n > 0) {
-        out->host_reasons = NULL; /* the index charged hosts to reasons in aggregate */
+    bool complete = false;
+    if (index_applies(engine, req, pl, marked || group_on || spread_on,
+                      options && options->host_reasons))
+        n = decide_by_index(engine, req, pl, out->reason_counts, &complete);
+    /* Placed, or (when the caller allows) placing nothing with the counts
+     * exact: the index charged hosts to reasons in aggregate. */
+    if (n > 0 || (complete && !pl->node_regex && options && options->lazy_host_reasons)) {
+        out->host_reasons = NULL;
         return n;
     }
     memset(out->reason_counts, 0, sizeof out->reason_counts);
@@ -469,8 +481,8 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     if (spread_on < 0)
         return -1;
     size_t best;
-    size_t n = find_feasible(engine, req, &pl, marked > 0, group_on > 0, spread_on > 0,
-                             options && options->host_reasons, out, &best);
+    size_t n = find_feasible(engine, req, &pl, marked > 0, group_on > 0, spread_on > 0, options,
+                             out, &best);
     out->n_feasible = n;
     if (pl.node_regex && pattern_too_costly(pl.node_regex)) {
         regex_refuse_costly(req->node_regex, ANNOTATION_NODE_REGEX, err);
@@ -498,4 +510,102 @@ int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
     if (marked > 0)
         engine_spread_explain(engine, req, out);
     return 0;
+}
+
+int engine_pool_of(const sched_engine *engine, const sched_request *req)
+{
+    return engine->hosts ? hostset_pool_id(engine->hosts, req->pool) : -1;
+}
+
+bool engine_decided_lazily(const sched_engine *engine, const sched_decision *decision)
+{
+    return !decision->placed && !decision->host_reasons && engine->hosts &&
+           decision->n_hosts == engine->hosts->n_hosts;
+}
+
+/* A lazily decided failure's reason for host i: the categorical filters the
+ * index counts per class, as the full pass orders them (index_applies holds:
+ * Pool, Dedicated and NodeStatus are on), then the capacity filters. */
+static sched_reason lazy_reason(const sched_engine *engine, const sched_request *req, size_t i)
+{
+    const sched_hot *h = &engine->hot[i];
+    if (!sched_pool_fits(h, engine_pool_of(engine, req)))
+        return SCHED_REASON_POOL;
+    if (req->dedicated && !h->dedicated)
+        return SCHED_REASON_NOT_DEDICATED;
+    if (!req->dedicated && engine->params.dedicated_exclusive && h->dedicated)
+        return SCHED_REASON_DEDICATED_HOST;
+    if (h->status != HOST_ONLINE)
+        return sched_status_reason(h->status);
+    fitindex_query q;
+    engine_index_query(engine, req, NULL, &q);
+    return fitindex_reason(&q, (uint32_t)i);
+}
+
+sched_reason sched_decision_host_reason(const sched_engine *engine, const sched_request *req,
+                                        const sched_decision *decision, size_t i)
+{
+    if (!engine->hosts || i >= engine->hosts->n_hosts || i >= decision->n_hosts)
+        return SCHED_REASON_NONE;
+    if (decision->host_reasons)
+        return (sched_reason)decision->host_reasons[i];
+    if (engine_decided_lazily(engine, decision))
+        return lazy_reason(engine, req, i);
+    return SCHED_REASON_NONE; /* placed: the reasons were not kept */
+}
+
+/* The first capacity-rejected member with reason `reason`, by a walk over
+ * the group's counting tree by first host, skipping subtrees where every
+ * host fails otherwise. */
+typedef struct first_walk {
+    const sched_engine *engine;
+    const sched_request *req;
+    fitindex_query q;
+    sched_reason reason;
+    size_t found; /* SIZE_MAX: none yet */
+} first_walk;
+
+static double first_rank(const fitindex_span *span, void *ctx)
+{
+    first_walk *w = ctx;
+    int all = fitindex_span_reason(&w->q, span);
+    if (span->first >= w->found || (all != SCHED_REASON_COUNT && all != (int)w->reason))
+        return INFINITY;
+    return span->first;
+}
+
+static void first_host(uint32_t i, void *ctx)
+{
+    first_walk *w = ctx;
+    if (i < w->found && lazy_reason(w->engine, w->req, i) == w->reason)
+        w->found = i;
+}
+
+size_t engine_first_with_reason(const sched_engine *engine, const sched_request *req,
+                                sched_reason reason)
+{
+    const hostset *hosts = engine->hosts;
+    bool capacity = reason == SCHED_REASON_VM_SLOTS || reason == SCHED_REASON_CPU ||
+                    reason == SCHED_REASON_MEMORY || reason == SCHED_REASON_DISK;
+    int pool = engine_pool_of(engine, req);
+    if (capacity) {
+        first_walk w = {engine, req, {0}, reason, SIZE_MAX};
+        engine_index_query(engine, req, NULL, &w.q);
+        fitindex_walker walker = {first_rank, first_host, &w};
+        fitindex_walk(engine->index, pool, req->dedicated, &walker);
+        return w.found;
+    }
+    /* The others are outside the group: in host order, skipping its
+     * members (sorted). */
+    size_t n_members = 0;
+    const uint32_t *members = fitindex_members(engine->index, pool, req->dedicated, &n_members);
+    for (size_t i = 0, m = 0; i < hosts->n_hosts; i++) {
+        if (m < n_members && members[m] == i) {
+            m++;
+            continue;
+        }
+        if (lazy_reason(engine, req, i) == reason)
+            return i;
+    }
+    return SIZE_MAX;
 }

@@ -98,6 +98,23 @@ typedef struct plan {
     uint8_t *node_match; /* per host: the pattern's match cache (sched_node_matches) */
 } plan;
 
+/* engine_decide.c: the free-capacity index's query for `req` (index_applies
+ * holds): the capacity filters and scores as the full pass runs them, with
+ * `pl`'s node regex (NULL: none). */
+void engine_index_query(const sched_engine *engine, const sched_request *req, const plan *pl,
+                        fitindex_query *q);
+/* Whether a decision for `req` that places nothing was made by the index
+ * without per-host reasons (lazy_host_reasons): every host of the request's
+ * (pool, dedication) group was rejected for capacity, every other one by a
+ * categorical filter (pool, dedicated, status). */
+bool engine_decided_lazily(const sched_engine *engine, const sched_decision *decision);
+/* For a failure decided lazily: the first host (in name order) rejected
+ * for `reason`, SIZE_MAX when none is. */
+size_t engine_first_with_reason(const sched_engine *engine, const sched_request *req,
+                                sched_reason reason);
+/* The pool the request names, as the index groups hosts (-1: none). */
+int engine_pool_of(const sched_engine *engine, const sched_request *req);
+
 /* engine_pass.c: filter and score every host in one pass. Writes each
  * host's reason into engine->reasons and counts them into `counts` (zeroed
  * by the caller); `excluded_marked`: the caller zeroed reasons and marked

@@ -133,6 +133,122 @@ static void index_remove(holds *set, size_t hole)
     set->by_task[hole] = 0;
 }
 
+/* ---- by host ---- */
+
+static void summary_clear(hold_host *hh)
+{
+    uint32_t head = hh->head;
+    *hh = (hold_host){.head = head, .least_priority = INT32_MAX, .newest = INT64_MIN};
+}
+
+/* Count preemptible hold `h` into its host's summary. */
+static void summary_add(hold_host *hh, const hold *h)
+{
+    if (!h->preemptible)
+        return;
+    hh->preemptible++;
+    if (h->priority < hh->least_priority)
+        hh->least_priority = h->priority;
+    if (h->created > hh->newest)
+        hh->newest = h->created;
+    hh->cpu += h->cpu;
+    hh->memory += h->memory;
+    hh->disk += h->disk;
+    if (h->cpu > hh->most_cpu)
+        hh->most_cpu = h->cpu;
+    if (h->memory > hh->most_memory)
+        hh->most_memory = h->memory;
+    if (h->disk > hh->most_disk)
+        hh->most_disk = h->disk;
+}
+
+static hold_host *host_of(holds *set, const hold *h)
+{
+    return h->host_index >= 0 && (size_t)h->host_index < set->n_hosts ? &set->hosts[h->host_index]
+                                                                      : NULL;
+}
+
+/* Hold at `position` onto its host's list and summary. */
+static void host_link(holds *set, size_t position)
+{
+    hold *h = &set->held[position];
+    hold_host *hh = host_of(set, h);
+    h->next_on_host = HOLDS_NONE;
+    if (!hh)
+        return;
+    h->next_on_host = hh->head;
+    hh->head = (uint32_t)position;
+    summary_add(hh, h);
+}
+
+/* The link that points at `position` on its host's list (the head or a
+ * hold's next), or NULL. */
+static uint32_t *link_to(holds *set, hold_host *hh, size_t position)
+{
+    uint32_t *at = &hh->head;
+    while (*at != HOLDS_NONE && *at != position)
+        at = &set->held[*at].next_on_host;
+    return *at == position ? at : NULL;
+}
+
+/* Hold at `position` off its host's list; the summary counted again from
+ * what is left (a host holds a few dozen). */
+static void host_unlink(holds *set, size_t position)
+{
+    hold_host *hh = host_of(set, &set->held[position]);
+    uint32_t *at = hh ? link_to(set, hh, position) : NULL;
+    if (!at)
+        return;
+    *at = set->held[position].next_on_host;
+    summary_clear(hh);
+    for (uint32_t p = hh->head; p != HOLDS_NONE; p = set->held[p].next_on_host)
+        summary_add(hh, &set->held[p]);
+}
+
+/* The hold at `from` moved to `to`: the link that pointed at it follows. */
+static void host_moved(holds *set, size_t from, size_t to)
+{
+    hold_host *hh = host_of(set, &set->held[to]);
+    uint32_t *at = hh ? link_to(set, hh, from) : NULL;
+    if (at)
+        *at = (uint32_t)to;
+}
+
+static void relink_all(holds *set)
+{
+    for (size_t i = 0; i < set->n_hosts; i++) {
+        set->hosts[i].head = HOLDS_NONE;
+        summary_clear(&set->hosts[i]);
+    }
+    for (size_t p = 0; p < set->n_held; p++)
+        host_link(set, p);
+}
+
+int holds_index_hosts(holds *set, size_t n_hosts, vf_error *err)
+{
+    if (grow_array((void **)&set->hosts, &set->cap_hosts, n_hosts ? n_hosts : 1,
+                   sizeof *set->hosts) < 0) {
+        set->n_hosts = 0;
+        relink_all(set);
+        vf_error_set(err, VF_ENOMEM, "out of memory indexing reservations by host");
+        return -1;
+    }
+    set->n_hosts = n_hosts;
+    relink_all(set);
+    return 0;
+}
+
+void holds_set_host(holds *set, hold *h, int32_t host_index)
+{
+    h->host_index = host_index;
+    host_link(set, (size_t)(h - set->held));
+}
+
+const hold_host *holds_host(const holds *set, size_t host_index)
+{
+    return host_index < set->n_hosts ? &set->hosts[host_index] : NULL;
+}
+
 void holds_init(holds *set)
 {
     memset(set, 0, sizeof *set);
@@ -147,6 +263,7 @@ void holds_close(holds *set)
     }
     free(set->held);
     free(set->by_task);
+    free(set->hosts);
     vmidset_close(&set->reserved_vmids);
     memset(set, 0, sizeof *set);
 }
@@ -200,6 +317,7 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .priority = res->priority,
                 .preemptible = res->has_priority,
                 .task_hash = hash_task(names),
+                .next_on_host = HOLDS_NONE,
                 .resources = resources};
     index_put(set->by_task, set->cap_by_task, h->task_hash, set->n_held - 1);
     set->digest += hold_digest(h);
@@ -229,8 +347,10 @@ size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), co
     }
     set->n_held = kept;
     /* Positions moved: index them again (no larger, so it cannot fail). */
-    if (dropped)
+    if (dropped) {
         (void)index_rebuild(set, set->n_held);
+        relink_all(set);
+    }
     return dropped;
 }
 
@@ -254,6 +374,7 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
         set->digest -= hold_digest(h);
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
+        host_unlink(set, position);
         free(h->names);
         free(h->resources);
         /* The slot now holds the next entry of the chain, if any: look
@@ -264,6 +385,7 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
             set->by_task[index_slot_of(set, set->held[last].task_hash, last)] =
                 (uint32_t)(position + 1);
             set->held[position] = set->held[last];
+            host_moved(set, last, position);
         }
         set->n_held--;
         dropped++;

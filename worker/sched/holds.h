@@ -1,12 +1,15 @@
 /* holds: the reservations an engine holds, compactly, and the vmids they
- * keep taken, indexed by task id.
+ * keep taken, indexed by task id and by host.
  *
  * A busy worker holds one per placement for reservation_ttl_s (100,000 is
  * ordinary), so each is a few numbers and one allocation for its two names.
  * What a hold does to the hosts' free capacity and to the engine's vmid hints
  * is the engine's (engine.c, vmid_hints.h): this module only keeps the list, the set of
- * reserved vmids, the earliest expiry and an index by task id (a release or
- * a replay ends one task's holds among 100,000 without a scan). No I/O. */
+ * reserved vmids, the earliest expiry, an index by task id (a release or
+ * a replay ends one task's holds among 100,000 without a scan), and per host
+ * of the engine's snapshot its holds and what its preemptible ones amount
+ * to (preemption finds its host without walking every hold: preempt.c).
+ * No I/O. */
 #ifndef VF_HOLDS_H
 #define VF_HOLDS_H
 
@@ -20,19 +23,35 @@
 
 /* A reservation as the engine holds it. */
 typedef struct hold {
-    char *names;        /* owned: "<task id>\0<node>\0" in one allocation */
-    double cpu;         /* vCPUs */
-    int64_t memory;     /* MiB */
-    int64_t disk;       /* GiB */
-    int64_t expires;    /* Unix seconds; 0 = never */
-    int64_t created;    /* Unix ms (preemption: newest first among equals) */
-    uint32_t vmid;      /* 0 = none */
-    int32_t host_index; /* the engine's: in its current snapshot, -1 when the node is absent */
-    int32_t priority;   /* when preemptible */
-    bool preemptible;   /* has a priority and no VM yet (sched_reservation.has_priority) */
-    uint32_t task_hash; /* of the task id, for the index */
+    char *names;           /* owned: "<task id>\0<node>\0" in one allocation */
+    double cpu;            /* vCPUs */
+    int64_t memory;        /* MiB */
+    int64_t disk;          /* GiB */
+    int64_t expires;       /* Unix seconds; 0 = never */
+    int64_t created;       /* Unix ms (preemption: newest first among equals) */
+    uint32_t vmid;         /* 0 = none */
+    int32_t host_index;    /* the engine's: in its current snapshot, -1 when the node is absent */
+    int32_t priority;      /* when preemptible */
+    bool preemptible;      /* has a priority and no VM yet (sched_reservation.has_priority) */
+    uint32_t task_hash;    /* of the task id, for the index */
+    uint32_t next_on_host; /* the position of the next hold on its host, HOLDS_NONE */
     resource_amounts *resources; /* owned; NULL: no custom resource held (the common case) */
 } hold;
+
+#define HOLDS_NONE UINT32_MAX
+
+/* One host's holds (by host_index), and over its preemptible ones (those
+ * with a priority) what preemption's bounds read: how many, the lowest
+ * priority, the newest, and what they hold in all and at most one. */
+typedef struct hold_host {
+    uint32_t head; /* the position of its first hold, HOLDS_NONE */
+    uint32_t preemptible;
+    int32_t least_priority;
+    int64_t newest;              /* created, Unix ms */
+    double cpu, most_cpu;        /* vCPUs */
+    int64_t memory, most_memory; /* MiB */
+    int64_t disk, most_disk;     /* GiB */
+} hold_host;
 
 /* Borrowed: valid while the hold is. */
 const char *hold_task(const hold *h);
@@ -50,6 +69,8 @@ typedef struct holds {
     size_t cap_by_task;      /* a power of two, or 0 */
     vmidset reserved_vmids;  /* the vmids of the holds that have one */
     int64_t earliest_expiry; /* no hold expires before this; 0 = none expire */
+    hold_host *hosts;        /* per host of the engine's snapshot (holds_index_hosts) */
+    size_t n_hosts, cap_hosts;
     /* The sum (mod 2^64) of every hold's holds_reservation_digest: a record
      * of what a decision was made over (issue 39) that costs O(1) per change
      * and does not depend on the holds' order. 0 when none are held. */
@@ -85,5 +106,17 @@ size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), co
 
 /* Set earliest_expiry from the holds left. */
 void holds_recompute_expiry(holds *set);
+
+/* Index every hold by its host_index, for a snapshot of `n_hosts` hosts (a
+ * hold with host_index -1 is on none). Returns 0, or -1 with VF_ENOMEM (the
+ * index is then empty: holds_host says so for every host). */
+int holds_index_hosts(holds *set, size_t n_hosts, vf_error *err)
+    __attribute__((warn_unused_result));
+/* Put hold `h` (just added, on no host yet) on host `host_index` (-1: on
+ * none) of the indexed snapshot. */
+void holds_set_host(holds *set, hold *h, int32_t host_index);
+/* Host `host_index`'s holds (walk them from ->head by next_on_host); NULL
+ * when the host is not indexed. Valid until the list next changes. */
+const hold_host *holds_host(const holds *set, size_t host_index);
 
 #endif

@@ -4,10 +4,12 @@
  * decision, after the victims are released, accepts. */
 #include "preempt.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_internal.h"
 #include "holds.h"
 #include "plugins.h"
 
@@ -105,6 +107,17 @@ static fit_rule fit_rule_of(const sched_engine *engine, const sched_request *req
     return r;
 }
 
+/* Whether host `index` has the custom resources asked for left now (a
+ * victim's are not counted as freed). */
+static bool resources_left(const fit_rule *r, size_t index)
+{
+    for (size_t i = 0; i < r->req->resources.n; i++)
+        if (sched_engine_resource_free(r->engine, index, r->req->resources.items[i].name) <
+            r->req->resources.items[i].amount)
+            return false;
+    return true;
+}
+
 /* Those filters, over `h` carrying `load`. */
 static bool fits(const fit_rule *r, const host *h, const sched_host_load *load)
 {
@@ -119,14 +132,8 @@ static bool fits(const fit_rule *r, const host *h, const sched_host_load *load)
         return false;
     if (r->disk && !(h->storage - load->disk >= r->req->disk))
         return false;
-    if (r->resources) {
-        size_t index = (size_t)(h - sched_engine_snapshot(r->engine)->hosts);
-        for (size_t i = 0; i < r->req->resources.n; i++)
-            if (sched_engine_resource_free(r->engine, index, r->req->resources.items[i].name) <
-                r->req->resources.items[i].amount)
-                return false;
-    }
-    return true;
+    return !r->resources ||
+           resources_left(r, (size_t)(h - sched_engine_snapshot(r->engine)->hosts));
 }
 
 /* How many slots the host lacks for one more guest (0: none). */
@@ -144,12 +151,12 @@ static void add_hold(sched_host_load *load, const hold *h, int sign)
     load->vms += sign;
 }
 
-/* A hold the request may take: preemptible, of a lower priority, on a
- * host of the snapshot refused for capacity alone. */
-static bool is_candidate(const hold *h, int32_t priority, const uint8_t *reasons, size_t n_hosts)
+/* A hold the request may take: preemptible, of a lower priority. The one
+ * test of which holds are candidates (the hosts they stand on are the ones
+ * refused for capacity alone: list_prospects). */
+static bool is_candidate(const hold *h, int32_t priority)
 {
-    return h->preemptible && h->priority < priority && h->host_index >= 0 &&
-           (size_t)h->host_index < n_hosts && capacity_reason(reasons[h->host_index]);
+    return h->preemptible && h->priority < priority;
 }
 
 /* How one host's victim set compares: fewer, then lower top priority,
@@ -257,127 +264,337 @@ static verdict by_size(const fit_rule *rule, const host *hst, const holds *set,
     return v;
 }
 
-int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
-                         const sched_decision *decision, sched_preemption *out, vf_error *err)
+/* ---- finding the host without walking every hold ---- */
+
+/* A host where preemption may free room, and the best verdict it could
+ * give: no victim set there has fewer victims, a lower top priority or a
+ * newer oldest victim (holds_host's summary of the host's preemptible
+ * holds, a superset of its candidates). */
+typedef struct prospect {
+    size_t host;
+    verdict best;
+} prospect;
+
+static bool same_verdict(const verdict *a, const verdict *b)
+{
+    return !better(a, b) && !better(b, a);
+}
+
+/* Whether prospect a is looked at before b: the better bound, then the
+ * host first in name order (the order hosts win ties in). */
+static bool sooner(const prospect *a, const prospect *b)
+{
+    return better(&a->best, &b->best) || (same_verdict(&a->best, &b->best) && a->host < b->host);
+}
+
+/* The victims a host needs at least for `need` of a resource short, each
+ * freeing at most `most` (0 when nothing is short); SIZE_MAX when all of
+ * them together (`all`) cannot cover it. */
+static size_t at_least(double need, double most, double all)
+{
+    double margin = 1e-6 * (1.0 + fabs(need));
+    if (need <= SCHED_FIT_EPSILON + margin)
+        return 0;
+    if (all + margin < need - SCHED_FIT_EPSILON || !(most > 0))
+        return SIZE_MAX;
+    return (size_t)ceil((need - SCHED_FIT_EPSILON - margin) / most);
+}
+
+/* Host i as a prospect for a request of `priority`: false when it holds no
+ * candidate, or taking every preemptible hold there would not make room.
+ * Reads the engine's packed figures (sched_hot): a pass over thousands of
+ * hosts stays in cache. */
+static bool prospect_of(const fit_rule *rule, const holds *set, size_t i, int32_t priority,
+                        prospect *out)
+{
+    const hold_host *hh = holds_host(set, i);
+    if (!hh || hh->preemptible == 0 || hh->least_priority >= priority)
+        return false;
+    const sched_engine *engine = rule->engine;
+    const sched_hot *h = &engine->hot[i];
+    const sched_host_load *load = &engine->load[i];
+    const sched_request *req = rule->req;
+    if (rule->resources && !resources_left(rule, i))
+        return false;
+    size_t n = 1;
+    if (rule->slots) {
+        int64_t slots = (int64_t)h->current_vms + load->vms - h->max_vms + 1;
+        if (slots > (int64_t)hh->preemptible)
+            return false;
+        n = slots > (int64_t)n ? (size_t)slots : n;
+    }
+    size_t need[3] = {0, 0, 0};
+    if (rule->cpu)
+        need[0] =
+            at_least(sched_cpu_after(h, load, req->cpu) - h->cpu_capacity, hh->most_cpu, hh->cpu);
+    if (rule->memory)
+        need[1] = at_least(sched_memory_after(h, load, (double)req->memory) - h->memory_capacity,
+                           (double)hh->most_memory, (double)hh->memory);
+    if (rule->disk)
+        need[2] = at_least((double)(req->disk - (h->storage - load->disk)), (double)hh->most_disk,
+                           (double)hh->disk);
+    for (int r = 0; r < 3; r++) {
+        if (need[r] == SIZE_MAX)
+            return false;
+        n = need[r] > n ? need[r] : n;
+    }
+    *out = (prospect){i, {n, hh->least_priority, hh->newest}};
+    return true;
+}
+
+/* Whether host i was refused for capacity alone. */
+static bool refused_for_capacity(const sched_decision *decision, size_t i)
+{
+    return decision->host_reasons ? capacity_reason(decision->host_reasons[i]) : true;
+}
+
+/* The prospects among the hosts refused for capacity alone: by the
+ * decision's per-host reasons, or (a failure the index decided without
+ * them) the request's (pool, dedication) group, all refused for capacity.
+ * Returns how many, in `out` (room for every host). */
+static size_t list_prospects(const sched_engine *engine, const fit_rule *rule,
+                             const sched_decision *decision, int32_t priority, prospect *out)
+{
+    const holds *set = sched_engine_holds(engine);
+    size_t n = 0, n_hosts = sched_engine_snapshot(engine)->n_hosts;
+    if (decision->host_reasons) {
+        for (size_t i = 0; i < n_hosts && i < decision->n_hosts; i++)
+            if (refused_for_capacity(decision, i) && prospect_of(rule, set, i, priority, &out[n]))
+                n++;
+        return n;
+    }
+    size_t n_members = 0;
+    const uint32_t *members = fitindex_members(engine->index, engine_pool_of(engine, rule->req),
+                                               rule->req->dedicated, &n_members);
+    for (size_t k = 0; k < n_members; k++)
+        if (prospect_of(rule, set, members[k], priority, &out[n]))
+            n++;
+    return n;
+}
+
+/* The best choice so far: its host, verdict and victims. */
+typedef struct choice {
+    bool found;
+    size_t host;
+    verdict v;
+    candidate *cands; /* the host's candidates, in eviction order */
+    bool *victim;     /* per candidate */
+    size_t n, cap;
+} choice;
+
+/* Scratch for one host's candidates (grown as hosts need). */
+typedef struct scratch {
+    candidate *cands;
+    bool *victim, *alt;
+    double *useful;
+    size_t *order;
+    size_t cap;
+} scratch;
+
+static int scratch_fit(scratch *sc, size_t n)
+{
+    if (n <= sc->cap)
+        return 0;
+    candidate *cands = realloc(sc->cands, n * sizeof *cands);
+    if (cands)
+        sc->cands = cands;
+    bool *victim = realloc(sc->victim, n * sizeof *victim);
+    if (victim)
+        sc->victim = victim;
+    bool *alt = realloc(sc->alt, n * sizeof *alt);
+    if (alt)
+        sc->alt = alt;
+    double *useful = realloc(sc->useful, n * sizeof *useful);
+    if (useful)
+        sc->useful = useful;
+    size_t *order = realloc(sc->order, n * sizeof *order);
+    if (order)
+        sc->order = order;
+    if (!cands || !victim || !alt || !useful || !order)
+        return -1;
+    sc->cap = n;
+    return 0;
+}
+
+/* Host hi's candidates into sc->cands; how many (-1: out of memory). */
+static long gather(const holds *set, size_t hi, int32_t priority, scratch *sc)
+{
+    const hold_host *hh = holds_host(set, hi);
+    size_t n = 0;
+    for (uint32_t p = hh->head; p != HOLDS_NONE; p = set->held[p].next_on_host) {
+        const hold *h = &set->held[p];
+        if (!is_candidate(h, priority))
+            continue;
+        if (scratch_fit(sc, n + 1) < 0)
+            return -1;
+        sc->cands[n++] = (candidate){h->host_index, h->priority, h->created, p};
+    }
+    return (long)n;
+}
+
+/* The victims on host hi (by_reprieve, then by_size when it took
+ * several), kept in `best` when they beat it. Returns 0, or -1 when out of
+ * memory. */
+static int examine(const fit_rule *rule, const holds *set, size_t hi, int32_t priority, scratch *sc,
+                   choice *best)
+{
+    long got = gather(set, hi, priority, sc);
+    if (got < 0)
+        return -1;
+    size_t m = (size_t)got;
+    const host *hst = &sched_engine_snapshot(rule->engine)->hosts[hi];
+    sched_host_load before = *sched_engine_host_load(rule->engine, hi);
+    sched_host_load load = before;
+    for (size_t k = 0; k < m; k++)
+        add_hold(&load, &set->held[sc->cands[k].hold_index], -1);
+    if (m == 0 || !fits(rule, hst, &load))
+        return 0;
+    sort_for_eviction(sc->cands, m);
+    memset(sc->victim, 0, m * sizeof *sc->victim);
+    verdict v = by_reprieve(rule, hst, set, load, sc->cands, m, sc->victim);
+    /* The kube-style set is the lowest in priority, not always the
+     * smallest: try for fewer victims when there were several. */
+    if (v.n > 1) {
+        memset(sc->alt, 0, m * sizeof *sc->alt);
+        verdict fewer =
+            by_size(rule, hst, set, before, sc->cands, m, sc->alt, sc->useful, sc->order);
+        if (fewer.n > 0 && better(&fewer, &v)) {
+            v = fewer;
+            memcpy(sc->victim, sc->alt, m * sizeof *sc->alt);
+        }
+    }
+    /* v.n is 0 only when the host fits without taking anything: a picture
+     * the decision did not see; nothing to preempt there. */
+    if (v.n == 0 ||
+        (best->found && !better(&v, &best->v) && !(same_verdict(&v, &best->v) && hi < best->host)))
+        return 0;
+    if (m > best->cap) {
+        candidate *cands = realloc(best->cands, m * sizeof *cands);
+        if (cands)
+            best->cands = cands;
+        bool *victim = realloc(best->victim, m * sizeof *victim);
+        if (victim)
+            best->victim = victim;
+        if (!cands || !victim)
+            return -1;
+        best->cap = m;
+    }
+    memcpy(best->cands, sc->cands, m * sizeof *sc->cands);
+    memcpy(best->victim, sc->victim, m * sizeof *sc->victim);
+    *best = (choice){true, hi, v, best->cands, best->victim, m, best->cap};
+    return 0;
+}
+
+/* Whether prospect p could still beat the best choice (or tie it on a
+ * host sooner in name order). */
+static bool could_win(const prospect *p, const choice *best)
+{
+    return !best->found || better(&p->best, &best->v) ||
+           (same_verdict(&p->best, &best->v) && p->host < best->host);
+}
+
+/* The prospects best bound first, each host examined while its bound could
+ * still win: the soonest is found by a pass, and after each examination
+ * the prospects that cannot win any more are dropped (usually all at
+ * once: a host's victims often reach its bound). `every`: examine all.
+ * Returns 0, or -1 when out of memory. */
+static int search(const fit_rule *rule, const holds *set, int32_t priority, prospect *list,
+                  size_t n, bool every, choice *best, size_t *examined)
+{
+    scratch sc = {0};
+    int rc = 0;
+    while (rc == 0 && n > 0) {
+        size_t soonest = 0;
+        for (size_t k = 1; k < n; k++)
+            if (sooner(&list[k], &list[soonest]))
+                soonest = k;
+        prospect top = list[soonest];
+        list[soonest] = list[--n];
+        (*examined)++;
+        rc = examine(rule, set, top.host, priority, &sc, best);
+        size_t kept = 0;
+        for (size_t k = 0; k < n; k++)
+            if (every || could_win(&list[k], best))
+                list[kept++] = list[k];
+        n = kept;
+    }
+    free(sc.cands);
+    free(sc.victim);
+    free(sc.alt);
+    free(sc.useful);
+    free(sc.order);
+    return rc;
+}
+
+/* The chosen host's victims into out. Returns 0, or -1 when out of memory. */
+static int fill_victims(const sched_engine *engine, const holds *set, const choice *best,
+                        sched_preemption *out)
+{
+    out->victims = calloc(best->v.n, sizeof *out->victims);
+    if (!out->victims)
+        return -1;
+    for (size_t k = 0; k < best->n; k++) {
+        if (!best->victim[k])
+            continue;
+        const hold *h = &set->held[best->cands[k].hold_index];
+        sched_victim *v = &out->victims[out->n_victims++];
+        snprintf(v->task_id, sizeof v->task_id, "%s", hold_task(h));
+        v->priority = h->priority;
+        v->created = h->created;
+        v->vmid = h->vmid;
+        v->cpu = h->cpu;
+        v->memory = h->memory;
+        v->disk = h->disk;
+    }
+    out->found = true;
+    out->host_index = best->host;
+    out->node = &sched_engine_snapshot(engine)->hosts[best->host];
+    out->max_priority = best->v.max_priority;
+    return 0;
+}
+
+/* sched_preempt_choose; `every`: examine every prospect. */
+static int choose(const sched_engine *engine, const sched_request *req, int32_t priority,
+                  const sched_decision *decision, bool every, sched_preemption *out, vf_error *err)
 {
     memset(out, 0, sizeof *out);
     const hostset *hosts = sched_engine_snapshot(engine);
-    const holds *set = sched_engine_holds(engine);
-    if (decision->placed || decision->n_feasible > 0 || !decision->host_reasons || !hosts)
+    if (decision->placed || decision->n_feasible > 0 || !hosts ||
+        (!decision->host_reasons && !engine_decided_lazily(engine, decision)))
         return 0;
-    const uint8_t *reasons = decision->host_reasons;
-    /* Grouped by host with a counting sort (linear: at 10,000 full hosts
-     * there are hundreds of thousands of candidates); each host's few are
-     * then sorted into eviction order only when taking them all would make
-     * room. */
-    int rc = -1;
-    candidate *cands = NULL;
-    bool *victim = NULL, *alt = NULL;
-    double *useful = NULL;
-    size_t *order = NULL;
-    size_t *start = calloc(hosts->n_hosts + 1, sizeof *start);
-    if (!start)
-        goto nomem;
-    for (size_t i = 0; i < set->n_held; i++)
-        if (is_candidate(&set->held[i], priority, reasons, hosts->n_hosts))
-            start[set->held[i].host_index + 1]++;
-    for (size_t i = 0; i < hosts->n_hosts; i++)
-        start[i + 1] += start[i];
-    size_t n = start[hosts->n_hosts];
-    if (n == 0) {
-        rc = 0;
-        goto out;
-    }
-    cands = malloc(n * sizeof *cands);
-    victim = calloc(n, sizeof *victim);
-    alt = malloc(n * sizeof *alt);
-    useful = malloc(n * sizeof *useful);
-    order = malloc(n * sizeof *order);
-    if (!cands || !victim || !alt || !useful || !order)
-        goto nomem;
-    for (size_t i = 0; i < set->n_held; i++) {
-        const hold *h = &set->held[i];
-        if (is_candidate(h, priority, reasons, hosts->n_hosts))
-            cands[start[h->host_index]++] = (candidate){h->host_index, h->priority, h->created, i};
-    }
-    /* start[i] is now the end of host i's group (the start of host i + 1's). */
-
+    const holds *set = sched_engine_holds(engine);
     fit_rule rule = fit_rule_of(engine, req);
-    bool have_best = false;
-    size_t best_from = 0, best_to = 0;
-    verdict best = {0, 0, 0};
-    for (size_t from = 0; from < n;) {
-        size_t hi = (size_t)cands[from].host_index;
-        size_t to = start[hi];
-        const host *hst = &hosts->hosts[hi];
-        sched_host_load load = *sched_engine_host_load(engine, hi);
-        for (size_t k = from; k < to; k++)
-            add_hold(&load, &set->held[cands[k].hold_index], -1);
-        out->hosts_examined++;
-        if (fits(&rule, hst, &load)) {
-            sort_for_eviction(cands + from, to - from);
-            sched_host_load before = *sched_engine_host_load(engine, hi);
-            size_t m = to - from;
-            verdict v = by_reprieve(&rule, hst, set, load, cands + from, m, victim + from);
-            /* The kube-style set is the lowest in priority, not always the
-             * smallest: try for fewer victims when there were several. */
-            if (v.n > 1) {
-                memset(alt, 0, m * sizeof *alt);
-                verdict fewer =
-                    by_size(&rule, hst, set, before, cands + from, m, alt, useful, order);
-                if (fewer.n > 0 && better(&fewer, &v)) {
-                    v = fewer;
-                    memcpy(victim + from, alt, m * sizeof *alt);
-                }
-            }
-            /* v.n is 0 only when the host fits without taking anything: a
-             * picture the decision did not see; nothing to preempt there. */
-            if (v.n > 0 && (!have_best || better(&v, &best))) {
-                have_best = true;
-                best = v;
-                best_from = from;
-                best_to = to;
-            }
-        }
-        from = to;
-    }
-    if (have_best) {
-        out->victims = calloc(best.n, sizeof *out->victims);
-        if (!out->victims)
-            goto nomem;
-        for (size_t k = best_from; k < best_to; k++) {
-            if (!victim[k])
-                continue;
-            const hold *h = &set->held[cands[k].hold_index];
-            sched_victim *v = &out->victims[out->n_victims++];
-            snprintf(v->task_id, sizeof v->task_id, "%s", hold_task(h));
-            v->priority = h->priority;
-            v->created = h->created;
-            v->vmid = h->vmid;
-            v->cpu = h->cpu;
-            v->memory = h->memory;
-            v->disk = h->disk;
-        }
-        out->found = true;
-        out->host_index = (size_t)cands[best_from].host_index;
-        out->node = &hosts->hosts[out->host_index];
-        out->max_priority = best.max_priority;
-    }
-    rc = 0;
-    goto out;
-nomem:
-    vf_error_set(err, VF_ENOMEM, "out of memory choosing reservations to preempt");
+    choice best = {0};
+    int rc = -1;
+    prospect *prospects = malloc((hosts->n_hosts ? hosts->n_hosts : 1) * sizeof *prospects);
+    if (!prospects)
+        goto out;
+    size_t n = list_prospects(engine, &rule, decision, priority, prospects);
+    if (search(&rule, set, priority, prospects, n, every, &best, &out->hosts_examined) < 0)
+        goto out;
+    rc = best.found ? fill_victims(engine, set, &best, out) : 0;
 out:
-    free(cands);
-    free(victim);
-    free(alt);
-    free(useful);
-    free(order);
-    free(start);
+    free(prospects);
+    free(best.cands);
+    free(best.victim);
     if (rc < 0) {
+        vf_error_set(err, VF_ENOMEM, "out of memory choosing reservations to preempt");
         size_t examined = out->hosts_examined;
         sched_preemption_close(out);
         out->hosts_examined = examined;
     }
     return rc;
+}
+
+int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
+                         const sched_decision *decision, sched_preemption *out, vf_error *err)
+{
+    return choose(engine, req, priority, decision, false, out, err);
+}
+
+int sched_preempt_choose_every(const sched_engine *engine, const sched_request *req,
+                               int32_t priority, const sched_decision *decision,
+                               sched_preemption *out, vf_error *err)
+{
+    return choose(engine, req, priority, decision, true, out, err);
 }

@@ -17,8 +17,16 @@
  * fewer victims win (then as below). Among the
  * hosts, the one with the fewest victims wins, then the lowest highest
  * victim priority, then the newest victims (the largest oldest-victim
- * creation time), then the first host in name order. Pure: no I/O, no
- * clock; the engine is only read. */
+ * creation time), then the first host in name order.
+ *
+ * The host is found without walking every hold: the engine's holds are
+ * indexed by host (holds.h), each host's preemptible ones summarised (how
+ * many, the lowest priority, the newest, what they hold in all and at
+ * most one). That bounds the best verdict a host could give (victims at
+ * least what is short over the largest hold, priority at least the lowest,
+ * oldest victim at most the newest); the hosts are examined best bound
+ * first, and the search stops at the first whose bound cannot beat the best
+ * found. Pure: no I/O, no clock; the engine is only read. */
 #ifndef VF_PREEMPT_H
 #define VF_PREEMPT_H
 
@@ -50,7 +58,7 @@ typedef struct sched_preemption {
     sched_victim *victims; /* owned; in the order they were chosen: lowest priority, newest first */
     size_t n_victims;
     int32_t max_priority;  /* the highest priority among the victims */
-    size_t hosts_examined; /* hosts where some candidate stood */
+    size_t hosts_examined; /* hosts whose victims were worked out */
 } sched_preemption;
 
 void sched_preemption_close(sched_preemption *p);
@@ -62,7 +70,8 @@ void sched_preemption_close(sched_preemption *p);
 bool sched_preempt_allowed(const sched_request *req, const vf_config *config);
 
 /* Choose for `req` (of priority `priority`), which `decision` (over the
- * engine's current snapshot, its host_reasons set) placed nowhere, a host
+ * engine's current snapshot, its host_reasons set or left to the index:
+ * sched_decide_options.lazy_host_reasons) placed nowhere, a host
  * and the victims whose end makes it fit. Returns 0 with out->found true or
  * false (false as well when the decision found feasible hosts: then the
  * trouble was not capacity), or -1 with VF_ENOMEM, *out zeroed either way
@@ -70,6 +79,14 @@ bool sched_preempt_allowed(const sched_request *req, const vf_config *config);
  * arithmetic count). */
 int sched_preempt_choose(const sched_engine *engine, const sched_request *req, int32_t priority,
                          const sched_decision *decision, sched_preemption *out, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* sched_preempt_choose examining every host where a candidate stands, in
+ * place of those whose bound could still win: the same choice, slower. For
+ * tests, which compare the two. */
+int sched_preempt_choose_every(const sched_engine *engine, const sched_request *req,
+                               int32_t priority, const sched_decision *decision,
+                               sched_preemption *out, vf_error *err)
     __attribute__((warn_unused_result));
 
 #endif

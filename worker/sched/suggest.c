@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_internal.h"
 #include "plugins.h"
 
 typedef sched_room room;
@@ -110,13 +111,20 @@ typedef struct pick {
     double cost;
 } pick;
 
-/* Insert into `best` (sorted by cost, then index; at most `max`). */
+/* Whether a comes before b: the cheaper, then the lower index. */
+static bool cheaper(const pick *a, const pick *b)
+{
+    return a->cost < b->cost || (a->cost == b->cost && a->index < b->index);
+}
+
+/* Insert into `best` (sorted by cost, then index; at most `max`), whatever
+ * order the hosts come in. */
 static void keep_cheapest(pick *best, size_t *n, size_t max, pick p)
 {
-    if (*n == max && (max == 0 || best[max - 1].cost <= p.cost))
+    if (*n == max && (max == 0 || !cheaper(&p, &best[max - 1])))
         return;
     size_t at = *n < max ? (*n)++ : max - 1;
-    while (at > 0 && best[at - 1].cost > p.cost) {
+    while (at > 0 && cheaper(&p, &best[at - 1])) {
         best[at] = best[at - 1];
         at--;
     }
@@ -311,65 +319,276 @@ out:
     return pools;
 }
 
-json_t *sched_suggest(const sched_engine *engine, const sched_request *req,
-                      const sched_decision *decision, size_t max_hosts)
+/* The host of a pool with the most room of one resource, then of the
+ * other, then the lowest index, as pool_shapes picks it, from the index:
+ * hosts best first by the most whole room any below can offer. */
+typedef struct most_walk {
+    const sched_engine *engine;
+    const hostset *hosts;
+    bool by_memory; /* the most memory first (most_memory), else vCPUs (most_cpu) */
+    long best;      /* host index; -1: none yet */
+    int64_t best_first, best_second;
+} most_walk;
+
+/* The most whole units a host below can offer: whole_fit of a room is at
+ * most the largest request the filter passes, rounded down. */
+static int64_t most_whole(double most)
 {
-    const hostset *hosts = sched_engine_snapshot(engine);
-    if (!hosts)
-        return NULL;
-    size_t n = hosts->n_hosts < decision->n_hosts ? hosts->n_hosts : decision->n_hosts;
-    pick *cheapest = calloc(max_hosts ? max_hosts : 1, sizeof *cheapest);
-    size_t *blocked = calloc(max_hosts ? max_hosts : 1, sizeof *blocked);
-    json_t *out = json_object();
-    if (!cheapest || !blocked || !out) {
-        json_decref(out);
-        out = NULL;
-        goto done;
+    double f = floor(most + 1e-6 * (1.0 + fabs(most)));
+    return f > 0 ? (int64_t)f : 0;
+}
+
+static double most_room_rank(const fitindex_span *span, void *ctx)
+{
+    most_walk *w = ctx;
+    int64_t cpu = most_whole(span->max_cpu_room), memory = most_whole(span->max_memory_room);
+    if (span->max_slots_left < 1 || cpu < 1 || memory < 1)
+        return INFINITY;
+    int64_t a = w->by_memory ? memory : cpu, b = w->by_memory ? cpu : memory;
+    if (w->best >= 0 && (a < w->best_first ||
+                         (a == w->best_first &&
+                          (b < w->best_second || (b == w->best_second && span->first > w->best)))))
+        return INFINITY;
+    return -(double)a;
+}
+
+static void most_room_host(uint32_t i, void *ctx)
+{
+    most_walk *w = ctx;
+    room r = room_of(w->engine, &w->hosts->hosts[i], i);
+    int64_t cpu = whole_fit(r.cpu), memory = whole_fit(r.memory);
+    if (r.slots < 1 || cpu < 1 || memory < 1)
+        return;
+    int64_t a = w->by_memory ? memory : cpu, b = w->by_memory ? cpu : memory;
+    if (w->best < 0 || a > w->best_first || (a == w->best_first && b > w->best_second) ||
+        (a == w->best_first && b == w->best_second && (long)i < w->best)) {
+        w->best = i;
+        w->best_first = a;
+        w->best_second = b;
     }
-    /* Numbers only over every host; JSON only for the few listed. */
-    const filters on = filters_of(engine, req);
-    size_t n_cheapest = 0, n_blocked = 0, rejected = 0;
+}
+
+/* Pool p's host with the most of one resource among the hosts a request
+ * like this one could use (the dedicated rule: one group or both). */
+static long most_in_pool(const sched_engine *engine, const sched_request *req, const hostset *hosts,
+                         size_t p, bool by_memory)
+{
+    most_walk w = {engine, hosts, by_memory, -1, 0, 0};
+    fitindex_walker walker = {most_room_rank, most_room_host, &w};
+    bool shared_too = !req->dedicated, dedicated_too = req->dedicated;
+    if (!req->dedicated && !sched_engine_params(engine)->dedicated_exclusive)
+        dedicated_too = true;
+    if (shared_too)
+        fitindex_walk(engine->index, (int)p, false, &walker);
+    if (dedicated_too)
+        fitindex_walk(engine->index, (int)p, true, &walker);
+    return w.best;
+}
+
+/* pool_shapes from the index. */
+static json_t *pool_shapes_by_index(const sched_engine *engine, const sched_request *req,
+                                    const hostset *hosts)
+{
+    json_t *pools = json_object();
+    for (size_t p = 0; pools && p < hosts->n_pools; p++) {
+        long most_cpu = most_in_pool(engine, req, hosts, p, false);
+        if (most_cpu < 0)
+            continue;
+        long most_memory = most_in_pool(engine, req, hosts, p, true);
+        const host *hc = &hosts->hosts[most_cpu];
+        const host *hm = &hosts->hosts[most_memory];
+        room rc = room_of(engine, hc, (size_t)most_cpu);
+        room rm = room_of(engine, hm, (size_t)most_memory);
+        json_object_set_new(
+            pools, hosts->pools[p],
+            json_pack("{s:o, s:o}", "most_cpu", shape(hc, &rc), "most_memory", shape(hm, &rm)));
+    }
+    return pools;
+}
+
+/* ---- from the index: a failure decided without per-host reasons ---- */
+
+/* The cheapest changes among the hosts of the request's group, all of them
+ * rejected for capacity (engine_decided_lazily), best first by a lower
+ * bound of their change's cost: each resource's shortfall is a whole
+ * number at least the request less the most any host below takes. */
+typedef struct cheapest_walk {
+    const sched_engine *engine;
+    const filters *on;
+    const sched_request *req;
+    const hostset *hosts;
+    pick *best;
+    size_t n, max;
+} cheapest_walk;
+
+/* A whole shortfall no host below can beat: `most` is the most any takes. */
+static double least_shortfall(double want, double most)
+{
+    double x = want - most - 1e-6 * (1.0 + fabs(want) + fabs(most));
+    return x > 0 ? ceil(x) : 0;
+}
+
+static double least_cost(const fitindex_span *span, void *ctx)
+{
+    cheapest_walk *w = ctx;
+    const sched_request *req = w->req;
+    change c = {0};
+    if (w->on->cpu)
+        c.free_cpu = (int64_t)least_shortfall(req->cpu, span->max_cpu_room);
+    if (w->on->memory)
+        c.free_memory = (int64_t)least_shortfall((double)req->memory, span->max_memory_room);
+    if (w->on->disk && span->max_disk_left < req->disk)
+        c.free_disk = req->disk - span->max_disk_left;
+    if (w->on->slots && span->max_slots_left < 1)
+        c.free_slots = 1 - (int64_t)span->max_slots_left;
+    double cost = change_cost(&c, req);
+    if (w->n == w->max && w->max > 0) {
+        const pick *last = &w->best[w->max - 1];
+        if (cost > last->cost || (cost == last->cost && span->first > last->index))
+            return INFINITY; /* nobody below gets in */
+    }
+    return w->max > 0 ? cost : INFINITY;
+}
+
+static void consider(uint32_t i, void *ctx)
+{
+    cheapest_walk *w = ctx;
+    change c = change_on(w->engine, w->on, w->req, &w->hosts->hosts[i], i);
+    keep_cheapest(w->best, &w->n, w->max, (pick){i, change_cost(&c, w->req)});
+}
+
+/* The first `max` hosts in index order that are not in `members` (sorted):
+ * the j-th is j + p for the least p with members[p] - p > j. */
+static size_t others_first(const uint32_t *members, size_t n_members, size_t n_hosts, size_t *out,
+                           size_t max)
+{
+    size_t n = 0;
+    for (size_t j = 0; n < max; j++) {
+        size_t lo = 0, hi = n_members;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (members[mid] - mid > j)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        if (j + lo >= n_hosts)
+            break;
+        out[n++] = j + lo;
+    }
+    return n;
+}
+
+/* ---- listing ---- */
+
+typedef struct listing {
+    pick *cheapest; /* max of them */
+    size_t n_cheapest;
+    size_t *blocked; /* max of them: held by a constraint, index order */
+    size_t n_blocked;
+    size_t rejected, max;
+} listing;
+
+/* From the decision's per-host reasons: numbers only over every host, JSON
+ * later only for the few listed. */
+static void list_by_reasons(const sched_engine *engine, const sched_request *req,
+                            const sched_decision *decision, const filters *on, const hostset *hosts,
+                            listing *l)
+{
+    size_t n = hosts->n_hosts < decision->n_hosts ? hosts->n_hosts : decision->n_hosts;
     for (size_t i = 0; decision->host_reasons && i < n; i++) {
         sched_reason reason = (sched_reason)decision->host_reasons[i];
         if (reason == SCHED_REASON_NONE)
             continue;
-        rejected++;
+        l->rejected++;
         if (is_constraint(reason)) {
-            if (n_blocked < max_hosts)
-                blocked[n_blocked++] = i;
+            if (l->n_blocked < l->max)
+                l->blocked[l->n_blocked++] = i;
             continue;
         }
-        change c = change_on(engine, &on, req, &hosts->hosts[i], i);
-        keep_cheapest(cheapest, &n_cheapest, max_hosts, (pick){i, change_cost(&c, req)});
+        change c = change_on(engine, on, req, &hosts->hosts[i], i);
+        keep_cheapest(l->cheapest, &l->n_cheapest, l->max, (pick){i, change_cost(&c, req)});
     }
+}
+
+/* The same from the index: the request's group walked for the cheapest
+ * changes, the first hosts outside it listed as blocked. */
+static void list_by_index(const sched_engine *engine, const sched_request *req, const filters *on,
+                          const hostset *hosts, listing *l)
+{
+    int pool = engine_pool_of(engine, req);
+    size_t n_members = 0;
+    const uint32_t *members = fitindex_members(engine->index, pool, req->dedicated, &n_members);
+    l->rejected = hosts->n_hosts; /* placed nowhere: every host said no */
+    cheapest_walk w = {engine, on, req, hosts, l->cheapest, 0, l->max};
+    fitindex_walker walker = {least_cost, consider, &w};
+    fitindex_walk(engine->index, pool, req->dedicated, &walker);
+    l->n_cheapest = w.n;
+    l->n_blocked = others_first(members, n_members, hosts->n_hosts, l->blocked, l->max);
+}
+
+static json_t *listed_json(const sched_engine *engine, const sched_request *req,
+                           const sched_decision *decision, const filters *on, const hostset *hosts,
+                           const listing *l, size_t *listed)
+{
     json_t *list = json_object();
-    size_t listed = 0;
     char words[LABEL_KEY_LEN + 32];
-    for (size_t k = 0; k < n_cheapest && listed < max_hosts; k++, listed++) {
-        size_t i = cheapest[k].index;
-        change c = change_on(engine, &on, req, &hosts->hosts[i], i);
+    *listed = 0;
+    for (size_t k = 0; k < l->n_cheapest && *listed < l->max; k++, (*listed)++) {
+        size_t i = l->cheapest[k].index;
+        change c = change_on(engine, on, req, &hosts->hosts[i], i);
         json_t *entry = change_json(&c);
+        sched_reason reason = sched_decision_host_reason(engine, req, decision, i);
         json_object_set_new(
             entry, "reason",
-            json_string(sched_decision_reason_text(
-                decision, (sched_reason)decision->host_reasons[i], words, sizeof words)));
+            json_string(sched_decision_reason_text(decision, reason, words, sizeof words)));
         json_object_set_new(list, hosts->hosts[i].name, entry);
     }
-    for (size_t k = 0; k < n_blocked && listed < max_hosts; k++, listed++) {
-        size_t i = blocked[k];
-        sched_reason reason = (sched_reason)decision->host_reasons[i];
+    for (size_t k = 0; k < l->n_blocked && *listed < l->max; k++, (*listed)++) {
+        size_t i = l->blocked[k];
+        sched_reason reason = sched_decision_host_reason(engine, req, decision, i);
         json_t *entry = constraint_of(engine, req, reason, &hosts->hosts[i], i);
         json_object_set_new(
             entry, "reason",
             json_string(sched_decision_reason_text(decision, reason, words, sizeof words)));
         json_object_set_new(list, hosts->hosts[i].name, entry);
     }
-    json_object_set_new(out, "hosts", list);
-    if (rejected > listed)
-        json_object_set_new(out, "hosts_omitted", json_integer((json_int_t)(rejected - listed)));
-    json_object_set_new(out, "pools", pool_shapes(engine, req, hosts));
+    return list;
+}
+
+json_t *sched_suggest(const sched_engine *engine, const sched_request *req,
+                      const sched_decision *decision, size_t max_hosts)
+{
+    const hostset *hosts = sched_engine_snapshot(engine);
+    if (!hosts)
+        return NULL;
+    listing l = {calloc(max_hosts ? max_hosts : 1, sizeof *l.cheapest),
+                 0,
+                 calloc(max_hosts ? max_hosts : 1, sizeof *l.blocked),
+                 0,
+                 0,
+                 max_hosts};
+    json_t *out = json_object();
+    if (!l.cheapest || !l.blocked || !out) {
+        json_decref(out);
+        out = NULL;
+        goto done;
+    }
+    const filters on = filters_of(engine, req);
+    bool lazily = engine_decided_lazily(engine, decision);
+    if (lazily)
+        list_by_index(engine, req, &on, hosts, &l);
+    else
+        list_by_reasons(engine, req, decision, &on, hosts, &l);
+    size_t listed;
+    json_object_set_new(out, "hosts", listed_json(engine, req, decision, &on, hosts, &l, &listed));
+    if (l.rejected > listed)
+        json_object_set_new(out, "hosts_omitted", json_integer((json_int_t)(l.rejected - listed)));
+    json_object_set_new(out, "pools",
+                        lazily ? pool_shapes_by_index(engine, req, hosts)
+                               : pool_shapes(engine, req, hosts));
 done:
-    free(cheapest);
-    free(blocked);
+    free(l.cheapest);
+    free(l.blocked);
     return out;
 }

@@ -31,8 +31,11 @@
 #include "request.h"
 
 /* Suggestions for `req` after `decision` (made by `engine` on its current
- * snapshot, with per-host reasons: always when not placed, else only when
- * asked for). Owned; NULL when out of memory or there is no snapshot. */
+ * snapshot: with per-host reasons, or a failure the free-capacity index
+ * decided without them, sched_decide_options.lazy_host_reasons, whose
+ * suggestions come from the index and are the same). A placed decision
+ * without per-host reasons lists no hosts. Owned; NULL when out of memory
+ * or there is no snapshot. */
 json_t *sched_suggest(const sched_engine *engine, const sched_request *req,
                       const sched_decision *decision, size_t max_hosts);
 

@@ -616,7 +616,7 @@ static int open_parts(service *svc, vf_error *err)
         return -1;
     store_set_wait_hook(svc->store, keep_link_alive, svc);
     svc->refresher =
-        service_inventory_refresher_start(svc->inventory, svc->config->inventory.refresh_s, err);
+        inventory_refresher_start(svc->inventory, svc->config->inventory.refresh_s, false, err);
     if (!svc->refresher)
         return -1;
     if (store_set_autocheckpoint(svc->store, 0, err) < 0)
@@ -644,7 +644,7 @@ static void close_parts(service *svc)
         lease_withdraw(svc->store, svc->owner);
     }
     service_checkpoint_stop(svc->checkpoints);
-    service_inventory_refresher_stop(svc->refresher);
+    inventory_refresher_stop(svc->refresher);
     for (size_t i = 0; i < 2; i++) {
         clear_batch(&svc->batches[i]);
         free(svc->batches[i].items);
@@ -984,7 +984,7 @@ static void reload(service *svc)
             worker_metrics_scheduler(svc->metrics, sched_engine_params(svc->engine));
             record_config(svc);
             /* Fetch now: the inventory settings may have changed. */
-            service_inventory_refresher_fetch_now(svc->refresher, refresh_s);
+            inventory_refresher_fetch_now(svc->refresher, refresh_s);
         }
     }
     notify_reloaded();

@@ -2,16 +2,15 @@
  * a thread of their own (service_checkpoint.h). */
 #include "service_checkpoint.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "clock.h"
+#include "job.h"
 #include "leases.h"
 #include "log.h"
 #include "presence.h"
-#include "stopper.h"
 #include "store.h"
 #include "store_config.h"
 #include "store_hosts.h"
@@ -21,9 +20,7 @@
 struct checkpointer {
     const vf_config *config;      /* borrowed */
     char owner[STORE_OWNER_SIZE]; /* the worker whose leases it renews */
-    pthread_t thread;
-    pthread_mutex_t lock;
-    stopper stop;
+    job job;
     presence self;        /* this worker's heartbeat row (presence.h) */
     atomic_llong in_hand; /* messages received, not yet acked: the round's */
 };
@@ -31,20 +28,18 @@ struct checkpointer {
 /* WAL checkpoints on a handle of their own, off the committing thread: they
  * copy pages and fsync the database, which inside a commit would stall every
  * message of that batch. The same thread renews this worker's leases. */
-static void *checkpoint_loop(void *arg)
+static void checkpoint_loop(job *j, void *ctx)
 {
-    checkpointer *cp = arg;
+    checkpointer *cp = ctx;
     vf_error err;
     vf_error_init(&err);
     store *own = store_config_open(cp->config, STORE_READ_WRITE, &err);
     if (!own) {
         log_warn("checkpoints: %s; the WAL is copied back inside commits instead", err.text);
-        return NULL;
+        return;
     }
     int64_t renewed_ms = 0;
-    pthread_mutex_lock(&cp->lock);
-    while (!stopper_wait(&cp->stop, CHECKPOINT_INTERVAL_MS)) {
-        pthread_mutex_unlock(&cp->lock);
+    while (!job_sleep(j, CHECKPOINT_INTERVAL_MS)) {
         vf_error_init(&err);
         if (store_checkpoint(own, NULL, NULL, &err) < 0)
             log_warn("checkpoint: %s", err.text);
@@ -57,12 +52,9 @@ static void *checkpoint_loop(void *arg)
                 log_warn("leases: %s", err.text);
         }
         presence_beat(&cp->self, own, atomic_load(&cp->in_hand));
-        pthread_mutex_lock(&cp->lock);
     }
-    pthread_mutex_unlock(&cp->lock);
     presence_end(&cp->self, own); /* stopped: the worker is stopping cleanly */
     store_close(own);
-    return NULL;
 }
 
 checkpointer *service_checkpoint_start(const vf_config *config, const char *owner, vf_error *err)
@@ -76,18 +68,8 @@ checkpointer *service_checkpoint_start(const vf_config *config, const char *owne
     snprintf(cp->owner, sizeof cp->owner, "%s", owner);
     presence_init(&cp->self, owner, "virtflow-worker");
     atomic_init(&cp->in_hand, 0);
-    pthread_mutex_init(&cp->lock, NULL);
-    if (stopper_init(&cp->stop, &cp->lock) < 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot make the checkpoint thread's stopper");
-        pthread_mutex_destroy(&cp->lock);
-        free(cp);
-        return NULL;
-    }
-    if (pthread_create(&cp->thread, NULL, checkpoint_loop, cp) != 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot start the checkpoint thread");
-        stopper_close(&cp->stop);
-        pthread_mutex_destroy(&cp->lock);
-        free(cp);
+    if (job_run(&cp->job, "checkpoint", checkpoint_loop, cp, err) < 0) {
+        service_checkpoint_stop(cp);
         return NULL;
     }
     return cp;
@@ -103,9 +85,6 @@ void service_checkpoint_stop(checkpointer *cp)
 {
     if (!cp)
         return;
-    stopper_stop(&cp->stop);
-    pthread_join(cp->thread, NULL);
-    stopper_close(&cp->stop);
-    pthread_mutex_destroy(&cp->lock);
+    job_stop(&cp->job);
     free(cp);
 }

@@ -213,9 +213,7 @@ static int record_snapshot(service_follower *f, int every_s, const char *fetched
         f->view_snapshot_id = f->snapshot_id;
         return 0;
     }
-    json_t *doc = host_json_from_hostset(f->view.hosts);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
+    char *text = host_json_dump_hostset(f->view.hosts);
     if (!text) {
         vf_error_set(err, VF_ENOMEM, "out of memory writing an inventory snapshot");
         return -1;

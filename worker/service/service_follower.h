@@ -1,5 +1,5 @@
 /* service_follower: the worker's inventory follower. Each round it takes
- * the newest snapshot the refresh thread fetched (service_inventory.h),
+ * the newest snapshot the refresh thread fetched (inventory_refresher.h),
  * switches the engine to it, ends the holds whose VMs it shows and those
  * whose time ran out, and records the snapshot in the store. It owns the
  * snapshot the engine decides over, the reservation clock, the hash of the

@@ -4,8 +4,8 @@
  * each with its own state behind its own header: service_publish.h (the
  * publisher: publishing with confirms, the outbox sweep),
  * service_checkpoint.h (the checkpointer: WAL checkpoints and lease renewal
- * on a thread of their own), service_inventory.h (the inventory refresh
- * thread), service_follower.h (following its snapshots: the engine's hosts,
+ * on a thread of their own), the inventory refresh thread
+ * (inventory_refresher.h, shared with virtflow-api), service_follower.h (following its snapshots: the engine's hosts,
  * the reservation clock, recorded snapshots) and service_recheck.h (sending
  * waiting tasks again when room grows). */
 #ifndef VF_SERVICE_INTERNAL_H
@@ -41,7 +41,7 @@
 #include "retention.h"
 #include "service_checkpoint.h"
 #include "service_follower.h"
-#include "service_inventory.h"
+#include "inventory_refresher.h"
 #include "service_publish.h"
 #include "service_recheck.h"
 #include "spare_driver.h"

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "events.h"
 #include "grow.h"
+#include "job.h"
 #include "ids.h"
 #include "json_util.h"
 #include "request.h"
@@ -26,7 +27,6 @@
 #include "store_reservations.h"
 #include "store_spares.h"
 #include "store_tasks.h"
-#include "stopper.h"
 
 #define SCAN_INTERVAL_MS 500
 #define SCAN_LIMIT 256
@@ -39,11 +39,8 @@ struct spare_driver {
     char owner[STORE_OWNER_SIZE]; /* this worker, in the "spares" lease */
     int64_t epoch;                /* of the "spares" lease as last held; 0: not held yet */
     store *store;
-    pthread_t thread;
-    bool running;
-    pthread_mutex_t lock;
-    stopper stop;    /* stop.stop is what the provisioners poll */
-    char **released; /* task ids, owned; under lock */
+    job job;         /* job.stop.stop is what the provisioners poll */
+    char **released; /* task ids, owned; under job.lock */
     size_t n_released, cap_released;
 };
 
@@ -65,7 +62,7 @@ static void later(const clock_now *now, int64_t seconds, char out[STORE_TIME_SIZ
 
 static void note_released(spare_driver *d, const char *task_id)
 {
-    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&d->job.lock);
     char *copy = NULL;
     if (grow_array((void **)&d->released, &d->cap_released, d->n_released + 1,
                    sizeof *d->released) == 0)
@@ -78,7 +75,7 @@ static void note_released(spare_driver *d, const char *task_id)
          * under-used, never over-committed. */
         log_warn("task %s: out of memory telling the scheduler its reservations ended", task_id);
     }
-    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_unlock(&d->job.lock);
 }
 
 void spare_driver_take_released(spare_driver *d, void (*fn)(const char *task_id, void *user),
@@ -86,13 +83,13 @@ void spare_driver_take_released(spare_driver *d, void (*fn)(const char *task_id,
 {
     if (!d)
         return;
-    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&d->job.lock);
     for (size_t i = 0; i < d->n_released; i++) {
         fn(d->released[i], user);
         free(d->released[i]);
     }
     d->n_released = 0;
-    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_unlock(&d->job.lock);
 }
 
 /* ---- recording ---- */
@@ -558,10 +555,7 @@ static int wait_destroy_pipeline(spare_driver *d, int64_t pipeline_id, vf_error 
             return -1;
         }
         /* A stop is not kept waiting. */
-        pthread_mutex_lock(&d->lock);
-        bool stopped = stopper_wait(&d->stop, (int64_t)pipeline_poll_s(d) * 1000);
-        pthread_mutex_unlock(&d->lock);
-        if (stopped) {
+        if (job_sleep(&d->job, (int64_t)pipeline_poll_s(d) * 1000)) {
             vf_error_set(err, VF_EINTERNAL, "%s %lld: interrupted by shutdown",
                          pipeline_word(d, true), (long long)pipeline_id);
             return -1;
@@ -610,20 +604,20 @@ static void do_io(spare_driver *d, const store_spare *s, int64_t epoch, const cl
         /* The node leaves Kubernetes before its VM goes. */
         o->ok = true;
         if (is(s, "releasing"))
-            o->ok =
-                spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
-                spare_kube_release(d->config, &api, s->name, &d->stop.stop, &o->evicted, &err) == 0;
+            o->ok = spare_kube_api_for(d->config, s->cluster, &api, &err) == 0 &&
+                    spare_kube_release(d->config, &api, s->name, &d->job.stop.stop, &o->evicted,
+                                       &err) == 0;
         /* Draining a node can take long: the lease may have moved on. */
         if (o->ok && is(s, "releasing") && !still_holder(d, s, epoch)) {
             o->fenced = true;
             return;
         }
         if (o->ok)
-            o->ok = spare_provision_run(d->config, &target, action, &d->stop.stop, &o->result,
+            o->ok = spare_provision_run(d->config, &target, action, &d->job.stop.stop, &o->result,
                                         &err) == 0;
         if (o->ok && is(s, "releasing") && o->result.pipeline_id > 0)
             o->ok = wait_destroy_pipeline(d, o->result.pipeline_id, &err) == 0;
-        o->interrupted = !o->ok && err.code == VF_EINTERNAL && d->stop.stop;
+        o->interrupted = !o->ok && err.code == VF_EINTERNAL && job_stopping(&d->job);
         snprintf(o->error, sizeof o->error, "%s", err.text);
     } else if (is(s, "waiting_ready")) {
         (void)now;
@@ -849,7 +843,7 @@ static int fence(spare_driver *d, const char *what, int64_t epoch, vf_error *err
 static int step_one(const store_spare *spare, void *user)
 {
     spare_driver *d = user;
-    if (d->stop.stop)
+    if (job_stopping(&d->job))
         return 1;
     if (!is(spare, "provisioning") && !is(spare, "waiting_ready") && !is(spare, "releasing"))
         return 0;
@@ -1000,7 +994,7 @@ static void expire_forgotten(spare_driver *d)
     {
         /* Only the lease holder acts, as for every other step. */
         int64_t epoch = 0;
-        if (d->stop.stop || !hold_lease(d, &epoch))
+        if (job_stopping(&d->job) || !hold_lease(d, &epoch))
             break;
         if (store_begin(d->store, &err) < 0) {
             log_warn("spares: %s; spare.max_age checked again later", err.text);
@@ -1026,11 +1020,11 @@ static void expire_forgotten(spare_driver *d)
     spare_list_free(&all);
 }
 
-static void *drive(void *arg)
+static void drive(job *j, void *ctx)
 {
-    spare_driver *d = arg;
+    spare_driver *d = ctx;
     int64_t max_age_checked_ms = 0;
-    while (!d->stop.stop) {
+    while (!job_stopping(j)) {
         clock_now now;
         read_clock(&now);
         vf_error err;
@@ -1042,11 +1036,8 @@ static void *drive(void *arg)
             max_age_checked_ms = now.ms;
             expire_forgotten(d);
         }
-        pthread_mutex_lock(&d->lock);
-        (void)stopper_wait(&d->stop, SCAN_INTERVAL_MS); /* the loop reads the flag */
-        pthread_mutex_unlock(&d->lock);
+        (void)job_sleep(j, SCAN_INTERVAL_MS); /* the loop reads the flag */
     }
-    return NULL;
 }
 
 spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_error *err)
@@ -1058,11 +1049,8 @@ spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_
     }
     d->config = config;
     snprintf(d->owner, sizeof d->owner, "%s", owner);
-    pthread_mutex_init(&d->lock, NULL);
-    if (stopper_init(&d->stop, &d->lock) < 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot make the spare driver's stopper");
-        pthread_mutex_destroy(&d->lock);
-        free(d);
+    if (job_init(&d->job, "spare driver", err) < 0) {
+        spare_driver_stop(d);
         return NULL;
     }
     d->store = store_config_open(config, STORE_READ_WRITE, err);
@@ -1070,12 +1058,10 @@ spare_driver *spare_driver_start(const vf_config *config, const char *owner, vf_
         spare_driver_stop(d);
         return NULL;
     }
-    if (pthread_create(&d->thread, NULL, drive, d) != 0) {
-        vf_error_set(err, VF_EINTERNAL, "cannot start the spare driver thread");
+    if (job_start(&d->job, drive, d, err) < 0) {
         spare_driver_stop(d);
         return NULL;
     }
-    d->running = true;
     return d;
 }
 
@@ -1083,10 +1069,7 @@ void spare_driver_stop(spare_driver *d)
 {
     if (!d)
         return;
-    if (d->running) {
-        stopper_stop(&d->stop);
-        pthread_join(d->thread, NULL);
-    }
+    job_stop(&d->job);
     if (d->store) {
         vf_error ignored;
         vf_error_init(&ignored);
@@ -1096,7 +1079,5 @@ void spare_driver_stop(spare_driver *d)
     for (size_t i = 0; i < d->n_released; i++)
         free(d->released[i]);
     free(d->released);
-    stopper_close(&d->stop);
-    pthread_mutex_destroy(&d->lock);
     free(d);
 }
