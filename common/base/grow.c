@@ -22,3 +22,15 @@ int grow_array(void **items, size_t *cap, size_t need, size_t item_size)
     *cap = next;
     return 0;
 }
+
+int resize_array(void **items, size_t n, size_t item_size)
+{
+    size_t count = n ? n : 1;
+    if (item_size && count > SIZE_MAX / item_size)
+        return -1;
+    void *resized = realloc(*items, count * item_size);
+    if (!resized)
+        return -1;
+    *items = resized;
+    return 0;
+}

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 struct metrics_series {
     metrics_series *next;
     metrics_family *family;
@@ -253,58 +255,26 @@ double metrics_value(const metrics_series *s)
 
 /* ---- rendering ---- */
 
-typedef struct text {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static void put(text *t, const char *s, size_t n)
-{
-    if (t->failed)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->data, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        t->data = grown;
-        t->cap = cap;
-    }
-    memcpy(t->data + t->len, s, n);
-    t->len += n;
-    t->data[t->len] = '\0';
-}
-
-static void puts_(text *t, const char *s)
-{
-    put(t, s, strlen(s));
-}
-
 /* The format's escapes: in HELP, backslash and newline; in label values
  * also the double quote. Anything else (UTF-8 included) is kept. */
-static void put_escaped(text *t, const char *s, bool quote)
+static void put_escaped(strbuf *t, const char *s, bool quote)
 {
     for (; *s; s++) {
         if (*s == '\\')
-            puts_(t, "\\\\");
+            strbuf_puts(t, "\\\\");
         else if (*s == '\n')
-            puts_(t, "\\n");
+            strbuf_puts(t, "\\n");
         else if (quote && *s == '"')
-            puts_(t, "\\\"");
+            strbuf_puts(t, "\\\"");
         else
-            put(t, s, 1);
+            strbuf_append(t, s, 1);
     }
 }
 
 /* The shortest text that reads back as the same double (0.1, not
  * 0.10000000000000001), as Prometheus' own clients print; integers without
  * an exponent. */
-static void put_number(text *t, double v)
+static void put_number(strbuf *t, double v)
 {
     char buf[40];
     if (isnan(v))
@@ -319,73 +289,73 @@ static void put_number(text *t, double v)
             if (strtod(buf, NULL) == v)
                 break;
         }
-    puts_(t, buf);
+    strbuf_puts(t, buf);
 }
 
-static void put_labels(text *t, const metrics_series *s, const char *le)
+static void put_labels(strbuf *t, const metrics_series *s, const char *le)
 {
     const metrics_family *f = s->family;
     if (f->n_labels == 0 && !le)
         return;
-    puts_(t, "{");
+    strbuf_puts(t, "{");
     for (size_t i = 0; i < f->n_labels; i++) {
         if (i)
-            puts_(t, ",");
-        puts_(t, f->label_names[i]);
-        puts_(t, "=\"");
+            strbuf_puts(t, ",");
+        strbuf_puts(t, f->label_names[i]);
+        strbuf_puts(t, "=\"");
         put_escaped(t, s->labels[i], true);
-        puts_(t, "\"");
+        strbuf_puts(t, "\"");
     }
     if (le) {
         if (f->n_labels)
-            puts_(t, ",");
-        puts_(t, "le=\"");
-        puts_(t, le);
-        puts_(t, "\"");
+            strbuf_puts(t, ",");
+        strbuf_puts(t, "le=\"");
+        strbuf_puts(t, le);
+        strbuf_puts(t, "\"");
     }
-    puts_(t, "}");
+    strbuf_puts(t, "}");
 }
 
-static void render_series(text *t, const metrics_series *s)
+static void render_series(strbuf *t, const metrics_series *s)
 {
     const metrics_family *f = s->family;
     if (f->type != METRICS_HISTOGRAM) {
-        puts_(t, f->name);
+        strbuf_puts(t, f->name);
         put_labels(t, s, NULL);
-        puts_(t, " ");
+        strbuf_puts(t, " ");
         put_number(t, metrics_value(s));
-        puts_(t, "\n");
+        strbuf_puts(t, "\n");
         return;
     }
     /* Stored per bucket, shown cumulative, as the format requires. */
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= f->n_buckets; i++) {
         cumulative += atomic_load_explicit(&s->buckets[i], memory_order_relaxed);
-        text le = {0};
+        strbuf le = {0};
         if (i < f->n_buckets)
             put_number(&le, f->bounds[i]);
         else
-            puts_(&le, "+Inf");
-        puts_(t, f->name);
-        puts_(t, "_bucket");
+            strbuf_puts(&le, "+Inf");
+        strbuf_puts(t, f->name);
+        strbuf_puts(t, "_bucket");
         put_labels(t, s, le.data ? le.data : "");
-        free(le.data);
-        puts_(t, " ");
+        strbuf_close(&le);
+        strbuf_puts(t, " ");
         put_number(t, (double)cumulative);
-        puts_(t, "\n");
+        strbuf_puts(t, "\n");
     }
-    puts_(t, f->name);
-    puts_(t, "_sum");
+    strbuf_puts(t, f->name);
+    strbuf_puts(t, "_sum");
     put_labels(t, s, NULL);
-    puts_(t, " ");
+    strbuf_puts(t, " ");
     put_number(t, bits_to_double(atomic_load_explicit(&s->bits, memory_order_relaxed)));
-    puts_(t, "\n");
-    puts_(t, f->name);
-    puts_(t, "_count");
+    strbuf_puts(t, "\n");
+    strbuf_puts(t, f->name);
+    strbuf_puts(t, "_count");
     put_labels(t, s, NULL);
-    puts_(t, " ");
+    strbuf_puts(t, " ");
     put_number(t, (double)cumulative);
-    puts_(t, "\n");
+    strbuf_puts(t, "\n");
 }
 
 int metrics_render(metrics *m, char **out, size_t *out_len)
@@ -393,29 +363,25 @@ int metrics_render(metrics *m, char **out, size_t *out_len)
     static const char *const type_names[] = {"counter", "gauge", "histogram"};
     if (m->collect)
         m->collect(m, m->collect_ctx);
-    text t = {0};
+    strbuf t = {0};
     for (metrics_family *f = m->families; f; f = f->next) {
-        puts_(&t, "# HELP ");
-        puts_(&t, f->name);
-        puts_(&t, " ");
+        strbuf_puts(&t, "# HELP ");
+        strbuf_puts(&t, f->name);
+        strbuf_puts(&t, " ");
         put_escaped(&t, f->help ? f->help : "", false);
-        puts_(&t, "\n# TYPE ");
-        puts_(&t, f->name);
-        puts_(&t, " ");
-        puts_(&t, type_names[f->type]);
-        puts_(&t, "\n");
+        strbuf_puts(&t, "\n# TYPE ");
+        strbuf_puts(&t, f->name);
+        strbuf_puts(&t, " ");
+        strbuf_puts(&t, type_names[f->type]);
+        strbuf_puts(&t, "\n");
         pthread_mutex_lock(&f->lock);
         for (const metrics_series *s = f->series; s; s = s->next)
             render_series(&t, s);
         pthread_mutex_unlock(&f->lock);
     }
-    if (!t.data)
-        puts_(&t, "");
-    if (t.failed) {
-        free(t.data);
+    size_t len = t.len;
+    if (!(*out = strbuf_take(&t)))
         return -1;
-    }
-    *out = t.data;
-    *out_len = t.len;
+    *out_len = len;
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include <yaml.h>
 
+#include "grow.h"
 #include "log.h"
 
 #define ENV_PREFIX "VIRTFLOW_"
@@ -168,7 +169,7 @@ static long collect(const vf_config *config, const char *const *environment, ove
                     vf_error *err)
 {
     override *o = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
     for (const char *const *entry = environment; entry && *entry; entry++) {
         const char *eq = strchr(*entry, '=');
         size_t name_len = eq ? (size_t)(eq - *entry) : 0;
@@ -199,10 +200,8 @@ static long collect(const vf_config *config, const char *const *environment, ove
                          name, l.key);
             goto fail;
         }
-        override *grown = realloc(o, (n + 1) * sizeof *grown);
-        if (!grown)
+        if (grow_array((void **)&o, &cap, n + 1, sizeof *o) < 0)
             goto nomem;
-        o = grown;
         o[n] = (override){
             .name = strdup(name), .key = strdup(l.key), .value = strdup(eq + 1), .f = l.f};
         n++;

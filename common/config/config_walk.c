@@ -13,6 +13,7 @@
 #include <amqp.h>
 #include <yaml.h>
 
+#include "grow.h"
 #include "log.h"
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -358,14 +359,12 @@ static int set_string_list(loader *ld, yaml_node_t *node, const char *path, cons
     char ***slot = (char ***)((char *)base + f->offset);
     size_t *count = (size_t *)((char *)base + f->count_offset);
     if (f->append && *count) {
-        char **joined = realloc(*slot, (*count + n) * sizeof *joined);
-        if (!joined) {
+        if (resize_array((void **)slot, *count + n, sizeof **slot) < 0) {
             config_fail_nomem(ld);
             goto config_fail;
         }
-        memcpy(joined + *count, items, n * sizeof *items);
+        memcpy(*slot + *count, items, n * sizeof *items);
         free(items);
-        *slot = joined;
         *count += n;
         return 0;
     }

@@ -15,6 +15,7 @@
 #include "db_internal.h"
 
 #include "clock.h"
+#include "grow.h"
 #include "log.h"
 
 #include <errno.h>
@@ -581,15 +582,10 @@ static int pipeline_ready(db *d, const char *what, vf_error *err)
         return drain(d, err);
     if (reconnect_if_lost(d, err) != 0)
         return -1;
-    if (d->n_deferred + 2 > d->cap_deferred) {
-        size_t cap = d->cap_deferred ? d->cap_deferred * 2 : 64;
-        db_deferred *grown = realloc(d->deferred, cap * sizeof *grown);
-        if (!grown) {
-            vf_error_set(err, VF_ENOMEM, "%s: %s: out of memory", d->label, what);
-            return -1;
-        }
-        d->deferred = grown;
-        d->cap_deferred = cap;
+    if (grow_array((void **)&d->deferred, &d->cap_deferred, d->n_deferred + 2,
+                   sizeof *d->deferred) < 0) {
+        vf_error_set(err, VF_ENOMEM, "%s: %s: out of memory", d->label, what);
+        return -1;
     }
     if (PQpipelineStatus(d->pg) == PQ_PIPELINE_OFF && !PQenterPipelineMode(d->pg)) {
         fail(d, NULL, what, err);

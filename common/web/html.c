@@ -8,65 +8,25 @@
 
 void html_init(html *page)
 {
-    memset(page, 0, sizeof *page);
+    strbuf_init(&page->text);
 }
 
 void html_close(html *page)
 {
-    free(page->data);
-    memset(page, 0, sizeof *page);
-}
-
-/* Room for `more` bytes and a NUL. */
-static bool reserve(html *page, size_t more)
-{
-    if (page->failed)
-        return false;
-    if (more > (size_t)-1 / 2 - page->len) {
-        page->failed = true;
-        return false;
-    }
-    size_t need = page->len + more + 1;
-    if (need <= page->cap)
-        return true;
-    size_t cap = page->cap ? page->cap : 4096;
-    while (cap < need)
-        cap *= 2;
-    char *grown = realloc(page->data, cap);
-    if (!grown) {
-        page->failed = true;
-        return false;
-    }
-    page->data = grown;
-    page->cap = cap;
-    return true;
+    strbuf_close(&page->text);
 }
 
 static void append(html *page, const char *bytes, size_t n)
 {
-    if (!reserve(page, n))
-        return;
-    memcpy(page->data + page->len, bytes, n);
-    page->len += n;
-    page->data[page->len] = '\0';
+    strbuf_append(&page->text, bytes, n);
 }
 
 void html_raw(html *page, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    strbuf_vprintf(&page->text, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        page->failed = true;
-        return;
-    }
-    if (!reserve(page, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(page->data + page->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    page->len += (size_t)n;
 }
 
 /* The character reference of a byte that means something to HTML, or NULL. */
@@ -123,19 +83,10 @@ void html_url_part(html *page, const char *text)
 
 char *html_take(html *page, size_t *len)
 {
-    if (page->failed) {
-        html_close(page);
-        return NULL;
-    }
-    if (!page->data && !reserve(page, 0))
-        return NULL;
-    if (!page->data)
-        return NULL;
-    char *out = page->data;
-    out[page->len] = '\0';
-    if (len)
-        *len = page->len;
-    memset(page, 0, sizeof *page);
+    size_t n = page->text.len;
+    char *out = strbuf_take(&page->text);
+    if (out && len)
+        *len = n;
     return out;
 }
 
@@ -159,7 +110,7 @@ void html_text_code(html *page, const char *text)
         size_t plain = close ? (size_t)(open - at) : strlen(at);
         char *piece = strndup(at, plain);
         if (!piece) {
-            page->failed = true;
+            page->text.failed = true;
             return;
         }
         html_text(page, piece);
@@ -168,7 +119,7 @@ void html_text_code(html *page, const char *text)
             return;
         char *code = strndup(open + 1, (size_t)(close - open - 1));
         if (!code) {
-            page->failed = true;
+            page->text.failed = true;
             return;
         }
         html_raw(page, "<code>");

@@ -14,11 +14,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "strbuf.h"
+
 typedef struct html {
-    char *data; /* NUL-terminated, owned */
-    size_t len;
-    size_t cap;
-    bool failed; /* memory ran out: html_take returns NULL */
+    strbuf text; /* failed: memory ran out, html_take returns NULL */
 } html;
 
 void html_init(html *page);

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "log.h"
 #include "stopper.h"
+#include "strbuf.h"
 
 /* libmicrohttpd's idle timeout: still what ends a client that stops reading
  * its answer (the read deadline covers the request only). */
@@ -59,8 +60,7 @@ typedef struct tracked {
 
 /* Per request: the POST body as it arrives, and its wait (httpd.h). */
 typedef struct pending {
-    char *body;
-    size_t len;
+    strbuf body; /* as it came; its length is body.len */
     bool too_big;
     int64_t started_ms;        /* monotonic; 0 until the handler first runs */
     int calls;                 /* handler calls so far */
@@ -425,7 +425,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         pthread_mutex_lock(&srv->lock);
         release_place(srv, p);
         pthread_mutex_unlock(&srv->lock);
-        free(p->body);
+        strbuf_close(&p->body);
         free(p);
         *con_cls = NULL;
     }
@@ -670,18 +670,12 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (p->too_big || p->len + n > HTTPD_MAX_BODY) {
+        if (p->too_big || p->body.len + n > HTTPD_MAX_BODY) {
             p->too_big = true;
             return MHD_YES;
         }
-        char *grown = realloc(p->body, p->len + n + 1);
-        if (!grown)
-            return MHD_NO;
-        p->body = grown;
-        memcpy(p->body + p->len, upload_data, n);
-        p->len += n;
-        p->body[p->len] = '\0';
-        return MHD_YES;
+        strbuf_append(&p->body, upload_data, n);
+        return p->body.failed ? MHD_NO : MHD_YES;
     }
 
     set_reading(srv, conn, false);
@@ -702,8 +696,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     httpd_request req = {
         .method = method,
         .path = url,
-        .body = p->body && !p->too_big ? p->body : "",
-        .body_len = p->too_big ? 0 : p->len,
+        .body = p->body.data && !p->too_big ? p->body.data : "",
+        .body_len = p->too_big ? 0 : p->body.len,
         .body_too_large = p->too_big,
         .started_ms = p->started_ms,
         .can_wait = can_wait,

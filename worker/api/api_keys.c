@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "grow.h"
+
 #define DIGEST_LEN 32     /* SHA-256 */
 #define KEY_PREFIX "vfk_" /* says what a leaked string is, for secret scanners */
 #define KEY_RANDOM_BYTES 32
@@ -123,6 +125,7 @@ api_keys *api_keys_load(const char *path, vf_error *err)
     FILE *f = fopen(path, "r");
     char line[1024];
     int line_no = 0;
+    size_t cap = 0; /* keys->entries' room */
     if (!keys) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         goto fail;
@@ -159,12 +162,10 @@ api_keys *api_keys_load(const char *path, vf_error *err)
             vf_error_set(err, VF_ECONFIG, "%s:%d: %s", path, line_no, problem);
             goto fail;
         }
-        key_entry *grown = realloc(keys->entries, (keys->count + 1) * sizeof *grown);
-        if (!grown) {
+        if (grow_array((void **)&keys->entries, &cap, keys->count + 1, sizeof *keys->entries) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory");
             goto fail;
         }
-        keys->entries = grown;
         keys->entries[keys->count++] = e;
     }
     if (ferror(f)) {

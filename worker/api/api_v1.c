@@ -189,6 +189,79 @@ static bool term_ok(const char *value, size_t max)
     return !value || (value[0] && strlen(value) <= max);
 }
 
+/* GET /v1/tasks' query, read and checked: the filter (its strings the
+ * request's, `since` pointing into q), and the page to start after. */
+typedef struct list_query {
+    store_task_filter filter;
+    char since[STORE_TIME_SIZE];
+    bool has_cursor; /* before and before_id are set */
+    char before[STORE_TIME_SIZE];
+    char before_id[REQUEST_TASK_ID_LEN];
+} list_query;
+
+/* Returns NULL, or what is wrong (the 400's detail). */
+static const char *read_list_query(const httpd_request *req, list_query *q)
+{
+    *q = (list_query){.filter = {.limit = LIST_DEFAULT_LIMIT}};
+    store_task_filter *filter = &q->filter;
+    filter->status = httpd_query(req, "status");
+    filter->reason = httpd_query(req, "reason");
+    filter->kind = httpd_query(req, "kind");
+    filter->node = httpd_query(req, "node");
+    filter->vm_name = httpd_query(req, "vm_name");
+    filter->submitter = httpd_query(req, "submitter");
+    filter->error = httpd_query(req, "error");
+    const char *since_text = httpd_query(req, "since");
+    const char *limit_text = httpd_query(req, "limit");
+    const char *cursor = httpd_query(req, "cursor");
+    const char *problem = NULL;
+    if (filter->status && !one_of(filter->status, task_view_statuses))
+        problem = "status: expected queued, processing, retrying, completed, failed, "
+                  "provisioning, waiting_ready, ready, releasing or released";
+    else if (filter->reason && !one_of(filter->reason, task_view_reasons))
+        problem = "reason: expected invalid, unschedulable, never_fits, exhausted or lost";
+    else if (filter->kind && !one_of(filter->kind, task_view_kinds))
+        problem = "kind: expected schedule or spare";
+    else if (filter->node && (!filter->node[0] || strlen(filter->node) > 255))
+        problem = "node: expected a host name";
+    else if (!term_ok(filter->vm_name, 255))
+        problem = "vm_name: expected a VM name (1 to 255 bytes), matched exactly";
+    else if (!term_ok(filter->submitter, 255))
+        problem = "submitter: expected an API key's name or a broker user (1 to 255 bytes)";
+    else if (!term_ok(filter->error, 200))
+        problem = "error: expected 1 to 200 bytes of the error text, matched anywhere, ignoring "
+                  "case";
+    else if (since_text && task_view_parse_since(since_text, q->since) < 0)
+        problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
+                  "2026-11-22T01:02:03Z";
+    if (!problem && limit_text) {
+        char *end;
+        errno = 0;
+        long limit = strtol(limit_text, &end, 10);
+        if (errno || end == limit_text || *end || limit < 1 || limit > LIST_MAX_LIMIT)
+            problem = "limit: expected a number from 1 to 500";
+        else
+            filter->limit = (int)limit;
+    }
+    if (!problem && cursor) {
+        /* The previous page's next_cursor: "CREATED_AT,ID". */
+        const char *comma = strrchr(cursor, ',');
+        size_t created_len = comma ? (size_t)(comma - cursor) : 0;
+        if (!comma || created_len == 0 || created_len >= sizeof q->before ||
+            !api_task_id_is_valid(comma + 1) || memchr(cursor, ',', created_len)) {
+            problem = "cursor: expected the next_cursor of the previous page";
+        } else {
+            memcpy(q->before, cursor, created_len);
+            q->before[created_len] = '\0';
+            snprintf(q->before_id, sizeof q->before_id, "%s", comma + 1);
+            q->has_cursor = true;
+        }
+    }
+    if (!problem && since_text)
+        filter->since = q->since;
+    return problem;
+}
+
 static void list_tasks(api *a, const httpd_request *req, const api_caller *caller,
                        httpd_response *resp)
 {
@@ -217,77 +290,23 @@ static void list_tasks(api *a, const httpd_request *req, const api_caller *calle
             task_by_key(a, caller, key, resp);
         return;
     }
-    store_task_filter filter = {.limit = LIST_DEFAULT_LIMIT};
-    filter.status = httpd_query(req, "status");
-    filter.reason = httpd_query(req, "reason");
-    filter.kind = httpd_query(req, "kind");
-    filter.node = httpd_query(req, "node");
-    filter.vm_name = httpd_query(req, "vm_name");
-    filter.submitter = httpd_query(req, "submitter");
-    filter.error = httpd_query(req, "error");
-    const char *since_text = httpd_query(req, "since");
-    const char *limit_text = httpd_query(req, "limit");
-    const char *cursor = httpd_query(req, "cursor");
-    char since[STORE_TIME_SIZE], before[STORE_TIME_SIZE], before_id[REQUEST_TASK_ID_LEN];
-    const char *problem = NULL;
-    if (filter.status && !one_of(filter.status, task_view_statuses))
-        problem = "status: expected queued, processing, retrying, completed, failed, "
-                  "provisioning, waiting_ready, ready, releasing or released";
-    else if (filter.reason && !one_of(filter.reason, task_view_reasons))
-        problem = "reason: expected invalid, unschedulable, never_fits, exhausted or lost";
-    else if (filter.kind && !one_of(filter.kind, task_view_kinds))
-        problem = "kind: expected schedule or spare";
-    else if (filter.node && (!filter.node[0] || strlen(filter.node) > 255))
-        problem = "node: expected a host name";
-    else if (!term_ok(filter.vm_name, 255))
-        problem = "vm_name: expected a VM name (1 to 255 bytes), matched exactly";
-    else if (!term_ok(filter.submitter, 255))
-        problem = "submitter: expected an API key's name or a broker user (1 to 255 bytes)";
-    else if (!term_ok(filter.error, 200))
-        problem = "error: expected 1 to 200 bytes of the error text, matched anywhere, ignoring "
-                  "case";
-    else if (since_text && task_view_parse_since(since_text, since) < 0)
-        problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
-                  "2026-11-22T01:02:03Z";
-    if (!problem && limit_text) {
-        char *end;
-        errno = 0;
-        long limit = strtol(limit_text, &end, 10);
-        if (errno || end == limit_text || *end || limit < 1 || limit > LIST_MAX_LIMIT)
-            problem = "limit: expected a number from 1 to 500";
-        else
-            filter.limit = (int)limit;
-    }
-    if (!problem && cursor) {
-        /* The previous page's next_cursor: "CREATED_AT,ID". */
-        const char *comma = strrchr(cursor, ',');
-        size_t created_len = comma ? (size_t)(comma - cursor) : 0;
-        if (!comma || created_len == 0 || created_len >= sizeof before ||
-            !api_task_id_is_valid(comma + 1) || memchr(cursor, ',', created_len)) {
-            problem = "cursor: expected the next_cursor of the previous page";
-        } else {
-            memcpy(before, cursor, created_len);
-            before[created_len] = '\0';
-            snprintf(before_id, sizeof before_id, "%s", comma + 1);
-        }
-    }
+    list_query q;
+    const char *problem = read_list_query(req, &q);
     if (problem) {
         problem_reply(resp, 400, problem);
         return;
     }
-    if (since_text)
-        filter.since = since;
     list_ctx ctx = {.tasks = json_array()};
     vf_error err;
     vf_error_init(&err);
-    if (store_task_page(a->store, &filter, cursor ? before : NULL, cursor ? before_id : NULL,
-                        list_row, &ctx, &err) < 0) {
+    if (store_task_page(a->store, &q.filter, q.has_cursor ? q.before : NULL,
+                        q.has_cursor ? q.before_id : NULL, list_row, &ctx, &err) < 0) {
         json_decref(ctx.tasks);
         store_unavailable("GET /v1/tasks", &err, resp);
         return;
     }
     json_t *next = json_null();
-    if (ctx.count == filter.limit) {
+    if (ctx.count == q.filter.limit) {
         char next_cursor[STORE_TIME_SIZE + REQUEST_TASK_ID_LEN + 1];
         snprintf(next_cursor, sizeof next_cursor, "%s,%s", ctx.last_created, ctx.last_id);
         next = json_string(next_cursor);

@@ -308,6 +308,156 @@ static void mark_redriven(store *s, const walk *w)
     }
 }
 
+/* Marks the held messages `reason` (a part of why each was parked) and `id`
+ * select (NULL: any). Returns how many. */
+static size_t select_matching(walk *w, const char *reason, const char *id)
+{
+    size_t matched = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        held *h = &w->items[i];
+        if (reason && !strstr(h->why, reason))
+            continue;
+        if (id && (!h->d.message_id || strcmp(h->d.message_id, id) != 0))
+            continue;
+        h->selected = true;
+        matched++;
+    }
+    return matched;
+}
+
+/* Publishes each selected message again to its original routing key, as it
+ * was sent minus our bookkeeping headers: a fresh first attempt. One whose
+ * key or body is unknown stays parked (counted in *skipped). Returns 0, or
+ * -1 when a publish failed (err set). */
+static int republish_selected(amqp_link *link, walk *w, size_t *skipped, vf_error *err)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        held *h = &w->items[i];
+        if (!h->selected)
+            continue;
+        const char *key = original_key(&h->d);
+        if (!key || !h->d.body) {
+            ctl_error("%s stays parked: %s", h->d.message_id ? h->d.message_id : "(no id)",
+                      !key ? "its original routing key is unknown"
+                           : "its body is larger than amqp.max_message_bytes");
+            h->selected = false;
+            (*skipped)++;
+            continue;
+        }
+        amqp_link_message msg = {.body = h->d.body,
+                                 .body_len = h->d.body_len,
+                                 .content_type = h->d.content_type,
+                                 .message_id = h->d.message_id,
+                                 .correlation_id = h->d.correlation_id,
+                                 .reply_to = h->d.reply_to};
+        if (amqp_link_publish(link, BROKER_EXCHANGE, key, &msg, &h->publish_tag, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Acks each selected message whose copy the broker confirmed (moved) and
+ * unselects the others (failed: they go back). Returns the moved ones as
+ * JSON rows, printing each unless as_json. */
+static json_t *settle_confirmed(amqp_link *link, walk *w, bool as_json, size_t *moved,
+                                size_t *failed)
+{
+    vf_error err;
+    vf_error_init(&err);
+    json_t *rows = json_array();
+    for (size_t i = 0; i < w->n; i++) {
+        held *h = &w->items[i];
+        if (!h->selected)
+            continue;
+        if (h->outcome == 1 && amqp_link_ack(link, h->d.delivery_tag, false, &err) == 0) {
+            (*moved)++;
+            json_array_append_new(rows, json_pack("{s:o, s:o}", "message_id",
+                                                  property_json(h->d.message_id), "routing_key",
+                                                  property_json(original_key(&h->d))));
+            if (!as_json)
+                printf("redriven %s -> %s\n",
+                       h->d.message_id ? ctl_text(h->d.message_id) : "(no id)",
+                       ctl_text(original_key(&h->d)));
+        } else {
+            h->selected = false;
+            (*failed)++;
+        }
+    }
+    return rows;
+}
+
+/* Everything not moved goes back where it was. */
+static void requeue_unmoved(amqp_link *link, walk *w)
+{
+    vf_error err;
+    vf_error_init(&err);
+    for (size_t i = 0; i < w->n; i++) {
+        held *h = &w->items[i];
+        if (h->selected)
+            continue;
+        if (amqp_link_reject(link, h->d.delivery_tag, true, &err) < 0)
+            break; /* the connection's close requeues the rest */
+    }
+}
+
+/* dead redrive: takes up to `limit` parked messages (0: all), republishes
+ * those selected, acks what the broker confirmed, puts the rest back, and
+ * marks the moved ones redriven in the store. Returns the exit code. */
+static int redrive_parked(const vf_config *config, const char *reason, const char *id, size_t limit,
+                          bool as_json)
+{
+    int rc = CTL_EXIT_UNAVAILABLE;
+    walk w = {0};
+    json_t *out_json = NULL;
+    store *records = NULL;
+    vf_error err;
+    vf_error_init(&err);
+    amqp_link *link = ctl_connect(config, "dead redrive", CTL_BROKER_WRITE, &rc);
+    if (!link)
+        goto out;
+    rc = CTL_EXIT_UNAVAILABLE;
+    amqp_link_set_confirm_callback(link, on_confirm, &w);
+    if (take_all(link, limit, &w) < 0)
+        goto out;
+    size_t matched = select_matching(&w, reason, id), moved = 0, failed = 0, skipped = 0;
+    if (matched)
+        records = read_parks(config, &w);
+    if (republish_selected(link, &w, &skipped, &err) < 0) {
+        ctl_error("republishing: %s", err.text);
+        goto out; /* unacked messages go back to the queue with the connection */
+    }
+    if (amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
+        ctl_error("waiting for the broker's confirms: %s", err.text);
+        goto out;
+    }
+    out_json = settle_confirmed(link, &w, as_json, &moved, &failed);
+    mark_redriven(records, &w);
+    if (as_json) {
+        json_t *summary =
+            json_pack("{s:I, s:I, s:I, s:O}", "moved", (json_int_t)moved, "failed",
+                      (json_int_t)failed, "skipped", (json_int_t)skipped, "messages", out_json);
+        ctl_print_json(summary);
+        json_decref(summary);
+    } else {
+        printf("moved %zu message%s from %s to exchange %s", moved, moved == 1 ? "" : "s",
+               BROKER_DEAD_QUEUE, BROKER_EXCHANGE);
+        if (failed || skipped)
+            printf(" (%zu failed, %zu left parked)", failed, skipped);
+        printf("\n");
+    }
+    rc = failed ? CTL_EXIT_UNAVAILABLE : moved ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
+    if (matched == 0)
+        ctl_error("nothing in %s matches%s%s", BROKER_DEAD_QUEUE, id ? " message id " : "",
+                  id ? id : "");
+    requeue_unmoved(link, &w);
+out:
+    store_close(records);
+    json_decref(out_json);
+    walk_free(&w);
+    amqp_link_free(link);
+    return rc;
+}
+
 int ctl_dead(int argc, char **argv)
 {
     const char *reason = NULL, *id = NULL;
@@ -355,110 +505,7 @@ int ctl_dead(int argc, char **argv)
         config_free(config);
         return listed;
     }
-    int rc = CTL_EXIT_UNAVAILABLE;
-    walk w = {0};
-    json_t *out_json = NULL;
-    store *records = NULL;
-    vf_error err;
-    vf_error_init(&err);
-    amqp_link *link = ctl_connect(config, "dead redrive", CTL_BROKER_WRITE, &rc);
-    if (!link)
-        goto out;
-    rc = CTL_EXIT_UNAVAILABLE;
-    amqp_link_set_confirm_callback(link, on_confirm, &w);
-    if (take_all(link, (size_t)limit, &w) < 0)
-        goto out;
-    size_t matched = 0, moved = 0, failed = 0, skipped = 0;
-    for (size_t i = 0; i < w.n; i++) {
-        held *h = &w.items[i];
-        if (reason && !strstr(h->why, reason))
-            continue;
-        if (id && (!h->d.message_id || strcmp(h->d.message_id, id) != 0))
-            continue;
-        h->selected = true;
-        matched++;
-    }
-    if (matched)
-        records = read_parks(config, &w);
-    for (size_t i = 0; i < w.n; i++) {
-        held *h = &w.items[i];
-        if (!h->selected)
-            continue;
-        const char *key = original_key(&h->d);
-        if (!key || !h->d.body) {
-            ctl_error("%s stays parked: %s", h->d.message_id ? h->d.message_id : "(no id)",
-                      !key ? "its original routing key is unknown"
-                           : "its body is larger than amqp.max_message_bytes");
-            h->selected = false;
-            skipped++;
-            continue;
-        }
-        /* As it was sent, minus our bookkeeping headers: a fresh first attempt. */
-        amqp_link_message msg = {.body = h->d.body,
-                                 .body_len = h->d.body_len,
-                                 .content_type = h->d.content_type,
-                                 .message_id = h->d.message_id,
-                                 .correlation_id = h->d.correlation_id,
-                                 .reply_to = h->d.reply_to};
-        if (amqp_link_publish(link, BROKER_EXCHANGE, key, &msg, &h->publish_tag, &err) < 0) {
-            ctl_error("republishing: %s", err.text);
-            goto out; /* unacked messages go back to the queue with the connection */
-        }
-    }
-    if (amqp_link_wait_confirms(link, CONFIRM_TIMEOUT_MS, &err) < 0) {
-        ctl_error("waiting for the broker's confirms: %s", err.text);
-        goto out;
-    }
-    out_json = json_array();
-    for (size_t i = 0; i < w.n; i++) {
-        held *h = &w.items[i];
-        if (!h->selected)
-            continue;
-        if (h->outcome == 1 && amqp_link_ack(link, h->d.delivery_tag, false, &err) == 0) {
-            moved++;
-            json_array_append_new(out_json, json_pack("{s:o, s:o}", "message_id",
-                                                      property_json(h->d.message_id), "routing_key",
-                                                      property_json(original_key(&h->d))));
-            if (!as_json)
-                printf("redriven %s -> %s\n",
-                       h->d.message_id ? ctl_text(h->d.message_id) : "(no id)",
-                       ctl_text(original_key(&h->d)));
-        } else {
-            h->selected = false;
-            failed++;
-        }
-    }
-    mark_redriven(records, &w);
-    if (as_json) {
-        json_t *summary =
-            json_pack("{s:I, s:I, s:I, s:O}", "moved", (json_int_t)moved, "failed",
-                      (json_int_t)failed, "skipped", (json_int_t)skipped, "messages", out_json);
-        ctl_print_json(summary);
-        json_decref(summary);
-    } else {
-        printf("moved %zu message%s from %s to exchange %s", moved, moved == 1 ? "" : "s",
-               BROKER_DEAD_QUEUE, BROKER_EXCHANGE);
-        if (failed || skipped)
-            printf(" (%zu failed, %zu left parked)", failed, skipped);
-        printf("\n");
-    }
-    rc = failed ? CTL_EXIT_UNAVAILABLE : moved ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
-    if (matched == 0)
-        ctl_error("nothing in %s matches%s%s", BROKER_DEAD_QUEUE, id ? " message id " : "",
-                  id ? id : "");
-    /* Everything not moved goes back where it was. */
-    for (size_t i = 0; i < w.n; i++) {
-        held *h = &w.items[i];
-        if (h->selected)
-            continue;
-        if (amqp_link_reject(link, h->d.delivery_tag, true, &err) < 0)
-            break; /* the connection's close requeues the rest */
-    }
-out:
-    store_close(records);
-    json_decref(out_json);
-    walk_free(&w);
-    amqp_link_free(link);
+    int rc = redrive_parked(config, reason, id, (size_t)limit, as_json);
     config_free(config);
     return rc;
 }

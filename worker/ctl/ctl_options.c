@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "strbuf.h"
 #include "version.h"
 
 /* The globals main found before the command: the starting point of every
@@ -288,8 +289,7 @@ static void help_option_text(const char *help, const char *name, char letter, ch
 
 /* Collect each "examples:" block of a --help text (its indented lines) for
  * the page's EXAMPLES section. */
-static char *examples;
-static size_t examples_len;
+static strbuf examples;
 
 static void keep_examples(const char *help)
 {
@@ -299,21 +299,15 @@ static void keep_examples(const char *help)
     at += strlen("\nexamples:\n");
     const char *end = strstr(at, "\n\n");
     size_t len = end ? (size_t)(end - at) + 1 : strlen(at);
-    char *grown = realloc(examples, examples_len + len + 1);
-    if (!grown)
-        return;
-    examples = grown;
-    memcpy(examples + examples_len, at, len);
-    examples_len += len;
-    examples[examples_len] = '\0';
+    strbuf_append(&examples, at, len);
 }
 
 void ctl_options_write_examples(FILE *out)
 {
-    if (!examples)
+    if (!examples.data || examples.failed)
         return;
     fprintf(out, ".SH EXAMPLES\n.nf\n");
-    for (const char *line = examples; *line;) {
+    for (const char *line = examples.data; *line;) {
         line += strspn(line, " ");
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
@@ -324,9 +318,7 @@ void ctl_options_write_examples(FILE *out)
         line = end ? end + 1 : line + len;
     }
     fprintf(out, ".fi\n");
-    free(examples);
-    examples = NULL;
-    examples_len = 0;
+    strbuf_close(&examples);
 }
 
 /* One command's section of virtflowctl(1): the options of its table (the

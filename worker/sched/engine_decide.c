@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "grow.h"
 #include "near_best.h"
 #include "vmid.h"
 
@@ -192,12 +193,10 @@ static int score_group(sched_engine *engine, const sched_request *req, const uin
     if (most == 0)
         return 0;
     if (engine->group_capacity < n) {
-        double *grown = realloc(engine->group_score, n * sizeof *grown);
-        if (!grown) {
+        if (resize_array((void **)&engine->group_score, n, sizeof *engine->group_score) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory scoring group %s", req->group);
             return -1;
         }
-        engine->group_score = grown;
         engine->group_capacity = n;
     }
     for (size_t i = 0; i < n; i++) {

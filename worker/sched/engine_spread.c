@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "grow.h"
 
 /* Whether host `i` passes the filters the inventory alone decides, those
  * engine_pass.c runs first (the same order and rules): what makes its
@@ -38,13 +39,11 @@ static int score_hosts(sched_engine *engine, vf_error *err)
 {
     size_t n = engine->hosts->n_hosts;
     if (engine->spread_capacity < n) {
-        double *grown = realloc(engine->spread_score, n * sizeof *grown);
-        if (!grown) {
+        if (resize_array((void **)&engine->spread_score, n, sizeof *engine->spread_score) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory scoring a spread over %s",
                          engine->spread.key);
             return -1;
         }
-        engine->spread_score = grown;
         engine->spread_capacity = n;
     }
     for (size_t i = 0; i < n; i++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fitindex_internal.h"
+#include "grow.h"
 
 fitindex *fitindex_new(void)
 {
@@ -67,16 +68,9 @@ static int size_pools(fitindex *index, size_t n_pools)
     if (n_pools <= index->cap_pools && index->groups)
         return 0;
     size_t want = n_pools ? n_pools : 1;
-    group *groups = realloc(index->groups, want * 2 * sizeof *groups);
-    if (groups)
-        index->groups = groups;
-    uint32_t *classes = realloc(index->pool_classes, want * 8 * sizeof *classes);
-    if (classes)
-        index->pool_classes = classes;
-    uint32_t *sizes = realloc(index->pool_sizes, want * sizeof *sizes);
-    if (sizes)
-        index->pool_sizes = sizes;
-    if (!groups || !classes || !sizes)
+    if (resize_array((void **)&index->groups, want * 2, sizeof *index->groups) < 0 ||
+        resize_array((void **)&index->pool_classes, want * 8, sizeof *index->pool_classes) < 0 ||
+        resize_array((void **)&index->pool_sizes, want, sizeof *index->pool_sizes) < 0)
         return -1;
     index->cap_pools = want;
     return 0;
@@ -102,12 +96,9 @@ static int size_hosts(fitindex *index, size_t n)
         {(void **)&index->dirty[1], sizeof *index->dirty[1]},
         {(void **)&index->dirty_flag, sizeof *index->dirty_flag},
     };
-    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
-        void *grown = realloc(*arrays[a].array, n * arrays[a].size);
-        if (!grown)
+    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
+        if (resize_array(arrays[a].array, n, arrays[a].size) < 0)
             return -1;
-        *arrays[a].array = grown;
-    }
     index->cap_hosts = n;
     return 0;
 }

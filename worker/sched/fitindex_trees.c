@@ -617,14 +617,11 @@ static capacity *capacity_of(capacities *cs, double cpu, double memory)
         /* Grow: every entry into a table twice the size. */
         size_t mask = cs->mask * 2 + 1;
         capacity *table = calloc(mask + 1, sizeof *table);
-        capacity **listed = realloc(cs->listed, (mask + 1) * sizeof *listed);
-        if (!table || !listed) {
+        if (!table || resize_array((void **)&cs->listed, mask + 1, sizeof *cs->listed) < 0) {
             free(table);
-            if (listed)
-                cs->listed = listed;
             return NULL;
         }
-        cs->listed = listed;
+        capacity **listed = cs->listed;
         for (size_t k = 0; k < cs->n; k++) {
             capacity *to = capacity_slot(table, mask, listed[k]->cpu, listed[k]->memory);
             *to = *listed[k];

@@ -43,16 +43,10 @@ static uint32_t intern(spread_view *v, const char *value)
     v->names = names;
     /* The per-domain arrays follow the names' capacity. */
     if (cap != v->domain_capacity) {
-        uint32_t *count = realloc(v->count, cap * sizeof *count);
-        if (count)
-            v->count = count;
-        bool *eligible = count ? realloc(v->eligible, cap * sizeof *eligible) : NULL;
-        if (eligible)
-            v->eligible = eligible;
-        bool *has_room = eligible ? realloc(v->has_room, cap * sizeof *has_room) : NULL;
-        if (!has_room)
+        if (resize_array((void **)&v->count, cap, sizeof *v->count) < 0 ||
+            resize_array((void **)&v->eligible, cap, sizeof *v->eligible) < 0 ||
+            resize_array((void **)&v->has_room, cap, sizeof *v->has_room) < 0)
             return SPREAD_NO_DOMAIN;
-        v->has_room = has_room;
         v->domain_capacity = cap;
     }
     v->names[v->n_domains] = value;

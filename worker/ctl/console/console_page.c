@@ -2,6 +2,7 @@
  * running virtflowctl itself for the actions (console_page.h). */
 #include "console_page.h"
 #include "clock.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -159,19 +160,8 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
     close(out_pipe[1]);
     int64_t deadline_ms = clock_mono_ms() + CTL_DEADLINE_MS;
     bool timed_out = false;
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
+    strbuf buf = {0}; /* failed: what comes is read and dropped */
     for (;;) {
-        if (buf && len + 1 >= cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = grown;
-                cap *= 2;
-            }
-        }
         /* Every page waits while this runs (one server thread): a broker
          * that swallows packets must not hold the console for the link's
          * own connect and RPC timeouts, so the command gets a deadline. */
@@ -185,19 +175,15 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
             timed_out = true;
             break;
         }
-        char sink[4096];
-        ssize_t got = buf ? read(out_pipe[0], buf + len, cap - len - 1)
-                          : read(out_pipe[0], sink, sizeof sink);
+        char chunk[4096];
+        ssize_t got = read(out_pipe[0], chunk, sizeof chunk);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
             break;
-        if (buf)
-            len += (size_t)got;
+        strbuf_append(&buf, chunk, (size_t)got);
     }
     close(out_pipe[0]);
-    if (buf)
-        buf[len] = '\0';
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
@@ -212,7 +198,7 @@ int console_run_ctl(console *c, const char *const *args, char **out, char **erro
                  "virtflowctl %s did not answer within %d s (is the broker "
                  "reachable?)",
                  args[0], CTL_DEADLINE_MS / 1000);
-    *out = buf;
+    *out = strbuf_take(&buf);
     *errors = strdup(errbuf);
     return !timed_out && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
