@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "grow.h"
 #include "host_json.h"
 #include "ids.h"
 #include "store_inventory.h"
@@ -93,16 +94,10 @@ static int collect_step(const store_history_step *h, void *ctx)
         }
         snprintf(st.req.task_id, sizeof st.req.task_id, "%s", h->task_id);
     }
-    if (sim->n == sim->cap) {
-        size_t cap = sim->cap ? sim->cap * 2 : 256;
-        ctl_step *grown = realloc(sim->steps, cap * sizeof *grown);
-        if (!grown) {
-            ctl_error("out of memory reading the history");
-            sim->failed = CTL_EXIT_UNAVAILABLE;
-            return 1;
-        }
-        sim->steps = grown;
-        sim->cap = cap;
+    if (grow_array((void **)&sim->steps, &sim->cap, sim->n + 1, sizeof *sim->steps) < 0) {
+        ctl_error("out of memory reading the history");
+        sim->failed = CTL_EXIT_UNAVAILABLE;
+        return 1;
     }
     sim->steps[sim->n++] = st;
     return 0;
@@ -188,14 +183,8 @@ int ctl_simulation_project(ctl_simulation *sim, int64_t until_ms)
             size_t keep = sizeof st.task_id - 1 - len, at = strlen(st.task_id);
             memcpy(st.task_id + (at < keep ? at : keep), suffix, len + 1);
             memcpy(st.req.task_id, st.task_id, sizeof st.req.task_id);
-            if (sim->n == sim->cap) {
-                size_t cap = sim->cap * 2;
-                ctl_step *grown = realloc(sim->steps, cap * sizeof *grown);
-                if (!grown)
-                    return -1;
-                sim->steps = grown;
-                sim->cap = cap;
-            }
+            if (grow_array((void **)&sim->steps, &sim->cap, sim->n + 1, sizeof *sim->steps) < 0)
+                return -1;
             sim->steps[sim->n++] = st;
             sim->projected++;
         }
