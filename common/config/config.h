@@ -1,4 +1,5 @@
-/* config: the one YAML file all three programs read (docs/contracts.md, Configuration).
+/* config: the one YAML file every program reads: worker, relay, api, nats,
+ * virtflowctl (docs/contracts.md, Configuration).
  *
  * config_load parses a file with libyaml, checks every value and returns an
  * owned vf_config. Every key is optional; config_defaults gives the built-in

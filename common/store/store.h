@@ -1,8 +1,16 @@
-/* store: the SQLite file that holds tasks, their history, reservations, the
- * event outbox and webhook deliveries (docs/contracts.md "Store"), or the
- * same tables in a PostgreSQL database (store_open_at with a URL;
- * docs/operations.md "PostgreSQL store"). Everything below holds for both
- * unless it says otherwise; the SQL goes through common/store/db.h.
+/* store: the SQLite file, or the same tables in a PostgreSQL database
+ * (store_open_at with a URL; docs/operations.md "PostgreSQL store"), that
+ * holds everything virtflow records; docs/contracts.md "Store" lists every
+ * table and column, and each table has its header beside this one: tasks
+ * and their history (store_tasks.h), reservations and host generations
+ * (store_reservations.h, store_hosts.h), groups (store_groups.h), spares
+ * (store_spares.h), the event outbox (store_outbox.h), webhook deliveries,
+ * receivers and bulk redeliveries (store_deliveries.h, store_receivers.h),
+ * dead letters (store_dead_letters.h), inventory snapshots
+ * (store_inventory.h), leases (leases.h), processes (store_processes.h) and
+ * CAPPX machines (store_admission.h). Everything below holds for both
+ * stores unless it says otherwise; the SQL goes through
+ * common/store/db.h.
  *
  * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
  * WAL is fsynced at every COMMIT, so a committed transaction survives both a

@@ -8,13 +8,13 @@
 #include "api_docs.h"
 #include "api_documents.h"
 #include "api_internal.h"
+#include "api_routes.h"
 #include "clock.h"
 #include "json_util.h"
 #include "log.h"
 #include "problem.h"
 #include "store_config.h"
 
-#define RESULT_PREFIX "/result/"
 /* GET /result answers kept (result_cache.h): room for the tasks being polled
  * at once. A slot holds a row's result text and its answer, under 1 KB for a
  * placement: about 1 MB with every slot taken. */
@@ -92,9 +92,17 @@ void api_free(api *a)
     free(a);
 }
 
-/* /readyz: the store answers and the broker link is (or can be) up. */
-static void readyz(api *a, httpd_response *resp)
+static void healthz(api *a, const api_call *call, httpd_response *resp)
 {
+    (void)a;
+    (void)call;
+    httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ok\n");
+}
+
+/* /readyz: the store answers and the broker link is (or can be) up. */
+static void readyz(api *a, const api_call *call, httpd_response *resp)
+{
+    (void)call;
     vf_error err;
     vf_error_init(&err);
     store_task probe = {0};
@@ -111,8 +119,9 @@ static void readyz(api *a, httpd_response *resp)
     httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ready\n");
 }
 
-static void serve_metrics(api *a, httpd_response *resp)
+static void serve_metrics(api *a, const api_call *call, httpd_response *resp)
 {
+    (void)call;
     char *text = NULL;
     size_t len = 0;
     if (api_metrics_render(a->metrics, &text, &len) < 0) {
@@ -131,6 +140,21 @@ static void serve_document(httpd_response *resp, const char *text, size_t len)
     }
     memcpy(copy, text, len + 1);
     httpd_reply_take(resp, 200, "application/json", copy, len);
+}
+
+static void openapi_document(api *a, const api_call *call, httpd_response *resp)
+{
+    (void)a;
+    (void)call;
+    serve_document(resp, api_openapi_json, api_openapi_json_len);
+}
+
+/* /openapi.json refers to the request body's schema by this relative URL. */
+static void request_schema(api *a, const api_call *call, httpd_response *resp)
+{
+    (void)a;
+    (void)call;
+    serve_document(resp, api_request_schema_json, api_request_schema_json_len);
 }
 
 size_t api_key_count(api *a)
@@ -167,91 +191,129 @@ int api_reload_keys(api *a)
     return 0;
 }
 
-/* Answers the request; returns the route's template for the metrics. */
-static const char *route(api *a, const httpd_request *req, const api_caller *caller,
-                         httpd_response *resp)
+/* The routes. GET answers HEAD too, but for a stream. */
+typedef struct route {
+    const char *method; /* "GET" or "POST" */
+    const char *path;   /* at most one {...} segment: one path element */
+    int scope;          /* API_SCOPE_* needed, 0: open (probes, metrics, docs) */
+    api_route_fn fn;
+    bool stream; /* a Server-Sent Events stream: no HEAD */
+} route;
+
+static const route routes[] = {
+    {"GET", "/healthz", 0, healthz, false},
+    {"GET", "/readyz", 0, readyz, false},
+    {"GET", "/metrics", 0, serve_metrics, false},
+    {"GET", "/openapi.json", 0, openapi_document, false},
+    {"GET", "/docs", 0, api_route_docs, false},
+    {"GET", "/docs.css", 0, api_route_docs_style, false},
+    {"GET", "/docs/try", 0, api_route_docs_try, false},
+    {"GET", "/request.task.schedule.json", 0, request_schema, false},
+    {"GET", "/request.spare.prepare.json", 0, api_route_spare_schema, false},
+    {"GET", "/request.spare.release.json", 0, api_route_spare_schema, false},
+    {"POST", "/schedule", API_SCOPE_SUBMIT, api_route_schedule, false},
+    {"GET", "/result/{task_id}", API_SCOPE_READ, api_route_result, false},
+    {"POST", "/spare/prepare", API_SCOPE_SUBMIT, api_route_spare, false},
+    {"POST", "/spare/release", API_SCOPE_SUBMIT, api_route_spare, false},
+    {"POST", "/v1/spares/prepare", API_SCOPE_SUBMIT, api_route_spare, false},
+    {"POST", "/v1/spares/release", API_SCOPE_SUBMIT, api_route_spare, false},
+    {"POST", "/v1/tasks", API_SCOPE_SUBMIT, api_route_submit_task, false},
+    {"GET", "/v1/tasks", API_SCOPE_READ, api_route_list_tasks, false},
+    {"GET", "/v1/tasks/{task_id}", API_SCOPE_READ, api_route_task, false},
+    {"POST", "/v1/tasks/{task_id}/release", API_SCOPE_RELEASE, api_route_release_task, false},
+    {"GET", "/v1/tasks/{task_id}/events", API_SCOPE_READ, api_route_watch_task, true},
+    {"GET", "/v1/events", API_SCOPE_READ, api_route_watch_events, true},
+    {"GET", "/v1/hosts", API_SCOPE_READ, api_route_hosts, false},
+    {"GET", "/v1/deliveries", API_SCOPE_READ, api_route_deliveries, false},
+    {"POST", "/v1/deliveries/redeliver", API_SCOPE_ADMIN, api_route_redeliver, false},
+    {"GET", "/v1/deliveries/redeliveries/{redelivery_id}", API_SCOPE_READ, api_route_redelivery,
+     false},
+    {"GET", "/v1/dead-letters", API_SCOPE_READ, api_route_dead_letters, false},
+    {"POST", "/v1/admission/proxmoxmachine", API_SCOPE_SUBMIT, api_route_admission, false},
+};
+
+#define PARAM_MAX 1024 /* a {...} segment; the handler checks what it holds */
+
+/* Whether `path` is `template`; its {...} segment (not empty, no '/') into
+ * param. */
+static bool path_matches(const char *template, const char *path, char param[PARAM_MAX])
 {
-    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    const char *id = strncmp(req->path, RESULT_PREFIX, strlen(RESULT_PREFIX)) == 0
-                         ? req->path + strlen(RESULT_PREFIX)
-                         : NULL;
-    if (strcmp(req->path, "/healthz") == 0 && get) {
-        httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ok\n");
-        return "/healthz";
+    const char *open = strchr(template, '{');
+    param[0] = '\0';
+    if (!open)
+        return strcmp(template, path) == 0;
+    const char *suffix = strchr(open, '}') + 1;
+    size_t prefix = (size_t)(open - template), suffix_len = strlen(suffix), len = strlen(path);
+    if (len <= prefix + suffix_len || strncmp(path, template, prefix) != 0 ||
+        strcmp(path + len - suffix_len, suffix) != 0)
+        return false;
+    size_t n = len - prefix - suffix_len;
+    if (n >= PARAM_MAX || memchr(path + prefix, '/', n))
+        return false;
+    memcpy(param, path + prefix, n);
+    param[n] = '\0';
+    return true;
+}
+
+static bool method_matches(const route *r, const char *method)
+{
+    return strcmp(r->method, method) == 0 ||
+           (!r->stream && strcmp(r->method, "GET") == 0 && strcmp(method, "HEAD") == 0);
+}
+
+/* The path is known but not with this method: 405 with every method it
+ * takes in Allow. */
+static void not_allowed(const char *template, httpd_response *resp)
+{
+    char allow[sizeof resp->allow] = "";
+    bool streams = true;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (strcmp(routes[i].path, template) != 0)
+            continue;
+        size_t len = strlen(allow);
+        snprintf(allow + len, sizeof allow - len, "%s%s%s", len ? ", " : "", routes[i].method,
+                 strcmp(routes[i].method, "GET") == 0 && !routes[i].stream ? ", HEAD" : "");
+        streams = streams && routes[i].stream;
     }
-    if (strcmp(req->path, "/readyz") == 0 && get) {
-        readyz(a, resp);
-        return "/readyz";
-    }
-    if (strcmp(req->path, "/metrics") == 0 && get) {
-        serve_metrics(a, resp);
-        return "/metrics";
-    }
-    if (strcmp(req->path, "/openapi.json") == 0 && get) {
-        serve_document(resp, api_openapi_json, api_openapi_json_len);
-        return "/openapi.json";
-    }
-    if (strcmp(req->path, "/docs") == 0 && get) {
-        api_docs(req, resp);
-        return "/docs";
-    }
-    if (strcmp(req->path, "/docs.css") == 0 && get) {
-        api_docs_style(resp);
-        return "/docs.css";
-    }
-    if (strcmp(req->path, "/docs/try") == 0 && get) {
-        api_docs_try(req, resp);
-        return "/docs/try";
-    }
-    /* /openapi.json refers to the request body's schema by this relative URL. */
-    if (strcmp(req->path, "/request.task.schedule.json") == 0 && get) {
-        serve_document(resp, api_request_schema_json, api_request_schema_json_len);
-        return "/request.task.schedule.json";
-    }
-    if (strcmp(req->path, "/v1/admission/proxmoxmachine") == 0) {
-        if (strcmp(req->method, "POST") != 0) {
-            problem_reply(resp, 405, "/v1/admission/proxmoxmachine takes POST");
-            snprintf(resp->allow, sizeof resp->allow, "POST");
-        } else if (api_allow(caller, API_SCOPE_SUBMIT, resp)) {
-            api_admission(a, req, caller, resp);
+    char detail[160];
+    snprintf(detail, sizeof detail, "%s takes %s%s", template, allow,
+             streams ? " (a stream: no HEAD)" : "");
+    problem_reply(resp, 405, detail);
+    snprintf(resp->allow, sizeof resp->allow, "%s", allow);
+}
+
+/* Answers the request; returns the route's template for the metrics. */
+static const char *route_request(api *a, const httpd_request *req, const api_caller *caller,
+                                 httpd_response *resp)
+{
+    char param[PARAM_MAX];
+    const char *known = NULL; /* a template the path matches, with another method */
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        const route *r = &routes[i];
+        if (!path_matches(r->path, req->path, param))
+            continue;
+        if (!method_matches(r, req->method)) {
+            known = known ? known : r->path;
+            continue;
         }
-        return "/v1/admission/proxmoxmachine";
-    }
-    const char *spare = api_spare_route(a, req, caller, resp);
-    if (spare)
-        return spare;
-    const char *redeliver = api_redeliver_route(a, req, caller, resp);
-    if (redeliver)
-        return redeliver;
-    const char *watch = api_watch_route(a, req, caller, resp);
-    if (watch)
-        return watch;
-    const char *v1 = api_v1_route(a, req, caller, resp);
-    if (v1)
-        return v1;
-    if (strcmp(req->path, "/schedule") == 0) {
-        if (strcmp(req->method, "POST") == 0) {
-            if (api_allow(caller, API_SCOPE_SUBMIT, resp))
-                api_schedule(a, req, caller->name, resp);
-        } else {
-            problem_reply(resp, 405, "/schedule takes POST");
-            snprintf(resp->allow, sizeof resp->allow, "POST");
+        if (r->scope == 0 || api_allow(caller, r->scope, resp)) {
+            api_call call = {req, caller, param};
+            r->fn(a, &call, resp);
         }
-        return "/schedule";
+        return r->path;
     }
-    if (id && id[0] && !strchr(id, '/')) {
-        if (get) {
-            if (api_allow(caller, API_SCOPE_READ, resp))
-                api_result(a, id, resp);
-        } else {
-            problem_reply(resp, 405, "/result/{task_id} takes GET");
-            snprintf(resp->allow, sizeof resp->allow, "GET, HEAD");
-        }
-        return "/result/{task_id}";
+    if (known) {
+        not_allowed(known, resp);
+        return known;
     }
     problem_reply(resp, 404,
-                  "no such route: try POST /schedule, POST /spare/prepare, GET /result/{task_id} "
-                  "or /v1/tasks");
+                  strncmp(req->path, "/v1/", 4) == 0 || strcmp(req->path, "/v1") == 0
+                      ? "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
+                        "/v1/tasks/{task_id}/release, /v1/tasks/{task_id}/events, /v1/events, "
+                        "/v1/spares/prepare, /v1/spares/release, /v1/deliveries, "
+                        "/v1/deliveries/redeliver, /v1/dead-letters and /v1/hosts"
+                      : "no such route: try POST /schedule, POST /spare/prepare, GET "
+                        "/result/{task_id} or /v1/tasks");
     return "other";
 }
 
@@ -271,7 +333,7 @@ void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
         caller.digest = caller.scopes ? digest : NULL;
     }
     pthread_mutex_unlock(&a->keys_lock);
-    const char *template = route(a, req, &caller, resp);
+    const char *template = route_request(a, req, &caller, resp);
     OPENSSL_cleanse(digest, sizeof digest);
     if (resp->wait_ms > 0)
         return; /* no answer yet: counted when it comes */

@@ -36,6 +36,7 @@
 
 #include "admission_review.h"
 #include "api_internal.h"
+#include "api_routes.h"
 #include "clock.h"
 #include "json_util.h"
 #include "log.h"
@@ -373,4 +374,9 @@ void api_admission(api *a, const httpd_request *req, const api_caller *caller, h
     }
 out:
     admission_review_close(&review);
+}
+
+void api_route_admission(api *a, const api_call *call, httpd_response *resp)
+{
+    api_admission(a, call->req, call->caller, resp);
 }

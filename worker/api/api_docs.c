@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api_documents.h"
+#include "api_routes.h"
 #include "html.h"
 #include "problem.h"
 
@@ -641,4 +642,23 @@ void api_docs_try(const httpd_request *req, httpd_response *resp)
     snprintf(resp->location, sizeof resp->location, "%s", url);
     free(url);
     httpd_reply_text(resp, 303, "text/plain; charset=utf-8", "see the Location\n");
+}
+
+void api_route_docs(api *a, const api_call *call, httpd_response *resp)
+{
+    (void)a;
+    api_docs(call->req, resp);
+}
+
+void api_route_docs_style(api *a, const api_call *call, httpd_response *resp)
+{
+    (void)a;
+    (void)call;
+    api_docs_style(resp);
+}
+
+void api_route_docs_try(api *a, const api_call *call, httpd_response *resp)
+{
+    (void)a;
+    api_docs_try(call->req, resp);
 }

@@ -151,29 +151,6 @@ typedef struct api_caller {
  * without that scope) and returns false. */
 bool api_allow(const api_caller *caller, int needed, httpd_response *resp);
 
-/* /v1/...: answers, and returns the route's template for the metrics (NULL,
- * resp untouched, when `req` is no /v1 route). */
-const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
-                         httpd_response *resp);
-
-/* POST /spare/prepare, /spare/release and their /v1 equivalents
- * (api_spare.c): answers, and returns the route's template for the metrics
- * (NULL, resp untouched, when `req` is none of them). */
-const char *api_spare_route(api *a, const httpd_request *req, const api_caller *caller,
-                            httpd_response *resp);
-
-/* POST /v1/deliveries/redeliver and GET /v1/deliveries/redeliveries/{id}
- * (api_redeliver.c): answers, and returns the route's template (NULL, resp
- * untouched, when `req` is neither). */
-const char *api_redeliver_route(api *a, const httpd_request *req, const api_caller *caller,
-                                httpd_response *resp);
-
-/* GET /v1/tasks/{task_id}/events and GET /v1/events as Server-Sent Events
- * (api_watch.c): answers (a stream), and returns the route's template (NULL,
- * resp untouched, when `req` is neither). */
-const char *api_watch_route(api *a, const httpd_request *req, const api_caller *caller,
-                            httpd_response *resp);
-
 /* GET /result/{task_id} of a spare task (api_spare.c): the prototype's
  * status (processing; completed once `ready` or `released`; failed, with
  * error and reason), the task's `state`, `upgrade_id` and each spare's

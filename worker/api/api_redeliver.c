@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "api_routes.h"
 #include "delivery_view.h"
 #include "ids.h"
 #include "json_util.h"
@@ -130,29 +131,12 @@ static void progress(api *a, const char *id, httpd_response *resp)
     }
 }
 
-const char *api_redeliver_route(api *a, const httpd_request *req, const api_caller *caller,
-                                httpd_response *resp)
+void api_route_redeliver(api *a, const api_call *call, httpd_response *resp)
 {
-    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    if (strcmp(req->path, REDELIVER_PATH) == 0) {
-        if (strcmp(req->method, "POST") != 0) {
-            problem_reply(resp, 405, REDELIVER_PATH " takes POST");
-            snprintf(resp->allow, sizeof resp->allow, "POST");
-        } else if (api_allow(caller, API_SCOPE_ADMIN, resp)) {
-            redeliver(a, req, caller, resp);
-        }
-        return REDELIVER_PATH;
-    }
-    const char *id = strncmp(req->path, REDELIVERY_PREFIX, strlen(REDELIVERY_PREFIX)) == 0
-                         ? req->path + strlen(REDELIVERY_PREFIX)
-                         : NULL;
-    if (!id || !id[0] || strchr(id, '/'))
-        return NULL;
-    if (!get) {
-        problem_reply(resp, 405, REDELIVERY_PREFIX "{id} takes GET");
-        snprintf(resp->allow, sizeof resp->allow, "GET, HEAD");
-    } else if (api_allow(caller, API_SCOPE_READ, resp)) {
-        progress(a, id, resp);
-    }
-    return REDELIVERY_PREFIX "{redelivery_id}";
+    redeliver(a, call->req, call->caller, resp);
+}
+
+void api_route_redelivery(api *a, const api_call *call, httpd_response *resp)
+{
+    progress(a, call->param, resp);
 }

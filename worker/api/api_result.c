@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "api_routes.h"
 #include "json_util.h"
 #include "log.h"
 #include "problem.h"
@@ -139,4 +140,9 @@ void api_result(api *a, const char *task_id, httpd_response *resp)
         reply_result(a->results, &task, resp);
     }
     store_task_clear(&task);
+}
+
+void api_route_result(api *a, const api_call *call, httpd_response *resp)
+{
+    api_result(a, call->param, resp);
 }

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "api_internal.h"
+#include "api_routes.h"
 #include "ids.h"
 #include "json_util.h"
 #include "log.h"
@@ -256,4 +257,9 @@ void api_schedule(api *a, const httpd_request *req, const char *submitter, httpd
     char task_id[REQUEST_TASK_ID_LEN];
     if (api_submit(a, req, submitter, NULL, NULL, false, task_id, resp) == 0)
         api_reply_json(resp, 200, json_pack("{s:s}", "task_id", task_id));
+}
+
+void api_route_schedule(api *a, const api_call *call, httpd_response *resp)
+{
+    api_schedule(a, call->req, call->caller->name, resp);
 }

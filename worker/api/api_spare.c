@@ -17,6 +17,7 @@
 
 #include "api_documents.h"
 #include "api_internal.h"
+#include "api_routes.h"
 #include "broker_names.h"
 #include "json_util.h"
 #include "problem.h"
@@ -95,31 +96,25 @@ static const struct {
     {"/request.spare.release.json", api_spare_release_schema_json},
 };
 
-const char *api_spare_route(api *a, const httpd_request *req, const api_caller *caller,
-                            httpd_response *resp)
+void api_route_spare_schema(api *a, const api_call *call, httpd_response *resp)
 {
-    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    for (size_t i = 0; get && i < sizeof documents / sizeof documents[0]; i++) {
-        if (strcmp(req->path, documents[i].path) == 0) {
+    (void)a;
+    for (size_t i = 0; i < sizeof documents / sizeof documents[0]; i++)
+        if (strcmp(call->req->path, documents[i].path) == 0) {
             httpd_reply_text(resp, 200, "application/json", documents[i].text);
-            return documents[i].path;
+            return;
         }
-    }
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        const spare_route *route = &routes[i];
-        if (strcmp(req->path, route->path) != 0)
-            continue;
-        if (strcmp(req->method, "POST") != 0) {
-            char detail[64];
-            snprintf(detail, sizeof detail, "%s takes POST", route->path);
-            problem_reply(resp, 405, detail);
-            snprintf(resp->allow, sizeof resp->allow, "POST");
-        } else if (api_allow(caller, API_SCOPE_SUBMIT, resp)) {
-            submit(a, route, req, caller, resp);
+    problem_reply(resp, 404, "no such document");
+}
+
+void api_route_spare(api *a, const api_call *call, httpd_response *resp)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (strcmp(call->req->path, routes[i].path) == 0) {
+            submit(a, &routes[i], call->req, call->caller, resp);
+            return;
         }
-        return route->path;
-    }
-    return NULL;
+    problem_reply(resp, 404, "no such route");
 }
 
 /* The prototype's status for a spare task's state: ready (its spares are

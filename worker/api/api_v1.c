@@ -24,15 +24,14 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "api_routes.h"
 #include "clock.h"
 #include "log.h"
 #include "problem.h"
 #include "store_console.h"
 #include "task_view.h"
 
-#define TASKS_PATH "/v1/tasks"
 #define TASK_PREFIX "/v1/tasks/"
-#define RELEASE_SUFFIX "/release"
 /* How often a waiting request reads its task again: a task ends at most this
  * late for its waiter; API_MAX_WAITING waiters cost 4 indexed reads each a
  * second. */
@@ -314,79 +313,37 @@ static void list_tasks(api *a, const httpd_request *req, const api_caller *calle
     api_reply_json(resp, 200, json_pack("{s:o, s:o}", "tasks", ctx.tasks, "next_cursor", next));
 }
 
-static void not_allowed(httpd_response *resp, const char *what, const char *allow)
+void api_route_submit_task(api *a, const api_call *call, httpd_response *resp)
 {
-    char detail[128];
-    snprintf(detail, sizeof detail, "%s takes %s", what, allow);
-    problem_reply(resp, 405, detail);
-    snprintf(resp->allow, sizeof resp->allow, "%s", allow);
+    submit(a, call->req, call->caller, resp);
 }
 
-const char *api_v1_route(api *a, const httpd_request *req, const api_caller *caller,
-                         httpd_response *resp)
+void api_route_list_tasks(api *a, const api_call *call, httpd_response *resp)
 {
-    if (strncmp(req->path, "/v1/", 4) != 0 && strcmp(req->path, "/v1") != 0)
-        return NULL;
-    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    bool post = strcmp(req->method, "POST") == 0;
-    if (strcmp(req->path, TASKS_PATH) == 0) {
-        if (post) {
-            if (api_allow(caller, API_SCOPE_SUBMIT, resp))
-                submit(a, req, caller, resp);
-        } else if (get) {
-            if (api_allow(caller, API_SCOPE_READ, resp))
-                list_tasks(a, req, caller, resp);
-        } else {
-            not_allowed(resp, TASKS_PATH, "GET, HEAD, POST");
-        }
-        return TASKS_PATH;
-    }
-    const char *id = strncmp(req->path, TASK_PREFIX, strlen(TASK_PREFIX)) == 0
-                         ? req->path + strlen(TASK_PREFIX)
-                         : NULL;
-    if (id && id[0] && !strchr(id, '/')) {
-        if (!get)
-            not_allowed(resp, "/v1/tasks/{task_id}", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            one_task(a, req, id, resp);
-        return "/v1/tasks/{task_id}";
-    }
-    const char *slash = id && id[0] ? strchr(id, '/') : NULL;
-    if (slash && slash > id && strcmp(slash, RELEASE_SUFFIX) == 0 &&
-        (size_t)(slash - id) < REQUEST_TASK_ID_LEN) {
-        char task_id[REQUEST_TASK_ID_LEN];
-        memcpy(task_id, id, (size_t)(slash - id));
-        task_id[slash - id] = '\0';
-        if (!post)
-            not_allowed(resp, "/v1/tasks/{task_id}/release", "POST");
-        else if (api_allow(caller, API_SCOPE_RELEASE, resp))
-            api_release(a, req, caller, task_id, resp);
-        return "/v1/tasks/{task_id}/release";
-    }
-    if (strcmp(req->path, "/v1/deliveries") == 0) {
-        if (!get)
-            not_allowed(resp, "/v1/deliveries", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            api_deliveries(a, req, resp);
-        return "/v1/deliveries";
-    }
-    if (strcmp(req->path, "/v1/dead-letters") == 0) {
-        if (!get)
-            not_allowed(resp, "/v1/dead-letters", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            api_dead_letters(a, req, resp);
-        return "/v1/dead-letters";
-    }
-    if (strcmp(req->path, "/v1/hosts") == 0) {
-        if (!get)
-            not_allowed(resp, "/v1/hosts", "GET, HEAD");
-        else if (api_allow(caller, API_SCOPE_READ, resp))
-            api_hosts(a, req, resp);
-        return "/v1/hosts";
-    }
-    problem_reply(resp, 404,
-                  "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
-                  "/v1/tasks/{task_id}/release, /v1/spares/prepare, /v1/spares/release, "
-                  "/v1/deliveries, /v1/dead-letters and /v1/hosts");
-    return "other";
+    list_tasks(a, call->req, call->caller, resp);
+}
+
+void api_route_task(api *a, const api_call *call, httpd_response *resp)
+{
+    one_task(a, call->req, call->param, resp);
+}
+
+void api_route_release_task(api *a, const api_call *call, httpd_response *resp)
+{
+    api_release(a, call->req, call->caller, call->param, resp);
+}
+
+void api_route_deliveries(api *a, const api_call *call, httpd_response *resp)
+{
+    api_deliveries(a, call->req, resp);
+}
+
+void api_route_dead_letters(api *a, const api_call *call, httpd_response *resp)
+{
+    api_dead_letters(a, call->req, resp);
+}
+
+void api_route_hosts(api *a, const api_call *call, httpd_response *resp)
+{
+    api_hosts(a, call->req, resp);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "api_routes.h"
 #include "clock.h"
 #include "grow.h"
 #include "ids.h"
@@ -35,9 +36,6 @@
 #define WATCH_POLL_MS 250
 #define WATCH_HEARTBEAT_MS 15000
 #define WATCH_BATCH 200 /* rows read at once */
-#define EVENTS_PATH "/v1/events"
-#define TASK_PREFIX "/v1/tasks/"
-#define EVENTS_SUFFIX "/events"
 
 typedef struct watch {
     api *a;
@@ -269,35 +267,16 @@ static void watch_all(api *a, const httpd_request *req, httpd_response *resp)
     start(w, req, resp);
 }
 
-const char *api_watch_route(api *a, const httpd_request *req, const api_caller *caller,
-                            httpd_response *resp)
+void api_route_watch_events(api *a, const api_call *call, httpd_response *resp)
 {
-    bool get = strcmp(req->method, "GET") == 0;
-    if (strcmp(req->path, EVENTS_PATH) == 0) {
-        if (!get) {
-            problem_reply(resp, 405, EVENTS_PATH " takes GET (a stream: no HEAD)");
-            snprintf(resp->allow, sizeof resp->allow, "GET");
-        } else if (api_allow(caller, API_SCOPE_READ, resp)) {
-            watch_all(a, req, resp);
-        }
-        return EVENTS_PATH;
+    watch_all(a, call->req, resp);
+}
+
+void api_route_watch_task(api *a, const api_call *call, httpd_response *resp)
+{
+    if (!api_task_id_is_valid(call->param)) {
+        problem_reply(resp, 404, "no such task: a task id is 1 to 128 of A-Z a-z 0-9 . _ : -");
+        return;
     }
-    size_t path_len = strlen(req->path), prefix = strlen(TASK_PREFIX),
-           suffix = strlen(EVENTS_SUFFIX);
-    if (path_len <= prefix + suffix || strncmp(req->path, TASK_PREFIX, prefix) != 0 ||
-        strcmp(req->path + path_len - suffix, EVENTS_SUFFIX) != 0)
-        return NULL;
-    size_t id_len = path_len - prefix - suffix;
-    char task_id[REQUEST_TASK_ID_LEN];
-    if (id_len >= sizeof task_id || memchr(req->path + prefix, '/', id_len))
-        return NULL;
-    memcpy(task_id, req->path + prefix, id_len);
-    task_id[id_len] = '\0';
-    if (!get) {
-        problem_reply(resp, 405, "/v1/tasks/{task_id}/events takes GET (a stream: no HEAD)");
-        snprintf(resp->allow, sizeof resp->allow, "GET");
-    } else if (api_allow(caller, API_SCOPE_READ, resp)) {
-        watch_task(a, req, task_id, resp);
-    }
-    return "/v1/tasks/{task_id}/events";
+    watch_task(a, call->req, call->param, resp);
 }

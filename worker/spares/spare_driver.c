@@ -680,137 +680,177 @@ static int record_pipeline(spare_driver *d, const store_spare *s, const step_out
     return change_spare(d, s, &next, now, err);
 }
 
-/* Record the step's outcome in one transaction. */
-static int record_step(spare_driver *d, const store_spare *s, const step_outcome *o,
-                       const clock_now *now, vf_error *err)
+/* A pipeline triggered: the spare is created only once it succeeds;
+ * ready_by is the pipeline's deadline while provisioning. */
+static int record_triggered(spare_driver *d, const store_spare *s, const step_outcome *o,
+                            const clock_now *now, vf_error *err)
 {
     store_spare next = *s;
-    char next_at[STORE_TIME_SIZE], ready_by[STORE_TIME_SIZE];
+    char next_at[STORE_TIME_SIZE], deadline[STORE_TIME_SIZE];
+    later(now, d->config->spare.provisioner.timeout_s, deadline);
+    later(now, pipeline_poll_s(d), next_at);
+    next.attempts = 0;
+    next.next_at = next_at;
+    next.ready_by = deadline;
+    next.pipeline_id = o->result.pipeline_id;
+    next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
+    next.last_error = NULL;
+    int rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc = history(d, s->task_id, now, "provisioning",
+                     json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
+                               "pipeline triggered", "host", s->node, "pipeline_id",
+                               (json_int_t)o->result.pipeline_id, "web_url",
+                               o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                     err);
+    log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
+             (long long)o->result.pipeline_id);
+    return rc;
+}
+
+/* Created: now waiting until it is Ready (or ready_timeout_s). */
+static int record_created(spare_driver *d, const store_spare *s, const step_outcome *o,
+                          const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    char ready_by[STORE_TIME_SIZE];
+    later(now, s->ready_timeout_s, ready_by);
+    next.state = "waiting_ready";
+    next.attempts = 0;
+    next.next_at = now->text;
+    next.ready_by = ready_by;
+    next.pipeline_id = o->result.pipeline_id;
+    next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
+    next.last_error = NULL;
+    int rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc =
+            history(d, s->task_id, now, "provisioning",
+                    json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step", "created",
+                              "host", s->node, "pipeline_id", (json_int_t)o->result.pipeline_id,
+                              "web_url", o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
+                    err);
+    if (rc == 0)
+        rc = settle_prepare(d, s->task_id, now, err);
+    log_info("task %s: spare %s created on %s (vmid %lld)", s->task_id, s->name, s->node,
+             (long long)s->vmid);
+    return rc;
+}
+
+/* A create or destroy that failed: tried again after a delay, until
+ * retry.max_attempts; then a create fails the prepare and a destroy leaves
+ * the spare failed. */
+static int record_failed_attempt(spare_driver *d, const store_spare *s, const step_outcome *o,
+                                 const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
     int max_attempts = d->config->retry.max_attempts;
     const char *history_task = s->release_task_id ? s->release_task_id : s->task_id;
-    int rc = 0;
-    bool created = is(s, "provisioning") && o->ok;
-    if (o->polled)
-        return record_pipeline(d, s, o, now, err);
-    if (created && o->result.pipeline_id > 0) {
-        /* Triggered: created only once the pipeline succeeds. ready_by is
-         * the pipeline's deadline while provisioning. */
-        char deadline[STORE_TIME_SIZE];
-        later(now, d->config->spare.provisioner.timeout_s, deadline);
-        later(now, pipeline_poll_s(d), next_at);
-        next.attempts = 0;
-        next.next_at = next_at;
-        next.ready_by = deadline;
-        next.pipeline_id = o->result.pipeline_id;
-        next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
-        next.last_error = NULL;
-        rc = change_spare(d, s, &next, now, err);
-        if (rc == 0)
-            rc = history(d, s->task_id, now, "provisioning",
-                         json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
-                                   "pipeline triggered", "host", s->node, "pipeline_id",
-                                   (json_int_t)o->result.pipeline_id, "web_url",
-                                   o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
-                         err);
-        log_info("task %s: spare %s: gitlab pipeline %lld triggered", s->task_id, s->name,
-                 (long long)o->result.pipeline_id);
-        return rc;
+    bool creating = is(s, "provisioning");
+    next.attempts = s->attempts + 1;
+    next.last_error = o->error;
+    log_warn("task %s: spare %s: %s attempt %d of %d failed: %s", s->task_id, s->name,
+             creating ? "create" : "destroy", next.attempts, max_attempts, o->error);
+    if (next.attempts >= max_attempts && creating) {
+        char why[VF_ERROR_TEXT + 64];
+        snprintf(why, sizeof why, "provisioner failed %d times; last: %s", next.attempts, o->error);
+        return fail_prepare(d, s, "provision", false, why, now, err);
     }
-    if (created) {
-        later(now, s->ready_timeout_s, ready_by);
-        next.state = "waiting_ready";
-        next.attempts = 0;
-        next.next_at = now->text;
-        next.ready_by = ready_by;
-        next.pipeline_id = o->result.pipeline_id;
-        next.pipeline_url = o->result.pipeline_url[0] ? o->result.pipeline_url : NULL;
-        next.last_error = NULL;
-        rc = change_spare(d, s, &next, now, err);
-        if (rc == 0)
-            rc = history(d, s->task_id, now, "provisioning",
-                         json_pack("{s:s, s:s, s:s, s:I, s:s?}", "spare", s->name, "step",
-                                   "created", "host", s->node, "pipeline_id",
-                                   (json_int_t)o->result.pipeline_id, "web_url",
-                                   o->result.pipeline_url[0] ? o->result.pipeline_url : NULL),
-                         err);
-        if (rc == 0)
-            rc = settle_prepare(d, s->task_id, now, err);
-        log_info("task %s: spare %s created on %s (vmid %lld)", s->task_id, s->name, s->node,
-                 (long long)s->vmid);
-    } else if ((is(s, "provisioning") || is(s, "releasing")) && !o->ok) {
-        bool creating = is(s, "provisioning");
-        next.attempts = s->attempts + 1;
-        next.last_error = o->error;
-        log_warn("task %s: spare %s: %s attempt %d of %d failed: %s", s->task_id, s->name,
-                 creating ? "create" : "destroy", next.attempts, max_attempts, o->error);
-        if (next.attempts >= max_attempts && creating) {
-            char why[VF_ERROR_TEXT + 64];
-            snprintf(why, sizeof why, "provisioner failed %d times; last: %s", next.attempts,
-                     o->error);
-            rc = fail_prepare(d, s, "provision", false, why, now, err);
-        } else if (next.attempts >= max_attempts) {
-            next.state = "failed";
-            next.next_at = NULL;
-            rc = change_spare(d, s, &next, now, err);
-            if (rc == 0)
-                rc = history(d, history_task, now, "releasing",
-                             json_pack("{s:s, s:s, s:s, s:i}", "spare", s->name, "step",
-                                       "destroy failed", "error", o->error, "attempts",
-                                       next.attempts),
-                             err);
-            if (rc == 0 && s->release_task_id)
-                rc = settle_release(d, s->release_task_id, now, err);
-        } else {
-            int delay = retry_delay_s(next.attempts);
-            later(now, delay, next_at);
-            next.next_at = next_at;
-            rc = change_spare(d, s, &next, now, err);
-            if (rc == 0)
-                rc = history(d, history_task, now, s->state,
-                             json_pack("{s:s, s:s, s:s, s:i, s:i}", "spare", s->name, "step",
-                                       creating ? "create" : "destroy", "error", o->error,
-                                       "attempt", next.attempts, "retry_in_s", delay),
-                             err);
-        }
-    } else if (is(s, "releasing")) {
-        next.state = "released";
+    int rc;
+    if (next.attempts >= max_attempts) {
+        next.state = "failed";
         next.next_at = NULL;
-        next.attempts = 0;
-        next.last_error = NULL;
         rc = change_spare(d, s, &next, now, err);
         if (rc == 0)
             rc = history(d, history_task, now, "releasing",
-                         json_pack("{s:s, s:s, s:s, s:s, s:i}", "spare", s->name, "step",
-                                   "destroyed", "host", s->node, "kubernetes",
-                                   d->config->spare.release_kubernetes, "pods_evicted", o->evicted),
+                         json_pack("{s:s, s:s, s:s, s:i}", "spare", s->name, "step",
+                                   "destroy failed", "error", o->error, "attempts", next.attempts),
                          err);
         if (rc == 0 && s->release_task_id)
             rc = settle_release(d, s->release_task_id, now, err);
-        log_info("task %s: spare %s destroyed", history_task, s->name);
-    } else if (is(s, "waiting_ready") && o->ready == 1) {
+        return rc;
+    }
+    char next_at[STORE_TIME_SIZE];
+    int delay = retry_delay_s(next.attempts);
+    later(now, delay, next_at);
+    next.next_at = next_at;
+    rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc = history(d, history_task, now, s->state,
+                     json_pack("{s:s, s:s, s:s, s:i, s:i}", "spare", s->name, "step",
+                               creating ? "create" : "destroy", "error", o->error, "attempt",
+                               next.attempts, "retry_in_s", delay),
+                     err);
+    return rc;
+}
+
+static int record_destroyed(spare_driver *d, const store_spare *s, const step_outcome *o,
+                            const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    const char *history_task = s->release_task_id ? s->release_task_id : s->task_id;
+    next.state = "released";
+    next.next_at = NULL;
+    next.attempts = 0;
+    next.last_error = NULL;
+    int rc = change_spare(d, s, &next, now, err);
+    if (rc == 0)
+        rc = history(d, history_task, now, "releasing",
+                     json_pack("{s:s, s:s, s:s, s:s, s:i}", "spare", s->name, "step", "destroyed",
+                               "host", s->node, "kubernetes", d->config->spare.release_kubernetes,
+                               "pods_evicted", o->evicted),
+                     err);
+    if (rc == 0 && s->release_task_id)
+        rc = settle_release(d, s->release_task_id, now, err);
+    log_info("task %s: spare %s destroyed", history_task, s->name);
+    return rc;
+}
+
+/* Waiting until Ready: ready (the prepare may settle), not yet (polled
+ * again), or past ready_by (the prepare fails). */
+static int record_readiness(spare_driver *d, const store_spare *s, const step_outcome *o,
+                            const clock_now *now, vf_error *err)
+{
+    store_spare next = *s;
+    if (o->ready == 1) {
         next.state = "ready";
         next.next_at = NULL;
         next.last_error = NULL;
-        rc = change_spare(d, s, &next, now, err);
+        int rc = change_spare(d, s, &next, now, err);
         if (rc == 0)
             rc = history(d, s->task_id, now, "waiting_ready",
                          json_pack("{s:s, s:s}", "spare", s->name, "step", "ready"), err);
-        if (rc == 0)
-            rc = settle_prepare(d, s->task_id, now, err);
-    } else if (is(s, "waiting_ready")) {
-        if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
-            char why[VF_ERROR_TEXT + 64];
-            snprintf(why, sizeof why, "not Ready within %d s (last: %s)", s->ready_timeout_s,
-                     o->error);
-            rc = fail_prepare(d, s, "ready", true, why, now, err);
-        } else {
-            later(now, d->config->spare.readiness.poll_s, next_at);
-            next.next_at = next_at;
-            next.last_error = o->error;
-            rc = change_spare(d, s, &next, now, err);
-        }
+        return rc == 0 ? settle_prepare(d, s->task_id, now, err) : rc;
     }
-    return rc;
+    if (s->ready_by && strcmp(now->text, s->ready_by) >= 0) {
+        char why[VF_ERROR_TEXT + 64];
+        snprintf(why, sizeof why, "not Ready within %d s (last: %s)", s->ready_timeout_s, o->error);
+        return fail_prepare(d, s, "ready", true, why, now, err);
+    }
+    char next_at[STORE_TIME_SIZE];
+    later(now, d->config->spare.readiness.poll_s, next_at);
+    next.next_at = next_at;
+    next.last_error = o->error;
+    return change_spare(d, s, &next, now, err);
+}
+
+/* Record the step's outcome in one transaction: what it does to the
+ * spare's row and its task's history. */
+static int record_step(spare_driver *d, const store_spare *s, const step_outcome *o,
+                       const clock_now *now, vf_error *err)
+{
+    if (o->polled)
+        return record_pipeline(d, s, o, now, err);
+    if (is(s, "provisioning") && o->ok)
+        return o->result.pipeline_id > 0 ? record_triggered(d, s, o, now, err)
+                                         : record_created(d, s, o, now, err);
+    if ((is(s, "provisioning") || is(s, "releasing")) && !o->ok)
+        return record_failed_attempt(d, s, o, now, err);
+    if (is(s, "releasing"))
+        return record_destroyed(d, s, o, now, err);
+    if (is(s, "waiting_ready"))
+        return record_readiness(d, s, o, now, err);
+    return 0;
 }
 
 /* Several workers may share the store: only the holder of the "spares"
