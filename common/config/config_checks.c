@@ -171,16 +171,6 @@ int check_inventory(loader *ld, yaml_node_t *map, void *base, const char *path)
                            "%d must be greater than inventory.refresh_s (%d)",
                            c->inventory.max_age_s, c->inventory.refresh_s);
     }
-    /* scheduler.preemption_grace_s must outlast a refresh (check_scheduler);
-     * checked here too, for whichever of the two sections comes second, and
-     * for a grace left at its default. */
-    if (c->scheduler.preemption_grace_s <= c->inventory.refresh_s) {
-        char child[PATH_TEXT];
-        config_child_path(child, sizeof child, path, "refresh_s");
-        return config_fail(ld, config_key_node(ld, map, "refresh_s"), child,
-                           "%d must be less than scheduler.preemption_grace_s (%d)",
-                           c->inventory.refresh_s, c->scheduler.preemption_grace_s);
-    }
     yaml_node_t *where = config_key_node(ld, map, "source");
     if (c->inventory.source == CONFIG_INVENTORY_HTTP)
         return require(ld, where, c->inventory.url, path, "url", "inventory.source is http");
@@ -302,15 +292,6 @@ int check_readiness(loader *ld, yaml_node_t *map, void *base, const char *path)
 int check_scheduler(loader *ld, yaml_node_t *map, void *base, const char *path)
 {
     vf_config *c = base;
-    /* A placement's VM shows only after a refresh at best: a grace within
-     * one would let a preemption take a placement whose VM is being made. */
-    if (c->scheduler.preemption_grace_s <= c->inventory.refresh_s) {
-        char child[PATH_TEXT];
-        config_child_path(child, sizeof child, path, "preemption_grace_s");
-        return config_fail(ld, config_key_node(ld, map, "preemption_grace_s"), child,
-                           "%d must be greater than inventory.refresh_s (%d)",
-                           c->scheduler.preemption_grace_s, c->inventory.refresh_s);
-    }
     const char *name = c->scheduler.default_priority_class;
     if (!name || config_priority_class_named(c, name))
         return 0;

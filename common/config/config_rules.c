@@ -62,6 +62,21 @@ static bool reservation_ends_before_refresh(const vf_config *c, char *why, size_
     return true;
 }
 
+/* A placement's VM shows only after a refresh at best: a grace within one
+ * would let a preemption take a placement whose VM is being made. Checked
+ * once the whole file is read, so the two sections may come in any order. */
+static bool grace_within_refresh(const vf_config *c, char *why, size_t size)
+{
+    if (c->scheduler.preemption_grace_s > c->inventory.refresh_s)
+        return false;
+    snprintf(why, size,
+             "scheduler.preemption_grace_s (%d s) is not longer than inventory.refresh_s (%d s): "
+             "a preemption could take a placement whose client is still making its VM, before "
+             "any inventory can show it",
+             c->scheduler.preemption_grace_s, c->inventory.refresh_s);
+    return true;
+}
+
 static bool own_login_untrusted(const vf_config *c, char *why, size_t size)
 {
     for (size_t i = 0; i < c->amqp.n_urls; i++) {
@@ -114,6 +129,13 @@ static const config_rule rules[] = {
                  "refresh that can first show its VM, so no deployment with it places safely; "
                  "give the TTL the refresh and a VM's creation",
      .broken = reservation_ends_before_refresh},
+    {.keys = "`scheduler.preemption_grace_s`, `inventory.refresh_s`",
+     .relation = "`scheduler.preemption_grace_s` > `inventory.refresh_s`",
+     .guarantee = "preemption never takes a promise: an answered placement is not taken while "
+                  "its VM may be in the making",
+     .outcome = CONFIG_RULE_REFUSES,
+     .handling = "exit 3, `config check` too (the sections in any order)",
+     .broken = grace_within_refresh},
     {.keys = "`inventory.max_age_s`, `inventory.refresh_s`",
      .relation = "`inventory.max_age_s` > `inventory.refresh_s`",
      .guarantee = "placements go on between two ordinary refreshes; a stale inventory stops them",

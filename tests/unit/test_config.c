@@ -1037,6 +1037,20 @@ static void test_rules(void)
     CHECK_CONTAINS(err.text, "scheduler.reservation_ttl_s (30 s) is not longer than "
                              "inventory.refresh_s (30 s)");
 
+    /* A preemption grace within a refresh is refused, whichever section
+     * comes first; one past it is not, whichever comes first. */
+    const char *graces[] = {"inventory: {refresh_s: 30}\nscheduler: {preemption_grace_s: 30}\n",
+                            "scheduler: {preemption_grace_s: 30}\ninventory: {refresh_s: 30}\n",
+                            "inventory: {refresh_s: 300, max_age_s: 900}\n"};
+    for (size_t g = 0; g < sizeof graces / sizeof graces[0]; g++) {
+        r = rules_of(graces[g], NULL, &rc, &err);
+        CHECKF(rc == -1 && r.refuses == 1, "%s", graces[g]);
+        CHECK_CONTAINS(err.text, "is not longer than inventory.refresh_s");
+    }
+    r = rules_of("scheduler: {preemption_grace_s: 2}\ninventory: {refresh_s: 1}\n", NULL, &rc,
+                 &err);
+    CHECK(rc == 0 && r.refuses == 0);
+
     /* The worker's own login not trusted: the worker is warned, not the relay. */
     const char *untrusted = "amqp: {urls: [\"amqp://worker@h/\"]}\n"
                             "relay: {trusted_publishers: [someone-else]}\n";

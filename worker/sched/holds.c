@@ -35,6 +35,35 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
         out->resources = *h->resources;
 }
 
+/* The fields a decision depends on, hashed in a fixed order and width. */
+static uint64_t entry_digest(const char *task, const char *node, double cpu, int64_t memory,
+                             int64_t disk, uint32_t vmid, int64_t expires, bool preemptible,
+                             int32_t priority)
+{
+    uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, task, strlen(task) + 1);
+    h = hash_fnv1a(h, node, strlen(node) + 1);
+    int64_t numbers[5] = {(int64_t)(cpu * 1000.0 + (cpu < 0 ? -0.5 : 0.5)), memory, disk, vmid,
+                          expires};
+    h = hash_fnv1a(h, numbers, sizeof numbers);
+    int32_t rank[2] = {preemptible, preemptible ? priority : 0};
+    h = hash_fnv1a(h, rank, sizeof rank);
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 29);
+}
+
+uint64_t holds_reservation_digest(const sched_reservation *res)
+{
+    return entry_digest(res->task_id, res->node, res->cpu, res->memory, res->disk, res->vmid,
+                        res->expires, res->has_priority, res->priority);
+}
+
+static uint64_t hold_digest(const hold *h)
+{
+    return entry_digest(hold_task(h), hold_node(h), h->cpu, h->memory, h->disk, h->vmid, h->expires,
+                        h->preemptible, h->priority);
+}
+
 /* FNV-1a, then a final mix: task ids often differ only in their last
  * characters. */
 static uint32_t hash_task(const char *task_id)
@@ -309,6 +338,7 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .next_on_host = HOLDS_NONE,
                 .resources = resources};
     index_put(set->by_task, set->cap_by_task, h->task_hash, set->n_held - 1);
+    set->digest += hold_digest(h);
     if (res->expires > 0 && (set->earliest_expiry == 0 || res->expires < set->earliest_expiry))
         set->earliest_expiry = res->expires;
     return h;
@@ -326,6 +356,7 @@ size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), co
         }
         if (on_drop)
             on_drop(h, user);
+        set->digest -= hold_digest(h);
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         free(h->names);
@@ -358,6 +389,7 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
         }
         if (on_drop)
             on_drop(h, user);
+        set->digest -= hold_digest(h);
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         host_unlink(set, position);

@@ -1,0 +1,265 @@
+/* ctl_record: see ctl_record.h. */
+#include "ctl_record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "grow.h"
+#include "holds.h"
+#include "host_json.h"
+#include "ids.h"
+#include "store_inventory.h"
+
+void ctl_record_close(ctl_record *r)
+{
+    hostset_free(r->hosts);
+    free(r->config_body);
+    config_free(r->config);
+    free(r->holds);
+    free(r->hold_ids);
+    memset(r, 0, sizeof *r);
+}
+
+/* The snapshot the record names, or (not recorded, or pruned) the newest
+ * recorded before the decision, which a replay can only approximate with. */
+typedef struct nearest {
+    const char *before;
+    int64_t id;
+    char at[STORE_TIME_SIZE];
+} nearest;
+
+static int keep_nearest(const store_inventory_snapshot *snapshot, void *ctx)
+{
+    nearest *n = ctx;
+    if (strcmp(snapshot->recorded_at, n->before) > 0)
+        return 1;
+    n->id = snapshot->id;
+    snprintf(n->at, sizeof n->at, "%s", snapshot->recorded_at);
+    return 0;
+}
+
+static int read_snapshot(store *s, ctl_record *r, vf_error *err)
+{
+    char *text = NULL, *at = NULL;
+    int found = r->p.snapshot_id > 0
+                    ? store_inventory_snapshot_get(s, r->p.snapshot_id, &text, &at, err)
+                    : 0;
+    if (found < 0)
+        return -1;
+    r->snapshot_exact = found == 1;
+    r->snapshot_id = r->p.snapshot_id;
+    if (!found) {
+        nearest n = {.before = r->decided_at, .id = -1};
+        if (store_inventory_snapshots(s, r->decided_at, keep_nearest, &n, err) < 0)
+            return -1;
+        if (n.id < 0) {
+            vf_error_set(err, VF_EINVAL, "no inventory snapshot recorded at or before %s",
+                         r->decided_at);
+            return -1;
+        }
+        r->snapshot_id = n.id;
+        if (store_inventory_snapshot_get(s, n.id, &text, &at, err) != 1)
+            return -1;
+    }
+    snprintf(r->snapshot_at, sizeof r->snapshot_at, "%s", at);
+    json_error_t json_err;
+    json_t *doc = json_loads(text, 0, &json_err);
+    free(text);
+    free(at);
+    if (!doc) {
+        vf_error_set(err, VF_EINVAL, "inventory snapshot %lld: %s", (long long)r->snapshot_id,
+                     json_err.text);
+        return -1;
+    }
+    r->hosts = host_json_inventory(doc, err);
+    json_decref(doc);
+    return r->hosts ? 0 : -1;
+}
+
+static int read_config(store *s, ctl_record *r, vf_error *err)
+{
+    char *at = NULL;
+    int found = r->p.config_id > 0
+                    ? store_engine_config_get(s, r->p.config_id, &r->config_body, &at, err)
+                    : 0;
+    free(at);
+    if (found <= 0)
+        return found;
+    /* The record holds the scheduler section alone. Its keys checked
+     * against another section's (preemption_grace_s > inventory.refresh_s)
+     * passed the worker's own check when it decided; here they meet the
+     * smallest refresh, not the default one. */
+    json_t *doc = json_loads(r->config_body, 0, NULL);
+    if (json_is_object(doc) && !json_object_get(doc, "inventory"))
+        json_object_set_new(doc, "inventory", json_pack("{s:i}", "refresh_s", 1));
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    const char *body = text ? text : r->config_body;
+    r->config = config_load_string(body, strlen(body), "recorded configuration", err);
+    free(text);
+    return r->config ? 0 : -1;
+}
+
+/* ---- the holds ---- */
+
+/* A list of reservations with their rows' ids. */
+typedef struct held_list {
+    sched_reservation *res;
+    int64_t *ids;
+    size_t n, cap, cap_ids;
+} held_list;
+
+typedef struct rebuild {
+    const ctl_record *r;
+    const char *task_id; /* its own rows are the decision's, not what it was made over */
+    held_list sure;
+    /* Of the decision's own millisecond: rows created then (in id order, so
+     * those in force are a prefix: the batch's placements before this one),
+     * and rows created before but released then (a preemption's victims, or
+     * a release beside it: any of them). */
+    held_list created, released;
+    bool failed;
+} rebuild;
+
+/* A row as the engine held it at the decision (reservations.c's hold(),
+ * judged at that time: not yet released, so still preemptible if it had a
+ * priority). */
+static void as_held(const store_reservation *row, sched_reservation *res)
+{
+    memset(res, 0, sizeof *res);
+    snprintf(res->task_id, sizeof res->task_id, "%s", row->task_id);
+    snprintf(res->node, sizeof res->node, "%s", row->node);
+    res->cpu = row->cpu;
+    res->memory = row->memory;
+    res->disk = row->disk;
+    res->vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
+    res->kind = row->vmid_only ? SCHED_HOLD_VMID_ONLY : SCHED_HOLD_FULL;
+    if (row->resources) { /* the custom resources it held (schema/021) */
+        json_t *held = json_loads(row->resources, 0, NULL);
+        vf_error ignored;
+        vf_error_init(&ignored);
+        if (resource_amounts_parse(held, "resources", &res->resources, &ignored) < 0)
+            memset(&res->resources, 0, sizeof res->resources);
+        json_decref(held);
+    }
+    int64_t ms = 0;
+    res->expires = ids_parse_time_ms(row->expires_at, &ms) < 0 ? 0 : sched_hold_expiry_s(ms);
+    res->has_priority = row->has_priority;
+    res->priority = row->priority;
+    (void)ids_parse_time_ms(row->created_at, &res->created);
+}
+
+static int add(held_list *list, const sched_reservation *res, int64_t id)
+{
+    if (grow_array((void **)&list->res, &list->cap, list->n + 1, sizeof *list->res) < 0 ||
+        grow_array((void **)&list->ids, &list->cap_ids, list->n + 1, sizeof *list->ids) < 0)
+        return -1;
+    list->res[list->n] = *res;
+    list->ids[list->n++] = id;
+    return 0;
+}
+
+static int sort_row(const store_reservation *row, void *ctx)
+{
+    rebuild *b = ctx;
+    if (strcmp(row->task_id, b->task_id) == 0)
+        return 0;
+    sched_reservation res;
+    as_held(row, &res);
+    /* Expired by the engine's clock: the engine had let it go. */
+    if (res.expires > 0 && res.expires <= b->r->p.clock_ms / 1000)
+        return 0;
+    held_list *to = strcmp(row->created_at, b->r->decided_at) == 0 ? &b->created
+                    : row->released_at && strcmp(row->released_at, b->r->decided_at) == 0
+                        ? &b->released
+                        : &b->sure;
+    if (add(to, &res, row->id) < 0) {
+        b->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* Which of the decision's millisecond's rows make the recorded digest with
+ * the sure ones: how many of the created (a prefix) and which of the
+ * released (a bit mask). False when nothing does (then all of them count). */
+static bool choose_ambiguous(const rebuild *b, uint64_t base, uint64_t want, size_t *prefix,
+                             long *mask)
+{
+    if (b->released.n > CTL_RECORD_MAX_AMBIGUOUS)
+        return false;
+    uint64_t released[CTL_RECORD_MAX_AMBIGUOUS];
+    for (size_t i = 0; i < b->released.n; i++)
+        released[i] = holds_reservation_digest(&b->released.res[i]);
+    uint64_t created = base;
+    for (size_t k = 0; k <= b->created.n; k++) {
+        if (k > 0)
+            created += holds_reservation_digest(&b->created.res[k - 1]);
+        for (long m = 0; m < (1L << b->released.n); m++) {
+            uint64_t sum = created;
+            for (size_t i = 0; i < b->released.n; i++)
+                if (m & (1L << i))
+                    sum += released[i];
+            if (sum == want) {
+                *prefix = k;
+                *mask = m;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static int rebuild_holds(store *s, const char *task_id, ctl_record *r, vf_error *err)
+{
+    rebuild b = {.r = r, .task_id = task_id};
+    int rc = store_reservations_around(s, r->decided_at, sort_row, &b, err);
+    if (rc == 0 && b.failed) {
+        vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s", task_id);
+        rc = -1;
+    }
+    uint64_t base = 0;
+    for (size_t i = 0; i < b.sure.n; i++)
+        base += holds_reservation_digest(&b.sure.res[i]);
+    size_t prefix = b.created.n;
+    long mask = -1;
+    r->holds_exact = choose_ambiguous(&b, base, r->p.holds, &prefix, &mask);
+    r->ambiguous = b.created.n + b.released.n;
+    for (size_t i = 0; rc == 0 && i < prefix; i++)
+        rc = add(&b.sure, &b.created.res[i], b.created.ids[i]);
+    for (size_t i = 0; rc == 0 && i < b.released.n; i++)
+        if (mask & (1L << i))
+            rc = add(&b.sure, &b.released.res[i], b.released.ids[i]);
+    if (rc < 0 && err->code == VF_OK)
+        vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s", task_id);
+    r->holds_digest = 0;
+    for (size_t i = 0; i < b.sure.n; i++)
+        r->holds_digest += holds_reservation_digest(&b.sure.res[i]);
+    r->holds = b.sure.res;
+    r->hold_ids = b.sure.ids;
+    r->n_holds = b.sure.n;
+    free(b.created.res);
+    free(b.created.ids);
+    free(b.released.res);
+    free(b.released.ids);
+    return rc;
+}
+
+int ctl_record_read(store *s, const char *task_id, ctl_record *r, vf_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (store_provenance_get(s, task_id, &r->p, err) < 0)
+        return -1;
+    if (!r->p.present)
+        return 0;
+    if (store_format_time(r->p.decided_ms, r->decided_at) < 0) {
+        vf_error_set(err, VF_EINVAL, "task %s: unreadable decision time", task_id);
+        return -1;
+    }
+    if (read_snapshot(s, r, err) < 0 || read_config(s, r, err) < 0 ||
+        rebuild_holds(s, task_id, r, err) < 0)
+        return -1;
+    return 1;
+}
