@@ -64,7 +64,11 @@ static json_t *replay_one(sched_engine *engine, sched_engine *decider,
         json_array_append_new(taken,
                               json_pack("{s:s, s:i, s:i}", "task_id", v->task_id, "priority",
                                         (json_int_t)v->priority, "vmid", (json_int_t)v->vmid));
-        (void)sched_engine_release(engine, v->task_id);
+        if (sched_preempt_end_victim(engine, v, p.node->name, err) < 0) {
+            json_decref(taken);
+            sched_preemption_close(&p);
+            return NULL;
+        }
     }
     sched_preemption_close(&p);
     json_t *out = decide(decider, in->req, NULL, &d, err) < 0 ? NULL : outcome_json(engine, &d);

@@ -177,7 +177,10 @@ static int preempt(replay *r, int c, sched_engine *decider, replay_outcome *o, i
         return -1;
     int rc = 0;
     for (size_t i = 0; p.found && i < p.n_victims; i++) {
-        (void)sched_engine_release(r->engine[c], p.victims[i].task_id);
+        if (sched_preempt_end_victim(r->engine[c], &p.victims[i], p.node->name, err) < 0) {
+            sched_preemption_close(&p);
+            return -1;
+        }
         replay_outcome *victim = find_task(r, p.victims[i].task_id);
         if (victim && victim->state[c] == OUTCOME_PLACED &&
             grow_array((void **)&r->waiting[c], &r->cap_waiting[c], r->n_waiting[c] + 1,
