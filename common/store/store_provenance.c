@@ -178,6 +178,29 @@ int store_reservations_around(store *s, const char *at, store_reservation_fn fn,
                               at, "reading the reservations of a decision", fn, ctx, err);
 }
 
+int store_task_event_first_at(store *s, const char *task_id, const char *at, int64_t *id,
+                              vf_error *err)
+{
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st,
+                    "SELECT min(id) FROM task_events WHERE task_id = ?1 AND at = ?2 "
+                    "HAVING count(*) > 0",
+                    err))
+        return -1;
+    db_bind_text(st, 1, task_id);
+    db_bind_text(st, 2, at);
+    store_rows rows = {0};
+    int rc = store_rows_collect(s, st, 0, &rows, "reading a decision's order", err);
+    db_stmt_free(st);
+    if (rc < 0)
+        return -1;
+    rc = rows.count == 1;
+    if (rc)
+        *id = store_rows_int(&rows, 0, 0);
+    store_rows_free(&rows);
+    return rc;
+}
+
 int store_group_reservations(store *s, const char *group, store_reservation_fn fn, void *ctx,
                              vf_error *err)
 {

@@ -64,6 +64,13 @@ int store_inventory_snapshot_get(store *s, int64_t id, char **hosts, char **reco
 int store_reservations_around(store *s, const char *at, store_reservation_fn fn, void *ctx,
                               vf_error *err) __attribute__((warn_unused_result));
 
+/* The id of task_id's first history event at `at` (store time text) into
+ * *id: a batch writes its tasks' events in the order it decides them, so
+ * among decisions (and a preemption's ends) of one millisecond these ids
+ * give the order that time cannot. Returns 1 found, 0 none, -1 with err. */
+int store_task_event_first_at(store *s, const char *task_id, const char *at, int64_t *id,
+                              vf_error *err) __attribute__((warn_unused_result));
+
 /* Every reservation row ever recorded for group `group` (held, released or
  * bound), oldest first, columns as store_reservations_live. Returns 0 or -1
  * with err. */

@@ -121,6 +121,20 @@ static void run(const char *location)
     ids[0] = '\0';
     CHECK(store_group_reservations(s, "g1", collect, ids, &err) == 0);
     CHECK_STR(ids, "t-1 t-1 ");
+
+    /* The batch's order within one millisecond: each task's first event of
+     * it (t-2's events written first), none for a task without one then. */
+    static const char *const ms = "2026-11-01T00:30:00.000Z";
+    CHECK(store_task_event_add(s, "t-2", ms, "preempted", NULL, &err) == 0);
+    CHECK(store_task_event_add(s, "t-1", ms, "processing", NULL, &err) == 0);
+    CHECK(store_task_event_add(s, "t-2", ms, "processing", NULL, &err) == 0);
+    CHECK(store_task_event_add(s, "t-1", "2026-11-01T00:30:00.001Z", "completed", NULL, &err) == 0);
+    int64_t first_1 = 0, first_2 = 0, none = -7;
+    CHECKF(store_task_event_first_at(s, "t-1", ms, &first_1, &err) == 1, "%s", err.text);
+    CHECK(store_task_event_first_at(s, "t-2", ms, &first_2, &err) == 1);
+    CHECK(first_2 > 0 && first_2 < first_1);
+    CHECK(store_task_event_first_at(s, "t-1", "2026-11-01T00:31:00.000Z", &none, &err) == 0);
+    CHECK(none == -7);
     store_close(s);
 }
 

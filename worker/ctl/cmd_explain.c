@@ -262,7 +262,8 @@ static void print_record(const store_task *task, const ctl_record *r, const char
     printf("  holds: %zu reservations rebuilt from the store, digest %016" PRIx64 " %s", r->n_holds,
            r->holds_digest, r->holds_exact ? "= the record" : "!= the record");
     if (r->ambiguous)
-        printf(" (%zu rows of the decision's millisecond sorted out by it)", r->ambiguous);
+        printf(" (%zu rows of the decision's millisecond sorted out by the batch's order and it)",
+               r->ambiguous);
     printf("\n  configuration: %s\n", r->config ? "the scheduler section recorded with the decision"
                                                 : "none recorded (today's used)");
 }

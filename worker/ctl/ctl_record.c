@@ -111,15 +111,27 @@ typedef struct held_list {
     size_t n, cap, cap_ids;
 } held_list;
 
+/* A row of the decision's millisecond whose task has a history event then:
+ * its place in the batch's order. */
+typedef struct step {
+    sched_reservation res;
+    int64_t id;
+    int64_t event; /* the task's first event of the millisecond */
+    bool ends;     /* released then (else created then) */
+} step;
+
 typedef struct rebuild {
     const ctl_record *r;
     const char *task_id; /* its own rows are the decision's, not what it was made over */
     held_list sure;
-    /* Of the decision's own millisecond: rows created then (in id order, so
-     * those in force are a prefix: the batch's placements before this one),
-     * and rows created before but released then (a preemption's victims, or
-     * a release beside it: any of them). */
+    /* Of the decision's own millisecond: rows created then and rows created
+     * before but released then (a preemption's victims, or a release beside
+     * it). Those whose task has a history event then are put in the batch's
+     * order (`steps`); the others stay in `created` (in id order: those in
+     * force taken as a prefix) and `released` (any of them). */
     held_list created, released;
+    step *steps;
+    size_t n_steps, cap_steps;
     bool failed;
 } rebuild;
 
@@ -182,11 +194,65 @@ static int sort_row(const store_reservation *row, void *ctx)
     return 0;
 }
 
-/* Which of the decision's millisecond's rows make the recorded digest with
- * the sure ones: how many of the created (a prefix) and which of the
- * released (a bit mask). False when nothing does (then all of them count). */
-static bool choose_ambiguous(const rebuild *b, uint64_t base, uint64_t want, size_t *prefix,
-                             long *mask)
+/* Move the rows of `list` whose task has a history event at the decision's
+ * millisecond to b->steps. A batch writes its tasks' events in the order it
+ * decides them, a preemption's ends (the victims' "preempted") before the
+ * preemptor's own: the event ids order what the millisecond cannot, where
+ * the rows' ids do not (a batch's claims are recorded by fit at its end, or
+ * on PostgreSQL in a transaction of their own, in no decision order). */
+static int to_steps(store *s, rebuild *b, held_list *list, bool ends, vf_error *err)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        int64_t event = 0;
+        int found =
+            store_task_event_first_at(s, list->res[i].task_id, b->r->decided_at, &event, err);
+        if (found < 0)
+            return -1;
+        if (!found) {
+            list->res[kept] = list->res[i];
+            list->ids[kept++] = list->ids[i];
+            continue;
+        }
+        if (grow_array((void **)&b->steps, &b->cap_steps, b->n_steps + 1, sizeof *b->steps) < 0) {
+            vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s",
+                         b->task_id);
+            return -1;
+        }
+        b->steps[b->n_steps++] =
+            (step){.res = list->res[i], .id = list->ids[i], .event = event, .ends = ends};
+    }
+    list->n = kept;
+    return 0;
+}
+
+static int by_event(const void *x, const void *y)
+{
+    const step *a = x, *b = y;
+    if (a->event != b->event)
+        return a->event < b->event ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Whether step i was in force after the first `done` steps of the batch's
+ * order had happened (every one of them: SIZE_MAX). */
+static bool step_in_force(const step *st, size_t i, size_t done)
+{
+    return done == SIZE_MAX || (st->ends ? i >= done : i < done);
+}
+
+/* How the decision's millisecond is sorted out: the steps of the batch's
+ * order done before it, how many of the other created rows (a prefix) and
+ * which of the other released ones (a bit mask). */
+typedef struct choice {
+    size_t done;
+    size_t prefix;
+    long mask;
+} choice;
+
+/* Whether some prefix of the created rows and subset of the released ones
+ * make `want` with `base`. */
+static bool choose_unordered(const rebuild *b, uint64_t base, uint64_t want, choice *c)
 {
     if (b->released.n > CTL_RECORD_MAX_AMBIGUOUS)
         return false;
@@ -203,10 +269,34 @@ static bool choose_ambiguous(const rebuild *b, uint64_t base, uint64_t want, siz
                 if (m & (1L << i))
                     sum += released[i];
             if (sum == want) {
-                *prefix = k;
-                *mask = m;
+                c->prefix = k;
+                c->mask = m;
                 return true;
             }
+        }
+    }
+    return false;
+}
+
+/* Which of the decision's millisecond's rows make the recorded digest with
+ * the sure ones: the point in the batch's order where the decision was
+ * made, then the rows out of that order. False when nothing does (then all
+ * of them count). */
+static bool choose_ambiguous(const rebuild *b, uint64_t base, uint64_t want, choice *c)
+{
+    uint64_t ordered = 0;
+    for (size_t i = 0; i < b->n_steps; i++)
+        if (b->steps[i].ends)
+            ordered += holds_reservation_digest(&b->steps[i].res);
+    for (size_t done = 0; done <= b->n_steps; done++) {
+        if (done > 0) {
+            const step *st = &b->steps[done - 1];
+            uint64_t one = holds_reservation_digest(&st->res);
+            ordered = st->ends ? ordered - one : ordered + one;
+        }
+        if (choose_unordered(b, base + ordered, want, c)) {
+            c->done = done;
+            return true;
         }
     }
     return false;
@@ -220,17 +310,24 @@ static int rebuild_holds(store *s, const char *task_id, ctl_record *r, vf_error 
         vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s", task_id);
         rc = -1;
     }
+    r->ambiguous = b.created.n + b.released.n;
+    if (rc == 0 && (to_steps(s, &b, &b.created, false, err) < 0 ||
+                    to_steps(s, &b, &b.released, true, err) < 0))
+        rc = -1;
+    if (b.n_steps)
+        qsort(b.steps, b.n_steps, sizeof *b.steps, by_event);
     uint64_t base = 0;
     for (size_t i = 0; i < b.sure.n; i++)
         base += holds_reservation_digest(&b.sure.res[i]);
-    size_t prefix = b.created.n;
-    long mask = -1;
-    r->holds_exact = choose_ambiguous(&b, base, r->p.holds, &prefix, &mask);
-    r->ambiguous = b.created.n + b.released.n;
-    for (size_t i = 0; rc == 0 && i < prefix; i++)
+    choice c = {.done = SIZE_MAX, .prefix = b.created.n, .mask = -1};
+    r->holds_exact = rc == 0 && choose_ambiguous(&b, base, r->p.holds, &c);
+    for (size_t i = 0; rc == 0 && i < b.n_steps; i++)
+        if (step_in_force(&b.steps[i], i, c.done))
+            rc = add(&b.sure, &b.steps[i].res, b.steps[i].id);
+    for (size_t i = 0; rc == 0 && i < c.prefix; i++)
         rc = add(&b.sure, &b.created.res[i], b.created.ids[i]);
     for (size_t i = 0; rc == 0 && i < b.released.n; i++)
-        if (mask & (1L << i))
+        if (c.mask & (1L << i))
             rc = add(&b.sure, &b.released.res[i], b.released.ids[i]);
     if (rc < 0 && err->code == VF_OK)
         vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s", task_id);
@@ -244,6 +341,7 @@ static int rebuild_holds(store *s, const char *task_id, ctl_record *r, vf_error 
     free(b.created.ids);
     free(b.released.res);
     free(b.released.ids);
+    free(b.steps);
     return rc;
 }
 

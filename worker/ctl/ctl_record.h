@@ -16,9 +16,12 @@
 #include "store_provenance.h"
 
 /* Rows whose time equals the decision's millisecond are ambiguous (made or
- * ended by it or beside it): the digest sorts them out, the rows created
- * then in id order (any number), those released then in any combination
- * (at most this many). */
+ * ended by it or beside it). Those whose task has a history event then are
+ * put in the batch's order by that event (a batch writes its events in the
+ * order it decides; its claims are recorded in no such order), and the
+ * digest finds the point of the decision in it; the others are sorted out
+ * by the digest alone, the rows created then in id order (any number),
+ * those released then in any combination (at most this many). */
 #define CTL_RECORD_MAX_AMBIGUOUS 16
 
 typedef struct ctl_record {
