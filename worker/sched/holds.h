@@ -79,8 +79,10 @@ typedef struct holds {
 } holds;
 
 /* The digest of one reservation as held: task, node, vCPUs, MiB, GiB, vmid,
- * expiry (seconds), and the priority when preemptible. Not the creation time
- * (preemption's tie-break among equals) nor custom resources. */
+ * expiry (seconds), the priority when preemptible, the hold's kind
+ * (sched_hold_kind: a vmid-only or resources-only hold is not a full one)
+ * and its custom resources. Not the creation time (preemption's tie-break
+ * among equals). */
 uint64_t holds_reservation_digest(const sched_reservation *res);
 
 void holds_init(holds *set);
