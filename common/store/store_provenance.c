@@ -168,14 +168,27 @@ static int reservations_where(store *s, const char *sql, const char *text, const
     return rc;
 }
 
-int store_reservations_around(store *s, const char *at, store_reservation_fn fn, void *ctx,
-                              vf_error *err)
+int store_reservations_around(store *s, const char *at, const char *view_at,
+                              store_reservation_fn fn, void *ctx, vf_error *err)
 {
-    return reservations_where(s,
-                              "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
-                              "WHERE created_at <= ?1 AND (released_at IS NULL OR released_at "
-                              ">= ?1) ORDER BY id",
-                              at, "reading the reservations of a decision", fn, ctx, err);
+    /* Released before `at` and bound: another view saw the VM; it counts
+     * while it may not have expired or that view is newer than the
+     * decision's, and its custom resources count while the VM lives (the
+     * rules of store_reservations_counted, at `at`). */
+    db_stmt *st = NULL;
+    if (!db_prepare(s->db, &st,
+                    "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                    "WHERE created_at <= ?1 AND (released_at IS NULL OR released_at >= ?1 OR "
+                    "(bound_at IS NOT NULL AND (expires_at > ?2 OR bound_at > ?2 OR "
+                    "(resources IS NOT NULL AND (resources_ended_at IS NULL OR "
+                    "resources_ended_at >= ?1))))) ORDER BY id",
+                    err))
+        return -1;
+    db_bind_text(st, 1, at);
+    db_bind_text(st, 2, view_at);
+    int rc = store_reservations_each(s, st, "reading the reservations of a decision", fn, ctx, err);
+    db_stmt_free(st);
+    return rc;
 }
 
 int store_task_event_first_at(store *s, const char *task_id, const char *at, int64_t *id,

@@ -56,13 +56,18 @@ int store_inventory_snapshot_find(store *s, const char *hash, int64_t *id, vf_er
 int store_inventory_snapshot_get(store *s, int64_t id, char **hosts, char **recorded_at,
                                  vf_error *err) __attribute__((warn_unused_result));
 
-/* Every reservation row that may have been held at `at` (store time text):
- * created at or before it, and not released before it (released at `at`
- * itself comes too: ends and decisions of one millisecond cannot be told
- * apart by time; the caller sorts them out with the digest). Columns as
- * store_reservations_live. Returns 0 or -1 with err. */
-int store_reservations_around(store *s, const char *at, store_reservation_fn fn, void *ctx,
-                              vf_error *err) __attribute__((warn_unused_result));
+/* Every reservation row that may have been held at `at` (store time text)
+ * by a reader deciding over a snapshot fetched at `view_at`: created at or
+ * before it, and not released before it (released at `at` itself comes
+ * too: ends and decisions of one millisecond cannot be told apart by time;
+ * the caller sorts them out), or released before it bound to a VM that may
+ * still count (its expiry or binding after `view_at`, its custom resources
+ * not ended before `at`: the caller judges each as the worker does,
+ * reservations_row_hold). Columns as store_reservations_live. Returns 0 or
+ * -1 with err. */
+int store_reservations_around(store *s, const char *at, const char *view_at,
+                              store_reservation_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
 
 /* The id of task_id's first history event at `at` (store time text) into
  * *id: a batch writes its tasks' events in the order it decides them, so

@@ -97,26 +97,36 @@ static void run(const char *location)
     free(at);
     CHECK(store_inventory_snapshot_find(s, "h3", &id, &err) == 0);
 
-    /* Around 00:10: r-a held, r-b released after, r-c released at it (in), r-d
-     * released before (out), r-e created after (out). */
+    /* Around 00:10, over a view of 00:09:30: r-a held, r-b released after,
+     * r-c released at it (in), r-d released before (out), r-e created after
+     * (out), r-f released before bound to its VM (in: it may count still,
+     * the caller judges), r-g the same but expired before the view (out). */
     static const struct {
-        const char *task, *created, *released;
-    } rows[] = {{"t-1", "2026-11-01T00:00:00.000Z", NULL},
-                {"t-2", "2026-11-01T00:05:00.000Z", "2026-11-01T00:20:00.000Z"},
-                {"t-1", "2026-11-01T00:06:00.000Z", "2026-11-01T00:10:00.000Z"},
-                {"t-2", "2026-11-01T00:07:00.000Z", "2026-11-01T00:09:00.000Z"},
-                {"t-1", "2026-11-01T00:11:00.000Z", NULL}};
+        const char *task, *created, *released, *bound, *expires;
+    } rows[] = {{"t-1", "2026-11-01T00:00:00.000Z", NULL, NULL, NULL},
+                {"t-2", "2026-11-01T00:05:00.000Z", "2026-11-01T00:20:00.000Z", NULL, NULL},
+                {"t-1", "2026-11-01T00:06:00.000Z", "2026-11-01T00:10:00.000Z", NULL, NULL},
+                {"t-2", "2026-11-01T00:07:00.000Z", "2026-11-01T00:09:00.000Z", NULL, NULL},
+                {"t-1", "2026-11-01T00:11:00.000Z", NULL, NULL, NULL},
+                {"t-3", "2026-11-01T00:01:00.000Z", "2026-11-01T00:08:00.000Z",
+                 "2026-11-01T00:08:00.000Z", NULL},
+                {"t-4", "2026-11-01T00:01:00.000Z", "2026-11-01T00:08:00.000Z",
+                 "2026-11-01T00:08:00.000Z", "2026-11-01T00:09:00.000Z"}};
+    add_task(s, "t-3", "2026-11-01T00:00:00.000Z");
+    add_task(s, "t-4", "2026-11-01T00:00:00.000Z");
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        const char *expires = rows[i].expires ? rows[i].expires : "2026-11-02T00:00:00.000Z";
         CHECKF(store_reservation_add(s, rows[i].task, "bm-001", 1, 512, 0, 100 + (int64_t)i,
-                                     rows[i].created, "2026-11-02T00:00:00.000Z", &err) == 0,
+                                     rows[i].created, expires, &err) == 0,
                "%s", err.text);
         if (rows[i].released)
             CHECK(store_reservation_release_vmid(s, 100 + (int64_t)i, "bm-001", rows[i].released,
-                                                 rows[i].released, &err) >= 0);
+                                                 rows[i].bound, &err) >= 0);
     }
     char ids[256] = "";
-    CHECK(store_reservations_around(s, "2026-11-01T00:10:00.000Z", collect, ids, &err) == 0);
-    CHECK_STR(ids, "t-1 t-2 t-1 ");
+    CHECK(store_reservations_around(s, "2026-11-01T00:10:00.000Z", "2026-11-01T00:09:30.000Z",
+                                    collect, ids, &err) == 0);
+    CHECK_STR(ids, "t-1 t-2 t-1 t-3 ");
     CHECK(store_reservations_set_group(s, "t-1", "g1", &err) >= 0); /* its held rows */
     ids[0] = '\0';
     CHECK(store_group_reservations(s, "g1", collect, ids, &err) == 0);

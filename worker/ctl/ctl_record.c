@@ -10,6 +10,7 @@
 #include "holds.h"
 #include "host_json.h"
 #include "ids.h"
+#include "reservations.h"
 #include "store_inventory.h"
 
 void ctl_record_close(ctl_record *r)
@@ -122,6 +123,9 @@ typedef struct step {
 
 typedef struct rebuild {
     const ctl_record *r;
+    /* The engine's snapshot fetch, as store text: the worker's view and,
+     * at the latest, its reservation clock. */
+    char view_at[STORE_TIME_SIZE];
     const char *task_id; /* its own rows are the decision's, not what it was made over */
     held_list sure;
     /* Of the decision's own millisecond: rows created then and rows created
@@ -135,32 +139,21 @@ typedef struct rebuild {
     bool failed;
 } rebuild;
 
-/* A row as the engine held it at the decision (reservations.c's hold(),
- * judged at that time: not yet released, so still preemptible if it had a
- * priority). */
-static void as_held(const store_reservation *row, sched_reservation *res)
+/* What `row` held for the decision (reservations_row_hold, the worker's
+ * rule), as the row stood then: its end, its VM's binding and the end of its
+ * custom resources at or after the decision not yet happened (an end in the
+ * decision's own millisecond is sorted out later). False: it held nothing. */
+static bool as_held(const rebuild *b, const store_reservation *row, sched_reservation *res)
 {
-    memset(res, 0, sizeof *res);
-    snprintf(res->task_id, sizeof res->task_id, "%s", row->task_id);
-    snprintf(res->node, sizeof res->node, "%s", row->node);
-    res->cpu = row->cpu;
-    res->memory = row->memory;
-    res->disk = row->disk;
-    res->vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
-    res->kind = row->vmid_only ? SCHED_HOLD_VMID_ONLY : SCHED_HOLD_FULL;
-    if (row->resources) { /* the custom resources it held (schema/021) */
-        json_t *held = json_loads(row->resources, 0, NULL);
-        vf_error ignored;
-        vf_error_init(&ignored);
-        if (resource_amounts_parse(held, "resources", &res->resources, &ignored) < 0)
-            memset(&res->resources, 0, sizeof res->resources);
-        json_decref(held);
-    }
-    int64_t ms = 0;
-    res->expires = ids_parse_time_ms(row->expires_at, &ms) < 0 ? 0 : sched_hold_expiry_s(ms);
-    res->has_priority = row->has_priority;
-    res->priority = row->priority;
-    (void)ids_parse_time_ms(row->created_at, &res->created);
+    const char *at = b->r->decided_at;
+    store_reservation then = *row;
+    if (then.released_at && strcmp(then.released_at, at) >= 0)
+        then.released_at = NULL;
+    if (then.bound_at && strcmp(then.bound_at, at) >= 0)
+        then.bound_at = NULL;
+    if (then.resources_ended_at && strcmp(then.resources_ended_at, at) >= 0)
+        then.resources_ended_at = NULL;
+    return reservations_row_hold(&then, b->r->hosts, b->view_at, b->view_at, res);
 }
 
 static int add(held_list *list, const sched_reservation *res, int64_t id)
@@ -179,7 +172,8 @@ static int sort_row(const store_reservation *row, void *ctx)
     if (strcmp(row->task_id, b->task_id) == 0)
         return 0;
     sched_reservation res;
-    as_held(row, &res);
+    if (!as_held(b, row, &res))
+        return 0;
     /* Expired by the engine's clock: the engine had let it go. */
     if (res.expires > 0 && res.expires <= b->r->p.clock_ms / 1000)
         return 0;
@@ -305,7 +299,9 @@ static bool choose_ambiguous(const rebuild *b, uint64_t base, uint64_t want, cho
 static int rebuild_holds(store *s, const char *task_id, ctl_record *r, vf_error *err)
 {
     rebuild b = {.r = r, .task_id = task_id};
-    int rc = store_reservations_around(s, r->decided_at, sort_row, &b, err);
+    if (r->p.clock_ms <= 0 || store_format_time(r->p.clock_ms, b.view_at) < 0)
+        snprintf(b.view_at, sizeof b.view_at, "%s", r->decided_at);
+    int rc = store_reservations_around(s, r->decided_at, b.view_at, sort_row, &b, err);
     if (rc == 0 && b.failed) {
         vf_error_set(err, VF_ENOMEM, "out of memory rebuilding the holds of task %s", task_id);
         rc = -1;
