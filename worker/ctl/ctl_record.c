@@ -126,7 +126,10 @@ typedef struct rebuild {
     /* The engine's snapshot fetch, as store text: the worker's view and,
      * at the latest, its reservation clock. */
     char view_at[STORE_TIME_SIZE];
-    const char *task_id; /* its own rows are the decision's, not what it was made over */
+    /* Its own rows of the decision's millisecond are the decision's, not
+     * what it was made over; older ones (a preempted placement's vmid, kept
+     * held while the task is decided again) were held like any other. */
+    const char *task_id;
     held_list sure;
     /* Of the decision's own millisecond: rows created then and rows created
      * before but released then (a preemption's victims, or a release beside
@@ -169,7 +172,7 @@ static int add(held_list *list, const sched_reservation *res, int64_t id)
 static int sort_row(const store_reservation *row, void *ctx)
 {
     rebuild *b = ctx;
-    if (strcmp(row->task_id, b->task_id) == 0)
+    if (strcmp(row->task_id, b->task_id) == 0 && strcmp(row->created_at, b->r->decided_at) == 0)
         return 0;
     sched_reservation res;
     if (!as_held(b, row, &res))
