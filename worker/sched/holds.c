@@ -45,12 +45,7 @@ static uint64_t resources_digest(const resource_amounts *amounts)
         if (amounts->items[i].amount == 0)
             continue;
         char name[RESOURCE_NAME_LEN];
-        size_t k = 0;
-        for (; amounts->items[i].name[k] && k < sizeof name - 1; k++) {
-            char ch = amounts->items[i].name[k];
-            name[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-        }
-        name[k] = '\0';
+        size_t k = resource_name_lower(amounts->items[i].name, name);
         uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, name, k + 1);
         sum += hash_fnv1a(h, &amounts->items[i].amount, sizeof amounts->items[i].amount);
     }
