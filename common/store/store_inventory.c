@@ -99,7 +99,7 @@ int store_history(store *s, const char *since, store_history_fn fn, void *ctx, v
             "WHERE created_at >= ?1 "
             "UNION ALL "
             "SELECT 1, task_id, released_at, NULL, 0, NULL FROM reservations "
-            "WHERE released_at >= ?1 AND bound_at IS NULL "
+            "WHERE released_at >= ?1 AND bound_at IS NULL AND coalesce(vmid_only, 0) = 0 "
             "ORDER BY 3, 1, 2",
             err))
         return -1;

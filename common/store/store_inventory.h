@@ -61,9 +61,11 @@ typedef int (*store_history_fn)(const store_history_step *step, void *ctx);
 /* Call fn for the history a replay decides again, from `since` on, in time
  * order: every schedule task created since then (its request), and every end
  * of a reservation released since then that the inventory did not show as a
- * VM (bound_at unset: task.release, a failed task, expiry); a request comes
- * before a release at the same time (a preemption ends its victims' holds
- * in its own decision's millisecond). Spare tasks come too (`spare`; their
+ * VM (bound_at unset: task.release, a failed task, expiry), but for the
+ * vmid-only rows a preemption leaves (their end ends no placement: the
+ * victim's was ended by the preemption, and it may be placed again since); a
+ * request comes before a release at the same time (a preemption ends its
+ * victims' holds in its own decision's millisecond). Spare tasks come too (`spare`; their
  * body tells spare.prepare from spare.release). The steps are
  * read in one query and held in memory (about the size of the requests).
  * Works on a READ_ONLY handle. Returns 0 or -1 with err set. */
