@@ -88,3 +88,19 @@ int ids_parse_time(const char *text, int64_t *unix_s)
     *unix_s = (int64_t)timegm(&tm);
     return 0;
 }
+
+int ids_parse_time_ms(const char *text, int64_t *unix_ms)
+{
+    int64_t seconds = 0;
+    if (!text || ids_parse_time(text, &seconds) < 0)
+        return -1;
+    const char *dot = strchr(text, '.');
+    int64_t ms = 0;
+    int digits = 0;
+    for (int i = 1; dot && i <= 3 && dot[i] >= '0' && dot[i] <= '9'; i++, digits++)
+        ms = ms * 10 + (dot[i] - '0');
+    for (; dot && digits < 3; digits++)
+        ms *= 10; /* ".5" is 500 ms */
+    *unix_ms = seconds * 1000 + ms;
+    return 0;
+}

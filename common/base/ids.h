@@ -19,5 +19,8 @@ void ids_rfc3339(int64_t unix_s, char out[32]);
 /* Parse the store's "YYYY-MM-DDTHH:MM:SS[.mmm]Z" into Unix seconds.
  * Returns 0, or -1 when the text is not in that form. */
 int ids_parse_time(const char *text, int64_t *unix_s);
+/* Likewise into Unix milliseconds (the first three digits of the fraction:
+ * two times of one second keep their order). Returns 0 or -1. */
+int ids_parse_time_ms(const char *text, int64_t *unix_ms);
 
 #endif

@@ -60,6 +60,7 @@ vf_config *config_defaults(void)
     c->inventory.refresh_s = 10;
     c->inventory.max_age_s = 300;
     c->inventory.record_every_s = 3600;
+    c->inventory.record_decided = true;
     c->inventory.timeout_s = 5;
     c->inventory.tls_verify = true;
     c->store.tls_verify = true;

@@ -181,12 +181,13 @@ typedef struct vf_config {
         char *path; /* default deploy/inventory.example.yaml */
         char *url;
         char *token_file;
-        int refresh_s;      /* default 10 */
-        int max_age_s;      /* a snapshot older than this stops placements; default 300 */
-        int record_every_s; /* least time between recorded snapshots (replay); 0: none; 3600 */
-        double timeout_s;   /* http/proxmox request timeout, default 5 */
-        char *ca_file;      /* proxmox https trust anchors; NULL = system store */
-        bool tls_verify;    /* default true */
+        int refresh_s;       /* default 10 */
+        int max_age_s;       /* a snapshot older than this stops placements; default 300 */
+        int record_every_s;  /* least time between recorded snapshots (replay); 0: none; 3600 */
+        bool record_decided; /* also record every content decided over (explain --replay); true */
+        double timeout_s;    /* http/proxmox request timeout, default 5 */
+        char *ca_file;       /* proxmox https trust anchors; NULL = system store */
+        bool tls_verify;     /* default true */
     } inventory;
 
     struct {

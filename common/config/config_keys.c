@@ -701,6 +701,16 @@ static const field inventory_fields[] = {
      .offset = CFG(inventory.record_every_s),
      .reloads = CONFIG_RELOADS_WORKER,
      .min = 0},
+    {.key = "record_decided",
+     .doc = "the worker also records, at once, every inventory content it decides over "
+            "(deduplicated by content hash), so that `virtflowctl explain TASK_ID --replay` "
+            "decides a past task again over exactly the hosts it was decided over; false: only "
+            "the snapshots of `record_every_s`, and a decision over another content is replayed "
+            "over the nearest one. An inventory whose figures move at every fetch costs a "
+            "snapshot per refresh that a decision saw",
+     .type = F_BOOL,
+     .offset = CFG(inventory.record_decided),
+     .reloads = CONFIG_RELOADS_WORKER},
     {.key = "timeout_s",
      .doc = "http/proxmox request timeout in seconds",
      .type = F_NUMBER,

@@ -7,10 +7,11 @@
  * (store_spares.h), the event outbox (store_outbox.h), webhook deliveries,
  * receivers and bulk redeliveries (store_deliveries.h, store_receivers.h),
  * dead letters (store_dead_letters.h), inventory snapshots
- * (store_inventory.h), leases (leases.h), processes (store_processes.h) and
- * CAPPX machines (store_admission.h). Everything below holds for both
- * stores unless it says otherwise; the SQL goes through
- * common/store/db.h.
+ * (store_inventory.h), what each decision was made over and the scheduler
+ * sections decided under (store_provenance.h), leases (leases.h), processes
+ * (store_processes.h) and CAPPX machines (store_admission.h). Everything
+ * below holds for both stores unless it says otherwise; the SQL goes
+ * through common/store/db.h.
  *
  * Durability. A read-write store runs in WAL mode with synchronous=FULL: the
  * WAL is fsynced at every COMMIT, so a committed transaction survives both a

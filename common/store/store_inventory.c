@@ -99,8 +99,8 @@ int store_history(store *s, const char *since, store_history_fn fn, void *ctx, v
             "WHERE created_at >= ?1 "
             "UNION ALL "
             "SELECT 1, task_id, released_at, NULL, 0, NULL FROM reservations "
-            "WHERE released_at >= ?1 AND bound_at IS NULL "
-            "ORDER BY 3, 1 DESC, 2",
+            "WHERE released_at >= ?1 AND bound_at IS NULL AND coalesce(vmid_only, 0) = 0 "
+            "ORDER BY 3, 1, 2",
             err))
         return -1;
     db_bind_text(st, 1, since);
@@ -120,5 +120,36 @@ int store_history(store *s, const char *since, store_history_fn fn, void *ctx, v
             break;
     }
     store_rows_free(&rows);
+    return rc;
+}
+
+int store_reservation_flow(store *s, const char *since, store_flow_fn fn, void *ctx, vf_error *err)
+{
+    static const char *const queries[2] = {
+        "SELECT node, substr(created_at, 1, 13), cpu, memory, count(*) FROM reservations "
+        "WHERE created_at >= ?1 GROUP BY 1, 2, 3, 4",
+        "SELECT node, substr(released_at, 1, 13), cpu, memory, count(*) FROM reservations "
+        "WHERE released_at >= ?1 AND bound_at IS NULL GROUP BY 1, 2, 3, 4"};
+    int rc = 0;
+    bool stop = false;
+    for (int q = 0; q < 2 && rc == 0 && !stop; q++) {
+        db_stmt *st = NULL;
+        store_rows rows = {0};
+        if (!db_prepare(s->db, &st, queries[q], err))
+            return -1;
+        db_bind_text(st, 1, since);
+        rc = store_rows_collect(s, st, 0, &rows, "reading placements and releases", err);
+        db_stmt_free(st);
+        for (int i = 0; rc == 0 && i < rows.count && !stop; i++) {
+            store_flow flow = {.node = store_rows_text(&rows, i, 0),
+                               .hour = store_rows_text(&rows, i, 1),
+                               .cpu = store_rows_double(&rows, i, 2),
+                               .memory = store_rows_int(&rows, i, 3),
+                               .count = store_rows_int(&rows, i, 4),
+                               .sign = q == 0 ? 1 : -1};
+            stop = fn(&flow, ctx) != 0;
+        }
+        store_rows_free(&rows);
+    }
     return rc;
 }

@@ -61,12 +61,36 @@ typedef int (*store_history_fn)(const store_history_step *step, void *ctx);
 /* Call fn for the history a replay decides again, from `since` on, in time
  * order: every schedule task created since then (its request), and every end
  * of a reservation released since then that the inventory did not show as a
- * VM (bound_at unset: task.release, a failed task, expiry); a release comes
- * before a request at the same time. Spare tasks come too (`spare`; their
+ * VM (bound_at unset: task.release, a failed task, expiry), but for the
+ * vmid-only rows a preemption leaves (their end ends no placement: the
+ * victim's was ended by the preemption, and it may be placed again since); a
+ * request comes before a release at the same time (a preemption ends its
+ * victims' holds in its own decision's millisecond). Spare tasks come too (`spare`; their
  * body tells spare.prepare from spare.release). The steps are
  * read in one query and held in memory (about the size of the requests).
  * Works on a READ_ONLY handle. Returns 0 or -1 with err set. */
 int store_history(store *s, const char *since, store_history_fn fn, void *ctx, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* Placements and releases since `since`, summed per node, hour and shape:
+ * the demand a forecast reads (forecast.h). A placement is a reservation
+ * created then; a release one ended then without its VM ever appearing
+ * (bound_at unset: task.release, a failed task, expiry, a preemption). */
+typedef struct store_flow {
+    const char *node;
+    const char *hour; /* "2026-11-28T09": the hour, store time text cut */
+    double cpu;       /* vCPUs of each */
+    int64_t memory;   /* MiB of each */
+    int64_t count;
+    int sign; /* +1 placed, -1 released */
+} store_flow;
+
+typedef int (*store_flow_fn)(const store_flow *flow, void *ctx);
+
+/* Call fn for each sum, placements first. A pass over the reservations of
+ * the retention window (no index on their times): for a scrape, cache it.
+ * Works on a READ_ONLY handle. Returns 0 or -1 with err set. */
+int store_reservation_flow(store *s, const char *since, store_flow_fn fn, void *ctx, vf_error *err)
     __attribute__((warn_unused_result));
 
 #endif

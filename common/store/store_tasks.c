@@ -532,8 +532,8 @@ static const char *const task_filter_sql[STORE_TASK_FILTERS] = {
     "node = ?",
     "created_at >= ?",
     "vm_name = ?",
-    "EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND "
-    "(json_extract(e.detail, '$.submitter') = ? OR json_extract(e.detail, '$.publisher') = ?))",
+    ("EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = tasks.id AND "
+     "(json_extract(e.detail, '$.submitter') = ? OR json_extract(e.detail, '$.publisher') = ?))"),
     "lower(error) LIKE lower(?) ESCAPE '\\'",
 };
 static const char *const task_filter_pg[STORE_TASK_FILTERS] = {

@@ -9,8 +9,11 @@
  * worker figures in bench_worker.py include both.
  *
  *   bench_handler [tasks] [hosts] [batch] [book|nobook] [metrics|nometrics]
- *                 [sqlite|postgresql]
- *   (default 20000 1000 100 book nometrics sqlite)
+ *                 [sqlite|postgresql] [provenance|noprovenance]
+ *   (default 20000 1000 100 book nometrics sqlite provenance)
+ *
+ * "noprovenance" leaves out each decision's record (provenance.h: one
+ * UPDATE of the task's row), to measure what it costs.
  *
  * "metrics" adds what the worker's main loop does for worker.http_listen:
  * the per-message decision timing and the counters added after each commit
@@ -33,6 +36,7 @@
 #include "hostset.h"
 #include "log.h"
 #include "store.h"
+#include "provenance.h"
 #include "task_handler.h"
 #include "worker_metrics.h"
 #include "clock.h"
@@ -88,10 +92,11 @@ int main(int argc, char **argv)
     bool with_book = argc <= 4 || strcmp(argv[4], "nobook") != 0;
     bool with_metrics = argc > 5 && strcmp(argv[5], "metrics") == 0;
     bool on_postgresql = argc > 6 && strcmp(argv[6], "postgresql") == 0;
+    bool with_provenance = argc <= 7 || strcmp(argv[7], "noprovenance") != 0;
     if (n <= 0 || n_hosts <= 0 || per_batch <= 0) {
         fprintf(stderr,
                 "usage: %s [tasks] [hosts] [batch] [book|nobook] [metrics|nometrics] "
-                "[sqlite|postgresql]\n",
+                "[sqlite|postgresql] [provenance|noprovenance]\n",
                 argv[0]);
         return 2;
     }
@@ -143,8 +148,18 @@ int main(int argc, char **argv)
                       reservation_book_load(book, s, 0, &err) < 0))
         goto out;
 
-    task_handler handler = {s,    engine, config, hosts, "", wall_ms, book, "bench:1:w_bench",
-                            NULL, NULL};
+    decision_view view = {.snapshot_id = 1, .config_id = 1, .clock_ms = wall_ms()};
+    task_handler handler = {s,
+                            engine,
+                            config,
+                            hosts,
+                            "",
+                            wall_ms,
+                            book,
+                            "bench:1:w_bench",
+                            NULL,
+                            NULL,
+                            with_provenance ? &view : NULL};
     double cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), wall0 = bench_now_s();
     char routing_key[] = "task.schedule";
     amqp_link_delivery delivery = {.routing_key = routing_key};
@@ -212,11 +227,11 @@ int main(int argc, char **argv)
     }
     double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     double wall = bench_now_s() - wall0;
-    printf("handler: %ld tasks, %ld hosts, batches of %ld%s%s%s: %.1f us CPU per task, %.0f "
+    printf("handler: %ld tasks, %ld hosts, batches of %ld%s%s%s%s: %.1f us CPU per task, %.0f "
            "tasks/s (wall, one thread, %s)\n",
            n, n_hosts, per_batch, book ? "" : " (no claims: reservations written directly)",
            wm ? ", with the metrics hooks" : "", on_postgresql ? ", PostgreSQL" : "",
-           cpu / (double)n * 1e6, (double)n / wall,
+           with_provenance ? "" : ", no provenance", cpu / (double)n * 1e6, (double)n / wall,
            on_postgresql ? "one commit per batch" : "fdatasync per batch");
     status = 0;
 out:

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
                 if (done >= KEEP) {
                     char id[32];
                     snprintf(id, sizeof id, "t-%zu", done - KEEP);
-                    replay_release(r, id);
+                    replay_release(r, id, 0);
                 }
                 if (done % SNAPSHOT_EVERY == SNAPSHOT_EVERY - 1 &&
                     replay_inventory(r, sets[(done / SNAPSHOT_EVERY + 1) % 2], at_ms, &err) < 0)

@@ -78,7 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     memcpy(body, data, size);
     body[size] = '\0';
-    task_handler handler = {db, engine, config, hosts, "", fixed_now_ms, NULL, NULL, NULL, NULL};
+    task_handler handler = {db,   engine, config, hosts, "",  fixed_now_ms,
+                            NULL, NULL,   NULL,   NULL,  NULL};
     task_message msg = {body,
                         size,
                         false,

@@ -50,8 +50,8 @@ static inline bool fixture_open_at(fixture *f, const char *location)
         fprintf(stderr, "fixture: %s\n", err.text);
         return false;
     }
-    f->handler = (task_handler){f->store,    f->engine, f->config, f->hosts, "",
-                                fixed_clock, NULL,      "test:1",  NULL,     NULL};
+    f->handler = (task_handler){f->store, f->engine, f->config, f->hosts, "",  fixed_clock,
+                                NULL,     "test:1",  NULL,      NULL,     NULL};
     return true;
 }
 

@@ -1061,9 +1061,14 @@ static void test_varied_shapes_match_reference_at_10000_hosts(void)
      * or the comparison above proves little about it (it gives the rest to
      * the full pass: requests short of memory and disk on many hosts at
      * once, near-ties). */
-    CHECK(fleet_searches > 100);
+    /* Under Valgrind (VF_UNDER_VALGRIND) a fifth of the decisions run, over
+     * smaller fleets: the floors are a tenth (17 searches and 6 lazy
+     * failures were seen there). */
+    size_t floor_scale = getenv("VF_UNDER_VALGRIND") ? 10 : 1;
+    CHECK(fleet_searches > 100 / floor_scale);
     CHECK(fleet_by_bounds * 3 > fleet_searches);
-    CHECKF(n_lazy > 20, "%zu failures decided by the index without per-host reasons", n_lazy);
+    CHECKF(n_lazy > 20 / floor_scale, "%zu failures decided by the index without per-host reasons",
+           n_lazy);
 }
 
 int main(void)

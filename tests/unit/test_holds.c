@@ -126,9 +126,96 @@ static void drop_by_task(void)
     holds_close(&set);
 }
 
+/* The digest (a decision's record, provenance.h): the same set gives the
+ * same digest whatever the order it was built in, and whatever was added
+ * and dropped on the way; each field a decision depends on changes it; an
+ * empty set is 0. */
+static void digest(void)
+{
+    holds a, b;
+    holds_init(&a);
+    holds_init(&b);
+    vf_error err;
+    vf_error_init(&err);
+    sched_reservation r1 = reservation("t-1", "bm-001", 101, 500);
+    sched_reservation r2 = reservation("t-2", "bm-002", 102, 600);
+    sched_reservation r3 = reservation("t-3", "bm-001", 103, 700);
+    CHECK(holds_add(&a, &r1, &err) && holds_add(&a, &r2, &err));
+    CHECK(holds_add(&b, &r3, &err) && holds_add(&b, &r2, &err) && holds_add(&b, &r1, &err));
+    CHECK(a.digest != b.digest);
+    CHECK(holds_drop_task(&b, "t-3", NULL, NULL) == 1);
+    CHECK(a.digest == b.digest);
+    CHECK(a.digest == holds_reservation_digest(&r1) + holds_reservation_digest(&r2));
+    /* Each field counts: node, vCPUs, MiB, GiB, vmid, expiry, priority, kind,
+     * custom resources. */
+    sched_reservation v = r1;
+    uint64_t base = holds_reservation_digest(&r1);
+    snprintf(v.node, sizeof v.node, "bm-009");
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.cpu = 2.5;
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.memory++;
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.disk++;
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.vmid++;
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.expires++;
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.has_priority = true, v.priority = 5;
+    uint64_t ranked = holds_reservation_digest(&v);
+    CHECK(ranked != base);
+    v.priority = 6;
+    CHECK(holds_reservation_digest(&v) != ranked);
+    v = r1, v.created = 12345; /* preemption's tie-break only: not in it */
+    CHECK(holds_reservation_digest(&v) == base);
+    /* The hold's kind, and its custom resources (as the store keeps them:
+     * in any order, names in any case, amounts of 0 left out). */
+    v = r1, v.kind = SCHED_HOLD_VMID_ONLY;
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.kind = SCHED_HOLD_RESOURCES_ONLY;
+    CHECK(holds_reservation_digest(&v) != base);
+    v = r1, v.resources.n = 2;
+    snprintf(v.resources.items[0].name, sizeof v.resources.items[0].name, "GPU");
+    v.resources.items[0].amount = 2;
+    snprintf(v.resources.items[1].name, sizeof v.resources.items[1].name, "fpga");
+    v.resources.items[1].amount = 0;
+    uint64_t gpus = holds_reservation_digest(&v);
+    CHECK(gpus != base);
+    sched_reservation w = r1;
+    w.resources.n = 1;
+    snprintf(w.resources.items[0].name, sizeof w.resources.items[0].name, "gpu");
+    w.resources.items[0].amount = 2;
+    CHECK(holds_reservation_digest(&w) == gpus);
+    w.resources.items[0].amount = 1;
+    CHECK(holds_reservation_digest(&w) != gpus);
+    /* A hold found unpreemptible (a victim never answered): the set's digest
+     * is that of what it holds now. */
+    holds c;
+    holds_init(&c);
+    v = r1, v.has_priority = true, v.priority = 5;
+    hold *held = holds_add(&c, &v, &err);
+    CHECK(held && c.digest == ranked);
+    if (held)
+        holds_unpreemptible(&c, held);
+    CHECK(c.digest == base);
+    CHECK(holds_drop_task(&c, "t-1", NULL, NULL) == 1 && c.digest == 0);
+    holds_close(&c);
+    /* Two identical holds do not cancel each other. */
+    CHECK(holds_add(&a, &r1, &err) != NULL);
+    CHECK(a.digest == 2 * base + holds_reservation_digest(&r2));
+    int64_t now = 550;
+    CHECK(holds_drop_where(&a, expired, &now, NULL, NULL) == 2);
+    CHECK(a.digest == holds_reservation_digest(&r2));
+    holds_close(&a);
+    CHECK(a.digest == 0);
+    holds_close(&b);
+}
+
 int main(void)
 {
     drop_by_task();
+    digest();
 
     holds set;
     holds_init(&set);

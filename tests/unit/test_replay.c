@@ -111,7 +111,7 @@ static void test_same_config(void)
     decide(&x, 1, 2, 1024, T0 - 1000); /* before any inventory: unplaced under both */
     CHECK(replay_inventory(x.r, first, T0, &err) == 0);
     decide(&x, 40, 6, 4096, T0 + 1000);
-    replay_release(x.r, "t-1800000001000-3");
+    replay_release(x.r, "t-1800000001000-3", 0);
     CHECK(replay_inventory(x.r, second, T0 + 60000, &err) == 0);
     decide(&x, 200, 16, 8192, T0 + 61000); /* until full */
     replay_totals t;
@@ -182,7 +182,7 @@ static void test_new_failures_and_releases(void)
     for (int i = 0; i < 4; i++) {
         char id[64];
         snprintf(id, sizeof id, "t-%lld-%d", (long long)(T0 + 1000), i);
-        replay_release(x.r, id);
+        replay_release(x.r, id, 0);
     }
     decide(&x, 8, 4, 1024, T0 + 2000);
     replay_result(x.r, &t);
@@ -290,7 +290,7 @@ static void test_spares_moved(void)
     size_t n = 0;
     const replay_host_peak *peaks = replay_peaks(x.r, &n);
     CHECK(n == 4 && peaks[0].placements[0] == 0 && peaks[0].placements[1] == 1);
-    replay_release(x.r, "up-1");
+    replay_release(x.r, "up-1", 0);
     spares(&x, "up-2", 4, T0 + 2000);
     replay_result(x.r, &t);
     CHECK(t.spares_moved == 1 && t.spares_placed[0] == 2 && t.spares_placed[1] == 2);

@@ -162,6 +162,43 @@ static void fetch_and_sync(service_fixture *f, inventory *source, service_follow
     (void)sync_round(f, follower);
 }
 
+/* inventory.record_decided: every content decided over is in the store at
+ * once, whatever record_every_s says, and the follower names its row: the
+ * record a decision keeps (provenance.h). */
+static void test_decided_snapshots(service_fixture *f)
+{
+    service *svc = &f->svc;
+    f->config->inventory.record_decided = true;
+    f->config->inventory.record_every_s = 7200;
+    inventory *source = open_inventory(f, INVENTORY);
+    service_follower *follower = source ? open_follower(f, source) : NULL;
+    if (!follower)
+        goto out;
+    int before = snapshots(svc);
+    fake_now_ms += 10000;
+    fetch_and_sync(f, source, follower);
+    int64_t first = service_follower_snapshot_id(follower);
+    CHECK(first > 0);
+    inventory *other = open_inventory(f, "fixtures/inventory/file/valid/defaults.yaml");
+    if (!other)
+        goto out;
+    inventory_adopt_settings(source, other); /* frees it */
+    fake_now_ms += 10000;                    /* well within record_every_s */
+    fetch_and_sync(f, source, follower);
+    int64_t second = service_follower_snapshot_id(follower);
+    CHECK(second > first);
+    CHECK(snapshots(svc) >= before + 1);
+    /* The same content again: the row already recorded, none added. */
+    int now = snapshots(svc);
+    fake_now_ms += 10000;
+    fetch_and_sync(f, source, follower);
+    CHECK(service_follower_snapshot_id(follower) == second);
+    CHECK(snapshots(svc) == now);
+out:
+    service_follower_free(follower);
+    inventory_free(source);
+}
+
 static void test_snapshots(service_fixture *f)
 {
     service *svc = &f->svc;
@@ -222,8 +259,11 @@ int main(void)
         service_fixture_close(&f);
         return test_summary();
     }
+    /* record_every_s alone until test_decided_snapshots. */
+    f.config->inventory.record_decided = false;
     test_follow(&f);
     test_snapshots(&f);
+    test_decided_snapshots(&f);
     service_fixture_close(&f);
     return test_summary();
 }

@@ -203,6 +203,11 @@ static void run_history(const char *location)
     CHECK(store_reservation_release_task(st, "t-a", "2026-11-02T00:00:05.000Z", &err) == 1);
     CHECK(store_reservation_release_vmid(st, 101, "bm-1", "2026-11-02T00:00:06.000Z",
                                          "2026-11-02T00:00:06.000Z", &err) == 1);
+    /* A preempted placement's vmid kept, then expired: the task's end was its
+     * preemption, decided again since; the vmid's end ends nothing. */
+    CHECK(store_reservation_keep_vmid(st, "t-b", "bm-1", 102, "2026-11-02T00:00:07.000Z",
+                                      "2026-11-02T00:00:08.000Z", &err) == 0);
+    CHECK(store_reservations_expire(st, "2026-11-02T00:00:09.000Z", &err) >= 1);
     steps got = {0};
     CHECKF(store_history(st, "2026-11-02T00:00:00.000Z", collect_step, &got, &err) == 0, "%s",
            err.text);

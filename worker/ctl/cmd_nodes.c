@@ -49,15 +49,8 @@ int ctl_nodes(int argc, char **argv)
     json_t *array = NULL;
     vf_error err;
     vf_error_init(&err);
-    if (!(inv = inventory_new(config, &err))) {
-        ctl_error("%s", err.text);
+    if (!(hosts = ctl_fetch_hosts(config, &inv, &rc)))
         goto out;
-    }
-    rc = CTL_EXIT_UNAVAILABLE;
-    if (!(hosts = inventory_fetch(inv, &err))) {
-        ctl_error("inventory unavailable: %s", err.text);
-        goto out;
-    }
     bool have_store = !store_config_missing(config);
     if (have_store && !(s = ctl_open_store(config, STORE_READ_ONLY)))
         goto out;

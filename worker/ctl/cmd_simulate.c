@@ -12,7 +12,9 @@
 
 #include "clock.h"
 #include "ctl.h"
+#include "ctl_simulation.h"
 #include "host_json.h"
+#include "ids.h"
 #include "replay.h"
 #include "request.h"
 #include "spare_place.h"
@@ -50,163 +52,6 @@ static void simulate_usage(FILE *out)
             "error, 4 store unreachable.\n");
 }
 
-/* Store time text (2026-11-22T01:02:03.123Z) to Unix ms; -1 if malformed. */
-static int64_t time_ms(const char *text)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    int ms = 0;
-    if (!text || sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                        &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (int64_t)timegm(&tm) * 1000 + ms;
-}
-
-typedef struct step {
-    bool release;
-    int spare_count; /* a spare.prepare of this many spares; 0: a task.schedule */
-    int ready_timeout_s;
-    int64_t at_ms;
-    char task_id[REQUEST_TASK_ID_LEN];
-    sched_request req;
-} step;
-
-typedef struct simulation {
-    step *steps;
-    size_t n, cap, next;
-    size_t invalid; /* recorded requests that do not parse, or spare.prepare requests the
-                       worker refused as invalid: skipped under both */
-    replay *r;
-    hostset *current; /* owned; the engines decide over it */
-    size_t snapshots;
-    int failed; /* 0, or the exit status to return */
-} simulation;
-
-static int parse_schedule(const json_t *body, step *st)
-{
-    vf_error err;
-    vf_error_init(&err);
-    return body ? sched_request_parse(body, &st->req, &err) : -1;
-}
-
-/* The fields of a spare.prepare body the placement reads (the worker's
- * spare_handler checked the rest when it was recorded). */
-static int parse_spare_prepare(const json_t *body, step *st)
-{
-    vf_error err;
-    vf_error_init(&err);
-    sched_request_init(&st->req);
-    const json_t *count = json_object_get(body, "count");
-    const json_t *timeout = json_object_get(body, "ready_timeout_s");
-    if (!json_is_integer(count) || json_integer_value(count) < 1 ||
-        json_integer_value(count) > SCHED_SPARE_MAX_COUNT ||
-        (timeout && (!json_is_integer(timeout) || json_integer_value(timeout) < 1 ||
-                     json_integer_value(timeout) > 86400)) ||
-        sched_request_parse_placement(body, &st->req, &err) < 0)
-        return -1;
-    st->spare_count = (int)json_integer_value(count);
-    st->ready_timeout_s = timeout ? (int)json_integer_value(timeout) : SCHED_SPARE_READY_TIMEOUT_S;
-    return 0;
-}
-
-static int collect_step(const store_history_step *h, void *ctx)
-{
-    simulation *sim = ctx;
-    step st;
-    memset(&st, 0, sizeof st);
-    st.release = h->release;
-    st.at_ms = time_ms(h->at);
-    snprintf(st.task_id, sizeof st.task_id, "%s", h->task_id);
-    if (!h->release) {
-        if (h->spare && h->reason && strcmp(h->reason, "invalid") == 0) {
-            /* Refused before placement (an unknown cluster, an upgrade that
-             * already has spares): the worker held nothing for it. */
-            sim->invalid++;
-            return 0;
-        }
-        json_t *body = h->request ? json_loads(h->request, 0, NULL) : NULL;
-        if (h->spare && body && !json_object_get(body, "count")) {
-            /* A spare.release: its spares' holds end by release steps. */
-            json_decref(body);
-            return 0;
-        }
-        int parsed = h->spare ? parse_spare_prepare(body, &st) : parse_schedule(body, &st);
-        json_decref(body);
-        if (parsed < 0) {
-            sim->invalid++;
-            return 0;
-        }
-        snprintf(st.req.task_id, sizeof st.req.task_id, "%s", h->task_id);
-    }
-    if (sim->n == sim->cap) {
-        size_t cap = sim->cap ? sim->cap * 2 : 256;
-        step *grown = realloc(sim->steps, cap * sizeof *grown);
-        if (!grown) {
-            ctl_error("out of memory reading the history");
-            sim->failed = CTL_EXIT_UNAVAILABLE;
-            return 1;
-        }
-        sim->steps = grown;
-        sim->cap = cap;
-    }
-    sim->steps[sim->n++] = st;
-    return 0;
-}
-
-/* Replay the history up to (not including) `until_ms`; -1: all of it. */
-static int advance(simulation *sim, int64_t until_ms)
-{
-    for (; sim->next < sim->n; sim->next++) {
-        const step *st = &sim->steps[sim->next];
-        if (until_ms >= 0 && st->at_ms >= until_ms)
-            break;
-        if (st->release) {
-            replay_release(sim->r, st->task_id);
-            continue;
-        }
-        vf_error err;
-        vf_error_init(&err);
-        int rc = st->spare_count ? replay_decide_spares(sim->r, &st->req, st->spare_count,
-                                                        st->ready_timeout_s, st->at_ms, &err)
-                                 : replay_decide(sim->r, &st->req, st->at_ms, &err);
-        if (rc < 0) {
-            ctl_error("%s", err.text);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int follow_snapshot(const store_inventory_snapshot *snapshot, void *ctx)
-{
-    simulation *sim = ctx;
-    int64_t at = time_ms(snapshot->recorded_at);
-    if (advance(sim, at) < 0) {
-        sim->failed = CTL_EXIT_UNAVAILABLE;
-        return 1;
-    }
-    json_error_t json_err;
-    json_t *doc = json_loads(snapshot->hosts, 0, &json_err);
-    vf_error err;
-    vf_error_init(&err);
-    hostset *set = doc ? host_json_inventory(doc, &err) : NULL;
-    json_decref(doc);
-    if (!set || replay_inventory(sim->r, set, at, &err) < 0) {
-        ctl_error("inventory snapshot %" PRId64 " (%s): %s", snapshot->id, snapshot->recorded_at,
-                  doc ? err.text : json_err.text);
-        hostset_free(set);
-        sim->failed = CTL_EXIT_UNAVAILABLE;
-        return 1;
-    }
-    /* The engines now decide over `set`: the previous one can go. */
-    hostset_free(sim->current);
-    sim->current = set;
-    sim->snapshots++;
-    return 0;
-}
-
 static int parse_count(const char *name, const char *text, long *out)
 {
     char *end = NULL;
@@ -220,7 +65,37 @@ static int parse_count(const char *name, const char *text, long *out)
     return 0;
 }
 
-static void report(const replay_totals *t, replay *r, const char *since, const simulation *sim,
+/* Shown in the text report; --json lists every one. */
+#define CHANGES_SHOWN 20
+
+/* Each request whose outcome differs, and why (the candidate's side). */
+static json_t *changes_json(replay *r)
+{
+    size_t n = 0;
+    const replay_change *ch = replay_changes(r, &n);
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++)
+        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}", "task_id", ch[i].task_id,
+                                              "current", ch[i].outcome[0], "candidate",
+                                              ch[i].outcome[1], "why", ch[i].why));
+    return list;
+}
+
+static void print_changes(replay *r)
+{
+    size_t n = 0;
+    const replay_change *ch = replay_changes(r, &n);
+    if (!n)
+        return;
+    printf("changed requests (current -> candidate: why), %zu in all:\n", n);
+    for (size_t i = 0; i < n && i < CHANGES_SHOWN; i++)
+        printf("  %-28s %s -> %s: %s\n", ch[i].task_id, ch[i].outcome[0], ch[i].outcome[1],
+               ch[i].why[0] ? ch[i].why : "-");
+    if (n > CHANGES_SHOWN)
+        printf("  ... %zu more (--json lists every one)\n", n - CHANGES_SHOWN);
+}
+
+static void report(const replay_totals *t, replay *r, const char *since, const ctl_simulation *sim,
                    const replay_stranded *stranded, bool as_json, bool past)
 {
     size_t n = 0;
@@ -257,6 +132,7 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
                       (json_int_t)t->spares_placed[1], "moved", (json_int_t)t->spares_moved,
                       "newly_unschedulable", (json_int_t)t->spares_newly_unschedulable,
                       "newly_schedulable", (json_int_t)t->spares_newly_schedulable));
+        json_object_set_new(all, "changes", changes_json(r));
         json_object_set_new(all, "median_request",
                             json_pack("{s:f, s:f}", "cpu", stranded[0].median_cpu, "memory",
                                       stranded[0].median_memory));
@@ -290,6 +166,7 @@ static void report(const replay_totals *t, replay *r, const char *since, const s
            stranded[0].cpu, stranded[0].memory, stranded[0].hosts, stranded[1].cpu,
            stranded[1].memory, stranded[1].hosts, stranded[0].median_cpu,
            stranded[0].median_memory);
+    print_changes(r);
     printf("peak committed per host (vCPUs, MiB): current -> candidate\n");
     for (size_t i = 0; i < n; i++) {
         const replay_host_peak *p = &peaks[i];
@@ -336,7 +213,7 @@ int ctl_simulate(int argc, char **argv)
     vf_config *candidate = NULL;
     store *s = NULL;
     sched_engine *engine[2] = {NULL, NULL};
-    simulation sim;
+    ctl_simulation sim;
     memset(&sim, 0, sizeof sim);
     vf_error err;
     vf_error_init(&err);
@@ -370,13 +247,19 @@ int ctl_simulate(int argc, char **argv)
                                     (int64_t)side->spare.provisioner.timeout_s *
                                         (side->retry.max_attempts + 1));
         }
-    if (!sim.r || store_history(s, since, collect_step, &sim, &err) < 0 ||
-        (!sim.failed && store_inventory_snapshots(s, since, follow_snapshot, &sim, &err) < 0)) {
-        ctl_error("%s", err.text);
+    if (sim.r) {
+        replay_policy(sim.r, 0, config);
+        replay_policy(sim.r, 1, candidate);
+    }
+    /* No reordering: a task's created_at is its first decision's time, so
+     * the recorded order is the order the worker decided in, priorities
+     * (queue_order.h) already applied. */
+    if (!sim.r || ctl_simulation_history(&sim, s, since, &err) < 0 ||
+        ctl_simulation_replay(&sim, s, since, &err) < 0) {
+        if (!sim.failed)
+            ctl_error("%s", err.text[0] ? err.text : "out of memory");
         goto out;
     }
-    if (sim.failed || advance(&sim, -1) < 0)
-        goto out;
     replay_totals t;
     replay_result(sim.r, &t);
     bool past = (max_moved >= 0 && t.moved + t.spares_moved > (uint64_t)max_moved) ||
@@ -397,8 +280,7 @@ out:
     replay_free(sim.r);
     sched_engine_free(engine[0]);
     sched_engine_free(engine[1]);
-    hostset_free(sim.current);
-    free(sim.steps);
+    ctl_simulation_close(&sim);
     store_close(s);
     config_free(candidate);
     config_free(config);

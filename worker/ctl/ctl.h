@@ -11,6 +11,7 @@
 #include "config.h"
 #include "ids.h"
 #include "ctl_options.h"
+#include "request.h"
 #include "store.h"
 #include "store_tasks.h"
 
@@ -50,6 +51,13 @@ int ctl_spares(int argc, char **argv);
 int ctl_spare(int argc, char **argv);
 int ctl_prune(int argc, char **argv);
 int ctl_simulate(int argc, char **argv);
+int ctl_explain(int argc, char **argv);
+int ctl_headroom(int argc, char **argv);
+/* headroom --plan (ctl_plan.c): the fewest hosts like `like` to add, within
+ * max_hosts, over `days` of projected demand from the last window_days;
+ * prints the answer. Returns an exit status. */
+int ctl_plan(const vf_config *config, store *s, const char *like, int days, int window_days,
+             int max_hosts, bool as_json);
 int ctl_completion(int argc, char **argv);
 /* `completion values KIND` (cmd_completion_values.c): the candidates the
  * shell completion reads for tasks, hosts, pools or receivers. */
@@ -151,6 +159,20 @@ json_t *ctl_parse_stored_json(const char *text);
 /* A task row as JSON (request and result parsed): the shape of `tasks --json`
  * items and of `task --json`'s "task". Owned. */
 json_t *ctl_task_json(const store_task *task);
+
+/* The fields of a recorded spare.prepare body a placement reads (the
+ * worker's spare_handler checked the rest when it was recorded) into *req,
+ * its count (1..64) and ready_timeout_s (may be NULL). Returns 0 or -1 with
+ * err. */
+/* The configured inventory fetched once: *inv owned (inventory_free, also
+ * when NULL is returned), the hostset owned. NULL after printing why, with
+ * *rc the exit status: CTL_EXIT_CONFIG (the source's settings),
+ * CTL_EXIT_UNAVAILABLE (it did not answer). */
+struct inventory;
+struct hostset *ctl_fetch_hosts(const vf_config *config, struct inventory **inv, int *rc);
+
+int ctl_parse_spare_prepare(const json_t *body, sched_request *req, int *count,
+                            int *ready_timeout_s, vf_error *err);
 
 /* "--since": "30m", "1h", "2d", "45s" before now, or an RFC 3339 time
  * ("2026-11-22T01:02:03Z", fractions allowed). Writes a store timestamp.

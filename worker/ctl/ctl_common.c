@@ -13,6 +13,8 @@
 #include "ctl.h"
 #include "human.h"
 #include "ids.h"
+#include "inventory.h"
+#include "spare_place.h"
 #include "store_tasks.h"
 #include "task_view.h"
 #include "text_escape.h"
@@ -254,6 +256,43 @@ void ctl_amounts(const json_t *figures, char *out, size_t size)
             break;
         used += (size_t)n;
     }
+}
+
+int ctl_parse_spare_prepare(const json_t *body, sched_request *req, int *count,
+                            int *ready_timeout_s, vf_error *err)
+{
+    sched_request_init(req);
+    const json_t *n = json_object_get(body, "count");
+    const json_t *timeout = json_object_get(body, "ready_timeout_s");
+    if (!json_is_integer(n) || json_integer_value(n) < 1 ||
+        json_integer_value(n) > SCHED_SPARE_MAX_COUNT ||
+        (timeout && (!json_is_integer(timeout) || json_integer_value(timeout) < 1 ||
+                     json_integer_value(timeout) > 86400))) {
+        vf_error_set(err, VF_EINVAL, "not a spare.prepare request: count or ready_timeout_s");
+        return -1;
+    }
+    if (sched_request_parse_placement(body, req, err) < 0)
+        return -1;
+    *count = (int)json_integer_value(n);
+    if (ready_timeout_s)
+        *ready_timeout_s = timeout ? (int)json_integer_value(timeout) : SCHED_SPARE_READY_TIMEOUT_S;
+    return 0;
+}
+
+hostset *ctl_fetch_hosts(const vf_config *config, inventory **inv, int *rc)
+{
+    vf_error err;
+    vf_error_init(&err);
+    *rc = CTL_EXIT_CONFIG;
+    if (!(*inv = inventory_new(config, &err))) {
+        ctl_error("%s", err.text);
+        return NULL;
+    }
+    *rc = CTL_EXIT_UNAVAILABLE;
+    hostset *hosts = inventory_fetch(*inv, &err);
+    if (!hosts)
+        ctl_error("inventory unavailable: %s", err.text);
+    return hosts;
 }
 
 void ctl_retry_text(const json_t *retry, char *out, size_t size)

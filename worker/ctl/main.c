@@ -30,6 +30,10 @@ static const ctl_command commands[] = {
     {"prune", "delete (--dry-run: count) final rows older than --older-than D", ctl_prune},
     {"simulate", "replay recorded requests under a --candidate configuration, compare",
      ctl_simulate},
+    {"explain", "what a task's decision was made over; --replay: decide it again, compare",
+     ctl_explain},
+    {"headroom", "VMs of each reference shape that still fit; --forecast: days left at the rate",
+     ctl_headroom},
     {"serve", "web console over the store (read-only unless --allow-actions)", ctl_serve},
     {"config", "check the configuration file (config check), as the programs load it", ctl_config},
     {"completion",
@@ -48,6 +52,7 @@ static const struct {
     {"completion", "bash zsh man"},
     {"task", "cancel retry-now resubmit @tasks"},
     {"release", "@tasks"},
+    {"explain", "@tasks"},
     {"config", "check"},
 };
 

@@ -34,6 +34,9 @@ typedef struct task_handler {
      * never refused. */
     bool (*refuses)(void *context, const char *routing_key);
     void *refuses_context;
+    /* What this batch decides over, recorded with each decision
+     * (provenance.h); NULL: nothing recorded (tests, dry runs). */
+    const struct decision_view *view;
 } task_handler;
 
 /* The message as it came off the queue; borrowed. */

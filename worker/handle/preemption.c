@@ -51,21 +51,14 @@ static int end_reservation(const task_attempt *a, const sched_victim *v, const c
                      v->task_id, node);
         return -1;
     }
-    sched_engine_release(h->engine, v->task_id);
-    if (!v->vmid || !v->expires)
-        return 0;
-    char expires[STORE_TIME_SIZE];
-    if (store_format_time(v->expires * 1000, expires) < 0 ||
-        store_reservation_keep_vmid(h->store, v->task_id, node, v->vmid, a->now, expires, err) < 0)
-        return -1;
-    sched_reservation kept;
-    memset(&kept, 0, sizeof kept);
-    snprintf(kept.task_id, sizeof kept.task_id, "%s", v->task_id);
-    snprintf(kept.node, sizeof kept.node, "%s", node);
-    kept.vmid = v->vmid;
-    kept.expires = v->expires;
-    kept.kind = SCHED_HOLD_VMID_ONLY;
-    return sched_engine_reserve(h->engine, &kept, err);
+    if (v->vmid && v->expires) {
+        char expires[STORE_TIME_SIZE];
+        if (store_format_time(v->expires * 1000, expires) < 0 ||
+            store_reservation_keep_vmid(h->store, v->task_id, node, v->vmid, a->now, expires, err) <
+                0)
+            return -1;
+    }
+    return sched_preempt_end_victim(h->engine, v, node, err);
 }
 
 /* The victim's client, on the channel it asked on: told that the placement

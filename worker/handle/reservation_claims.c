@@ -82,12 +82,7 @@ static char *amounts_text(const resource_amounts *amounts, bool keep_zero, bool 
         if (!keep_zero && amounts->items[i].amount == 0)
             continue;
         char name[RESOURCE_NAME_LEN];
-        size_t k = 0;
-        for (; amounts->items[i].name[k] && k < sizeof name - 1; k++) {
-            char ch = amounts->items[i].name[k];
-            name[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-        }
-        name[k] = '\0';
+        (void)resource_name_lower(amounts->items[i].name, name);
         if (json_object_set_new(o, name, json_integer(amounts->items[i].amount)) < 0) {
             json_decref(o);
             o = NULL;

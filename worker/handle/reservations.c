@@ -44,23 +44,23 @@ static bool counts_capacity(const store_reservation *row, bool shown, const char
            (row->expires_at && strcmp(row->expires_at, clock) > 0);
 }
 
-int reservations_hold_row(const store_reservation *row, void *ctx)
+bool reservations_row_hold(const store_reservation *row, const hostset *hosts, const char *clock,
+                           const char *view_at, sched_reservation *out)
 {
-    reservation_holder *h = ctx;
     sched_reservation res;
     memset(&res, 0, sizeof res);
     snprintf(res.task_id, sizeof res.task_id, "%s", row->task_id);
     snprintf(res.node, sizeof res.node, "%s", row->node);
     res.vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
-    bool shown = row->bound_at && sched_engine_shows_guest(h->engine, res.vmid, res.node);
-    bool capacity = counts_capacity(row, shown, h->clock, h->view_at);
+    bool shown = row->bound_at && res.vmid && hosts && hostset_guest_on(hosts, res.vmid, res.node);
+    bool capacity = counts_capacity(row, shown, clock, view_at);
     /* A bound VM's custom resources, while it exists, when its host's
      * inventory does not count them itself (docs/guarantees.md "The ledger"). */
     bool resources_only = !capacity && row->bound_at && row->resources &&
                           !row->resources_ended_at &&
-                          !sched_engine_counts_resources(h->engine, res.node);
+                          !(hosts && hostset_counts_resources(hosts, res.node));
     if (!capacity && !resources_only)
-        return 0;
+        return false;
     if (row->resources && !row->resources_ended_at) {
         /* An unreadable one holds none (it was checked when the task was
          * decided). Ended ones (the VM gone, the task released) hold none
@@ -98,6 +98,16 @@ int reservations_hold_row(const store_reservation *row, void *ctx)
         row->has_priority && !row->bound_at && !row->released_at && res.kind == SCHED_HOLD_FULL;
     res.priority = row->priority;
     (void)parse_time_ms(row->created_at, &res.created); /* unreadable: 0, the oldest */
+    *out = res;
+    return true;
+}
+
+int reservations_hold_row(const store_reservation *row, void *ctx)
+{
+    reservation_holder *h = ctx;
+    sched_reservation res;
+    if (!reservations_row_hold(row, sched_engine_snapshot(h->engine), h->clock, h->view_at, &res))
+        return 0;
     if (sched_engine_reserve(h->engine, &res, h->err) < 0) {
         h->failed = true;
         return 1; /* stop: the error is in h->err */

@@ -29,6 +29,19 @@
 
 #include "engine.h"
 #include "store.h"
+#include "store_reservations.h"
+
+/* What reservation row `row` holds for a reader deciding over `hosts` (the
+ * snapshot fetched at `view_at`; NULL: none) with the reservation clock at
+ * `clock` (store time text): a full hold, its vmid alone (a preempted
+ * placement's), or a bound VM's custom resources alone; with its expiry
+ * rounded as a new hold's and preemptible while its VM has not appeared.
+ * The rules of store_reservations_counted and of the claims. Fills *out and
+ * returns true, or false when it holds nothing. The worker's picture and
+ * explain --replay's rebuild of a decision's holds (the row as it stood
+ * then) both use it, so they hold alike. */
+bool reservations_row_hold(const store_reservation *row, const hostset *hosts, const char *clock,
+                           const char *view_at, sched_reservation *out);
 
 /* Hold in `engine` every reservation of `s` that a decision over the
  * engine's current snapshot, fetched at `view_ms` (Unix ms; 0: no snapshot

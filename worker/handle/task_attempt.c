@@ -9,6 +9,7 @@
 #include "grow.h"
 #include "ids.h"
 #include "json_util.h"
+#include "provenance.h"
 #include "store_outbox.h"
 #include "store_tasks.h"
 #include "task_conflict.h"
@@ -133,6 +134,7 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
         out->correlation_id =
             a->existing.correlation_id ? strdup(a->existing.correlation_id) : NULL;
     }
+    provenance_capture(a); /* before anything of this attempt is decided or held */
     return 1;
 }
 
@@ -309,6 +311,10 @@ int task_attempt_write(const task_attempt *a, const char *status, const char *re
     a->out->attempt = (int)a->attempt;
     snprintf(a->out->node, sizeof a->out->node, "%s", node ? node : "");
     snprintf(a->out->error_text, sizeof a->out->error_text, "%s", error ? error : "");
+    /* What this decision was made over: the last write of the attempt that
+     * commits is the record kept (provenance.h). */
+    if (provenance_write(a, err) < 0)
+        return -1;
     return task_attempt_history(a, "processing", received_json(a), err);
 }
 

@@ -30,6 +30,7 @@ typedef struct task_attempt {
      * (e.g. "unknown_scheduler"): the retry's history and task.retrying
      * carry it as "reason". */
     const char *retry_reason;
+    uint64_t holds_before; /* the engine's hold-set digest when the attempt opened (provenance.h) */
 } task_attempt;
 
 /* The attempt a message stands for: its x-virtflow-attempt clamped to

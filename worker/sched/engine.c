@@ -254,15 +254,6 @@ static void report_materialised(const hold *h, void *arg)
     m->report(&res, m->user);
 }
 
-/* Whether the host named `node` in `hosts` counts its guests' custom
- * resources itself (traits.h counts_allocated); a host the snapshot lacks
- * does not. */
-static bool host_counts_resources(const hostset *hosts, const char *node)
-{
-    const host *h = hostset_find(hosts, node);
-    return h && h->traits && h->traits->counts_allocated;
-}
-
 /* A hold whose VM the snapshot shows and that holds custom resources its
  * host does not count: from now on it holds those alone, while the VM
  * exists (docs/guarantees.md "The ledger"). Reported as materialised (its
@@ -272,7 +263,7 @@ static void keep_resources_of_materialised(sched_engine *engine, const struct ma
     for (size_t i = 0; i < engine->holds.n_held; i++) {
         hold *h = &engine->holds.held[i];
         if (!h->resources || h->kind != SCHED_HOLD_FULL || !has_materialised(h, m) ||
-            host_counts_resources(m->hosts, hold_node(h)))
+            hostset_counts_resources(m->hosts, hold_node(h)))
             continue;
         report_materialised(h, (void *)m);
         vmidset_remove(&engine->holds.reserved_vmids, h->vmid);
@@ -427,7 +418,7 @@ void sched_engine_claim_limits(const sched_engine *engine, const host *h, const 
 
 bool sched_engine_counts_resources(const sched_engine *engine, const char *node)
 {
-    return engine->hosts && host_counts_resources(engine->hosts, node);
+    return engine->hosts && hostset_counts_resources(engine->hosts, node);
 }
 
 bool sched_engine_shows_guest(const sched_engine *engine, uint32_t vmid, const char *node)

@@ -35,6 +35,56 @@ void hold_to_reservation(const hold *h, sched_reservation *out)
         out->resources = *h->resources;
 }
 
+/* Custom resources held, order-free (a sum per resource), names in lower
+ * case and amounts of 0 left out, as the store keeps them (schema/021):
+ * the engine's hold and the row it is rebuilt from hash alike. */
+static uint64_t resources_digest(const resource_amounts *amounts)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; amounts && i < amounts->n; i++) {
+        if (amounts->items[i].amount == 0)
+            continue;
+        char name[RESOURCE_NAME_LEN];
+        size_t k = resource_name_lower(amounts->items[i].name, name);
+        uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, name, k + 1);
+        sum += hash_fnv1a(h, &amounts->items[i].amount, sizeof amounts->items[i].amount);
+    }
+    return sum;
+}
+
+/* The fields a decision depends on, hashed in a fixed order and width. */
+static uint64_t entry_digest(const char *task, const char *node, double cpu, int64_t memory,
+                             int64_t disk, uint32_t vmid, int64_t expires, bool preemptible,
+                             int32_t priority, uint8_t kind, const resource_amounts *resources)
+{
+    uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, task, strlen(task) + 1);
+    h = hash_fnv1a(h, node, strlen(node) + 1);
+    int64_t numbers[5] = {(int64_t)(cpu * 1000.0 + (cpu < 0 ? -0.5 : 0.5)), memory, disk, vmid,
+                          expires};
+    h = hash_fnv1a(h, numbers, sizeof numbers);
+    int32_t rank[3] = {preemptible, preemptible ? priority : 0, kind};
+    h = hash_fnv1a(h, rank, sizeof rank);
+    uint64_t held = resources_digest(resources);
+    h = hash_fnv1a(h, &held, sizeof held);
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 29);
+}
+
+uint64_t holds_reservation_digest(const sched_reservation *res)
+{
+    /* Preemptible as holds_add makes it: only a full hold. */
+    return entry_digest(res->task_id, res->node, res->cpu, res->memory, res->disk, res->vmid,
+                        res->expires, res->has_priority && res->kind == SCHED_HOLD_FULL,
+                        res->priority, (uint8_t)res->kind, &res->resources);
+}
+
+static uint64_t hold_digest(const hold *h)
+{
+    return entry_digest(hold_task(h), hold_node(h), h->cpu, h->memory, h->disk, h->vmid, h->expires,
+                        h->preemptible, h->priority, h->kind, h->resources);
+}
+
 /* FNV-1a, then a final mix: task ids often differ only in their last
  * characters. */
 static uint32_t hash_task(const char *task_id)
@@ -187,7 +237,10 @@ void holds_unpreemptible(holds *set, hold *h)
 {
     if (!h->preemptible)
         return;
+    /* The digest follows: it is what the next decision is recorded over. */
+    set->digest -= hold_digest(h);
     h->preemptible = false;
+    set->digest += hold_digest(h);
     hold_host *hh = host_of(set, h);
     if (hh && link_to(set, hh, (size_t)(h - set->held)))
         summary_recount(set, hh);
@@ -309,6 +362,7 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .next_on_host = HOLDS_NONE,
                 .resources = resources};
     index_put(set->by_task, set->cap_by_task, h->task_hash, set->n_held - 1);
+    set->digest += hold_digest(h);
     if (res->expires > 0 && (set->earliest_expiry == 0 || res->expires < set->earliest_expiry))
         set->earliest_expiry = res->expires;
     return h;
@@ -326,6 +380,7 @@ size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), co
         }
         if (on_drop)
             on_drop(h, user);
+        set->digest -= hold_digest(h);
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         free(h->names);
@@ -358,6 +413,7 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
         }
         if (on_drop)
             on_drop(h, user);
+        set->digest -= hold_digest(h);
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         host_unlink(set, position);

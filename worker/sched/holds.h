@@ -72,7 +72,18 @@ typedef struct holds {
     int64_t earliest_expiry; /* no hold expires before this; 0 = none expire */
     hold_host *hosts;        /* per host of the engine's snapshot (holds_index_hosts) */
     size_t n_hosts, cap_hosts;
+    /* The sum (mod 2^64) of every hold's holds_reservation_digest: a record
+     * of what a decision was made over (issue 39) that costs O(1) per change
+     * and does not depend on the holds' order. 0 when none are held. */
+    uint64_t digest;
 } holds;
+
+/* The digest of one reservation as held: task, node, vCPUs, MiB, GiB, vmid,
+ * expiry (seconds), the priority when preemptible, the hold's kind
+ * (sched_hold_kind: a vmid-only or resources-only hold is not a full one)
+ * and its custom resources. Not the creation time (preemption's tie-break
+ * among equals). */
+uint64_t holds_reservation_digest(const sched_reservation *res);
 
 void holds_init(holds *set);
 void holds_close(holds *set);

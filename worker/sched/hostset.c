@@ -276,6 +276,12 @@ int host_status_parse(const char *text, host_status *out)
     return -1;
 }
 
+bool hostset_counts_resources(const hostset *set, const char *name)
+{
+    const host *h = hostset_find(set, name);
+    return h && h->traits && h->traits->counts_allocated;
+}
+
 bool hostset_guest_on(const hostset *set, uint32_t vmid, const char *name)
 {
     const host *h = hostset_find(set, name);

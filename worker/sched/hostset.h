@@ -119,6 +119,9 @@ int hostset_pool_id(const hostset *set, const char *pool);
 bool hostset_vmid_used(const hostset *set, uint32_t vmid);
 /* Whether the inventory shows guest `vmid` on the host named `name`. */
 bool hostset_guest_on(const hostset *set, uint32_t vmid, const char *name);
+/* Whether the host named `name` counts its guests' custom resources itself
+ * (traits.h counts_allocated); a host the set lacks does not. */
+bool hostset_counts_resources(const hostset *set, const char *name);
 
 const char *host_status_name(host_status status);
 /* "online", "offline", "maintenance", "unknown" (Proxmox also says "unknown"). -1 if none. */

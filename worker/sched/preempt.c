@@ -595,3 +595,19 @@ int sched_preempt_choose_every(const sched_engine *engine, const sched_request *
     eligible e = {priority, not_after_ms};
     return choose(engine, req, &e, decision, true, out, err);
 }
+
+int sched_preempt_end_victim(sched_engine *engine, const sched_victim *v, const char *node,
+                             vf_error *err)
+{
+    (void)sched_engine_release(engine, v->task_id);
+    if (!v->vmid || !v->expires)
+        return 0;
+    sched_reservation kept;
+    memset(&kept, 0, sizeof kept);
+    snprintf(kept.task_id, sizeof kept.task_id, "%s", v->task_id);
+    snprintf(kept.node, sizeof kept.node, "%s", node);
+    kept.vmid = v->vmid;
+    kept.expires = v->expires;
+    kept.kind = SCHED_HOLD_VMID_ONLY;
+    return sched_engine_reserve(engine, &kept, err);
+}

@@ -86,6 +86,15 @@ int sched_preempt_choose(const sched_engine *engine, const sched_request *req, i
                          int64_t not_after_ms, const sched_decision *decision,
                          sched_preemption *out, vf_error *err) __attribute__((warn_unused_result));
 
+/* End victim `v`'s hold on `node` in `engine` as the worker does: its
+ * room is free, and its vmid stays held alone (SCHED_HOLD_VMID_ONLY) until
+ * the hold would have expired, so the preemptor takes another vmid (none
+ * kept when it had no vmid or no expiry). The worker's preemption, explain
+ * --replay and simulate share it, so all three decide the same. Returns 0,
+ * or -1 with VF_ENOMEM. */
+int sched_preempt_end_victim(sched_engine *engine, const sched_victim *v, const char *node,
+                             vf_error *err) __attribute__((warn_unused_result));
+
 /* sched_preempt_choose examining every host where a candidate stands, in
  * place of those whose bound could still win: the same choice, slower. For
  * tests, which compare the two. */

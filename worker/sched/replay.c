@@ -1,24 +1,11 @@
 /* replay: see replay.h. */
 #include "replay.h"
+#include "replay_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "spare_place.h"
-
-struct replay {
-    sched_engine *engine[2];
-    int ttl_s[2];
-    bool spare_strict[2];
-    int64_t spare_ttl_s[2];
-    const hostset *hosts;
-    replay_host_peak *peaks; /* sorted by name */
-    size_t n_peaks;
-    size_t *slot; /* host index of `hosts` -> index into peaks */
-    replay_totals totals;
-    double *req_cpu, *req_memory; /* every request's shape, for the median */
-    size_t n_req, cap_req;
-};
 
 replay *replay_new(sched_engine *a, sched_engine *b, int ttl_a_s, int ttl_b_s, vf_error *err)
 {
@@ -42,6 +29,7 @@ void replay_free(replay *r)
 {
     if (!r)
         return;
+    replay_outcomes_free(r);
     free(r->peaks);
     free(r->slot);
     free(r->req_cpu);
@@ -116,11 +104,12 @@ int replay_inventory(replay *r, const hostset *hosts, int64_t at_ms, vf_error *e
     for (int c = 0; c < 2; c++)
         for (size_t i = 0; i < hosts->n_hosts; i++)
             note_peak(r, c, i);
+    replay_recheck(r, at_ms); /* a new snapshot, holds expired: room may have grown */
     return 0;
 }
 
 /* Keep the request's shape for the median (replay_stranded_now). */
-static int note_shape(replay *r, const sched_request *req, vf_error *err)
+int replay_note_shape(replay *r, const sched_request *req, vf_error *err)
 {
     if (r->n_req == r->cap_req) {
         size_t cap = r->cap_req ? r->cap_req * 2 : 1024;
@@ -141,55 +130,12 @@ static int note_shape(replay *r, const sched_request *req, vf_error *err)
 }
 
 /* A placement of configuration c on host `index` of the snapshot. */
-static void note_placement(replay *r, int c, size_t index)
+void replay_note_placement(replay *r, int c, size_t index)
 {
     replay_host_peak *p = &r->peaks[r->slot[index]];
     if (p->placements[c]++ == 0)
         r->totals.hosts_used[c]++;
     note_peak(r, c, index);
-}
-
-int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
-{
-    const host *chosen[2] = {NULL, NULL};
-    if (note_shape(r, req, err) < 0)
-        return -1;
-    r->totals.decisions++;
-    bool refused = false;
-    for (int c = 0; c < 2; c++) {
-        if (!r->hosts)
-            continue; /* no inventory yet: nothing can be placed, under either */
-        sched_engine *decider = sched_engine_profile(r->engine[c], req->scheduler_name);
-        sched_decision decision;
-        vf_error ignored;
-        vf_error_init(&ignored);
-        /* Only the host and the vmid are read: no message to format. */
-        sched_decide_options terse = {.terse = true};
-        if (!decider || sched_engine_decide_with(decider, req, &terse, &decision, &ignored) < 0) {
-            refused = true;
-            continue;
-        }
-        if (!decision.placed)
-            continue;
-        size_t index = sched_decision_host_index(r->engine[c], &decision);
-        sched_reservation res;
-        sched_reservation_from_decision(&res, &decision, req, req->task_id,
-                                        at_ms / 1000 + r->ttl_s[c]);
-        if (sched_engine_reserve(r->engine[c], &res, err) < 0)
-            return -1;
-        chosen[c] = decision.node;
-        r->totals.placed[c]++;
-        note_placement(r, c, index);
-    }
-    if (refused)
-        r->totals.errors++;
-    if (chosen[0] && chosen[1] && strcmp(chosen[0]->name, chosen[1]->name) != 0)
-        r->totals.moved++;
-    else if (chosen[0] && !chosen[1])
-        r->totals.newly_unschedulable++;
-    else if (!chosen[0] && chosen[1])
-        r->totals.newly_schedulable++;
-    return 0;
 }
 
 void replay_spare_policy(replay *r, int c, bool strict, int64_t ttl_s)
@@ -203,7 +149,7 @@ int replay_decide_spares(replay *r, const sched_request *req, int count, int rea
 {
     sched_spare_placement placed[2][SCHED_SPARE_MAX_COUNT];
     bool all[2] = {false, false}, refused = false;
-    if (note_shape(r, req, err) < 0)
+    if (replay_note_shape(r, req, err) < 0)
         return -1;
     r->totals.spare_prepares++;
     for (int c = 0; c < 2 && r->hosts; c++) {
@@ -227,7 +173,7 @@ int replay_decide_spares(replay *r, const sched_request *req, int count, int rea
         all[c] = true;
         r->totals.spares_placed[c]++;
         for (int i = 0; i < count; i++)
-            note_placement(r, c, placed[c][i].host_index);
+            replay_note_placement(r, c, placed[c][i].host_index);
     }
     if (refused)
         r->totals.errors++;
@@ -246,15 +192,19 @@ int replay_decide_spares(replay *r, const sched_request *req, int count, int rea
     return 0;
 }
 
-void replay_release(replay *r, const char *task_id)
+void replay_release(replay *r, const char *task_id, int64_t at_ms)
 {
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; c < 2; c++) {
         (void)sched_engine_release(r->engine[c], task_id);
+        replay_members_drop(r, c, task_id);
+    }
+    replay_recheck(r, at_ms); /* room grew */
 }
 
 void replay_result(const replay *r, replay_totals *totals)
 {
     *totals = r->totals;
+    replay_outcomes_count(r, totals);
 }
 
 static int compare_doubles(const void *a, const void *b)

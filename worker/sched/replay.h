@@ -36,6 +36,7 @@
 
 #include "engine.h"
 #include "hostset.h"
+#include "config.h"
 #include "request.h"
 #include "vf_error.h"
 
@@ -81,9 +82,10 @@ void replay_free(replay *r);
 int replay_inventory(replay *r, const hostset *hosts, int64_t at_ms, vf_error *err)
     __attribute__((warn_unused_result));
 
-/* Decide `req` (its task_id names the reservation) at Unix ms `at_ms` under
- * both, reserve what each placed, and count. Returns 0 or -1 with err (out of
- * memory); a request an engine refuses is counted in errors, not an error. */
+/* Decide `req` (its task_id names the reservation; under a policy,
+ * replay_policy, borrowed until replay_free) at Unix ms `at_ms` under both, reserve what each
+ * placed, and count. Returns 0 or -1 with err (out of memory); a request an engine refuses is
+ * counted in errors, not an error. */
 int replay_decide(replay *r, const sched_request *req, int64_t at_ms, vf_error *err)
     __attribute__((warn_unused_result));
 
@@ -101,8 +103,44 @@ void replay_spare_policy(replay *r, int c, bool strict, int64_t ttl_s);
 int replay_decide_spares(replay *r, const sched_request *req, int count, int ready_timeout_s,
                          int64_t at_ms, vf_error *err) __attribute__((warn_unused_result));
 
-/* The task's reservations end under both (task.release, spare.release). */
-void replay_release(replay *r, const char *task_id);
+/* The task's reservations end under both (task.release, spare.release) at
+ * Unix ms `at_ms`. */
+void replay_release(replay *r, const char *task_id, int64_t at_ms);
+
+/* ---- the worker's policy (issue 39) ----
+ *
+ * With replay_policy given for a configuration, a request is decided as the
+ * worker decides it under that configuration, not once as one VM:
+ *   - `count` VMs and a group's members all or none, the group's rules
+ *     judged against the members the replay placed (and released);
+ *   - a request placed nowhere whose priority class may preempt
+ *     (preemption: lower) takes the holds of lower priority the engine
+ *     chooses (preempt.h); their requests wait to be decided again, as the
+ *     worker publishes them again;
+ *   - a request placed nowhere waits and is decided again whenever room grows
+ *     (a release, a new snapshot, holds expired: the worker's rechecks) until
+ *     its last attempt's time (the sum of retry.delays_s over
+ *     retry.max_attempts - 1 attempts after its creation): then it fails.
+ * A request's outcome under each configuration is final once placed or
+ * failed; the counts (replay_result) and the changes (replay_changes) take
+ * it then. Requests must stay valid until replay_free (they may be decided
+ * again later). replay_finish ends the history: what still waits fails. */
+void replay_policy(replay *r, int c, const vf_config *config);
+
+/* The history ends at Unix ms `at_ms`: requests still waiting fail. Returns
+ * 0 or -1 with err (out of memory). */
+int replay_finish(replay *r, int64_t at_ms, vf_error *err) __attribute__((warn_unused_result));
+
+/* One request whose final outcome differs between the configurations. */
+typedef struct replay_change {
+    char task_id[REQUEST_TASK_ID_LEN];
+    char outcome[2][HOST_NAME_LEN + 16]; /* "bm-003", "bm-003 +2" (a count), "unschedulable" */
+    char why[200];                       /* the candidate's reason, from its decision */
+} replay_change;
+
+/* The changes so far, in the order their outcomes became final; borrowed
+ * until the next call. */
+const replay_change *replay_changes(replay *r, size_t *n);
 
 /* The counts so far. */
 void replay_result(const replay *r, replay_totals *totals);

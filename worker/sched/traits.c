@@ -108,6 +108,17 @@ int trait_set_parse(const json_t *list, const char *what, trait_set *out, vf_err
     return 0;
 }
 
+size_t resource_name_lower(const char *name, char out[RESOURCE_NAME_LEN])
+{
+    size_t k = 0;
+    for (; name[k] && k < RESOURCE_NAME_LEN - 1; k++) {
+        char ch = name[k];
+        out[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    }
+    out[k] = '\0';
+    return k;
+}
+
 int resource_amounts_parse(const json_t *object, const char *what, resource_amounts *out,
                            vf_error *err)
 {

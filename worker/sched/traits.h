@@ -91,6 +91,11 @@ int resource_amounts_set(resource_amounts *set, const char *name, int64_t amount
  * empty list. err names `what` ("required_traits[2]: ..."). */
 int trait_set_parse(const json_t *list, const char *what, trait_set *out, vf_error *err)
     __attribute__((warn_unused_result));
+/* `name` in lower case into `out` (cut to RESOURCE_NAME_LEN - 1): how the
+ * store keeps and the claims compare a custom resource's name. Returns its
+ * length. */
+size_t resource_name_lower(const char *name, char out[RESOURCE_NAME_LEN]);
+
 /* Parse a JSON object {"name": whole number >= 0, ...} into `out` (emptied
  * first); NULL or null is the empty object. A real like 2.0 is taken. */
 int resource_amounts_parse(const json_t *object, const char *what, resource_amounts *out,

@@ -74,6 +74,8 @@ static int sync_inventory(service *svc, vf_error *err)
 {
     bool room_changed = false;
     int record_every_s = reload_current(&svc->reload)->inventory.record_every_s;
+    service_follower_record_decided(svc->follower,
+                                    reload_current(&svc->reload)->inventory.record_decided);
     int rc = service_follower_sync(svc->follower, record_every_s, &room_changed, err);
     if (room_changed)
         service_recheck_room_changed(svc->rechecks); /* a new snapshot, or holds ended */
@@ -410,7 +412,10 @@ static int record_pass(service *svc, batch *b, vf_error *err)
                             svc->book,
                             svc->owner,
                             refuses_on_exchange,
-                            svc->refusals};
+                            svc->refusals,
+                            &svc->view};
+    svc->view.snapshot_id = service_follower_snapshot_id(svc->follower);
+    svc->view.clock_ms = service_follower_clock_ms(svc->follower);
     int64_t started_at = clock_mono_us(), first_at = started_at;
     for (size_t i = 0; rc == 0 && i < b->n_items; i++) {
         rc = handle_item(svc, &handler, &b->items[i], err);
@@ -713,6 +718,10 @@ static int open_parts(service *svc, vf_error *err)
         log_info("scheduler profile %s: strategy %s, %zu plugin entries", profile->name,
                  profile->strategy == CONFIG_STRATEGY_PACK ? "pack" : "spread", profile->n_plugins);
     }
+    /* What decisions are made under, for their records (provenance.h). */
+    svc->view = (decision_view){.snapshot_id = -1, .config_id = -1};
+    if (provenance_config_record(svc->store, svc->config, &svc->view.config_id, err) < 0)
+        return -1;
     if (lease_announce(svc->store, svc->owner, err) < 0)
         return -1;
     follow_peers(svc);
@@ -1102,6 +1111,18 @@ static int reload_profiles(service *svc, const sched_params *base, bool apply, v
     return 0;
 }
 
+/* Decisions from now on are made under the reloaded scheduler section: say
+ * so in their records. A store that refuses keeps the previous row, which
+ * a replay then reports as a configuration difference. */
+static void record_config(service *svc)
+{
+    vf_error err;
+    vf_error_init(&err);
+    if (provenance_config_record(svc->store, reload_current(&svc->reload), &svc->view.config_id,
+                                 &err) < 0)
+        log_warn("reload: recording the scheduler configuration for replays: %s", err.text);
+}
+
 static void reload(service *svc)
 {
     notify_reloading();
@@ -1127,6 +1148,7 @@ static void reload(service *svc)
             /* More overcommit, fewer reserves: room grew. */
             service_recheck_room_changed(svc->rechecks);
             worker_metrics_scheduler(svc->metrics, sched_engine_params(svc->engine));
+            record_config(svc);
             /* Fetch now: the inventory settings may have changed. */
             inventory_refresher_fetch_now(svc->refresher, refresh_s);
         }

@@ -10,6 +10,7 @@
 #include "host_json.h"
 #include "log.h"
 #include "store_inventory.h"
+#include "store_provenance.h"
 #include "store_reservations.h"
 
 struct service_follower {
@@ -27,6 +28,11 @@ struct service_follower {
     char snapshot_hash[STORE_INVENTORY_HASH_SIZE];
     char snapshot_pending[STORE_INVENTORY_HASH_SIZE];
     int64_t snapshot_recorded_ms; /* monotonic: when snapshot_hash was recorded */
+    /* Decision provenance (provenance.h): the row of snapshot_hash's content
+     * (kept with it), of the pending one, and of the content decided over
+     * now (-1: not recorded). record_decided: inventory.record_decided. */
+    int64_t snapshot_id, snapshot_pending_id, view_snapshot_id;
+    bool record_decided;
     /* `view.hosts`, or NULL while the snapshot is older than
      * inventory.max_age_s: then tasks retry as if there were no inventory. */
     const hostset *placeable;
@@ -57,6 +63,8 @@ service_follower *service_follower_new(inventory *source, sched_engine *engine, 
     f->engine = engine;
     f->store = store;
     f->config = config;
+    f->snapshot_id = f->snapshot_pending_id = f->view_snapshot_id = -1;
+    f->record_decided = config->inventory.record_decided;
     return f;
 }
 
@@ -82,6 +90,16 @@ const hostset *service_follower_placeable(const service_follower *f)
 int64_t service_follower_clock_ms(const service_follower *f)
 {
     return f->view_fetched_ms;
+}
+
+int64_t service_follower_snapshot_id(const service_follower *f)
+{
+    return f->view_snapshot_id;
+}
+
+void service_follower_record_decided(service_follower *f, bool on)
+{
+    f->record_decided = on;
 }
 
 const char *service_follower_note(const service_follower *f)
@@ -208,6 +226,7 @@ static int follow(service_follower *f, materialised *gone, vf_error *err)
                   next.hosts->n_hosts, switch_ms);
     inventory_release(&f->view);
     f->view = next;
+    f->view_snapshot_id = -1; /* until a sync finds or records its content */
     f->view_fetched_ms = clock_wall_ms() - (int64_t)(next.age_s * 1000);
     check_max_age(f, &f->view);
     return 0;
@@ -224,20 +243,23 @@ int service_follower_start(service_follower *f, vf_error *err)
 /* Inside the caller's transaction: record the view as an inventory snapshot
  * fetched at `fetched`, unless its content is the last one recorded (by this
  * worker, or by any on the store: the store compares with its newest row).
- * Sets snapshot_pending, which moves to snapshot_hash after the commit.
- * Returns 0 or -1 with err set. */
+ * Sets snapshot_pending (and its row), which move to snapshot_hash after
+ * the commit. Returns 0 or -1 with err set. */
 static int record_snapshot(service_follower *f, int every_s, const char *fetched, vf_error *err)
 {
     f->snapshot_pending[0] = '\0';
+    f->snapshot_pending_id = -1;
     if (!f->view.hosts)
         return 0;
     /* inventory.record_every_s bounds what the table costs: a source whose
      * figures move at every fetch (allocations, measured usage) would
      * otherwise add a snapshot (3 MB at 10,000 hosts) each refresh_s. The
-     * first one is recorded at once. */
-    if (every_s == 0 ||
-        (f->snapshot_hash[0] &&
-         clock_seam_mono_ms(&f->clock) - f->snapshot_recorded_ms < (int64_t)every_s * 1000))
+     * first one is recorded at once. inventory.record_decided records every
+     * content decided over, so that a decision replays exactly. */
+    bool throttled = every_s == 0 || (f->snapshot_hash[0] &&
+                                      clock_seam_mono_ms(&f->clock) - f->snapshot_recorded_ms <
+                                          (int64_t)every_s * 1000);
+    if (throttled && !f->record_decided)
         return 0;
     /* Hashed from the hostset at every new fetch; the document (hundreds of
      * ms at 10,000 hosts) is written only when the content changed. */
@@ -246,8 +268,10 @@ static int record_snapshot(service_follower *f, int every_s, const char *fetched
         vf_error_set(err, VF_ENOMEM, "out of memory hashing an inventory snapshot");
         return -1;
     }
-    if (strcmp(hash, f->snapshot_hash) == 0)
+    if (strcmp(hash, f->snapshot_hash) == 0) {
+        f->view_snapshot_id = f->snapshot_id;
         return 0;
+    }
     char *text = host_json_dump_hostset(f->view.hosts);
     if (!text) {
         vf_error_set(err, VF_ENOMEM, "out of memory writing an inventory snapshot");
@@ -257,9 +281,11 @@ static int record_snapshot(service_follower *f, int every_s, const char *fetched
     if (rc > 0)
         log_debug("inventory: recorded a snapshot of %zu hosts (%zu bytes)", f->view.hosts->n_hosts,
                   strlen(text));
+    free(text);
+    if (rc >= 0 && store_inventory_snapshot_find(f->store, hash, &f->snapshot_pending_id, err) < 0)
+        rc = -1;
     if (rc >= 0)
         snprintf(f->snapshot_pending, sizeof f->snapshot_pending, "%s", hash);
-    free(text);
     return rc < 0 ? -1 : 0;
 }
 
@@ -304,6 +330,7 @@ int service_follower_sync(service_follower *f, int record_every_s, bool *room_ch
             f->clock_recorded_ms = f->view_fetched_ms;
             if (f->snapshot_pending[0]) {
                 memcpy(f->snapshot_hash, f->snapshot_pending, sizeof f->snapshot_hash);
+                f->snapshot_id = f->view_snapshot_id = f->snapshot_pending_id;
                 f->snapshot_recorded_ms = clock_seam_mono_ms(&f->clock);
             }
             *room_changed = true; /* a new snapshot, or holds ended */

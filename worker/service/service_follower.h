@@ -50,6 +50,14 @@ int service_follower_start(service_follower *f, vf_error *err);
 int service_follower_sync(service_follower *f, int record_every_s, bool *room_changed,
                           vf_error *err) __attribute__((warn_unused_result));
 
+/* The inventory_snapshots row holding exactly the content decided over now,
+ * or -1 when it was not recorded (decision provenance, provenance.h). */
+int64_t service_follower_snapshot_id(const service_follower *f);
+
+/* inventory.record_decided as reloaded: record every content decided over
+ * (at most one row per change), whatever record_every_s says. */
+void service_follower_record_decided(service_follower *f, bool on);
+
 /* The hosts to place on: the snapshot's, or NULL while it is older than
  * inventory.max_age_s (then tasks retry as if there were no inventory).
  * Valid until the next sync. */

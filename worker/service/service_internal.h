@@ -35,6 +35,7 @@
 #include "leases.h"
 #include "log.h"
 #include "notify.h"
+#include "provenance.h"
 #include "reload.h"
 #include "reservations.h"
 #include "retention.h"
@@ -119,6 +120,7 @@ typedef struct service {
     retention *retention;      /* store.retention: prunes old rows, on a thread of its own */
     worker_metrics *metrics;   /* worker.http_listen; NULL when off (every hook is a no-op) */
     reloader reload;           /* SIGHUP: the scheduler section and log.level */
+    decision_view view;        /* what a batch decides over, recorded per decision */
 } service;
 
 #endif

@@ -14,6 +14,7 @@
 #include "metrics_http.h"
 #include "process_metrics.h"
 #include "release_handler.h"
+#include "headroom_forecast.h"
 #include "scrape_shapes.h"
 #include "spare_handler.h"
 #include "store_outbox.h"
@@ -57,6 +58,10 @@ struct worker_metrics {
     metrics_family *free_memory;    /* {pool} MiB */
     metrics_family *free_slots;     /* {pool} */
     metrics_family *headroom_vms;   /* {pool, shape} */
+    metrics_family *headroom_days;  /* {pool, shape}: virtflow_headroom_days_left */
+    headroom_flow flow;             /* server thread only: the forecast's window, reread
+                                       every FORECAST_REREAD_S */
+    int64_t flow_read_ms;           /* monotonic; 0: never */
     metrics_family *headroom_hosts; /* {pool, shape} */
     metrics_family *headroom_min;   /* {shape}: worker.headroom_shapes.NAME.min_hosts */
     metrics_family *spares_fit;     /* {pool, shape}: the last spare.prepare's spares fit */
@@ -162,6 +167,53 @@ static size_t headroom_shapes(const worker_metrics *wm, config_shape *out, size_
     return n;
 }
 
+/* The forecast reads a pass over the reservations: once in this many
+ * seconds, not at every scrape (the rate moves over days). */
+#define FORECAST_REREAD_S 300
+
+/* virtflow_headroom_days_left (forecast.h) for the configured shapes and
+ * the last spare.prepare's (the recent ones come and go too fast for a
+ * rate): the first nconfigured shapes and, with have_spare, the last. */
+static void collect_forecast(worker_metrics *wm, const hostset *hosts, const sched_headroom *now,
+                             const config_shape *shapes, size_t n_shapes)
+{
+    int64_t mono = clock_mono_ms();
+    vf_error err;
+    vf_error_init(&err);
+    if (wm->scrape_store &&
+        (!wm->flow_read_ms || mono - wm->flow_read_ms >= FORECAST_REREAD_S * 1000)) {
+        headroom_flow fresh;
+        if (headroom_flow_read(&fresh, wm->scrape_store, clock_wall_ms(),
+                               HEADROOM_FORECAST_WINDOW_DAYS, &err) < 0) {
+            log_debug("metrics: forecast: %s", err.text);
+            metrics_add(wm->scrape_errors, 1);
+            headroom_flow_close(&fresh);
+        } else {
+            headroom_flow_close(&wm->flow);
+            wm->flow = fresh;
+            wm->flow_read_ms = mono;
+        }
+    }
+    if (!wm->flow_read_ms)
+        return;
+    forecast *f = calloc(now->n_pools * n_shapes + 1, sizeof *f);
+    if (!f || headroom_forecast(&wm->flow, hosts, now, shapes, n_shapes, f) < 0) {
+        metrics_add(wm->scrape_errors, 1);
+        free(f);
+        return;
+    }
+    size_t configured = wm->config->worker.n_headroom_shapes;
+    for (size_t p = 0; p < now->n_pools; p++)
+        for (size_t k = 0; k < n_shapes; k++) {
+            bool spare = wm->shapes.have_spare && k == n_shapes - 1;
+            if (k >= configured && !spare)
+                continue;
+            const char *labels[] = {now->pools[p].pool, shapes[k].name};
+            metrics_set(metrics_series_get(wm->headroom_days, labels), f[p * n_shapes + k].days);
+        }
+    free(f);
+}
+
 /* Free capacity and headroom per pool (headroom.h), from the snapshot and
  * the live reservations on it. */
 static void collect_pools(worker_metrics *wm, const hostset *hosts, const sched_host_load *loads)
@@ -173,6 +225,7 @@ static void collect_pools(worker_metrics *wm, const hostset *hosts, const sched_
      * not counted now must not read as a real 0. */
     metrics_family_clear(wm->headroom_vms);
     metrics_family_clear(wm->headroom_hosts);
+    metrics_family_clear(wm->headroom_days);
     metrics_family_clear(wm->spares_fit);
     metrics_family_clear(wm->spares_wanted);
     if (!hosts)
@@ -228,6 +281,7 @@ static void collect_pools(worker_metrics *wm, const hostset *hosts, const sched_
         metrics_set(metrics_series_get(wm->spares_wanted, spare_labels),
                     (double)wm->shapes.spare_count);
     }
+    collect_forecast(wm, hosts, &headroom, shapes, n_shapes);
     sched_headroom_close(&headroom);
     free(shapes);
 }
@@ -433,6 +487,12 @@ static int define(worker_metrics *wm, vf_error *err)
                               "worker.headroom_shapes, recent:<size> (the 3 most requested in "
                               "the last hour), last_spare_prepare",
                               2, pool_shape, NULL, 0, err);
+    wm->headroom_days = family(wm, METRICS_GAUGE, "virtflow_headroom_days_left",
+                               "Days until no VM of the shape fits the pool at the rate of the "
+                               "last 14 days (least-squares slope of placements less releases; "
+                               "+Inf: not running out); shapes: worker.headroom_shapes, "
+                               "last_spare_prepare",
+                               2, pool_shape, NULL, 0, err);
     wm->headroom_hosts = family(wm, METRICS_GAUGE, "virtflow_headroom_hosts",
                                 "Hosts per pool that still take at least one VM of each shape: "
                                 "anti-affine spares that fit",
@@ -486,9 +546,9 @@ static int define(worker_metrics *wm, vf_error *err)
     if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
         !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
         !wm->inventory_max_age || !wm->hosts || !wm->free_vcpus || !wm->free_memory ||
-        !wm->free_slots || !wm->headroom_vms || !wm->headroom_hosts || !wm->headroom_min ||
-        !wm->spares_fit || !wm->spares_wanted || !wm->reservations || !wm->outbox ||
-        !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
+        !wm->free_slots || !wm->headroom_vms || !wm->headroom_days || !wm->headroom_hosts ||
+        !wm->headroom_min || !wm->spares_fit || !wm->spares_wanted || !wm->reservations ||
+        !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
         !wm->scrape_errors) {
         if (err->code == VF_OK)
             vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
@@ -565,6 +625,7 @@ void worker_metrics_stop(worker_metrics *wm)
         return;
     metrics_http_stop(wm->server);
     store_close(wm->scrape_store);
+    headroom_flow_close(&wm->flow);
     metrics_free(wm->m);
     pthread_mutex_destroy(&wm->params_lock);
     free(wm);

@@ -46,6 +46,12 @@ int console_workers_page(console *c, const httpd_request *req, html *page);
 void console_headroom_svg(console *c, html *page, const hostset *hosts,
                           const sched_host_load *loads, const sched_params *params);
 
+/* The forecast per pool and reference shape (console_forecast.c): the past
+ * demand and its projection to the day the pool runs out, one SVG each,
+ * under a "Forecast" heading (the hosts page). */
+void console_forecast_svg(console *c, html *page, const hostset *hosts,
+                          const sched_host_load *loads, const sched_params *params);
+
 /* Host utilisation as one SVG (used on the hosts and the pictures pages). */
 int console_hosts_svg(console *c, html *page, char *error, size_t error_size);
 

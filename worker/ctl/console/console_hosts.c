@@ -229,6 +229,7 @@ int console_hosts_page(console *c, const httpd_request *req, html *page)
     html_raw(page, "</tbody></table>");
     failure_domains_section(c, page, p.hosts);
     console_headroom_svg(c, page, p.hosts, p.loads, &p.params);
+    console_forecast_svg(c, page, p.hosts, p.loads, &p.params);
 
     html_raw(page,
              "<h2>Hosts</h2><table id=\"hosts\"><thead><tr><th>Host</th><th>Pool</th>"
