@@ -426,13 +426,21 @@ static void test_concurrent_claims_fit(const char *path)
             vf_error_init(&err);
             char task[32];
             snprintf(task, sizeof task, "cc-%d-%02d", p, i);
-            if (store_begin(w.store, &err) < 0)
+            /* The store busy past its timeout (a slow run: Valgrind) is a
+             * batch not recorded, as the worker takes it: rolled back. */
+            if (store_begin(w.store, &err) < 0) {
+                if (err.code == VF_EUNAVAILABLE)
+                    continue;
                 _exit(100);
+            }
             add_task(w.store, task);
             int rc = reserve(&w, task, "bm-3", 1000 + p * 100 + i, 1, FAR_FUTURE, &err);
             size_t missed = 0;
-            if (rc == 0 && settle(&w, &missed, &err) < 0)
-                _exit(101);
+            if (rc == 0 && settle(&w, &missed, &err) < 0) {
+                if (err.code != VF_EUNAVAILABLE)
+                    _exit(101);
+                missed = 1;
+            }
             if (missed) {
                 (void)store_rollback(w.store, NULL);
                 reservation_book_rolled_back(w.book, true, "2026-11-22T01:00:00.000Z");
