@@ -15,6 +15,7 @@
 #include <amqp.h>
 #include <yaml.h>
 
+#include "grow.h"
 #include "log.h"
 
 /* ---- custom sections ------------------------------------------------------------------- */
@@ -96,10 +97,8 @@ static int add_plugins(loader *ld, yaml_node_t *map, const char *path, config_pl
     size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     if (n == 0)
         return 0;
-    config_plugin *grown = realloc(*list, (*n_list + n) * sizeof *grown);
-    if (!grown)
+    if (resize_array((void **)list, *n_list + n, sizeof **list) < 0)
         return config_fail_nomem(ld);
-    *list = grown;
     for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
          pair++) {
         yaml_node_t *key = NULL;
@@ -279,10 +278,9 @@ static int add_secret_file(loader *ld, yaml_node_t *node, void *base, const char
         return -1;
     if (!*text)
         return config_fail(ld, node, path, "expected a non-empty string");
-    char **grown = realloc(receiver->secret_files, (receiver->n_secret_files + 1) * sizeof *grown);
-    if (!grown)
+    if (resize_array((void **)&receiver->secret_files, receiver->n_secret_files + 1,
+                     sizeof *receiver->secret_files) < 0)
         return config_fail_nomem(ld);
-    receiver->secret_files = grown;
     char *resolved = config_resolve_path(ld, text);
     if (!resolved)
         return config_fail_nomem(ld);

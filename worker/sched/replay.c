@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "spare_place.h"
 
 replay *replay_new(sched_engine *a, sched_engine *b, int ttl_a_s, int ttl_b_s, vf_error *err)
@@ -113,15 +114,11 @@ int replay_note_shape(replay *r, const sched_request *req, vf_error *err)
 {
     if (r->n_req == r->cap_req) {
         size_t cap = r->cap_req ? r->cap_req * 2 : 1024;
-        double *cpu = realloc(r->req_cpu, cap * sizeof *cpu);
-        if (cpu)
-            r->req_cpu = cpu;
-        double *memory = cpu ? realloc(r->req_memory, cap * sizeof *memory) : NULL;
-        if (!memory) {
+        if (resize_array((void **)&r->req_cpu, cap, sizeof *r->req_cpu) < 0 ||
+            resize_array((void **)&r->req_memory, cap, sizeof *r->req_memory) < 0) {
             vf_error_set(err, VF_ENOMEM, "out of memory replaying");
             return -1;
         }
-        r->req_memory = memory;
         r->cap_req = cap;
     }
     r->req_cpu[r->n_req] = req->cpu;
