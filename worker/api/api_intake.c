@@ -18,6 +18,7 @@
 #include "store_tasks.h"
 #include "task_conflict.h"
 #include "task_intake.h"
+#include "task_owner.h"
 
 /* Submissions handled together at most: one transaction, one wait for
  * confirms. More wait for the next group. Two groups are in hand at once:
@@ -102,37 +103,22 @@ static bool same_request(const store_task *task, const item *it)
            task_conflict_same_request(task->request, it->task_id, it->body);
 }
 
-/* Who submitted a task first: its first history row naming a submitter (an
- * API key, at acceptance) or, for a task that came by the broker, the
- * publisher of its first "processing" row. */
-static int first_submitter(const store_task_event *event, void *ctx)
-{
-    char **who = ctx;
-    json_t *detail = event->detail ? json_loads(event->detail, 0, NULL) : NULL;
-    const char *name = json_string_value(json_object_get(detail, "submitter"));
-    if (!name && strcmp(event->status, "processing") == 0)
-        name = json_string_value(json_object_get(detail, "publisher"));
-    if (name)
-        *who = strdup(name);
-    json_decref(detail);
-    return name ? 1 : 0;
-}
-
 /* Whether the recorded task was first submitted by someone else than this
- * key holder: the same body from another is no retry of theirs (the id
- * stays its first submitter's, who alone may release it). Nothing to tell
- * without keys, or when the first named no one. */
+ * key holder (task_owner.h): another key, or a broker user (a task that came
+ * by the broker is no key's). The same body from another is no retry of
+ * theirs: the id stays its first submitter's, who alone may release it.
+ * Nothing to tell without keys, or when the history names no one. */
 static bool from_another_submitter(api_intake *in, const item *it)
 {
     if (!it->submitter)
         return false;
-    char *first = NULL;
+    task_owner owner;
     vf_error err;
     vf_error_init(&err);
-    if (store_task_events(in->store, it->task_id, first_submitter, &first, &err) < 0)
+    if (task_owner_read(in->store, it->task_id, &owner, &err) < 0)
         log_warn("task %s: reading its first submitter: %s", it->task_id, err.text);
-    bool other = first && strcmp(first, it->submitter) != 0;
-    free(first);
+    bool other = owner.key ? strcmp(owner.key, it->submitter) != 0 : owner.publisher != NULL;
+    task_owner_clear(&owner);
     return other;
 }
 

@@ -27,24 +27,7 @@
 #include "store_reservations.h"
 #include "store_stats.h"
 #include "task_intake.h"
-
-/* The submitter named by the task's first history line (virtflow-api's
- * {"via", "submitter"}); NULL when it names none. */
-typedef struct first_line {
-    char *submitter; /* owned */
-    bool seen;
-} first_line;
-
-static int read_first_line(const store_task_event *event, void *ctx)
-{
-    first_line *first = ctx;
-    first->seen = true;
-    json_t *detail = event->detail ? json_loads(event->detail, 0, NULL) : NULL;
-    const char *submitter = json_string_value(json_object_get(detail, "submitter"));
-    first->submitter = submitter ? strdup(submitter) : NULL;
-    json_decref(detail);
-    return 1;
-}
+#include "task_owner.h"
 
 static int find_released(const store_task_event *event, void *ctx)
 {
@@ -142,7 +125,7 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
     static const char *const known[] = {NULL};
     char detail[REQUEST_TASK_ID_LEN + 256];
     store_task task = {0};
-    first_line first = {NULL, false};
+    task_owner owner = {NULL, NULL};
     vf_error err;
     vf_error_init(&err);
 
@@ -169,11 +152,11 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
     }
     /* A key that may release but is not admin: only what it submitted. */
     if (caller->name && !(caller->scopes & API_SCOPE_ADMIN)) {
-        if (store_task_events(a->store, id, read_first_line, &first, &err) < 0) {
+        if (task_owner_read(a->store, id, &owner, &err) < 0) {
             store_failed(id, &err, resp);
             goto out;
         }
-        if (!first.submitter || strcmp(first.submitter, caller->name) != 0) {
+        if (!owner.key || strcmp(owner.key, caller->name) != 0) {
             snprintf(detail, sizeof detail,
                      "the key %s may release only the tasks it submitted; task %s was not (an "
                      "admin key may release any)",
@@ -222,6 +205,6 @@ void api_release(api *a, const httpd_request *req, const api_caller *caller, con
     }
     accepted(resp, id, "releasing");
 out:
-    free(first.submitter);
+    task_owner_clear(&owner);
     store_task_clear(&task);
 }

@@ -13,6 +13,7 @@
 #include "store_outbox.h"
 #include "store_tasks.h"
 #include "task_conflict.h"
+#include "task_owner.h"
 
 void task_outcome_park(task_outcome *out, const char *fmt, ...)
 {
@@ -138,30 +139,16 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
     return 1;
 }
 
-typedef struct first_publisher {
-    char *user; /* owned; NULL: the first attempt named none */
-} first_publisher;
-
-static int find_first_publisher(const store_task_event *event, void *ctx)
-{
-    first_publisher *p = ctx;
-    if (strcmp(event->status, "processing") != 0 || !event->detail)
-        return 0;
-    json_t *detail = json_loads(event->detail, 0, NULL);
-    const char *user = json_string_value(json_object_get(detail, "publisher"));
-    p->user = user ? strdup(user) : NULL;
-    json_decref(detail);
-    return 1; /* the first is the one */
-}
-
 int task_attempt_first_publisher(const task_attempt *a, char **user, vf_error *err)
 {
-    first_publisher first = {NULL};
-    int rc = store_task_events(a->h->store, a->out->task_id, find_first_publisher, &first, err);
-    *user = rc == 0 ? first.user : NULL;
-    if (rc != 0)
-        free(first.user);
-    return rc == 0 ? 0 : -1;
+    task_owner owner;
+    *user = NULL;
+    if (task_owner_read(a->h->store, a->out->task_id, &owner, err) < 0)
+        return -1;
+    *user = owner.publisher;
+    owner.publisher = NULL;
+    task_owner_clear(&owner);
+    return 0;
 }
 
 /* Whether this message, the recorded request again, comes from another

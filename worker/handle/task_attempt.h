@@ -56,9 +56,9 @@ int task_attempt_open(task_attempt *a, task_handler *h, const task_message *msg,
                       const char *kind, vf_error *err) __attribute__((warn_unused_result));
 void task_attempt_close(task_attempt *a);
 
-/* The task's submitter on the broker path: the publisher of its first
- * "processing" history row, into *user (owned; NULL when that row named
- * none, or there is none). Returns 0, or -1 with err set. */
+/* The task's submitter on the broker path (task_owner.h's publisher): the
+ * publisher of its first "processing" history row, into *user (owned; NULL
+ * when that row named none, or there is none). Returns 0, or -1 with err set. */
 int task_attempt_first_publisher(const task_attempt *a, char **user, vf_error *err)
     __attribute__((warn_unused_result));
 
