@@ -41,6 +41,7 @@
  * answered 503 (or cut off, still sending, when this runs out). */
 #define OVER_LIMIT_GRACE_MS 1000
 #define ADDRESS_TEXT 64
+#define PORT_TEXT 8 /* "65535" and a NUL, with room to see a longer one */
 
 /* One connection, from libmicrohttpd's connection-started notice to its
  * closed notice (which comes before it closes the socket, so `fd` is ours to
@@ -630,61 +631,66 @@ static const char *admit(httpd *srv, struct MHD_Connection *conn, const char *ur
     return refusal;
 }
 
-static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
-                              const char *method, const char *version, const char *upload_data,
-                              size_t *upload_data_size, void **con_cls)
+/* Queues a plain-text answer httpd gives itself (421, 503, 413), never the
+ * handler. */
+static enum MHD_Result queue_text(struct MHD_Connection *conn, httpd_response *resp, int status,
+                                  const char *text)
 {
-    (void)version;
-    httpd *srv = cls;
-    pending *p = *con_cls;
-    if (!p) {
-        /* First call: only the headers are in. */
-        p = calloc(1, sizeof *p);
-        if (!p)
-            return MHD_NO;
-        *con_cls = p;
-        if (srv->check_host && !path_listed(url, srv->any_host_paths) &&
-            !httpd_host_allowed(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
-                                srv->allowed_hosts, srv->n_allowed_hosts)) {
-            /* A name this server was not told it has: a page that rebound
-             * its own name to this address (DNS rebinding) must not read
-             * the answer. Before the body is read, before the handler. */
-            set_reading(srv, conn, false);
-            httpd_response resp = {.status = 421};
-            snprintf(resp.content_type, sizeof resp.content_type, "text/plain; charset=utf-8");
-            httpd_reply_text(&resp, 421, "text/plain; charset=utf-8",
-                             "misdirected request: this server does not answer to that Host "
-                             "name (allowed: loopback names and the configured ones)\n");
-            return queue(conn, &resp);
-        }
-        const char *refusal = admit(srv, conn, url, p);
-        if (refusal) {
-            set_reading(srv, conn, false);
-            httpd_response resp = {.status = 503, .close = true};
-            snprintf(resp.retry_after, sizeof resp.retry_after, "1");
-            httpd_reply_text(&resp, 503, "text/plain; charset=utf-8", refusal);
-            return queue(conn, &resp);
-        }
+    httpd_reply_text(resp, status, "text/plain; charset=utf-8", text);
+    return queue(conn, resp);
+}
+
+/* The first call for a request: only the headers are in. The Host check
+ * (421) and the limits (503) answer here, before the body is read and
+ * before the handler. */
+static enum MHD_Result headers_in(httpd *srv, struct MHD_Connection *conn, const char *url,
+                                  void **con_cls)
+{
+    pending *p = calloc(1, sizeof *p);
+    if (!p)
+        return MHD_NO;
+    *con_cls = p;
+    if (srv->check_host && !path_listed(url, srv->any_host_paths) &&
+        !httpd_host_allowed(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
+                            srv->allowed_hosts, srv->n_allowed_hosts)) {
+        /* A name this server was not told it has: a page that rebound its
+         * own name to this address (DNS rebinding) must not read the
+         * answer. */
+        set_reading(srv, conn, false);
+        httpd_response resp = {.status = 421};
+        return queue_text(conn, &resp, 421,
+                          "misdirected request: this server does not answer to that Host "
+                          "name (allowed: loopback names and the configured ones)\n");
+    }
+    const char *refusal = admit(srv, conn, url, p);
+    if (refusal) {
+        set_reading(srv, conn, false);
+        httpd_response resp = {.status = 503, .close = true};
+        snprintf(resp.retry_after, sizeof resp.retry_after, "1");
+        return queue_text(conn, &resp, 503, refusal);
+    }
+    return MHD_YES;
+}
+
+/* A piece of the body: kept while the whole stays within HTTPD_MAX_BODY,
+ * then dropped (too_big: answered 413, or body_too_large). */
+static enum MHD_Result body_piece(pending *p, const char *data, size_t *size)
+{
+    size_t n = *size;
+    *size = 0;
+    if (p->too_big || p->body.len + n > HTTPD_MAX_BODY) {
+        p->too_big = true;
         return MHD_YES;
     }
-    if (*upload_data_size > 0) {
-        size_t n = *upload_data_size;
-        *upload_data_size = 0;
-        if (p->too_big || p->body.len + n > HTTPD_MAX_BODY) {
-            p->too_big = true;
-            return MHD_YES;
-        }
-        strbuf_append(&p->body, upload_data, n);
-        return p->body.failed ? MHD_NO : MHD_YES;
-    }
+    strbuf_append(&p->body, data, n);
+    return p->body.failed ? MHD_NO : MHD_YES;
+}
 
-    set_reading(srv, conn, false);
-    httpd_response resp = {.status = 200};
-    snprintf(resp.content_type, sizeof resp.content_type, "text/plain; charset=utf-8");
-    if (p->too_big && !srv->answer_oversized) {
-        httpd_reply_text(&resp, 413, "text/plain; charset=utf-8", "request body too large\n");
-        return queue(conn, &resp);
-    }
+/* Calls the handler with the request as it stands (again, for a waiting
+ * one); returns whether it was allowed to wait (httpd_request.can_wait). */
+static bool call_handler(httpd *srv, struct MHD_Connection *conn, const char *url,
+                         const char *method, pending *p, httpd_response *resp)
+{
     pthread_mutex_lock(&srv->lock);
     if (!p->started_ms) {
         p->started_ms = clock_mono_ms();
@@ -708,7 +714,75 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     };
     if (req.calls > 0)
         set_answering(srv, conn, true, false); /* back from its wait */
-    srv->handler(srv->ctx, &req, &resp);
+    srv->handler(srv->ctx, &req, resp);
+    return can_wait;
+}
+
+/* Under srv->lock: p counts among the waiting places (httpd_options.
+ * max_waiting) until completed() gives its place back. */
+static void hold_place(httpd *srv, pending *p)
+{
+    if (!p->holds_place) {
+        p->holds_place = true;
+        srv->waiting++;
+    }
+}
+
+/* The handler answered with a stream. It waits on its source as a long
+ * poll does: it counts among the waiting places, in no address's limit. */
+static enum MHD_Result begin_stream(httpd *srv, struct MHD_Connection *conn, pending *p,
+                                    httpd_response *resp)
+{
+    set_answering(srv, conn, false, true);
+    pthread_mutex_lock(&srv->lock);
+    hold_place(srv, p);
+    pthread_mutex_unlock(&srv->lock);
+    return queue_stream(srv, p, conn, resp);
+}
+
+/* The handler has no answer yet: the connection is suspended (no thread,
+ * no polling) until the watchdog or httpd_wake resumes it. */
+static enum MHD_Result begin_wait(httpd *srv, struct MHD_Connection *conn, pending *p,
+                                  httpd_response *resp)
+{
+    free(resp->body);
+    set_answering(srv, conn, false, true);
+    /* Suspended before it is listed, so the watchdog's resumption always
+     * comes after the suspension. */
+    MHD_suspend_connection(conn);
+    pthread_mutex_lock(&srv->lock);
+    bool stopping = srv->stop.stop;
+    if (!stopping) {
+        hold_place(srv, p);
+        p->conn = conn;
+        list_waiter(srv, p, resp->wait_ms);
+    }
+    pthread_mutex_unlock(&srv->lock);
+    if (stopping) /* httpd_stop has swept the list: call the handler again now */
+        MHD_resume_connection(conn);
+    return MHD_YES;
+}
+
+/* libmicrohttpd's request callback: called once with the headers, once per
+ * piece of the body, then once more (and again after each wait) to answer. */
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    httpd *srv = cls;
+    pending *p = *con_cls;
+    if (!p)
+        return headers_in(srv, conn, url, con_cls);
+    if (*upload_data_size > 0)
+        return body_piece(p, upload_data, upload_data_size);
+
+    set_reading(srv, conn, false);
+    httpd_response resp = {.status = 200};
+    snprintf(resp.content_type, sizeof resp.content_type, "text/plain; charset=utf-8");
+    if (p->too_big && !srv->answer_oversized)
+        return queue_text(conn, &resp, 413, "request body too large\n");
+    bool can_wait = call_handler(srv, conn, url, method, p, &resp);
     if (resp.stream && !can_wait) {
         /* Only a request that may wait may stream: a handler that streams
          * anyway gets no connection for it. */
@@ -717,39 +791,10 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         resp.stream = NULL;
         httpd_reply_text(&resp, 503, "text/plain; charset=utf-8", "too many waiting clients\n");
     }
-    if (resp.stream) {
-        /* A stream waits on its source as a long poll does: it counts among
-         * the waiting places, in no address's limit. */
-        set_answering(srv, conn, false, true);
-        pthread_mutex_lock(&srv->lock);
-        if (!p->holds_place) {
-            p->holds_place = true;
-            srv->waiting++;
-        }
-        pthread_mutex_unlock(&srv->lock);
-        return queue_stream(srv, p, conn, &resp);
-    }
-    if (resp.wait_ms > 0 && can_wait) {
-        free(resp.body);
-        set_answering(srv, conn, false, true);
-        /* Suspended before it is listed, so the watchdog's resumption always
-         * comes after the suspension. */
-        MHD_suspend_connection(conn);
-        pthread_mutex_lock(&srv->lock);
-        bool stopping = srv->stop.stop;
-        if (!stopping) {
-            if (!p->holds_place) {
-                p->holds_place = true;
-                srv->waiting++;
-            }
-            p->conn = conn;
-            list_waiter(srv, p, resp.wait_ms);
-        }
-        pthread_mutex_unlock(&srv->lock);
-        if (stopping) /* httpd_stop has swept the list: call the handler again now */
-            MHD_resume_connection(conn);
-        return MHD_YES;
-    }
+    if (resp.stream)
+        return begin_stream(srv, conn, p, &resp);
+    if (resp.wait_ms > 0 && can_wait)
+        return begin_wait(srv, conn, p, &resp);
     /* A place held is given back once the answer is sent (completed), so
      * that httpd_stop knows when the waiters have their answers. A probe let
      * in beyond its address's limit does not stay. */
@@ -809,6 +854,7 @@ static int parse_proxies(httpd *srv, const char *const *texts, size_t n, vf_erro
                          "trusted proxy '%s' is not an address or an address range (10.0.0.0/8)",
                          texts[i]);
             free(srv->proxies);
+            srv->proxies = NULL;
             return -1;
         }
     }
@@ -816,88 +862,95 @@ static int parse_proxies(httpd *srv, const char *const *texts, size_t n, vf_erro
     return 0;
 }
 
-httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_handler handler,
-                        void *ctx, vf_error *err)
+/* `listen` split and resolved: its port into port, its address into *ai
+ * (freeaddrinfo). */
+static int resolve_listen(const char *listen, char port[PORT_TEXT], struct addrinfo **ai,
+                          vf_error *err)
 {
-    char host[256], port[8];
-    if (!listen || split_listen(listen, host, sizeof host, port, sizeof port) != 0) {
+    char host[256];
+    if (!listen || split_listen(listen, host, sizeof host, port, PORT_TEXT) != 0) {
         vf_error_set(err, VF_ECONFIG, "listen address '%s' is not HOST:PORT",
                      listen ? listen : "(null)");
-        return NULL;
+        return -1;
     }
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai = NULL;
-    int gai = getaddrinfo(host, port, &hints, &ai);
-    if (gai != 0 || !ai) {
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+    int gai = getaddrinfo(host, port, &hints, ai);
+    if (gai != 0 || !*ai) {
         vf_error_set(err, VF_ECONFIG, "listen address '%s': %s", listen, gai_strerror(gai));
-        return NULL;
+        return -1;
     }
-    httpd *srv = calloc(1, sizeof *srv);
-    if (!srv) {
-        freeaddrinfo(ai);
-        vf_error_set(err, VF_ENOMEM, "out of memory");
-        return NULL;
+    return 0;
+}
+
+/* Copies of the certificate and key, when options ask for HTTPS. */
+static int copy_tls(httpd *srv, const httpd_options *options, vf_error *err)
+{
+    if (!options->tls_cert_pem && !options->tls_key_pem)
+        return 0;
+    const char *problem = NULL;
+    if (!options->tls_cert_pem || !options->tls_key_pem)
+        problem = "HTTPS needs both a certificate and a key";
+    else if (!httpd_tls_supported())
+        problem = "this libmicrohttpd was built without TLS (GnuTLS)";
+    else if (!(srv->tls_cert = strdup(options->tls_cert_pem)) ||
+             !(srv->tls_key = strdup(options->tls_key_pem)))
+        problem = "out of memory";
+    if (problem) {
+        vf_error_set(err, VF_ECONFIG, "%s", problem);
+        return -1;
     }
-    srv->handler = handler;
-    srv->ctx = ctx;
+    return 0;
+}
+
+/* srv's settings from `options` (NULL: the defaults, any Host). */
+static int apply_options(httpd *srv, const httpd_options *options, vf_error *err)
+{
     srv->read_deadline_ms = HTTPD_READ_DEADLINE_MS;
-    if (options) {
-        srv->check_host = options->check_host;
-        srv->allowed_hosts = options->allowed_hosts;
-        srv->n_allowed_hosts = options->n_allowed_hosts;
-        srv->any_host_paths = options->any_host_paths;
-        srv->answer_oversized = options->answer_oversized;
-        if (options->read_deadline_ms > 0)
-            srv->read_deadline_ms = options->read_deadline_ms;
-        if (options->max_waiting > 0)
-            srv->max_waiting = options->max_waiting;
-    }
-    if (options && options->n_trusted_proxies > 0 &&
-        parse_proxies(srv, options->trusted_proxies, options->n_trusted_proxies, err) < 0) {
-        freeaddrinfo(ai);
-        free(srv);
-        return NULL;
-    }
-    bool tls = options && (options->tls_cert_pem || options->tls_key_pem);
-    const char *tls_problem = NULL;
-    if (tls && (!options->tls_cert_pem || !options->tls_key_pem))
-        tls_problem = "HTTPS needs both a certificate and a key";
-    else if (tls && !httpd_tls_supported())
-        tls_problem = "this libmicrohttpd was built without TLS (GnuTLS)";
-    else if (tls && (!(srv->tls_cert = strdup(options->tls_cert_pem)) ||
-                     !(srv->tls_key = strdup(options->tls_key_pem))))
-        tls_problem = "out of memory";
-    if (tls_problem) {
-        freeaddrinfo(ai);
-        free(srv->tls_cert);
-        free(srv->proxies);
-        free(srv);
-        vf_error_set(err, VF_ECONFIG, "%s", tls_problem);
-        return NULL;
-    }
-    if (srv->max_waiting > 0 &&
-        (!(srv->due = calloc((size_t)srv->max_waiting, sizeof *srv->due)) ||
-         !(srv->early = calloc(2 * (size_t)srv->max_waiting, sizeof *srv->early)))) {
-        freeaddrinfo(ai);
-        free(srv->due);
-        free(srv->proxies);
-        free_tls(srv);
-        free(srv);
+    if (!options)
+        return 0;
+    srv->check_host = options->check_host;
+    srv->allowed_hosts = options->allowed_hosts;
+    srv->n_allowed_hosts = options->n_allowed_hosts;
+    srv->any_host_paths = options->any_host_paths;
+    srv->answer_oversized = options->answer_oversized;
+    if (options->read_deadline_ms > 0)
+        srv->read_deadline_ms = options->read_deadline_ms;
+    if (options->max_waiting > 0)
+        srv->max_waiting = options->max_waiting;
+    if (options->n_trusted_proxies > 0 &&
+        parse_proxies(srv, options->trusted_proxies, options->n_trusted_proxies, err) < 0)
+        return -1;
+    return copy_tls(srv, options, err);
+}
+
+/* The watchdog's resumption slots and the early wakes' ring, with waiting
+ * requests allowed. */
+static int allocate_waiting(httpd *srv, vf_error *err)
+{
+    if (srv->max_waiting == 0)
+        return 0;
+    if (!(srv->due = calloc((size_t)srv->max_waiting, sizeof *srv->due)) ||
+        !(srv->early = calloc(2 * (size_t)srv->max_waiting, sizeof *srv->early))) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
-        return NULL;
+        return -1;
     }
-    pthread_mutex_init(&srv->lock, NULL);
-    if (stopper_init(&srv->stop, &srv->lock) < 0) {
-        freeaddrinfo(ai);
-        pthread_mutex_destroy(&srv->lock);
-        free(srv->due);
-        free(srv->early);
-        free(srv->proxies);
-        free_tls(srv);
-        free(srv);
-        vf_error_set(err, VF_EINTERNAL, "cannot make the HTTP deadline thread's stopper");
-        return NULL;
-    }
-    srv->logged_ms = clock_mono_ms() - CLOSINGS_LOG_INTERVAL_MS;
+    return 0;
+}
+
+/* Frees a server that has no lock, stopper or daemon yet. */
+static void free_unstarted(httpd *srv)
+{
+    free(srv->due);
+    free(srv->early);
+    free(srv->proxies);
+    free_tls(srv);
+    free(srv);
+}
+
+/* libmicrohttpd's daemon on `ai`, its own thread polling every connection. */
+static int start_daemon(httpd *srv, const struct addrinfo *ai, const char *port, const char *listen,
+                        vf_error *err)
+{
     /* epoll where there is one: select() would fail past descriptor 1023. */
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
@@ -920,7 +973,6 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
             (unsigned)HTTPD_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)HTTPD_IDLE_TIMEOUT_S, MHD_OPTION_ARRAY,
             srv->tls_cert ? tls_options : tls_options + 2, MHD_OPTION_END);
-    freeaddrinfo(ai);
     if (!srv->daemon) {
         vf_error_set(err, VF_EIO,
                      srv->tls_cert ? "cannot listen on %s (in use, not an address of this "
@@ -929,11 +981,48 @@ httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_
                                    : "cannot listen on %s (in use, or not an address of this "
                                      "machine)",
                      listen);
-        httpd_stop(srv);
-        return NULL;
+        return -1;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : atoi(port);
+    return 0;
+}
+
+httpd *httpd_start_with(const char *listen, const httpd_options *options, httpd_handler handler,
+                        void *ctx, vf_error *err)
+{
+    char port[PORT_TEXT];
+    struct addrinfo *ai = NULL;
+    if (resolve_listen(listen, port, &ai, err) < 0)
+        return NULL;
+    httpd *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        freeaddrinfo(ai);
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    srv->handler = handler;
+    srv->ctx = ctx;
+    if (apply_options(srv, options, err) < 0 || allocate_waiting(srv, err) < 0) {
+        freeaddrinfo(ai);
+        free_unstarted(srv);
+        return NULL;
+    }
+    pthread_mutex_init(&srv->lock, NULL);
+    if (stopper_init(&srv->stop, &srv->lock) < 0) {
+        freeaddrinfo(ai);
+        pthread_mutex_destroy(&srv->lock);
+        free_unstarted(srv);
+        vf_error_set(err, VF_EINTERNAL, "cannot make the HTTP deadline thread's stopper");
+        return NULL;
+    }
+    srv->logged_ms = clock_mono_ms() - CLOSINGS_LOG_INTERVAL_MS;
+    int started = start_daemon(srv, ai, port, listen, err);
+    freeaddrinfo(ai);
+    if (started < 0) {
+        httpd_stop(srv);
+        return NULL;
+    }
     if (pthread_create(&srv->watchdog, NULL, watchdog_loop, srv) != 0) {
         vf_error_set(err, VF_EINTERNAL, "cannot start the HTTP deadline thread");
         httpd_stop(srv);

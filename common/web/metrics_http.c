@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "httpd.h"
+#include "httpd_route.h"
 
 struct metrics_http {
     httpd *srv;
@@ -13,34 +14,58 @@ struct metrics_http {
     void *ctx;
 };
 
+static void serve_metrics(metrics_http *h, httpd_response *resp)
+{
+    char *body = NULL;
+    size_t len = 0;
+    if (metrics_render(h->m, &body, &len) < 0)
+        httpd_reply_text(resp, 500, "text/plain; charset=utf-8", "out of memory\n");
+    else
+        httpd_reply_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);
+}
+
+static void healthz(metrics_http *h, httpd_response *resp)
+{
+    (void)h;
+    httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ok\n");
+}
+
+static void readyz(metrics_http *h, httpd_response *resp)
+{
+    char why[512] = "";
+    bool ready = h->ready ? h->ready(h->ctx, why, sizeof why - 1) : true;
+    if (ready) {
+        httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ready\n");
+    } else {
+        char text[sizeof why + 16];
+        snprintf(text, sizeof text, "not ready: %s\n", why);
+        httpd_reply_text(resp, 503, "text/plain; charset=utf-8", text);
+    }
+}
+
+/* The routes (httpd_route.h): GET, and so HEAD, only. */
+typedef struct route {
+    httpd_route at;
+    void (*fn)(metrics_http *h, httpd_response *resp);
+} route;
+
+static const route routes[] = {
+    {{"GET", "/metrics", false}, serve_metrics},
+    {{"GET", "/healthz", false}, healthz},
+    {{"GET", "/readyz", false}, readyz},
+};
+
 static void handle(void *arg, const httpd_request *req, httpd_response *resp)
 {
-    metrics_http *h = arg;
-    if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
+    httpd_route_match match;
+    const route *r = HTTPD_ROUTE_FIND(routes, req, resp, &match);
+    if (r)
+        r->fn(arg, resp);
+    else if (match.path) /* resp->allow is set */
         httpd_reply_text(resp, 405, "text/plain; charset=utf-8", "GET only\n");
-    } else if (strcmp(req->path, "/metrics") == 0) {
-        char *body = NULL;
-        size_t len = 0;
-        if (metrics_render(h->m, &body, &len) < 0)
-            httpd_reply_text(resp, 500, "text/plain; charset=utf-8", "out of memory\n");
-        else
-            httpd_reply_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);
-    } else if (strcmp(req->path, "/healthz") == 0) {
-        httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ok\n");
-    } else if (strcmp(req->path, "/readyz") == 0) {
-        char why[512] = "";
-        bool ready = h->ready ? h->ready(h->ctx, why, sizeof why - 1) : true;
-        if (ready) {
-            httpd_reply_text(resp, 200, "text/plain; charset=utf-8", "ready\n");
-        } else {
-            char text[sizeof why + 16];
-            snprintf(text, sizeof text, "not ready: %s\n", why);
-            httpd_reply_text(resp, 503, "text/plain; charset=utf-8", text);
-        }
-    } else {
+    else
         httpd_reply_text(resp, 404, "text/plain; charset=utf-8",
                          "not found: try /metrics, /healthz or /readyz\n");
-    }
 }
 
 metrics_http *metrics_http_start(const char *listen, metrics *m, metrics_http_ready_fn ready,

@@ -2,8 +2,6 @@
  * client would: routes, query arguments, form fields, limits, addresses; and
  * over raw sockets where libcurl would not misbehave: a client trickling its
  * request, a foreign Host header. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,31 +213,13 @@ static void test_addresses(void)
 
 static int connect_to(const httpd *srv)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)httpd_port(srv))};
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return test_connect_loopback(httpd_port(srv));
 }
 
 /* Sends `request` whole and reads the answer to the end into out[size]. */
 static void exchange(const httpd *srv, const char *request, char *out, size_t size)
 {
-    out[0] = '\0';
-    int fd = connect_to(srv);
-    if (fd < 0)
-        return;
-    size_t used = 0;
-    if (send(fd, request, strlen(request), MSG_NOSIGNAL) == (ssize_t)strlen(request)) {
-        ssize_t n;
-        while (used + 1 < size && (n = recv(fd, out + used, size - used - 1, 0)) > 0)
-            used += (size_t)n;
-    }
-    out[used] = '\0';
-    close(fd);
+    test_http_exchange(httpd_port(srv), request, out, size);
 }
 
 /* A client that sends its request a byte at a time, each within the idle

@@ -217,6 +217,21 @@ static void test_endpoints(void)
         CHECK_CONTAINS(resp.body ? resp.body : "", cases[i].body);
         http_response_close(&resp);
     }
+    /* Another method on a known path: 405 naming the methods it takes
+     * (httpd_route.h); HEAD is GET's. */
+    char answer[2048];
+    test_http_exchange(metrics_http_port(srv),
+                       "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n"
+                       "Connection: close\r\n\r\n",
+                       answer, sizeof answer);
+    CHECKF(strncmp(answer, "HTTP/1.1 405 ", 13) == 0 &&
+               strstr(answer, "\r\nAllow: GET, HEAD\r\n") && strstr(answer, "GET only\n"),
+           "POST /metrics: %s", answer);
+    test_http_exchange(metrics_http_port(srv),
+                       "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                       answer, sizeof answer);
+    CHECKF(strncmp(answer, "HTTP/1.1 200 ", 13) == 0 && !strstr(answer, "\r\n\r\nok"),
+           "HEAD /healthz: %s", answer);
     metrics_http_stop(srv);
     metrics_free(m);
 }

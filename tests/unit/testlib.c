@@ -1,9 +1,14 @@
 #include "testlib.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 int test_passed;
 int test_failed;
@@ -77,4 +82,32 @@ char *test_read_file(const char *path, size_t *len)
     if (len)
         *len = n;
     return buf;
+}
+
+int test_connect_loopback(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void test_http_exchange(int port, const char *request, char *out, size_t size)
+{
+    out[0] = '\0';
+    int fd = test_connect_loopback(port);
+    if (fd < 0)
+        return;
+    size_t used = 0;
+    if (send(fd, request, strlen(request), MSG_NOSIGNAL) == (ssize_t)strlen(request)) {
+        ssize_t n;
+        while (used + 1 < size && (n = recv(fd, out + used, size - used - 1, 0)) > 0)
+            used += (size_t)n;
+    }
+    out[used] = '\0';
+    close(fd);
 }

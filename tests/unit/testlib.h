@@ -17,6 +17,15 @@ int test_summary(void);
 /* Read a whole file into a NUL-terminated malloc'd buffer; NULL on failure. */
 char *test_read_file(const char *path, size_t *len);
 
+/* A TCP connection to 127.0.0.1:port, or -1. */
+int test_connect_loopback(int port);
+
+/* Sends `request` (raw HTTP, whole) to 127.0.0.1:port and reads the answer,
+ * status line and headers included, to the end into out[size] ("" when
+ * nothing came): for what libcurl's client does not show (headers) or
+ * would not send. */
+void test_http_exchange(int port, const char *request, char *out, size_t size);
+
 #define CHECK(expr) test_check((expr), __FILE__, __LINE__, #expr, NULL)
 #define CHECKF(expr, ...) test_check((expr), __FILE__, __LINE__, #expr, __VA_ARGS__)
 /* NULL-safe string checks: a NULL `got` fails instead of crashing. */

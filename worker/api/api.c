@@ -10,6 +10,7 @@
 #include "api_internal.h"
 #include "api_routes.h"
 #include "clock.h"
+#include "httpd_route.h"
 #include "json_util.h"
 #include "log.h"
 #include "problem.h"
@@ -191,121 +192,49 @@ int api_reload_keys(api *a)
     return 0;
 }
 
-/* The routes. GET answers HEAD too, but for a stream. */
+/* The routes (httpd_route.h: GET answers HEAD too, but for a stream). */
 typedef struct route {
-    const char *method; /* "GET" or "POST" */
-    const char *path;   /* at most one {...} segment: one path element */
-    int scope;          /* API_SCOPE_* needed, 0: open (probes, metrics, docs) */
+    httpd_route at; /* method, path: at most one {...} segment, one path element */
+    int scope;      /* API_SCOPE_* needed, 0: open (probes, metrics, docs) */
     api_route_fn fn;
-    bool stream; /* a Server-Sent Events stream: no HEAD */
 } route;
 
 static const route routes[] = {
-    {"GET", "/healthz", 0, healthz, false},
-    {"GET", "/readyz", 0, readyz, false},
-    {"GET", "/metrics", 0, serve_metrics, false},
-    {"GET", "/openapi.json", 0, openapi_document, false},
-    {"GET", "/docs", 0, api_route_docs, false},
-    {"GET", "/docs.css", 0, api_route_docs_style, false},
-    {"GET", "/docs/try", 0, api_route_docs_try, false},
-    {"GET", "/request.task.schedule.json", 0, request_schema, false},
-    {"GET", "/request.spare.prepare.json", 0, api_route_spare_schema, false},
-    {"GET", "/request.spare.release.json", 0, api_route_spare_schema, false},
-    {"POST", "/schedule", API_SCOPE_SUBMIT, api_route_schedule, false},
-    {"GET", "/result/{task_id}", API_SCOPE_READ, api_route_result, false},
-    {"POST", "/spare/prepare", API_SCOPE_SUBMIT, api_route_spare, false},
-    {"POST", "/spare/release", API_SCOPE_SUBMIT, api_route_spare, false},
-    {"POST", "/v1/spares/prepare", API_SCOPE_SUBMIT, api_route_spare, false},
-    {"POST", "/v1/spares/release", API_SCOPE_SUBMIT, api_route_spare, false},
-    {"POST", "/v1/tasks", API_SCOPE_SUBMIT, api_route_submit_task, false},
-    {"GET", "/v1/tasks", API_SCOPE_READ, api_route_list_tasks, false},
-    {"GET", "/v1/tasks/{task_id}", API_SCOPE_READ, api_route_task, false},
-    {"POST", "/v1/tasks/{task_id}/release", API_SCOPE_RELEASE, api_route_release_task, false},
-    {"GET", "/v1/tasks/{task_id}/events", API_SCOPE_READ, api_route_watch_task, true},
-    {"GET", "/v1/events", API_SCOPE_READ, api_route_watch_events, true},
-    {"GET", "/v1/hosts", API_SCOPE_READ, api_route_hosts, false},
-    {"GET", "/v1/deliveries", API_SCOPE_READ, api_route_deliveries, false},
-    {"POST", "/v1/deliveries/redeliver", API_SCOPE_ADMIN, api_route_redeliver, false},
-    {"GET", "/v1/deliveries/redeliveries/{redelivery_id}", API_SCOPE_READ, api_route_redelivery,
-     false},
-    {"GET", "/v1/dead-letters", API_SCOPE_READ, api_route_dead_letters, false},
-    {"POST", "/v1/admission/proxmoxmachine", API_SCOPE_SUBMIT, api_route_admission, false},
+    {{"GET", "/healthz", false}, 0, healthz},
+    {{"GET", "/readyz", false}, 0, readyz},
+    {{"GET", "/metrics", false}, 0, serve_metrics},
+    {{"GET", "/openapi.json", false}, 0, openapi_document},
+    {{"GET", "/docs", false}, 0, api_route_docs},
+    {{"GET", "/docs.css", false}, 0, api_route_docs_style},
+    {{"GET", "/docs/try", false}, 0, api_route_docs_try},
+    {{"GET", "/request.task.schedule.json", false}, 0, request_schema},
+    {{"GET", "/request.spare.prepare.json", false}, 0, api_route_spare_schema},
+    {{"GET", "/request.spare.release.json", false}, 0, api_route_spare_schema},
+    {{"POST", "/schedule", false}, API_SCOPE_SUBMIT, api_route_schedule},
+    {{"GET", "/result/{task_id}", false}, API_SCOPE_READ, api_route_result},
+    {{"POST", "/spare/prepare", false}, API_SCOPE_SUBMIT, api_route_spare},
+    {{"POST", "/spare/release", false}, API_SCOPE_SUBMIT, api_route_spare},
+    {{"POST", "/v1/spares/prepare", false}, API_SCOPE_SUBMIT, api_route_spare},
+    {{"POST", "/v1/spares/release", false}, API_SCOPE_SUBMIT, api_route_spare},
+    {{"POST", "/v1/tasks", false}, API_SCOPE_SUBMIT, api_route_submit_task},
+    {{"GET", "/v1/tasks", false}, API_SCOPE_READ, api_route_list_tasks},
+    {{"GET", "/v1/tasks/{task_id}", false}, API_SCOPE_READ, api_route_task},
+    {{"POST", "/v1/tasks/{task_id}/release", false}, API_SCOPE_RELEASE, api_route_release_task},
+    {{"GET", "/v1/tasks/{task_id}/events", true}, API_SCOPE_READ, api_route_watch_task},
+    {{"GET", "/v1/events", true}, API_SCOPE_READ, api_route_watch_events},
+    {{"GET", "/v1/hosts", false}, API_SCOPE_READ, api_route_hosts},
+    {{"GET", "/v1/deliveries", false}, API_SCOPE_READ, api_route_deliveries},
+    {{"POST", "/v1/deliveries/redeliver", false}, API_SCOPE_ADMIN, api_route_redeliver},
+    {{"GET", "/v1/deliveries/redeliveries/{redelivery_id}", false},
+     API_SCOPE_READ,
+     api_route_redelivery},
+    {{"GET", "/v1/dead-letters", false}, API_SCOPE_READ, api_route_dead_letters},
+    {{"POST", "/v1/admission/proxmoxmachine", false}, API_SCOPE_SUBMIT, api_route_admission},
 };
 
-#define PARAM_MAX 1024 /* a {...} segment; the handler checks what it holds */
-
-/* Whether `path` is `template`; its {...} segment (not empty, no '/') into
- * param. */
-static bool path_matches(const char *template, const char *path, char param[PARAM_MAX])
+/* No route for the path: which routes there are, by family. */
+static void not_found(const httpd_request *req, httpd_response *resp)
 {
-    const char *open = strchr(template, '{');
-    param[0] = '\0';
-    if (!open)
-        return strcmp(template, path) == 0;
-    const char *suffix = strchr(open, '}') + 1;
-    size_t prefix = (size_t)(open - template), suffix_len = strlen(suffix), len = strlen(path);
-    if (len <= prefix + suffix_len || strncmp(path, template, prefix) != 0 ||
-        strcmp(path + len - suffix_len, suffix) != 0)
-        return false;
-    size_t n = len - prefix - suffix_len;
-    if (n >= PARAM_MAX || memchr(path + prefix, '/', n))
-        return false;
-    memcpy(param, path + prefix, n);
-    param[n] = '\0';
-    return true;
-}
-
-static bool method_matches(const route *r, const char *method)
-{
-    return strcmp(r->method, method) == 0 ||
-           (!r->stream && strcmp(r->method, "GET") == 0 && strcmp(method, "HEAD") == 0);
-}
-
-/* The path is known but not with this method: 405 with every method it
- * takes in Allow. */
-static void not_allowed(const char *template, httpd_response *resp)
-{
-    char allow[sizeof resp->allow] = "";
-    bool streams = true;
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strcmp(routes[i].path, template) != 0)
-            continue;
-        size_t len = strlen(allow);
-        snprintf(allow + len, sizeof allow - len, "%s%s%s", len ? ", " : "", routes[i].method,
-                 strcmp(routes[i].method, "GET") == 0 && !routes[i].stream ? ", HEAD" : "");
-        streams = streams && routes[i].stream;
-    }
-    char detail[160];
-    snprintf(detail, sizeof detail, "%s takes %s%s", template, allow,
-             streams ? " (a stream: no HEAD)" : "");
-    problem_reply(resp, 405, detail);
-    snprintf(resp->allow, sizeof resp->allow, "%s", allow);
-}
-
-/* Answers the request; returns the route's template for the metrics. */
-static const char *route_request(api *a, const httpd_request *req, const api_caller *caller,
-                                 httpd_response *resp)
-{
-    char param[PARAM_MAX];
-    const char *known = NULL; /* a template the path matches, with another method */
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        const route *r = &routes[i];
-        if (!path_matches(r->path, req->path, param))
-            continue;
-        if (!method_matches(r, req->method)) {
-            known = known ? known : r->path;
-            continue;
-        }
-        if (r->scope == 0 || api_allow(caller, r->scope, resp)) {
-            api_call call = {req, caller, param};
-            r->fn(a, &call, resp);
-        }
-        return r->path;
-    }
-    if (known) {
-        not_allowed(known, resp);
-        return known;
-    }
     problem_reply(resp, 404,
                   strncmp(req->path, "/v1/", 4) == 0 || strcmp(req->path, "/v1") == 0
                       ? "no such route: /v1 has /v1/tasks, /v1/tasks/{task_id}, "
@@ -314,7 +243,30 @@ static const char *route_request(api *a, const httpd_request *req, const api_cal
                         "/v1/deliveries/redeliver, /v1/dead-letters and /v1/hosts"
                       : "no such route: try POST /schedule, POST /spare/prepare, GET "
                         "/result/{task_id} or /v1/tasks");
-    return "other";
+}
+
+/* Answers the request; returns the route's template for the metrics. */
+static const char *route_request(api *a, const httpd_request *req, const api_caller *caller,
+                                 httpd_response *resp)
+{
+    httpd_route_match match;
+    const route *r = HTTPD_ROUTE_FIND(routes, req, resp, &match);
+    if (r) {
+        if (r->scope == 0 || api_allow(caller, r->scope, resp)) {
+            api_call call = {req, caller, match.param};
+            r->fn(a, &call, resp);
+        }
+        return match.path;
+    }
+    if (!match.path) {
+        not_found(req, resp);
+        return "other";
+    }
+    char detail[160]; /* resp->allow holds the path's methods (httpd_route_find) */
+    snprintf(detail, sizeof detail, "%s takes %s%s", match.path, resp->allow,
+             match.streams ? " (a stream: no HEAD)" : "");
+    problem_reply(resp, 405, detail);
+    return match.path;
 }
 
 void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)

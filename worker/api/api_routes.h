@@ -1,7 +1,8 @@
 /* api_routes: the routes of virtflow-api, beneath its router. The router
  * (api.c) holds the one table of routes (method, path template, scope,
- * handler): it finds the route a request names, answers 405 with Allow for
- * a path whose methods differ, 404 for no path, checks the route's scope
+ * handler): it finds the route a request names (httpd_route.h, the loop
+ * every HTTP server here shares), answers 405 with Allow for a path whose
+ * methods differ, 404 for no path, checks the route's scope
  * (api_allow) and counts the request under the route's template. A handler
  * only answers. Each route file defines its handlers, declared here; none
  * includes the router. */

@@ -87,6 +87,88 @@ static void serve_usage(FILE *out)
             DEFAULT_LISTEN);
 }
 
+/* The refusals made before anything is read: a console off loopback
+ * without a token, actions without one. 0, or the exit status. */
+static int check_safety(const char *listen, const char *token_file, bool allow_actions)
+{
+    if (!httpd_listen_is_loopback(listen) && !token_file) {
+        ctl_error("serve: refusing to listen on %s without a token: the console shows every "
+                  "task to whoever can reach it. Listen on 127.0.0.1 (and use an SSH tunnel), "
+                  "or give --token-file FILE",
+                  listen);
+        return CTL_EXIT_USAGE;
+    }
+    if (allow_actions && !token_file) {
+        ctl_error("serve: --allow-actions needs --token-file FILE (every action must carry "
+                  "the token)");
+        return CTL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* What the pages read: this program's path (for the actions), the
+ * inventory and the store. 0, or the exit status (con's parts made so far
+ * are freed by the caller). */
+static int open_console(console *con, char *self_exe, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", self_exe, size - 1);
+    if (n <= 0) {
+        ctl_error("serve: cannot find this program's path (/proc/self/exe)");
+        return CTL_EXIT_CONFIG;
+    }
+    self_exe[n] = '\0';
+    vf_error err;
+    vf_error_init(&err);
+    if (!(con->inventory = inventory_new(con->config, &err))) {
+        ctl_error("%s", err.text);
+        return CTL_EXIT_CONFIG;
+    }
+    if (!(con->store = ctl_open_store(con->config, STORE_READ_ONLY)))
+        return CTL_EXIT_UNAVAILABLE;
+    return 0;
+}
+
+/* Serves the console until SIGINT or SIGTERM. */
+static int serve_until_signal(console *con, const char *listen, allowed_hosts *allowed)
+{
+    /* The server's thread inherits this mask, so the signals come to
+     * sigwait below and nowhere else. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    /* A page elsewhere can rebind its own name to this address, and the
+     * browser then sends that name: only names the operator chose pass. An
+     * address listened on (not a wildcard) is one the operator typed. */
+    char own_host[256];
+    listen_host(listen, own_host, sizeof own_host);
+    if (own_host[0] && !httpd_listen_is_wildcard(listen))
+        allowed->names[allowed->count++] = own_host;
+    httpd_options http_options = {
+        .check_host = true, .allowed_hosts = allowed->names, .n_allowed_hosts = allowed->count};
+    vf_error err;
+    vf_error_init(&err);
+    httpd *srv = httpd_start_with(listen, &http_options, console_handle, con, &err);
+    if (!srv) {
+        ctl_error("serve: %s", err.text);
+        return CTL_EXIT_UNAVAILABLE;
+    }
+    printf("virtflowctl serve: console on port %d (%s), store %s, %s\n", httpd_port(srv), listen,
+           ctl_store_name(con->config),
+           con->allow_actions ? "actions allowed with the token" : "read-only");
+    /* Said at start, so an operator whose browser gets 421 sees why. */
+    printf("virtflowctl serve: answering to Host localhost, 127.0.0.0/8, [::1]");
+    for (size_t i = 0; i < allowed->count; i++)
+        printf(", %s", allowed->names[i]);
+    printf(" (any port); any other gets 421 (--allow-host NAME adds one)\n");
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    httpd_stop(srv);
+    return CTL_EXIT_OK;
+}
+
 int ctl_serve(int argc, char **argv)
 {
     const char *listen = DEFAULT_LISTEN, *token_file = NULL;
@@ -103,24 +185,13 @@ int ctl_serve(int argc, char **argv)
     int parsed = ctl_options_parse("serve", argc, argv, options, serve_usage, false, &args);
     if (parsed >= 0)
         return parsed;
-    const char *config_path = args.config_path;
     if (args.operand_count > 0) {
         ctl_error("serve: unexpected argument '%s'", args.operands[0]);
         return CTL_EXIT_USAGE;
     }
-    bool loopback = httpd_listen_is_loopback(listen);
-    if (!loopback && !token_file) {
-        ctl_error("serve: refusing to listen on %s without a token: the console shows every "
-                  "task to whoever can reach it. Listen on 127.0.0.1 (and use an SSH tunnel), "
-                  "or give --token-file FILE",
-                  listen);
-        return CTL_EXIT_USAGE;
-    }
-    if (allow_actions && !token_file) {
-        ctl_error("serve: --allow-actions needs --token-file FILE (every action must carry "
-                  "the token)");
-        return CTL_EXIT_USAGE;
-    }
+    int refused = check_safety(listen, token_file, allow_actions);
+    if (refused)
+        return refused;
     char token[SECRET_FILE_MAX];
     vf_error err;
     vf_error_init(&err);
@@ -129,68 +200,22 @@ int ctl_serve(int argc, char **argv)
         return CTL_EXIT_USAGE;
     }
     vf_config *config = allow_actions
-                            ? ctl_load_config_writing(config_path, "serve --allow-actions")
-                            : ctl_load_config(config_path);
+                            ? ctl_load_config_writing(args.config_path, "serve --allow-actions")
+                            : ctl_load_config(args.config_path);
     if (!config) {
         explicit_bzero(token, sizeof token);
         return CTL_EXIT_CONFIG;
     }
-    int rc = CTL_EXIT_CONFIG;
-    httpd *srv = NULL;
     char self_exe[PATH_MAX];
     console con = {.config = config,
-                   .config_path = config_path,
+                   .config_path = args.config_path,
                    .allow_actions = allow_actions,
                    .token = token_file ? token : NULL,
-                   .require_auth = !loopback,
+                   .require_auth = !httpd_listen_is_loopback(listen),
                    .self_exe = self_exe};
-    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    if (n <= 0) {
-        ctl_error("serve: cannot find this program's path (/proc/self/exe)");
-        goto out;
-    }
-    self_exe[n] = '\0';
-    if (!(con.inventory = inventory_new(config, &err))) {
-        ctl_error("%s", err.text);
-        goto out;
-    }
-    rc = CTL_EXIT_UNAVAILABLE;
-    if (!(con.store = ctl_open_store(config, STORE_READ_ONLY)))
-        goto out;
-
-    /* The server's thread inherits this mask, so the signals come to
-     * sigwait below and nowhere else. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    /* A page elsewhere can rebind its own name to this address, and the
-     * browser then sends that name: only names the operator chose pass. An
-     * address listened on (not a wildcard) is one the operator typed. */
-    char own_host[256];
-    listen_host(listen, own_host, sizeof own_host);
-    if (own_host[0] && !httpd_listen_is_wildcard(listen))
-        allowed.names[allowed.count++] = own_host;
-    httpd_options http_options = {
-        .check_host = true, .allowed_hosts = allowed.names, .n_allowed_hosts = allowed.count};
-    if (!(srv = httpd_start_with(listen, &http_options, console_handle, &con, &err))) {
-        ctl_error("serve: %s", err.text);
-        goto out;
-    }
-    printf("virtflowctl serve: console on port %d (%s), store %s, %s\n", httpd_port(srv), listen,
-           ctl_store_name(config), allow_actions ? "actions allowed with the token" : "read-only");
-    /* Said at start, so an operator whose browser gets 421 sees why. */
-    printf("virtflowctl serve: answering to Host localhost, 127.0.0.0/8, [::1]");
-    for (size_t i = 0; i < allowed.count; i++)
-        printf(", %s", allowed.names[i]);
-    printf(" (any port); any other gets 421 (--allow-host NAME adds one)\n");
-    fflush(stdout);
-    int sig = 0;
-    sigwait(&stop, &sig);
-    rc = CTL_EXIT_OK;
-out:
-    httpd_stop(srv);
+    int rc = open_console(&con, self_exe, sizeof self_exe);
+    if (rc == 0)
+        rc = serve_until_signal(&con, listen, &allowed);
     store_close(con.store);
     inventory_free(con.inventory);
     config_free(config);

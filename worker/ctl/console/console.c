@@ -1,7 +1,8 @@
-/* console: routing, the page frame, the safety rules (see console.h) and the
+/* console: the route table, the safety rules (see console.h) and the
  * actions. */
 #include "clock.h"
 #include "console.h"
+#include "httpd_route.h"
 #include "store_config.h"
 #include "store_deliveries.h"
 
@@ -357,6 +358,114 @@ static int refuse(html *page, const char *title, const char *message, int status
     return status;
 }
 
+/* GET /console.css: the one stylesheet (html.h). */
+static int stylesheet(console *c, const httpd_request *req, httpd_response *resp, html *page)
+{
+    (void)c;
+    (void)req;
+    (void)page;
+    httpd_reply_text(resp, 200, "text/css; charset=utf-8", html_stylesheet);
+    return 0;
+}
+
+/* GET /: the tasks. */
+static int home(console *c, const httpd_request *req, httpd_response *resp, html *page)
+{
+    (void)c;
+    (void)req;
+    (void)page;
+    snprintf(resp->location, sizeof resp->location, "/tasks");
+    httpd_reply_text(resp, 303, "text/plain; charset=utf-8", "see /tasks\n");
+    return 0;
+}
+
+static int action_cancel(console *c, const httpd_request *req, html *page)
+{
+    return action_task(c, req, "cancel", page);
+}
+
+static int action_retry_now(console *c, const httpd_request *req, html *page)
+{
+    return action_task(c, req, "retry-now", page);
+}
+
+/* What a route asks beyond its method and path. */
+typedef enum {
+    SCOPE_OPEN,   /* every console's: whoever passed HTTP Basic off loopback */
+    SCOPE_LOGIN,  /* offered with --allow-actions: logging in and out */
+    SCOPE_ACTION, /* offered with --allow-actions; the token too (action_allowed) */
+} route_scope;
+
+/* The routes (httpd_route.h): every console's first, then those offered
+ * with --allow-actions only (routes_offered). */
+typedef struct route {
+    httpd_route at;
+    route_scope scope;
+    /* One of: a page, built into `page`, returning the status to answer it
+     * with; */
+    int (*page)(console *c, const httpd_request *req, html *page);
+    /* or an answer that sets headers of resp too: the same, or 0 when it
+     * replied itself (page unused). */
+    int (*answer)(console *c, const httpd_request *req, httpd_response *resp, html *page);
+} route;
+
+static const route routes[] = {
+    {{"GET", "/", false}, SCOPE_OPEN, NULL, home},
+    {{"GET", "/console.css", false}, SCOPE_OPEN, NULL, stylesheet},
+    {{"GET", "/tasks", false}, SCOPE_OPEN, console_tasks_page, NULL},
+    {{"GET", "/task", false}, SCOPE_OPEN, console_task_page, NULL},
+    {{"GET", "/hosts", false}, SCOPE_OPEN, console_hosts_page, NULL},
+    {{"GET", "/deliveries", false}, SCOPE_OPEN, console_deliveries_page, NULL},
+    {{"GET", "/dead", false}, SCOPE_OPEN, console_dead_page, NULL},
+    {{"GET", "/overview", false}, SCOPE_OPEN, console_overview_page, NULL},
+    {{"GET", "/charts", false}, SCOPE_OPEN, console_charts_page, NULL},
+    {{"GET", "/workers", false}, SCOPE_OPEN, console_workers_page, NULL},
+    {{"GET", "/login", false}, SCOPE_LOGIN, login_page, NULL},
+    {{"POST", "/login", false}, SCOPE_LOGIN, NULL, log_in},
+    {{"POST", "/logout", false}, SCOPE_LOGIN, NULL, log_out},
+    {{"POST", "/actions/resubmit", false}, SCOPE_ACTION, action_resubmit, NULL},
+    {{"POST", "/actions/redrive", false}, SCOPE_ACTION, action_redrive, NULL},
+    {{"POST", "/actions/redeliver", false}, SCOPE_ACTION, action_redeliver, NULL},
+    {{"POST", "/actions/cancel", false}, SCOPE_ACTION, action_cancel, NULL},
+    {{"POST", "/actions/retry-now", false}, SCOPE_ACTION, action_retry_now, NULL},
+};
+
+/* How many rows this console has: a read-only one stops at the first row
+ * offered with --allow-actions, so its paths are unknown there (404). */
+static size_t routes_offered(const console *c)
+{
+    size_t n = 0;
+    while (n < sizeof routes / sizeof routes[0] &&
+           (c->allow_actions || routes[n].scope == SCOPE_OPEN))
+        n++;
+    return n;
+}
+
+/* Answers the request into resp or page: the page's status, or 0 when resp
+ * holds the answer. */
+static int route_request(console *c, const httpd_request *req, httpd_response *resp, html *page)
+{
+    bool post = strcmp(req->method, "POST") == 0;
+    if (post && !c->allow_actions) /* whatever the path: no action can run */
+        return refuse(page, "Refused",
+                      "This console is read-only: actions need virtflowctl serve "
+                      "--allow-actions --token-file FILE.",
+                      403);
+    httpd_route_match match;
+    const route *r =
+        httpd_route_find(routes, routes_offered(c), sizeof routes[0], req, resp, &match);
+    if (!r && match.path) {
+        char detail[128]; /* resp->allow holds the path's methods (httpd_route_find) */
+        snprintf(detail, sizeof detail, "%s takes %s.", match.path, resp->allow);
+        return refuse(page, "Method not allowed", detail, 405);
+    }
+    if (!r)
+        return refuse(page, "Not found", post ? "No such action." : "No such page.", 404);
+    if (r->scope == SCOPE_ACTION && !action_allowed(c, req))
+        return refuse(page, "Refused", "Wrong or missing token (or log in once: /login).", 403);
+    return r->page ? r->page(c, req, page) : r->answer(c, req, resp, page);
+}
+
 void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
 {
     console *c = ctx;
@@ -368,71 +477,14 @@ void console_handle(void *ctx, const httpd_request *req, httpd_response *resp)
                          "the token is needed (any user name, the token as the password)\n");
         return;
     }
-    const char *path = req->path;
-    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    bool post = strcmp(req->method, "POST") == 0;
-    if (get && strcmp(path, "/console.css") == 0) {
-        httpd_reply_text(resp, 200, "text/css; charset=utf-8", html_stylesheet);
-        return;
-    }
-    if (get && strcmp(path, "/") == 0) {
-        snprintf(resp->location, sizeof resp->location, "/tasks");
-        httpd_reply_text(resp, 303, "text/plain; charset=utf-8", "see /tasks\n");
-        return;
-    }
     html page;
     html_init(&page);
-    int status;
     console_page_set_login(!c->allow_actions                            ? CONSOLE_ACTIONS_OFF
                            : c->require_auth || session_of(c, req) >= 0 ? CONSOLE_LOGGED_IN
                                                                         : CONSOLE_LOGGED_OUT);
-    if (post) {
-        if (!c->allow_actions)
-            status = refuse(&page, "Refused",
-                            "This console is read-only: actions need virtflowctl serve "
-                            "--allow-actions --token-file FILE.",
-                            403);
-        else if (strcmp(path, "/login") == 0)
-            status = log_in(c, req, resp, &page);
-        else if (strcmp(path, "/logout") == 0)
-            status = log_out(c, req, resp, &page);
-        else if (!action_allowed(c, req))
-            status =
-                refuse(&page, "Refused", "Wrong or missing token (or log in once: /login).", 403);
-        else if (strcmp(path, "/actions/resubmit") == 0)
-            status = action_resubmit(c, req, &page);
-        else if (strcmp(path, "/actions/redrive") == 0)
-            status = action_redrive(c, req, &page);
-        else if (strcmp(path, "/actions/redeliver") == 0)
-            status = action_redeliver(c, req, &page);
-        else if (strcmp(path, "/actions/cancel") == 0)
-            status = action_task(c, req, "cancel", &page);
-        else if (strcmp(path, "/actions/retry-now") == 0)
-            status = action_task(c, req, "retry-now", &page);
-        else
-            status = refuse(&page, "Not found", "No such action.", 404);
-    } else if (!get) {
-        status = refuse(&page, "Method not allowed", "Only GET and POST.", 405);
-    } else if (strcmp(path, "/tasks") == 0) {
-        status = console_tasks_page(c, req, &page);
-    } else if (strcmp(path, "/task") == 0) {
-        status = console_task_page(c, req, &page);
-    } else if (strcmp(path, "/hosts") == 0) {
-        status = console_hosts_page(c, req, &page);
-    } else if (strcmp(path, "/deliveries") == 0) {
-        status = console_deliveries_page(c, req, &page);
-    } else if (strcmp(path, "/dead") == 0) {
-        status = console_dead_page(c, req, &page);
-    } else if (strcmp(path, "/overview") == 0) {
-        status = console_overview_page(c, req, &page);
-    } else if (strcmp(path, "/charts") == 0) {
-        status = console_charts_page(c, req, &page);
-    } else if (strcmp(path, "/workers") == 0) {
-        status = console_workers_page(c, req, &page);
-    } else if (strcmp(path, "/login") == 0 && c->allow_actions) {
-        status = login_page(c, req, &page);
-    } else {
-        status = refuse(&page, "Not found", "No such page.", 404);
-    }
-    reply_page(resp, status, &page);
+    int status = route_request(c, req, resp, &page);
+    if (status > 0)
+        reply_page(resp, status, &page);
+    else
+        html_close(&page);
 }

@@ -14,6 +14,12 @@
  * --listen host or an --allow-host name (cmd_serve sets the list), so a page
  * that rebinds its own name to the console's address reads nothing.
  *
+ * Routing (console.c) is a table through httpd_route.h, with a scope per
+ * row: the pages are every console's, log-in and the actions are only on a
+ * console started with --allow-actions (elsewhere their paths are unknown,
+ * 404), and an action needs the token. A path known under other methods is
+ * 405 with Allow (GET of an action: Allow: POST).
+ *
  * The page files (console_tasks.c, console_hosts.c, console_deliveries.c,
  * console_workers.c, console_charts.c) each render one group of pages into an html buffer; they
  * read the store and the inventory only. */

@@ -99,48 +99,49 @@ static void deliveries_pages(html *page, const store_delivery_filter *f, const j
     html_raw(page, "</p>");
 }
 
-int console_deliveries_page(console *c, const httpd_request *req, html *page)
+static size_t count_of(const char *const *names)
 {
-    const char *const *statuses = delivery_view_statuses;
-    size_t n_statuses = 0;
-    while (statuses[n_statuses])
-        n_statuses++;
+    size_t n = 0;
+    while (names[n])
+        n++;
+    return n;
+}
+
+/* The filters as a form, filled with the query's values. */
+static void filter_form(html *page, const store_delivery_filter *filter, int refresh)
+{
     const char *types[EVENT_TYPE_COUNT];
     for (int i = 0; i < EVENT_TYPE_COUNT; i++)
         types[i] = event_types_name((event_type)i);
-    store_delivery_filter filter = {.limit = DELIVERIES_SHOWN};
-    filter.receiver = nonempty(httpd_query(req, "receiver"));
-    filter.status = nonempty(httpd_query(req, "status"));
-    filter.type = nonempty(httpd_query(req, "type"));
-    /* Pages, as /tasks has them: a keyset cursor (the last row shown). */
-    filter.before_created_at = nonempty(httpd_query(req, "before"));
-    filter.before_event_id = nonempty(httpd_query(req, "before_event"));
-    filter.before_receiver = nonempty(httpd_query(req, "before_receiver"));
-    const char *limit_text = nonempty(httpd_query(req, "limit"));
-    int refresh = console_refresh_arg(httpd_query(req, "refresh"));
-    console_page_start_refresh(page, "Deliveries", "/deliveries", refresh > 0 ? refresh : 0);
     html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/deliveries\">"
                    "<label>receiver <input name=\"receiver\" size=\"14\" value=\"");
-    html_text(page, filter.receiver);
+    html_text(page, filter->receiver);
     html_raw(page, "\"></label>");
-    choice(page, "status", filter.status, statuses, n_statuses);
-    choice(page, "type", filter.type, types, EVENT_TYPE_COUNT);
+    choice(page, "status", filter->status, delivery_view_statuses,
+           count_of(delivery_view_statuses));
+    choice(page, "type", filter->type, types, EVENT_TYPE_COUNT);
     if (refresh > 0)
         html_raw(page, "<input type=\"hidden\" name=\"refresh\" value=\"%d\">", refresh);
     html_raw(page, "<button>Filter</button></form>\n");
+}
+
+/* What is wrong with the query (the 400's text), NULL when nothing: then
+ * the limit is in the filter. */
+static const char *check_filter(store_delivery_filter *filter, const char *limit_text, int refresh)
+{
     const char *problem = NULL;
-    if (filter.status) {
+    if (filter->status) {
         problem = "status: expected pending, delivering, delivered or failed";
-        for (size_t i = 0; i < n_statuses; i++)
-            if (strcmp(filter.status, statuses[i]) == 0)
+        for (size_t i = 0; delivery_view_statuses[i]; i++)
+            if (strcmp(filter->status, delivery_view_statuses[i]) == 0)
                 problem = NULL;
     }
-    if (filter.type && event_types_find(filter.type) < 0)
+    if (filter->type && event_types_find(filter->type) < 0)
         problem = "type: not an event type virtflow publishes (docs/contracts.md, Events)";
     if (refresh < 0)
         problem = "refresh: expected off, 5 or 30";
-    if ((filter.before_created_at != NULL) != (filter.before_event_id != NULL) ||
-        (filter.before_created_at != NULL) != (filter.before_receiver != NULL))
+    if ((filter->before_created_at != NULL) != (filter->before_event_id != NULL) ||
+        (filter->before_created_at != NULL) != (filter->before_receiver != NULL))
         problem = "before, before_event and before_receiver go together: the last row of the "
                   "page before";
     if (limit_text) {
@@ -149,28 +150,58 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         if (*end || limit < 1 || limit > 1000)
             problem = "limit: expected a number from 1 to 1000";
         else
-            filter.limit = (int)limit;
+            filter->limit = (int)limit;
     }
-    if (problem) {
-        console_page_error(page, problem);
-        console_page_end(page);
-        return 400;
+    return problem;
+}
+
+/* One delivery of `receiver`'s table, with Redeliver when actions are on
+ * and it is over (failed or delivered). */
+static void delivery_row(console *c, html *page, const json_t *row, const char *receiver)
+{
+    const char *st = field(row, "status");
+    html_raw(page, "<tr class=\"");
+    html_text(page, st);
+    html_raw(page, "\"><td><code>");
+    html_text(page, field(row, "event_id"));
+    html_raw(page, "</code></td><td>");
+    html_text(page, field(row, "event_type"));
+    html_raw(page, "</td><td>");
+    const char *task = field(row, "task_id");
+    if (task) {
+        html_raw(page, "<a class=\"task\" href=\"/task?id=");
+        html_url_part(page, task);
+        html_raw(page, "\">");
+        html_text(page, task);
+        html_raw(page, "</a>");
     }
-    json_t *rows = json_array();
-    vf_error err;
-    vf_error_init(&err);
-    if (store_delivery_list(c->store, &filter, collect_delivery, rows, &err) < 0) {
-        console_page_error(page, err.text);
-        console_page_end(page);
-        json_decref(rows);
-        return 503;
+    html_raw(page, "</td><td class=\"status\">");
+    html_text(page, st);
+    html_raw(page, "</td><td>%lld</td><td>",
+             (long long)json_integer_value(json_object_get(row, "attempts")));
+    json_int_t code = json_integer_value(json_object_get(row, "last_code"));
+    if (code)
+        html_raw(page, "%lld", (long long)code);
+    html_raw(page, "</td><td class=\"reason\">");
+    html_text(page, field(row, "last_error"));
+    html_raw(page, "</td><td>");
+    html_text(page, field(row, "delivered_at") ? field(row, "delivered_at")
+                                               : field(row, "next_attempt_at"));
+    html_raw(page, "</td><td>");
+    html_text(page, field(row, "created_at"));
+    html_raw(page, "</td>");
+    if (c->allow_actions) {
+        html_raw(page, "<td>");
+        if (st && (strcmp(st, "failed") == 0 || strcmp(st, "delivered") == 0))
+            redeliver_form(page, field(row, "event_id"), receiver);
+        html_raw(page, "</td>");
     }
-    html_raw(page, "<p class=\"muted\">%s %d deliveries%s, by receiver.</p>",
-             filter.before_created_at ? "Older: the next" : "The newest", filter.limit,
-             filter.status || filter.receiver || filter.type ? " matching the filter" : "");
-    if (json_array_size(rows) == 0)
-        html_raw(page, "<p class=\"muted\" id=\"empty\">No deliveries recorded.</p>");
-    /* One table per receiver, receivers in the order of their newest row. */
+    html_raw(page, "</tr>\n");
+}
+
+/* One table per receiver, receivers in the order of their newest row. */
+static void receiver_tables(console *c, html *page, const json_t *rows)
+{
     json_t *done = json_object();
     size_t i;
     json_t *row;
@@ -192,51 +223,50 @@ int console_deliveries_page(console *c, const httpd_request *req, html *page)
         json_t *other;
         json_array_foreach(rows, k, other)
         {
-            if (k < i || strcmp(field(other, "receiver"), name) != 0)
-                continue;
-            const char *st = field(other, "status");
-            html_raw(page, "<tr class=\"");
-            html_text(page, st);
-            html_raw(page, "\"><td><code>");
-            html_text(page, field(other, "event_id"));
-            html_raw(page, "</code></td><td>");
-            html_text(page, field(other, "event_type"));
-            html_raw(page, "</td><td>");
-            const char *task = field(other, "task_id");
-            if (task) {
-                html_raw(page, "<a class=\"task\" href=\"/task?id=");
-                html_url_part(page, task);
-                html_raw(page, "\">");
-                html_text(page, task);
-                html_raw(page, "</a>");
-            }
-            html_raw(page, "</td><td class=\"status\">");
-            html_text(page, st);
-            html_raw(page, "</td><td>%lld</td><td>",
-                     (long long)json_integer_value(json_object_get(other, "attempts")));
-            json_int_t code = json_integer_value(json_object_get(other, "last_code"));
-            if (code)
-                html_raw(page, "%lld", (long long)code);
-            html_raw(page, "</td><td class=\"reason\">");
-            html_text(page, field(other, "last_error"));
-            html_raw(page, "</td><td>");
-            html_text(page, field(other, "delivered_at") ? field(other, "delivered_at")
-                                                         : field(other, "next_attempt_at"));
-            html_raw(page, "</td><td>");
-            html_text(page, field(other, "created_at"));
-            html_raw(page, "</td>");
-            if (c->allow_actions) {
-                html_raw(page, "<td>");
-                if (st && (strcmp(st, "failed") == 0 || strcmp(st, "delivered") == 0))
-                    redeliver_form(page, field(other, "event_id"), name);
-                html_raw(page, "</td>");
-            }
-            html_raw(page, "</tr>\n");
+            if (k >= i && strcmp(field(other, "receiver"), name) == 0)
+                delivery_row(c, page, other, name);
         }
         html_raw(page, "</tbody></table>");
     }
-    deliveries_pages(page, &filter, rows, refresh);
     json_decref(done);
+}
+
+int console_deliveries_page(console *c, const httpd_request *req, html *page)
+{
+    store_delivery_filter filter = {.limit = DELIVERIES_SHOWN};
+    filter.receiver = nonempty(httpd_query(req, "receiver"));
+    filter.status = nonempty(httpd_query(req, "status"));
+    filter.type = nonempty(httpd_query(req, "type"));
+    /* Pages, as /tasks has them: a keyset cursor (the last row shown). */
+    filter.before_created_at = nonempty(httpd_query(req, "before"));
+    filter.before_event_id = nonempty(httpd_query(req, "before_event"));
+    filter.before_receiver = nonempty(httpd_query(req, "before_receiver"));
+    const char *limit_text = nonempty(httpd_query(req, "limit"));
+    int refresh = console_refresh_arg(httpd_query(req, "refresh"));
+    console_page_start_refresh(page, "Deliveries", "/deliveries", refresh > 0 ? refresh : 0);
+    filter_form(page, &filter, refresh);
+    const char *problem = check_filter(&filter, limit_text, refresh);
+    if (problem) {
+        console_page_error(page, problem);
+        console_page_end(page);
+        return 400;
+    }
+    json_t *rows = json_array();
+    vf_error err;
+    vf_error_init(&err);
+    if (store_delivery_list(c->store, &filter, collect_delivery, rows, &err) < 0) {
+        console_page_error(page, err.text);
+        console_page_end(page);
+        json_decref(rows);
+        return 503;
+    }
+    html_raw(page, "<p class=\"muted\">%s %d deliveries%s, by receiver.</p>",
+             filter.before_created_at ? "Older: the next" : "The newest", filter.limit,
+             filter.status || filter.receiver || filter.type ? " matching the filter" : "");
+    if (json_array_size(rows) == 0)
+        html_raw(page, "<p class=\"muted\" id=\"empty\">No deliveries recorded.</p>");
+    receiver_tables(c, page, rows);
+    deliveries_pages(page, &filter, rows, refresh);
     json_decref(rows);
     console_page_end(page);
     return 200;

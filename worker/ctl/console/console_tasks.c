@@ -162,147 +162,184 @@ static void page_link(html *page, const char *id, const char *cursor, const char
     html_raw(page, "\">%s</a> ", label);
 }
 
-int console_tasks_page(console *c, const httpd_request *req, html *page)
+/* The page's reload choices besides off, in seconds. */
+static const char *const refreshes[] = {"5", "30", NULL};
+
+/* /tasks' query: the search as the store takes it, and the arguments as
+ * given, which the form shows and the links keep. */
+typedef struct tasks_query {
+    store_task_search q;
+    const char *node; /* as given: a host, or a prefix* */
+    char node_prefix[256];
+    const char *since_text, *limit_text, *refresh_text;
+    int refresh; /* seconds; 0: off; -1: none of the choices */
+    char since[STORE_TIME_SIZE];
+} tasks_query;
+
+static void read_query(const httpd_request *req, tasks_query *t)
 {
-    /* The filters' choices are task_view's, as virtflowctl tasks and
-     * GET /v1/tasks have them (queued included). */
-    const char *const *statuses = task_view_statuses;
-    const char *const *kinds = task_view_kinds;
-    const char *const *reasons = task_view_reasons;
-    static const char *const refreshes[] = {"5", "30", NULL};
-    store_task_search q = {.filter = {.limit = DEFAULT_PAGE}};
-    q.filter.status = arg(req, "status");
-    q.filter.kind = arg(req, "kind");
-    q.filter.reason = arg(req, "reason");
+    store_task_search *q = &t->q;
+    *q = (store_task_search){.filter = {.limit = DEFAULT_PAGE}};
+    q->filter.status = arg(req, "status");
+    q->filter.kind = arg(req, "kind");
+    q->filter.reason = arg(req, "reason");
     /* As `virtflowctl tasks --vm-name --submitter --error`: the names users
      * know their tasks by, and the error text they were shown. */
-    q.filter.vm_name = arg(req, "vm_name");
-    q.filter.submitter = arg(req, "submitter");
-    q.filter.error = arg(req, "error");
+    q->filter.vm_name = arg(req, "vm_name");
+    q->filter.submitter = arg(req, "submitter");
+    q->filter.error = arg(req, "error");
     /* Searches: a prefix of the task id, of the node (the host it is on). */
-    q.id_prefix = arg(req, "id");
+    q->id_prefix = arg(req, "id");
     /* A host name is exact (the index tasks_by_node in created_at order:
      * no sort); "gp-*" is a prefix, an index range that is sorted. */
-    const char *node = arg(req, "node");
-    char node_prefix[256];
-    size_t node_len = node ? strlen(node) : 0;
-    if (node_len > 1 && node[node_len - 1] == '*' && node_len < sizeof node_prefix) {
-        snprintf(node_prefix, sizeof node_prefix, "%.*s", (int)(node_len - 1), node);
-        q.node_prefix = node_prefix;
+    t->node = arg(req, "node");
+    size_t node_len = t->node ? strlen(t->node) : 0;
+    if (node_len > 1 && t->node[node_len - 1] == '*' && node_len < sizeof t->node_prefix) {
+        snprintf(t->node_prefix, sizeof t->node_prefix, "%.*s", (int)(node_len - 1), t->node);
+        q->node_prefix = t->node_prefix;
     } else {
-        q.filter.node = node;
+        q->filter.node = t->node;
     }
-    const char *since_text = arg(req, "since");
-    q.before_created_at = arg(req, "before");
-    q.before_id = arg(req, "before_id");
-    q.after_created_at = arg(req, "after");
-    q.after_id = arg(req, "after_id");
-    const char *limit_text = arg(req, "limit");
-    const char *refresh_text = arg(req, "refresh");
-    int refresh = console_refresh_arg(refresh_text);
-    char since[STORE_TIME_SIZE];
+    t->since_text = arg(req, "since");
+    q->before_created_at = arg(req, "before");
+    q->before_id = arg(req, "before_id");
+    q->after_created_at = arg(req, "after");
+    q->after_id = arg(req, "after_id");
+    t->limit_text = arg(req, "limit");
+    t->refresh_text = arg(req, "refresh");
+    t->refresh = console_refresh_arg(t->refresh_text);
+}
 
-    console_page_start_refresh(page, "Tasks", "/tasks", refresh > 0 ? refresh : 0);
+/* The filters and searches as a form, filled with the query's values. The
+ * filters' choices are task_view's, as virtflowctl tasks and GET /v1/tasks
+ * have them (queued included). */
+static void filter_form(html *page, const tasks_query *t)
+{
+    const store_task_filter *f = &t->q.filter;
     html_raw(page, "<form class=\"filters\" method=\"get\" action=\"/tasks\">");
-    text_field(page, "id", q.id_prefix, "task id prefix");
-    text_field(page, "node", node, "host, or prefix*");
-    text_field(page, "vm_name", q.filter.vm_name, "VM name");
-    text_field(page, "submitter", q.filter.submitter, "key or broker user");
-    text_field(page, "error", q.filter.error, "text in the error");
-    select_field(page, "status", q.filter.status, statuses);
-    select_field(page, "kind", q.filter.kind, kinds);
-    select_field(page, "reason", q.filter.reason, reasons);
-    text_field(page, "since", since_text, "1h, 2d, RFC 3339");
+    text_field(page, "id", t->q.id_prefix, "task id prefix");
+    text_field(page, "node", t->node, "host, or prefix*");
+    text_field(page, "vm_name", f->vm_name, "VM name");
+    text_field(page, "submitter", f->submitter, "key or broker user");
+    text_field(page, "error", f->error, "text in the error");
+    select_field(page, "status", f->status, task_view_statuses);
+    select_field(page, "kind", f->kind, task_view_kinds);
+    select_field(page, "reason", f->reason, task_view_reasons);
+    text_field(page, "since", t->since_text, "1h, 2d, RFC 3339");
     html_raw(page, "<label>refresh <select name=\"refresh\"><option value=\"off\">off</option>");
     for (size_t i = 0; refreshes[i]; i++)
         html_raw(page, "<option value=\"%s\"%s>every %s s</option>", refreshes[i],
-                 refresh_text && strcmp(refresh_text, refreshes[i]) == 0 ? " selected" : "",
+                 t->refresh_text && strcmp(t->refresh_text, refreshes[i]) == 0 ? " selected" : "",
                  refreshes[i]);
     html_raw(page, "</select></label>");
-    if (limit_text) {
+    if (t->limit_text) {
         html_raw(page, "<input type=\"hidden\" name=\"limit\" value=\"");
-        html_text(page, limit_text);
+        html_text(page, t->limit_text);
         html_raw(page, "\">");
     }
     html_raw(page, "<button>Search</button></form>\n");
+}
 
+/* What is wrong with the query (the 400's text), NULL when nothing: then
+ * its limit and since are in the search. */
+static const char *check_query(tasks_query *t)
+{
+    store_task_search *q = &t->q;
     const char *problem = NULL;
-    if (q.filter.kind && !one_of(q.filter.kind, kinds))
+    if (q->filter.kind && !one_of(q->filter.kind, task_view_kinds))
         problem = "kind: expected schedule or spare";
-    else if (q.filter.reason && !one_of(q.filter.reason, reasons))
+    else if (q->filter.reason && !one_of(q->filter.reason, task_view_reasons))
         problem = "reason: expected invalid, unschedulable, never_fits, exhausted or lost";
-    else if (since_text && ctl_parse_since(since_text, since) < 0)
+    else if (t->since_text && ctl_parse_since(t->since_text, t->since) < 0)
         problem = "since: expected 30m, 1h, 2d, 45s or an RFC 3339 UTC time like "
                   "2026-11-22T01:02:03Z";
-    else if ((q.before_created_at != NULL) != (q.before_id != NULL) ||
-             (q.after_created_at != NULL) != (q.after_id != NULL))
+    else if ((q->before_created_at != NULL) != (q->before_id != NULL) ||
+             (q->after_created_at != NULL) != (q->after_id != NULL))
         problem = "before and before_id (after and after_id) go together: a row of the "
                   "page next to this one";
-    else if (q.before_created_at && q.after_created_at)
+    else if (q->before_created_at && q->after_created_at)
         problem = "before or after, not both";
-    else if (refresh < 0)
+    else if (t->refresh < 0)
         problem = "refresh: expected off, 5 or 30";
-    if (limit_text) {
+    if (t->limit_text) {
         char *end;
-        long limit = strtol(limit_text, &end, 10);
+        long limit = strtol(t->limit_text, &end, 10);
         if (*end || limit < 1 || limit > MAX_PAGE)
             problem = "limit: expected a number from 1 to 500";
         else
-            q.filter.limit = (int)limit;
+            q->filter.limit = (int)limit;
     }
-    if (problem) {
-        console_page_error(page, problem);
-        console_page_end(page);
-        return 400;
-    }
-    if (since_text)
-        q.filter.since = since;
-    kept k = {.filter = &q.filter,
-              .id = q.id_prefix,
-              .node = node,
-              .since = since_text,
-              .limit = limit_text,
-              .refresh = refresh > 0 ? refresh_text : NULL};
+    if (!problem && t->since_text)
+        q->filter.since = t->since;
+    return problem;
+}
 
+/* Keyset both ways: Newer is the page above this one's first row, Older
+ * the page below its last; a full page may have more beyond. */
+static void page_links(html *page, const tasks_query *t, const list_ctx *ctx)
+{
+    const store_task_search *q = &t->q;
+    kept k = {.filter = &q->filter,
+              .id = q->id_prefix,
+              .node = t->node,
+              .since = t->since_text,
+              .limit = t->limit_text,
+              .refresh = t->refresh > 0 ? t->refresh_text : NULL};
+    bool deeper = q->before_created_at != NULL, higher = q->after_created_at != NULL;
+    bool newer = ctx->count > 0 && (deeper || (higher && ctx->count == q->filter.limit));
+    bool older = ctx->count > 0 && (higher || ctx->count == q->filter.limit);
+    html_raw(page, "<p class=\"pages\">");
+    if (deeper || higher)
+        page_link(page, "newest", NULL, NULL, NULL, &k, "&larr;&larr; Newest");
+    if (newer)
+        page_link(page, "newer", "after", ctx->first_created, ctx->first_id, &k, "&larr; Newer");
+    if (older)
+        page_link(page, "older", "before", ctx->last_created, ctx->last_id, &k, "Older &rarr;");
+    html_raw(page, "</p>");
+}
+
+/* How many match, their table, the links to the pages beside; the status
+ * to answer with. */
+static int task_table(console *c, const tasks_query *t, html *page)
+{
     vf_error err;
     vf_error_init(&err);
-    int64_t matching = store_task_search_count(c->store, &q, COUNT_CAP, &err);
+    int64_t matching = store_task_search_count(c->store, &t->q, COUNT_CAP, &err);
     if (matching < 0) {
         console_page_error(page, err.text);
-        console_page_end(page);
         return 503;
     }
     html_raw(page, "<p id=\"count\">%lld%s task%s match.</p>\n", (long long)matching,
              matching >= COUNT_CAP ? "+" : "", matching == 1 ? "" : "s");
-
     html_raw(page,
              "<table id=\"tasks\"><thead><tr><th>Task</th><th>VM</th><th>Kind</th><th>Status</th>"
              "<th>Reason</th><th>Att.</th><th>Node</th><th>VMID</th><th>Created</th>"
              "<th>Error</th></tr></thead><tbody>\n");
     list_ctx ctx = {.page = page};
-    int status = 200;
-    if (store_task_search_page(c->store, &q, task_row, &ctx, &err) < 0) {
+    if (store_task_search_page(c->store, &t->q, task_row, &ctx, &err) < 0) {
         html_raw(page, "</tbody></table>");
         console_page_error(page, err.text);
-        status = 503;
-    } else {
-        html_raw(page, "</tbody></table>\n");
-        if (ctx.count == 0)
-            html_raw(page, "<p class=\"muted\" id=\"empty\">No tasks match.</p>");
-        /* Keyset both ways: Newer is the page above this one's first row,
-         * Older the page below its last; a full page may have more beyond. */
-        bool deeper = q.before_created_at != NULL, higher = q.after_created_at != NULL;
-        bool newer = ctx.count > 0 && (deeper || (higher && ctx.count == q.filter.limit));
-        bool older = ctx.count > 0 && (higher || ctx.count == q.filter.limit);
-        html_raw(page, "<p class=\"pages\">");
-        if (deeper || higher)
-            page_link(page, "newest", NULL, NULL, NULL, &k, "&larr;&larr; Newest");
-        if (newer)
-            page_link(page, "newer", "after", ctx.first_created, ctx.first_id, &k, "&larr; Newer");
-        if (older)
-            page_link(page, "older", "before", ctx.last_created, ctx.last_id, &k, "Older &rarr;");
-        html_raw(page, "</p>");
+        return 503;
     }
+    html_raw(page, "</tbody></table>\n");
+    if (ctx.count == 0)
+        html_raw(page, "<p class=\"muted\" id=\"empty\">No tasks match.</p>");
+    page_links(page, t, &ctx);
+    return 200;
+}
+
+int console_tasks_page(console *c, const httpd_request *req, html *page)
+{
+    tasks_query t;
+    read_query(req, &t);
+    console_page_start_refresh(page, "Tasks", "/tasks", t.refresh > 0 ? t.refresh : 0);
+    filter_form(page, &t);
+    const char *problem = check_query(&t);
+    int status = 400;
+    if (problem)
+        console_page_error(page, problem);
+    else
+        status = task_table(c, &t, page);
     console_page_end(page);
     return status;
 }
