@@ -231,8 +231,7 @@ static int prefetch_tasks(service *svc, batch *b, vf_error *err)
  * task.schedule body, or whose priority is invalid (its handler says so). */
 static int32_t item_priority(const service *svc, const batch_item *item)
 {
-    const char *key = item->delivery.routing_key;
-    if (!item->parsed || spare_handler_accepts(key) || release_handler_accepts(key))
+    if (!item->parsed || !handler_for(item->delivery.routing_key)->ordered_by_priority)
         return 0;
     return queue_order_body_priority(item->parsed, svc->config);
 }
@@ -305,11 +304,7 @@ static int handle_item(service *svc, task_handler *handler, batch_item *item, vf
     task_message msg = message_of(item);
     /* Its rows kept for the commit are its own, should its claim miss. */
     store_tag_writes(svc->store, item->read && item->parsed ? item->task_id : NULL);
-    int rc = spare_handler_accepts(d->routing_key)
-                 ? spare_handler_handle(handler, &msg, &item->outcome, err)
-             : release_handler_accepts(d->routing_key)
-                 ? release_handler_handle(handler, &msg, &item->outcome, err)
-                 : task_handler_handle(handler, &msg, &item->outcome, err);
+    int rc = handler_for(d->routing_key)->handle(handler, &msg, &item->outcome, err);
     store_tag_writes(svc->store, NULL);
     return rc;
 }

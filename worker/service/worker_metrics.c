@@ -13,10 +13,9 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "process_metrics.h"
-#include "release_handler.h"
 #include "headroom_forecast.h"
 #include "scrape_shapes.h"
-#include "spare_handler.h"
+#include "handler.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
 #include "store_config.h"
@@ -716,9 +715,7 @@ void worker_metrics_outcome(worker_metrics *wm, const amqp_link_delivery *d, con
 {
     if (!wm)
         return;
-    const char *kind = spare_handler_accepts(d->routing_key)     ? "spare"
-                       : release_handler_accepts(d->routing_key) ? "release"
-                                                                 : "schedule";
+    const char *kind = handler_for(d->routing_key)->kind;
     const char *outcome = o->duplicate             ? "duplicate"
                           : o->action == TASK_DEAD ? "dead"
                           : o->status[0]           ? o->status
