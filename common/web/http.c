@@ -130,10 +130,86 @@ int http_send(const http_request *request, const char *method, const char *body,
     return perform(method, request, NULL, 0, body ? body : "", response, err);
 }
 
+/* The request's headers as curl's list into *headers (the caller's to
+ * free). A CR or LF in a header (say from a token file) would smuggle in
+ * another header: refused rather than sent, its value not shown. 0, or -1
+ * with err. */
+static int header_list(const http_request *request, const char *method, const char *shown,
+                       struct curl_slist **headers, vf_error *err)
+{
+    for (size_t i = 0; i < request->n_headers; i++) {
+        if (has_control_chars(request->headers[i])) {
+            vf_error_set(err, VF_EINVAL, "%s %s: header %zu contains control characters", method,
+                         shown, i + 1);
+            return -1;
+        }
+        struct curl_slist *appended = curl_slist_append(*headers, request->headers[i]);
+        if (!appended) {
+            vf_error_set(err, VF_ENOMEM, "%s %s: out of memory", method, shown);
+            return -1;
+        }
+        *headers = appended;
+    }
+    return 0;
+}
+
+/* The method and its body: a form POST (its encoded body into *form, the
+ * caller's to free), any method with a raw body, or a GET. 0, or -1 with
+ * err. */
+static int set_method(CURL *curl, const char *method, const http_form_field *fields,
+                      size_t n_fields, const char *raw, char **form, const char *shown,
+                      vf_error *err)
+{
+    if (strcmp(method, "POST") == 0 && !raw) {
+        *form = encode_form(curl, fields, n_fields);
+        if (!*form) {
+            vf_error_set(err, VF_ENOMEM, "%s %s: out of memory", method, shown);
+            return -1;
+        }
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, *form);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(*form));
+    } else if (raw) {
+        /* Any other method, its body sent as given (the caller's headers
+         * say its type); an empty body is sent as Content-Length: 0. */
+        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, raw);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(raw));
+    } else {
+        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    }
+    return 0;
+}
+
+/* What every request is sent with: no signals, no redirects, http and
+ * https only, the timeout for connecting and for the whole exchange, TLS
+ * checks, the headers, the body into `body`, curl's words into errbuf. */
+static void set_options(CURL *curl, const http_request *request, long timeout_ms,
+                        struct curl_slist *headers, body_buffer *body, char errbuf[CURL_ERROR_SIZE])
+{
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in threaded programs */
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0 */
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, request->tls_skip_verify ? 0L : 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, request->tls_skip_verify ? 0L : 2L);
+    if (request->ca_file)
+        curl_easy_setopt(curl, CURLOPT_CAINFO, request->ca_file);
+    if (headers)
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "virtflow");
+}
+
 static int perform(const char *method, const http_request *request, const http_form_field *fields,
                    size_t n_fields, const char *raw, http_response *response, vf_error *err)
 {
-    bool post = strcmp(method, "POST") == 0 && !raw;
     char *form = NULL;
     int rc = -1;
     CURL *curl = NULL;
@@ -164,59 +240,12 @@ static int perform(const char *method, const http_request *request, const http_f
         vf_error_set(err, VF_ENOMEM, "%s %s: cannot create a curl handle", method, shown);
         goto out;
     }
-    for (size_t i = 0; i < request->n_headers; i++) {
-        /* A CR or LF in a header (say from a token file) would smuggle in
-         * another header; refuse rather than send. The value is not shown. */
-        if (has_control_chars(request->headers[i])) {
-            vf_error_set(err, VF_EINVAL, "%s %s: header %zu contains control characters", method,
-                         shown, i + 1);
-            goto out;
-        }
-        struct curl_slist *appended = curl_slist_append(headers, request->headers[i]);
-        if (!appended) {
-            vf_error_set(err, VF_ENOMEM, "%s %s: out of memory", method, shown);
-            goto out;
-        }
-        headers = appended;
-    }
-
+    if (header_list(request, method, shown, &headers, err) < 0)
+        goto out;
     curl_easy_setopt(curl, CURLOPT_URL, request->url);
-    if (post) {
-        form = encode_form(curl, fields, n_fields);
-        if (!form) {
-            vf_error_set(err, VF_ENOMEM, "%s %s: out of memory", method, shown);
-            goto out;
-        }
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(form));
-    } else if (raw) {
-        /* Any other method, its body sent as given (the caller's headers
-         * say its type); an empty body is sent as Content-Length: 0. */
-        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, raw);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(raw));
-    } else {
-        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-    }
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* no SIGALRM in threaded programs */
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0 */
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, request->tls_skip_verify ? 0L : 1L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, request->tls_skip_verify ? 0L : 2L);
-    if (request->ca_file)
-        curl_easy_setopt(curl, CURLOPT_CAINFO, request->ca_file);
-    if (headers)
-        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "virtflow");
+    if (set_method(curl, method, fields, n_fields, raw, &form, shown, err) < 0)
+        goto out;
+    set_options(curl, request, timeout_ms, headers, &body, errbuf);
 
     CURLcode result = curl_easy_perform(curl);
     if (result != CURLE_OK) {

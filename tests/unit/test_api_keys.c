@@ -1,7 +1,8 @@
 /* virtflow-api's keys file (api_keys): lines made by api_keys_new_key load
  * and match their key only, with their name and scopes (admin: all); every
  * malformed file is refused with its line number; the key never appears in
- * its line. */
+ * its line. The ring (the keys in force) takes a file's keys on reload and
+ * keeps its own when the file no longer loads. */
 #include "api_keys.h"
 #include "testlib.h"
 
@@ -27,6 +28,40 @@ static void refused(const char *text, const char *want)
     api_keys *keys = api_keys_load(path, &err);
     CHECKF(!keys && err.code == VF_ECONFIG && strstr(err.text, want), "%s -> %s", text, err.text);
     api_keys_free(keys);
+}
+
+/* The keys in force: key1 alone at first, key2 alone after a reload, and
+ * still key2 after a reload of a file that is refused. */
+static void ring(const char *line1, const char *key1, const char *line2, const char *key2)
+{
+    vf_error err;
+    vf_error_init(&err);
+    char text[512], header[160], name[API_KEY_NAME_SIZE];
+    unsigned char digest[32];
+    snprintf(text, sizeof text, "%s\n", line1);
+    write_file(text);
+    api_key_ring *keys = api_key_ring_load(path, &err);
+    CHECKF(keys != NULL, "%s", err.text);
+    CHECK(api_key_ring_count(keys) == 1 && api_key_ring_count(NULL) == 0);
+    snprintf(header, sizeof header, "Bearer %s", key1);
+    CHECK(api_key_ring_check(keys, header, name, digest) == (API_SCOPE_SUBMIT | API_SCOPE_READ));
+    CHECK_STR(name, "ci");
+
+    snprintf(text, sizeof text, "%s\n", line2);
+    write_file(text);
+    size_t was = 0;
+    CHECKF(api_key_ring_reload(keys, &was, &err) == 0, "%s", err.text);
+    CHECK(was == 1 && api_key_ring_count(keys) == 1);
+    CHECK(api_key_ring_check(keys, header, name, digest) == 0);
+    snprintf(header, sizeof header, "Bearer %s", key2);
+    CHECK(api_key_ring_check(keys, header, name, digest) != 0);
+    CHECK_STR(name, "root");
+
+    write_file("# nothing\n");
+    CHECK(api_key_ring_reload(keys, &was, &err) < 0 && err.code == VF_ECONFIG);
+    CHECK(api_key_ring_check(keys, header, name, digest) != 0);
+    api_key_ring_free(keys);
+    api_key_ring_free(NULL);
 }
 
 int main(void)
@@ -66,6 +101,7 @@ int main(void)
     api_keys_free(keys);
     api_keys_free(NULL);
 
+    ring(line1, key1, line2, key2);
     refused("# only comments\n", "no keys");
     refused("sha256:12 ci read\n", ":1: the hash");
     snprintf(text, sizeof text, "%s\n%.71s x read\n", line1, line1);

@@ -7,9 +7,11 @@
  * refuses bodies with, and the name pattern. */
 #include "handler_fixture.h"
 #include "log.h"
+#include "release_handler.h"
 #include "spare_handler.h"
 #include "store_spares.h"
 #include "store_tasks.h"
+#include "task_handler.h"
 #include "task_intake.h"
 
 #include <jansson.h>
@@ -235,8 +237,19 @@ static void test_names(void)
     CHECK_STR(name, "spare-upg-1-prod-a-3");
     CHECK(spare_handler_name("spare {index}", "u", "c", 1, name, sizeof name, &err) < 0);
     CHECK(err.code == VF_EINVAL);
-    CHECK(spare_handler_accepts("spare.prepare") && spare_handler_accepts("spare.release"));
-    CHECK(!spare_handler_accepts("task.schedule"));
+    /* handler_for: the one table of which handler takes a routing key. */
+    CHECK(handler_for("spare.prepare")->handle == spare_handler_handle);
+    CHECK(handler_for("spare.release")->handle == spare_handler_handle);
+    CHECK_STR(handler_for("spare.release")->kind, "spare");
+    CHECK(handler_for("task.release")->handle == release_handler_handle);
+    CHECK_STR(handler_for("task.release")->kind, "release");
+    CHECK(!handler_for("task.release")->ordered_by_priority);
+    const char *scheduled[] = {"task.schedule", "task.schedule.priority", "spare", NULL};
+    for (size_t i = 0; i < sizeof scheduled / sizeof scheduled[0]; i++) {
+        CHECK(handler_for(scheduled[i])->handle == task_handler_handle);
+        CHECK_STR(handler_for(scheduled[i])->kind, "schedule");
+        CHECK(handler_for(scheduled[i])->ordered_by_priority);
+    }
 }
 
 int main(void)

@@ -29,16 +29,14 @@ api *api_new(const vf_config *config, vf_error *err)
         return NULL;
     }
     a->config = config;
-    pthread_mutex_init(&a->keys_lock, NULL);
     if (!(a->store = store_config_open(config, STORE_READ_WRITE, err)))
         goto fail;
     if (!(a->broker = api_broker_new())) {
         vf_error_set(err, VF_ENOMEM, "out of memory");
         goto fail;
     }
-    if (!(a->link = amqp_link_new(config, "virtflow-api", err)))
+    if (!(a->publisher = api_publisher_new(config, a->broker, err)))
         goto fail;
-    amqp_link_set_confirm_callback(a->link, amqp_link_confirm_record, &a->confirm);
     if (!(a->metrics = api_metrics_new(err)))
         goto fail;
     if (!(a->results = result_cache_new(API_RESULT_CACHE_SLOTS))) {
@@ -47,7 +45,7 @@ api *api_new(const vf_config *config, vf_error *err)
     }
     if (!(a->idempotency = api_idempotency_new(config, err)))
         goto fail;
-    if (config->api.keys_file && !(a->keys = api_keys_load(config->api.keys_file, err))) {
+    if (config->api.keys_file && !(a->keys = api_key_ring_load(config->api.keys_file, err))) {
         if (err->code != VF_ENOMEM)
             err->code = VF_ECONFIG;
         goto fail;
@@ -82,14 +80,13 @@ void api_free(api *a)
     api_intake_stop(a->intake);
     api_fits_free(a); /* before the inventory its snapshot belongs to */
     api_hosts_stop(a);
-    amqp_link_free(a->link);
+    api_publisher_free(a->publisher);
     api_broker_free(a->broker); /* after every link's thread has stopped */
     store_close(a->store);
     api_metrics_free(a->metrics);
     result_cache_free(a->results);
-    api_keys_free(a->keys);
+    api_key_ring_free(a->keys);
     api_idempotency_free(a->idempotency);
-    pthread_mutex_destroy(&a->keys_lock);
     free(a);
 }
 
@@ -160,10 +157,7 @@ static void request_schema(api *a, const api_call *call, httpd_response *resp)
 
 size_t api_key_count(api *a)
 {
-    pthread_mutex_lock(&a->keys_lock);
-    size_t n = api_keys_count(a->keys);
-    pthread_mutex_unlock(&a->keys_lock);
-    return n;
+    return api_key_ring_count(a->keys);
 }
 
 int api_reload_keys(api *a)
@@ -176,19 +170,13 @@ int api_reload_keys(api *a)
     }
     vf_error err;
     vf_error_init(&err);
-    api_keys *fresh = api_keys_load(path, &err);
-    if (!fresh) {
+    size_t was = 0;
+    if (api_key_ring_reload(a->keys, &was, &err) < 0) {
         log_error("SIGHUP: %s: keys not reloaded, the %zu keys read before stay in force", err.text,
                   api_key_count(a));
         return -1;
     }
-    pthread_mutex_lock(&a->keys_lock);
-    api_keys *old = a->keys;
-    a->keys = fresh;
-    pthread_mutex_unlock(&a->keys_lock);
-    log_info("SIGHUP: %zu keys read again from %s (were %zu)", api_keys_count(fresh), path,
-             api_keys_count(old));
-    api_keys_free(old);
+    log_info("SIGHUP: %zu keys read again from %s (were %zu)", api_key_count(a), path, was);
     return 0;
 }
 
@@ -276,15 +264,13 @@ void api_handle(void *ctx, const httpd_request *req, httpd_response *resp)
                                    API_SCOPE_ADMIN};
     char name[API_KEY_NAME_SIZE] = "";
     unsigned char digest[API_KEY_DIGEST_LEN];
-    pthread_mutex_lock(&a->keys_lock);
     if (a->keys) {
         const char *authorization = httpd_header(req, "Authorization");
         caller.presented = authorization != NULL;
-        caller.scopes = api_keys_check_digest(a->keys, authorization, name, digest);
+        caller.scopes = api_key_ring_check(a->keys, authorization, name, digest);
         caller.name = caller.scopes ? name : NULL;
         caller.digest = caller.scopes ? digest : NULL;
     }
-    pthread_mutex_unlock(&a->keys_lock);
     const char *template = route_request(a, req, &caller, resp);
     OPENSSL_cleanse(digest, sizeof digest);
     if (resp->wait_ms > 0)

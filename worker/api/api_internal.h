@@ -13,6 +13,7 @@
 #include "api_intake.h"
 #include "api_keys.h"
 #include "api_metrics.h"
+#include "api_publish.h"
 #include "api_sweep.h"
 #include "engine.h"
 #include "inventory.h"
@@ -25,13 +26,11 @@
 struct api {
     const vf_config *config;
     store *store;
-    amqp_link *link;      /* connected on demand, through `broker` */
-    api_broker *broker;   /* the one reconnect schedule of every link (api_broker.h) */
-    int64_t link_used_us; /* monotonic: the link's last connect or confirmed round trip */
+    api_broker *broker;       /* the one reconnect schedule of every link (api_broker.h) */
+    api_publisher *publisher; /* task.release's link and confirms (api_publish.h) */
     api_metrics *metrics;
-    api_keys *keys;               /* NULL: no api.keys_file, every route open; under keys_lock */
+    api_key_ring *keys;           /* NULL: no api.keys_file, every route open */
     api_idempotency *idempotency; /* Idempotency-Key task ids (api_idempotency.h) */
-    pthread_mutex_t keys_lock;    /* api_reload_keys swaps keys from the main thread */
     api_sweep *sweep;             /* NULL: api.requeue_after_s 0 */
     api_intake *intake;           /* task submissions (api_intake.h) */
     result_cache *results;        /* GET /result's answers; the HTTP thread's alone */
@@ -40,9 +39,6 @@ struct api {
      * has none that works. */
     inventory *inventory;
     inventory_refresher *refresher;
-    /* The outcome of the publish in flight (one at a time: the server's
-     * thread; task.release, api_publish_to). */
-    amqp_link_confirm confirm;
     /* The never-fits check (api_fits.c): an engine over the snapshot it holds. */
     sched_engine *fits;
     inventory_view fits_view;

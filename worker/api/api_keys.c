@@ -5,6 +5,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,72 @@ int api_keys_check_digest(const api_keys *keys, const char *authorization,
     snprintf(name, API_KEY_NAME_SIZE, "%s", keys->entries[found].name);
     memcpy(matched, keys->entries[found].digest, DIGEST_LEN);
     return keys->entries[found].scopes;
+}
+
+struct api_key_ring {
+    char *path;
+    pthread_mutex_t lock;
+    api_keys *keys; /* under lock */
+};
+
+api_key_ring *api_key_ring_load(const char *path, vf_error *err)
+{
+    api_key_ring *ring = calloc(1, sizeof *ring);
+    if (!ring || !(ring->path = strdup(path))) {
+        free(ring);
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&ring->lock, NULL);
+    if (!(ring->keys = api_keys_load(path, err))) {
+        api_key_ring_free(ring);
+        return NULL;
+    }
+    return ring;
+}
+
+void api_key_ring_free(api_key_ring *ring)
+{
+    if (!ring)
+        return;
+    api_keys_free(ring->keys);
+    pthread_mutex_destroy(&ring->lock);
+    free(ring->path);
+    free(ring);
+}
+
+size_t api_key_ring_count(api_key_ring *ring)
+{
+    if (!ring)
+        return 0;
+    pthread_mutex_lock(&ring->lock);
+    size_t n = api_keys_count(ring->keys);
+    pthread_mutex_unlock(&ring->lock);
+    return n;
+}
+
+int api_key_ring_check(api_key_ring *ring, const char *authorization, char name[API_KEY_NAME_SIZE],
+                       unsigned char digest[32])
+{
+    pthread_mutex_lock(&ring->lock);
+    int scopes = api_keys_check_digest(ring->keys, authorization, name, digest);
+    pthread_mutex_unlock(&ring->lock);
+    return scopes;
+}
+
+int api_key_ring_reload(api_key_ring *ring, size_t *was, vf_error *err)
+{
+    /* Read outside the lock: requests go on with the old keys meanwhile. */
+    api_keys *fresh = api_keys_load(ring->path, err);
+    if (!fresh)
+        return -1;
+    pthread_mutex_lock(&ring->lock);
+    api_keys *old = ring->keys;
+    ring->keys = fresh;
+    pthread_mutex_unlock(&ring->lock);
+    *was = api_keys_count(old);
+    api_keys_free(old);
+    return 0;
 }
 
 static void to_hex(const unsigned char *bytes, size_t n, char *out)

@@ -55,6 +55,32 @@ int api_keys_check(const api_keys *keys, const char *authorization, char name[AP
 int api_keys_check_digest(const api_keys *keys, const char *authorization,
                           char name[API_KEY_NAME_SIZE], unsigned char digest[32]);
 
+/* The keys in force in a running virtflow-api: the file's keys behind a
+ * lock, swapped whole by a reload (SIGHUP, the main thread) while requests
+ * check them (the HTTP thread). */
+typedef struct api_key_ring api_key_ring;
+
+/* api_keys_load(path) as the keys in force; `path` is copied, for reloads.
+ * NULL with err as api_keys_load's. */
+api_key_ring *api_key_ring_load(const char *path, vf_error *err)
+    __attribute__((warn_unused_result));
+
+/* NULL is a no-op. */
+void api_key_ring_free(api_key_ring *ring);
+
+/* How many keys are in force; 0 for NULL. Any thread. */
+size_t api_key_ring_count(api_key_ring *ring);
+
+/* api_keys_check_digest on the keys in force. Any thread. */
+int api_key_ring_check(api_key_ring *ring, const char *authorization, char name[API_KEY_NAME_SIZE],
+                       unsigned char digest[32]);
+
+/* Read the file again and put its keys in force, *was set to how many were
+ * before. Returns 0, or -1 with err (api_keys_load's) leaving the keys in
+ * force as they were. Any thread. */
+int api_key_ring_reload(api_key_ring *ring, size_t *was, vf_error *err)
+    __attribute__((warn_unused_result));
+
 /* Parse "submit,read" into API_SCOPE_* bits; -1 for an empty list or an
  * unknown scope. */
 int api_keys_parse_scopes(const char *text);

@@ -80,6 +80,73 @@ static int new_key(int argc, char **argv)
     return PROGRAM_EXIT_OK;
 }
 
+/* The HTTP server for `a` on api.listen: TLS when configured, Host checked
+ * against `hosts` (borrowed: they must outlive the server), the probes
+ * answered under any host. The server, or NULL logged with *status the
+ * exit status. */
+static httpd *start_server(const vf_config *config, api *a, const char **hosts, size_t n_hosts,
+                           int *status)
+{
+    char *tls_cert = NULL, *tls_key = NULL;
+    vf_error err;
+    vf_error_init(&err);
+    if (api_tls_load(config, &tls_cert, &tls_key, &err) < 0) {
+        log_error("%s", err.text);
+        *status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
+        return NULL;
+    }
+    /* What the kubelet and Prometheus ask for under the pod's address,
+     * which no configuration names (metrics_http.h answers them the same
+     * way on the worker and the relay). */
+    static const char *const probes[] = {"/metrics", "/healthz", "/readyz", NULL};
+    httpd_options options = {.check_host = true,
+                             .allowed_hosts = hosts,
+                             .n_allowed_hosts = n_hosts,
+                             .any_host_paths = probes,
+                             .answer_oversized = true,
+                             .max_waiting = API_MAX_WAITING,
+                             .tls_cert_pem = tls_cert,
+                             .tls_key_pem = tls_key,
+                             .trusted_proxies = (const char *const *)config->api.trusted_proxies,
+                             .n_trusted_proxies = config->api.n_trusted_proxies};
+    httpd *server = httpd_start_with(config->api.listen, &options, api_handle, a, &err);
+    /* httpd keeps copies: ours go now, the key wiped. */
+    api_tls_free_key(tls_key);
+    free(tls_cert);
+    if (!server) {
+        log_error("api.listen %s: %s", config->api.listen, err.text);
+        *status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
+    }
+    return server;
+}
+
+/* Serve until SIGTERM or SIGINT; each SIGHUP reads the keys again. SIGHUP
+ * is taken by a thread of its own (hangup.h), so this loop polls for it;
+ * SIGTERM ends the sleep at once. */
+static void serve(const vf_config *config, api *a, httpd *server)
+{
+    if (api_key_count(a) > 0)
+        log_info("%zu keys from %s", api_key_count(a), config->api.keys_file);
+    else
+        log_info("no api.keys_file: every route is open (loopback only)");
+    if (config->api.tls_cert_file)
+        log_info("HTTPS: certificate %s", config->api.tls_cert_file);
+    log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}, /v1/tasks",
+             config->api.listen, httpd_port(server));
+    notify_ready("serving");
+    while (!program_stop_requested) {
+        struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+        if (hangup_take()) {
+            notify_reloading();
+            (void)api_reload_keys(a);
+            notify_reloaded();
+        }
+    }
+    notify_stopping();
+    log_info("stopping");
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "new-key") == 0)
@@ -105,7 +172,6 @@ int main(int argc, char **argv)
     const char **hosts = NULL;
     size_t n_hosts = 0;
     char own_host[256] = "";
-    char *tls_cert = NULL, *tls_key = NULL;
     vf_error err;
     vf_error_init(&err);
     api *a = api_new(config, &err);
@@ -118,65 +184,14 @@ int main(int argc, char **argv)
         log_error("out of memory");
         goto out;
     }
-    if (api_tls_load(config, &tls_cert, &tls_key, &err) < 0) {
-        log_error("%s", err.text);
-        status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
+    if (!(server = start_server(config, a, hosts, n_hosts, &status)))
         goto out;
-    }
-    /* What the kubelet and Prometheus ask for under the pod's address,
-     * which no configuration names (metrics_http.h answers them the same
-     * way on the worker and the relay). */
-    static const char *const probes[] = {"/metrics", "/healthz", "/readyz", NULL};
-    httpd_options options = {.check_host = true,
-                             .allowed_hosts = hosts,
-                             .n_allowed_hosts = n_hosts,
-                             .any_host_paths = probes,
-                             .answer_oversized = true,
-                             .max_waiting = API_MAX_WAITING,
-                             .tls_cert_pem = tls_cert,
-                             .tls_key_pem = tls_key,
-                             .trusted_proxies = (const char *const *)config->api.trusted_proxies,
-                             .n_trusted_proxies = config->api.n_trusted_proxies};
-    server = httpd_start_with(config->api.listen, &options, api_handle, a, &err);
-    /* httpd keeps copies: ours go now, the key wiped. */
-    api_tls_free_key(tls_key);
-    tls_key = NULL;
-    free(tls_cert);
-    tls_cert = NULL;
-    if (!server) {
-        log_error("api.listen %s: %s", config->api.listen, err.text);
-        status = err.code == VF_ECONFIG ? PROGRAM_EXIT_CONFIG : PROGRAM_EXIT_FAILED;
-        goto out;
-    }
     api_attach_server(a, server);
-    if (api_key_count(a) > 0)
-        log_info("%zu keys from %s", api_key_count(a), config->api.keys_file);
-    else
-        log_info("no api.keys_file: every route is open (loopback only)");
-    if (config->api.tls_cert_file)
-        log_info("HTTPS: certificate %s", config->api.tls_cert_file);
-    log_info("listening on %s (port %d): POST /schedule, GET /result/{task_id}, /v1/tasks",
-             config->api.listen, httpd_port(server));
-    notify_ready("serving");
-    /* SIGHUP is taken by a thread of its own (hangup.h), so this loop polls
-     * for it; SIGTERM ends the sleep at once. */
-    while (!program_stop_requested) {
-        struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
-        nanosleep(&tick, NULL);
-        if (hangup_take()) {
-            notify_reloading();
-            (void)api_reload_keys(a);
-            notify_reloaded();
-        }
-    }
-    notify_stopping();
-    log_info("stopping");
+    serve(config, a, server);
     status = PROGRAM_EXIT_OK;
 out:
     if (a)
         api_attach_server(a, NULL);
-    api_tls_free_key(tls_key);
-    free(tls_cert);
     httpd_stop(server);
     free(hosts);
     api_free(a);

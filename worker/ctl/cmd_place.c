@@ -225,6 +225,126 @@ static void print_suggestions(const json_t *s)
     }
 }
 
+/* Every profile, as the worker builds them (one it would refuse to start
+ * with is reported here too), into *engine (the caller's to free), and the
+ * one that decides `req` into *decider (borrowed from it). 0, or -1 said. */
+static int build_engines(const vf_config *config, const sched_request *req, sched_engine **engine,
+                         sched_engine **decider)
+{
+    vf_error err;
+    vf_error_init(&err);
+    const char *path = config->path ? config->path : "";
+    const char *colon = config->path ? ": " : "";
+    *engine = sched_engine_from_config(config, NULL, &err);
+    if (!*engine) {
+        ctl_error("%s%s%s", path, colon, err.text);
+        return -1;
+    }
+    *decider = sched_engine_profile(*engine, req->scheduler_name);
+    if (!*decider) {
+        ctl_error("%s%sscheduler.profiles has no profile %s (the worker keeps such a task "
+                  "waiting, reason unknown_scheduler)",
+                  path, colon, req->scheduler_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* What the engine decides over: the inventory (into *inv and *hosts, the
+ * caller's to free) and, unless --no-reservations, the live reservations,
+ * their count into *reservations (-1: not read, or no store yet:
+ * *store_missing). Returns CTL_EXIT_OK, or the exit status with the error
+ * said. */
+static int load_picture(const place_options *opt, const vf_config *config, sched_engine *engine,
+                        inventory **inv, hostset **hosts, long *reservations, bool *store_missing)
+{
+    vf_error err;
+    vf_error_init(&err);
+    *inv = inventory_new(config, &err);
+    if (!*inv) {
+        ctl_error("%s", err.text);
+        return CTL_EXIT_CONFIG;
+    }
+    *hosts = inventory_fetch(*inv, &err);
+    if (!*hosts) {
+        ctl_error("inventory unavailable: %s", err.text);
+        return CTL_EXIT_UNAVAILABLE;
+    }
+    if (sched_engine_set_hosts(engine, *hosts, NULL, NULL, &err) < 0) {
+        ctl_error("%s", err.text);
+        return CTL_EXIT_UNAVAILABLE;
+    }
+    *reservations = -1;
+    *store_missing = false;
+    if (!opt->use_reservations)
+        return CTL_EXIT_OK;
+    *reservations = load_reservations(config, engine, store_missing, &err);
+    if (*reservations < 0) {
+        ctl_error("cannot read live reservations: %s (use --no-reservations to ignore them)",
+                  err.text);
+        return CTL_EXIT_UNAVAILABLE;
+    }
+    if (*store_missing)
+        *reservations = -1;
+    return CTL_EXIT_OK;
+}
+
+/* The decision, as JSON (--json) or text with the suggestions, and the
+ * exit status: placed, not placed, or (scheduler.unfit_requests: fail) what
+ * the worker would fail at once, said as the worker says it and exit 2 as
+ * for an invalid request. */
+static int report(const place_options *opt, const vf_config *config, sched_engine *decider,
+                  const sched_request *req, const sched_decision *decision, const hostset *hosts,
+                  long reservations, bool store_missing)
+{
+    char never[512];
+    bool never_fits = !decision->placed && config->scheduler.unfit_requests == CONFIG_UNFIT_FAIL &&
+                      sched_never_fits(decider, req, never, sizeof never);
+    json_t *suggestions = !decision->placed || opt->why_not
+                              ? sched_suggest(decider, req, decision, SCHED_SUGGEST_HOSTS)
+                              : NULL;
+    if (opt->json) {
+        json_t *result = sched_decision_to_json(decision, hosts);
+        if (suggestions)
+            json_object_set(result, "suggestions", suggestions);
+        if (req->scheduler_name[0])
+            json_object_set_new(result, "scheduler", json_string(req->scheduler_name));
+        if (never_fits) {
+            json_object_set_new(result, "reason", json_string("never_fits"));
+            json_object_set_new(result, "error", json_string(never));
+        }
+        ctl_print_json(result);
+        json_decref(result);
+    } else {
+        print_human(decision, hosts, reservations, store_missing, ctl_store_name(config));
+        if (req->scheduler_name[0])
+            printf("  scheduler profile: %s\n", ctl_text(req->scheduler_name));
+        if (suggestions)
+            print_suggestions(suggestions);
+    }
+    json_decref(suggestions);
+    if (!never_fits)
+        return decision->placed ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
+    ctl_error("never fits: %s (the worker fails it at once; scheduler.unfit_requests: wait "
+              "makes it wait)",
+              never);
+    return CTL_EXIT_USAGE;
+}
+
+/* A request the worker would refuse as invalid: said, exit 2. */
+static int report_invalid(const place_options *opt, const char *why)
+{
+    if (opt->json) {
+        json_t *result =
+            json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", "invalid", "error", why);
+        ctl_print_json(result);
+        json_decref(result);
+    } else {
+        ctl_error("invalid request: %s", why);
+    }
+    return CTL_EXIT_USAGE;
+}
+
 int ctl_place(int argc, char **argv)
 {
     int status = CTL_EXIT_USAGE;
@@ -233,7 +353,7 @@ int ctl_place(int argc, char **argv)
     json_t *body = NULL;
     inventory *inv = NULL;
     hostset *hosts = NULL;
-    sched_engine *engine = NULL;
+    sched_engine *engine = NULL, *decider = NULL;
     vf_error err;
     vf_error_init(&err);
 
@@ -242,111 +362,28 @@ int ctl_place(int argc, char **argv)
         status = parsed > 0 ? CTL_EXIT_OK : CTL_EXIT_USAGE;
         goto out;
     }
-
     sched_request req;
     body = load_body(&opt, &err);
-    if (!body || sched_request_parse(body, &req, &err) < 0)
-        goto invalid;
-
+    if (!body || sched_request_parse(body, &req, &err) < 0) {
+        status = report_invalid(&opt, err.text);
+        goto out;
+    }
     config = ctl_load_config(opt.config_path);
     status = CTL_EXIT_CONFIG;
-    if (!config)
+    if (!config || build_engines(config, &req, &engine, &decider) < 0)
         goto out;
-    /* Every profile, as the worker builds them: one it would refuse to
-     * start with is reported here too. */
-    engine = sched_engine_from_config(config, NULL, &err);
-    if (!engine) {
-        ctl_error("%s%s%s", config->path ? config->path : "", config->path ? ": " : "", err.text);
+    long reservations;
+    bool store_missing;
+    status = load_picture(&opt, config, engine, &inv, &hosts, &reservations, &store_missing);
+    if (status != CTL_EXIT_OK)
         goto out;
-    }
-    /* The engine that decides; reservations and the snapshot go to `engine`. */
-    sched_engine *decider = sched_engine_profile(engine, req.scheduler_name);
-    if (!decider) {
-        ctl_error("%s%sscheduler.profiles has no profile %s (the worker keeps such a task "
-                  "waiting, reason unknown_scheduler)",
-                  config->path ? config->path : "", config->path ? ": " : "", req.scheduler_name);
-        goto out;
-    }
-    inv = inventory_new(config, &err);
-    if (!inv) {
-        ctl_error("%s", err.text);
-        goto out;
-    }
-    status = CTL_EXIT_UNAVAILABLE;
-    hosts = inventory_fetch(inv, &err);
-    if (!hosts) {
-        ctl_error("inventory unavailable: %s", err.text);
-        goto out;
-    }
-    if (sched_engine_set_hosts(engine, hosts, NULL, NULL, &err) < 0) {
-        ctl_error("%s", err.text);
-        goto out;
-    }
-    long reservations = -1;
-    bool store_missing = false;
-    if (opt.use_reservations) {
-        reservations = load_reservations(config, engine, &store_missing, &err);
-        if (reservations < 0) {
-            ctl_error("cannot read live reservations: %s (use --no-reservations to ignore them)",
-                      err.text);
-            goto out;
-        }
-        if (store_missing)
-            reservations = -1;
-    }
-
     sched_decision decision;
     /* The "rejected:" list names every host, placed or not. */
     sched_decide_options explain = {.host_reasons = true};
     if (sched_engine_decide_with(decider, &req, &explain, &decision, &err) < 0)
-        goto invalid;
-    /* What the worker would fail at once (scheduler.unfit_requests: fail):
-     * said as the worker says it, and exit 2 as for an invalid request. */
-    char never[512];
-    bool never_fits = !decision.placed && config->scheduler.unfit_requests == CONFIG_UNFIT_FAIL &&
-                      sched_never_fits(decider, &req, never, sizeof never);
-    json_t *suggestions = !decision.placed || opt.why_not
-                              ? sched_suggest(decider, &req, &decision, SCHED_SUGGEST_HOSTS)
-                              : NULL;
-    if (opt.json) {
-        json_t *result = sched_decision_to_json(&decision, hosts);
-        if (suggestions)
-            json_object_set(result, "suggestions", suggestions);
-        if (req.scheduler_name[0])
-            json_object_set_new(result, "scheduler", json_string(req.scheduler_name));
-        if (never_fits) {
-            json_object_set_new(result, "reason", json_string("never_fits"));
-            json_object_set_new(result, "error", json_string(never));
-        }
-        ctl_print_json(result);
-        json_decref(result);
-    } else {
-        print_human(&decision, hosts, reservations, store_missing, ctl_store_name(config));
-        if (req.scheduler_name[0])
-            printf("  scheduler profile: %s\n", ctl_text(req.scheduler_name));
-        if (suggestions)
-            print_suggestions(suggestions);
-    }
-    json_decref(suggestions);
-    status = decision.placed ? CTL_EXIT_OK : CTL_EXIT_NEGATIVE;
-    if (never_fits) {
-        ctl_error("never fits: %s (the worker fails it at once; scheduler.unfit_requests: wait "
-                  "makes it wait)",
-                  never);
-        status = CTL_EXIT_USAGE;
-    }
-    goto out;
-
-invalid:
-    status = CTL_EXIT_USAGE;
-    if (opt.json) {
-        json_t *result = json_pack("{s:s, s:s, s:s}", "status", "failed", "reason", "invalid",
-                                   "error", err.text);
-        ctl_print_json(result);
-        json_decref(result);
-    } else {
-        ctl_error("invalid request: %s", err.text);
-    }
+        status = report_invalid(&opt, err.text);
+    else
+        status = report(&opt, config, decider, &req, &decision, hosts, reservations, store_missing);
 out:
     sched_engine_free(engine);
     hostset_free(hosts);

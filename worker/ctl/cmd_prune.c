@@ -172,6 +172,78 @@ static void print_counts(const char *cutoff, bool dry_run, const store_prune_cou
     }
 }
 
+/* The options' values checked: --older-than into *older_than_s and --pause
+ * into run->pause_ms. CTL_EXIT_OK, or CTL_EXIT_USAGE said. */
+static int check_options(const char *older_than, const char *pause_text, long batch,
+                         const ctl_args *args, int64_t *older_than_s, prune_run *run)
+{
+    *older_than_s = -1;
+    if (older_than && config_parse_duration(older_than, older_than_s) < 0) {
+        ctl_error("--older-than: expected an age like 90s, 45m, 12h or 30d, got '%s'", older_than);
+        return CTL_EXIT_USAGE;
+    }
+    if (pause_text) {
+        char *end = NULL;
+        errno = 0;
+        long long value = strtoll(pause_text, &end, 10);
+        if (errno != 0 || end == pause_text || *end || value < 0 || value > 60000) {
+            ctl_error("--pause: expected milliseconds from 0 to 60000, got '%s'", pause_text);
+            return CTL_EXIT_USAGE;
+        }
+        run->pause_ms = value;
+    }
+    if (batch > 100000) {
+        ctl_error("--batch: at most 100000 per transaction, got %ld", batch);
+        return CTL_EXIT_USAGE;
+    }
+    if (args->operand_count > 0) {
+        ctl_error("prune: unexpected argument '%s'", args->operands[0]);
+        return CTL_EXIT_USAGE;
+    }
+    if (*older_than_s < 0) {
+        ctl_error("prune: --older-than is required (e.g. --older-than 30d)");
+        return CTL_EXIT_USAGE;
+    }
+    return CTL_EXIT_OK;
+}
+
+/* Delete in batches of `batch` rows, each its own transaction, then give
+ * the pages back (vacuum steps) and truncate the WAL, pausing between
+ * steps as maybe_pause says and showing progress. Returns 0, or -1 with
+ * err: what committed before stays deleted, in *counts. */
+static int prune_in_batches(store *s, const store_prune_cutoffs *view, long batch, prune_run *run,
+                            store_prune_counts *counts, int64_t *freed_pages, vf_error *err)
+{
+    run->started_ms = clock_mono_ms();
+    store_owner_name(run->self);
+    /* Takes note of the store's version: writes before this are not ours to wait for. */
+    maybe_pause(s, run, 0);
+    int more;
+    for (;;) {
+        int64_t began = clock_mono_ms();
+        more = store_prune_batch_at(s, view, (int)batch, counts, err);
+        run->batches++;
+        show_progress(run, counts, *freed_pages, false);
+        if (more != 1)
+            break;
+        maybe_pause(s, run, clock_mono_ms() - began);
+    }
+    int64_t freed = 0;
+    for (;;) {
+        int64_t began = clock_mono_ms();
+        if (more != 0 || (more = store_vacuum_step(s, 256, &freed, err)) != 0 || freed == 0)
+            break;
+        *freed_pages += freed;
+        show_progress(run, counts, *freed_pages, false);
+        maybe_pause(s, run, clock_mono_ms() - began);
+    }
+    show_progress(run, counts, *freed_pages, true);
+    bool truncated = false;
+    if (more == 0)
+        more = store_wal_truncate(s, &truncated, err);
+    return more < 0 ? -1 : 0;
+}
+
 int ctl_prune(int argc, char **argv)
 {
     const char *older_than = NULL;
@@ -189,39 +261,14 @@ int ctl_prune(int argc, char **argv)
     int parsed = ctl_options_parse("prune", argc, argv, options, prune_usage, false, &args);
     if (parsed >= 0)
         return parsed;
-    const char *config_path = args.config_path;
     bool as_json = args.json;
-    int64_t older_than_s = -1;
-    if (older_than && config_parse_duration(older_than, &older_than_s) < 0) {
-        ctl_error("--older-than: expected an age like 90s, 45m, 12h or 30d, got '%s'", older_than);
-        return CTL_EXIT_USAGE;
-    }
     prune_run run = {
         .pause_ms = DEFAULT_PAUSE_MS, .version = -1, .progress = !as_json && isatty(STDERR_FILENO)};
-    if (pause_text) {
-        char *end = NULL;
-        errno = 0;
-        long long value = strtoll(pause_text, &end, 10);
-        if (errno != 0 || end == pause_text || *end || value < 0 || value > 60000) {
-            ctl_error("--pause: expected milliseconds from 0 to 60000, got '%s'", pause_text);
-            return CTL_EXIT_USAGE;
-        }
-        run.pause_ms = value;
-    }
-    if (batch > 100000) {
-        ctl_error("--batch: at most 100000 per transaction, got %ld", batch);
+    int64_t older_than_s;
+    if (check_options(older_than, pause_text, batch, &args, &older_than_s, &run) != CTL_EXIT_OK)
         return CTL_EXIT_USAGE;
-    }
-    if (args.operand_count > 0) {
-        ctl_error("prune: unexpected argument '%s'", args.operands[0]);
-        return CTL_EXIT_USAGE;
-    }
-    if (older_than_s < 0) {
-        ctl_error("prune: --older-than is required (e.g. --older-than 30d)");
-        return CTL_EXIT_USAGE;
-    }
-    vf_config *config =
-        dry_run ? ctl_load_config(config_path) : ctl_load_config_writing(config_path, "prune");
+    vf_config *config = dry_run ? ctl_load_config(args.config_path)
+                                : ctl_load_config_writing(args.config_path, "prune");
     if (!config)
         return CTL_EXIT_CONFIG;
     int rc = CTL_EXIT_UNAVAILABLE;
@@ -236,59 +283,27 @@ int ctl_prune(int argc, char **argv)
     /* The configuration's windows hold here too: rows a worker may still
      * need outlive --older-than as they outlive store.retention. */
     retention_cutoffs cutoffs;
-    int64_t now_ms = clock_wall_ms();
-    if (retention_cutoffs_at(config, older_than_s, now_ms, &cutoffs) < 0) {
+    if (retention_cutoffs_at(config, older_than_s, clock_wall_ms(), &cutoffs) < 0) {
         snprintf(cutoffs.rows, sizeof cutoffs.rows, "1970-01-01T00:00:00.000Z");
         memcpy(cutoffs.tasks, cutoffs.rows, sizeof cutoffs.rows);
         memcpy(cutoffs.bound, cutoffs.rows, sizeof cutoffs.rows);
     }
     store_prune_cutoffs view = retention_cutoffs_view(&cutoffs);
-    const char *cutoff = cutoffs.rows;
     store_prune_counts counts = {0};
     int64_t freed_pages = 0;
     vf_error err;
     vf_error_init(&err);
-    if (dry_run) {
-        if (store_prune_count_at(s, &view, &counts, &err) < 0) {
-            ctl_error("%s", err.text);
-            goto out;
-        }
-    } else {
-        run.started_ms = clock_mono_ms();
-        store_owner_name(run.self);
-        /* Takes note of the store's version: writes before this are not ours to wait for. */
-        maybe_pause(s, &run, 0);
-        int more;
-        for (;;) {
-            int64_t began = clock_mono_ms();
-            more = store_prune_batch_at(s, &view, (int)batch, &counts, &err);
-            run.batches++;
-            show_progress(&run, &counts, freed_pages, false);
-            if (more != 1)
-                break;
-            maybe_pause(s, &run, clock_mono_ms() - began);
-        }
-        int64_t freed = 0;
-        for (;;) {
-            int64_t began = clock_mono_ms();
-            if (more != 0 || (more = store_vacuum_step(s, 256, &freed, &err)) != 0 || freed == 0)
-                break;
-            freed_pages += freed;
-            show_progress(&run, &counts, freed_pages, false);
-            maybe_pause(s, &run, clock_mono_ms() - began);
-        }
-        show_progress(&run, &counts, freed_pages, true);
-        bool truncated = false;
-        if (more == 0)
-            more = store_wal_truncate(s, &truncated, &err);
-        if (more < 0) {
-            /* What committed before the error stays deleted: say so. */
-            print_counts(cutoff, false, &counts, freed_pages, &run, false);
-            ctl_error("%s", err.text);
-            goto out;
-        }
+    if (dry_run && store_prune_count_at(s, &view, &counts, &err) < 0) {
+        ctl_error("%s", err.text);
+        goto out;
     }
-    print_counts(cutoff, dry_run, &counts, freed_pages, &run, as_json);
+    if (!dry_run && prune_in_batches(s, &view, batch, &run, &counts, &freed_pages, &err) < 0) {
+        /* What committed before the error stays deleted: say so. */
+        print_counts(cutoffs.rows, false, &counts, freed_pages, &run, false);
+        ctl_error("%s", err.text);
+        goto out;
+    }
+    print_counts(cutoffs.rows, dry_run, &counts, freed_pages, &run, as_json);
     rc = CTL_EXIT_OK;
 out:
     store_close(s);

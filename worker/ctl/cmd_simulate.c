@@ -175,6 +175,55 @@ static void report(const replay_totals *t, replay *r, const char *since, const c
     }
 }
 
+/* The options' values checked: --since into *since_s, the thresholds into
+ * *max_moved and *max_failures (-1: none). CTL_EXIT_OK, or CTL_EXIT_USAGE
+ * said. */
+static int check_options(const char *since_text, const char *max_moved_text,
+                         const char *max_failures_text, const char *candidate_path,
+                         const ctl_args *args, int64_t *since_s, long *max_moved,
+                         long *max_failures)
+{
+    if (since_text && config_parse_duration(since_text, since_s) < 0) {
+        ctl_error("--since: expected an age like 90s, 45m, 12h or 7d, got '%s'", since_text);
+        return CTL_EXIT_USAGE;
+    }
+    if ((max_moved_text && parse_count("max-moved", max_moved_text, max_moved) < 0) ||
+        (max_failures_text && parse_count("max-new-failures", max_failures_text, max_failures) < 0))
+        return CTL_EXIT_USAGE;
+    if (args->operand_count > 0) {
+        ctl_error("simulate: unexpected argument '%s'", args->operands[0]);
+        return CTL_EXIT_USAGE;
+    }
+    if (!candidate_path) {
+        ctl_error("simulate: --candidate FILE is required");
+        return CTL_EXIT_USAGE;
+    }
+    return CTL_EXIT_OK;
+}
+
+/* A replay of `engine[0]` (the configuration in force) against
+ * `engine[1]` (the candidate), each side with its own policy: reservation
+ * lifetimes, the spares' anti-affinity and how long a spare's provisioning
+ * may hold its host. Owned, or NULL with err. */
+static replay *new_replay(const vf_config *config, const vf_config *candidate,
+                          sched_engine *engine[2], vf_error *err)
+{
+    replay *r = replay_new(engine[0], engine[1], config->scheduler.reservation_ttl_s,
+                           candidate->scheduler.reservation_ttl_s, err);
+    if (!r)
+        return NULL;
+    for (int c = 0; c < 2; c++) {
+        const vf_config *side = c ? candidate : config;
+        replay_spare_policy(r, c, side->spare.anti_affinity_strict,
+                            (int64_t)side->scheduler.reservation_ttl_s +
+                                (int64_t)side->spare.provisioner.timeout_s *
+                                    (side->retry.max_attempts + 1));
+    }
+    replay_policy(r, 0, config);
+    replay_policy(r, 1, candidate);
+    return r;
+}
+
 int ctl_simulate(int argc, char **argv)
 {
     const char *candidate_path = NULL, *since_text = NULL, *max_moved_text = NULL,
@@ -192,22 +241,9 @@ int ctl_simulate(int argc, char **argv)
         return parsed;
     int64_t since_s = 7 * 86400;
     long max_moved = -1, max_failures = -1;
-    if (since_text && config_parse_duration(since_text, &since_s) < 0) {
-        ctl_error("--since: expected an age like 90s, 45m, 12h or 7d, got '%s'", since_text);
+    if (check_options(since_text, max_moved_text, max_failures_text, candidate_path, &args,
+                      &since_s, &max_moved, &max_failures) != CTL_EXIT_OK)
         return CTL_EXIT_USAGE;
-    }
-    if ((max_moved_text && parse_count("max-moved", max_moved_text, &max_moved) < 0) ||
-        (max_failures_text &&
-         parse_count("max-new-failures", max_failures_text, &max_failures) < 0))
-        return CTL_EXIT_USAGE;
-    if (args.operand_count > 0) {
-        ctl_error("simulate: unexpected argument '%s'", args.operands[0]);
-        return CTL_EXIT_USAGE;
-    }
-    if (!candidate_path) {
-        ctl_error("simulate: --candidate FILE is required");
-        return CTL_EXIT_USAGE;
-    }
     int rc = CTL_EXIT_CONFIG;
     vf_config *config = ctl_load_config(args.config_path);
     vf_config *candidate = NULL;
@@ -234,23 +270,10 @@ int ctl_simulate(int argc, char **argv)
     s = ctl_open_store(config, STORE_READ_ONLY);
     if (!s)
         goto out;
-    sim.r = replay_new(engine[0], engine[1], config->scheduler.reservation_ttl_s,
-                       candidate->scheduler.reservation_ttl_s, &err);
+    sim.r = new_replay(config, candidate, engine, &err);
     char since[STORE_TIME_SIZE];
     if (store_format_time(clock_wall_ms() - since_s * 1000, since) < 0)
         snprintf(since, sizeof since, "1970-01-01T00:00:00.000Z");
-    if (sim.r)
-        for (int c = 0; c < 2; c++) {
-            const vf_config *side = c ? candidate : config;
-            replay_spare_policy(sim.r, c, side->spare.anti_affinity_strict,
-                                (int64_t)side->scheduler.reservation_ttl_s +
-                                    (int64_t)side->spare.provisioner.timeout_s *
-                                        (side->retry.max_attempts + 1));
-        }
-    if (sim.r) {
-        replay_policy(sim.r, 0, config);
-        replay_policy(sim.r, 1, candidate);
-    }
     /* No reordering: a task's created_at is its first decision's time, so
      * the recorded order is the order the worker decided in, priorities
      * (queue_order.h) already applied. */

@@ -4,6 +4,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker_names.h"
+#include "release_handler.h"
+#include "spare_handler.h"
+#include "task_handler.h"
+
+/* The routing keys the worker's queues are bound to, as a table; the last
+ * row takes the rest (task.schedule, task.schedule.priority). */
+static const handler_entry handlers[] = {
+    {BROKER_KEY_SPARE_PREPARE, "spare", spare_handler_handle, false},
+    {BROKER_KEY_SPARE_RELEASE, "spare", spare_handler_handle, false},
+    {BROKER_KEY_TASK_RELEASE, "release", release_handler_handle, false},
+    {NULL, "schedule", task_handler_handle, true},
+};
+
+const handler_entry *handler_for(const char *routing_key)
+{
+    size_t last = sizeof handlers / sizeof handlers[0] - 1;
+    for (size_t i = 0; routing_key && i < last; i++)
+        if (strcmp(routing_key, handlers[i].routing_key) == 0)
+            return &handlers[i];
+    return &handlers[last];
+}
+
 void task_outcome_close(task_outcome *outcome)
 {
     if (!outcome)

@@ -130,4 +130,27 @@ typedef struct task_outcome {
 
 void task_outcome_close(task_outcome *outcome);
 
+/* Decide and record one message inside the open transaction: 0 with *out
+ * filled, or -1 with err when the store failed (the caller rolls the whole
+ * batch back). task_handler_handle, spare_handler_handle,
+ * release_handler_handle. */
+typedef int (*handler_handle_fn)(task_handler *handler, const task_message *msg, task_outcome *out,
+                                 vf_error *err);
+
+/* Which handler takes a routing key, and what the worker calls its kind. */
+typedef struct handler_entry {
+    const char *routing_key; /* NULL: every key no other entry names */
+    const char *kind;        /* "schedule", "spare", "release": the metrics' kind label */
+    handler_handle_fn handle;
+    /* Whether the body's priority orders the batch (queue_order.h): only
+     * task.schedule bodies carry one. */
+    bool ordered_by_priority;
+} handler_entry;
+
+/* The entry for `routing_key` (NULL too): spare.prepare and spare.release
+ * go to the spare handler, task.release to the release handler, every
+ * other key to the task handler (its own checks park what it cannot
+ * read). The one place that decides; never NULL, static. */
+const handler_entry *handler_for(const char *routing_key);
+
 #endif

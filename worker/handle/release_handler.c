@@ -5,16 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_names.h"
 #include "json_util.h"
 #include "reservations.h"
 #include "store_tasks.h"
 #include "task_attempt.h"
-
-bool release_handler_accepts(const char *routing_key)
-{
-    return routing_key && strcmp(routing_key, BROKER_KEY_TASK_RELEASE) == 0;
-}
 
 static bool wants_reply(const task_message *msg)
 {

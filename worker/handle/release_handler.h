@@ -30,9 +30,6 @@
 
 #include "handler.h"
 
-/* True for the routing key this module handles (task.release). */
-bool release_handler_accepts(const char *routing_key);
-
 /* Decide and record one message. Returns 0 with *out filled, or -1 with err
  * when the store failed (the caller rolls the whole batch back). */
 int release_handler_handle(task_handler *handler, const task_message *msg, task_outcome *out,

@@ -22,12 +22,6 @@
 static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                  "0123456789._-";
 
-bool spare_handler_accepts(const char *routing_key)
-{
-    return routing_key && (strcmp(routing_key, BROKER_KEY_SPARE_PREPARE) == 0 ||
-                           strcmp(routing_key, BROKER_KEY_SPARE_RELEASE) == 0);
-}
-
 int spare_handler_name(const char *pattern, const char *upgrade_id, const char *cluster, int index,
                        char *buf, size_t size, vf_error *err)
 {

@@ -39,9 +39,6 @@
 
 #include "handler.h"
 
-/* True for the routing keys this module handles. */
-bool spare_handler_accepts(const char *routing_key);
-
 /* Check a spare.prepare or spare.release body (by `routing_key`) as the
  * handler will, without the store: its fields, the cluster (spare.clusters)
  * and the spares' names (spare.name_pattern). What the store decides (an

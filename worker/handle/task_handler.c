@@ -650,192 +650,276 @@ static int apply_mark(task_attempt *a, bool recheck, vf_error *err)
     return 1;
 }
 
+/* The steps of task_handler_handle below return 0 to go on to the next
+ * step, 1 when they answered the message (its outcome set, recorded when
+ * there was anything to record) or -1 with err (the store failed). */
+static int answered(int recorded)
+{
+    return recorded < 0 ? -1 : 1;
+}
+
+/* Whether the message is to be decided at all: its task id's first
+ * request, not a recheck with nothing to do, no operator's mark settling it
+ * (apply_mark), not final already. */
+static int needs_deciding(task_attempt *a, bool recheck, vf_error *err)
+{
+    /* A task id belongs to its first request: another body under it is
+     * refused before anything else looks at the task (task_conflict.h). */
+    int rc = task_attempt_conflict(a, err);
+    if (rc != 0)
+        return answered(rc);
+    const store_task *existing = &a->existing;
+    task_outcome *out = a->out;
+    if (recheck && (a->is_new || strcmp(existing->status, "retrying") != 0 || !a->h->hosts)) {
+        /* Placed, failed or not ours any more: the recheck has nothing to do. */
+        out->duplicate = true;
+        snprintf(out->summary, sizeof out->summary, "recheck: %s; nothing to do",
+                 a->is_new ? "no such task" : existing->status);
+        return 1;
+    }
+    int marked = apply_mark(a, recheck, err);
+    if (marked != 0)
+        return answered(marked);
+    if (!a->is_new && is_final(existing->status)) {
+        /* Redelivered or republished: never scheduled twice. Its event, if
+         * still unconfirmed, goes out again from the outbox. */
+        out->duplicate = true;
+        replay_reply(a, out, existing);
+        snprintf(out->summary, sizeof out->summary, "already %s; not scheduled again",
+                 existing->status);
+        return 1;
+    }
+    return 0;
+}
+
+/* A redelivered message: its worker died or handed it back, and a claim of
+ * its may have been recorded by a batch that never committed. Given back
+ * here, with this decision (reservations.h). 0, or -1 with err. */
+static int give_back_unanswered(task_attempt *a, vf_error *err)
+{
+    task_handler *h = a->h;
+    if (store_reservation_release_unanswered(h->store, a->out->task_id, a->now, err) < 0)
+        return -1;
+    /* SQLite's claims run in this transaction and see the release: the
+     * room is this decision's. PostgreSQL's run on a connection of their
+     * own and count those reservations until the batch commits: so does
+     * the engine, or its claims there would miss, and be decided again the
+     * same way, round after round. */
+    if (store_writers_serialized(h->store))
+        sched_engine_release(h->engine, a->out->task_id);
+    return 0;
+}
+
+/* The body as a request into *req, with its priority and the task id it is
+ * recorded under; a body that is not one fails the task, invalid. */
+static int read_request(task_attempt *a, sched_request *req, vf_error *err)
+{
+    const vf_config *config = a->h->config;
+    task_outcome *out = a->out;
+    vf_error invalid;
+    vf_error_init(&invalid);
+    if (sched_request_parse(a->body, req, &invalid) < 0 ||
+        queue_order_priority(req, config, &out->priority, &invalid) < 0)
+        return answered(record_failure(a, "invalid", invalid.text, NULL, NULL, NULL, err));
+    out->has_priority =
+        req->has_priority || req->priority_class[0] || config->scheduler.default_priority_class;
+    /* The id the task is recorded under, also when only the message had it:
+     * a pick among the near-best hosts hashes it (near_best.h). */
+    if (!req->task_id[0])
+        snprintf(req->task_id, sizeof req->task_id, "%s", out->task_id);
+    /* Named only when the request names a profile: the common path's
+     * results stay as they were. */
+    memcpy(out->scheduler, req->scheduler_name, sizeof out->scheduler);
+    return 0;
+}
+
+/* Not decidable by this worker now (`missing_profile`, a scheduler profile
+ * it lacks, or no inventory when NULL): the task waits through a retry
+ * tier, or on its last attempt fails exhausted and is parked. 0, or -1
+ * with err. */
+static int wait_or_exhaust(task_attempt *a, const char *why, const char *scheduler,
+                           const char *missing_profile, vf_error *err)
+{
+    task_outcome *out = a->out;
+    if (a->attempt >= a->h->config->retry.max_attempts) {
+        int rc = record_failure(a, "exhausted", why, NULL, NULL, scheduler, err);
+        out->action = TASK_DEAD;
+        out->error = strdup(why);
+        return rc;
+    }
+    if (!missing_profile)
+        return task_attempt_retry(a, why, NULL, err);
+    json_t *extra = json_pack("{s:s}", "scheduler", missing_profile);
+    a->event_extra = extra;
+    a->retry_reason = "unknown_scheduler";
+    int rc = task_attempt_retry(a, why, json_pack("{s:s}", "scheduler", missing_profile), err);
+    a->event_extra = NULL;
+    json_decref(extra);
+    return rc;
+}
+
+/* The engine of the request's scheduler profile into *engine. A profile
+ * this worker lacks is as a pod whose scheduler is missing: not invalid, it
+ * waits for a config that has it (a worker restarted with it, or another
+ * worker on the same queue), and ends exhausted if none comes; a recheck
+ * has nothing to do. */
+static int profile_engine(task_attempt *a, const sched_request *req, bool recheck,
+                          sched_engine **engine, vf_error *err)
+{
+    task_outcome *out = a->out;
+    *engine = sched_engine_profile(a->h->engine, req->scheduler_name);
+    if (*engine)
+        return 0;
+    if (recheck) {
+        out->duplicate = true;
+        snprintf(out->summary, sizeof out->summary, "recheck: no scheduler profile %s",
+                 req->scheduler_name);
+        return 1;
+    }
+    char why[160];
+    snprintf(why, sizeof why, "no scheduler profile %s on this worker (scheduler.profiles)",
+             req->scheduler_name);
+    return answered(wait_or_exhaust(a, why, req->scheduler_name, req->scheduler_name, err));
+}
+
+/* Several placements, a group's member, or a spread (which counts the
+ * others): all or none, the group as the store has it in this transaction.
+ * Recorded when placed (1); 0 with *decision saying why not. */
+static int decide_several(task_attempt *a, sched_engine *engine, const sched_request *req,
+                          const char *scheduler, sched_decision *decision, vf_error *err)
+{
+    task_group group = {0};
+    task_group *g = req->group[0] ? &group : NULL;
+    if (g && task_group_read(g, a->h, req, err) < 0) {
+        task_group_close(g);
+        return -1;
+    }
+    char why[512];
+    if (g && task_group_mismatch(g, req, why, sizeof why)) {
+        task_group_close(g);
+        return answered(record_failure(a, "invalid", why, NULL, NULL, scheduler, err));
+    }
+    placement placed[REQUEST_MAX_COUNT];
+    sched_decision first;
+    vf_error invalid;
+    vf_error_init(&invalid);
+    int all = place_all(a, engine, req, g, placed, &first, decision, &invalid);
+    if (all < 0) {
+        task_group_close(g);
+        const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
+        return answered(record_failure(a, reason, invalid.text, NULL, NULL, scheduler, err));
+    }
+    if (all == 1) {
+        int rc = record_placements(a, engine, req, &first, placed, g, scheduler, err);
+        task_group_close(g);
+        return answered(rc);
+    }
+    task_group_close(g);
+    if (req->count > 1) {
+        /* Say that the request is all or none: some of it may fit. */
+        char message[sizeof decision->message];
+        snprintf(message, sizeof message, "%d VMs (all or none): %.480s", req->count,
+                 decision->message);
+        memcpy(decision->message, message, sizeof message);
+    }
+    return 0;
+}
+
+/* One VM: recorded when placed (1); 0 with *decision saying why not. */
+static int decide_one(task_attempt *a, sched_engine *engine, const sched_request *req,
+                      const char *scheduler, sched_decision *decision, vf_error *err)
+{
+    /* A failure's per-host reasons are left to the index: the history keeps
+     * a sample of them (sched_rejections_add), and working out and listing
+     * every host's was most of a failure's time on a large inventory. */
+    sched_decide_options lazily = {.lazy_host_reasons = true};
+    vf_error invalid;
+    vf_error_init(&invalid);
+    if (sched_engine_decide_with(engine, req, &lazily, decision, &invalid) < 0) {
+        const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
+        return answered(record_failure(a, reason, invalid.text, NULL, NULL, scheduler, err));
+    }
+    if (decision->placed)
+        return answered(record_placement(a, engine, req, decision, scheduler, NULL, err));
+    return 0;
+}
+
+/* No room: why not and what would fix it, in the attempt's history (and
+ * the failed result and event); the task fails when no host could ever
+ * hold it or on its last attempt, else waits for a retry. 0, or -1. */
+static int record_no_room(task_attempt *a, sched_engine *engine, const sched_request *req,
+                          const sched_decision *decision, const char *scheduler, vf_error *err)
+{
+    task_handler *h = a->h;
+    json_t *detail = sched_decision_to_json(decision, h->hosts);
+    if (detail && sched_rejections_add(engine, req, decision, detail, SCHED_HISTORY_HOSTS) < 0) {
+        json_decref(detail);
+        detail = NULL;
+    }
+    json_t *suggestions = sched_suggest(engine, req, decision, SCHED_SUGGEST_HOSTS);
+    if (suggestions)
+        json_object_set(detail, "suggestions", suggestions);
+    if (scheduler && detail)
+        json_object_set_new(detail, "scheduler", json_string(scheduler));
+    echo_priority(detail, a->out);
+    /* Waiting is pointless when no host of a fresh inventory could hold it
+     * even empty (never_fits.h); a stale one may have lost hosts. Judged by
+     * the profile that decided, whose filters are the ones that count. */
+    char never[512];
+    bool fresh = !(h->inventory_note && h->inventory_note[0]);
+    int rc;
+    if (h->config->scheduler.unfit_requests == CONFIG_UNFIT_FAIL && fresh &&
+        sched_never_fits(engine, req, never, sizeof never))
+        rc = record_failure(a, "never_fits", never, detail, suggestions, scheduler, err);
+    else if (a->attempt >= h->config->retry.max_attempts)
+        rc = record_failure(a, "unschedulable", decision->message, detail, suggestions, scheduler,
+                            err);
+    else
+        rc = task_attempt_retry(a, decision->message, detail, err);
+    json_decref(suggestions);
+    return rc;
+}
+
 int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *out, vf_error *err)
 {
     task_attempt a;
     int rc = task_attempt_open(&a, h, msg, out, "schedule", err);
     if (rc <= 0)
         goto out;
-    /* A task id belongs to its first request: another body under it is
-     * refused before anything else looks at the task (task_conflict.h). */
-    rc = task_attempt_conflict(&a, err);
-    if (rc != 0) {
-        rc = rc < 0 ? -1 : 0;
-        goto out;
-    }
-    const store_task *existing = &a.existing;
     bool recheck = msg->recheck && config_trusts_publisher(h->config, msg->user_id);
-    if (recheck && (a.is_new || strcmp(existing->status, "retrying") != 0 || !h->hosts)) {
-        /* Placed, failed or not ours any more: the recheck has nothing to do. */
-        out->duplicate = true;
-        snprintf(out->summary, sizeof out->summary, "recheck: %s; nothing to do",
-                 a.is_new ? "no such task" : existing->status);
+    if ((rc = needs_deciding(&a, recheck, err)) != 0)
         goto out;
-    }
-    int marked = apply_mark(&a, recheck, err);
-    if (marked != 0) {
-        rc = marked < 0 ? -1 : 0;
+    if (msg->redelivered && (rc = give_back_unanswered(&a, err)) < 0)
         goto out;
-    }
-    if (!a.is_new && is_final(existing->status)) {
-        /* Redelivered or republished: never scheduled twice. Its event, if
-         * still unconfirmed, goes out again from the outbox. */
-        out->duplicate = true;
-        replay_reply(&a, out, existing);
-        snprintf(out->summary, sizeof out->summary, "already %s; not scheduled again",
-                 existing->status);
-        goto out;
-    }
-
-    if (msg->redelivered) {
-        /* Its worker died or handed it back: a claim of its may have been
-         * recorded by a batch that never committed. Given back here, with
-         * this decision (reservations.h). */
-        if (store_reservation_release_unanswered(h->store, out->task_id, a.now, err) < 0) {
-            rc = -1;
-            goto out;
-        }
-        /* SQLite's claims run in this transaction and see the release: the
-         * room is this decision's. PostgreSQL's run on a connection of
-         * their own and count those reservations until the batch commits:
-         * so does the engine, or its claims there would miss, and be
-         * decided again the same way, round after round. */
-        if (store_writers_serialized(h->store))
-            sched_engine_release(h->engine, out->task_id);
-    }
     sched_request req;
-    vf_error invalid;
-    vf_error_init(&invalid);
-    if (sched_request_parse(a.body, &req, &invalid) < 0) {
-        rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, NULL, err);
+    sched_engine *engine;
+    if ((rc = read_request(&a, &req, err)) != 0 ||
+        (rc = profile_engine(&a, &req, recheck, &engine, err)) != 0)
         goto out;
-    }
-    if (queue_order_priority(&req, h->config, &out->priority, &invalid) < 0) {
-        rc = record_failure(&a, "invalid", invalid.text, NULL, NULL, NULL, err);
-        goto out;
-    }
-    out->has_priority =
-        req.has_priority || req.priority_class[0] || h->config->scheduler.default_priority_class;
-    /* The id the task is recorded under, also when only the message had it:
-     * a pick among the near-best hosts hashes it (near_best.h). */
-    if (!req.task_id[0])
-        snprintf(req.task_id, sizeof req.task_id, "%s", out->task_id);
-    bool last_attempt = a.attempt >= h->config->retry.max_attempts;
-    /* Named only when the request names a profile: the common path's
-     * results stay as they were. */
     const char *scheduler = req.scheduler_name[0] ? req.scheduler_name : NULL;
-    memcpy(out->scheduler, req.scheduler_name, sizeof out->scheduler);
-    sched_engine *engine = sched_engine_profile(h->engine, req.scheduler_name);
-    if (!engine && recheck) {
-        out->duplicate = true;
-        snprintf(out->summary, sizeof out->summary, "recheck: no scheduler profile %s",
-                 req.scheduler_name);
-        goto out;
-    }
-    if (!engine) {
-        /* As a pod whose scheduler is missing: not invalid, it waits for a
-         * config that has the profile (a worker restarted with it, or another
-         * worker on the same queue), and ends exhausted if none comes. */
-        char why[160];
-        snprintf(why, sizeof why, "no scheduler profile %s on this worker (scheduler.profiles)",
-                 req.scheduler_name);
-        if (last_attempt) {
-            rc = record_failure(&a, "exhausted", why, NULL, NULL, scheduler, err);
-            out->action = TASK_DEAD;
-            out->error = strdup(why);
-        } else {
-            json_t *extra = json_pack("{s:s}", "scheduler", req.scheduler_name);
-            a.event_extra = extra;
-            a.retry_reason = "unknown_scheduler";
-            rc = task_attempt_retry(&a, why, json_pack("{s:s}", "scheduler", req.scheduler_name),
-                                    err);
-            a.event_extra = NULL;
-            json_decref(extra);
-        }
-        goto out;
-    }
     if (!h->hosts) {
         char why[VF_ERROR_TEXT + 32];
         snprintf(why, sizeof why, "%s",
                  h->inventory_note && h->inventory_note[0] ? h->inventory_note
                                                            : "no inventory yet");
-        if (last_attempt) {
-            rc = record_failure(&a, "exhausted", why, NULL, NULL, scheduler, err);
-            out->action = TASK_DEAD;
-            out->error = strdup(why);
-        } else {
-            rc = task_attempt_retry(&a, why, NULL, err);
-        }
+        rc = wait_or_exhaust(&a, why, scheduler, NULL, err);
         goto out;
     }
     sched_decision decision;
     bool several = req.count > 1 || req.group[0] || req.spread.key[0];
-    if (several) {
-        /* Several placements, a group's member, or a spread (which counts
-         * the others): all or none, the group as the store has it in this
-         * transaction. */
-        task_group group = {0};
-        task_group *g = req.group[0] ? &group : NULL;
-        if (g && task_group_read(g, h, &req, err) < 0) {
-            task_group_close(g);
-            rc = -1;
-            goto out;
-        }
-        char why[512];
-        if (g && task_group_mismatch(g, &req, why, sizeof why)) {
-            task_group_close(g);
-            rc = record_failure(&a, "invalid", why, NULL, NULL, scheduler, err);
-            goto out;
-        }
-        placement placed[REQUEST_MAX_COUNT];
-        sched_decision first;
-        int all = place_all(&a, engine, &req, g, placed, &first, &decision, &invalid);
-        if (all < 0) {
-            task_group_close(g);
-            const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-            rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
-            goto out;
-        }
-        if (all == 1) {
-            rc = record_placements(&a, engine, &req, &first, placed, g, scheduler, err);
-            task_group_close(g);
-            goto out;
-        }
-        task_group_close(g);
-        if (req.count > 1) {
-            /* Say that the request is all or none: some of it may fit. */
-            char message[sizeof decision.message];
-            snprintf(message, sizeof message, "%d VMs (all or none): %.480s", req.count,
-                     decision.message);
-            memcpy(decision.message, message, sizeof message);
-        }
-    } else {
-        /* A failure's per-host reasons are left to the index: the history
-         * keeps a sample of them (sched_rejections_add), and working out
-         * and listing every host's was most of a failure's time on a large
-         * inventory. */
-        sched_decide_options lazily = {.lazy_host_reasons = true};
-        if (sched_engine_decide_with(engine, &req, &lazily, &decision, &invalid) < 0) {
-            const char *reason = invalid.code == VF_EINVAL ? "invalid" : "exhausted";
-            rc = record_failure(&a, reason, invalid.text, NULL, NULL, scheduler, err);
-            goto out;
-        }
-        if (decision.placed) {
-            rc = record_placement(&a, engine, &req, &decision, scheduler, NULL, err);
-            goto out;
-        }
-    }
+    rc = several ? decide_several(&a, engine, &req, scheduler, &decision, err)
+                 : decide_one(&a, engine, &req, scheduler, &decision, err);
+    if (rc != 0)
+        goto out;
     /* A group member, a count or a spread is not placed by preemption: the
      * PostFilter frees room for one VM and knows nothing of a group's
      * members nor of domains. Nor while the broker refuses the victims'
      * requests: published again they would be refused (amqp_refusals.h), so
      * the victims could not be decided. */
     if (!several && sched_preempt_allowed(&req, h->config) && !requests_refused(h)) {
-        int taken = place_by_preemption(&a, engine, &req, &decision, scheduler, err);
-        if (taken != 0) {
-            rc = taken < 0 ? -1 : 0;
+        rc = place_by_preemption(&a, engine, &req, &decision, scheduler, err);
+        if (rc != 0)
             goto out;
-        }
     }
     if (recheck) {
         /* Still no room: the delayed copy keeps the task's place in its tier. */
@@ -844,34 +928,8 @@ int task_handler_handle(task_handler *h, const task_message *msg, task_outcome *
                  decision.message);
         goto out;
     }
-    json_t *detail = sched_decision_to_json(&decision, h->hosts);
-    if (detail && sched_rejections_add(engine, &req, &decision, detail, SCHED_HISTORY_HOSTS) < 0) {
-        json_decref(detail);
-        detail = NULL;
-    }
-    /* Why not, and what would fix it: in every attempt's history, and in
-     * the failed result and event. */
-    json_t *suggestions = sched_suggest(engine, &req, &decision, SCHED_SUGGEST_HOSTS);
-    if (suggestions)
-        json_object_set(detail, "suggestions", suggestions);
-    if (scheduler && detail)
-        json_object_set_new(detail, "scheduler", json_string(scheduler));
-    echo_priority(detail, out);
-    /* Waiting is pointless when no host of a fresh inventory could hold it
-     * even empty (never_fits.h); a stale one may have lost hosts. Judged by
-     * the profile that decided, whose filters are the ones that count. */
-    char never[512];
-    bool fresh = !(h->inventory_note && h->inventory_note[0]);
-    if (h->config->scheduler.unfit_requests == CONFIG_UNFIT_FAIL && fresh &&
-        sched_never_fits(engine, &req, never, sizeof never))
-        rc = record_failure(&a, "never_fits", never, detail, suggestions, scheduler, err);
-    else if (last_attempt)
-        rc = record_failure(&a, "unschedulable", decision.message, detail, suggestions, scheduler,
-                            err);
-    else
-        rc = task_attempt_retry(&a, decision.message, detail, err);
-    json_decref(suggestions);
+    rc = record_no_room(&a, engine, &req, &decision, scheduler, err);
 out:
     task_attempt_close(&a);
-    return rc;
+    return rc < 0 ? -1 : 0;
 }

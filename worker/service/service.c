@@ -231,8 +231,7 @@ static int prefetch_tasks(service *svc, batch *b, vf_error *err)
  * task.schedule body, or whose priority is invalid (its handler says so). */
 static int32_t item_priority(const service *svc, const batch_item *item)
 {
-    const char *key = item->delivery.routing_key;
-    if (!item->parsed || spare_handler_accepts(key) || release_handler_accepts(key))
+    if (!item->parsed || !handler_for(item->delivery.routing_key)->ordered_by_priority)
         return 0;
     return queue_order_body_priority(item->parsed, svc->config);
 }
@@ -305,11 +304,7 @@ static int handle_item(service *svc, task_handler *handler, batch_item *item, vf
     task_message msg = message_of(item);
     /* Its rows kept for the commit are its own, should its claim miss. */
     store_tag_writes(svc->store, item->read && item->parsed ? item->task_id : NULL);
-    int rc = spare_handler_accepts(d->routing_key)
-                 ? spare_handler_handle(handler, &msg, &item->outcome, err)
-             : release_handler_accepts(d->routing_key)
-                 ? release_handler_handle(handler, &msg, &item->outcome, err)
-                 : task_handler_handle(handler, &msg, &item->outcome, err);
+    int rc = handler_for(d->routing_key)->handle(handler, &msg, &item->outcome, err);
     store_tag_writes(svc->store, NULL);
     return rc;
 }
@@ -1199,6 +1194,96 @@ static bool note_refusal(service *svc)
     return true;
 }
 
+/* The rounds until asked to stop: (re)connect, take a batch, decide,
+ * commit, ack and publish; after the broker's failures, reconnect at a
+ * backoff. Returns ROUND_FATAL with err when what was synced can no longer
+ * be told from what was lost, else the last round's status. */
+static round_status run_rounds(service *svc, vf_error *err)
+{
+    backoff retry;
+    backoff_init(&retry, 0.5, 30.0);
+    backoff_init(&svc->store_retry, 0.5, 10.0);
+    round_status st = ROUND_OK;
+    while (!*svc->stop) {
+        vf_error_init(err);
+        if (hangup_take())
+            reload(svc);
+        if (!amqp_link_is_connected(svc->link)) {
+            if (connect_link(svc, err) < 0) {
+                if (svc->sync_failed) {
+                    st = ROUND_FATAL;
+                    break;
+                }
+                worker_metrics_link(svc->metrics, false, false);
+                double wait = backoff_next(&retry);
+                log_warn("broker: %s; trying again in %.1f s", err->text, wait);
+                amqp_link_close(svc->link);
+                pause_for(svc, wait);
+                continue;
+            }
+        }
+        worker_metrics_link(svc->metrics, true, true);
+        size_t handled;
+        st = round_trip(svc, 500, &handled, err);
+        if (st == ROUND_OK) {
+            /* Reset only once a round succeeds: a broker that keeps failing
+             * after each reconnect must not make the worker reconnect in a
+             * tight loop. */
+            backoff_reset(&retry);
+            if (handled)
+                backoff_reset(&svc->store_retry);
+            continue;
+        }
+        if (st == ROUND_STORE) {
+            st = pause_for_store(svc, err);
+            if (st == ROUND_OK)
+                continue;
+        }
+        drop_batches(svc);
+        if (st == ROUND_FATAL)
+            break;
+        worker_metrics_link(svc->metrics, false, false);
+        if (note_refusal(svc)) {
+            /* Not the broker's failure: reconnect at once, never that path again. */
+            amqp_link_close(svc->link);
+            continue;
+        }
+        double wait = backoff_next(&retry);
+        log_warn("broker: %s; reconnecting in %.1f s", err->text, wait);
+        amqp_link_close(svc->link);
+        pause_for(svc, wait);
+    }
+    return st;
+}
+
+/* Graceful stop: no new deliveries; finish what is in hand; flush the
+ * outbox. What cannot be finished is logged: the broker delivers it again,
+ * the outbox publishes it again at the next start. */
+static void finish_in_hand(service *svc, vf_error *err)
+{
+    round_status st = ROUND_OK;
+    notify_stopping();
+    log_info("stopping: finishing the messages in hand");
+    worker_metrics_link(svc->metrics, amqp_link_is_connected(svc->link), false);
+    if (amqp_link_is_connected(svc->link) && amqp_link_cancel(svc->link, err) == 0) {
+        for (;;) {
+            size_t handled;
+            st = round_trip(svc, 0, &handled, err);
+            if (st != ROUND_OK || (handled == 0 && !svc->syncing))
+                break;
+        }
+        drop_batches(svc);
+        if (st == ROUND_OK && amqp_link_is_connected(svc->link) &&
+            (amqp_link_wait_confirms(svc->link, CONFIRM_TIMEOUT_MS, err) < 0 ||
+             service_publish_settle(svc->publisher, err) < 0 || stop_sweep(svc, err) < 0))
+            log_warn("outbox: %s (unconfirmed events are published again at the next start; "
+                     "consumers deduplicate on id)",
+                     err->text);
+        else if (st != ROUND_OK)
+            log_warn("stopping: %s (what was not acked is delivered again)", err->text);
+    }
+}
+
 int service_run(const vf_config *config, volatile sig_atomic_t *stop)
 {
     service svc;
@@ -1215,60 +1300,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         close_parts(&svc);
         return -1;
     }
-    backoff retry;
-    backoff_init(&retry, 0.5, 30.0);
-    backoff_init(&svc.store_retry, 0.5, 10.0);
-    round_status st = ROUND_OK;
-    while (!*stop) {
-        vf_error_init(&err);
-        if (hangup_take())
-            reload(&svc);
-        if (!amqp_link_is_connected(svc.link)) {
-            if (connect_link(&svc, &err) < 0) {
-                if (svc.sync_failed) {
-                    st = ROUND_FATAL;
-                    break;
-                }
-                worker_metrics_link(svc.metrics, false, false);
-                double wait = backoff_next(&retry);
-                log_warn("broker: %s; trying again in %.1f s", err.text, wait);
-                amqp_link_close(svc.link);
-                pause_for(&svc, wait);
-                continue;
-            }
-        }
-        worker_metrics_link(svc.metrics, true, true);
-        size_t handled;
-        st = round_trip(&svc, 500, &handled, &err);
-        if (st == ROUND_OK) {
-            /* Reset only once a round succeeds: a broker that keeps failing
-             * after each reconnect must not make the worker reconnect in a
-             * tight loop. */
-            backoff_reset(&retry);
-            if (handled)
-                backoff_reset(&svc.store_retry);
-            continue;
-        }
-        if (st == ROUND_STORE) {
-            st = pause_for_store(&svc, &err);
-            if (st == ROUND_OK)
-                continue;
-        }
-        drop_batches(&svc);
-        if (st == ROUND_FATAL)
-            break;
-        worker_metrics_link(svc.metrics, false, false);
-        if (note_refusal(&svc)) {
-            /* Not the broker's failure: reconnect at once, never that path again. */
-            amqp_link_close(svc.link);
-            continue;
-        }
-        double wait = backoff_next(&retry);
-        log_warn("broker: %s; reconnecting in %.1f s", err.text, wait);
-        amqp_link_close(svc.link);
-        pause_for(&svc, wait);
-    }
-    if (st == ROUND_FATAL) {
+    if (run_rounds(&svc, &err) == ROUND_FATAL) {
         /* Nothing synced can be told from nothing lost any more: ack nothing,
          * let the broker keep every message in hand, and restart clean. */
         log_error("store: %s; stopping without acknowledging anything more (the broker "
@@ -1279,28 +1311,7 @@ int service_run(const vf_config *config, volatile sig_atomic_t *stop)
         reload_close(&svc.reload);
         return -1;
     }
-
-    /* Graceful stop: no new deliveries; finish what is in hand; flush the outbox. */
-    notify_stopping();
-    log_info("stopping: finishing the messages in hand");
-    worker_metrics_link(svc.metrics, amqp_link_is_connected(svc.link), false);
-    if (amqp_link_is_connected(svc.link) && amqp_link_cancel(svc.link, &err) == 0) {
-        for (;;) {
-            size_t handled;
-            st = round_trip(&svc, 0, &handled, &err);
-            if (st != ROUND_OK || (handled == 0 && !svc.syncing))
-                break;
-        }
-        drop_batches(&svc);
-        if (st == ROUND_OK && amqp_link_is_connected(svc.link) &&
-            (amqp_link_wait_confirms(svc.link, CONFIRM_TIMEOUT_MS, &err) < 0 ||
-             service_publish_settle(svc.publisher, &err) < 0 || stop_sweep(&svc, &err) < 0))
-            log_warn("outbox: %s (unconfirmed events are published again at the next start; "
-                     "consumers deduplicate on id)",
-                     err.text);
-        else if (st != ROUND_OK)
-            log_warn("stopping: %s (what was not acked is delivered again)", err.text);
-    }
+    finish_in_hand(&svc, &err);
     log_summary(&svc, true);
     close_parts(&svc);
     reload_close(&svc.reload);

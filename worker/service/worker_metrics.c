@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,9 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "process_metrics.h"
-#include "release_handler.h"
 #include "headroom_forecast.h"
 #include "scrape_shapes.h"
-#include "spare_handler.h"
+#include "handler.h"
 #include "store_outbox.h"
 #include "store_reservations.h"
 #include "store_config.h"
@@ -82,20 +82,6 @@ struct worker_metrics {
     store *scrape_store;  /* the server thread's own handle, opened at the first scrape */
     scrape_shapes shapes; /* server thread only: recent shapes, the last spare.prepare */
 };
-
-static metrics_family *family(worker_metrics *wm, metrics_type type, const char *name,
-                              const char *help, size_t n_labels, const char *const *labels,
-                              const double *buckets, size_t n_buckets, vf_error *err)
-{
-    return metrics_family_add(wm->m, type, name, help, n_labels, labels, buckets, n_buckets, err);
-}
-
-static metrics_series *single(worker_metrics *wm, metrics_type type, const char *name,
-                              const char *help, const double *buckets, size_t n_buckets,
-                              vf_error *err)
-{
-    return metrics_series_only(family(wm, type, name, help, 0, NULL, buckets, n_buckets, err));
-}
 
 /* ---- scrape time ---- */
 
@@ -404,156 +390,167 @@ static int born_at_zero(worker_metrics *wm, vf_error *err)
     return ok ? 0 : -1;
 }
 
+/* One metric the worker exposes, kept in `field` of struct worker_metrics:
+ * a metrics_family * when it has labels, else its one metrics_series *. */
+typedef struct metric_definition {
+    size_t field;
+    metrics_type type;
+    const char *name;
+    const char *help;
+    const char *labels[3]; /* up to the first NULL; borrowed by the registry */
+    const double *buckets; /* histograms */
+    size_t n_buckets;
+} metric_definition;
+
+#define FIELD(member) .field = offsetof(struct worker_metrics, member)
+#define BUCKETS(bounds) .buckets = (bounds), .n_buckets = COUNT(bounds)
+
+/* In the order /metrics shows them (docs/operations.md lists them). */
+static const metric_definition definitions[] = {
+    {FIELD(tasks), .type = METRICS_COUNTER, .name = "virtflow_tasks_total",
+     .help = "Tasks that reached a final state (completed or failed), by kind, status "
+             "and reason; equals the store's counts",
+     .labels = {"kind", "status", "reason"}},
+    {FIELD(messages), .type = METRICS_COUNTER, .name = "virtflow_task_messages_total",
+     .help = "Messages handled, by kind and outcome (completed, failed, retrying, "
+             "duplicate, dead, or a spare state)",
+     .labels = {"kind", "outcome"}},
+    {FIELD(retries), .type = METRICS_COUNTER, .name = "virtflow_retries_total",
+     .help = "Messages sent back through a retry delay tier", .labels = {"kind"}},
+    {FIELD(dead), .type = METRICS_COUNTER, .name = "virtflow_dead_letters_total",
+     .help = "Messages parked in virtflow.dead, by reason (malformed, too_large, "
+             "exhausted, kind_mismatch)",
+     .labels = {"reason"}},
+    {FIELD(placements), .type = METRICS_COUNTER, .name = "virtflow_placements_total",
+     .help = "task.schedule tasks that reached a final state, by scheduling "
+             "profile (scheduler.profiles; \"(unknown)\": a name no profile has) "
+             "and status",
+     .labels = {"scheduler", "status"}},
+    {FIELD(decision), .type = METRICS_HISTOGRAM, .name = "virtflow_decision_duration_seconds",
+     .help = "Time to decide and record one message", BUCKETS(fast_seconds)},
+    {FIELD(lane), .type = METRICS_COUNTER, .name = "virtflow_lane_messages_total",
+     .help = "task.schedule messages handled, by lane: priority (routing key "
+             "task.schedule.priority) or normal",
+     .labels = {"lane"}},
+    {FIELD(lane_latency), .type = METRICS_HISTOGRAM,
+     .name = "virtflow_lane_publish_to_commit_seconds",
+     .help = "virtflow_publish_to_commit_seconds of task.schedule messages, by "
+             "lane: how long each lane waits",
+     .labels = {"lane"}, BUCKETS(latency_seconds)},
+    {FIELD(latency), .type = METRICS_HISTOGRAM, .name = "virtflow_publish_to_commit_seconds",
+     .help = "From the request's AMQP timestamp (whole seconds, as published) to the "
+             "commit of its outcome",
+     BUCKETS(latency_seconds)},
+    {FIELD(batch), .type = METRICS_HISTOGRAM, .name = "virtflow_batch_size",
+     .help = "Messages recorded per store transaction", BUCKETS(batch_sizes)},
+    {FIELD(commit), .type = METRICS_HISTOGRAM, .name = "virtflow_commit_duration_seconds",
+     .help = "Time to commit one batch's transaction", BUCKETS(fast_seconds)},
+    {FIELD(fsync), .type = METRICS_HISTOGRAM, .name = "virtflow_fsync_duration_seconds",
+     .help = "Time of one WAL sync (fsync) making committed batches durable",
+     BUCKETS(fast_seconds)},
+    {FIELD(inventory_age), .type = METRICS_GAUGE, .name = "virtflow_inventory_age_seconds",
+     .help = "Age of the newest inventory snapshot; -1 before the first fetch"},
+    {FIELD(inventory_max_age), .type = METRICS_GAUGE, .name = "virtflow_inventory_max_age_seconds",
+     .help = "inventory.max_age_s: past this age no placement is made (the stale-inventory "
+             "alert compares virtflow_inventory_age_seconds with it)"},
+    {FIELD(inventory_hosts), .type = METRICS_GAUGE, .name = "virtflow_inventory_hosts",
+     .help = "Hosts in the newest inventory snapshot"},
+    {FIELD(hosts), .type = METRICS_GAUGE, .name = "virtflow_hosts",
+     .help = "Hosts in the inventory by status", .labels = {"status"}},
+    {FIELD(free_vcpus), .type = METRICS_GAUGE, .name = "virtflow_free_vcpus",
+     .help = "vCPUs still placeable per pool on online hosts (overcommit and "
+             "reserve applied, live reservations taken off)",
+     .labels = {"pool"}},
+    {FIELD(free_memory), .type = METRICS_GAUGE, .name = "virtflow_free_memory_mib",
+     .help = "Memory still placeable per pool on online hosts, MiB", .labels = {"pool"}},
+    {FIELD(free_slots), .type = METRICS_GAUGE, .name = "virtflow_free_vm_slots",
+     .help = "VM slots still free per pool on online hosts (live reservations "
+             "taken off)",
+     .labels = {"pool"}},
+    {FIELD(headroom_vms), .type = METRICS_GAUGE, .name = "virtflow_headroom_vms",
+     .help = "VMs of each shape that still fit per pool (shared requests on "
+             "online hosts, live reservations taken off); shapes: "
+             "worker.headroom_shapes, recent:<size> (the 3 most requested in "
+             "the last hour), last_spare_prepare",
+     .labels = {"pool", "shape"}},
+    {FIELD(headroom_days), .type = METRICS_GAUGE, .name = "virtflow_headroom_days_left",
+     .help = "Days until no VM of the shape fits the pool at the rate of the "
+             "last 14 days (least-squares slope of placements less releases; "
+             "+Inf: not running out); shapes: worker.headroom_shapes, "
+             "last_spare_prepare",
+     .labels = {"pool", "shape"}},
+    {FIELD(headroom_hosts), .type = METRICS_GAUGE, .name = "virtflow_headroom_hosts",
+     .help = "Hosts per pool that still take at least one VM of each shape: "
+             "anti-affine spares that fit",
+     .labels = {"pool", "shape"}},
+    {FIELD(spares_fit), .type = METRICS_GAUGE, .name = "virtflow_headroom_spares_fit",
+     .help = "1 when the last spare.prepare's count of spares of its shape fits "
+             "its pool now (one a host under spare.anti_affinity_strict), else 0",
+     .labels = {"pool", "shape"}},
+    {FIELD(spares_wanted), .type = METRICS_GAUGE, .name = "virtflow_headroom_spares_wanted",
+     .help = "Spares the last spare.prepare asked for (its count), by its pool",
+     .labels = {"pool", "shape"}},
+    {FIELD(headroom_min), .type = METRICS_GAUGE, .name = "virtflow_headroom_min_hosts",
+     .help = "worker.headroom_shapes.NAME.min_hosts: below this many hosts "
+             "taking one, VirtflowHeadroomLow fires (0: no alert)",
+     .labels = {"shape"}},
+    {FIELD(reservations), .type = METRICS_GAUGE, .name = "virtflow_reservations_live",
+     .help = "Reservations held (not yet released or expired)"},
+    {FIELD(outbox), .type = METRICS_GAUGE, .name = "virtflow_outbox_unconfirmed",
+     .help = "Events in the outbox not yet confirmed by the broker"},
+    {FIELD(ready_gauge), .type = METRICS_GAUGE, .name = "virtflow_ready",
+     .help = "1 when /readyz answers 200: consuming, broker connected, store "
+             "writable, inventory fresh"},
+    {FIELD(connected), .type = METRICS_GAUGE, .name = "virtflow_broker_connected",
+     .help = "1 while the broker connection is up"},
+    {FIELD(consuming), .type = METRICS_GAUGE, .name = "virtflow_consuming",
+     .help = "1 while the worker consumes its queues"},
+    {FIELD(writable), .type = METRICS_GAUGE, .name = "virtflow_store_writable",
+     .help = "1 unless the store refused the last write"},
+    {FIELD(scrape_errors), .type = METRICS_COUNTER, .name = "virtflow_scrape_errors_total",
+     .help = "Scrapes whose store-backed gauges could not be read"},
+    {FIELD(round_trips), .type = METRICS_COUNTER, .name = "virtflow_store_round_trips_total",
+     .help = "Times the worker's batches and claims waited for the database "
+             "server's answer (PostgreSQL; 0 on SQLite)"},
+    {FIELD(claims), .type = METRICS_COUNTER, .name = "virtflow_claims_total",
+     .help = "Placements claimed by fit in the store (docs/operations.md \"Running "
+             "several workers\")"},
+    {FIELD(claims_missed), .type = METRICS_COUNTER, .name = "virtflow_claims_missed_total",
+     .help = "Claims that missed (no room left on the host in the store, or "
+             "the vmid held): the placement was decided again"},
+    {FIELD(lock_wait), .type = METRICS_COUNTER, .name = "virtflow_store_lock_wait_seconds_total",
+     .help = "Seconds the batches waited for the store's locks: SQLite's write "
+             "lock; PostgreSQL's claims' host locks"},
+};
+
+/* Add `d` to the registry and keep it in its field. 0, or -1 with err. */
+static int define_one(worker_metrics *wm, const metric_definition *d, vf_error *err)
+{
+    size_t n_labels = 0;
+    while (n_labels < COUNT(d->labels) && d->labels[n_labels])
+        n_labels++;
+    metrics_family *f = metrics_family_add(wm->m, d->type, d->name, d->help, n_labels, d->labels,
+                                           d->buckets, d->n_buckets, err);
+    if (!f)
+        return -1;
+    void *slot = (char *)wm + d->field;
+    if (n_labels) {
+        *(metrics_family **)slot = f;
+        return 0;
+    }
+    metrics_series *only = metrics_series_only(f);
+    *(metrics_series **)slot = only;
+    if (only)
+        return 0;
+    vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
+    return -1;
+}
+
 static int define(worker_metrics *wm, vf_error *err)
 {
-    const char *task_labels[] = {"kind", "status", "reason"};
-    const char *message_labels[] = {"kind", "outcome"};
-    const char *kind[] = {"kind"};
-    const char *reason[] = {"reason"};
-    const char *status[] = {"status"};
-    const char *pool[] = {"pool"};
-    wm->tasks = family(wm, METRICS_COUNTER, "virtflow_tasks_total",
-                       "Tasks that reached a final state (completed or failed), by kind, status "
-                       "and reason; equals the store's counts",
-                       3, task_labels, NULL, 0, err);
-    wm->messages = family(wm, METRICS_COUNTER, "virtflow_task_messages_total",
-                          "Messages handled, by kind and outcome (completed, failed, retrying, "
-                          "duplicate, dead, or a spare state)",
-                          2, message_labels, NULL, 0, err);
-    wm->retries = family(wm, METRICS_COUNTER, "virtflow_retries_total",
-                         "Messages sent back through a retry delay tier", 1, kind, NULL, 0, err);
-    wm->dead = family(wm, METRICS_COUNTER, "virtflow_dead_letters_total",
-                      "Messages parked in virtflow.dead, by reason (malformed, too_large, "
-                      "exhausted, kind_mismatch)",
-                      1, reason, NULL, 0, err);
-    const char *placement_labels[] = {"scheduler", "status"};
-    wm->placements = family(wm, METRICS_COUNTER, "virtflow_placements_total",
-                            "task.schedule tasks that reached a final state, by scheduling "
-                            "profile (scheduler.profiles; \"(unknown)\": a name no profile has) "
-                            "and status",
-                            2, placement_labels, NULL, 0, err);
-    wm->decision =
-        single(wm, METRICS_HISTOGRAM, "virtflow_decision_duration_seconds",
-               "Time to decide and record one message", fast_seconds, COUNT(fast_seconds), err);
-    const char *lane_label[] = {"lane"};
-    wm->lane = family(wm, METRICS_COUNTER, "virtflow_lane_messages_total",
-                      "task.schedule messages handled, by lane: priority (routing key "
-                      "task.schedule.priority) or normal",
-                      1, lane_label, NULL, 0, err);
-    wm->lane_latency = family(wm, METRICS_HISTOGRAM, "virtflow_lane_publish_to_commit_seconds",
-                              "virtflow_publish_to_commit_seconds of task.schedule messages, by "
-                              "lane: how long each lane waits",
-                              1, lane_label, latency_seconds, COUNT(latency_seconds), err);
-    wm->latency = single(wm, METRICS_HISTOGRAM, "virtflow_publish_to_commit_seconds",
-                         "From the request's AMQP timestamp (whole seconds, as published) to the "
-                         "commit of its outcome",
-                         latency_seconds, COUNT(latency_seconds), err);
-    wm->batch =
-        single(wm, METRICS_HISTOGRAM, "virtflow_batch_size",
-               "Messages recorded per store transaction", batch_sizes, COUNT(batch_sizes), err);
-    wm->commit =
-        single(wm, METRICS_HISTOGRAM, "virtflow_commit_duration_seconds",
-               "Time to commit one batch's transaction", fast_seconds, COUNT(fast_seconds), err);
-    wm->fsync = single(wm, METRICS_HISTOGRAM, "virtflow_fsync_duration_seconds",
-                       "Time of one WAL sync (fsync) making committed batches durable",
-                       fast_seconds, COUNT(fast_seconds), err);
-    wm->inventory_age =
-        single(wm, METRICS_GAUGE, "virtflow_inventory_age_seconds",
-               "Age of the newest inventory snapshot; -1 before the first fetch", NULL, 0, err);
-    wm->inventory_max_age =
-        single(wm, METRICS_GAUGE, "virtflow_inventory_max_age_seconds",
-               "inventory.max_age_s: past this age no placement is made (the stale-inventory "
-               "alert compares virtflow_inventory_age_seconds with it)",
-               NULL, 0, err);
-    wm->inventory_hosts = single(wm, METRICS_GAUGE, "virtflow_inventory_hosts",
-                                 "Hosts in the newest inventory snapshot", NULL, 0, err);
-    wm->hosts = family(wm, METRICS_GAUGE, "virtflow_hosts", "Hosts in the inventory by status", 1,
-                       status, NULL, 0, err);
-    wm->free_vcpus = family(wm, METRICS_GAUGE, "virtflow_free_vcpus",
-                            "vCPUs still placeable per pool on online hosts (overcommit and "
-                            "reserve applied, live reservations taken off)",
-                            1, pool, NULL, 0, err);
-    wm->free_memory =
-        family(wm, METRICS_GAUGE, "virtflow_free_memory_mib",
-               "Memory still placeable per pool on online hosts, MiB", 1, pool, NULL, 0, err);
-    wm->free_slots = family(wm, METRICS_GAUGE, "virtflow_free_vm_slots",
-                            "VM slots still free per pool on online hosts (live reservations "
-                            "taken off)",
-                            1, pool, NULL, 0, err);
-    const char *pool_shape[] = {"pool", "shape"};
-    wm->headroom_vms = family(wm, METRICS_GAUGE, "virtflow_headroom_vms",
-                              "VMs of each shape that still fit per pool (shared requests on "
-                              "online hosts, live reservations taken off); shapes: "
-                              "worker.headroom_shapes, recent:<size> (the 3 most requested in "
-                              "the last hour), last_spare_prepare",
-                              2, pool_shape, NULL, 0, err);
-    wm->headroom_days = family(wm, METRICS_GAUGE, "virtflow_headroom_days_left",
-                               "Days until no VM of the shape fits the pool at the rate of the "
-                               "last 14 days (least-squares slope of placements less releases; "
-                               "+Inf: not running out); shapes: worker.headroom_shapes, "
-                               "last_spare_prepare",
-                               2, pool_shape, NULL, 0, err);
-    wm->headroom_hosts = family(wm, METRICS_GAUGE, "virtflow_headroom_hosts",
-                                "Hosts per pool that still take at least one VM of each shape: "
-                                "anti-affine spares that fit",
-                                2, pool_shape, NULL, 0, err);
-    wm->spares_fit = family(wm, METRICS_GAUGE, "virtflow_headroom_spares_fit",
-                            "1 when the last spare.prepare's count of spares of its shape fits "
-                            "its pool now (one a host under spare.anti_affinity_strict), else 0",
-                            2, pool_shape, NULL, 0, err);
-    wm->spares_wanted = family(wm, METRICS_GAUGE, "virtflow_headroom_spares_wanted",
-                               "Spares the last spare.prepare asked for (its count), by its pool",
-                               2, pool_shape, NULL, 0, err);
-    const char *shape[] = {"shape"};
-    wm->headroom_min = family(wm, METRICS_GAUGE, "virtflow_headroom_min_hosts",
-                              "worker.headroom_shapes.NAME.min_hosts: below this many hosts "
-                              "taking one, VirtflowHeadroomLow fires (0: no alert)",
-                              1, shape, NULL, 0, err);
-    wm->reservations = single(wm, METRICS_GAUGE, "virtflow_reservations_live",
-                              "Reservations held (not yet released or expired)", NULL, 0, err);
-    wm->outbox = single(wm, METRICS_GAUGE, "virtflow_outbox_unconfirmed",
-                        "Events in the outbox not yet confirmed by the broker", NULL, 0, err);
-    wm->ready_gauge = single(wm, METRICS_GAUGE, "virtflow_ready",
-                             "1 when /readyz answers 200: consuming, broker connected, store "
-                             "writable, inventory fresh",
-                             NULL, 0, err);
-    wm->connected = single(wm, METRICS_GAUGE, "virtflow_broker_connected",
-                           "1 while the broker connection is up", NULL, 0, err);
-    wm->consuming = single(wm, METRICS_GAUGE, "virtflow_consuming",
-                           "1 while the worker consumes its queues", NULL, 0, err);
-    wm->writable = single(wm, METRICS_GAUGE, "virtflow_store_writable",
-                          "1 unless the store refused the last write", NULL, 0, err);
-    wm->scrape_errors = single(wm, METRICS_COUNTER, "virtflow_scrape_errors_total",
-                               "Scrapes whose store-backed gauges could not be read", NULL, 0, err);
-    wm->round_trips = single(wm, METRICS_COUNTER, "virtflow_store_round_trips_total",
-                             "Times the worker's batches and claims waited for the database "
-                             "server's answer (PostgreSQL; 0 on SQLite)",
-                             NULL, 0, err);
-    wm->claims = single(wm, METRICS_COUNTER, "virtflow_claims_total",
-                        "Placements claimed by fit in the store (docs/operations.md \"Running "
-                        "several workers\")",
-                        NULL, 0, err);
-    wm->claims_missed = single(wm, METRICS_COUNTER, "virtflow_claims_missed_total",
-                               "Claims that missed (no room left on the host in the store, or "
-                               "the vmid held): the placement was decided again",
-                               NULL, 0, err);
-    wm->lock_wait = single(wm, METRICS_COUNTER, "virtflow_store_lock_wait_seconds_total",
-                           "Seconds the batches waited for the store's locks: SQLite's write "
-                           "lock; PostgreSQL's claims' host locks",
-                           NULL, 0, err);
-    if (!wm->round_trips || !wm->claims || !wm->claims_missed || !wm->lock_wait)
-        return -1;
-    if (!wm->tasks || !wm->messages || !wm->retries || !wm->dead || !wm->decision || !wm->latency ||
-        !wm->batch || !wm->commit || !wm->fsync || !wm->inventory_age || !wm->inventory_hosts ||
-        !wm->inventory_max_age || !wm->hosts || !wm->free_vcpus || !wm->free_memory ||
-        !wm->free_slots || !wm->headroom_vms || !wm->headroom_days || !wm->headroom_hosts ||
-        !wm->headroom_min || !wm->spares_fit || !wm->spares_wanted || !wm->reservations ||
-        !wm->outbox || !wm->ready_gauge || !wm->connected || !wm->consuming || !wm->writable ||
-        !wm->scrape_errors) {
-        if (err->code == VF_OK)
-            vf_error_set(err, VF_ENOMEM, "out of memory defining metrics");
-        return -1;
-    }
+    for (size_t i = 0; i < COUNT(definitions); i++)
+        if (define_one(wm, &definitions[i], err) < 0)
+            return -1;
     metrics_set(wm->inventory_max_age, wm->config->inventory.max_age_s);
     for (size_t k = 0; k < wm->config->worker.n_headroom_shapes; k++) {
         const config_shape *sh = &wm->config->worker.headroom_shapes[k];
@@ -716,9 +713,7 @@ void worker_metrics_outcome(worker_metrics *wm, const amqp_link_delivery *d, con
 {
     if (!wm)
         return;
-    const char *kind = spare_handler_accepts(d->routing_key)     ? "spare"
-                       : release_handler_accepts(d->routing_key) ? "release"
-                                                                 : "schedule";
+    const char *kind = handler_for(d->routing_key)->kind;
     const char *outcome = o->duplicate             ? "duplicate"
                           : o->action == TASK_DEAD ? "dead"
                           : o->status[0]           ? o->status

@@ -173,6 +173,117 @@ static int run_awx(const vf_config *config, const spare_target *t, const char *a
 
 /* ---- command ---- */
 
+static const char *const command_vars[] = {
+    "VIRTFLOW_VM_NAME",    "VIRTFLOW_HOST",   "VIRTFLOW_HOST_IP",        "VIRTFLOW_VMID",
+    "VIRTFLOW_CPU",        "VIRTFLOW_MEMORY", "VIRTFLOW_DISK",           "VIRTFLOW_CLUSTER",
+    "VIRTFLOW_UPGRADE_ID", "VIRTFLOW_ACTION", "VIRTFLOW_IDEMPOTENCY_KEY"};
+enum { N_COMMAND_VARS = sizeof command_vars / sizeof command_vars[0] };
+
+/* The command's environment into *envp: the worker's own without any of
+ * command_vars, then command_vars set for `t` and `action` (their text in
+ * storage[]). *envp and storage[] are the caller's to free, also on
+ * failure. 0, or -1 with err. */
+static int command_environment(const spare_target *t, const char *action, char ***envp,
+                               char *storage[N_COMMAND_VARS], vf_error *err)
+{
+    char vmid[24], cpu[24], memory[24], disk[24];
+    format_numbers(t, vmid, cpu, memory, disk);
+    const char *values[N_COMMAND_VARS] = {t->name,
+                                          t->host,
+                                          t->host_ip ? t->host_ip : "",
+                                          vmid,
+                                          cpu,
+                                          memory,
+                                          disk,
+                                          t->cluster ? t->cluster : "",
+                                          t->upgrade_id,
+                                          action,
+                                          t->idempotency_key ? t->idempotency_key : ""};
+    size_t n_env = 0;
+    while (environ && environ[n_env])
+        n_env++;
+    char **env = *envp = calloc(n_env + N_COMMAND_VARS + 1, sizeof *env);
+    if (!env)
+        goto oom;
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++) {
+        bool ours = false;
+        for (size_t v = 0; v < N_COMMAND_VARS && !ours; v++) {
+            size_t len = strlen(command_vars[v]);
+            ours = strncmp(environ[i], command_vars[v], len) == 0 && environ[i][len] == '=';
+        }
+        if (!ours)
+            env[k++] = environ[i];
+    }
+    for (size_t v = 0; v < N_COMMAND_VARS; v++) {
+        size_t len = strlen(command_vars[v]) + strlen(values[v]) + 2;
+        if (!(storage[v] = malloc(len)))
+            goto oom;
+        snprintf(storage[v], len, "%s=%s", command_vars[v], values[v]);
+        env[k++] = storage[v];
+    }
+    return 0;
+oom:
+    vf_error_set(err, VF_ENOMEM, "out of memory starting the provisioner");
+    return -1;
+}
+
+/* Start argv in its own process group, so a timeout kills whatever it
+ * started too, stdin from /dev/null. 0 with *pid, or -1 with err. */
+static int spawn_command(char **argv, char **envp, pid_t *pid, vf_error *err)
+{
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    int spawned = posix_spawnp(pid, argv[0], &actions, &attr, argv, envp);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) {
+        vf_error_set(err, VF_EUNAVAILABLE, "provisioner %s: cannot start: %s", argv[0],
+                     strerror(spawned));
+        return -1;
+    }
+    return 0;
+}
+
+/* Wait for `pid` (the command `name`) to end, into *status; past
+ * `timeout_s` or a shutdown (*stop), its process group is killed. 0, or -1
+ * with err. */
+static int wait_command(pid_t pid, const char *name, int timeout_s,
+                        volatile const sig_atomic_t *stop, int *status, vf_error *err)
+{
+    int64_t deadline = clock_mono_ms() + (int64_t)timeout_s * 1000;
+    for (;;) {
+        pid_t done = waitpid(pid, status, WNOHANG);
+        if (done == pid)
+            return 0;
+        if (done < 0 && errno != EINTR) {
+            int saved = errno;
+            vf_error_set(err, VF_EINTERNAL, "provisioner %s: waitpid: %s", name, strerror(saved));
+            return -1;
+        }
+        bool interrupted = stop && *stop;
+        if (interrupted || clock_mono_ms() >= deadline) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+                ;
+            if (interrupted)
+                vf_error_set(err, VF_EINTERNAL, "provisioner %s: interrupted by shutdown", name);
+            else
+                vf_error_set(err, VF_EUNAVAILABLE,
+                             "provisioner %s: no result within %d s (process group killed)", name,
+                             timeout_s);
+            return -1;
+        }
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 static int run_command(const vf_config *config, const spare_target *t, const char *action,
                        volatile const sig_atomic_t *stop, vf_error *err)
 {
@@ -180,103 +291,22 @@ static int run_command(const vf_config *config, const spare_target *t, const cha
         vf_error_set(err, VF_ECONFIG, "spare.provisioner: command needs an argv");
         return -1;
     }
-    char vmid[24], cpu[24], memory[24], disk[24];
-    format_numbers(t, vmid, cpu, memory, disk);
-    const char *names[] = {
-        "VIRTFLOW_VM_NAME",    "VIRTFLOW_HOST",   "VIRTFLOW_HOST_IP",        "VIRTFLOW_VMID",
-        "VIRTFLOW_CPU",        "VIRTFLOW_MEMORY", "VIRTFLOW_DISK",           "VIRTFLOW_CLUSTER",
-        "VIRTFLOW_UPGRADE_ID", "VIRTFLOW_ACTION", "VIRTFLOW_IDEMPOTENCY_KEY"};
-    const char *values[] = {t->name,
-                            t->host,
-                            t->host_ip ? t->host_ip : "",
-                            vmid,
-                            cpu,
-                            memory,
-                            disk,
-                            t->cluster ? t->cluster : "",
-                            t->upgrade_id,
-                            action,
-                            t->idempotency_key ? t->idempotency_key : ""};
-    enum { N_VARS = sizeof names / sizeof names[0] };
-    size_t n_env = 0;
-    while (environ && environ[n_env])
-        n_env++;
     int rc = -1;
-    char **envp = calloc(n_env + N_VARS + 1, sizeof *envp);
+    char **envp = NULL;
+    char *storage[N_COMMAND_VARS] = {0};
     char **argv = calloc(config->spare.provisioner.n_command + 1, sizeof *argv);
-    char *storage[N_VARS] = {0};
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_t actions;
-    bool attr_ready = false, actions_ready = false;
-    if (!envp || !argv) {
+    if (!argv) {
         vf_error_set(err, VF_ENOMEM, "out of memory starting the provisioner");
         goto out;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < n_env; i++) {
-        bool ours = false;
-        for (size_t v = 0; v < N_VARS && !ours; v++) {
-            size_t len = strlen(names[v]);
-            ours = strncmp(environ[i], names[v], len) == 0 && environ[i][len] == '=';
-        }
-        if (!ours)
-            envp[k++] = environ[i];
-    }
-    for (size_t v = 0; v < N_VARS; v++) {
-        size_t len = strlen(names[v]) + strlen(values[v]) + 2;
-        storage[v] = malloc(len);
-        if (!storage[v]) {
-            vf_error_set(err, VF_ENOMEM, "out of memory starting the provisioner");
-            goto out;
-        }
-        snprintf(storage[v], len, "%s=%s", names[v], values[v]);
-        envp[k++] = storage[v];
-    }
     for (size_t i = 0; i < config->spare.provisioner.n_command; i++)
         argv[i] = config->spare.provisioner.command[i];
-    /* Its own process group, so a timeout kills whatever it started too. */
-    posix_spawnattr_init(&attr);
-    attr_ready = true;
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawn_file_actions_init(&actions);
-    actions_ready = true;
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     pid_t pid;
-    int spawned = posix_spawnp(&pid, argv[0], &actions, &attr, argv, envp);
-    if (spawned != 0) {
-        vf_error_set(err, VF_EUNAVAILABLE, "provisioner %s: cannot start: %s", argv[0],
-                     strerror(spawned));
-        goto out;
-    }
-    int64_t deadline = clock_mono_ms() + (int64_t)config->spare.provisioner.timeout_s * 1000;
     int status = 0;
-    for (;;) {
-        pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid)
-            break;
-        if (done < 0 && errno != EINTR) {
-            int saved = errno;
-            vf_error_set(err, VF_EINTERNAL, "provisioner %s: waitpid: %s", argv[0],
-                         strerror(saved));
-            goto out;
-        }
-        bool interrupted = stop && *stop;
-        if (interrupted || clock_mono_ms() >= deadline) {
-            kill(-pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-            if (interrupted)
-                vf_error_set(err, VF_EINTERNAL, "provisioner %s: interrupted by shutdown", argv[0]);
-            else
-                vf_error_set(err, VF_EUNAVAILABLE,
-                             "provisioner %s: no result within %d s (process group killed)",
-                             argv[0], config->spare.provisioner.timeout_s);
-            goto out;
-        }
-        struct timespec pause = {0, 50 * 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
+    if (command_environment(t, action, &envp, storage, err) < 0 ||
+        spawn_command(argv, envp, &pid, err) < 0 ||
+        wait_command(pid, argv[0], config->spare.provisioner.timeout_s, stop, &status, err) < 0)
+        goto out;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         rc = 0;
     else if (WIFEXITED(status))
@@ -286,11 +316,7 @@ static int run_command(const vf_config *config, const spare_target *t, const cha
         vf_error_set(err, VF_EUNAVAILABLE, "provisioner %s killed by signal %d", argv[0],
                      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 out:
-    if (attr_ready)
-        posix_spawnattr_destroy(&attr);
-    if (actions_ready)
-        posix_spawn_file_actions_destroy(&actions);
-    for (size_t v = 0; v < N_VARS; v++)
+    for (size_t v = 0; v < N_COMMAND_VARS; v++)
         free(storage[v]);
     free(envp);
     free(argv);

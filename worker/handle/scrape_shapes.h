@@ -1,6 +1,8 @@
 /* scrape_shapes: the request shapes the worker's headroom metrics count
  * beside worker.headroom_shapes, read from the store at scrape time (never
- * on the task path), on the scrape thread's own handle:
+ * on the task path), on the scrape thread's own handle; virtflowctl
+ * headroom and the console read the same (hence here, beneath the worker's
+ * service: it needs the store and the engine's shapes only):
  *   - the SCRAPE_RECENT_SHAPES shapes asked for most by the newest
  *     SCRAPE_RECENT_TASKS schedule tasks of the last SCRAPE_RECENT_WINDOW_S
  *     seconds, named "recent:4c-8g-40g" (recent_shapes.h);
