@@ -939,13 +939,39 @@ static void run_cases(int cases, size_t min_hosts, size_t max_hosts, uint32_t ma
     }
 }
 
-/* Under Valgrind (tests/valgrind.sh sets VF_UNDER_VALGRIND) a tenth of the
- * cases: memcheck looks for memory errors, which the same code paths show
- * in fewer repetitions, and the full run takes it seven minutes. */
-static int scaled(int cases)
+/* Built with AddressSanitizer (VIRTFLOW_SANITIZE: GCC says so with
+ * __SANITIZE_ADDRESS__, clang with __has_feature). */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_SANITIZER true
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_SANITIZER true
+#endif
+#endif
+#ifndef UNDER_SANITIZER
+#define UNDER_SANITIZER false
+#endif
+
+/* Under Valgrind (tests/valgrind.sh sets VF_UNDER_VALGRIND) or in the
+ * sanitizer build, a reduced run: a tenth of the random cases and one fleet
+ * of each kind at 10,000 hosts with a fifth of the decisions. Memcheck and
+ * the sanitizers look for memory errors and undefined behaviour, which the
+ * same code paths show in fewer repetitions; the full run takes memcheck
+ * seven minutes and the unoptimised sanitizer build over two (the longest
+ * test of the suite). The reduced run still compares every host's reason,
+ * the counts, the host and the score on about 740 decisions over random
+ * inventories and 70 at 10,000 hosts, through every path (the full pass,
+ * kept scores, the bound search, failures decided without per-host
+ * reasons), with the fleet-scale floors a tenth of the full run's. */
+static bool reduced(void)
 {
     const char *valgrind = getenv("VF_UNDER_VALGRIND");
-    return valgrind && *valgrind ? (cases + 9) / 10 : cases;
+    return UNDER_SANITIZER || (valgrind && *valgrind);
+}
+
+static int scaled(int cases)
+{
+    return reduced() ? (cases + 9) / 10 : cases;
 }
 
 static void test_engine_matches_reference(void)
@@ -1021,7 +1047,7 @@ static void test_engine_matches_reference_at_10000_hosts(void)
 {
     size_t before = n_decisions, placed_before = n_placed;
     only_flavours = true;
-    uint32_t decisions = getenv("VF_UNDER_VALGRIND") ? 30 : 150;
+    uint32_t decisions = reduced() ? 30 : 150;
     run_cases(scaled(4), 10000, 10000, decisions);
     force_near_ties = true; /* where the tie rule, not the top score, picks */
     run_cases(scaled(3), 10000, 10000, decisions);
@@ -1041,7 +1067,7 @@ static void test_varied_shapes_match_reference_at_10000_hosts(void)
 {
     size_t before = n_decisions, placed_before = n_placed;
     uint64_t searches = index_searches, by_bounds = index_by_bounds;
-    uint32_t decisions = getenv("VF_UNDER_VALGRIND") ? 30 : 150;
+    uint32_t decisions = reduced() ? 30 : 150;
     fleet_like = index_friendly = true;
     run_cases(scaled(3), 10000, 10000, decisions);
     fleet_like = false;
@@ -1061,10 +1087,10 @@ static void test_varied_shapes_match_reference_at_10000_hosts(void)
      * or the comparison above proves little about it (it gives the rest to
      * the full pass: requests short of memory and disk on many hosts at
      * once, near-ties). */
-    /* Under Valgrind (VF_UNDER_VALGRIND) a fifth of the decisions run, over
-     * smaller fleets: the floors are a tenth (17 searches and 6 lazy
-     * failures were seen there). */
-    size_t floor_scale = getenv("VF_UNDER_VALGRIND") ? 10 : 1;
+    /* A reduced run (reduced()) makes a fifth of the decisions over fewer
+     * fleets: the floors are a tenth (17 searches, 11 by the bound search,
+     * and 6 lazy failures are seen there). */
+    size_t floor_scale = reduced() ? 10 : 1;
     CHECK(fleet_searches > 100 / floor_scale);
     CHECK(fleet_by_bounds * 3 > fleet_searches);
     CHECKF(n_lazy > 20 / floor_scale, "%zu failures decided by the index without per-host reasons",

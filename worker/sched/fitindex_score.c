@@ -63,6 +63,8 @@ typedef struct search {
     double most_sum, shares_hi;
     double weights; /* the scores' divisor: q->weights, 1 when none */
     size_t budget;  /* node visits before the bounds are deemed too loose */
+    size_t visited; /* so far (q->visited at the start, and at the end again):
+                       kept here, the walk's hottest test reads no pointer */
     bool gave_up;
     /* The highest score found (the true highest is at most delta above
      * it), and the feasible hosts found within near of it. */
@@ -117,9 +119,9 @@ static double top_bound(const search *s, const fittop *t)
     return s->constant + shares + s->added + fitindex_min(core, t->n.max_g) + free_up(s, &t->n);
 }
 
-static bool over_budget(search *s)
+static inline bool over_budget(search *s)
 {
-    if (!s->gave_up && ++s->q->visited > s->budget)
+    if (!s->gave_up && ++s->visited > s->budget)
         s->gave_up = true;
     return s->gave_up;
 }
@@ -170,7 +172,7 @@ static void found(search *s, uint32_t i, double score)
 /* Whether the walk goes below a subtree whose summary is `n` and bound `b`:
  * not when nobody there fits, nor when it cannot score above the best
  * found + delta (then it is noted in s->pruned). */
-static bool worth(search *s, const fitnode *n, double b, bool all_fit)
+static inline bool worth(search *s, const fitnode *n, double b, bool all_fit)
 {
     if (n->first == UINT32_MAX || over_budget(s) || (!all_fit && none_fit(s, n)))
         return false;
@@ -377,6 +379,7 @@ bool fitindex_best(fitindex *index, const group *gr, fitindex_query *q, bool all
         .constant = 100.0 * (q->w_free + q->w_balanced),
         .weights = q->weights > 0 ? q->weights : 1,
         .budget = fitindex_budget(gr, 16),
+        .visited = q->visited,
         .delta = 0.25 * q->score_epsilon,
         .near = 1.5 * q->score_epsilon,
         .pruned = -INFINITY,
@@ -384,7 +387,7 @@ bool fitindex_best(fitindex *index, const group *gr, fitindex_query *q, bool all
     const fittop *root = &s.tops[1];
     s.added = clamping(index, &s, root) + margin_of(index, &s, root);
     walk_top(&s, 1, top_bound(&s, root));
-    if (s.gave_up || !q->found)
-        return !s.gave_up;
-    return choose(&s);
+    bool settled = s.gave_up || !q->found ? !s.gave_up : choose(&s);
+    q->visited = s.visited;
+    return settled;
 }

@@ -470,19 +470,25 @@ static bool count_again(fitcount *nodes, size_t t)
 
 /* After leaves a and b of a heap changed (a host moved from one to the
  * other, or a == b): the nodes above both up to where they meet, then up
- * while they change. `again` recomputes one node and says whether it
- * changed. Returns whether the root changed. */
+ * while they change. Below the meeting node a path's node has only that
+ * path's leaf below it, so once one is unchanged the rest of that path up
+ * to the meeting node is too, and is not recomputed (a host's scoring
+ * summary often stops changing a few levels up). `again` recomputes one
+ * node and says whether it changed. Returns whether the root changed. */
 static bool up_from(void *nodes, size_t a, size_t b, bool (*again)(void *, size_t))
 {
+    bool a_changes = true, b_changes = true;
     for (a >>= 1, b >>= 1; a != b;) {
         if (a > b) {
-            again(nodes, a);
+            a_changes = a_changes && again(nodes, a);
             a >>= 1;
         } else {
-            again(nodes, b);
+            b_changes = b_changes && again(nodes, b);
             b >>= 1;
         }
     }
+    if (!a_changes && !b_changes)
+        return false;
     for (; a >= 1; a >>= 1)
         if (!again(nodes, a))
             return false;
