@@ -41,7 +41,8 @@ static void headroom_usage(FILE *out)
                  "\n"
                  "  --forecast      the days left at the recorded rate\n"
                  "  --window D      the window the rate is measured over (and --plan replays):\n"
-                 "                  7d, 14d (default), 30d\n"
+                 "                  2d to 366d, default 14d; a whole number and a unit,\n"
+                 "                  s, m, h or d, counted in whole days (60h is 2d)\n"
                  "  --plan          how many hosts like --hosts-like to add\n"
                  "  --hosts-like HOST  the kind of host to add: a host of the inventory\n"
                  "  --days N        --plan: the days the demand is projected over (default 90)\n"
@@ -172,7 +173,8 @@ int ctl_headroom(int argc, char **argv)
     int64_t window_s = (int64_t)HEADROOM_FORECAST_WINDOW_DAYS * 86400;
     if (window_text && (config_parse_duration(window_text, &window_s) < 0 || window_s < 2 * 86400 ||
                         window_s > 366 * 86400)) {
-        ctl_error("--window: expected 2d to 366d, got '%s'", window_text);
+        ctl_error("--window: expected 2d to 366d (a whole number and s, m, h or d), got '%s'",
+                  window_text);
         return CTL_EXIT_USAGE;
     }
     if (args.operand_count > 0) {
