@@ -450,6 +450,19 @@ int store_reservation_clock(store *s, char out[STORE_TIME_SIZE], vf_error *err)
     return 0;
 }
 
+int store_reservation_holding_vmid(store *s, int64_t vmid, store_reservation_fn fn, void *ctx,
+                                   vf_error *err)
+{
+    db_stmt *st = store_stmt(s, STORE_STMT_RESERVATION_HOLDING_VMID,
+                             "SELECT " STORE_RESERVATION_COLUMNS " FROM reservations "
+                             "WHERE vmid = ?1 AND released_at IS NULL",
+                             err);
+    if (!st)
+        return -1;
+    db_bind_int64(st, 1, vmid);
+    return store_reservations_each(s, st, "finding the reservation holding a vmid", fn, ctx, err);
+}
+
 int store_reservations_latest_id(store *s, int64_t *id, vf_error *err)
 {
     db_stmt *st = store_stmt(s, STORE_STMT_RESERVATIONS_LATEST_ID,

@@ -138,6 +138,13 @@ int store_inventory_fresh_set(store *s, const char *at, vf_error *err)
 int store_reservation_clock(store *s, char out[STORE_TIME_SIZE], vf_error *err)
     __attribute__((warn_unused_result));
 
+/* Call fn for the unreleased reservation holding vmid `vmid` (one at most:
+ * the unique index), expired or not: what a claim of that vmid found
+ * holding it (STORE_CLAIM_VMID_HELD). Columns as store_reservations_live.
+ * Returns 0 or -1 with err. */
+int store_reservation_holding_vmid(store *s, int64_t vmid, store_reservation_fn fn, void *ctx,
+                                   vf_error *err) __attribute__((warn_unused_result));
+
 /* The largest reservation id in the store (0: none) into *id: where a
  * reader following the reservations recorded since (store_changes_since)
  * starts. Returns 0 or -1. */

@@ -41,7 +41,8 @@ static void headroom_usage(FILE *out)
                  "\n"
                  "  --forecast      the days left at the recorded rate\n"
                  "  --window D      the window the rate is measured over (and --plan replays):\n"
-                 "                  7d, 14d (default), 30d\n"
+                 "                  2d to 366d, default 14d; a whole number and a unit,\n"
+                 "                  s, m, h or d, counted in whole days (60h is 2d)\n"
                  "  --plan          how many hosts like --hosts-like to add\n"
                  "  --hosts-like HOST  the kind of host to add: a host of the inventory\n"
                  "  --days N        --plan: the days the demand is projected over (default 90)\n"
@@ -151,46 +152,77 @@ static sched_host_load *live_loads(const vf_config *config, const hostset *hosts
     return loads;
 }
 
-int ctl_headroom(int argc, char **argv)
+/* The command line, checked. */
+typedef struct headroom_args {
+    bool forecast, plan;
+    const char *like;
+    long days, max_hosts;
+    int window_days;
+    ctl_args ctl;
+} headroom_args;
+
+/* Parse and check the command line into *a: -1 to go on, else the exit
+ * status (usage printed, or an error). */
+static int headroom_parse(int argc, char **argv, headroom_args *a)
 {
-    bool want_forecast = false, want_plan = false;
-    const char *window_text = NULL, *like = NULL;
-    long days = 90, max_hosts = 64;
+    const char *window_text = NULL;
+    *a = (headroom_args){.days = 90, .max_hosts = 64};
     const ctl_option options[] = {
-        {"forecast", 0, CTL_OPTION_SET, &want_forecast, NULL, NULL, NULL, NULL},
+        {"forecast", 0, CTL_OPTION_SET, &a->forecast, NULL, NULL, NULL, NULL},
         {"window", 0, CTL_OPTION_STRING, &window_text, NULL, NULL, NULL, NULL},
-        {"plan", 0, CTL_OPTION_SET, &want_plan, NULL, NULL, NULL, NULL},
-        {"hosts-like", 0, CTL_OPTION_STRING, &like, NULL, NULL, NULL, "@hosts"},
-        {"days", 0, CTL_OPTION_POSITIVE, &days, NULL, NULL, NULL, NULL},
-        {"max-hosts", 0, CTL_OPTION_POSITIVE, &max_hosts, NULL, NULL, NULL, NULL},
+        {"plan", 0, CTL_OPTION_SET, &a->plan, NULL, NULL, NULL, NULL},
+        {"hosts-like", 0, CTL_OPTION_STRING, &a->like, NULL, NULL, NULL, "@hosts"},
+        {"days", 0, CTL_OPTION_POSITIVE, &a->days, NULL, NULL, NULL, NULL},
+        {"max-hosts", 0, CTL_OPTION_POSITIVE, &a->max_hosts, NULL, NULL, NULL, NULL},
         {NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    ctl_args args;
-    int parsed = ctl_options_parse("headroom", argc, argv, options, headroom_usage, false, &args);
+    int parsed = ctl_options_parse("headroom", argc, argv, options, headroom_usage, false, &a->ctl);
     if (parsed >= 0)
         return parsed;
     int64_t window_s = (int64_t)HEADROOM_FORECAST_WINDOW_DAYS * 86400;
     if (window_text && (config_parse_duration(window_text, &window_s) < 0 || window_s < 2 * 86400 ||
                         window_s > 366 * 86400)) {
-        ctl_error("--window: expected 2d to 366d, got '%s'", window_text);
+        ctl_error("--window: expected 2d to 366d (a whole number and s, m, h or d), got '%s'",
+                  window_text);
         return CTL_EXIT_USAGE;
     }
-    if (args.operand_count > 0) {
-        ctl_error("headroom: unexpected argument '%s'", args.operands[0]);
+    a->window_days = (int)(window_s / 86400);
+    if (a->ctl.operand_count > 0) {
+        ctl_error("headroom: unexpected argument '%s'", a->ctl.operands[0]);
         return CTL_EXIT_USAGE;
     }
-    if (want_plan && (!like || days > 3650 || max_hosts > 10000)) {
+    if (a->plan && (!a->like || a->days > 3650 || a->max_hosts > 10000)) {
         ctl_error("headroom --plan: needs --hosts-like HOST, --days up to 3650, --max-hosts up "
                   "to 10000");
         return CTL_EXIT_USAGE;
     }
-    vf_config *config = ctl_load_config(args.config_path);
-    if (!config)
+    return -1;
+}
+
+/* --plan: what to buy. Returns the exit status. */
+static int headroom_plan(const vf_config *config, const hostset *hosts, store *s,
+                         const headroom_args *a)
+{
+    if (!hostset_find(hosts, a->like)) {
+        ctl_error("headroom --plan: no host %s in the inventory", a->like);
+        return CTL_EXIT_USAGE;
+    }
+    if (!s) {
+        ctl_error("headroom --plan: no store at %s yet: no history to replay",
+                  ctl_store_name(config));
         return CTL_EXIT_CONFIG;
+    }
+    return ctl_plan(config, s, a->like, (int)a->days, a->window_days, (int)a->max_hosts,
+                    a->ctl.json);
+}
+
+/* The VMs of each shape that still fit now over the live reservations of
+ * `s` (NULL: no store yet) and, with --forecast, the days left; reported.
+ * Returns the exit status. */
+static int headroom_now(const vf_config *config, const hostset *hosts, store *s,
+                        const headroom_args *a)
+{
     int rc = CTL_EXIT_CONFIG;
-    inventory *inv = NULL;
-    hostset *hosts = NULL;
-    store *s = NULL;
     sched_engine *engine = NULL;
     sched_host_load *loads = NULL;
     sched_headroom h = {0};
@@ -206,24 +238,6 @@ int ctl_headroom(int argc, char **argv)
         ctl_error("out of memory");
         goto out;
     }
-    if (!(hosts = ctl_fetch_hosts(config, &inv, &rc)))
-        goto out;
-    bool have_store = !store_config_missing(config);
-    if (have_store && !(s = ctl_open_store(config, STORE_READ_ONLY)))
-        goto out;
-    if (want_plan) {
-        if (!hostset_find(hosts, like)) {
-            ctl_error("headroom --plan: no host %s in the inventory", like);
-            rc = CTL_EXIT_USAGE;
-        } else if (!s) {
-            ctl_error("headroom --plan: no store at %s yet: no history to replay",
-                      ctl_store_name(config));
-        } else {
-            rc = ctl_plan(config, s, like, (int)days, (int)(window_s / 86400), (int)max_hosts,
-                          args.json);
-        }
-        goto out;
-    }
     int64_t now_ms = clock_wall_ms();
     if ((s && scrape_shapes_read(&last, s, now_ms, &err) < 0) ||
         !(loads = live_loads(config, hosts, s, &engine, &err))) {
@@ -237,15 +251,14 @@ int ctl_headroom(int argc, char **argv)
         ctl_error("out of memory counting headroom");
         goto out;
     }
-    int window_days = (int)(window_s / 86400);
-    if (want_forecast && s &&
-        (headroom_flow_read(&flow, s, now_ms, window_days, &err) < 0 ||
+    if (a->forecast && s &&
+        (headroom_flow_read(&flow, s, now_ms, a->window_days, &err) < 0 ||
          !(f = calloc(h.n_pools * n_shapes + 1, sizeof *f)) ||
          headroom_forecast(&flow, hosts, &h, shapes, n_shapes, f) < 0)) {
         ctl_error("forecast: %s", err.text[0] ? err.text : "out of memory");
         goto out;
     }
-    report(&h, shapes, f, window_days, args.json);
+    report(&h, shapes, f, a->window_days, a->ctl.json);
     rc = CTL_EXIT_OK;
 out:
     free(shapes);
@@ -255,6 +268,30 @@ out:
         sched_headroom_close(&h);
     free(loads);
     sched_engine_free(engine);
+    return rc;
+}
+
+int ctl_headroom(int argc, char **argv)
+{
+    headroom_args a;
+    int parsed = headroom_parse(argc, argv, &a);
+    if (parsed >= 0)
+        return parsed;
+    vf_config *config = ctl_load_config(a.ctl.config_path);
+    if (!config)
+        return CTL_EXIT_CONFIG;
+    int rc = CTL_EXIT_CONFIG;
+    inventory *inv = NULL;
+    hostset *hosts = NULL;
+    store *s = NULL;
+    if (!(hosts = ctl_fetch_hosts(config, &inv, &rc)))
+        goto out;
+    if (!store_config_missing(config) && !(s = ctl_open_store(config, STORE_READ_ONLY))) {
+        rc = CTL_EXIT_UNAVAILABLE; /* as --help says (it was 3) */
+        goto out;
+    }
+    rc = a.plan ? headroom_plan(config, hosts, s, &a) : headroom_now(config, hosts, s, &a);
+out:
     store_close(s);
     hostset_free(hosts);
     inventory_free(inv);

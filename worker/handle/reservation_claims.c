@@ -207,18 +207,36 @@ static int reload_host(reservation_book *book, store *s, const char *node, vf_er
     return 0;
 }
 
-/* A claim missed because `vmid` is held: keep it out of the next decisions
- * until the catch-up brings the reservation that holds it. */
-static int hold_missed_vmid(reservation_book *book, int64_t vmid, vf_error *err)
+/* Hold the reservation a missed claim found holding its vmid, unless the
+ * engine does already (its host was just taken again). */
+static int hold_vmid_holder(const store_reservation *row, void *ctx)
+{
+    reservation_holder *h = ctx;
+    if (reservations_held_already(h->engine, row))
+        return 0;
+    return reservations_hold_row(row, h);
+}
+
+/* A claim missed because `vmid` is held: hold the store's row that holds
+ * it, as the picture will once the catch-up brings it (the feed may never
+ * bring it: a row committed after the ids the feed read past, on
+ * PostgreSQL). A row, not a hold of the vmid alone: the decisions after it
+ * are made over store rows, which `virtflowctl explain --replay` rebuilds
+ * digest for digest; the catch-up and the host's reloads know it as held
+ * (reservations_held_already), and its release ends it as any other's. The
+ * picture's rules count every row the claim found live (the reservation
+ * clock is never ahead of the wall clock the claim judged expiry by); a
+ * row released since holds nothing, and its vmid is free again. */
+static int hold_missed_vmid(reservation_book *book, store *s, int64_t vmid, vf_error *err)
 {
     if (vmid <= 0)
         return 0;
-    sched_reservation res;
-    memset(&res, 0, sizeof res);
-    snprintf(res.task_id, sizeof res.task_id, "%s", HELD_VMID_TASK);
-    res.vmid = (uint32_t)vmid;
-    res.kind = SCHED_HOLD_VMID_ONLY;
-    return sched_engine_reserve(book->engine, &res, err);
+    reservation_holder h = {book->engine, book->clock, book->view_at, 0, err, false};
+    if (store_reservation_holding_vmid(claims_store(book, s), vmid, hold_vmid_holder, &h, err) <
+            0 ||
+        h.failed)
+        return -1;
+    return 0;
 }
 
 /* What a miss of `c` (verdict `v`) leaves: the task's holds gone, the
@@ -230,7 +248,7 @@ static int after_miss(reservation_book *book, store *s, const store_claim *c, st
     sched_engine_release(book->engine, c->task_id);
     if (reload_host(book, s, c->node, err) < 0)
         return -1;
-    return v == STORE_CLAIM_VMID_HELD ? hold_missed_vmid(book, c->vmid, err) : 0;
+    return v == STORE_CLAIM_VMID_HELD ? hold_missed_vmid(book, s, c->vmid, err) : 0;
 }
 
 /* A reservation this book recorded: the feed of others' need not bring it. */
@@ -296,7 +314,7 @@ static int claim_now(reservation_book *book, store *s, const store_claim *claims
         rc = reload_host(book, s, hosts[i].node, err);
     for (size_t i = 0; i < n && rc == 0; i++)
         if (results[i].verdict == STORE_CLAIM_VMID_HELD)
-            rc = hold_missed_vmid(book, claims[i].vmid, err);
+            rc = hold_missed_vmid(book, s, claims[i].vmid, err);
     if (rc == 0) {
         vf_error_set(err, VF_ECONFLICT,
                      "a placement of task %s no longer fits where it was decided (%s); deciding "

@@ -269,9 +269,7 @@ static int note_changed_host(const store_host_generation *changed, void *arg)
     return 0;
 }
 
-/* Whether the engine holds this very reservation already (our own claim,
- * or one a host's reload brought). */
-static bool held_already(const sched_engine *engine, const store_reservation *row)
+bool reservations_held_already(const sched_engine *engine, const store_reservation *row)
 {
     const holds *set = sched_engine_holds(engine);
     uint32_t vmid = row->vmid > 0 ? (uint32_t)row->vmid : 0;
@@ -317,7 +315,7 @@ static int note_added(const store_reservation *row, void *arg)
         c->failed = true;
         return 1;
     }
-    if (is_changed(c, row->node) || held_already(c->book->engine, row))
+    if (is_changed(c, row->node) || reservations_held_already(c->book->engine, row))
         return 0;
     reservation_holder h = {c->book->engine, c->book->clock, c->view_at, 0, c->err, false};
     if (reservations_hold_row(row, &h) != 0) {
@@ -415,8 +413,6 @@ long reservation_book_catch_up(reservation_book *book, store *s, int64_t view_ms
         book->reload_all = true;
     else
         memcpy(book->view_at, view_at, sizeof view_at);
-    /* The real reservation behind a vmid found held comes with this catch-up. */
-    sched_engine_release(book->engine, HELD_VMID_TASK);
     if (book->reload_all)
         return reload_everything(book, s, view_ms, err);
     return follow_changes(book, s, false, book->view_at, err);

@@ -10,7 +10,8 @@
  * reservation is *claimed* (store_claims.h), recorded only if the placement
  * still fits in what the store holds now, counted as the picture counts it.
  * A claim that misses leaves nothing recorded; the book takes the store's
- * picture of that host again, and the placement is decided again.
+ * picture of that host again (and, when its vmid was held, holds the row
+ * holding it), and the placement is decided again.
  *
  * A placement of one VM is queued and the batch's queue claimed at its end
  * (reservation_book_settle), in one statement. On PostgreSQL that is one
@@ -134,7 +135,8 @@ reservation_claim_stats reservation_book_stats(const reservation_book *book);
  * the book's claims store, in a transaction of its own; SQLite: in the
  * batch's transaction on `s`). Each task whose claim missed is listed in
  * *misses: nothing of it is recorded, the engine's picture of its host is
- * the store's again (read through `s`, in the batch's transaction), and
+ * the store's again (read through `s`, in the batch's transaction), the
+ * reservation found holding its vmid (if that was why) is held, and
  * the caller must undo what the batch wrote for that task and decide it
  * again, which queues new claims: call again until nothing misses.
  * Returns 0, or -1 with err (the claims' store failed: what was recorded

@@ -9,11 +9,6 @@
 #include "store_claims.h"
 #include "store_reservations.h"
 
-/* The task id of the holds that keep a vmid another claim was found to
- * hold out of the next decisions, until the next catch-up brings the real
- * reservation: '~' is no character of a task id, so no task can have it. */
-#define HELD_VMID_TASK "~vmid-held"
-
 typedef struct reservation_holder {
     sched_engine *engine;
     const char *clock;   /* the reservation clock */
@@ -80,6 +75,10 @@ struct reservation_book {
 /* Hold one counted reservation row in h->engine (a store listing callback:
  * 0 to go on, 1 with h->failed and h->err set). */
 int reservations_hold_row(const store_reservation *row, void *ctx);
+
+/* Whether the engine holds this very reservation already (our own claim,
+ * or one a host's reload or a missed claim brought). */
+bool reservations_held_already(const sched_engine *engine, const store_reservation *row);
 
 /* Free a queue's claims, keeping its array. */
 void reservation_queue_clear(claim_queue *q);
