@@ -8,7 +8,8 @@
 #                what would be built, and change nothing
 #
 # Broker: $VF_AMQP_URL when set (with $VF_RABBITMQCTL, a rabbitmqctl command
-# prefix for it, if you have one); else a private node on loopback
+# prefix for it, if you have one, and $VF_RABBITMQ_API, its management HTTP
+# API's URL with a login, if it has one); else a private node on loopback
 # (tests/lib/broker.sh), stopped again when this script ends. A broker that
 # already answers on 127.0.0.1:5672 is deliberately NOT used: tests create
 # and delete vhosts, queues and exchanges, and must never touch a broker that
@@ -81,12 +82,15 @@ elif ((dry_run)); then
 	echo "would start a private broker on loopback (tests/lib/broker.sh)"
 else
 	broker_dir=$(mktemp -d "${TMPDIR:-/tmp}/vf-broker.XXXXXX")
-	if ! VF_AMQP_URL=$(vf_broker_start "$broker_dir"); then
+	if ! VF_AMQP_URL=$(vf_broker_start "$broker_dir" --management); then
 		echo "run.sh: could not start a private RabbitMQ node (logs above)" >&2
 		exit 1
 	fi
 	export VF_AMQP_URL
-	# Each broker test gets its own vhost through this.
+	# Each broker test gets its own vhost through the HTTP API (a few
+	# milliseconds) and runs what else it needs through rabbitmqctl.
+	VF_RABBITMQ_API=$(vf_broker_api_url "$broker_dir")
+	export VF_RABBITMQ_API
 	export VF_RABBITMQCTL="bash $root/tests/lib/broker.sh ctl -d $broker_dir --"
 fi
 echo "VF_AMQP_URL=${VF_AMQP_URL:-(unset)}"
@@ -108,10 +112,17 @@ echo "VF_PG_URL=${VF_PG_URL:-(unset)}"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 # Integration tests mostly wait (on a broker, a lease, a retry tier), so CTest
-# runs twice as many at once as there are CPUs; the few that keep CPUs busy
-# (a broker cluster, a packaging build, Chromium) say so with the PROCESSORS
-# property (tests/CMakeLists.txt), which CTest counts against this.
-ctest_jobs=${VF_CTEST_JOBS:-$((jobs * 2))}
+# runs more of them at once than there are CPUs: three per CPU in the plain
+# build, two in the sanitizer build, whose programs spend two to three times
+# the CPU (measured: its CTest kept about 80% of two CPUs busy at two per
+# CPU). The few tests that keep CPUs busy (a broker cluster, a packaging
+# build, Chromium) say so with the PROCESSORS property (tests/CMakeLists.txt),
+# which CTest counts against this. VF_CTEST_JOBS sets both.
+ctest_jobs_for() {
+	local per_cpu=3
+	[[ $1 == build-asan ]] && per_cpu=2
+	echo "${VF_CTEST_JOBS:-$((jobs * per_cpu))}"
+}
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
@@ -182,7 +193,7 @@ for entry in "${builds[@]}"; do
 	# under the sanitizers (tests/CMakeLists.txt says which and why).
 	exclude=()
 	[[ $name == build-asan ]] && exclude=(-LE plain_only)
-	(cd "$dir" && ctest --output-on-failure --no-tests=error -j"$ctest_jobs" "${exclude[@]}") 2>&1 |
+	(cd "$dir" && ctest --output-on-failure --no-tests=error -j"$(ctest_jobs_for "$name")" "${exclude[@]}") 2>&1 |
 		tee "$log" || ctest_rc=$?
 	# "100% tests passed, 0 tests failed out of 7" or "71% tests passed, 2 tests failed out of 7"
 	line=$(grep -E '[0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1 || true)

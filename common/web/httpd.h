@@ -54,13 +54,11 @@
  * when it says so, when the client goes (seen at the next write), or at
  * httpd_stop (called once more with `stopping`).
  *
- * Usage:
+ * Usage (a program with more than one path routes through a table,
+ * httpd_route.h):
  *   static void handle(void *ctx, const httpd_request *req, httpd_response *resp)
  *   {
- *       if (strcmp(req->path, "/healthz") == 0)
- *           httpd_reply_text(resp, 200, "text/plain", "ok\n");
- *       else
- *           httpd_reply_text(resp, 404, "text/plain", "not found\n");
+ *       httpd_reply_text(resp, 200, "text/plain", "ok\n");
  *   }
  *   httpd *srv = httpd_start("127.0.0.1:9464", handle, ctx, &err);
  *   ...

@@ -24,7 +24,9 @@ SOURCE = os.environ.get("VF_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("VF_BUILD_DIR", os.path.join(SOURCE, "build"))
 sys.path.insert(0, os.path.join(SOURCE, "deploy", "examples"))
+sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
 import webhook_receiver as wr  # noqa: E402
+import vftest  # noqa: E402
 
 RELAY = os.path.join(BUILD, "worker", "virtflow-relay")
 CTL = os.path.join(BUILD, "worker", "virtflowctl")
@@ -78,10 +80,10 @@ class Broker:
         self.password = params.credentials.password
         self.ctl = os.environ.get("VF_RABBITMQCTL")
         self.vhost = params.virtual_host
+        self.own_vhost = None
         if self.ctl:
-            self.vhost = "vftest-relay-%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
-            self.run_ctl("add_vhost %s" % self.vhost)
-            self.run_ctl("set_permissions -p %s %s '.*' '.*' '.*'" % (self.vhost, self.user))
+            self.own_vhost = vftest.Vhost("relay")
+            self.vhost = self.own_vhost.name
         self.url = "amqp://%s:%s@%s:%d/%s" % (self.user, self.password, self.host, self.port,
                                              quote(self.vhost, safe=""))
         self.conn = None
@@ -114,11 +116,8 @@ class Broker:
     def close(self):
         if self.conn and self.conn.is_open:
             self.conn.close()
-        if self.ctl:
-            try:
-                self.run_ctl("delete_vhost %s" % self.vhost)
-            except subprocess.CalledProcessError:
-                print("warning: could not delete vhost " + self.vhost)
+        if self.own_vhost:
+            self.own_vhost.close()
 
 
 def event(n, type_="task.completed"):

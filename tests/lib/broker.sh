@@ -10,10 +10,11 @@
 #   tests/lib/broker.sh stop   [-d STATE_DIR]
 #   tests/lib/broker.sh status [-d STATE_DIR]                  exit 0 when running
 #   tests/lib/broker.sh url    [-d STATE_DIR]
+#   tests/lib/broker.sh api-url [-d STATE_DIR]                 the HTTP API's URL (--management)
 #   tests/lib/broker.sh ctl    [-d STATE_DIR] -- ARGS...       rabbitmqctl against the node
 # Sourced (bash), the same as functions taking the state dir first:
 #   vf_broker_start DIR [--management]; vf_broker_stop DIR; vf_broker_status DIR;
-#   vf_broker_url DIR; vf_broker_ctl DIR ARGS... (e.g. list_queues, import_definitions FILE,
+#   vf_broker_url DIR; vf_broker_api_url DIR; vf_broker_ctl DIR ARGS... (e.g. list_queues, import_definitions FILE,
 #   stop_app, start_app); vf_broker_answers URL (does a broker answer there?).
 # The default state dir is $VF_BROKER_STATE_DIR, else tests/.state/broker.
 #
@@ -90,6 +91,16 @@ vf_broker_ctl() {
 vf_broker_url() {
 	vf_broker__load "$1" || return 1
 	printf 'amqp://guest:guest@127.0.0.1:%s/\n' "$VFB_AMQP_PORT"
+}
+
+# The management plugin's HTTP API (a node started with --management), with
+# the guest login: what tests/lib/vftest.py makes a test's vhost with, in
+# milliseconds where each rabbitmqctl run boots an Erlang VM (about 0.6 s of
+# CPU). Fails for a node started without it.
+vf_broker_api_url() {
+	vf_broker__load "$1" || return 1
+	[[ -n ${VFB_MGMT_PORT:-} ]] || return 1
+	printf 'http://guest:guest@127.0.0.1:%s/api\n' "$VFB_MGMT_PORT"
 }
 
 # True when the node's own process is alive and the node answers.
@@ -177,6 +188,11 @@ vf_broker__start_once() {
 		if ((management)); then
 			echo "management.tcp.ip = 127.0.0.1"
 			echo "management.tcp.port = $mgmt_port"
+			# The API is for managing the node (vhosts, users), not for
+			# watching it: no message rates, and statistics every 30 s
+			# rather than 5, so the plugin costs the tests next to no CPU.
+			echo "management.rates_mode = none"
+			echo "collect_statistics_interval = 30000"
 		fi
 		# Extra rabbitmq.conf lines from a test (a TLS listener, say).
 		if [[ -n ${VF_BROKER_EXTRA_CONF:-} ]]; then
@@ -332,9 +348,10 @@ vf_broker__main() {
 		fi
 		;;
 	url) vf_broker_url "$dir" ;;
+	api-url) vf_broker_api_url "$dir" ;;
 	ctl) vf_broker_ctl "$dir" "${args[@]}" ;;
 	*)
-		echo "usage: $0 start|stop|status|url|ctl [-d STATE_DIR] [--management] [-- RABBITMQCTL ARGS]" >&2
+		echo "usage: $0 start|stop|status|url|api-url|ctl [-d STATE_DIR] [--management] [-- RABBITMQCTL ARGS]" >&2
 		return 2
 		;;
 	esac

@@ -9,6 +9,7 @@ comes from VF_PG_URL (tests/run.sh starts a private server): PgSchema gives
 a test a schema of its own, and db_rows reads a store given by path or URL."""
 
 import atexit
+import base64
 import json
 import os
 import re
@@ -46,17 +47,49 @@ def rabbitmqctl(*args, check=True):
     return subprocess.run(cmd, check=check, capture_output=True, text=True)
 
 
+def broker_api(method, path, body=None):
+    """A call to the test broker's management HTTP API ($VF_RABBITMQ_API,
+    e.g. http://guest:guest@127.0.0.1:15673/api); raises on an error status."""
+    base = urllib.parse.urlsplit(os.environ["VF_RABBITMQ_API"])
+    netloc = base.hostname + (":%d" % base.port if base.port else "")
+    url = urllib.parse.urlunsplit((base.scheme, netloc, base.path.rstrip("/") + path, "", ""))
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"content-type": "application/json"})
+    login = "%s:%s" % (urllib.parse.unquote(base.username or "guest"),
+                       urllib.parse.unquote(base.password or "guest"))
+    req.add_header("authorization", "Basic " + base64.b64encode(login.encode()).decode())
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return resp.status
+
+
 class Vhost:
-    """A fresh vhost on the test broker, deleted on close."""
+    """A fresh vhost on the test broker, deleted on close: through the
+    broker's HTTP API when tests/run.sh gives one ($VF_RABBITMQ_API), else
+    through rabbitmqctl (each run boots an Erlang VM: seconds, and about
+    0.6 s of CPU)."""
 
     def __init__(self, tag):
         self.name = "vf-%s-%d-%s" % (tag, os.getpid(), uuid.uuid4().hex[:6])
-        rabbitmqctl("add_vhost", self.name)
-        rabbitmqctl("set_permissions", "-p", self.name, "guest", ".*", ".*", ".*")
+        quoted = urllib.parse.quote(self.name, safe="")
         base = urllib.parse.urlsplit(os.environ["VF_AMQP_URL"])
-        self.url = "%s://%s/%s" % (base.scheme, base.netloc, urllib.parse.quote(self.name, safe=""))
+        user = urllib.parse.unquote(base.username or "guest")  # the tests' login
+        if os.environ.get("VF_RABBITMQ_API"):
+            broker_api("PUT", "/vhosts/" + quoted, {})
+            broker_api("PUT", "/permissions/%s/%s" % (quoted, urllib.parse.quote(user, safe="")),
+                       {"configure": ".*", "write": ".*", "read": ".*"})
+        else:
+            rabbitmqctl("add_vhost", self.name)
+            rabbitmqctl("set_permissions", "-p", self.name, user, ".*", ".*", ".*")
+        self.url = "%s://%s/%s" % (base.scheme, base.netloc, quoted)
 
     def close(self):
+        if os.environ.get("VF_RABBITMQ_API"):
+            try:
+                broker_api("DELETE", "/vhosts/" + urllib.parse.quote(self.name, safe=""))
+                return
+            except (urllib.error.URLError, OSError):
+                pass  # the broker may be down by design (a test stopped it): as below
         # A rabbitmqctl run takes seconds, and nothing after the test needs
         # this name (unique to the run) gone: it is deleted in the background.
         cmd = shlex.split(os.environ["VF_RABBITMQCTL"]) + ["delete_vhost", self.name]
