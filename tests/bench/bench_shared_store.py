@@ -226,7 +226,8 @@ def main():
             os.sched_setaffinity(0, everything - {0})
             print("broker on CPU 0; workers, proxies and this script on CPUs %s"
                   % ",".join(str(c) for c in sorted(everything - {0})))
-        print("logs in /tmp/vf-benchshared-*")
+        print("logs in /tmp/vf-benchshared-*; load average at the start %.2f %.2f %.2f"
+              % os.getloadavg())
         print("%d tasks, %d hosts, %d cores shared by the workers, the broker and the database; "
               "%d turn(s), medians; scheduler.near_best_by %s; each worker capped at %s"
               % (args.tasks, args.hosts, os.cpu_count(), args.repeat, args.near_best,
@@ -239,8 +240,9 @@ def main():
                 results[c].append(run(kind, proxies.get(rtt), k, args.tasks, args.hosts,
                                       args.log_level, args.cpu_cap))
                 if args.repeat > 1:
-                    print("  turn %d: %s %s +%g ms, %d workers: %.0f tasks/s" % (
-                        turn + 1, name, kind, rtt, k, results[c][-1][0]), flush=True)
+                    print("  turn %d: %s %s +%g ms, %d workers: %.0f tasks/s (load %.2f)" % (
+                        turn + 1, name, kind, rtt, k, results[c][-1][0], os.getloadavg()[0]),
+                        flush=True)
         print("%-8s %-11s %7s %7s %9s %8s %14s %12s %8s %16s %13s %15s" % (
             "build", "store", "+rtt ms", "workers", "tasks/s", "batches", "batches again",
             "tasks again", "placed", "round trips/task", "lock ms/task", "worker CPU µs/task"))
@@ -257,6 +259,7 @@ def main():
                 statistics.median(r[3] for r in rows), lock_text,
                 statistics.median(r[7] for r in rows)),
                 flush=True)
+        print("load average at the end %.2f %.2f %.2f" % os.getloadavg())
     finally:
         if broker:
             os.sched_setaffinity(0, everything)
