@@ -145,6 +145,24 @@ int db_bind_int64(db_stmt *st, int index, int64_t value)
     return st->owner->backend->bind_int64(st, index, value);
 }
 
+size_t db_int64_text(int64_t value, char out[DB_INT64_TEXT])
+{
+    char digits[20];
+    size_t n = 0, len = 0;
+    /* The magnitude in unsigned arithmetic: -INT64_MIN does not fit. */
+    uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    do {
+        digits[n++] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (value < 0)
+        out[len++] = '-';
+    while (n)
+        out[len++] = digits[--n];
+    out[len] = '\0';
+    return len;
+}
+
 int db_bind_double(db_stmt *st, int index, double value)
 {
     return st->owner->backend->bind_double(st, index, value);

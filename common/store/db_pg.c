@@ -931,8 +931,8 @@ static int pg_bind(db_stmt *st, int index, const char *text)
 
 static int pg_bind_int64(db_stmt *st, int index, int64_t value)
 {
-    char text[24];
-    snprintf(text, sizeof text, "%" PRId64, value);
+    char text[DB_INT64_TEXT];
+    db_int64_text(value, text);
     return pg_bind(st, index, text);
 }
 

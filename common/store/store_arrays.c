@@ -62,7 +62,7 @@ void store_pg_array_int(store_pg_array *a, int64_t value)
     if (!reserve(a, 24))
         return;
     next(a);
-    a->len += (size_t)snprintf(a->text + a->len, 22, "%lld", (long long)value);
+    a->len += db_int64_text(value, a->text + a->len);
 }
 
 void store_pg_array_double(store_pg_array *a, double value)

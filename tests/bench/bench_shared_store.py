@@ -9,8 +9,8 @@ batches again, counted here as their average size each), the store round
 trips per task (virtflow_store_round_trips_total of every worker, less what
 a worker spends starting idle) and the time waited for the store's locks
 per task (virtflow_store_lock_wait_seconds_total), and the workers' own CPU
-per task (user and system, less what an idle start costs). Prints; asserts
-nothing.
+per task (user and system, and the system part alone, less what an idle
+start costs). Prints; asserts nothing.
 
   VF_AMQP_URL=... VF_RABBITMQCTL=... VF_PG_URL=... bench_shared_store.py
       [--tasks N] [--workers 1,2,3,8] [--stores sqlite,postgresql] [--rtts 0,2,10]
@@ -48,13 +48,19 @@ LISTEN = "worker:\n  http_listen: 127.0.0.1:0\n"
 NEAR_BEST = ""  # --near-best: a scheduler section choosing it
 
 
-def cpu_seconds(pid):
-    """User and system CPU a live process has used so far."""
+def cpu_split(pid):
+    """(user, system) CPU seconds a live process has used so far."""
     try:
         fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def cpu_seconds(pid):
+    """User and system CPU a live process has used so far."""
+    return sum(cpu_split(pid))
 
 
 def final_count(db):
@@ -138,6 +144,7 @@ def run(kind, proxy, workers, n, hosts, log_level, cpu_cap=0.0):
                               30, "the worker to consume")
             idle = scrape(first)[0]
             idle_cpu = cpu_seconds(first.proc.pid)
+            idle_system = cpu_split(first.proc.pid)[1]
             first.stop()
         vftest.publish_tasks(vhost.url, n, "bench")
         caps = []
@@ -153,6 +160,7 @@ def run(kind, proxy, workers, n, hosts, log_level, cpu_cap=0.0):
         scraped = [scrape(w) for w in procs]
         # What deciding the tasks cost the workers, less what starting costs.
         worker_cpu = sum(cpu_seconds(w.proc.pid) for w in procs) - idle_cpu * workers
+        worker_system = sum(cpu_split(w.proc.pid)[1] for w in procs) - idle_system * workers
         trips = sum(t[0] for t in scraped) - idle * workers
         batches = sum(t[1] for t in scraped)
         missed = sum(t[2] for t in scraped)
@@ -169,7 +177,8 @@ def run(kind, proxy, workers, n, hosts, log_level, cpu_cap=0.0):
         tasks_again = missed if not math.isnan(missed) else again * (n / batches if batches else 0)
         completed = vftest.db_rows(db, "SELECT COUNT(*) FROM tasks WHERE status = 'completed'")[0][0]
         return (n / elapsed, again, completed, max(trips, 0.0) / n, batches, tasks_again,
-                lock_wait * 1000 / n, max(worker_cpu, 0.0) * 1e6 / n)
+                lock_wait * 1000 / n, max(worker_cpu, 0.0) * 1e6 / n,
+                max(worker_system, 0.0) * 1e6 / n)
     finally:
         for cap in caps if "caps" in locals() else []:
             cap.close()
@@ -226,7 +235,8 @@ def main():
             os.sched_setaffinity(0, everything - {0})
             print("broker on CPU 0; workers, proxies and this script on CPUs %s"
                   % ",".join(str(c) for c in sorted(everything - {0})))
-        print("logs in /tmp/vf-benchshared-*")
+        print("logs in /tmp/vf-benchshared-*; load average at the start %.2f %.2f %.2f"
+              % os.getloadavg())
         print("%d tasks, %d hosts, %d cores shared by the workers, the broker and the database; "
               "%d turn(s), medians; scheduler.near_best_by %s; each worker capped at %s"
               % (args.tasks, args.hosts, os.cpu_count(), args.repeat, args.near_best,
@@ -239,24 +249,27 @@ def main():
                 results[c].append(run(kind, proxies.get(rtt), k, args.tasks, args.hosts,
                                       args.log_level, args.cpu_cap))
                 if args.repeat > 1:
-                    print("  turn %d: %s %s +%g ms, %d workers: %.0f tasks/s" % (
-                        turn + 1, name, kind, rtt, k, results[c][-1][0]), flush=True)
-        print("%-8s %-11s %7s %7s %9s %8s %14s %12s %8s %16s %13s %15s" % (
+                    print("  turn %d: %s %s +%g ms, %d workers: %.0f tasks/s (load %.2f)" % (
+                        turn + 1, name, kind, rtt, k, results[c][-1][0], os.getloadavg()[0]),
+                        flush=True)
+        print("%-8s %-11s %7s %7s %9s %8s %14s %12s %8s %16s %13s %15s %10s" % (
             "build", "store", "+rtt ms", "workers", "tasks/s", "batches", "batches again",
-            "tasks again", "placed", "round trips/task", "lock ms/task", "worker CPU µs/task"))
+            "tasks again", "placed", "round trips/task", "lock ms/task", "worker CPU µs/task",
+            "of it sys"))
         for c in configs:
             kind, rtt, k, (name, build) = c
             rows = results[c]
             lock = statistics.median(r[6] for r in rows)
             # A build without the counter (before it came) has no figure.
             lock_text = "-" if math.isnan(lock) else "%.3f" % lock
-            print("%-8s %-11s %7g %7d %9.0f %8.0f %14.0f %12.0f %8d %16.3f %13s %15.0f" % (
+            print("%-8s %-11s %7g %7d %9.0f %8.0f %14.0f %12.0f %8d %16.3f %13s %15.0f %10.0f" % (
                 name or "-", kind, rtt, k, statistics.median(r[0] for r in rows),
                 statistics.median(r[4] for r in rows), statistics.median(r[1] for r in rows),
                 statistics.median(r[5] for r in rows), min(r[2] for r in rows),
                 statistics.median(r[3] for r in rows), lock_text,
-                statistics.median(r[7] for r in rows)),
+                statistics.median(r[7] for r in rows), statistics.median(r[8] for r in rows)),
                 flush=True)
+        print("load average at the end %.2f %.2f %.2f" % os.getloadavg())
     finally:
         if broker:
             os.sched_setaffinity(0, everything)

@@ -978,6 +978,25 @@ static void test_task_statements_plan(const char *location)
     store_close(s);
 }
 
+/* The claim's number arrays (store_arrays.c, digits written by hand): every
+ * int64 as PostgreSQL reads it, the extremes and signs included, and whole
+ * doubles through the same path. */
+static void test_pg_array_numbers(void)
+{
+    store_pg_array a = {0};
+    const int64_t values[] = {0, 7, -1, 10, -42, 1234567890123, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        store_pg_array_int(&a, values[i]);
+    store_pg_array_double(&a, 2.0);
+    store_pg_array_double(&a, -16384.0);
+    store_pg_array_double(&a, 2.5);
+    store_pg_array_null(&a);
+    char *text = store_pg_array_finish(&a);
+    CHECK(text && strcmp(text, "{0,7,-1,10,-42,1234567890123,9223372036854775807,"
+                               "-9223372036854775808,2,-16384,2.5,NULL}") == 0);
+    free(text);
+}
+
 int main(void)
 {
     store_fixture fixture;
@@ -993,6 +1012,7 @@ int main(void)
     }
     CHECK(hostset_finish(hosts, &err) == 0);
 
+    test_pg_array_numbers();
     char path[128];
     test_claims_by_fit(store_fixture_file(&fixture, "fit.db", path, sizeof path));
     test_vmid_held_once(store_fixture_file(&fixture, "vmid.db", path, sizeof path));
