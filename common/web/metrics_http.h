@@ -4,9 +4,10 @@
  *   GET /healthz  200 "ok" while the process answers at all (liveness)
  *   GET /readyz   200 "ready", or 503 with a one-line reason (readiness)
  * Another method on these paths is 405 with Allow: GET, HEAD (httpd_route.h,
- * the routing every server here shares); any other path 404. Nothing here needs authentication: it
- * shows counts and states, never task contents or secrets; keep it on loopback unless a scraper
- * elsewhere needs it (the Kubernetes pods listen on 0.0.0.0).
+ * the routing every server here shares); any other path 404. Nothing here
+ * needs authentication: it shows counts and states, never task contents or
+ * secrets; keep it on loopback unless a scraper elsewhere needs it (the
+ * Kubernetes pods listen on 0.0.0.0).
  *
  * Any Host header is answered (no httpd_options.check_host): the kubelet
  * names the pod's IP, Prometheus whatever its service discovery found, and
