@@ -344,6 +344,34 @@ static bool same_choice(const sched_preemption *a, const sched_preemption *b)
     return true;
 }
 
+/* Holds alike but for their task ids (one batch's claims: the same
+ * priority, the same millisecond), reserved in one order on one engine and
+ * in the reverse order on another: both take the same victims — what a
+ * replay, which rebuilds a millisecond's holds in an order of its own, must
+ * find again (explain --replay). */
+static void test_same_victims_whatever_the_order(void)
+{
+    const char *names[] = {"a"};
+    const char *tasks[] = {"t-3", "t-1", "t-4", "t-0", "t-2"};
+    world w[2];
+    sched_preemption p[2];
+    for (int k = 0; k < 2; k++) {
+        world_open(&w[k], names, 1);
+        for (int i = 0; i < 5; i++)
+            hold_on(&w[k], tasks[k == 0 ? i : 4 - i], "a", 12, true, 10, 5000);
+        sched_request req;
+        fixture_request(&req, 20, 1024);
+        choose(&w[k], &req, 100, &p[k]);
+        CHECK(p[k].found && p[k].n_victims == 2);
+    }
+    CHECK(same_choice(&p[0], &p[1]));
+    CHECK(has_victim(&p[0], "t-0") && has_victim(&p[0], "t-1"));
+    for (int k = 0; k < 2; k++) {
+        sched_preemption_close(&p[k]);
+        world_close(&w[k]);
+    }
+}
+
 /* A fleet of `n` hosts of a few sizes, some full of VMs, every free slot or
  * vCPU partly held by reservations of random priorities, sizes and ages
  * (some without a priority), a few hosts of another pool or offline. */
@@ -479,6 +507,7 @@ int main(void)
     test_nothing_to_take();
     test_placed_takes_nothing();
     test_allowed();
+    test_same_victims_whatever_the_order();
     test_bounded_search_matches_every_host();
     return test_summary();
 }

@@ -39,18 +39,25 @@ typedef struct candidate {
     int32_t priority;
     int64_t created; /* Unix ms */
     size_t hold_index;
+    const char *task_id; /* the hold's */
 } candidate;
 
 /* The order victims are taken in on one host: lowest priority, then
  * oldest (the longer a hold has waited for its VM past the grace, the
- * likelier its client gave up), then the earlier hold (a total order: the
- * choice is the same on every worker with the same picture). */
+ * likelier its client gave up), then by task id: a total order that does
+ * not depend on the order the holds came in, so the choice is the same on
+ * every worker with the same picture, and in a replay (explain --replay),
+ * which rebuilds the holds of one millisecond (a batch's claims) in an order
+ * of its own. */
 static inline int by_eviction(const candidate *a, const candidate *b)
 {
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->created != b->created)
         return a->created < b->created ? -1 : 1;
+    int by_task = strcmp(a->task_id, b->task_id);
+    if (by_task != 0)
+        return by_task;
     if (a->hold_index != b->hold_index)
         return a->hold_index < b->hold_index ? -1 : 1;
     return 0;
@@ -425,7 +432,7 @@ static long gather(const holds *set, size_t hi, const eligible *e, scratch *sc)
             continue;
         if (scratch_fit(sc, n + 1) < 0)
             return -1;
-        sc->cands[n++] = (candidate){h->host_index, h->priority, h->created, p};
+        sc->cands[n++] = (candidate){h->host_index, h->priority, h->created, p, h->names};
     }
     return (long)n;
 }
