@@ -287,7 +287,7 @@ int ctl_headroom(int argc, char **argv)
     if (!(hosts = ctl_fetch_hosts(config, &inv, &rc)))
         goto out;
     if (!store_config_missing(config) && !(s = ctl_open_store(config, STORE_READ_ONLY))) {
-        rc = CTL_EXIT_UNAVAILABLE; /* as --help says (it was 3) */
+        rc = CTL_EXIT_UNAVAILABLE; /* as --help says */
         goto out;
     }
     rc = a.plan ? headroom_plan(config, hosts, s, &a) : headroom_now(config, hosts, s, &a);
