@@ -37,7 +37,8 @@ typedef enum { DB_SQLITE, DB_POSTGRES } db_kind;
 enum { DB_DONE = 0, DB_ROW = 1 };
 
 /* Open an SQLite file (which must exist unless !read_only: SQLite creates it
- * then). Writers wait up to busy_timeout_ms for the write lock. `label`
+ * then). Writers wait up to busy_timeout_ms for the write lock, trying for
+ * it every millisecond. `label`
  * starts every error message ("store /var/lib/virtflow/virtflow.db"); it is
  * copied. Returns an owned handle or NULL with err set. */
 db *db_open_sqlite(const char *path, bool read_only, int busy_timeout_ms, const char *label,

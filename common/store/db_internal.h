@@ -31,6 +31,8 @@ struct db {
     char *label;               /* owned; starts every error message, never a password */
     db_stmt *stmts;            /* every statement prepared on the handle, freed by db_close */
     sqlite3 *sqlite;           /* DB_SQLITE */
+    int busy_timeout_ms;       /* DB_SQLITE: how long a writer waits for the write lock */
+    int64_t busy_since_us;     /* DB_SQLITE: when the current wait began (monotonic) */
     PGconn *pg;                /* DB_POSTGRES */
     bool read_only;            /* DB_POSTGRES: re-applied after a reconnection */
     unsigned epoch;            /* DB_POSTGRES: bumped at each reconnection, which forgets

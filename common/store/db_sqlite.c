@@ -6,6 +6,9 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "clock.h"
 
 static void sqlite_fail(db *d, int rc, const char *what, vf_error *err)
 {
@@ -41,6 +44,30 @@ static void configure_sqlite(void)
     (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* How often a writer waiting for the write lock tries again. SQLite's own
+ * busy timeout backs off to 100 ms between tries; a worker under steady load
+ * leaves the lock free for well under a millisecond between its
+ * transactions, so a writer that slept that long (the retention job, the
+ * relay, virtflowctl) found it taken try after try and waited seconds for a
+ * lock that was free a tenth of the time. A try is one failed lock call. */
+#define BUSY_RETRY_US 1000
+
+/* sqlite3_busy_handler's callback: 1 waits and tries again, 0 gives up
+ * (the statement then fails with SQLITE_BUSY). `tries` starts at 0 for each
+ * wait. */
+static int busy_retry(void *arg, int tries)
+{
+    db *d = arg;
+    int64_t now = clock_mono_us();
+    if (tries == 0)
+        d->busy_since_us = now;
+    if (now - d->busy_since_us >= (int64_t)d->busy_timeout_ms * 1000)
+        return 0;
+    struct timespec pause = {0, BUSY_RETRY_US * 1000L};
+    nanosleep(&pause, NULL);
+    return 1;
+}
+
 db *db_open_sqlite(const char *path, bool read_only, int busy_timeout_ms, const char *label,
                    vf_error *err)
 {
@@ -62,7 +89,8 @@ db *db_open_sqlite(const char *path, bool read_only, int busy_timeout_ms, const 
         return NULL;
     }
     sqlite3_extended_result_codes(d->sqlite, 1);
-    sqlite3_busy_timeout(d->sqlite, busy_timeout_ms);
+    d->busy_timeout_ms = busy_timeout_ms;
+    sqlite3_busy_handler(d->sqlite, busy_retry, d);
     return d;
 }
 

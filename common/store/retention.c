@@ -17,9 +17,9 @@
 #include "store_hosts.h"
 #include "store_prune.h"
 
-/* Between two batches the main loop gets the write lock: SQLite's busy
- * handler polls at up to 25 ms steps in this range, so a longer pause than
- * that lets a waiting commit in before the next batch. */
+/* Between two batches the main loop gets the write lock: a waiting writer
+ * tries every millisecond (db_sqlite.c), so this pause lets a waiting commit
+ * in before the next batch. */
 #define PAUSE_BETWEEN_BATCHES_MS 50
 /* Pages (4 KiB) freed per incremental vacuum step, and steps per round:
  * each step is a short write transaction of its own. */
