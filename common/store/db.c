@@ -233,6 +233,11 @@ int64_t db_changes(db_stmt *st)
     return st->changes;
 }
 
+int64_t db_inserted_id(db_stmt *st)
+{
+    return st->inserted_id;
+}
+
 bool db_in_transaction(const db *d)
 {
     return d && d->backend->in_transaction(d);

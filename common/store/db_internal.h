@@ -79,6 +79,7 @@ struct db_stmt {
     PGresult *result; /* from the first step until db_reset */
     int row;          /* current row of result */
     int64_t changes;
+    int64_t inserted_id; /* SQLite: the rowid the last run inserted (db_inserted_id) */
 };
 
 /* One backend: every operation of db.h whose work depends on it. Every

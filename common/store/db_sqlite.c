@@ -190,6 +190,7 @@ static int sqlite_step(db_stmt *st, const char *what, vf_error *err)
         return DB_ROW;
     if (rc == SQLITE_DONE) {
         st->changes = sqlite3_changes(d->sqlite);
+        st->inserted_id = st->changes > 0 ? sqlite3_last_insert_rowid(d->sqlite) : 0;
         return DB_DONE;
     }
     sqlite_fail(d, rc, what, err);

@@ -454,8 +454,7 @@ static int insert_one(store *s, const store_claim *c, const store_claim_view *vi
             "INSERT INTO reservations (task_id, node, cpu, memory, disk, vmid, created_at, "
             "expires_at, priority, resources, group_name, vmid_only) "
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-            "ON CONFLICT (vmid) WHERE released_at IS NULL AND vmid IS NOT NULL DO NOTHING "
-            "RETURNING id",
+            "ON CONFLICT (vmid) WHERE released_at IS NULL AND vmid IS NOT NULL DO NOTHING",
             err);
         if (!st)
             return -1;
@@ -477,17 +476,13 @@ static int insert_one(store *s, const store_claim *c, const store_claim_view *vi
             db_bind_int64(st, 12, 1);
         else
             db_bind_null(st, 12);
-        store_rows rows = {0};
-        if (store_rows_collect(s, st, 0, &rows, "recording a claimed reservation", err) != 0) {
-            store_rows_free(&rows);
+        int added = store_exec_change(s, st, "recording a claimed reservation", err);
+        if (added < 0)
             return -1;
-        }
-        bool added = rows.count > 0;
-        if (added)
-            *id = store_rows_int(&rows, 0, 0);
-        store_rows_free(&rows);
-        if (added)
+        if (added > 0) {
+            *id = db_inserted_id(st);
             return 1;
+        }
         /* Held: by a reservation that has expired, whose vmid is free again. */
         int released =
             pass == 0 ? store_reservation_release_expired_vmid(s, c->vmid, view->now, err) : 0;

@@ -4,9 +4,11 @@
  * (a server error, or fewer rows changed than expected, with the code the
  * caller chose) comes back there, sticks until ROLLBACK, and COMMIT cannot
  * succeed after it. On SQLite, and outside a transaction, they run at once. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -277,6 +279,77 @@ static void run(db *d, bool pg)
     db_stmt_free(upd);
 }
 
+/* SQLite: an INSERT's rowid without RETURNING, and 0 when ON CONFLICT
+ * DO NOTHING added nothing. */
+static void test_inserted_id(db *d)
+{
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(db_exec(d, "CREATE TABLE u (id INTEGER PRIMARY KEY, k INTEGER UNIQUE)", "creating",
+                   &err) == 0,
+           "%s", err.text);
+    CHECK(db_exec(d, "INSERT INTO u (id, k) VALUES (41, 1)", "seeding", &err) == 0);
+    db_stmt *slot = NULL;
+    db_stmt *st =
+        db_prepare(d, &slot, "INSERT INTO u (k) VALUES (?1) ON CONFLICT (k) DO NOTHING", &err);
+    CHECKF(st != NULL, "%s", err.text);
+    db_bind_int64(st, 1, 2);
+    CHECK(db_step(st, "inserting", &err) == DB_DONE);
+    CHECK(db_changes(st) == 1);
+    CHECKF(db_inserted_id(st) == 42, "%lld", (long long)db_inserted_id(st));
+    db_reset(st);
+    db_bind_int64(st, 1, 1); /* taken: nothing added */
+    CHECK(db_step(st, "inserting", &err) == DB_DONE);
+    CHECK(db_changes(st) == 0);
+    CHECK(db_inserted_id(st) == 0);
+    db_stmt_free(st);
+}
+
+typedef struct holder {
+    db *d;
+    int hold_ms;
+} holder;
+
+static void *commit_later(void *arg)
+{
+    holder *h = arg;
+    struct timespec pause = {h->hold_ms / 1000, (long)(h->hold_ms % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+    vf_error err;
+    vf_error_init(&err);
+    CHECKF(db_exec(h->d, "COMMIT", "commit", &err) == 0, "%s", err.text);
+    return NULL;
+}
+
+/* SQLite's write lock: a writer waits for it, trying again while the busy
+ * timeout lasts (db_sqlite.c), and gets it once the holder commits; past
+ * the timeout it gives up with VF_EUNAVAILABLE. */
+static void test_write_lock_wait(const char *path)
+{
+    vf_error err;
+    vf_error_init(&err);
+    db *a = db_open_sqlite(path, false, 5000, "holder", &err);
+    db *b = db_open_sqlite(path, false, 5000, "waiter", &err);
+    db *c = db_open_sqlite(path, false, 100, "impatient", &err);
+    CHECKF(a && b && c, "%s", err.text);
+    if (!a || !b || !c)
+        goto out;
+    CHECK(db_exec(a, "PRAGMA journal_mode=WAL", "wal", &err) == 0);
+    CHECK(db_exec(a, "BEGIN IMMEDIATE", "begin", &err) == 0);
+    CHECK(db_exec(c, "BEGIN IMMEDIATE", "begin", &err) == -1 && err.code == VF_EUNAVAILABLE);
+    vf_error_init(&err);
+    holder h = {a, 200};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, commit_later, &h) == 0);
+    CHECKF(db_exec(b, "BEGIN IMMEDIATE", "begin", &err) == 0, "%s", err.text);
+    pthread_join(thread, NULL);
+    CHECK(db_exec(b, "COMMIT", "commit", &err) == 0);
+out:
+    db_close(a);
+    db_close(b);
+    db_close(c);
+}
+
 int main(void)
 {
     store_fixture fixture;
@@ -292,9 +365,12 @@ int main(void)
     vf_error_init(&err);
     db *d = db_open_sqlite(path, false, 1000, "sqlite test", &err);
     CHECKF(d != NULL, "%s", err.text);
-    if (d)
+    if (d) {
         run(d, false);
+        test_inserted_id(d);
+    }
     db_close(d);
+    test_write_lock_wait(path);
 
     char url[1024];
     if (store_fixture_pg(&fixture, "db", url, sizeof url) == 0) {
