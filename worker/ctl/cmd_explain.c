@@ -344,6 +344,11 @@ static void report(const store_task *task, const ctl_record *r, const recorded *
     char because[600];
     snprintf(because, sizeof because, "scheduler keys changed since: %s", n ? why : "none");
     print_outcome("under today's configuration", e->today, e->today_differences, because);
+    /* The keys that changed, also when they change nothing here: what the
+     * JSON's config_changes always lists (a preempted task's last decision,
+     * that nothing fits, comes out the same under most strategies). */
+    if (n && json_array_size(e->today_differences) == 0)
+        printf("  %s (the same decision)\n", because);
 }
 
 int ctl_explain(int argc, char **argv)
