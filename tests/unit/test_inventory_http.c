@@ -536,11 +536,38 @@ static void test_server_gone(void)
     inventory_free(inv);
 }
 
+/* Sizes past any machine's (a broken API, or the fuzzer's 1e300 bytes) are
+ * held at 2^62 units, not cast into an overflowing integer (undefined); a
+ * negative one is 0. */
+static void test_proxmox_absurd_sizes(void)
+{
+    json_error_t jerr;
+    json_t *root = json_loads("{\"data\": [{\"type\": \"node\", \"node\": \"pve1\", "
+                              "\"status\": \"online\", \"maxcpu\": 8, \"maxmem\": 1e300, "
+                              "\"mem\": 0, \"maxdisk\": 1e300, \"disk\": -1e300}, "
+                              "{\"type\": \"node\", \"node\": \"pve2\", \"status\": "
+                              "\"online\", \"maxcpu\": 8, \"maxmem\": -5e20, \"mem\": 0}]}",
+                              0, &jerr);
+    CHECKF(root != NULL, "%s", jerr.text);
+    vf_error err;
+    vf_error_init(&err);
+    hostset *set = source_proxmox_parse(root, &err);
+    CHECKF(set != NULL, "%s", err.text);
+    const host *a = set ? hostset_find(set, "pve1") : NULL;
+    const host *b = set ? hostset_find(set, "pve2") : NULL;
+    CHECK(a && a->memory == INT64_C(4611686018427387904) &&
+          a->storage == INT64_C(4611686018427387904));
+    CHECK(b && b->memory == 0);
+    hostset_free(set);
+    json_decref(root);
+}
+
 int main(void)
 {
     vf_error err;
     vf_error_init(&err);
     CHECKF(http_global_init(&err) == 0, "%s", err.text);
+    test_proxmox_absurd_sizes();
     CHECK(mkdtemp(dir) != NULL);
     snprintf(token_path, sizeof token_path, "%s/pve.token", dir);
     FILE *f = fopen(token_path, "w");

@@ -65,6 +65,18 @@ static double number_or_zero(const json_t *item, const char *key)
     return isfinite(number) && number > 0 ? number : 0;
 }
 
+/* A size in whole units (floored): 0 for nothing, negative or NaN; an
+ * amount past any machine's (a value a fuzzer or a broken API sends) held
+ * at 2^62 instead of overflowing the integer. */
+static int64_t whole_units(double units)
+{
+    if (!(units > 0))
+        return 0;
+    if (units >= 4611686018427387904.0)
+        return INT64_C(4611686018427387904);
+    return (int64_t)floor(units);
+}
+
 static int add_node(hostset *set, const json_t *item, size_t index, vf_error *err)
 {
     host h;
@@ -88,12 +100,12 @@ static int add_node(hostset *set, const json_t *item, size_t index, vf_error *er
     h.has_usage_cpu = json_is_number(json_object_get(item, "cpu"));
     double maxmem = number_or_zero(item, "maxmem");
     double mem = number_or_zero(item, "mem");
-    h.memory = (int64_t)floor(maxmem / MIB);
+    h.memory = whole_units(maxmem / MIB);
     h.usage_mem = maxmem > 0 ? fmin(mem / maxmem, 1.0) : 0;
     h.has_usage_mem = maxmem > 0 && json_is_number(json_object_get(item, "mem"));
     double maxdisk = number_or_zero(item, "maxdisk");
     double disk = number_or_zero(item, "disk");
-    h.storage = maxdisk > disk ? (int64_t)floor((maxdisk - disk) / GIB) : 0;
+    h.storage = maxdisk > disk ? whole_units((maxdisk - disk) / GIB) : 0;
     h.max_vms = PROXMOX_MAX_VMS;
     return hostset_add(set, &h, err);
 }
