@@ -109,7 +109,9 @@ int main(void)
     }
     CHECK(attempts() == 1);
     CHECK(err.code == VF_EUNAVAILABLE && strstr(err.text, "next connect attempt in"));
-    /* The backoff's first ceiling is 0.5 s: after it, one link tries once. */
+    /* The first wait is 0.25-0.5 s (the upper half of the backoff's first
+     * ceiling; full jitter alone once drew under a millisecond, and the
+     * frozen clock above was past it): after it, one link tries once. */
     now_ms += 600;
     vf_error_init(&err);
     CHECK(api_broker_ready(b, server, &used_b, &err) < 0 && attempts() == 2);
@@ -132,6 +134,26 @@ int main(void)
     now_ms += 10000;
     said = refusals_logged(b, 1);
     CHECKF(lines(said) == 1 && strstr(said, "10500 requests refused in the last 10 s"), "%s", said);
+
+    /* Never due at once after a failure: over 100 schedules the first wait
+     * is said as at least 0.2 s (full jitter said "0.0 s" one time in ten). */
+    vf_log_set_level(VF_LOG_ERROR);
+    int said_at_once = 0;
+    for (int i = 0; i < 100; i++) {
+        api_broker *fresh = api_broker_new();
+        api_broker_set_clock(fresh, test_clock, NULL);
+        vf_error_init(&err);
+        int before = attempts();
+        CHECK(api_broker_ready(fresh, intake, &used_a, &err) < 0);
+        vf_error_init(&err);
+        CHECK(api_broker_ready(fresh, intake, &used_a, &err) < 0);
+        const char *in = strstr(err.text, "next connect attempt in ");
+        double wait_s = in ? strtod(in + strlen("next connect attempt in "), NULL) : -1;
+        said_at_once += !(wait_s >= 0.2 && wait_s <= 0.5) || attempts() != before + 1;
+        api_broker_free(fresh);
+    }
+    CHECKF(said_at_once == 0, "%d of 100 first waits outside 0.2-0.5 s or retried at once",
+           said_at_once);
 
     amqp_link_free(intake);
     amqp_link_free(server);

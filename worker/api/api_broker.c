@@ -83,7 +83,11 @@ static void attempted(api_broker *b, int64_t now, const vf_error *failed)
         }
         b->down = true;
         snprintf(b->why, sizeof b->why, "%s", failed->text);
-        b->next_ms = now + (int64_t)(backoff_next(&b->retry) * 1000.0);
+        /* Half the ceiling, then jitter over the other half: full jitter
+         * alone could make the next attempt due at once after a failure. */
+        double ceiling = backoff_ceiling(&b->retry);
+        double wait_s = ceiling / 2 + backoff_next(&b->retry) / 2;
+        b->next_ms = now + (int64_t)(wait_s * 1000.0);
     } else if (b->down) {
         warn_refused(b, now, true);
         log_info("broker reachable again after %.1f s; %zu requests were refused meanwhile",

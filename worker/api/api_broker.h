@@ -5,8 +5,9 @@
  * (thousands a second under load), nor a warning line of its own.
  *
  * Every link connects through api_broker_ready. After a failed attempt the
- * next one is due after a capped, jittered backoff (backoff.h: 0.5 s doubling
- * to 10 s) shared by all of them; until then a link that is down fails at
+ * next one is due after a capped, jittered backoff (backoff.h: a ceiling of
+ * 0.5 s doubling to 10 s; the wait is drawn from its upper half, so never at
+ * once) shared by all of them; until then a link that is down fails at
  * once, and only one attempt is in flight at a time. Requests refused
  * meanwhile are counted (api_broker_refused) and said in one warning at most
  * every 10 s: "broker unreachable (...): N requests refused in the last M s;
