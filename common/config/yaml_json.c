@@ -374,6 +374,51 @@ json_t *yaml_json_load_file(const char *path, vf_error *err)
     return yaml_json_load_file_each(path, NULL, NULL, NULL, err);
 }
 
+/* libyaml's read handler over a yaml_json_read_fn; `failed` tells a read
+ * error from the text's own. */
+typedef struct reader {
+    yaml_json_read_fn read;
+    void *context;
+    bool failed;
+} reader;
+
+static int read_through(void *data, unsigned char *buffer, size_t size, size_t *size_read)
+{
+    reader *r = data;
+    *size_read = 0;
+    if (r->read(r->context, buffer, size, size_read) < 0 || *size_read > size) {
+        r->failed = true;
+        *size_read = 0;
+        return 0;
+    }
+    return 1;
+}
+
+json_t *yaml_json_load_reader_each(yaml_json_read_fn read, void *read_context, const char *key,
+                                   yaml_json_each_fn each, void *context, vf_error *err)
+{
+    loader l = {.err = err, .each_key = key, .each = each, .each_context = context};
+    vf_error_init(&l.each_err);
+    if (!yaml_parser_initialize(&l.parser)) {
+        vf_error_set(err, VF_ENOMEM, "out of memory");
+        return NULL;
+    }
+    reader r = {.read = read, .context = read_context};
+    yaml_parser_set_input(&l.parser, read_through, &r);
+    json_t *root = each_outcome(&l, load_stream(&l));
+    if (!root && l.parser.error == YAML_READER_ERROR && r.failed)
+        vf_error_set(err, VF_EIO, "cannot read");
+    yaml_parser_delete(&l.parser);
+    return root;
+}
+
+static int read_file(void *context, unsigned char *buffer, size_t size, size_t *got)
+{
+    FILE *file = context;
+    *got = fread(buffer, 1, size, file);
+    return *got < size && ferror(file) ? -1 : 0;
+}
+
 json_t *yaml_json_load_file_each(const char *path, const char *key, yaml_json_each_fn each,
                                  void *context, vf_error *err)
 {
@@ -383,22 +428,9 @@ json_t *yaml_json_load_file_each(const char *path, const char *key, yaml_json_ea
         vf_error_set(err, VF_EIO, "%s: cannot open: %s", path, strerror(saved));
         return NULL;
     }
-    loader l = {.err = err, .each_key = key, .each = each, .each_context = context};
-    vf_error_init(&l.each_err);
-    json_t *root = NULL;
-    if (!yaml_parser_initialize(&l.parser)) {
-        vf_error_set(err, VF_ENOMEM, "out of memory");
-        fclose(file);
-        return NULL;
-    }
-    yaml_parser_set_input_file(&l.parser, file);
-    root = each_outcome(&l, load_stream(&l));
-    if (!root) {
-        if (l.parser.error == YAML_READER_ERROR && ferror(file))
-            vf_error_set(err, VF_EIO, "cannot read");
+    json_t *root = yaml_json_load_reader_each(read_file, file, key, each, context, err);
+    if (!root)
         vf_error_prefix(err, "%s", path);
-    }
-    yaml_parser_delete(&l.parser);
     fclose(file);
     return root;
 }

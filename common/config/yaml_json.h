@@ -52,4 +52,13 @@ json_t *yaml_json_load_each(const char *text, size_t len, const char *key, yaml_
 json_t *yaml_json_load_file_each(const char *path, const char *key, yaml_json_each_fn each,
                                  void *context, vf_error *err) __attribute__((warn_unused_result));
 
+/* The same from a reader (the inventory's file source hashes the very bytes
+ * it parses): `read` puts up to `size` bytes into `buffer` and their number
+ * into *got, 0 at the end, and returns 0, or -1 when it cannot read (the
+ * load then fails with VF_EIO "cannot read"). Messages are not prefixed. */
+typedef int (*yaml_json_read_fn)(void *context, unsigned char *buffer, size_t size, size_t *got);
+json_t *yaml_json_load_reader_each(yaml_json_read_fn read, void *read_context, const char *key,
+                                   yaml_json_each_fn each, void *context, vf_error *err)
+    __attribute__((warn_unused_result));
+
 #endif

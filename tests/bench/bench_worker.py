@@ -7,6 +7,7 @@ with 1,000 hosts; p99 < 25 ms at 1,000 tasks/s offered; resident memory
   VF_AMQP_URL=... VF_RABBITMQCTL=... bench_worker.py [--tasks N] [--rate R]
       [--seconds S] [--rss-tasks M] [--queue-type classic|quorum] [--repeat K] [--no-pin]
       [--metrics-cost] [--latency-only] [--memory-only [--rss-hosts H] [--rss-source http]]
+      [--idle-only [--rss-hosts H] [--rss-source http] [--seconds S]]
 
 The latency publisher paces its tasks at --rate with publisher confirms on an
 asynchronous connection: only tasks the broker confirmed count, so an event
@@ -329,6 +330,33 @@ def memory(tasks, hosts, queue_type, source="file"):
         vhost.close()
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process so far, seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_cpu(hosts, seconds, queue_type, source="file"):
+    """The worker's CPU while no task comes, refreshing an unchanged
+    inventory of `hosts` every second (inventory.refresh_s: 1): what the
+    refreshes alone cost. Returns (CPU seconds per second, refreshes)."""
+    vhost, directory, config, db = setup("idle", hosts, queue_type, source=source)
+    try:
+        start_and_stop(config, directory)
+        worker = vftest.Worker(config, directory).start()
+        vftest.wait_until(lambda: "deciding over %d hosts" % hosts in open(worker.log_path).read(),
+                          300, "the worker's first snapshot")
+        time.sleep(2)
+        before, start = cpu_seconds(worker.proc.pid), time.time()
+        time.sleep(seconds)
+        used, elapsed = cpu_seconds(worker.proc.pid) - before, time.time() - start
+        worker.stop()
+        return used / elapsed, int(elapsed)
+    finally:
+        vhost.close()
+
+
 def broker_pid():
     """The broker's OS pid, from the broker itself; None when it cannot say."""
     out = vftest.rabbitmqctl("eval", "os:getpid().", check=False).stdout.strip().strip('"')
@@ -405,6 +433,9 @@ def main():
                         help="only the publish-to-event latency at --rate for --seconds")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the resident-memory figure (timing-insensitive)")
+    parser.add_argument("--idle-only", action="store_true",
+                        help="only the CPU an idle worker spends refreshing an unchanged "
+                             "inventory of --rss-hosts (from --rss-source) for --seconds")
     args = parser.parse_args()
     vftest.skip_without_broker()
     print("machine: %d cores" % os.cpu_count())
@@ -413,6 +444,11 @@ def main():
         return
     if args.latency_only:
         latency_report(args)
+        return
+    if args.idle_only:
+        share, refreshes = idle_cpu(args.rss_hosts, args.seconds, args.queue_type, args.rss_source)
+        print("worker idle: %d hosts (%s source), refreshed every 1 s for %d s: %.3f CPU-seconds "
+              "per second" % (args.rss_hosts, args.rss_source, refreshes, share))
         return
     if args.memory_only:
         rss, peak = memory(args.rss_tasks, args.rss_hosts, args.queue_type, args.rss_source)

@@ -3,6 +3,8 @@
  *   fixtures/inventory/file/invalid/<case>.{yaml,json} + <case>.error (expected message after
  * "<path>: ") plus the example inventory shipped in deploy/. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +321,91 @@ static void test_refresh_keeps_last_good_snapshot(void)
     rmdir(dir);
 }
 
+/* The same bytes read again keep the snapshot (the file is not parsed
+ * again), fetched anew; other bytes are parsed, whatever the file's size and
+ * time say. */
+static void test_refresh_same_bytes(void)
+{
+    char dir[] = "/tmp/vf-inventory-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/hosts.yaml", dir);
+    const char *text = "- {name: bm-001, cpu: 8, memory: 16384}\n";
+    CHECK(write_file(path, text) == 0);
+    vf_config config;
+    memset(&config, 0, sizeof config);
+    config.inventory.source = CONFIG_INVENTORY_FILE;
+    config.inventory.path = path;
+    config.inventory.tls_verify = true;
+    vf_error err;
+    vf_error_init(&err);
+    inventory *inv = inventory_new(&config, &err);
+    CHECKF(inv != NULL, "%s", err.text);
+    if (!inv)
+        return;
+    inventory_set_clock(inv, fake_clock, NULL);
+
+    fake_now = 100;
+    CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+    inventory_view first;
+    inventory_acquire(inv, &first);
+    CHECK(first.hosts && first.hosts->n_hosts == 1 && first.fetch == 1);
+
+    /* Unchanged, then rewritten with the same bytes (a new mtime): kept. */
+    inventory_view view;
+    for (int round = 0; round < 2; round++) {
+        fake_now += 30;
+        if (round == 1)
+            CHECK(write_file(path, text) == 0);
+        CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+        inventory_acquire(inv, &view);
+        CHECK(view.hosts == first.hosts && view.fetch == first.fetch + 1 + (uint64_t)round &&
+              view.age_s == 0 && !view.stale);
+        inventory_release(&view);
+    }
+
+    /* One byte changed, the size and the modification time as they were: parsed. */
+    struct stat was;
+    CHECK(stat(path, &was) == 0);
+    CHECK(write_file(path, "- {name: bm-001, cpu: 9, memory: 16384}\n") == 0);
+    struct timespec times[2] = {was.st_atim, was.st_mtim};
+    CHECK(utimensat(AT_FDCWD, path, times, 0) == 0);
+    fake_now += 30;
+    CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+    inventory_acquire(inv, &view);
+    CHECK(view.hosts && view.hosts != first.hosts && view.hosts->hosts[0].cpu == 9);
+    const hostset *nine = view.hosts;
+    inventory_release(&view);
+    /* A view taken before keeps its own hosts. */
+    CHECK(first.hosts->n_hosts == 1 && first.hosts->hosts[0].cpu == 8);
+    inventory_release(&first);
+
+    /* Broken, then back to the bytes of the snapshot kept meanwhile: that
+     * snapshot, fresh again. */
+    CHECK(write_file(path, "- {name: bm-001, cpu: 0, memory: 16384}\n") == 0);
+    fake_now += 30;
+    vf_error_init(&err);
+    CHECK(inventory_refresh(inv, &err) == -1);
+    CHECK(write_file(path, "- {name: bm-001, cpu: 9, memory: 16384}\n") == 0);
+    fake_now += 30;
+    vf_error_init(&err);
+    CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+    inventory_acquire(inv, &view);
+    CHECK(view.hosts == nine && !view.stale && view.age_s == 0 && view.error[0] == '\0');
+    inventory_release(&view);
+
+    /* Gone: an error naming the file, the snapshot kept. */
+    remove(path);
+    vf_error_init(&err);
+    CHECK(inventory_refresh(inv, &err) == -1);
+    CHECK_CONTAINS(err.text, "cannot open");
+    inventory_acquire(inv, &view);
+    CHECK(view.hosts == nine && view.stale);
+    inventory_release(&view);
+    inventory_free(inv);
+    rmdir(dir);
+}
+
 static void test_config_is_checked(void)
 {
     vf_config config;
@@ -350,6 +437,7 @@ int main(void)
     test_invalid_fixtures();
     test_example_inventory();
     test_refresh_keeps_last_good_snapshot();
+    test_refresh_same_bytes();
     test_config_is_checked();
     return test_summary();
 }

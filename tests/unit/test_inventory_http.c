@@ -235,6 +235,14 @@ static void test_node_api_outage_keeps_last_good(void)
     vf_error err;
     vf_error_init(&err);
     CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+    inventory_view before;
+    inventory_acquire(inv, &before);
+    /* The same body again: the same snapshot, fetched anew (not parsed). */
+    CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+    inventory_view again;
+    inventory_acquire(inv, &again);
+    CHECK(again.hosts == before.hosts && again.fetch == before.fetch + 1 && !again.stale);
+    inventory_release(&again);
 
     struct {
         const char *mode;
@@ -273,7 +281,21 @@ static void test_node_api_outage_keeps_last_good(void)
     inventory_view view;
     inventory_acquire(inv, &view);
     CHECK(!view.stale && view.error[0] == '\0' && view.hosts && view.hosts->n_hosts == 2);
+    /* Back with the bytes it had: the snapshot of before the outage, fetched now. */
+    CHECK(view.hosts == before.hosts && view.fetch > before.fetch);
     inventory_release(&view);
+    /* Other bytes (one host, wrapped in {"nodes": ...}): parsed. */
+    inventory *wrapped = new_inventory(CONFIG_INVENTORY_HTTP, "/wrapped");
+    if (wrapped) {
+        inventory_adopt_settings(inv, wrapped);
+        vf_error_init(&err);
+        CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+        inventory_acquire(inv, &view);
+        CHECK(view.hosts && view.hosts != before.hosts && view.hosts->n_hosts == 1 &&
+              hostset_find(view.hosts, "node9"));
+        inventory_release(&view);
+    }
+    inventory_release(&before);
     inventory_free(inv);
 }
 

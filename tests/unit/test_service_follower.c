@@ -2,8 +2,10 @@
  * inventory read from a fixture file: before any fetch nothing is placeable
  * and the reservation clock has not started; a new snapshot switches the
  * engine and ends the holds whose VMs it shows on their own hosts; the same
- * snapshot again changes nothing; a snapshot older than inventory.max_age_s
- * stops placements until it is fresh again. Each change of content is
+ * snapshot again changes nothing, and the same bytes fetched again switch
+ * nothing but move the reservation clock (a hold expired by it ends); a
+ * snapshot older than inventory.max_age_s stops placements until it is
+ * fresh again. Each change of content is
  * recorded once as an inventory snapshot, the same content never twice,
  * and at most once in inventory.record_every_s. */
 #include "service_fixture.h"
@@ -105,6 +107,25 @@ static void test_follow(service_fixture *f)
     CHECK(!sync_round(f, follower));
     CHECK(service_follower_placeable(follower) == placeable);
     CHECK(service_follower_clock_ms(follower) == clock_ms);
+    CHECK(sched_engine_reservation_count(svc->engine) == 2);
+
+    /* The same bytes fetched again (the inventory keeps its snapshot):
+     * nothing switches, but the reservation clock moves with the fetch, and
+     * a hold expired by it ends. */
+    int64_t expires_s = clock_ms / 1000 + 1;
+    sched_reservation ttl = {.cpu = 1, .memory = 512, .vmid = 556, .expires = expires_s};
+    snprintf(ttl.task_id, sizeof ttl.task_id, "t-ttl");
+    snprintf(ttl.node, sizeof ttl.node, "bm-003");
+    CHECKF(sched_engine_reserve(svc->engine, &ttl, &err) == 0, "%s", err.text);
+    while (clock_wall_ms() / 1000 < expires_s)
+        usleep(20 * 1000);
+    CHECK(!sync_round(f, follower)); /* no fetch since: the clock stands */
+    CHECK(sched_engine_reservation_count(svc->engine) == 3);
+    CHECK(inventory_refresh(source, &err) == 0);
+    CHECK(sync_round(f, follower));
+    CHECK(service_follower_placeable(follower) == placeable);
+    CHECK(sched_engine_snapshot(svc->engine) == placeable);
+    CHECK(service_follower_clock_ms(follower) >= expires_s * 1000);
     CHECK(sched_engine_reservation_count(svc->engine) == 2);
 
     /* Older than inventory.max_age_s (0 s here, after a pause): placements

@@ -15,8 +15,15 @@
 
 struct inventory_snapshot {
     atomic_int references;
-    hostset *hosts;    /* owned */
+    hostset *hosts; /* owned */
+    /* The bytes it was built from (file and http sources) and from which
+     * kind of source: a refresh that reads them again keeps the snapshot. */
+    source_digest digest;
+    config_inventory_source source;
+    /* Under the inventory's lock: a refresh that reads the same bytes again
+     * moves them (the snapshot's content never changes). */
     double fetched_at; /* seconds, inventory clock */
+    uint64_t fetch;    /* inventory.fetches when last fetched */
 };
 
 struct inventory {
@@ -36,6 +43,7 @@ struct inventory {
         *current; /* one reference held by the handle; NULL before the first success */
     bool failing;
     char error[VF_ERROR_TEXT];
+    uint64_t fetches; /* successful ones */
 };
 
 static double monotonic_now(void *context)
@@ -182,11 +190,19 @@ static int settings_copy_take(inventory *inv, settings_copy *c, vf_error *err)
     return rc;
 }
 
-hostset *inventory_fetch(inventory *inv, vf_error *err)
+/* Fetch with the current settings; their source's kind into *source. With
+ * `seen` (file and http sources; seen->known and the same kind as
+ * `seen_source`), bytes that are seen's again are not parsed: NULL with
+ * *unchanged set. Otherwise seen->known says whether *seen is now the
+ * digest of what the returned hosts were built from. */
+static hostset *fetch(inventory *inv, config_inventory_source seen_source, source_digest *seen,
+                      bool *unchanged, config_inventory_source *source, vf_error *err)
 {
+    *unchanged = false;
     settings_copy c;
     if (settings_copy_take(inv, &c, err) < 0)
         return NULL;
+    *source = c.source;
     source_remote remote = {
         .url = c.url,
         .token_file = c.token_file,
@@ -194,15 +210,21 @@ hostset *inventory_fetch(inventory *inv, vf_error *err)
         .ca_file = c.ca_file,
         .tls_verify = c.tls_verify,
     };
+    source_digest none = {.known = false};
+    if (!seen)
+        seen = &none;
+    if (c.source != seen_source)
+        seen->known = false;
     hostset *hosts = NULL;
     switch (c.source) {
     case CONFIG_INVENTORY_FILE:
-        hosts = source_file_fetch(c.path, err);
+        hosts = source_file_fetch_since(c.path, seen, unchanged, err);
         break;
     case CONFIG_INVENTORY_HTTP:
-        hosts = source_http_fetch(&remote, err);
+        hosts = source_http_fetch_since(&remote, seen, unchanged, err);
         break;
     case CONFIG_INVENTORY_PROXMOX:
+        seen->known = false; /* several requests: not one body to compare */
         hosts = source_proxmox_fetch(&remote, err);
         break;
     default:
@@ -211,6 +233,13 @@ hostset *inventory_fetch(inventory *inv, vf_error *err)
     }
     settings_copy_free(&c);
     return hosts;
+}
+
+hostset *inventory_fetch(inventory *inv, vf_error *err)
+{
+    bool unchanged = false;
+    config_inventory_source source = CONFIG_INVENTORY_FILE;
+    return fetch(inv, CONFIG_INVENTORY_FILE, NULL, &unchanged, &source, err);
 }
 
 void inventory_adopt_settings(inventory *inv, inventory *from)
@@ -237,7 +266,19 @@ int inventory_refresh(inventory *inv, vf_error *err)
 {
     vf_error local;
     vf_error_init(&local);
-    hostset *hosts = inventory_fetch(inv, &local);
+    /* Only one refresh runs at a time: the current snapshot is this one's
+     * to replace. */
+    source_digest digest = {.known = false};
+    config_inventory_source seen_source = CONFIG_INVENTORY_FILE;
+    pthread_mutex_lock(&inv->lock);
+    config_inventory_source source = inv->source; /* fetch says which it read */
+    if (inv->current) {
+        digest = inv->current->digest;
+        seen_source = inv->current->source;
+    }
+    pthread_mutex_unlock(&inv->lock);
+    bool unchanged = false;
+    hostset *hosts = fetch(inv, seen_source, &digest, &unchanged, &source, &local);
     inventory_snapshot *fresh = NULL;
     if (hosts) {
         fresh = calloc(1, sizeof *fresh);
@@ -247,30 +288,40 @@ int inventory_refresh(inventory *inv, vf_error *err)
         } else {
             atomic_init(&fresh->references, 1);
             fresh->hosts = hosts;
-            fresh->fetched_at = inv->now_s(inv->clock_context);
+            fresh->digest = digest;
+            fresh->source = source;
         }
     }
+    double now = inv->now_s(inv->clock_context);
 
     pthread_mutex_lock(&inv->lock);
-    config_inventory_source source = inv->source;
     bool was_failing = inv->failing;
     inventory_snapshot *old = NULL;
+    inventory_snapshot *kept = fresh ? fresh : unchanged ? inv->current : NULL;
     if (fresh) {
         old = inv->current;
         inv->current = fresh;
+    }
+    if (kept) {
+        /* A new snapshot, or the same bytes read again: fetched now either way. */
+        kept->fetched_at = now;
+        kept->fetch = ++inv->fetches;
         inv->failing = false;
         inv->error[0] = '\0';
     } else {
         inv->failing = true;
         snprintf(inv->error, sizeof inv->error, "%s", local.text);
     }
+    size_t n_hosts = kept ? kept->hosts->n_hosts : 0;
     pthread_mutex_unlock(&inv->lock);
     snapshot_unref(old); /* outside the lock: freeing a large set takes a moment */
 
-    if (fresh) {
+    if (kept) {
         if (was_failing)
-            log_info("inventory: %s source recovered: %zu hosts", source_name(source),
-                     fresh->hosts->n_hosts);
+            log_info("inventory: %s source recovered: %zu hosts", source_name(source), n_hosts);
+        else if (!fresh)
+            log_debug("inventory: %s source unchanged (the same bytes): %zu hosts, kept",
+                      source_name(source), n_hosts);
         return 0;
     }
     if (!was_failing)
@@ -293,6 +344,7 @@ void inventory_acquire(inventory *inv, inventory_view *view)
         view->hosts = snapshot->hosts;
         double age = inv->now_s(inv->clock_context) - snapshot->fetched_at;
         view->age_s = age > 0 ? age : 0;
+        view->fetch = snapshot->fetch;
     }
     view->stale = inv->failing || !snapshot;
     if (view->stale)

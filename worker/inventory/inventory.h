@@ -9,6 +9,10 @@
  *     the previous good snapshot in use and records why, so a decision can say
  *     "inventory is stale (N s old): <error>".
  *
+ * A refresh whose source (file or http) answers with the very bytes the
+ * current snapshot was built from keeps that snapshot, fetched anew, instead
+ * of parsing them into the same hosts again.
+ *
  * Snapshots are reference counted: acquire takes a reference that stays
  * valid (and unchanged) until released, even if a refresh swaps in a newer
  * one meanwhile. inventory_refresh and inventory_acquire may be called from
@@ -19,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "hostset.h"
@@ -32,6 +37,8 @@ typedef struct inventory_snapshot inventory_snapshot; /* opaque, reference count
 typedef struct inventory_view {
     const hostset *hosts;         /* NULL when no fetch has ever succeeded */
     double age_s;                 /* seconds since `hosts` was fetched; 0 when hosts is NULL */
+    uint64_t fetch;               /* counts the handle's successful refreshes: the same hosts
+                                     with a higher count were fetched again (the same bytes) */
     bool stale;                   /* the latest refresh failed (or none has succeeded yet) */
     char error[VF_ERROR_TEXT];    /* why, when stale; "" otherwise */
     inventory_snapshot *snapshot; /* the reference held; internal */

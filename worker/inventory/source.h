@@ -20,10 +20,27 @@ typedef struct source_remote {
     bool tls_verify;
 } source_remote;
 
+/* The SHA-256 of the bytes a snapshot was built from (file and http
+ * sources): a fetch that reads the same bytes again need not build the same
+ * hosts again (a 100,000-host file takes seconds of CPU to parse, every
+ * inventory.refresh_s). */
+#define SOURCE_DIGEST_SIZE 32
+typedef struct source_digest {
+    unsigned char bytes[SOURCE_DIGEST_SIZE];
+    bool known;
+} source_digest;
+
 /* file: YAML or JSON; a list of hosts, or a mapping with `nodes:` and
  * optionally `vmids:`. Errors start with the path. The file is read as a
  * stream, host by host: the memory it takes is the hostset's, not a tree's. */
 hostset *source_file_fetch(const char *path, vf_error *err) __attribute__((warn_unused_result));
+
+/* The same unless the file's bytes are `seen`'s (seen->known): then NULL
+ * with *unchanged set and err untouched. Otherwise *seen becomes the digest
+ * of the very bytes parsed (a file rewritten while it is read is parsed and
+ * hashed as read, never hashed in one version and parsed in another). */
+hostset *source_file_fetch_since(const char *path, source_digest *seen, bool *unchanged,
+                                 vf_error *err) __attribute__((warn_unused_result));
 
 /* The same from `len` bytes of text (the fuzz target's way in); errors
  * without a path. */
@@ -33,6 +50,10 @@ hostset *source_file_parse(const char *text, size_t len, vf_error *err)
 /* http: GET url -> JSON array of hosts (or {"nodes": [...]}). Errors name the URL. */
 hostset *source_http_fetch(const source_remote *remote, vf_error *err)
     __attribute__((warn_unused_result));
+
+/* The same unless the answer's body is `seen`'s bytes, as the file's above. */
+hostset *source_http_fetch_since(const source_remote *remote, source_digest *seen, bool *unchanged,
+                                 vf_error *err) __attribute__((warn_unused_result));
 
 /* The node API's answer, host by host (source_http_fetch's parser, and the
  * fuzz target's way in). Returns an owned, finished hostset, or NULL with

@@ -1,5 +1,9 @@
 #include "source.h"
 
+#include <string.h>
+
+#include <openssl/evp.h>
+
 #include "host_json.h"
 #include "http.h"
 #include "json_each.h"
@@ -25,6 +29,15 @@ hostset *source_http_parse(const char *body, size_t len, json_error_t *syntax, v
 
 hostset *source_http_fetch(const source_remote *remote, vf_error *err)
 {
+    source_digest none = {.known = false};
+    bool unchanged = false;
+    return source_http_fetch_since(remote, &none, &unchanged, err);
+}
+
+hostset *source_http_fetch_since(const source_remote *remote, source_digest *seen, bool *unchanged,
+                                 vf_error *err)
+{
+    *unchanged = false;
     hostset *set = NULL;
     http_response response = {0};
     char shown[256];
@@ -45,6 +58,15 @@ hostset *source_http_fetch(const source_remote *remote, vf_error *err)
         vf_error_set(err, VF_EUNAVAILABLE, "GET %s: HTTP %ld", shown, response.status);
         goto out;
     }
+    unsigned char digest[SOURCE_DIGEST_SIZE];
+    unsigned int digest_len = 0;
+    bool hashed = EVP_Digest(response.body ? response.body : "", response.body_len, digest,
+                             &digest_len, EVP_sha256(), NULL) == 1 &&
+                  digest_len == SOURCE_DIGEST_SIZE;
+    if (hashed && seen->known && memcmp(digest, seen->bytes, SOURCE_DIGEST_SIZE) == 0) {
+        *unchanged = true;
+        goto out;
+    }
     json_error_t json_err;
     vf_error local;
     vf_error_init(&local);
@@ -55,6 +77,10 @@ hostset *source_http_fetch(const source_remote *remote, vf_error *err)
     else if (!set) /* the node API answered, but with something we cannot use */
         vf_error_set(err, local.code == VF_EINVAL ? VF_EUNAVAILABLE : local.code, "GET %s: %s",
                      shown, local.text);
+    if (set) {
+        seen->known = hashed;
+        memcpy(seen->bytes, digest, SOURCE_DIGEST_SIZE);
+    }
 out:
     http_response_close(&response);
     return set;

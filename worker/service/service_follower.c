@@ -27,7 +27,8 @@ struct service_follower {
      * in the open transaction (kept once it commits). "": none yet. */
     char snapshot_hash[STORE_INVENTORY_HASH_SIZE];
     char snapshot_pending[STORE_INVENTORY_HASH_SIZE];
-    int64_t snapshot_recorded_ms; /* monotonic: when snapshot_hash was recorded */
+    char view_hash[STORE_INVENTORY_HASH_SIZE]; /* of view's content; "": not hashed yet */
+    int64_t snapshot_recorded_ms;              /* monotonic: when snapshot_hash was recorded */
     /* Decision provenance (provenance.h): the row of snapshot_hash's content
      * (kept with it), of the pending one, and of the content decided over
      * now (-1: not recorded). record_decided: inventory.record_decided. */
@@ -205,6 +206,13 @@ static int follow(service_follower *f, materialised *gone, vf_error *err)
     inventory_acquire(f->source, &next);
     inventory_view_describe(&next, f->note, sizeof f->note);
     if (!next.hosts || next.hosts == f->view.hosts) {
+        if (next.hosts && next.fetch != f->view.fetch) {
+            /* The same bytes fetched again: the same hosts, a later fetch.
+             * The reservation clock moves with it, as with a new snapshot. */
+            f->view.fetch = next.fetch;
+            f->view.age_s = next.age_s;
+            f->view_fetched_ms = clock_wall_ms() - (int64_t)(next.age_s * 1000);
+        }
         check_max_age(f, &next);
         inventory_release(&next);
         return 0;
@@ -227,6 +235,7 @@ static int follow(service_follower *f, materialised *gone, vf_error *err)
     inventory_release(&f->view);
     f->view = next;
     f->view_snapshot_id = -1; /* until a sync finds or records its content */
+    f->view_hash[0] = '\0';
     f->view_fetched_ms = clock_wall_ms() - (int64_t)(next.age_s * 1000);
     check_max_age(f, &f->view);
     return 0;
@@ -261,13 +270,15 @@ static int record_snapshot(service_follower *f, int every_s, const char *fetched
                                           (int64_t)every_s * 1000);
     if (throttled && !f->record_decided)
         return 0;
-    /* Hashed from the hostset at every new fetch; the document (hundreds of
-     * ms at 10,000 hosts) is written only when the content changed. */
-    char hash[STORE_INVENTORY_HASH_SIZE];
-    if (host_json_content_hash(f->view.hosts, hash) < 0) {
+    /* Hashed from the hostset once per snapshot (the same bytes fetched
+     * again keep it); the document (hundreds of ms at 10,000 hosts) is
+     * written only when the content changed. */
+    if (!f->view_hash[0] && host_json_content_hash(f->view.hosts, f->view_hash) < 0) {
+        f->view_hash[0] = '\0';
         vf_error_set(err, VF_ENOMEM, "out of memory hashing an inventory snapshot");
         return -1;
     }
+    const char *hash = f->view_hash;
     if (strcmp(hash, f->snapshot_hash) == 0) {
         f->view_snapshot_id = f->snapshot_id;
         return 0;
