@@ -678,7 +678,9 @@ static const field inventory_fields[] = {
      .type = F_PATH,
      .offset = CFG(inventory.token_file)},
     {.key = "refresh_s",
-     .doc = "seconds between inventory reloads",
+     .doc = "seconds between inventory reloads (a `file` or `http` source answering with the "
+            "very bytes of the current snapshot keeps it, fetched anew, without parsing it "
+            "again)",
      .type = F_INT,
      .offset = CFG(inventory.refresh_s),
      .min = 0,
