@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "fixtext.h"
 #include "grow.h"
 #include "near_best.h"
 #include "vmid.h"
@@ -85,16 +86,15 @@ static void explain_counts(sched_decision *out, size_t lead_len)
         }
         order[at] = (uint8_t)r;
     }
-    size_t used = lead_len;
-    for (size_t k = 0; k < n; k++) {
+    fixtext text;
+    fixtext_init(&text, out->message, sizeof out->message, lead_len);
+    for (size_t k = 0; k < n && !fixtext_truncated(&text); k++) {
         sched_reason reason = (sched_reason)order[k];
         char words[LABEL_KEY_LEN + 32];
-        int wrote = snprintf(out->message + used, sizeof out->message - used, "%s%u %s",
-                             k == 0 ? ": " : ", ", out->reason_counts[reason],
-                             sched_decision_reason_text(out, reason, words, sizeof words));
-        if (wrote < 0 || (size_t)wrote >= sizeof out->message - used)
-            break;
-        used += (size_t)wrote;
+        fixtext_put(&text, k == 0 ? ": " : ", ", 2);
+        fixtext_uint(&text, out->reason_counts[reason]);
+        fixtext_put(&text, " ", 1);
+        fixtext_puts(&text, sched_decision_reason_text(out, reason, words, sizeof words));
     }
 }
 
@@ -449,11 +449,22 @@ static void fill_placed(sched_engine *engine, const sched_request *req, bool ter
     if (terse)
         return;
     engine_breakdown(engine, req, index, group_on, spread_on, out);
-    int lead = snprintf(out->message, sizeof out->message,
-                        "%s chosen with score %.2f, vmid %u; %zu/%zu nodes are available",
-                        node->name, out->score, vmid, n, out->n_hosts);
-    if (n < out->n_hosts && lead > 0)
-        explain_counts(out, (size_t)lead);
+    /* "NAME chosen with score %.2f, vmid %u; %zu/%zu nodes are available",
+     * without printf (fixtext.h). */
+    fixtext text;
+    fixtext_init(&text, out->message, sizeof out->message, 0);
+    fixtext_puts(&text, node->name);
+    fixtext_puts(&text, " chosen with score ");
+    fixtext_fixed2(&text, out->score);
+    fixtext_puts(&text, ", vmid ");
+    fixtext_uint(&text, vmid);
+    fixtext_put(&text, "; ", 2);
+    fixtext_uint(&text, n);
+    fixtext_put(&text, "/", 1);
+    fixtext_uint(&text, out->n_hosts);
+    fixtext_puts(&text, " nodes are available");
+    if (n < out->n_hosts && !fixtext_truncated(&text))
+        explain_counts(out, text.len);
 }
 
 int sched_engine_decide_with(sched_engine *engine, const sched_request *req,
