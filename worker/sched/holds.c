@@ -238,9 +238,10 @@ void holds_unpreemptible(holds *set, hold *h)
     if (!h->preemptible)
         return;
     /* The digest follows: it is what the next decision is recorded over. */
-    set->digest -= hold_digest(h);
+    set->digest -= h->digest;
     h->preemptible = false;
-    set->digest += hold_digest(h);
+    h->digest = hold_digest(h);
+    set->digest += h->digest;
     hold_host *hh = host_of(set, h);
     if (hh && link_to(set, hh, (size_t)(h - set->held)))
         summary_recount(set, hh);
@@ -362,7 +363,8 @@ hold *holds_add(holds *set, const sched_reservation *res, vf_error *err)
                 .next_on_host = HOLDS_NONE,
                 .resources = resources};
     index_put(set->by_task, set->cap_by_task, h->task_hash, set->n_held - 1);
-    set->digest += hold_digest(h);
+    h->digest = hold_digest(h);
+    set->digest += h->digest;
     if (res->expires > 0 && (set->earliest_expiry == 0 || res->expires < set->earliest_expiry))
         set->earliest_expiry = res->expires;
     return h;
@@ -380,7 +382,7 @@ size_t holds_drop_where(holds *set, bool (*ends)(const hold *, const void *), co
         }
         if (on_drop)
             on_drop(h, user);
-        set->digest -= hold_digest(h);
+        set->digest -= h->digest;
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         free(h->names);
@@ -413,7 +415,7 @@ size_t holds_drop_task(holds *set, const char *task_id, void (*on_drop)(const ho
         }
         if (on_drop)
             on_drop(h, user);
-        set->digest -= hold_digest(h);
+        set->digest -= h->digest;
         if (h->vmid)
             vmidset_remove(&set->reserved_vmids, h->vmid);
         host_unlink(set, position);

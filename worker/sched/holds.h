@@ -36,6 +36,7 @@ typedef struct hold {
     uint8_t kind;          /* sched_hold_kind: only FULL takes a guest slot */
     uint32_t task_hash;    /* of the task id, for the index */
     uint32_t next_on_host; /* the position of the next hold on its host, HOLDS_NONE */
+    uint64_t digest; /* what it added to the set's digest (holds.c), taken back when it ends */
     resource_amounts *resources; /* owned; NULL: no custom resource held (the common case) */
 } hold;
 
