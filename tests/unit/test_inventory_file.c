@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +407,57 @@ static void test_refresh_same_bytes(void)
     rmdir(dir);
 }
 
+/* A pipe is parsed as it comes, every time: never hashed first (it could
+ * not be read again). A writer gives one host, then two. */
+static void test_refresh_from_a_pipe(void)
+{
+    char dir[] = "/tmp/vf-inventory-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/hosts.fifo", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    int go[2]; /* the writer writes once per byte read here */
+    CHECK(pipe(go) == 0);
+    pid_t writer = fork();
+    if (writer == 0) {
+        close(go[1]);
+        const char *texts[] = {"- {name: bm-001, cpu: 8, memory: 16384}\n",
+                               "- {name: bm-001, cpu: 8, memory: 16384}\n"
+                               "- {name: bm-002, cpu: 8, memory: 16384}\n"};
+        char byte;
+        for (int i = 0; i < 2; i++)
+            if (read(go[0], &byte, 1) != 1 || write_file(path, texts[i]) < 0)
+                _exit(1);
+        _exit(0);
+    }
+    close(go[0]);
+    vf_config config;
+    memset(&config, 0, sizeof config);
+    config.inventory.source = CONFIG_INVENTORY_FILE;
+    config.inventory.path = path;
+    config.inventory.tls_verify = true;
+    vf_error err;
+    vf_error_init(&err);
+    inventory *inv = inventory_new(&config, &err);
+    CHECKF(inv != NULL, "%s", err.text);
+    for (size_t want = 1; inv && want <= 2; want++) {
+        CHECK(write(go[1], "w", 1) == 1);
+        vf_error_init(&err);
+        CHECKF(inventory_refresh(inv, &err) == 0, "%s", err.text);
+        inventory_view view;
+        inventory_acquire(inv, &view);
+        CHECKF(view.hosts && view.hosts->n_hosts == want && !view.stale, "refresh %zu: %zu hosts",
+               want, view.hosts ? view.hosts->n_hosts : 0);
+        inventory_release(&view);
+    }
+    close(go[1]);
+    int status = -1;
+    CHECK(waitpid(writer, &status, 0) == writer && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    inventory_free(inv);
+    remove(path);
+    rmdir(dir);
+}
+
 static void test_config_is_checked(void)
 {
     vf_config config;
@@ -438,6 +490,7 @@ int main(void)
     test_example_inventory();
     test_refresh_keeps_last_good_snapshot();
     test_refresh_same_bytes();
+    test_refresh_from_a_pipe();
     test_config_is_checked();
     return test_summary();
 }

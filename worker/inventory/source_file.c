@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/evp.h>
 
@@ -74,15 +75,24 @@ hostset *source_file_fetch_since(const char *path, source_digest *seen, bool *un
         vf_error_set(err, VF_EIO, "%s: cannot open: %s", path, strerror(saved));
         goto fail;
     }
+    /* Only a regular file is read twice (a pipe or a device is parsed as
+     * it comes, every time). */
+    struct stat st;
+    bool regular = fstat(fileno(file), &st) == 0 && S_ISREG(st.st_mode);
     unsigned char now[SOURCE_DIGEST_SIZE];
-    if (seen->known && file_digest(file, md, now) &&
+    if (seen->known && regular && file_digest(file, md, now) &&
         memcmp(now, seen->bytes, SOURCE_DIGEST_SIZE) == 0) {
         *unchanged = true;
         fclose(file);
         goto fail;
     }
     /* Changed, or not known: parsed from the start, hashed as it is read. */
-    rewind(file);
+    if (regular && fseek(file, 0, SEEK_SET) != 0) {
+        int saved = errno;
+        fclose(file);
+        vf_error_set(err, VF_EIO, "%s: cannot read: %s", path, strerror(saved));
+        goto fail;
+    }
     hashed_file h = {file, md};
     json_t *rest =
         EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1
