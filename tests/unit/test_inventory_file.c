@@ -219,6 +219,22 @@ static int write_file(const char *path, const char *text)
     return fclose(f);
 }
 
+/* An inventory of the file at `path` (inventory_new copies what it needs),
+ * or NULL, the test failed. */
+static inventory *file_inventory(const char *path)
+{
+    vf_config config;
+    memset(&config, 0, sizeof config);
+    config.inventory.source = CONFIG_INVENTORY_FILE;
+    config.inventory.path = (char *)path;
+    config.inventory.tls_verify = true;
+    vf_error err;
+    vf_error_init(&err);
+    inventory *inv = inventory_new(&config, &err);
+    CHECKF(inv != NULL, "%s", err.text);
+    return inv;
+}
+
 static void test_refresh_keeps_last_good_snapshot(void)
 {
     char dir[] = "/tmp/vf-inventory-XXXXXX";
@@ -227,15 +243,9 @@ static void test_refresh_keeps_last_good_snapshot(void)
     snprintf(path, sizeof path, "%s/hosts.yaml", dir);
     CHECK(write_file(path, "- {name: bm-001, cpu: 8, memory: 16384}\n") == 0);
 
-    vf_config config;
-    memset(&config, 0, sizeof config);
-    config.inventory.source = CONFIG_INVENTORY_FILE;
-    config.inventory.path = path;
-    config.inventory.tls_verify = true;
     vf_error err;
     vf_error_init(&err);
-    inventory *inv = inventory_new(&config, &err);
-    CHECKF(inv != NULL, "%s", err.text);
+    inventory *inv = file_inventory(path);
     if (!inv)
         return;
     inventory_set_clock(inv, fake_clock, NULL);
@@ -299,9 +309,7 @@ static void test_refresh_keeps_last_good_snapshot(void)
     char other[256];
     snprintf(other, sizeof other, "%s/other.yaml", dir);
     CHECK(write_file(other, "- {name: bm-100, cpu: 8, memory: 16384}\n") == 0);
-    config.inventory.path = other;
-    inventory *next = inventory_new(&config, &err);
-    CHECKF(next != NULL, "%s", err.text);
+    inventory *next = file_inventory(other);
     if (next) {
         inventory_adopt_settings(inv, next);
         inventory_acquire(inv, &view);
@@ -333,15 +341,9 @@ static void test_refresh_same_bytes(void)
     snprintf(path, sizeof path, "%s/hosts.yaml", dir);
     const char *text = "- {name: bm-001, cpu: 8, memory: 16384}\n";
     CHECK(write_file(path, text) == 0);
-    vf_config config;
-    memset(&config, 0, sizeof config);
-    config.inventory.source = CONFIG_INVENTORY_FILE;
-    config.inventory.path = path;
-    config.inventory.tls_verify = true;
     vf_error err;
     vf_error_init(&err);
-    inventory *inv = inventory_new(&config, &err);
-    CHECKF(inv != NULL, "%s", err.text);
+    inventory *inv = file_inventory(path);
     if (!inv)
         return;
     inventory_set_clock(inv, fake_clock, NULL);
@@ -431,15 +433,9 @@ static void test_refresh_from_a_pipe(void)
         _exit(0);
     }
     close(go[0]);
-    vf_config config;
-    memset(&config, 0, sizeof config);
-    config.inventory.source = CONFIG_INVENTORY_FILE;
-    config.inventory.path = path;
-    config.inventory.tls_verify = true;
     vf_error err;
     vf_error_init(&err);
-    inventory *inv = inventory_new(&config, &err);
-    CHECKF(inv != NULL, "%s", err.text);
+    inventory *inv = file_inventory(path);
     for (size_t want = 1; inv && want <= 2; want++) {
         CHECK(write(go[1], "w", 1) == 1);
         vf_error_init(&err);
